@@ -1,0 +1,123 @@
+package plan
+
+// Kind names a physical operator.
+type Kind string
+
+const (
+	KindScan      Kind = "scan"      // leaf: reads table files (the task's splits)
+	KindExchange  Kind = "exchange"  // leaf: reads shuffle output of an upstream stage
+	KindEmpty     Kind = "empty"     // leaf: produces no rows (empty propagation)
+	KindFilter    Kind = "filter"    // keeps rows where Predicate is true
+	KindProject   Kind = "project"   // computes Exprs, one output column each
+	KindAggregate Kind = "aggregate" // hash aggregation, see Aggregate.Mode
+	KindSort      Kind = "sort"      // full sort by SortKeys; with Limit >= 0 a top-k
+	KindLimit     Kind = "limit"     // skips Offset rows, then passes Limit rows
+)
+
+// Node is one operator of a plan fragment. Exactly the field that belongs to
+// Kind is set. Schema is the node's output schema.
+type Node struct {
+	Kind      Kind       `json:"kind"`
+	Schema    Schema     `json:"schema"`
+	Inputs    []*Node    `json:"inputs,omitempty"`
+	Scan      *Scan      `json:"scan,omitempty"`
+	Predicate *Expr      `json:"predicate,omitempty"`
+	Exprs     []*Expr    `json:"exprs,omitempty"`
+	Aggregate *Aggregate `json:"aggregate,omitempty"`
+	SortKeys  []SortKey  `json:"sort_keys,omitempty"`
+	// Limit is the row limit of KindLimit and KindSort (-1: none);
+	// Offset applies to KindLimit only.
+	Limit  int64 `json:"limit"`
+	Offset int64 `json:"offset,omitempty"`
+	// Stage is the upstream stage a KindExchange leaf reads.
+	Stage int `json:"stage,omitempty"`
+}
+
+// Scan describes a table scan. The files and row groups a task reads come
+// from its TaskSpec, not from the plan.
+type Scan struct {
+	Table  string `json:"table"`
+	Format string `json:"format"` // "parquet" or "csv"
+	// Columns are the file columns read, by name, in output order; the
+	// node's Schema gives their engine types.
+	Columns []string `json:"columns"`
+	// Filter, over the output columns, is used to prune row groups from
+	// their statistics. Rows are still filtered by a Filter node above.
+	Filter *Expr `json:"filter,omitempty"`
+}
+
+// AggMode says which phase of a two-phase aggregation a node runs.
+type AggMode string
+
+const (
+	// AggPartial: input rows -> [group keys..., state columns...].
+	AggPartial AggMode = "partial"
+	// AggFinal: [group keys..., state columns...] (as AggPartial wrote them)
+	// -> [group keys..., results...]. GroupBy are then column references to
+	// the first len(GroupBy) input columns and Args of Aggs are unused.
+	AggFinal AggMode = "final"
+	// AggSingle: input rows -> [group keys..., results...] in one step.
+	AggSingle AggMode = "single"
+)
+
+// AggFunc is an aggregate function.
+type AggFunc string
+
+const (
+	AggSum       AggFunc = "sum"
+	AggCount     AggFunc = "count"      // count of non-NULL Arg
+	AggCountStar AggFunc = "count_star" // count of rows, no Arg
+	AggAvg       AggFunc = "avg"
+	AggMin       AggFunc = "min"
+	AggMax       AggFunc = "max"
+)
+
+// AggCall is one aggregate of an Aggregate node. Type is its final result
+// type: sum(int64)=int64, sum(decimal(p,s))=decimal(18,s),
+// sum(float64)=float64, count=int64, avg=float64, min/max=arg type.
+type AggCall struct {
+	Func AggFunc  `json:"func"`
+	Arg  *Expr    `json:"arg,omitempty"`
+	Type DataType `json:"type"`
+	Name string   `json:"name,omitempty"`
+}
+
+// StateTypes is the layout of the partial state columns of a.
+// sum -> [sum]; count, count_star -> [count int64]; avg -> [sum, count int64]
+// (sum of decimal as decimal(18,s), of int64 as int64, of float as float64);
+// min, max -> [value].
+func (a AggCall) StateTypes() []DataType {
+	switch a.Func {
+	case AggCount, AggCountStar:
+		return []DataType{Int64Type}
+	case AggAvg:
+		return []DataType{SumType(a.Arg.Type), Int64Type}
+	case AggSum:
+		return []DataType{a.Type}
+	default:
+		return []DataType{a.Type}
+	}
+}
+
+// SumType is the result type of SUM over t.
+func SumType(t DataType) DataType {
+	if t.ID == Decimal {
+		return DecimalType(MaxDecimalPrecision, t.Scale)
+	}
+	return t
+}
+
+// Aggregate describes a hash aggregation. Output columns are the group keys
+// followed by one column per AggCall (its states in AggPartial mode).
+type Aggregate struct {
+	Mode    AggMode   `json:"mode"`
+	GroupBy []*Expr   `json:"group_by,omitempty"`
+	Aggs    []AggCall `json:"aggs"`
+}
+
+// SortKey is one ORDER BY key over the input columns.
+type SortKey struct {
+	Expr       *Expr `json:"expr"`
+	Desc       bool  `json:"desc,omitempty"`
+	NullsFirst bool  `json:"nulls_first,omitempty"`
+}

@@ -1,0 +1,137 @@
+// Package plan holds sluice's serializable physical plan: data types,
+// expressions, operator trees (plan fragments) and the stage graph.
+//
+// It is the contract between the planner (which builds plans from SQL) and
+// the function runtime (which executes fragments). It has no dependency on
+// the SQL front end, so the lean function binary can link it.
+package plan
+
+import (
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+)
+
+// TypeID names one of the engine's value types. The engine keeps a small,
+// closed set of types so every kernel is written once per type.
+type TypeID string
+
+const (
+	Bool    TypeID = "bool"
+	Int64   TypeID = "int64"   // all SQL integer types widen to int64
+	Float64 TypeID = "float64" // REAL, DOUBLE PRECISION
+	Decimal TypeID = "decimal" // exact decimal, int64 scaled by 10^Scale (precision <= 18)
+	String  TypeID = "string"  // VARCHAR, CHAR, TEXT (utf8)
+	Date    TypeID = "date"    // days since 1970-01-01 (arrow date32)
+	Null    TypeID = "null"    // type of an untyped NULL literal
+)
+
+// MaxDecimalPrecision is the largest decimal precision the engine keeps in
+// its int64 representation. Arithmetic whose result would not fit fails
+// with ErrDecimalOverflow rather than losing digits.
+const MaxDecimalPrecision = 18
+
+// DataType is a value type. Precision and Scale are set for Decimal only.
+type DataType struct {
+	ID        TypeID `json:"id"`
+	Precision int    `json:"p,omitempty"`
+	Scale     int    `json:"s,omitempty"`
+}
+
+func (t DataType) String() string {
+	if t.ID == Decimal {
+		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
+	}
+	return string(t.ID)
+}
+
+// IsNumeric reports whether t is Int64, Float64 or Decimal.
+func (t DataType) IsNumeric() bool {
+	return t.ID == Int64 || t.ID == Float64 || t.ID == Decimal
+}
+
+// Convenience constructors.
+var (
+	BoolType    = DataType{ID: Bool}
+	Int64Type   = DataType{ID: Int64}
+	Float64Type = DataType{ID: Float64}
+	StringType  = DataType{ID: String}
+	DateType    = DataType{ID: Date}
+	NullType    = DataType{ID: Null}
+)
+
+// DecimalType returns decimal(p,s), with p capped at MaxDecimalPrecision.
+func DecimalType(p, s int) DataType {
+	if p > MaxDecimalPrecision {
+		p = MaxDecimalPrecision
+	}
+	return DataType{ID: Decimal, Precision: p, Scale: s}
+}
+
+// Arrow returns the in-memory Arrow type for t. Decimals are arrow
+// Decimal64; dates are Date32; strings are (32-bit offset) String.
+func (t DataType) Arrow() arrow.DataType {
+	switch t.ID {
+	case Bool:
+		return arrow.FixedWidthTypes.Boolean
+	case Int64:
+		return arrow.PrimitiveTypes.Int64
+	case Float64:
+		return arrow.PrimitiveTypes.Float64
+	case Decimal:
+		return &arrow.Decimal64Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case String:
+		return arrow.BinaryTypes.String
+	case Date:
+		return arrow.FixedWidthTypes.Date32
+	default:
+		return arrow.Null
+	}
+}
+
+// FromArrow maps an Arrow type (as read from Parquet or IPC) to the engine
+// type it is converted to on read. ok is false for unsupported types.
+func FromArrow(t arrow.DataType) (DataType, bool) {
+	switch tt := t.(type) {
+	case *arrow.BooleanType:
+		return BoolType, true
+	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
+		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type:
+		return Int64Type, true
+	case *arrow.Float32Type, *arrow.Float64Type:
+		return Float64Type, true
+	case *arrow.Decimal128Type:
+		if tt.Precision > MaxDecimalPrecision {
+			return DataType{}, false
+		}
+		return DecimalType(int(tt.Precision), int(tt.Scale)), true
+	case *arrow.Decimal64Type:
+		return DecimalType(int(tt.Precision), int(tt.Scale)), true
+	case *arrow.StringType, *arrow.LargeStringType:
+		return StringType, true
+	case *arrow.Date32Type:
+		return DateType, true
+	case *arrow.NullType:
+		return NullType, true
+	}
+	return DataType{}, false
+}
+
+// Field is a named, typed column of a schema.
+type Field struct {
+	Name     string   `json:"name"`
+	Type     DataType `json:"type"`
+	Nullable bool     `json:"nullable,omitempty"`
+}
+
+// Schema is an ordered list of fields.
+type Schema []Field
+
+// Arrow returns the Arrow schema for s.
+func (s Schema) Arrow() *arrow.Schema {
+	fs := make([]arrow.Field, len(s))
+	for i, f := range s {
+		fs[i] = arrow.Field{Name: f.Name, Type: f.Type.Arrow(), Nullable: true}
+	}
+	return arrow.NewSchema(fs, nil)
+}
