@@ -1,0 +1,183 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"text/tabwriter"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/shuffle"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+func coordinatorFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "coordinator", EnvVars: []string{"SLUICE_COORDINATOR"}, Required: true, Usage: "coordinator API URL"},
+		&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "bearer token of the coordinator API"},
+	}
+}
+
+func jobsCommand() *cli.Command {
+	client := func(c *cli.Context) *coordinator.Client {
+		return coordinator.NewClient(c.String("coordinator"), c.String("token"))
+	}
+	return &cli.Command{
+		Name:  "jobs",
+		Usage: "list, show and cancel jobs",
+		Subcommands: []*cli.Command{
+			{Name: "ls", Flags: coordinatorFlags(), Action: func(c *cli.Context) error {
+				ids, err := client(c).Jobs(c.Context)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "JOB\tSTATE\tCREATED\tSQL")
+				for _, id := range ids {
+					js, err := client(c).Status(c.Context, id)
+					if err != nil {
+						return err
+					}
+					sql := js.SQL
+					if len(sql) > 60 {
+						sql = sql[:57] + "..."
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, js.State, js.Created, sql)
+				}
+				return tw.Flush()
+			}},
+			{Name: "show", ArgsUsage: "JOB", Flags: append(coordinatorFlags(), &cli.BoolFlag{Name: "json"}), Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return errors.New("usage: sluice jobs show JOB")
+				}
+				js, err := client(c).Status(c.Context, c.Args().First())
+				if err != nil {
+					return err
+				}
+				if c.Bool("json") {
+					enc := json.NewEncoder(os.Stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(js)
+				}
+				printStats(os.Stdout, js)
+				if js.Error != "" {
+					fmt.Printf("error: %s\n", js.Error)
+				}
+				return nil
+			}},
+			{Name: "cancel", ArgsUsage: "JOB", Flags: coordinatorFlags(), Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return errors.New("usage: sluice jobs cancel JOB")
+				}
+				return client(c).Cancel(c.Context, c.Args().First())
+			}},
+		},
+	}
+}
+
+func s3Flags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "s3-endpoint", EnvVars: []string{"SLUICE_S3_ENDPOINT"}, Usage: "S3 endpoint host:port"},
+		&cli.StringFlag{Name: "bucket", EnvVars: []string{"SLUICE_S3_BUCKET"}, Value: "sluice"},
+		&cli.StringFlag{Name: "prefix", EnvVars: []string{"SLUICE_PREFIX"}, Usage: "key prefix of sluice's objects"},
+	}
+}
+
+func openBucket(c *cli.Context) (*objstore.S3, error) {
+	cfg := objstore.S3ConfigFromEnv()
+	if e := c.String("s3-endpoint"); e != "" {
+		cfg.Endpoint = e
+	}
+	cfg.Bucket = c.String("bucket")
+	if cfg.Endpoint == "" {
+		return nil, errors.New("no S3 endpoint: set --s3-endpoint or SLUICE_S3_ENDPOINT (sluice local start prints it)")
+	}
+	return objstore.NewS3(c.Context, cfg)
+}
+
+func shuffleCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "shuffle",
+		Usage: "inspect a job's shuffle objects in the bucket",
+		Subcommands: []*cli.Command{
+			{Name: "ls", ArgsUsage: "JOB", Usage: "list a job's shuffle objects", Flags: s3Flags(), Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return errors.New("usage: sluice shuffle ls JOB")
+				}
+				b, err := openBucket(c)
+				if err != nil {
+					return err
+				}
+				entries, err := shuffle.ListJob(c.Context, b, c.String("prefix"), c.Args().First())
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "STAGE\tTASK\tATTEMPT\tPART\tBYTES\tROWS\tKEY")
+				for _, e := range entries {
+					fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.Stage, e.Task, e.Attempt, e.Partition, e.Size, e.Rows, e.Key)
+				}
+				return tw.Flush()
+			}},
+			{Name: "stats", ArgsUsage: "JOB STAGE", Usage: "per-partition rows and bytes of a stage, rebuilt from a LIST of the bucket", Flags: s3Flags(), Action: func(c *cli.Context) error {
+				if c.NArg() != 2 {
+					return errors.New("usage: sluice shuffle stats JOB STAGE")
+				}
+				var stage int
+				if _, err := fmt.Sscan(c.Args().Get(1), &stage); err != nil {
+					return fmt.Errorf("stage %q is not a number", c.Args().Get(1))
+				}
+				b, err := openBucket(c)
+				if err != nil {
+					return err
+				}
+				st, err := shuffle.StatsFromListing(c.Context, b, c.String("prefix"), c.Args().First(), stage, nil)
+				if err != nil {
+					return err
+				}
+				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
+				fmt.Fprintln(tw, "PARTITION\tROWS\tBYTES\tOBJECTS")
+				for _, p := range st.Sorted() {
+					fmt.Fprintf(tw, "%d\t%d\t%d\t%d\n", p.Partition, p.Rows, p.Bytes, len(p.Objects))
+				}
+				fmt.Fprintf(tw, "total\t%d\t%d\t\n", st.Rows, st.Bytes)
+				return tw.Flush()
+			}},
+			{Name: "cat", ArgsUsage: "KEY", Usage: "decode an Arrow IPC shuffle object and print its rows", Flags: append(s3Flags(),
+				&cli.StringFlag{Name: "format", Value: "table"}), Action: func(c *cli.Context) error {
+				if c.NArg() != 1 {
+					return errors.New("usage: sluice shuffle cat KEY")
+				}
+				b, err := openBucket(c)
+				if err != nil {
+					return err
+				}
+				var recs []arrow.RecordBatch
+				var schema *arrow.Schema
+				err = shuffle.Cat(c.Context, b, c.Args().First(), func(rec arrow.RecordBatch) error {
+					rec.Retain()
+					recs = append(recs, rec)
+					schema = rec.Schema()
+					return nil
+				})
+				defer func() {
+					for _, r := range recs {
+						r.Release()
+					}
+				}()
+				if err != nil {
+					return err
+				}
+				if schema == nil {
+					fmt.Println("(empty object)")
+					return nil
+				}
+				return writeResult(os.Stdout, c.String("format"), schema, recs)
+			}},
+		},
+	}
+}

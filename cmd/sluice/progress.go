@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/dustin/go-humanize"
+	"github.com/schollz/progressbar/v3"
+
+	"github.com/sluicedb/sluice/coordinator"
+)
+
+// progress shows stages and tasks done and bytes shuffled on a terminal;
+// on anything else it stays silent so piped output stays clean.
+type progress struct {
+	bar *progressbar.ProgressBar
+}
+
+func newProgress(w io.Writer) *progress {
+	if !isTerminal(w) {
+		return &progress{}
+	}
+	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSpinnerType(14),
+		progressbar.OptionSetDescription("planning"), progressbar.OptionClearOnFinish())
+	return &progress{bar: bar}
+}
+
+func (p *progress) update(js *coordinator.JobStatus) {
+	if p.bar == nil {
+		return
+	}
+	var stages, done, tasks, tasksDone int
+	var bytes int64
+	for _, s := range js.Stages {
+		stages++
+		if s.State == coordinator.StageDone || s.State == coordinator.StageSkipped {
+			done++
+		}
+		tasks += s.Tasks
+		tasksDone += s.TasksDone
+		bytes += s.Bytes
+	}
+	p.bar.Describe(fmt.Sprintf("stages %d/%d  tasks %d/%d  shuffled %s", done, stages, tasksDone, tasks, humanize.IBytes(uint64(bytes))))
+	_ = p.bar.Add(1)
+}
+
+func (p *progress) done() {
+	if p.bar != nil {
+		_ = p.bar.Finish()
+		_ = p.bar.Clear()
+	}
+}
+
+// printStats prints what a job did.
+func printStats(w io.Writer, js *coordinator.JobStatus) {
+	fmt.Fprintf(w, "job %s: %s (adaptive=%v)\n", js.ID, js.State, js.Adaptive)
+	fmt.Fprintf(w, "  %-6s %-8s %-22s %6s %12s %12s %10s %8s\n", "stage", "state", "output", "tasks", "rows in", "rows out", "shuffled", "seconds")
+	var tasks int
+	var bytes int64
+	for _, s := range js.Stages {
+		fmt.Fprintf(w, "  %-6d %-8s %-22s %6d %12d %12d %10s %8.3f\n", s.ID, s.State, s.Output, s.Tasks,
+			s.InputRows, s.Rows, humanize.IBytes(uint64(s.Bytes)), s.Seconds)
+		if s.Reason != "" {
+			fmt.Fprintf(w, "         (%s)\n", s.Reason)
+		}
+		tasks += s.Tasks
+		bytes += s.Bytes
+	}
+	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", tasks, humanize.IBytes(uint64(bytes)))
+	for _, r := range js.Rounds {
+		for _, f := range r.Fired {
+			fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s: %s\n", r.Round, r.After, f.Rule, f.Note)
+		}
+	}
+}

@@ -1,0 +1,133 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+)
+
+// Client talks to a coordinator's HTTP API.
+type Client struct {
+	URL   string
+	Token string
+	HTTP  *http.Client
+}
+
+// NewClient returns a client of the coordinator at url.
+func NewClient(url, token string) *Client {
+	return &Client{URL: strings.TrimRight(url, "/"), Token: token, HTTP: &http.Client{Timeout: 5 * time.Minute}}
+}
+
+func (c *Client) do(ctx context.Context, method, path string, body any) (*http.Response, error) {
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			return nil, err
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequestWithContext(ctx, method, c.URL+path, rd)
+	if err != nil {
+		return nil, err
+	}
+	if c.Token != "" {
+		req.Header.Set("Authorization", "Bearer "+c.Token)
+	}
+	resp, err := c.HTTP.Do(req)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator %s: %w", c.URL, err)
+	}
+	if resp.StatusCode >= 300 {
+		defer resp.Body.Close()
+		var eb ErrorBody
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
+		if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
+			return nil, errors.New(eb.Error)
+		}
+		return nil, fmt.Errorf("coordinator %s: %s: %s", c.URL, resp.Status, strings.TrimSpace(string(b)))
+	}
+	return resp, nil
+}
+
+func (c *Client) getJSON(ctx context.Context, method, path string, body, out any) error {
+	resp, err := c.do(ctx, method, path, body)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	return json.NewDecoder(resp.Body).Decode(out)
+}
+
+// Submit submits sql and returns the job id.
+func (c *Client) Submit(ctx context.Context, sql string, adaptive *bool) (string, error) {
+	var out map[string]string
+	if err := c.getJSON(ctx, http.MethodPost, "/v1/jobs", SubmitRequest{SQL: sql, Adaptive: adaptive}, &out); err != nil {
+		return "", err
+	}
+	return out["job"], nil
+}
+
+// Status returns a job's status.
+func (c *Client) Status(ctx context.Context, job string) (*JobStatus, error) {
+	var js JobStatus
+	return &js, c.getJSON(ctx, http.MethodGet, "/v1/jobs/"+job, nil, &js)
+}
+
+// Jobs lists job ids, newest first.
+func (c *Client) Jobs(ctx context.Context) ([]string, error) {
+	var ids []string
+	return ids, c.getJSON(ctx, http.MethodGet, "/v1/jobs", nil, &ids)
+}
+
+// Cancel cancels a job.
+func (c *Client) Cancel(ctx context.Context, job string) error {
+	var out map[string]string
+	return c.getJSON(ctx, http.MethodPost, "/v1/jobs/"+job+"/cancel", nil, &out)
+}
+
+// Wait polls until the job is terminal, calling progress on every poll.
+func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)) (*JobStatus, error) {
+	return waitPoll(ctx, func() (*JobStatus, error) { return c.Status(ctx, job) }, 100*time.Millisecond, progress)
+}
+
+// Result fetches a succeeded job's result.
+func (c *Client) Result(ctx context.Context, job string) (*arrow.Schema, []arrow.RecordBatch, error) {
+	resp, err := c.do(ctx, http.MethodGet, "/v1/jobs/"+job+"/result", nil)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer resp.Body.Close()
+	rd, err := ipc.NewReader(resp.Body)
+	if err != nil {
+		return nil, nil, fmt.Errorf("read result stream: %w", err)
+	}
+	defer rd.Release()
+	var recs []arrow.RecordBatch
+	for rd.Next() {
+		rec := rd.RecordBatch()
+		rec.Retain()
+		recs = append(recs, rec)
+	}
+	if err := rd.Err(); err != nil {
+		for _, r := range recs {
+			r.Release()
+		}
+		return nil, nil, fmt.Errorf("read result stream: %w", err)
+	}
+	return rd.Schema(), recs, nil
+}
+
+func arrowNewRecord(schema *arrow.Schema, cols []arrow.Array, n int64) arrow.RecordBatch {
+	return array.NewRecordBatch(schema, cols, n)
+}

@@ -1,0 +1,231 @@
+// Package coordinator drives sluice jobs: it plans a query into stages,
+// keeps every piece of job state in Redis, invokes one function per task,
+// commits task attempts first-commit-wins, re-plans after every stage, and
+// serves an HTTP API. A coordinator holds nothing that Redis and the bucket
+// do not: any replica can pick a job up.
+package coordinator
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+// Planner turns SQL into a stage graph. Errors it returns are the user's.
+type Planner interface {
+	Plan(ctx context.Context, sql string) (g *plan.Graph, explain string, err error)
+}
+
+// RowGroup is one row group of a table file.
+type RowGroup struct {
+	Rows  int64 `json:"rows"`
+	Bytes int64 `json:"bytes"`
+}
+
+// File is one table file.
+type File struct {
+	Key       string     `json:"key"`
+	Size      int64      `json:"size"`
+	RowGroups []RowGroup `json:"row_groups"`
+}
+
+// Tables gives the files of a registered table, for splitting scans.
+type Tables interface {
+	Files(ctx context.Context, table string) ([]File, error)
+}
+
+// Invoker runs one task: it sends an encoded TaskSpec to a function and
+// returns the encoded TaskResult. An error means the invocation itself
+// failed (the function could not be reached, crashed or timed out).
+type Invoker interface {
+	Invoke(ctx context.Context, spec []byte) ([]byte, error)
+}
+
+// Config holds a coordinator's settings.
+type Config struct {
+	Bucket string
+	Prefix string
+	// Owner identifies this coordinator in leases.
+	Owner    string
+	LeaseTTL time.Duration
+	// MaxAttempts bounds the attempts of one task (retries + 1).
+	MaxAttempts  int
+	RetryBackoff time.Duration
+	// TaskTimeout bounds one attempt.
+	TaskTimeout time.Duration
+	// SplitBytes is the target bytes of table data per scan task.
+	SplitBytes int64
+	// Adaptive turns re-planning after every stage on (the default).
+	Adaptive bool
+	AQE      adaptive.Config
+}
+
+// DefaultConfig returns the defaults documented in the README.
+func DefaultConfig() Config {
+	host, _ := os.Hostname()
+	return Config{
+		Bucket:       "sluice",
+		Owner:        fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
+		LeaseTTL:     10 * time.Second,
+		MaxAttempts:  3,
+		RetryBackoff: 200 * time.Millisecond,
+		TaskTimeout:  10 * time.Minute,
+		SplitBytes:   32 << 20,
+		Adaptive:     true,
+		AQE:          adaptive.DefaultConfig(),
+	}
+}
+
+// Coordinator drives jobs.
+type Coordinator struct {
+	cfg     Config
+	store   *Store
+	bucket  objstore.Bucket
+	planner Planner
+	tables  Tables
+	invoker Invoker
+	log     *slog.Logger
+
+	wg     sync.WaitGroup
+	ctx    context.Context
+	cancel context.CancelFunc
+}
+
+// New returns a coordinator. Close stops the jobs it drives.
+func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, inv Invoker, log *slog.Logger) *Coordinator {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	return &Coordinator{cfg: cfg, store: store, bucket: bucket, planner: p, tables: t, invoker: inv,
+		log: log, ctx: ctx, cancel: cancel}
+}
+
+// Store returns the coordinator's job store.
+func (c *Coordinator) Store() *Store { return c.store }
+
+// Config returns the coordinator's settings.
+func (c *Coordinator) Config() Config { return c.cfg }
+
+// Close stops driving jobs and waits for the drivers to return. The jobs
+// stay in Redis; another coordinator can carry them on.
+func (c *Coordinator) Close() {
+	c.cancel()
+	c.wg.Wait()
+}
+
+// Job states.
+const (
+	StateRunning   = "running"
+	StateSucceeded = "succeeded"
+	StateFailed    = "failed"
+	StateCancelled = "cancelled"
+)
+
+// Terminal reports whether a job state is final.
+func Terminal(state string) bool {
+	return state == StateSucceeded || state == StateFailed || state == StateCancelled
+}
+
+// SubmitOptions override per-job settings.
+type SubmitOptions struct {
+	Adaptive *bool
+}
+
+// Submit plans sql, records the job in Redis and starts driving it. A
+// planning error is the user's and is returned as is (never retried).
+func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions) (string, error) {
+	g, explain, err := c.planner.Plan(ctx, sql)
+	if err != nil {
+		return "", err
+	}
+	job := NewJobID()
+	adaptiveOn := c.cfg.Adaptive
+	if opts.Adaptive != nil {
+		adaptiveOn = *opts.Adaptive
+	}
+	gj, err := json.Marshal(g)
+	if err != nil {
+		return "", fmt.Errorf("encode plan: %w", err)
+	}
+	groups, _ := json.Marshal(adaptive.InitialGroups(g))
+	err = c.store.CreateJob(ctx, job, map[string]any{
+		"sql":      sql,
+		"state":    StateRunning,
+		"created":  time.Now().UTC().Format(time.RFC3339Nano),
+		"graph":    string(gj),
+		"explain":  explain,
+		"adaptive": boolStr(adaptiveOn),
+		"groups":   string(groups),
+		"skipped":  "{}",
+		"round":    "0",
+	})
+	if err != nil {
+		return "", err
+	}
+	c.log.Info("job submitted", "job", job, "stages", len(g.Stages), "adaptive", adaptiveOn)
+	c.Go(job)
+	return job, nil
+}
+
+// Go starts driving job in the background (if no other coordinator holds
+// its lease).
+func (c *Coordinator) Go(job string) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		if err := c.Drive(c.ctx, job); err != nil && !errors.Is(err, context.Canceled) {
+			c.log.Error("driving job", "job", job, "err", err)
+		}
+	}()
+}
+
+// Wait blocks until job reaches a terminal state and returns its record.
+func (c *Coordinator) Wait(ctx context.Context, job string) (map[string]string, error) {
+	t := time.NewTicker(20 * time.Millisecond)
+	defer t.Stop()
+	for {
+		m, err := c.store.Job(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		if Terminal(m["state"]) {
+			return m, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
+}
+
+// NewJobID returns a new job id: sortable by time, unique, and safe in
+// object keys and Redis keys.
+func NewJobID() string {
+	return time.Now().UTC().Format("20060102-150405") + "-" + randHex(4)
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
+
+func boolStr(b bool) string {
+	if b {
+		return "1"
+	}
+	return "0"
+}

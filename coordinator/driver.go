@@ -1,0 +1,583 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// Stage states.
+const (
+	StagePending = "pending"
+	StageRunning = "running"
+	StageDone    = "done"
+	StageSkipped = "skipped"
+)
+
+// JobError is a job's failure, with whether it was the user's fault.
+type JobError struct {
+	Msg  string
+	User bool
+}
+
+func (e *JobError) Error() string { return e.Msg }
+
+// stageOutput is what a finished stage produced: statistics for the
+// re-planner and the committed objects per partition for its consumers.
+type stageOutput struct {
+	Stats   adaptive.StageStats         `json:"stats"`
+	Objects map[int][]shuffle.ObjectRef `json:"objects"`
+}
+
+// jobRun is the in-memory view of one job while this coordinator drives it.
+// All of it is rebuilt from Redis when another coordinator takes over.
+type jobRun struct {
+	id       string
+	fence    int64
+	adaptive bool
+	round    int
+	state    adaptive.State
+	outputs  map[int]*stageOutput
+	mu       sync.Mutex
+}
+
+// Drive runs job to completion from whatever state Redis holds. It returns
+// nil without doing anything when another coordinator holds the job.
+func (c *Coordinator) Drive(ctx context.Context, job string) error {
+	fence, ok, err := c.store.Acquire(ctx, job, c.cfg.Owner, c.cfg.LeaseTTL)
+	if err != nil || !ok {
+		return err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	defer c.store.Release(context.WithoutCancel(ctx), job, c.cfg.Owner)
+	go c.renew(ctx, cancel, job)
+
+	log := c.log.With("job", job)
+	run, err := c.load(ctx, job, fence)
+	if err != nil {
+		return err
+	}
+	if err := c.store.SetJob(ctx, job, fence, "owner", c.cfg.Owner); err != nil {
+		return err
+	}
+	err = c.loop(ctx, run)
+	switch {
+	case err == nil:
+		log.Info("job succeeded")
+		return c.finish(ctx, run, StateSucceeded, "")
+	case errors.Is(err, errCancelled):
+		log.Info("job cancelled")
+		return c.finish(ctx, run, StateCancelled, "cancelled by user")
+	case errors.Is(err, ErrStaleFence), ctx.Err() != nil:
+		return err // another coordinator carries on
+	default:
+		log.Warn("job failed", "err", err)
+		return c.finish(ctx, run, StateFailed, err.Error())
+	}
+}
+
+var errCancelled = errors.New("job cancelled")
+
+func (c *Coordinator) finish(ctx context.Context, run *jobRun, state, msg string) error {
+	return c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
+		"state", state, "error", msg, "finished", time.Now().UTC().Format(time.RFC3339Nano))
+}
+
+// renew keeps the lease alive; losing it cancels the drive.
+func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job string) {
+	t := time.NewTicker(c.cfg.LeaseTTL / 3)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			_, ok, err := c.store.Acquire(ctx, job, c.cfg.Owner, c.cfg.LeaseTTL)
+			if err == nil && !ok {
+				c.log.Warn("lost lease", "job", job)
+				cancel()
+				return
+			}
+		}
+	}
+}
+
+// load rebuilds a job's run state from Redis.
+func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRun, error) {
+	m, err := c.store.Job(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{}}
+	run.round, _ = strconv.Atoi(m["round"])
+	var g plan.Graph
+	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
+		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	}
+	run.state = adaptive.State{Graph: &g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
+		Groups: map[int][][]int{}, Skipped: map[int]string{}, Config: c.cfg.AQE}
+	if err := json.Unmarshal([]byte(m["groups"]), &run.state.Groups); err != nil {
+		return nil, fmt.Errorf("decode task groups of job %s: %w", job, err)
+	}
+	if err := json.Unmarshal([]byte(m["skipped"]), &run.state.Skipped); err != nil {
+		return nil, fmt.Errorf("decode skipped stages of job %s: %w", job, err)
+	}
+	for _, st := range g.Stages {
+		sm, err := c.store.Stage(ctx, job, st.ID)
+		if err != nil {
+			return nil, err
+		}
+		if sm["state"] == StageDone {
+			var out stageOutput
+			if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
+				return nil, fmt.Errorf("decode output of stage %d: %w", st.ID, err)
+			}
+			run.outputs[st.ID] = &out
+			run.state.Done[st.ID] = &out.Stats
+		}
+	}
+	return run, nil
+}
+
+// save persists the re-plannable part of the run (plan, groups, skipped).
+func (c *Coordinator) save(ctx context.Context, run *jobRun) error {
+	g, _ := json.Marshal(run.state.Graph)
+	groups, _ := json.Marshal(run.state.Groups)
+	skipped, _ := json.Marshal(run.state.Skipped)
+	return c.store.SetJob(ctx, run.id, run.fence, "graph", string(g), "groups", string(groups),
+		"skipped", string(skipped), "round", strconv.Itoa(run.round))
+}
+
+func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
+	g := run.state.Graph
+	for {
+		if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
+			return errCancelled
+		}
+		if _, ok := run.state.Done[g.Result]; ok {
+			return nil
+		}
+		if _, ok := run.state.Skipped[g.Result]; ok {
+			return nil
+		}
+		if run.adaptive {
+			if err := c.replan(ctx, run); err != nil {
+				return err
+			}
+			if _, ok := run.state.Skipped[g.Result]; ok {
+				return nil
+			}
+		}
+		ready := c.ready(run)
+		if len(ready) == 0 {
+			return fmt.Errorf("job %s: no runnable stage but result stage %d not done", run.id, g.Result)
+		}
+		errs := make(chan error, len(ready))
+		for _, id := range ready {
+			go func(id int) { errs <- c.runStage(ctx, run, g.Stage(id)) }(id)
+		}
+		var first error
+		for range ready {
+			if err := <-errs; err != nil && first == nil {
+				first = err
+			}
+		}
+		if first != nil {
+			return first
+		}
+	}
+}
+
+// ready returns stages not done or skipped whose inputs all are.
+func (c *Coordinator) ready(run *jobRun) []int {
+	var out []int
+	for _, st := range run.state.Graph.Stages {
+		if !run.state.Pending(st.ID) {
+			continue
+		}
+		ok := true
+		for _, in := range st.Inputs {
+			_, done := run.state.Done[in]
+			_, skipped := run.state.Skipped[in]
+			if !done && !skipped {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, st.ID)
+		}
+	}
+	return out
+}
+
+// replan runs the adaptive rules over the pending part of the plan and
+// records the round.
+func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
+	before := len(run.state.Skipped)
+	fired, err := adaptive.Replan(&run.state, adaptive.Rules())
+	if err != nil {
+		return err
+	}
+	for id, why := range run.state.Skipped {
+		if err := c.store.SetStage(ctx, run.id, run.fence, id, "state", StageSkipped, "reason", why,
+			"tasks", "0", "rows", "0", "bytes", "0"); err != nil {
+			return err
+		}
+	}
+	_ = before
+	var after []int
+	for id := range run.state.Done {
+		after = append(after, id)
+	}
+	sort.Ints(after)
+	run.round++
+	r := adaptive.Round{Round: run.round, After: after, Fired: fired, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skipped)}
+	rj, _ := json.Marshal(r)
+	if err := c.store.AddRound(ctx, run.id, rj); err != nil {
+		return err
+	}
+	for _, f := range fired {
+		c.log.Info("adaptive rule fired", "job", run.id, "round", run.round, "rule", f.Rule, "note", f.Note)
+	}
+	return c.save(ctx, run)
+}
+
+// taskWork is what one task of a stage reads.
+type taskWork struct {
+	splits []function.Split
+	inputs []function.Input
+}
+
+// plan the tasks of a stage from the table files and upstream outputs.
+func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) ([]taskWork, error) {
+	g := run.state.Graph
+	var scans []*plan.Node
+	plan.Walk(st.Root, func(n *plan.Node) {
+		if n.Kind == plan.KindScan {
+			scans = append(scans, n)
+		}
+	})
+	if len(scans) > 1 {
+		return nil, fmt.Errorf("stage %d scans %d tables; one scan per stage is supported", st.ID, len(scans))
+	}
+	// Inputs every task reads whole (single/broadcast outputs).
+	var whole []function.Input
+	var hash []int
+	for _, in := range st.Inputs {
+		if _, sk := run.state.Skipped[in]; sk {
+			continue
+		}
+		if g.Stage(in).Output.Kind == plan.PartitionHash {
+			hash = append(hash, in)
+			continue
+		}
+		whole = append(whole, function.Input{Stage: in, Objects: run.outputs[in].Objects[0]})
+	}
+	var work []taskWork
+	switch {
+	case len(scans) == 1:
+		files, err := c.tables.Files(ctx, scans[0].Scan.Table)
+		if err != nil {
+			return nil, err
+		}
+		for _, splits := range Splits(files, c.cfg.SplitBytes) {
+			work = append(work, taskWork{splits: splits, inputs: whole})
+		}
+		if len(work) == 0 { // a table with no files still runs its fragment once
+			work = append(work, taskWork{inputs: whole})
+		}
+	case len(hash) > 0:
+		for _, group := range run.state.Groups[st.ID] {
+			w := taskWork{inputs: append([]function.Input(nil), whole...)}
+			for _, in := range hash {
+				var objs []shuffle.ObjectRef
+				for _, p := range group {
+					objs = append(objs, run.outputs[in].Objects[p]...)
+				}
+				w.inputs = append(w.inputs, function.Input{Stage: in, Objects: objs})
+			}
+			work = append(work, w)
+		}
+	default:
+		work = append(work, taskWork{inputs: whole})
+	}
+	return work, nil
+}
+
+// Splits packs table files' row groups into scan tasks of about target
+// bytes. A task's splits never cut a row group.
+func Splits(files []File, target int64) [][]function.Split {
+	var tasks [][]function.Split
+	var cur []function.Split
+	var curBytes int64
+	flush := func() {
+		if len(cur) > 0 {
+			tasks = append(tasks, cur)
+			cur, curBytes = nil, 0
+		}
+	}
+	for _, f := range files {
+		if len(f.RowGroups) == 0 {
+			continue
+		}
+		var sp *function.Split
+		for i, rg := range f.RowGroups {
+			if curBytes > 0 && curBytes+rg.Bytes > target {
+				flush()
+				sp = nil
+			}
+			if sp == nil {
+				cur = append(cur, function.Split{Key: f.Key, Size: f.Size})
+				sp = &cur[len(cur)-1]
+			}
+			sp.RowGroups = append(sp.RowGroups, i)
+			curBytes += rg.Bytes
+		}
+	}
+	flush()
+	return tasks
+}
+
+// runStage runs every task of a stage and records its output.
+func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage) error {
+	log := c.log.With("job", run.id, "stage", st.ID)
+	work, err := c.tasksOf(ctx, run, st)
+	if err != nil {
+		return err
+	}
+	body, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("encode stage %d: %w", st.ID, err)
+	}
+	planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round)
+	if err := c.bucket.Put(ctx, planKey, body); err != nil {
+		return fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
+	}
+	started := time.Now()
+	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageRunning, "tasks", len(work),
+		"plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)); err != nil {
+		return err
+	}
+	run.mu.Lock()
+	run.state.Running[st.ID] = true
+	run.mu.Unlock()
+	log.Info("stage started", "tasks", len(work))
+
+	results := make([]*function.TaskResult, len(work))
+	errs := make(chan error, len(work))
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for t := range work {
+		go func(t int) {
+			res, err := c.runTask(tctx, run, st, planKey, t, work[t])
+			results[t] = res
+			if err != nil {
+				cancel() // one task failing for good fails the stage
+			}
+			errs <- err
+		}(t)
+	}
+	var first error
+	for range work {
+		if err := <-errs; err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	run.mu.Lock()
+	delete(run.state.Running, st.ID)
+	run.mu.Unlock()
+	if first != nil {
+		return first
+	}
+	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
+	parts := map[int]*adaptive.PartitionStats{}
+	var inRows, inBytes int64
+	for _, r := range results {
+		inRows += r.InputRows
+		inBytes += r.InputBytes
+		for _, p := range r.Partitions {
+			out.Objects[p.Partition] = append(out.Objects[p.Partition], shuffle.ObjectRef{
+				Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum})
+			ps := parts[p.Partition]
+			if ps == nil {
+				ps = &adaptive.PartitionStats{Partition: p.Partition}
+				parts[p.Partition] = ps
+			}
+			ps.Rows += p.Rows
+			ps.Bytes += p.Bytes
+			out.Stats.Rows += p.Rows
+			out.Stats.Bytes += p.Bytes
+		}
+	}
+	for _, ps := range parts {
+		out.Stats.Partitions = append(out.Stats.Partitions, *ps)
+	}
+	sort.Slice(out.Stats.Partitions, func(i, j int) bool {
+		return out.Stats.Partitions[i].Partition < out.Stats.Partitions[j].Partition
+	})
+	oj, _ := json.Marshal(out)
+	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageDone, "output", string(oj),
+		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes,
+		"seconds", time.Since(started).Seconds()); err != nil {
+		return err
+	}
+	run.mu.Lock()
+	run.outputs[st.ID] = out
+	run.state.Done[st.ID] = &out.Stats
+	run.mu.Unlock()
+	log.Info("stage done", "rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "seconds", time.Since(started).Seconds())
+	return nil
+}
+
+// runTask runs attempts of one task until one commits, the retry budget is
+// spent, or the error is the user's.
+func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork) (*function.TaskResult, error) {
+	var lastErr string
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		attempt, committed, err := c.store.StartAttempt(ctx, run.id, run.fence, st.ID, t)
+		if err != nil {
+			return nil, err
+		}
+		if committed {
+			return c.committedResult(ctx, run, st.ID, t)
+		}
+		if attempt > c.cfg.MaxAttempts {
+			msg := fmt.Sprintf("stage %d task %d failed after %d attempts: %s", st.ID, t, c.cfg.MaxAttempts, lastErr)
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, "failed")
+			return nil, &JobError{Msg: msg}
+		}
+		log := c.log.With("job", run.id, "stage", st.ID, "task", t, "attempt", attempt)
+		spec := &function.TaskSpec{
+			Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
+			Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
+			Splits: w.splits, Inputs: w.inputs,
+			OutputPrefix: c.outputPrefix(run, st, t, attempt),
+			Deadline:     time.Now().Add(c.cfg.TaskTimeout),
+		}
+		res, err := c.invoke(ctx, spec)
+		if err != nil {
+			if ctx.Err() != nil {
+				return nil, ctx.Err()
+			}
+			lastErr = err.Error()
+			log.Warn("task attempt failed", "err", err)
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, lastErr, "retrying"); err != nil {
+				return nil, err
+			}
+			c.backoff(ctx, attempt)
+			continue
+		}
+		if res.Error != "" {
+			lastErr = res.Error
+			if res.Kind == function.ErrUser {
+				msg := fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error)
+				_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
+				return nil, &JobError{Msg: msg, User: true}
+			}
+			if res.Kind == function.ErrCancelled {
+				return nil, errCancelled
+			}
+			log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, lastErr, "retrying"); err != nil {
+				return nil, err
+			}
+			c.backoff(ctx, attempt)
+			continue
+		}
+		rj, _ := json.Marshal(res)
+		won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
+		if err != nil {
+			return nil, err
+		}
+		if !won {
+			// Another attempt committed first: this one's output is garbage.
+			_ = c.bucket.DeletePrefix(ctx, spec.OutputPrefix)
+			return c.committedResult(ctx, run, st.ID, t)
+		}
+		return res, nil
+	}
+}
+
+func (c *Coordinator) outputPrefix(run *jobRun, st *plan.Stage, t, attempt int) string {
+	if st.ID == run.state.Graph.Result {
+		return ResultPrefix(c.cfg.Prefix, run.id, t, attempt)
+	}
+	return shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt)
+}
+
+func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t int) (*function.TaskResult, error) {
+	m, err := c.store.Task(ctx, run.id, stage, t)
+	if err != nil {
+		return nil, err
+	}
+	var res function.TaskResult
+	if err := json.Unmarshal([]byte(m["result"]), &res); err != nil {
+		return nil, fmt.Errorf("decode committed result of task %d/%d: %w", stage, t, err)
+	}
+	return &res, nil
+}
+
+func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error) {
+	body, err := spec.Encode()
+	if err != nil {
+		return nil, err
+	}
+	ictx, cancel := context.WithTimeout(ctx, c.cfg.TaskTimeout)
+	defer cancel()
+	out, err := c.invoker.Invoke(ictx, body)
+	if err != nil {
+		return nil, fmt.Errorf("invoke: %w", err)
+	}
+	var res function.TaskResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("decode task result: %w", err)
+	}
+	if res.Job != spec.Job || res.Stage != spec.Stage || res.Task != spec.Task || res.Attempt != spec.Attempt {
+		return nil, fmt.Errorf("task result is for %s/%d/%d/a%d, not the attempt invoked", res.Job, res.Stage, res.Task, res.Attempt)
+	}
+	return &res, nil
+}
+
+func (c *Coordinator) backoff(ctx context.Context, attempt int) {
+	d := c.cfg.RetryBackoff << (attempt - 1)
+	if d > 10*time.Second {
+		d = 10 * time.Second
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// PlanKey is the object key of a stage's plan fragment for a round.
+func PlanKey(prefix, job string, stage, round int) string {
+	return joinKey(prefix, fmt.Sprintf("jobs/%s/plans/%d-r%d.json", job, stage, round))
+}
+
+// ResultPrefix is where attempt of result task t writes.
+func ResultPrefix(prefix, job string, t, attempt int) string {
+	return joinKey(prefix, fmt.Sprintf("jobs/%s/result/task-%d/a%d/", job, t, attempt))
+}
+
+func joinKey(prefix, rest string) string {
+	prefix = strings.Trim(prefix, "/")
+	if prefix == "" {
+		return rest
+	}
+	return prefix + "/" + rest
+}

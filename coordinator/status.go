@@ -1,0 +1,204 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// StageStatus is what a stage did, for progress and `jobs show`.
+type StageStatus struct {
+	ID         int     `json:"id"`
+	State      string  `json:"state"`
+	Reason     string  `json:"reason,omitempty"`
+	Tasks      int     `json:"tasks"`
+	TasksDone  int     `json:"tasks_done"`
+	Rows       int64   `json:"rows"`
+	Bytes      int64   `json:"bytes"`
+	InputRows  int64   `json:"input_rows"`
+	InputBytes int64   `json:"input_bytes"`
+	Seconds    float64 `json:"seconds"`
+	Output     string  `json:"output"`
+}
+
+// JobStatus is a job's state as recorded in Redis.
+type JobStatus struct {
+	ID       string           `json:"id"`
+	State    string           `json:"state"`
+	Error    string           `json:"error,omitempty"`
+	SQL      string           `json:"sql"`
+	Owner    string           `json:"owner,omitempty"`
+	Adaptive bool             `json:"adaptive"`
+	Created  string           `json:"created"`
+	Finished string           `json:"finished,omitempty"`
+	Columns  []string         `json:"columns"`
+	Stages   []StageStatus    `json:"stages"`
+	Rounds   []adaptive.Round `json:"rounds,omitempty"`
+	Explain  string           `json:"explain,omitempty"`
+}
+
+// Status reads a job's status from Redis.
+func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
+	m, err := s.Job(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	js := &JobStatus{ID: job, State: m["state"], Error: m["error"], SQL: m["sql"], Owner: m["owner"],
+		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"]}
+	var g plan.Graph
+	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
+		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	}
+	js.Columns = g.Columns
+	for _, st := range g.Stages {
+		sm, err := s.Stage(ctx, job, st.ID)
+		if err != nil {
+			return nil, err
+		}
+		ss := StageStatus{ID: st.ID, State: sm["state"], Reason: sm["reason"], Output: partitioningText(st.Output)}
+		if ss.State == "" {
+			ss.State = StagePending
+		}
+		ss.Tasks, _ = strconv.Atoi(sm["tasks"])
+		ss.TasksDone, _ = strconv.Atoi(sm["done"])
+		ss.Rows, _ = strconv.ParseInt(sm["rows"], 10, 64)
+		ss.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
+		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
+		ss.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
+		ss.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
+		js.Stages = append(js.Stages, ss)
+	}
+	rounds, err := s.Rounds(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	for _, r := range rounds {
+		var rr adaptive.Round
+		if json.Unmarshal([]byte(r), &rr) == nil {
+			js.Rounds = append(js.Rounds, rr)
+		}
+	}
+	return js, nil
+}
+
+// ResultObjects returns the committed result objects of a succeeded job,
+// in task order, with the result schema.
+func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.ObjectRef, *arrow.Schema, error) {
+	m, err := s.Job(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	if m["state"] != StateSucceeded {
+		return nil, nil, fmt.Errorf("job %s is %s, not succeeded", job, m["state"])
+	}
+	var g plan.Graph
+	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
+		return nil, nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	}
+	st := g.Stage(g.Result)
+	schema := ResultSchema(&g)
+	sm, err := s.Stage(ctx, job, st.ID)
+	if err != nil {
+		return nil, nil, err
+	}
+	if sm["state"] != StageDone {
+		return nil, schema, nil // skipped: empty result
+	}
+	var out stageOutput
+	if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
+		return nil, nil, fmt.Errorf("decode result stage output: %w", err)
+	}
+	return out.Objects[0], schema, nil
+}
+
+// ResultSchema is the Arrow schema of a job's result, with the user's
+// column names.
+func ResultSchema(g *plan.Graph) *arrow.Schema {
+	sch := g.Stage(g.Result).Root.Schema
+	fs := make(plan.Schema, len(sch))
+	copy(fs, sch)
+	for i := range fs {
+		if i < len(g.Columns) {
+			fs[i].Name = g.Columns[i]
+		}
+	}
+	return fs.Arrow()
+}
+
+func partitioningText(p plan.Partitioning) string {
+	switch p.Kind {
+	case plan.PartitionHash:
+		keys := make([]string, len(p.Keys))
+		for i, k := range p.Keys {
+			keys[i] = "#" + strconv.Itoa(k)
+		}
+		return fmt.Sprintf("hash(%s) x%d", strings.Join(keys, ", "), p.Count)
+	default:
+		return string(p.Kind)
+	}
+}
+
+// PlanText renders the stage graph with the task groups and skipped stages
+// the re-planner decided, for the plan history.
+func PlanText(g *plan.Graph, groups map[int][][]int, skipped map[int]string) string {
+	var b strings.Builder
+	ids := make([]int, 0, len(g.Stages))
+	for _, st := range g.Stages {
+		ids = append(ids, st.ID)
+	}
+	sort.Ints(ids)
+	for _, id := range ids {
+		st := g.Stage(id)
+		fmt.Fprintf(&b, "Stage %d [output: %s", id, partitioningText(st.Output))
+		if len(st.Inputs) > 0 {
+			fmt.Fprintf(&b, ", inputs: %v", st.Inputs)
+		}
+		if why, ok := skipped[id]; ok {
+			fmt.Fprintf(&b, ", skipped: %s", why)
+		} else if gr, ok := groups[id]; ok {
+			fmt.Fprintf(&b, ", tasks: %d %v", len(gr), gr)
+		}
+		b.WriteString("]\n")
+		writeNode(&b, st.Root, 1)
+	}
+	return b.String()
+}
+
+func writeNode(b *strings.Builder, n *plan.Node, depth int) {
+	b.WriteString(strings.Repeat("  ", depth))
+	switch n.Kind {
+	case plan.KindScan:
+		fmt.Fprintf(b, "Scan: %s %v", n.Scan.Table, n.Scan.Columns)
+	case plan.KindExchange:
+		fmt.Fprintf(b, "Exchange: stage %d", n.Stage)
+	case plan.KindFilter:
+		fmt.Fprintf(b, "Filter: %s", n.Predicate)
+	case plan.KindProject:
+		parts := make([]string, len(n.Exprs))
+		for i, e := range n.Exprs {
+			parts[i] = e.String()
+		}
+		fmt.Fprintf(b, "Project: %s", strings.Join(parts, ", "))
+	case plan.KindAggregate:
+		fmt.Fprintf(b, "Aggregate(%s): groups=%d aggs=%d", n.Aggregate.Mode, len(n.Aggregate.GroupBy), len(n.Aggregate.Aggs))
+	case plan.KindSort:
+		fmt.Fprintf(b, "Sort: keys=%d limit=%d", len(n.SortKeys), n.Limit)
+	case plan.KindLimit:
+		fmt.Fprintf(b, "Limit: %d offset=%d", n.Limit, n.Offset)
+	default:
+		b.WriteString(string(n.Kind))
+	}
+	b.WriteString("\n")
+	for _, c := range n.Inputs {
+		writeNode(b, c, depth+1)
+	}
+}

@@ -1,0 +1,241 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/function"
+)
+
+// ErrStaleFence is returned by every fenced transition when the job's
+// fencing token moved on: another coordinator drives the job now.
+var ErrStaleFence = errors.New("stale fencing token: job is driven by another coordinator")
+
+// ErrJobNotFound is returned for an unknown job id.
+var ErrJobNotFound = errors.New("job not found")
+
+// Store keeps all job state in Redis. Every key of a job shares the hash
+// tag {job} so the scripts run unchanged on Redis Cluster. Every state
+// change goes through one Lua script that checks the job's fencing token.
+type Store struct {
+	rdb redis.UniversalClient
+}
+
+// NewStore wraps a Redis client.
+func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+
+// Client returns the underlying Redis client.
+func (s *Store) Client() redis.UniversalClient { return s.rdb }
+
+const jobsKey = "sluice:jobs" // ZSET of job ids by submit time (global index)
+
+func jobKey(job, suffix string) string { return "sluice:{" + job + "}:" + suffix }
+
+// Keys of one job.
+func kJob(job string) string            { return jobKey(job, "job") }
+func kFence(job string) string          { return jobKey(job, "fence") }
+func kLease(job string) string          { return jobKey(job, "lease") }
+func kStage(job string, s int) string   { return jobKey(job, "stage:"+strconv.Itoa(s)) }
+func kTask(job string, s, t int) string { return jobKey(job, fmt.Sprintf("task:%d:%d", s, t)) }
+func kRounds(job string) string         { return jobKey(job, "rounds") }
+
+
+// acquire takes or renews the lease of a job. A new holder bumps the fence.
+// KEYS: lease, fence. ARGV: owner, ttl ms. Returns the fence, or 0 when
+// another owner holds the lease.
+var scriptAcquire = redis.NewScript(`
+local cur = redis.call('GET', KEYS[1])
+if cur and cur ~= ARGV[1] then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
+if not cur then return redis.call('INCR', KEYS[2]) end
+return tonumber(redis.call('GET', KEYS[2]) or '0')
+`)
+
+// hsetFenced sets hash fields if the fence still matches.
+// KEYS: fence, hash. ARGV: fence, field, value, ...
+var scriptHSetFenced = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i+1]) end
+return 1
+`)
+
+// startAttempt opens a new attempt of a task unless it is committed.
+// KEYS: fence, task. ARGV: fence. Returns the attempt number, or -1 when
+// the task already has a committed attempt.
+var scriptStartAttempt = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return -1 end
+local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
+redis.call('HSET', KEYS[2], 'state', 'running')
+return a
+`)
+
+// commitTask makes an attempt the task's output: first commit wins.
+// KEYS: fence, task, stage. ARGV: fence, attempt, result json.
+// Returns 1 when this attempt won, 0 when another attempt had committed.
+var scriptCommit = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
+redis.call('HSET', KEYS[2], 'committed', ARGV[2], 'state', 'done', 'result', ARGV[3])
+redis.call('HINCRBY', KEYS[3], 'done', 1)
+return 1
+`)
+
+// failAttempt records a failed attempt.
+// KEYS: fence, task. ARGV: fence, error, state.
+var scriptFail = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
+redis.call('HSET', KEYS[2], 'state', ARGV[3], 'error', ARGV[2])
+return 1
+`)
+
+func fenceErr(err error) error {
+	if err != nil && strings.Contains(err.Error(), "STALE_FENCE") {
+		return ErrStaleFence
+	}
+	return err
+}
+
+// CreateJob writes a new job's record and indexes it.
+func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any) error {
+	pipe := s.rdb.TxPipeline()
+	pipe.HSet(ctx, kJob(job), fields)
+	pipe.ZAdd(ctx, jobsKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: job})
+	_, err := pipe.Exec(ctx)
+	if err != nil {
+		return fmt.Errorf("create job %s: %w", job, err)
+	}
+	return nil
+}
+
+// Acquire takes or renews the job's lease for owner, returning the fence;
+// ok is false when another coordinator holds it.
+func (s *Store) Acquire(ctx context.Context, job, owner string, ttl time.Duration) (fence int64, ok bool, err error) {
+	n, err := scriptAcquire.Run(ctx, s.rdb, []string{kLease(job), kFence(job)}, owner, ttl.Milliseconds()).Int64()
+	if err != nil {
+		return 0, false, fmt.Errorf("acquire lease of job %s: %w", job, err)
+	}
+	return n, n > 0, nil
+}
+
+// Release drops the lease if owner holds it.
+func (s *Store) Release(ctx context.Context, job, owner string) {
+	if cur, _ := s.rdb.Get(ctx, kLease(job)).Result(); cur == owner {
+		s.rdb.Del(ctx, kLease(job))
+	}
+}
+
+func (s *Store) hset(ctx context.Context, job string, fence int64, key string, kv ...any) error {
+	args := append([]any{fence}, kv...)
+	if err := scriptHSetFenced.Run(ctx, s.rdb, []string{kFence(job), key}, args...).Err(); err != nil {
+		return fmt.Errorf("update %s: %w", key, fenceErr(err))
+	}
+	return nil
+}
+
+// SetJob sets fields of the job record.
+func (s *Store) SetJob(ctx context.Context, job string, fence int64, kv ...any) error {
+	return s.hset(ctx, job, fence, kJob(job), kv...)
+}
+
+// SetStage sets fields of a stage record.
+func (s *Store) SetStage(ctx context.Context, job string, fence int64, stage int, kv ...any) error {
+	return s.hset(ctx, job, fence, kStage(job, stage), kv...)
+}
+
+// Job returns the job record.
+func (s *Store) Job(ctx context.Context, job string) (map[string]string, error) {
+	m, err := s.rdb.HGetAll(ctx, kJob(job)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", job, err)
+	}
+	if len(m) == 0 {
+		return nil, fmt.Errorf("%w: %s", ErrJobNotFound, job)
+	}
+	return m, nil
+}
+
+// Stage returns a stage record (empty when the stage has not started).
+func (s *Store) Stage(ctx context.Context, job string, stage int) (map[string]string, error) {
+	m, err := s.rdb.HGetAll(ctx, kStage(job, stage)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read stage %d of job %s: %w", stage, job, err)
+	}
+	return m, nil
+}
+
+// Task returns a task record.
+func (s *Store) Task(ctx context.Context, job string, stage, task int) (map[string]string, error) {
+	m, err := s.rdb.HGetAll(ctx, kTask(job, stage, task)).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read task %d/%d of job %s: %w", stage, task, job, err)
+	}
+	return m, nil
+}
+
+// StartAttempt opens the next attempt of a task; committed is true when
+// the task already has a committed attempt (nothing to run).
+func (s *Store) StartAttempt(ctx context.Context, job string, fence int64, stage, task int) (attempt int, committed bool, err error) {
+	n, err := scriptStartAttempt.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task)}, fence).Int64()
+	if err != nil {
+		return 0, false, fmt.Errorf("start attempt of task %d/%d: %w", stage, task, fenceErr(err))
+	}
+	if n < 0 {
+		return 0, true, nil
+	}
+	return int(n), false, nil
+}
+
+// Commit makes attempt the task's output unless another attempt won.
+func (s *Store) Commit(ctx context.Context, job string, fence int64, stage, task, attempt int, result []byte) (won bool, err error) {
+	n, err := scriptCommit.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, attempt, result).Int64()
+	if err != nil {
+		return false, fmt.Errorf("commit task %d/%d attempt %d: %w", stage, task, attempt, fenceErr(err))
+	}
+	return n == 1, nil
+}
+
+// Fail records a failed attempt (state "retrying" or "failed").
+func (s *Store) Fail(ctx context.Context, job string, fence int64, stage, task int, msg, state string) error {
+	err := scriptFail.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task)}, fence, msg, state).Err()
+	if err != nil {
+		return fmt.Errorf("record failure of task %d/%d: %w", stage, task, fenceErr(err))
+	}
+	return nil
+}
+
+// AddRound appends a re-planning round (JSON) to the job's history.
+func (s *Store) AddRound(ctx context.Context, job string, round []byte) error {
+	return s.rdb.RPush(ctx, kRounds(job), round).Err()
+}
+
+// Rounds returns the job's re-planning history.
+func (s *Store) Rounds(ctx context.Context, job string) ([]string, error) {
+	return s.rdb.LRange(ctx, kRounds(job), 0, -1).Result()
+}
+
+// Jobs lists job ids, newest first.
+func (s *Store) Jobs(ctx context.Context, n int64) ([]string, error) {
+	return s.rdb.ZRevRange(ctx, jobsKey, 0, n-1).Result()
+}
+
+// Cancel sets the job's cancel flag, which running functions poll.
+func (s *Store) Cancel(ctx context.Context, job string) error {
+	if _, err := s.Job(ctx, job); err != nil {
+		return err
+	}
+	return s.rdb.Set(ctx, function.CancelKey(job), "1", 0).Err()
+}
+
+// Cancelled reports whether the job's cancel flag is set.
+func (s *Store) Cancelled(ctx context.Context, job string) (bool, error) {
+	n, err := s.rdb.Exists(ctx, function.CancelKey(job)).Result()
+	return n > 0, err
+}

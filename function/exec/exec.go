@@ -1,0 +1,219 @@
+// Package exec runs a plan fragment inside a function: vectorized,
+// pull-based operators over Arrow record batches.
+//
+// Every operator pulls batches from its inputs with Next and returns batches
+// the caller owns (and releases). Kernels are written once per engine type
+// (bool, int64, float64, decimal as int64, string, date as int32): a type
+// switch per batch and column, then tight loops over raw Arrow buffers.
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Operator is a pull-based operator. Next returns (nil, io.EOF) at the end.
+// A batch returned by Next is owned by the caller (it calls Release).
+type Operator interface {
+	Schema() *arrow.Schema
+	Next(ctx context.Context) (arrow.RecordBatch, error)
+	Close() error
+}
+
+// Leaves supplies the leaf operators (the task runtime implements it: scans
+// of the task's files, reads of shuffle inputs).
+type Leaves interface {
+	Scan(ctx context.Context, n *plan.Node) (Operator, error)
+	Exchange(ctx context.Context, n *plan.Node) (Operator, error)
+}
+
+// DefaultBatchRows is the batch size used when Options.BatchRows is 0.
+const DefaultBatchRows = 8192
+
+// DefaultMemoryLimit is the limit used when Options.MemoryLimit is 0.
+const DefaultMemoryLimit int64 = 1 << 30
+
+// Options configures Build.
+type Options struct {
+	// Mem allocates every buffer the operators create (default: Go allocator).
+	Mem memory.Allocator
+	// BatchRows is the target number of rows per output batch (default 8192).
+	BatchRows int
+	// MemoryLimit bounds the bytes held by hash tables and sort buffers of one
+	// fragment (0 = DefaultMemoryLimit). Exceeding it fails with a
+	// *MemoryLimitError (errors.Is(err, ErrMemoryLimit)).
+	MemoryLimit int64
+
+	// tracker is shared by the operators of one Build call.
+	tracker *memTracker
+}
+
+func (o Options) withDefaults() Options {
+	if o.Mem == nil {
+		o.Mem = memory.DefaultAllocator
+	}
+	if o.BatchRows <= 0 {
+		o.BatchRows = DefaultBatchRows
+	}
+	if o.MemoryLimit <= 0 {
+		o.MemoryLimit = DefaultMemoryLimit
+	}
+	if o.tracker == nil {
+		o.tracker = &memTracker{limit: o.MemoryLimit}
+	}
+	return o
+}
+
+// ErrMemoryLimit is matched (errors.Is) by every *MemoryLimitError.
+var ErrMemoryLimit = errors.New("memory limit exceeded")
+
+// ErrIntegerOverflow is wrapped by errors of int64 arithmetic and SUMs that
+// do not fit in 64 bits.
+var ErrIntegerOverflow = errors.New("integer overflow")
+
+// MemoryLimitError reports that an operator needed more memory than the
+// fragment's limit allows.
+type MemoryLimitError struct {
+	Operator string // "aggregate", "sort", ...
+	Limit    int64  // the fragment's limit in bytes
+	Used     int64  // bytes the fragment would have held
+}
+
+func (e *MemoryLimitError) Error() string {
+	return fmt.Sprintf("exec: %s: memory limit exceeded: needs %d bytes, limit %d bytes", e.Operator, e.Used, e.Limit)
+}
+
+// Unwrap makes errors.Is(err, ErrMemoryLimit) true.
+func (e *MemoryLimitError) Unwrap() error { return ErrMemoryLimit }
+
+// memTracker accounts the bytes held by the memory-hungry operators of a
+// fragment against one limit.
+type memTracker struct {
+	limit int64
+	used  atomic.Int64
+}
+
+// reservation is one operator's share of a memTracker.
+type reservation struct {
+	t    *memTracker
+	op   string
+	held int64
+}
+
+func (t *memTracker) reserve(op string) *reservation { return &reservation{t: t, op: op} }
+
+// set changes the bytes held by r to n and fails if the fragment then
+// exceeds its limit (the new amount stays accounted until release).
+func (r *reservation) set(n int64) error {
+	if r == nil || r.t == nil {
+		return nil
+	}
+	used := r.t.used.Add(n - r.held)
+	r.held = n
+	if used > r.t.limit {
+		return &MemoryLimitError{Operator: r.op, Limit: r.t.limit, Used: used}
+	}
+	return nil
+}
+
+func (r *reservation) release() {
+	if r == nil || r.t == nil {
+		return
+	}
+	r.t.used.Add(-r.held)
+	r.held = 0
+}
+
+// Build turns a fragment into an operator tree. Scan and Exchange leaves
+// come from leaves.
+func Build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	return build(ctx, n, leaves, opts)
+}
+
+func build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (op Operator, err error) {
+	if n == nil {
+		return nil, errors.New("exec: build: nil plan node")
+	}
+	input := func(want int) ([]Operator, error) {
+		if len(n.Inputs) != want {
+			return nil, fmt.Errorf("exec: build %s: want %d input(s), have %d", n.Kind, want, len(n.Inputs))
+		}
+		ins := make([]Operator, 0, want)
+		for _, c := range n.Inputs {
+			in, err := build(ctx, c, leaves, opts)
+			if err != nil {
+				for _, o := range ins {
+					o.Close()
+				}
+				return nil, err
+			}
+			ins = append(ins, in)
+		}
+		return ins, nil
+	}
+	switch n.Kind {
+	case plan.KindScan:
+		if leaves == nil {
+			return nil, errors.New("exec: build scan: no leaf provider")
+		}
+		return leaves.Scan(ctx, n)
+	case plan.KindExchange:
+		if leaves == nil {
+			return nil, errors.New("exec: build exchange: no leaf provider")
+		}
+		return leaves.Exchange(ctx, n)
+	case plan.KindEmpty:
+		return NewEmpty(n), nil
+	}
+	ins, err := input(1)
+	if err != nil {
+		return nil, err
+	}
+	in := ins[0]
+	defer func() {
+		if err != nil {
+			in.Close()
+		}
+	}()
+	switch n.Kind {
+	case plan.KindFilter:
+		return NewFilter(in, n, opts)
+	case plan.KindProject:
+		return NewProject(in, n, opts)
+	case plan.KindLimit:
+		return NewLimit(in, n, opts)
+	case plan.KindAggregate:
+		return NewHashAggregate(in, n, opts)
+	case plan.KindSort:
+		return NewSort(in, n, opts)
+	}
+	return nil, fmt.Errorf("exec: build: unsupported operator kind %q", n.Kind)
+}
+
+// Drain pulls every batch of op and returns them (the caller releases them).
+// It does not close op.
+func Drain(ctx context.Context, op Operator) ([]arrow.RecordBatch, error) {
+	var out []arrow.RecordBatch
+	for {
+		rec, err := op.Next(ctx)
+		if err == io.EOF {
+			return out, nil
+		}
+		if err != nil {
+			for _, r := range out {
+				r.Release()
+			}
+			return nil, err
+		}
+		out = append(out, rec)
+	}
+}

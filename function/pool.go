@@ -1,0 +1,52 @@
+package function
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/redis/go-redis/v9"
+)
+
+// Pool is the in-process invoker: it runs tasks on this process's Runtime
+// through the same encoded TaskSpec and TaskResult a remote function gets
+// (no shared-memory shortcut), with at most Size tasks at a time.
+type Pool struct {
+	rt  *Runtime
+	sem chan struct{}
+}
+
+// NewPool returns a pool of size concurrent functions.
+func NewPool(rt *Runtime, size int) *Pool {
+	if size < 1 {
+		size = 1
+	}
+	return &Pool{rt: rt, sem: make(chan struct{}, size)}
+}
+
+// Invoke runs one encoded TaskSpec and returns the encoded TaskResult.
+func (p *Pool) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
+	select {
+	case p.sem <- struct{}{}:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("waiting for a free function: %w", ctx.Err())
+	}
+	defer func() { <-p.sem }()
+	// Copy the spec so the function cannot share memory with the caller.
+	in := append([]byte(nil), spec...)
+	return p.rt.Handle(ctx, in), nil
+}
+
+// CancelKey is the Redis key set when a job is cancelled.
+func CancelKey(job string) string { return "sluice:{" + job + "}:cancel" }
+
+// LimitKey is the Redis counter of a job's LIMIT early stop.
+func LimitKey(job string) string { return "sluice:{" + job + "}:limit" }
+
+// RedisSignals reads job flags from Redis.
+type RedisSignals struct{ RDB redis.UniversalClient }
+
+// Cancelled reports whether job's cancel flag is set.
+func (s RedisSignals) Cancelled(ctx context.Context, job string) (bool, error) {
+	n, err := s.RDB.Exists(ctx, CancelKey(job)).Result()
+	return n > 0, err
+}

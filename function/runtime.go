@@ -1,0 +1,305 @@
+package function
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/function/exec"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+// Signals are the job-wide flags a running task polls between batches.
+// A nil Signals disables them.
+type Signals interface {
+	// Cancelled reports whether the job was cancelled.
+	Cancelled(ctx context.Context, job string) (bool, error)
+}
+
+// Runtime runs tasks. It is safe for concurrent use; one Runtime serves
+// every task of a process.
+type Runtime struct {
+	Bucket  objstore.Bucket
+	Signals Signals
+	Exec    exec.Options
+	Log     *slog.Logger
+
+	mu    sync.Mutex
+	plans map[string]*plan.Stage // plan fragments are immutable: cache by key
+}
+
+// NewRuntime returns a runtime reading and writing bucket.
+func NewRuntime(bucket objstore.Bucket, sig Signals, log *slog.Logger) *Runtime {
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return &Runtime{Bucket: bucket, Signals: sig, Log: log, plans: map[string]*plan.Stage{}}
+}
+
+// Handle is the core every adapter calls: encoded TaskSpec in, encoded
+// TaskResult out. It never fails: errors are reported in the result.
+func (r *Runtime) Handle(ctx context.Context, body []byte) []byte {
+	spec, err := DecodeSpec(body)
+	var res *TaskResult
+	if err != nil {
+		res = &TaskResult{Error: err.Error(), Kind: ErrUser}
+	} else {
+		res = r.Run(ctx, spec)
+	}
+	out, _ := json.Marshal(res)
+	return out
+}
+
+// Run executes one task attempt.
+func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
+	start := time.Now()
+	res := &TaskResult{Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt, Fence: spec.Fence}
+	log := r.Log.With("job", spec.Job, "stage", spec.Stage, "task", spec.Task, "attempt", spec.Attempt)
+	if !spec.Deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, spec.Deadline)
+		defer cancel()
+	}
+	err := r.run(ctx, spec, res)
+	res.Seconds = time.Since(start).Seconds()
+	if err != nil {
+		res.Error = err.Error()
+		res.Kind = Classify(err)
+		var lost *shuffle.CorruptError
+		if errors.As(err, &lost) {
+			res.LostStage = lost.Stage
+		}
+		log.Warn("task failed", "err", err, "kind", res.Kind)
+		return res
+	}
+	log.Debug("task done", "rows", res.Rows, "bytes", res.Bytes, "seconds", res.Seconds)
+	return res
+}
+
+// Classify says what kind of failure err is.
+func Classify(err error) ErrorKind {
+	var corrupt *shuffle.CorruptError
+	switch {
+	case errors.Is(err, errCancelled), errors.Is(err, context.Canceled):
+		return ErrCancelled
+	case errors.As(err, &corrupt), errors.Is(err, shuffle.ErrMissing):
+		return ErrInputLost
+	case plan.IsUserError(err):
+		return ErrUser
+	}
+	return ErrTransient
+}
+
+var errCancelled = errors.New("job cancelled")
+
+func (r *Runtime) stage(ctx context.Context, key string) (*plan.Stage, error) {
+	r.mu.Lock()
+	st, ok := r.plans[key]
+	r.mu.Unlock()
+	if ok {
+		return st, nil
+	}
+	b, err := r.Bucket.Get(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("read plan fragment %s: %w", key, err)
+	}
+	st, err = decodeStage(b)
+	if err != nil {
+		return nil, err
+	}
+	r.mu.Lock()
+	r.plans[key] = st
+	r.mu.Unlock()
+	return st, nil
+}
+
+func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) error {
+	st, err := r.stage(ctx, spec.PlanKey)
+	if err != nil {
+		return err
+	}
+	lv := &leaves{rt: r, spec: spec}
+	op, err := exec.Build(ctx, st.Root, lv, r.Exec)
+	if err != nil {
+		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
+	}
+	defer op.Close()
+	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{
+		Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt})
+	lastCheck := time.Now()
+	for {
+		rec, err := op.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			w.Abort()
+			return err
+		}
+		err = w.Write(ctx, rec)
+		rec.Release()
+		if err != nil {
+			w.Abort()
+			return fmt.Errorf("write shuffle output: %w", err)
+		}
+		if r.Signals != nil && time.Since(lastCheck) > 200*time.Millisecond {
+			lastCheck = time.Now()
+			if c, _ := r.Signals.Cancelled(ctx, spec.Job); c {
+				w.Abort()
+				return errCancelled
+			}
+		}
+	}
+	m, err := w.Close(ctx)
+	if err != nil {
+		return fmt.Errorf("commit shuffle output: %w", err)
+	}
+	res.Partitions = m.Partitions
+	res.Rows, res.Bytes = m.Rows, m.Bytes
+	res.InputRows, res.InputBytes, res.RowGroupsPruned = lv.rows, lv.bytes, lv.pruned
+	return nil
+}
+
+// leaves supplies scans of the task's splits and reads of its inputs.
+type leaves struct {
+	rt     *Runtime
+	spec   *TaskSpec
+	rows   int64
+	bytes  int64
+	pruned int
+}
+
+func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) {
+	if n.Scan.Format != "" && n.Scan.Format != "parquet" {
+		return nil, plan.UserErrorf("unsupported table format %q of table %s", n.Scan.Format, n.Scan.Table)
+	}
+	return &splitScan{l: l, n: n, splits: l.spec.Splits, schema: n.Schema.Arrow()}, nil
+}
+
+func (l *leaves) Exchange(ctx context.Context, n *plan.Node) (exec.Operator, error) {
+	var refs []shuffle.ObjectRef
+	for _, in := range l.spec.Inputs {
+		if in.Stage == n.Stage {
+			refs = append(refs, in.Objects...)
+		}
+	}
+	for _, ref := range refs {
+		l.bytes += ref.Bytes
+		l.rows += ref.Rows
+	}
+	return newExchangeReader(ctx, l.rt.Bucket, refs, n.Schema.Arrow()), nil
+}
+
+// splitScan reads the task's splits one after the other.
+type splitScan struct {
+	l      *leaves
+	n      *plan.Node
+	splits []Split
+	cur    exec.Operator
+	schema *arrow.Schema
+}
+
+func (s *splitScan) Schema() *arrow.Schema { return s.schema }
+
+func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if s.cur == nil {
+			if len(s.splits) == 0 {
+				return nil, io.EOF
+			}
+			sp := s.splits[0]
+			s.splits = s.splits[1:]
+			ra := objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size)
+			op, err := exec.NewParquetScan(ctx, ra, s.n, sp.RowGroups, s.l.rt.Exec)
+			if err != nil {
+				return nil, fmt.Errorf("scan %s: %w", sp.Key, err)
+			}
+			s.l.bytes += sp.Size
+			s.cur = op
+		}
+		rec, err := s.cur.Next(ctx)
+		if errors.Is(err, io.EOF) {
+			if p, ok := s.cur.(interface{ Pruned() int }); ok {
+				s.l.pruned += p.Pruned()
+			}
+			s.cur.Close()
+			s.cur = nil
+			continue
+		}
+		if err != nil {
+			return nil, err
+		}
+		s.l.rows += rec.NumRows()
+		return rec, nil
+	}
+}
+
+func (s *splitScan) Close() error {
+	if s.cur != nil {
+		return s.cur.Close()
+	}
+	return nil
+}
+
+// exchangeReader turns shuffle.ReadObjects' push stream into a pull-based
+// operator.
+type exchangeReader struct {
+	schema *arrow.Schema
+	ch     chan arrow.RecordBatch
+	done   chan struct{}
+	err    error
+	cancel context.CancelFunc
+}
+
+func newExchangeReader(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRef, schema *arrow.Schema) *exchangeReader {
+	ctx, cancel := context.WithCancel(ctx)
+	e := &exchangeReader{schema: schema, ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
+	go func() {
+		defer close(e.ch)
+		e.err = shuffle.ReadObjects(ctx, b, refs, func(rec arrow.RecordBatch) error {
+			rec.Retain()
+			select {
+			case e.ch <- rec:
+				return nil
+			case <-ctx.Done():
+				rec.Release()
+				return ctx.Err()
+			}
+		})
+	}()
+	return e
+}
+
+func (e *exchangeReader) Schema() *arrow.Schema { return e.schema }
+
+func (e *exchangeReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	select {
+	case rec, ok := <-e.ch:
+		if !ok {
+			if e.err != nil {
+				return nil, e.err
+			}
+			return nil, io.EOF
+		}
+		return rec, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+func (e *exchangeReader) Close() error {
+	e.cancel()
+	for rec := range e.ch {
+		rec.Release()
+	}
+	return nil
+}

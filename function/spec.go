@@ -1,0 +1,129 @@
+// Package function is sluice's task runtime: it decodes a TaskSpec, builds
+// the plan fragment's operator pipeline over the task's inputs, writes the
+// output through the shuffle writer and returns a TaskResult. The same
+// Handle core sits behind every adapter (in-process pool, HTTP, Lambda).
+package function
+
+import (
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// SpecVersion is the TaskSpec wire version this runtime understands.
+const SpecVersion = 1
+
+// TaskSpec tells a function what to run. It is JSON, small, and never
+// holds credentials: functions take those from their environment.
+type TaskSpec struct {
+	Version int    `json:"version"`
+	Job     string `json:"job"`
+	Stage   int    `json:"stage"`
+	Task    int    `json:"task"`
+	Attempt int    `json:"attempt"`
+	// Fence is the job's fencing token when the task was scheduled; the
+	// coordinator rejects results carrying a stale one.
+	Fence int64 `json:"fence"`
+	// Bucket and Prefix locate the job's objects.
+	Bucket string `json:"bucket"`
+	Prefix string `json:"prefix"`
+	// PlanKey is the object holding the stage's plan fragment (plan.Stage).
+	PlanKey string `json:"plan_key"`
+	// Splits are the table file pieces a scan stage's task reads.
+	Splits []Split `json:"splits,omitempty"`
+	// Inputs are, per upstream stage, the committed shuffle objects of
+	// the partitions this task reads.
+	Inputs []Input `json:"inputs,omitempty"`
+	// OutputPrefix is where this attempt writes its output objects and
+	// manifest (an attempt prefix of the shuffle layout).
+	OutputPrefix string `json:"output_prefix"`
+	// Limit, when > 0, is a bare LIMIT the job may stop at: the function
+	// adds the rows it emits to the Redis counter LimitKey and stops once
+	// the counter reaches Limit. (Used by LIMIT early stop.)
+	Limit    int64  `json:"limit,omitempty"`
+	LimitKey string `json:"limit_key,omitempty"`
+	// Deadline is when the coordinator stops waiting for this attempt.
+	Deadline time.Time `json:"deadline,omitzero"`
+}
+
+// Split is one table file and the row groups of it a task reads (nil: all).
+type Split struct {
+	Key       string `json:"key"`
+	Size      int64  `json:"size"`
+	RowGroups []int  `json:"row_groups,omitempty"`
+}
+
+// Input is what a task reads of one upstream stage.
+type Input struct {
+	Stage   int                  `json:"stage"`
+	Objects []shuffle.ObjectRef  `json:"objects"`
+}
+
+// ErrorKind classifies a failed task so the coordinator knows whether a
+// retry can help.
+type ErrorKind string
+
+const (
+	// ErrUser: the query itself is wrong (a type error at run time, a
+	// decimal overflow, a memory limit); retrying cannot help.
+	ErrUser ErrorKind = "user"
+	// ErrTransient: infrastructure trouble (S3, network); retry.
+	ErrTransient ErrorKind = "transient"
+	// ErrInputLost: an input object was missing or corrupt; the producing
+	// task must run again.
+	ErrInputLost ErrorKind = "input_lost"
+	// ErrCancelled: the job was cancelled or its LIMIT met.
+	ErrCancelled ErrorKind = "cancelled"
+)
+
+// TaskResult is what a function reports back.
+type TaskResult struct {
+	Job     string `json:"job"`
+	Stage   int    `json:"stage"`
+	Task    int    `json:"task"`
+	Attempt int    `json:"attempt"`
+	Fence   int64  `json:"fence"`
+	// Partitions are the non-empty output partitions written.
+	Partitions []shuffle.PartitionStat `json:"partitions,omitempty"`
+	Rows       int64                   `json:"rows"`
+	Bytes      int64                   `json:"bytes"`
+	// Metrics of the run.
+	InputRows       int64   `json:"input_rows"`
+	InputBytes      int64   `json:"input_bytes"`
+	RowGroupsPruned int     `json:"row_groups_pruned,omitempty"`
+	Seconds         float64 `json:"seconds"`
+	// Error, when set, says why the task failed; Kind says what to do.
+	Error     string    `json:"error,omitempty"`
+	Kind      ErrorKind `json:"kind,omitempty"`
+	LostStage int       `json:"lost_stage,omitempty"`
+}
+
+// Encode and Decode are the wire format shared by every adapter.
+func (s *TaskSpec) Encode() ([]byte, error) { return json.Marshal(s) }
+
+// DecodeSpec parses and checks a TaskSpec.
+func DecodeSpec(b []byte) (*TaskSpec, error) {
+	var s TaskSpec
+	if err := json.Unmarshal(b, &s); err != nil {
+		return nil, fmt.Errorf("decode task spec: %w", err)
+	}
+	if s.Version != SpecVersion {
+		return nil, fmt.Errorf("task spec version %d not supported (want %d)", s.Version, SpecVersion)
+	}
+	if s.Job == "" || s.PlanKey == "" || s.OutputPrefix == "" {
+		return nil, fmt.Errorf("task spec incomplete: job, plan_key and output_prefix are required")
+	}
+	return &s, nil
+}
+
+// Stage decodes a stage plan fragment.
+func decodeStage(b []byte) (*plan.Stage, error) {
+	var st plan.Stage
+	if err := json.Unmarshal(b, &st); err != nil {
+		return nil, fmt.Errorf("decode stage plan: %w", err)
+	}
+	return &st, nil
+}

@@ -1,0 +1,309 @@
+// Package local runs sluice's embedded stack on one machine: a MinIO server
+// (or an S3 endpoint you name), miniredis in-process (or a Redis URL), an
+// in-process pool of functions and the same coordinator code that runs as
+// a service elsewhere, with its HTTP API on a loopback port.
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/local/minioserver"
+	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/catalog"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+// Options configure the embedded stack.
+type Options struct {
+	// RedisURL, when set, is used instead of an in-process miniredis
+	// (redis://, rediss:// with TLS; user and password for AUTH).
+	RedisURL string
+	// S3, when its Endpoint is set, is used instead of starting MinIO.
+	S3 objstore.S3Config
+	// MinIOBin is the MinIO server binary (default: found by minioserver).
+	MinIOBin string
+	// Functions is the size of the in-process function pool.
+	Functions int
+	// Partitions is the hash partition count of shuffle exchanges.
+	Partitions int
+	// APIAddr is where the coordinator API listens (default a free
+	// loopback port).
+	APIAddr     string
+	Coordinator coordinator.Config
+	Log         *slog.Logger
+}
+
+// DefaultOptions returns the embedded stack's defaults.
+func DefaultOptions() Options {
+	return Options{Functions: 4, Partitions: 8, Coordinator: coordinator.DefaultConfig()}
+}
+
+// Stack is a running embedded stack.
+type Stack struct {
+	MinIO       *minioserver.Server
+	Miniredis   *miniredis.Miniredis
+	RDB         redis.UniversalClient
+	Bucket      *objstore.S3
+	S3          objstore.S3Config
+	RedisURL    string
+	Catalog     *catalog.Store
+	Runtime     *function.Runtime
+	Pool        *function.Pool
+	Coordinator *coordinator.Coordinator
+	APIURL      string
+
+	server *http.Server
+	opts   Options
+}
+
+// Start starts the stack. On error nothing is left running.
+func Start(ctx context.Context, opts Options) (s *Stack, err error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	if opts.Functions <= 0 {
+		opts.Functions = 4
+	}
+	if opts.Coordinator.Owner == "" {
+		opts.Coordinator = coordinator.DefaultConfig()
+	}
+	s = &Stack{opts: opts}
+	defer func() {
+		if err != nil {
+			s.Close()
+			s = nil
+		}
+	}()
+	// Redis.
+	if opts.RedisURL == "" {
+		s.Miniredis, err = miniredis.Run()
+		if err != nil {
+			return nil, fmt.Errorf("start miniredis: %w", err)
+		}
+		s.RedisURL = "redis://" + s.Miniredis.Addr()
+	} else {
+		s.RedisURL = opts.RedisURL
+	}
+	ropts, err := redis.ParseURL(s.RedisURL)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL %q: %w", redactURL(s.RedisURL), err)
+	}
+	ropts.DialTimeout = 3 * time.Second
+	s.RDB = redis.NewClient(ropts)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := s.RDB.Ping(pctx).Err(); err != nil {
+		return nil, fmt.Errorf("redis at %s unreachable: %w", ropts.Addr, err)
+	}
+	// S3.
+	s.S3 = opts.S3
+	if s.S3.Endpoint == "" {
+		s.MinIO, err = minioserver.Start(ctx, minioserver.Options{Bin: opts.MinIOBin})
+		if err != nil {
+			return nil, err
+		}
+		s.S3 = objstore.S3Config{Endpoint: s.MinIO.Endpoint, AccessKey: s.MinIO.AccessKey,
+			SecretKey: s.MinIO.SecretKey, Bucket: opts.Coordinator.Bucket, Region: "us-east-1"}
+	}
+	if s.S3.Bucket == "" {
+		s.S3.Bucket = opts.Coordinator.Bucket
+	}
+	opts.Coordinator.Bucket = s.S3.Bucket
+	s.Bucket, err = objstore.NewS3(ctx, s.S3)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Bucket.EnsureBucket(pctx); err != nil {
+		return nil, fmt.Errorf("S3 endpoint %s: %w", s.S3.Endpoint, err)
+	}
+	// Functions, catalog, coordinator, API.
+	s.Catalog = catalog.NewStore(s.RDB)
+	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
+	s.Pool = function.NewPool(s.Runtime, opts.Functions)
+	store := coordinator.NewStore(s.RDB)
+	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions}}
+	s.Coordinator = coordinator.New(opts.Coordinator, store, s.Bucket, pl, s.Catalog, s.Pool, opts.Log)
+	addr := opts.APIAddr
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("coordinator API listen on %s: %w", addr, err)
+	}
+	s.APIURL = "http://" + ln.Addr().String()
+	s.server = &http.Server{Handler: coordinator.NewAPI(s.Coordinator).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	go func() { _ = s.server.Serve(ln) }()
+	return s, nil
+}
+
+// Close stops everything the stack started. It is safe to call twice.
+func (s *Stack) Close() {
+	if s.server != nil {
+		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+		_ = s.server.Shutdown(ctx)
+		cancel()
+		s.server = nil
+	}
+	if s.Coordinator != nil {
+		s.Coordinator.Close()
+		s.Coordinator = nil
+	}
+	if s.RDB != nil {
+		_ = s.RDB.Close()
+		s.RDB = nil
+	}
+	if s.Miniredis != nil {
+		s.Miniredis.Close()
+		s.Miniredis = nil
+	}
+	if s.MinIO != nil {
+		_ = s.MinIO.Stop()
+		s.MinIO = nil
+	}
+}
+
+// TablesPrefix is where the stack uploads table files.
+func (s *Stack) TablesPrefix(table string) string {
+	p := strings.Trim(s.opts.Coordinator.Prefix, "/")
+	if p != "" {
+		p += "/"
+	}
+	return p + "tables/" + table + "/"
+}
+
+// LoadDir uploads every table folder under dir (DIR/<table>/*.parquet) to
+// the bucket and registers it in the catalog.
+func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	var out []*catalog.Table
+	for _, e := range entries {
+		if !e.IsDir() {
+			continue
+		}
+		files, _ := filepath.Glob(filepath.Join(dir, e.Name(), "*.parquet"))
+		if len(files) == 0 {
+			continue
+		}
+		sort.Strings(files)
+		name := strings.ToLower(e.Name())
+		for _, f := range files {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				return nil, err
+			}
+			if err := s.Bucket.Put(ctx, s.TablesPrefix(name)+filepath.Base(f), b); err != nil {
+				return nil, fmt.Errorf("upload %s: %w", f, err)
+			}
+		}
+		t, err := s.Register(ctx, name, s.TablesPrefix(name))
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, t)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("data dir %s has no table folders with .parquet files (expected DIR/<table>/*.parquet)", dir)
+	}
+	return out, nil
+}
+
+// Register adds the files under prefix as a table.
+func (s *Stack) Register(ctx context.Context, name, prefix string) (*catalog.Table, error) {
+	t, err := catalog.Inspect(ctx, s.Bucket, name, prefix)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Catalog.Put(ctx, t); err != nil {
+		return nil, err
+	}
+	return t, nil
+}
+
+// Result is a finished query's answer and what it took.
+type Result struct {
+	Job     string
+	Schema  *arrow.Schema
+	Records []arrow.RecordBatch
+	Status  *coordinator.JobStatus
+}
+
+// Release frees the result's batches.
+func (r *Result) Release() {
+	for _, rec := range r.Records {
+		rec.Release()
+	}
+}
+
+// Query runs sql through the coordinator API, as a remote client would,
+// and returns its result. progress, if set, is called on every poll.
+func (s *Stack) Query(ctx context.Context, sql string, adaptive *bool, progress func(*coordinator.JobStatus)) (*Result, error) {
+	return RunQuery(ctx, coordinator.NewClient(s.APIURL, ""), sql, adaptive, progress)
+}
+
+// RunQuery submits sql to a coordinator, waits for it and fetches the
+// result. A failed job's error is returned with its reason.
+func RunQuery(ctx context.Context, c *coordinator.Client, sql string, adaptive *bool, progress func(*coordinator.JobStatus)) (*Result, error) {
+	job, err := c.Submit(ctx, sql, adaptive)
+	if err != nil {
+		return nil, err
+	}
+	js, err := c.Wait(ctx, job, progress)
+	if err != nil {
+		return nil, err
+	}
+	if js.State != coordinator.StateSucceeded {
+		return &Result{Job: job, Status: js}, fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
+	}
+	schema, recs, err := c.Result(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Job: job, Schema: schema, Records: recs, Status: js}, nil
+}
+
+// SQLPlanner plans SQL against the catalog for the coordinator.
+type SQLPlanner struct {
+	Catalog planner.Catalog
+	Options planner.Options
+}
+
+// Plan implements coordinator.Planner.
+func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string, error) {
+	pl, err := planner.Plan(ctx, sql, p.Catalog, p.Options)
+	if err != nil {
+		return nil, "", err
+	}
+	return pl.Graph, planner.Explain(pl), nil
+}
+
+func redactURL(u string) string {
+	if i := strings.Index(u, "@"); i > 0 {
+		if j := strings.Index(u, "://"); j > 0 && j < i {
+			return u[:j+3] + "***" + u[i:]
+		}
+	}
+	return u
+}
+
+var _ = errors.New

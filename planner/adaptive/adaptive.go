@@ -1,0 +1,157 @@
+// Package adaptive is sluice's re-planner: after every stage finishes, an
+// ordered registry of named rules rewrites the part of the stage graph that
+// has not run yet, from the statistics the finished stages really produced.
+//
+// A rule is one file with a Rule value and one line in Rules(). Every rule is
+// idempotent: applying it to its own output changes nothing.
+package adaptive
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// PartitionStats are what one output partition of a finished stage holds,
+// summed over its committed tasks.
+type PartitionStats struct {
+	Partition int   `json:"partition"`
+	Rows      int64 `json:"rows"`
+	Bytes     int64 `json:"bytes"`
+}
+
+// StageStats are the statistics of a finished stage.
+type StageStats struct {
+	Rows       int64            `json:"rows"`
+	Bytes      int64            `json:"bytes"`
+	Partitions []PartitionStats `json:"partitions"` // non-empty partitions, by partition
+}
+
+// PartitionRows returns rows and bytes of partition p (zero if empty).
+func (s *StageStats) Partition(p int) PartitionStats {
+	i := sort.Search(len(s.Partitions), func(i int) bool { return s.Partitions[i].Partition >= p })
+	if i < len(s.Partitions) && s.Partitions[i].Partition == p {
+		return s.Partitions[i]
+	}
+	return PartitionStats{Partition: p}
+}
+
+// Config holds the re-planner's settings.
+type Config struct {
+	// TargetPartitionBytes is the size coalescing packs partitions toward.
+	TargetPartitionBytes int64 `json:"target_partition_bytes"`
+}
+
+// DefaultConfig returns the defaults documented in the README.
+func DefaultConfig() Config {
+	return Config{TargetPartitionBytes: 64 << 20}
+}
+
+// State is the view of a job a rule rewrites.
+type State struct {
+	Graph *plan.Graph
+	// Done holds the statistics of finished stages; a stage in Done never
+	// changes again.
+	Done map[int]*StageStats
+	// Running lists stages that have tasks in flight: rules must not change
+	// their fragments or task assignments.
+	Running map[int]bool
+	// Groups holds, for every not-yet-run stage that reads exchanges, the
+	// partitions each of its tasks reads (one task per group). A stage
+	// without exchange inputs (a scan stage) has no entry.
+	Groups map[int][][]int
+	// Skipped holds stages that will not run (their output is empty).
+	Skipped map[int]string
+	Config  Config
+}
+
+// Pending reports whether stage id may still be rewritten.
+func (s *State) Pending(id int) bool {
+	_, done := s.Done[id]
+	_, skipped := s.Skipped[id]
+	return !done && !skipped && !s.Running[id]
+}
+
+// Rule rewrites the pending part of a plan. Apply returns a note saying what
+// it changed, or "" when it changed nothing.
+type Rule interface {
+	Name() string
+	Apply(s *State) (note string, err error)
+}
+
+// Rules returns the registry in the order rules run:
+//  1. propagate-empty first, so no later rule spends effort on stages that
+//     will not run;
+//  2. coalesce-partitions last, once the shape of the plan is settled.
+func Rules() []Rule {
+	return []Rule{
+		PropagateEmpty{},
+		CoalescePartitions{},
+	}
+}
+
+// Fired is one rule application recorded in a round.
+type Fired struct {
+	Rule string `json:"rule"`
+	Note string `json:"note"`
+}
+
+// Round is one re-planning round, kept with the job for EXPLAIN ANALYZE.
+type Round struct {
+	Round     int     `json:"round"`
+	After     []int   `json:"after_stages"` // stages finished when it ran
+	Fired     []Fired `json:"fired"`
+	PlanAfter string  `json:"plan_after"`
+}
+
+// Replan runs every rule once, in order, and returns what fired.
+func Replan(s *State, rules []Rule) ([]Fired, error) {
+	var fired []Fired
+	for _, r := range rules {
+		note, err := r.Apply(s)
+		if err != nil {
+			return fired, fmt.Errorf("adaptive rule %s: %w", r.Name(), err)
+		}
+		if note != "" {
+			fired = append(fired, Fired{Rule: r.Name(), Note: note})
+		}
+	}
+	return fired, nil
+}
+
+// InitialGroups assigns one task per partition to every stage that reads
+// exchanges, before any statistics are known.
+func InitialGroups(g *plan.Graph) map[int][][]int {
+	out := map[int][][]int{}
+	for _, st := range g.Stages {
+		if len(st.Inputs) == 0 {
+			continue
+		}
+		n := 1
+		for _, in := range st.Inputs {
+			up := g.Stage(in)
+			if up.Output.Kind == plan.PartitionHash && up.Output.Count > n {
+				n = up.Output.Count
+			}
+		}
+		groups := make([][]int, n)
+		for p := range groups {
+			groups[p] = []int{p}
+		}
+		out[st.ID] = groups
+	}
+	return out
+}
+
+// hashInputs returns the upstream stages of st whose output is hash
+// partitioned (the inputs whose partitions are split among st's tasks).
+func hashInputs(g *plan.Graph, st *plan.Stage) []int {
+	var out []int
+	for _, in := range st.Inputs {
+		if g.Stage(in).Output.Kind == plan.PartitionHash {
+			out = append(out, in)
+		}
+	}
+	return out
+}

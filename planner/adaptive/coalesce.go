@@ -1,0 +1,99 @@
+package adaptive
+
+import (
+	"fmt"
+	"strings"
+)
+
+// CoalescePartitions packs adjacent small shuffle partitions into one task.
+//
+// Trigger: every hash-partitioned input of a pending stage has finished.
+// Partitions are taken in order and packed while the bytes of the group
+// (summed over all hash inputs, so the sides of a join stay aligned) stay
+// within Config.TargetPartitionBytes; a partition that is empty in every
+// input gets no task at all. Fewer tasks means fewer functions invoked.
+//
+// Safe because a task reading partitions {p, q} computes exactly the union
+// of what tasks for p and for q would: rows of one key never span groups.
+type CoalescePartitions struct{}
+
+func (CoalescePartitions) Name() string { return "coalesce-partitions" }
+
+func (CoalescePartitions) Apply(s *State) (string, error) {
+	var notes []string
+	for _, st := range s.Graph.Stages {
+		if !s.Pending(st.ID) {
+			continue
+		}
+		ins := hashInputs(s.Graph, st)
+		if len(ins) == 0 {
+			continue
+		}
+		ready := true
+		for _, in := range ins {
+			if _, ok := s.Done[in]; !ok {
+				ready = false
+			}
+		}
+		if !ready {
+			continue
+		}
+		n := 0
+		for _, in := range ins {
+			if c := s.Graph.Stage(in).Output.Count; c > n {
+				n = c
+			}
+		}
+		var groups [][]int
+		var cur []int
+		var curBytes int64
+		for p := 0; p < n; p++ {
+			var b, rows int64
+			for _, in := range ins {
+				ps := s.Done[in].Partition(p)
+				b += ps.Bytes
+				rows += ps.Rows
+			}
+			if b == 0 && rows == 0 {
+				continue
+			}
+			if len(cur) > 0 && curBytes+b > s.Config.TargetPartitionBytes {
+				groups = append(groups, cur)
+				cur, curBytes = nil, 0
+			}
+			cur = append(cur, p)
+			curBytes += b
+		}
+		if len(cur) > 0 {
+			groups = append(groups, cur)
+		}
+		if len(groups) == 0 {
+			continue // every partition empty: propagate-empty's business
+		}
+		if equalGroups(groups, s.Groups[st.ID]) {
+			continue
+		}
+		before := len(s.Groups[st.ID])
+		s.Groups[st.ID] = groups
+		notes = append(notes, fmt.Sprintf("stage %d: %d partitions -> %d tasks (target %d bytes)",
+			st.ID, before, len(groups), s.Config.TargetPartitionBytes))
+	}
+	return strings.Join(notes, "; "), nil
+}
+
+func equalGroups(a, b [][]int) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if len(a[i]) != len(b[i]) {
+			return false
+		}
+		for j := range a[i] {
+			if a[i][j] != b[i][j] {
+				return false
+			}
+		}
+	}
+	return true
+}

@@ -1,0 +1,162 @@
+package adaptive
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// PropagateEmpty turns the consumers of empty inputs into empty results.
+//
+// Trigger: a finished (or skipped) stage produced zero rows. Every exchange
+// leaf reading it becomes an Empty leaf, and operators over an empty input
+// that can only produce no rows (filter, project, sort, limit, grouped
+// aggregation) collapse into Empty too. A stage whose whole fragment
+// collapses is skipped: no function is invoked for it, and its own consumers
+// see an empty input in turn. A stage all of whose consumers are skipped is
+// skipped as well, since nothing would read what it writes.
+//
+// Safe because each collapse is exact SQL semantics: an aggregation without
+// GROUP BY over no rows still yields one row, so it is kept and runs.
+type PropagateEmpty struct{}
+
+func (PropagateEmpty) Name() string { return "propagate-empty" }
+
+func (PropagateEmpty) Apply(s *State) (string, error) {
+	var notes []string
+	for changed := true; changed; {
+		changed = false
+		for _, st := range s.Graph.Stages {
+			if !s.Pending(st.ID) {
+				continue
+			}
+			var empty []int
+			for _, in := range st.Inputs {
+				if s.isEmpty(in) {
+					empty = append(empty, in)
+				}
+			}
+			if len(empty) > 0 && replaceExchanges(st.Root, empty) {
+				st.Root = collapse(st.Root)
+				changed = true
+				if st.Root.Kind == plan.KindEmpty {
+					s.skip(st.ID, fmt.Sprintf("input stage %s is empty", joinInts(empty)))
+					notes = append(notes, fmt.Sprintf("stage %d skipped: input stage %s empty", st.ID, joinInts(empty)))
+				} else {
+					notes = append(notes, fmt.Sprintf("stage %d: input stage %s empty, fragment reduced", st.ID, joinInts(empty)))
+					s.Groups[st.ID] = [][]int{{0}}
+				}
+			}
+		}
+		// Stages whose every consumer is skipped are useless.
+		for _, st := range s.Graph.Stages {
+			if !s.Pending(st.ID) || st.ID == s.Graph.Result {
+				continue
+			}
+			cons := s.Graph.Consumers(st.ID)
+			if len(cons) == 0 {
+				continue
+			}
+			all := true
+			for _, c := range cons {
+				if _, sk := s.Skipped[c]; !sk {
+					all = false
+				}
+			}
+			if all {
+				s.skip(st.ID, "no consumer needs its output")
+				notes = append(notes, fmt.Sprintf("stage %d skipped: every consumer skipped", st.ID))
+				changed = true
+			}
+		}
+	}
+	return strings.Join(notes, "; "), nil
+}
+
+func (s *State) isEmpty(id int) bool {
+	if _, sk := s.Skipped[id]; sk {
+		return true
+	}
+	st, ok := s.Done[id]
+	return ok && st.Rows == 0
+}
+
+func (s *State) skip(id int, why string) {
+	if s.Skipped == nil {
+		s.Skipped = map[int]string{}
+	}
+	s.Skipped[id] = why
+	delete(s.Groups, id)
+}
+
+// replaceExchanges replaces exchange leaves reading any of stages with Empty
+// leaves of the same schema; it reports whether it replaced any.
+func replaceExchanges(n *plan.Node, stages []int) bool {
+	changed := false
+	for i, c := range n.Inputs {
+		if c.Kind == plan.KindExchange && containsInt(stages, c.Stage) {
+			n.Inputs[i] = &plan.Node{Kind: plan.KindEmpty, Schema: c.Schema, Limit: -1}
+			changed = true
+			continue
+		}
+		if replaceExchanges(c, stages) {
+			changed = true
+		}
+	}
+	if n.Kind == plan.KindExchange && containsInt(stages, n.Stage) {
+		*n = plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
+		changed = true
+	}
+	return changed
+}
+
+// collapse folds operators over Empty inputs into Empty, bottom up.
+func collapse(n *plan.Node) *plan.Node {
+	for i, c := range n.Inputs {
+		n.Inputs[i] = collapse(c)
+	}
+	if len(n.Inputs) == 0 {
+		return n
+	}
+	allEmpty := true
+	for _, c := range n.Inputs {
+		if c.Kind != plan.KindEmpty {
+			allEmpty = false
+		}
+	}
+	if !allEmpty {
+		return n
+	}
+	switch n.Kind {
+	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit:
+		return &plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
+	case plan.KindAggregate:
+		// Partial aggregation never emits a row for no input; final and
+		// single emit one row when there is no GROUP BY.
+		if n.Aggregate.Mode == plan.AggPartial || len(n.Aggregate.GroupBy) > 0 {
+			return &plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
+		}
+	}
+	return n
+}
+
+func containsInt(xs []int, x int) bool {
+	for _, y := range xs {
+		if y == x {
+			return true
+		}
+	}
+	return false
+}
+
+func joinInts(xs []int) string {
+	xs = append([]int(nil), xs...)
+	sort.Ints(xs)
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ",")
+}

@@ -1,0 +1,205 @@
+// Package catalog keeps sluice's table catalog in Redis: every registered
+// table's schema (from Parquet footers), its files and their row groups,
+// and its row and byte counts.
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"sort"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+// ErrUnknownTable is returned for a table that is not registered.
+var ErrUnknownTable = errors.New("unknown table")
+
+// Table is a registered table.
+type Table struct {
+	Name     string             `json:"name"`
+	Format   string             `json:"format"`
+	Location string             `json:"location"` // bucket prefix of its files
+	Columns  []plan.Field       `json:"columns"`
+	Files    []coordinator.File `json:"files"`
+	Rows     int64              `json:"rows"`
+	Bytes    int64              `json:"bytes"`
+}
+
+const catalogKey = "sluice:catalog"
+
+// Store is the catalog in Redis.
+type Store struct{ rdb redis.UniversalClient }
+
+// NewStore returns the catalog kept in rdb.
+func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+
+var nameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+
+// Put registers or replaces a table.
+func (s *Store) Put(ctx context.Context, t *Table) error {
+	if !nameRE.MatchString(t.Name) {
+		return fmt.Errorf("invalid table name %q: use lower-case letters, digits and _", t.Name)
+	}
+	b, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	if err := s.rdb.HSet(ctx, catalogKey, t.Name, b).Err(); err != nil {
+		return fmt.Errorf("register table %s: %w", t.Name, err)
+	}
+	return nil
+}
+
+// Get returns a registered table.
+func (s *Store) Get(ctx context.Context, name string) (*Table, error) {
+	b, err := s.rdb.HGet(ctx, catalogKey, strings.ToLower(name)).Bytes()
+	if errors.Is(err, redis.Nil) {
+		return nil, fmt.Errorf("%w: %s", ErrUnknownTable, name)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	var t Table
+	if err := json.Unmarshal(b, &t); err != nil {
+		return nil, fmt.Errorf("decode table %s: %w", name, err)
+	}
+	return &t, nil
+}
+
+// List returns every registered table, by name.
+func (s *Store) List(ctx context.Context) ([]*Table, error) {
+	m, err := s.rdb.HGetAll(ctx, catalogKey).Result()
+	if err != nil {
+		return nil, fmt.Errorf("read catalog: %w", err)
+	}
+	var out []*Table
+	for _, v := range m {
+		var t Table
+		if err := json.Unmarshal([]byte(v), &t); err != nil {
+			return nil, err
+		}
+		out = append(out, &t)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out, nil
+}
+
+// Drop removes a table from the catalog (its files stay).
+func (s *Store) Drop(ctx context.Context, name string) error {
+	return s.rdb.HDel(ctx, catalogKey, name).Err()
+}
+
+// Files implements coordinator.Tables.
+func (s *Store) Files(ctx context.Context, name string) ([]coordinator.File, error) {
+	t, err := s.Get(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return t.Files, nil
+}
+
+// Table implements planner.Catalog.
+func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, error) {
+	t, err := s.Get(ctx, name)
+	if errors.Is(err, ErrUnknownTable) {
+		return nil, fmt.Errorf("%w: %s", planner.ErrUnknownTable, name)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes}, nil
+}
+
+// Inspect builds a table's catalog entry from the Parquet files under
+// prefix: the schema from the footers (all files must agree), and the row
+// groups of every file. It reads footers only, through ranged GETs.
+func Inspect(ctx context.Context, b objstore.Bucket, name, prefix string) (*Table, error) {
+	prefix = strings.TrimSuffix(prefix, "/") + "/"
+	objs, err := b.List(ctx, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", prefix, err)
+	}
+	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix}
+	for _, o := range objs {
+		if path.Ext(o.Key) != ".parquet" {
+			continue
+		}
+		f, cols, err := inspectFile(ctx, b, o)
+		if err != nil {
+			return nil, fmt.Errorf("table %s: %w", name, err)
+		}
+		if t.Columns == nil {
+			t.Columns = cols
+		} else if !sameColumns(t.Columns, cols) {
+			return nil, fmt.Errorf("table %s: file %s has a different schema than the others", name, o.Key)
+		}
+		t.Files = append(t.Files, f)
+		for _, rg := range f.RowGroups {
+			t.Rows += rg.Rows
+		}
+		t.Bytes += f.Size
+	}
+	if len(t.Files) == 0 {
+		return nil, fmt.Errorf("table %s: no .parquet files under %s", name, prefix)
+	}
+	return t, nil
+}
+
+func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) (coordinator.File, []plan.Field, error) {
+	ra := objstore.NewReaderAt(ctx, b, o.Key, o.Size)
+	pf, err := file.NewParquetReader(ra)
+	if err != nil {
+		return coordinator.File{}, nil, fmt.Errorf("read parquet footer of %s: %w", o.Key, err)
+	}
+	defer pf.Close()
+	md := pf.MetaData()
+	sch, err := pqarrow.FromParquet(md.Schema, nil, md.KeyValueMetadata())
+	if err != nil {
+		return coordinator.File{}, nil, fmt.Errorf("schema of %s: %w", o.Key, err)
+	}
+	cols := make([]plan.Field, 0, sch.NumFields())
+	for _, f := range sch.Fields() {
+		t, ok := plan.FromArrow(f.Type)
+		if !ok {
+			return coordinator.File{}, nil, fmt.Errorf("column %s of %s has unsupported type %s", f.Name, o.Key, f.Type)
+		}
+		cols = append(cols, plan.Field{Name: strings.ToLower(f.Name), Type: t, Nullable: f.Nullable})
+	}
+	out := coordinator.File{Key: o.Key, Size: o.Size}
+	for i := 0; i < md.NumRowGroups(); i++ {
+		rg := md.RowGroup(i)
+		var compressed int64
+		for c := 0; c < rg.NumColumns(); c++ {
+			cc, err := rg.ColumnChunk(c)
+			if err == nil {
+				compressed += cc.TotalCompressedSize()
+			}
+		}
+		out.RowGroups = append(out.RowGroups, coordinator.RowGroup{Rows: rg.NumRows(), Bytes: compressed})
+	}
+	return out, cols, nil
+}
+
+func sameColumns(a, b []plan.Field) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i].Name != b[i].Name || a[i].Type != b[i].Type {
+			return false
+		}
+	}
+	return true
+}

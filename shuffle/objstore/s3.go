@@ -1,0 +1,675 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"sort"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"syscall"
+	"time"
+
+	"github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
+)
+
+// S3Config configures an S3 bucket. Endpoint may be host[:port] or a URL
+// (http:// or https://, which then decides UseSSL). An empty Endpoint means
+// AWS S3 (s3.amazonaws.com). Empty keys mean credentials from the
+// environment (AWS_* variables, then the EC2/ECS/Lambda role).
+type S3Config struct {
+	Endpoint     string
+	AccessKey    string
+	SecretKey    string
+	SessionToken string // optional (temporary credentials, e.g. on Lambda)
+	Bucket       string
+	Region       string // default "us-east-1" for non-AWS endpoints
+	UseSSL       bool
+
+	// DialTimeout bounds connecting to the endpoint (default 5s), so an
+	// unreachable endpoint fails in seconds, not minutes.
+	DialTimeout time.Duration
+	// Retry bounds the retries of transient failures; zero value: defaults.
+	Retry RetryPolicy
+	// PartSize is the multipart upload part size for large objects
+	// (default: minio-go's choice, 16 MiB minimum).
+	PartSize uint64
+}
+
+// S3ConfigFromEnv reads SLUICE_S3_ENDPOINT, AWS_ACCESS_KEY_ID,
+// AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, SLUICE_S3_BUCKET, AWS_REGION
+// and SLUICE_S3_SSL (a bool; when unset, SSL is used for AWS and for
+// https:// endpoints only).
+func S3ConfigFromEnv() S3Config {
+	cfg := S3Config{
+		Endpoint:     os.Getenv("SLUICE_S3_ENDPOINT"),
+		AccessKey:    os.Getenv("AWS_ACCESS_KEY_ID"),
+		SecretKey:    os.Getenv("AWS_SECRET_ACCESS_KEY"),
+		SessionToken: os.Getenv("AWS_SESSION_TOKEN"),
+		Bucket:       os.Getenv("SLUICE_S3_BUCKET"),
+		Region:       os.Getenv("AWS_REGION"),
+	}
+	if v, ok := os.LookupEnv("SLUICE_S3_SSL"); ok && v != "" {
+		cfg.UseSSL, _ = strconv.ParseBool(v)
+	} else {
+		cfg.UseSSL = cfg.Endpoint == "" || strings.HasPrefix(cfg.Endpoint, "https://")
+	}
+	return cfg
+}
+
+// RetryPolicy bounds the retries of transient errors (5xx, 429, SlowDown,
+// timeouts, connection resets). 4xx errors other than 408 and 429 are
+// never retried.
+type RetryPolicy struct {
+	Attempts int           // total attempts, default 4
+	Base     time.Duration // first backoff, default 100ms; doubles per attempt
+	Max      time.Duration // backoff cap, default 2s
+}
+
+func (p RetryPolicy) withDefaults() RetryPolicy {
+	if p.Attempts <= 0 {
+		p.Attempts = 4
+	}
+	if p.Base <= 0 {
+		p.Base = 100 * time.Millisecond
+	}
+	if p.Max <= 0 {
+		p.Max = 2 * time.Second
+	}
+	return p
+}
+
+// S3 is a Bucket on an S3-compatible store.
+type S3 struct {
+	client   *minio.Client
+	core     minio.Core
+	bucket   string
+	endpoint string // scheme://host:port, for messages
+	region   string
+	retry    RetryPolicy
+	partSize uint64
+	stats    *countingTransport
+	tr       *http.Transport
+}
+
+var _ Bucket = (*S3)(nil)
+
+// NewS3 returns an S3 bucket client. It does not touch the network.
+func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
+	if cfg.Bucket == "" {
+		return nil, errors.New("objstore: S3 bucket name is empty (set SLUICE_S3_BUCKET)")
+	}
+	endpoint, secure := cfg.Endpoint, cfg.UseSSL
+	if strings.Contains(endpoint, "://") {
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return nil, fmt.Errorf("objstore: S3 endpoint %q: %w", cfg.Endpoint, err)
+		}
+		switch u.Scheme {
+		case "http":
+			secure = false
+		case "https":
+			secure = true
+		default:
+			return nil, fmt.Errorf("objstore: S3 endpoint %q: scheme must be http or https", cfg.Endpoint)
+		}
+		if u.Path != "" && u.Path != "/" {
+			return nil, fmt.Errorf("objstore: S3 endpoint %q: must not have a path", cfg.Endpoint)
+		}
+		endpoint = u.Host
+	}
+	isAWS := endpoint == "" || strings.HasSuffix(endpoint, "amazonaws.com")
+	if endpoint == "" {
+		endpoint, secure = "s3.amazonaws.com", true
+	}
+	region := cfg.Region
+	if region == "" && !isAWS {
+		region = "us-east-1" // no bucket-location round trip for MinIO & co.
+	}
+	var creds *credentials.Credentials
+	if cfg.AccessKey != "" || cfg.SecretKey != "" {
+		creds = credentials.NewStaticV4(cfg.AccessKey, cfg.SecretKey, cfg.SessionToken)
+	} else {
+		creds = credentials.NewChainCredentials([]credentials.Provider{
+			&credentials.EnvAWS{}, &credentials.EnvMinio{}, &credentials.IAM{},
+		})
+	}
+	dial := cfg.DialTimeout
+	if dial <= 0 {
+		dial = 5 * time.Second
+	}
+	tr, err := minio.DefaultTransport(secure)
+	if err != nil {
+		return nil, fmt.Errorf("objstore: %w", err)
+	}
+	tr.DialContext = (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext
+	tr.ResponseHeaderTimeout = 2 * time.Minute
+	tr.MaxIdleConnsPerHost = 64
+	ct := &countingTransport{next: tr}
+	client, err := minio.New(endpoint, &minio.Options{
+		Creds:      creds,
+		Secure:     secure,
+		Region:     region,
+		Transport:  ct,
+		MaxRetries: 1, // we retry ourselves, bounded (see RetryPolicy)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("objstore: S3 endpoint %q: %w", cfg.Endpoint, err)
+	}
+	scheme := "http"
+	if secure {
+		scheme = "https"
+	}
+	return &S3{
+		client:   client,
+		core:     minio.Core{Client: client},
+		bucket:   cfg.Bucket,
+		endpoint: scheme + "://" + endpoint,
+		region:   region,
+		retry:    cfg.Retry.withDefaults(),
+		partSize: cfg.PartSize,
+		stats:    ct,
+		tr:       tr,
+	}, nil
+}
+
+// Name returns "s3://<bucket>".
+func (s *S3) Name() string { return "s3://" + s.bucket }
+
+// Endpoint returns the endpoint URL.
+func (s *S3) Endpoint() string { return s.endpoint }
+
+// Client returns the underlying minio-go client.
+func (s *S3) Client() *minio.Client { return s.client }
+
+// Stats returns the request counters so far (all attempts, retries
+// included).
+func (s *S3) Stats() RequestStats { return s.stats.snapshot() }
+
+// Close releases idle connections.
+func (s *S3) Close() error {
+	s.tr.CloseIdleConnections()
+	return nil
+}
+
+// EnsureBucket creates the bucket if it does not exist.
+func (s *S3) EnsureBucket(ctx context.Context) error {
+	return s.do(ctx, "create bucket", "", func(ctx context.Context) error {
+		ok, err := s.client.BucketExists(ctx, s.bucket)
+		if err != nil {
+			return err
+		}
+		if ok {
+			return nil
+		}
+		err = s.client.MakeBucket(ctx, s.bucket, minio.MakeBucketOptions{Region: s.region})
+		if code := minio.ToErrorResponse(err).Code; code == "BucketAlreadyOwnedByYou" || code == "BucketAlreadyExists" {
+			return nil
+		}
+		return err
+	})
+}
+
+// Put implements Bucket.
+func (s *S3) Put(ctx context.Context, key string, data []byte) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	return s.do(ctx, "PUT", key, func(ctx context.Context) error {
+		_, err := s.client.PutObject(ctx, s.bucket, key, bytes.NewReader(data), int64(len(data)), s.putOptions())
+		return err
+	})
+}
+
+// PutReader implements Bucket. The upload is retried only when r is an
+// io.Seeker (it is rewound to its position at the call).
+func (s *S3) PutReader(ctx context.Context, key string, r io.Reader, size int64) error {
+	if err := ValidateKey(key); err != nil {
+		return err
+	}
+	seeker, _ := r.(io.Seeker)
+	var start int64
+	if seeker != nil {
+		var err error
+		if start, err = seeker.Seek(0, io.SeekCurrent); err != nil {
+			seeker = nil
+		}
+	}
+	attempts := s.retry.Attempts
+	if seeker == nil {
+		attempts = 1 // the body cannot be sent again
+	}
+	attempt := 0
+	return s.doN(ctx, "PUT", key, attempts, func(ctx context.Context) error {
+		attempt++
+		if attempt > 1 {
+			if _, err := seeker.Seek(start, io.SeekStart); err != nil {
+				return errNoRetry{err}
+			}
+		}
+		info, err := s.client.PutObject(ctx, s.bucket, key, r, size, s.putOptions())
+		if err == nil && size >= 0 && info.Size != size {
+			return errNoRetry{fmt.Errorf("short upload: %d of %d bytes", info.Size, size)}
+		}
+		return err
+	})
+}
+
+func (s *S3) putOptions() minio.PutObjectOptions {
+	return minio.PutObjectOptions{
+		ContentType: "application/octet-stream",
+		PartSize:    s.partSize,
+		NumThreads:  4,
+	}
+}
+
+// Get implements Bucket.
+func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	return s.get(ctx, key, minio.GetObjectOptions{})
+}
+
+// GetRange implements Bucket.
+func (s *S3) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	if err := ValidateKey(key); err != nil {
+		return nil, err
+	}
+	if off < 0 {
+		return nil, fmt.Errorf("objstore: GET %s/%s: offset %d: %w", s.Name(), key, off, ErrInvalidRange)
+	}
+	if n == 0 {
+		info, err := s.Stat(ctx, key)
+		if err != nil {
+			return nil, err
+		}
+		if off > info.Size {
+			return nil, s.rangeErr(key, off, info.Size)
+		}
+		return []byte{}, nil
+	}
+	var opts minio.GetObjectOptions
+	switch {
+	case n > 0:
+		opts.SetRange(off, off+n-1)
+	case off > 0:
+		opts.SetRange(off, 0)
+	}
+	data, err := s.get(ctx, key, opts)
+	if err != nil && errors.Is(err, ErrInvalidRange) {
+		// S3 answers 416 for off >= size; off == size is an empty read.
+		info, serr := s.Stat(ctx, key)
+		if serr != nil {
+			return nil, serr
+		}
+		if off == info.Size {
+			return []byte{}, nil
+		}
+		return nil, s.rangeErr(key, off, info.Size)
+	}
+	return data, err
+}
+
+func (s *S3) rangeErr(key string, off, size int64) error {
+	return fmt.Errorf("objstore: GET %s/%s: offset %d past end %d: %w", s.Name(), key, off, size, ErrInvalidRange)
+}
+
+func (s *S3) get(ctx context.Context, key string, opts minio.GetObjectOptions) ([]byte, error) {
+	var out []byte
+	err := s.do(ctx, "GET", key, func(ctx context.Context) error {
+		body, info, _, err := s.core.GetObject(ctx, s.bucket, key, opts)
+		if err != nil {
+			return err
+		}
+		defer body.Close()
+		if info.Size >= 0 {
+			buf := make([]byte, info.Size)
+			if _, err := io.ReadFull(body, buf); err != nil {
+				return fmt.Errorf("reading body: %w", err)
+			}
+			out = buf
+			return nil
+		}
+		buf, err := io.ReadAll(body)
+		if err != nil {
+			return fmt.Errorf("reading body: %w", err)
+		}
+		out = buf
+		return nil
+	})
+	return out, err
+}
+
+// Stat implements Bucket.
+func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
+	if err := ValidateKey(key); err != nil {
+		return ObjectInfo{}, err
+	}
+	var out ObjectInfo
+	err := s.do(ctx, "HEAD", key, func(ctx context.Context) error {
+		info, err := s.client.StatObject(ctx, s.bucket, key, minio.StatObjectOptions{})
+		if err != nil {
+			return err
+		}
+		out = ObjectInfo{Key: key, Size: info.Size}
+		return nil
+	})
+	return out, err
+}
+
+// List implements Bucket.
+func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
+	if err := ValidatePrefix(prefix); err != nil {
+		return nil, err
+	}
+	var out []ObjectInfo
+	err := s.do(ctx, "LIST", prefix, func(ctx context.Context) error {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel() // stops minio-go's listing goroutine on early return
+		out = out[:0]
+		for obj := range s.client.ListObjects(ctx, s.bucket, minio.ListObjectsOptions{Prefix: prefix, Recursive: true}) {
+			if obj.Err != nil {
+				return obj.Err
+			}
+			if strings.HasSuffix(obj.Key, "/") && obj.Size == 0 {
+				continue // a "directory marker", not an object of ours
+			}
+			out = append(out, ObjectInfo{Key: obj.Key, Size: obj.Size})
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Key < out[j].Key })
+	return out, nil
+}
+
+// Delete implements Bucket.
+func (s *S3) Delete(ctx context.Context, keys ...string) error {
+	for _, k := range keys {
+		if err := ValidateKey(k); err != nil {
+			return err
+		}
+	}
+	switch len(keys) {
+	case 0:
+		return nil
+	case 1:
+		return s.do(ctx, "DELETE", keys[0], func(ctx context.Context) error {
+			err := s.client.RemoveObject(ctx, s.bucket, keys[0], minio.RemoveObjectOptions{})
+			if minio.ToErrorResponse(err).Code == "NoSuchKey" {
+				return nil
+			}
+			return err
+		})
+	}
+	// Multi-object delete (1000 keys per request); retry the keys that
+	// failed.
+	pending := keys
+	return s.do(ctx, "DELETE", fmt.Sprintf("%d keys", len(keys)), func(ctx context.Context) error {
+		ch := make(chan minio.ObjectInfo, len(pending))
+		for _, k := range pending {
+			ch <- minio.ObjectInfo{Key: k}
+		}
+		close(ch)
+		var failed []string
+		var first error
+		for r := range s.client.RemoveObjects(ctx, s.bucket, ch, minio.RemoveObjectsOptions{}) {
+			if r.Err == nil || minio.ToErrorResponse(r.Err).Code == "NoSuchKey" {
+				continue
+			}
+			if r.ObjectName != "" {
+				failed = append(failed, r.ObjectName)
+			}
+			if first == nil {
+				first = r.Err
+			}
+		}
+		if first != nil && len(failed) > 0 {
+			pending = failed
+		}
+		return first
+	})
+}
+
+// DeletePrefix implements Bucket.
+func (s *S3) DeletePrefix(ctx context.Context, prefix string) error {
+	if prefix == "" {
+		return &KeyError{Key: prefix, Reason: "DeletePrefix needs a non-empty prefix"}
+	}
+	objs, err := s.List(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	keys := make([]string, len(objs))
+	for i, o := range objs {
+		keys[i] = o.Key
+	}
+	return s.Delete(ctx, keys...)
+}
+
+// errNoRetry marks an error that must not be retried.
+type errNoRetry struct{ err error }
+
+func (e errNoRetry) Error() string { return e.err.Error() }
+func (e errNoRetry) Unwrap() error { return e.err }
+
+// do runs f with bounded retries of transient errors and wraps the final
+// error with the operation, bucket, key and endpoint; NoSuchKey maps to
+// ErrNotFound and InvalidRange to ErrInvalidRange.
+func (s *S3) do(ctx context.Context, op, key string, f func(context.Context) error) error {
+	return s.doN(ctx, op, key, s.retry.Attempts, f)
+}
+
+func (s *S3) doN(ctx context.Context, op, key string, attempts int, f func(context.Context) error) error {
+	p := s.retry
+	var err error
+	backoff := p.Base
+	for attempt := 1; ; attempt++ {
+		err = f(ctx)
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || attempt >= attempts || !retryable(err) {
+			break
+		}
+		// A dial failure (unreachable endpoint) gets one retry only, so
+		// that a wrong endpoint fails fast.
+		if isDialError(err) && attempt >= 2 {
+			break
+		}
+		t := time.NewTimer(backoff)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return s.wrap(op, key, attempt, ctx.Err())
+		case <-t.C:
+		}
+		backoff *= 2
+		if backoff > p.Max {
+			backoff = p.Max
+		}
+	}
+	return s.wrap(op, key, 0, err)
+}
+
+func (s *S3) wrap(op, key string, _ int, err error) error {
+	where := s.Name()
+	if key != "" {
+		where += "/" + key
+	}
+	var ne errNoRetry
+	if errors.As(err, &ne) {
+		err = ne.err
+	}
+	var resp minio.ErrorResponse
+	errors.As(err, &resp)
+	switch {
+	case resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket":
+		return fmt.Errorf("objstore: %s %s: %w", op, where, ErrNotFound)
+	case resp.Code == "InvalidRange" || resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
+		return fmt.Errorf("objstore: %s %s: %w", op, where, ErrInvalidRange)
+	}
+	return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, err)
+}
+
+var retryableCodes = map[string]bool{
+	"SlowDown": true, "SlowDownRead": true, "SlowDownWrite": true,
+	"InternalError": true, "ServiceUnavailable": true, "RequestTimeout": true,
+	"RequestTimeTooSkewed": false, "Throttling": true, "ThrottlingException": true,
+	"RequestLimitExceeded": true, "RequestThrottled": true,
+	"XMinioServerNotInitialized": true, "XMinioReadQuorum": true, "XMinioWriteQuorum": true,
+	"OperationAborted": true,
+}
+
+// retryable reports whether err is transient: an S3 error with a
+// retryable code or a 5xx/408/429 status, or a transport failure (timeout,
+// reset, refused, unexpected EOF). Other S3 errors (4xx: access denied, no
+// such bucket, bad request...) are not.
+func retryable(err error) bool {
+	var ne errNoRetry
+	if errors.As(err, &ne) {
+		return false
+	}
+	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return false
+	}
+	var er minio.ErrorResponse
+	if errors.As(err, &er) {
+		if v, ok := retryableCodes[er.Code]; ok {
+			return v
+		}
+		switch {
+		case er.StatusCode >= 500, er.StatusCode == 408, er.StatusCode == 429:
+			return true
+		}
+		// 4xx, and errors minio-go synthesizes for invalid arguments, are
+		// not transient.
+		return false
+	}
+	var kerr *KeyError
+	if errors.As(err, &kerr) {
+		return false
+	}
+	var nerr net.Error
+	if errors.As(err, &nerr) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.EPIPE) {
+		return true
+	}
+	var uerr *url.Error
+	return errors.As(err, &uerr)
+}
+
+func isDialError(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Op == "dial"
+}
+
+// RequestStats counts HTTP requests made to S3 (retries included) and
+// object bytes moved. Lists are GETs with list parameters; Deletes include
+// multi-object delete POSTs; Other counts multipart initiate/complete,
+// bucket operations and the like.
+type RequestStats struct {
+	Get, Put, List, Delete, Head, Other int64
+	// BytesRead counts object bytes received by GETs; BytesWritten
+	// object bytes sent by PUTs (multipart parts included).
+	BytesRead, BytesWritten int64
+}
+
+// Requests returns the total number of requests.
+func (r RequestStats) Requests() int64 {
+	return r.Get + r.Put + r.List + r.Delete + r.Head + r.Other
+}
+
+// Sub returns r - o, for the requests made between two snapshots.
+func (r RequestStats) Sub(o RequestStats) RequestStats {
+	return RequestStats{
+		Get: r.Get - o.Get, Put: r.Put - o.Put, List: r.List - o.List, Delete: r.Delete - o.Delete,
+		Head: r.Head - o.Head, Other: r.Other - o.Other,
+		BytesRead: r.BytesRead - o.BytesRead, BytesWritten: r.BytesWritten - o.BytesWritten,
+	}
+}
+
+func (r RequestStats) String() string {
+	return fmt.Sprintf("GET=%d PUT=%d LIST=%d DELETE=%d HEAD=%d other=%d read=%dB written=%dB",
+		r.Get, r.Put, r.List, r.Delete, r.Head, r.Other, r.BytesRead, r.BytesWritten)
+}
+
+type countingTransport struct {
+	next http.RoundTripper
+	c    struct {
+		get, put, list, del, head, other, read, written atomic.Int64
+	}
+}
+
+func (t *countingTransport) snapshot() RequestStats {
+	return RequestStats{
+		Get: t.c.get.Load(), Put: t.c.put.Load(), List: t.c.list.Load(), Delete: t.c.del.Load(),
+		Head: t.c.head.Load(), Other: t.c.other.Load(), BytesRead: t.c.read.Load(), BytesWritten: t.c.written.Load(),
+	}
+}
+
+func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	q := req.URL.Query()
+	isObjectGet := false
+	switch req.Method {
+	case http.MethodHead:
+		t.c.head.Add(1)
+	case http.MethodGet:
+		// Object keys of ours never sit at the bucket root URL; list
+		// requests do (path style) or carry list parameters.
+		if q.Has("list-type") || q.Has("prefix") || q.Has("delimiter") || q.Has("continuation-token") {
+			t.c.list.Add(1)
+		} else if q.Has("location") || q.Has("uploads") || q.Has("versioning") {
+			t.c.other.Add(1)
+		} else {
+			t.c.get.Add(1)
+			isObjectGet = true
+		}
+	case http.MethodPut:
+		if req.ContentLength > 0 {
+			t.c.written.Add(req.ContentLength)
+		}
+		t.c.put.Add(1)
+	case http.MethodDelete:
+		if q.Has("uploadId") {
+			t.c.other.Add(1)
+		} else {
+			t.c.del.Add(1)
+		}
+	case http.MethodPost:
+		if q.Has("delete") {
+			t.c.del.Add(1)
+		} else {
+			t.c.other.Add(1)
+		}
+	default:
+		t.c.other.Add(1)
+	}
+	resp, err := t.next.RoundTrip(req)
+	if err == nil && isObjectGet && resp.Body != nil && resp.StatusCode/100 == 2 {
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.c.read}
+	}
+	return resp, err
+}
+
+type countingBody struct {
+	io.ReadCloser
+	n *atomic.Int64
+}
+
+func (b *countingBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	b.n.Add(int64(n))
+	return n, err
+}
