@@ -45,7 +45,6 @@ func kStage(job string, s int) string   { return jobKey(job, "stage:"+strconv.It
 func kTask(job string, s, t int) string { return jobKey(job, fmt.Sprintf("task:%d:%d", s, t)) }
 func kRounds(job string) string         { return jobKey(job, "rounds") }
 
-
 // acquire takes or renews the lease of a job. A new holder bumps the fence.
 // KEYS: lease, fence. ARGV: owner, ttl ms. Returns the fence, or 0 when
 // another owner holds the lease.

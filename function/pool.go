@@ -3,6 +3,7 @@ package function
 import (
 	"context"
 	"fmt"
+	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
 )
@@ -11,9 +12,13 @@ import (
 // through the same encoded TaskSpec and TaskResult a remote function gets
 // (no shared-memory shortcut), with at most Size tasks at a time.
 type Pool struct {
-	rt  *Runtime
-	sem chan struct{}
+	rt          *Runtime
+	sem         chan struct{}
+	invocations atomic.Int64
 }
+
+// Invocations returns how many tasks the pool has run.
+func (p *Pool) Invocations() int64 { return p.invocations.Load() }
 
 // NewPool returns a pool of size concurrent functions.
 func NewPool(rt *Runtime, size int) *Pool {
@@ -31,6 +36,7 @@ func (p *Pool) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 		return nil, fmt.Errorf("waiting for a free function: %w", ctx.Err())
 	}
 	defer func() { <-p.sem }()
+	p.invocations.Add(1)
 	// Copy the spec so the function cannot share memory with the caller.
 	in := append([]byte(nil), spec...)
 	return p.rt.Handle(ctx, in), nil

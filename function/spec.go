@@ -58,8 +58,8 @@ type Split struct {
 
 // Input is what a task reads of one upstream stage.
 type Input struct {
-	Stage   int                  `json:"stage"`
-	Objects []shuffle.ObjectRef  `json:"objects"`
+	Stage   int                 `json:"stage"`
+	Objects []shuffle.ObjectRef `json:"objects"`
 }
 
 // ErrorKind classifies a failed task so the coordinator knows whether a

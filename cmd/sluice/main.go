@@ -109,6 +109,7 @@ func localCommand() *cli.Command {
 		Name:  "local",
 		Usage: "the embedded stack: MinIO, miniredis, in-process functions and a coordinator",
 		Subcommands: []*cli.Command{
+			demoCommand(stackFlags),
 			{
 				Name:      "query",
 				Usage:     "start the embedded stack, load --data, run one query, print it, stop",
@@ -227,4 +228,45 @@ func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)
 	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+func demoCommand(stackFlags []cli.Flag) *cli.Command {
+	return &cli.Command{
+		Name:  "demo",
+		Usage: "start the embedded stack, load --data, run the demo queries and show what the adaptive planner did",
+		Flags: append([]cli.Flag{
+			&cli.StringFlag{Name: "data", Required: true, Usage: "folder of table folders (sluice tpch gen --out)"},
+		}, stackFlags...),
+		Action: func(c *cli.Context) error {
+			st, err := startStack(c, stackFlags)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			fmt.Printf("embedded stack: MinIO at %s, Redis at %s, coordinator at %s, %d in-process functions\n",
+				st.S3.Endpoint, st.RedisURL, st.APIURL, c.Int("functions"))
+			tables, err := st.LoadDir(c.Context, c.String("data"))
+			if err != nil {
+				return err
+			}
+			for _, t := range tables {
+				fmt.Printf("  table %-10s %9d rows in %d files\n", t.Name, t.Rows, len(t.Files))
+			}
+			cl := coordinator.NewClient(st.APIURL, "")
+			for _, q := range local.DemoQueries {
+				fmt.Printf("\n== %s\n%s\n\n", q.Name, q.SQL)
+				on := true
+				res, err := local.RunQuery(c.Context, cl, q.SQL, &on, nil)
+				if err != nil {
+					return fmt.Errorf("%s: %w", q.Name, err)
+				}
+				if err := writeResult(os.Stdout, "table", res.Schema, res.Records); err != nil {
+					return err
+				}
+				printStats(os.Stdout, res.Status)
+				res.Release()
+			}
+			return nil
+		},
+	}
 }

@@ -1,0 +1,246 @@
+// Package tests holds sluice's end-to-end tests: queries run through the
+// whole distributed path (coordinator, Redis, functions, Arrow shuffle on a
+// real MinIO) and are checked against DuckDB on the same Parquet files.
+// DuckDB is linked into these tests only, never into the sluice binary.
+package tests
+
+import (
+	"context"
+	"database/sql"
+	"flag"
+	"fmt"
+	"math"
+	"math/big"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	duckdb "github.com/duckdb/duckdb-go/v2"
+
+	"github.com/sluicedb/sluice/local"
+	"github.com/sluicedb/sluice/local/tpch"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+var sfFlag = flag.Float64("sf", 0.01, "TPC-H scale factor of the test data")
+
+// dataDir generates (once per scale factor, cached under the repo's .tmp)
+// the TPC-H tables as Parquet.
+func dataDir(tb testing.TB, sf float64) string {
+	tb.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".tmp", fmt.Sprintf("tpch-test-sf%g", sf)))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(root, ".complete")); err == nil {
+		return root
+	}
+	os.RemoveAll(root)
+	opts := tpch.WriteOptions{}
+	if sf < 0.1 {
+		opts.RowsPerRowGroup = 4096 // several row groups and scan tasks even at small scale
+		opts.RowsPerFile = 20000
+	}
+	if _, err := tpch.WriteParquet(context.Background(), root, sf, opts); err != nil {
+		tb.Fatalf("generate TPC-H SF %g: %v", sf, err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".complete"), nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+// openDuck opens DuckDB with a view per table folder under dir.
+func openDuck(tb testing.TB, dir string) *sql.DB {
+	tb.Helper()
+	conn, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	tb.Cleanup(func() { db.Close() })
+	for _, t := range tpch.Tables() {
+		q := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet('%s/*.parquet')", t, filepath.Join(dir, t))
+		if _, err := db.Exec(q); err != nil {
+			tb.Fatalf("duckdb: %s: %v", q, err)
+		}
+	}
+	return db
+}
+
+// A row of normalized values: nil, float64 (every number), string, bool.
+type row []any
+
+func duckRows(tb testing.TB, db *sql.DB, q string) []row {
+	tb.Helper()
+	rs, err := db.Query(q)
+	if err != nil {
+		tb.Fatalf("duckdb: %v\n%s", err, q)
+	}
+	defer rs.Close()
+	cols, _ := rs.Columns()
+	var out []row
+	for rs.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			tb.Fatal(err)
+		}
+		r := make(row, len(cols))
+		for i, v := range vals {
+			r[i] = normDuck(v)
+		}
+		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		tb.Fatal(err)
+	}
+	return out
+}
+
+func normDuck(v any) any {
+	switch x := v.(type) {
+	case nil:
+		return nil
+	case int8:
+		return float64(x)
+	case int16:
+		return float64(x)
+	case int32:
+		return float64(x)
+	case int64:
+		return float64(x)
+	case uint8:
+		return float64(x)
+	case uint16:
+		return float64(x)
+	case uint32:
+		return float64(x)
+	case uint64:
+		return float64(x)
+	case float32:
+		return float64(x)
+	case float64:
+		return x
+	case *big.Int:
+		f, _ := new(big.Float).SetInt(x).Float64()
+		return f
+	case duckdb.Decimal:
+		return x.Float64()
+	case string:
+		return x
+	case []byte:
+		return string(x)
+	case bool:
+		return x
+	case time.Time:
+		return x.UTC().Format("2006-01-02")
+	}
+	return fmt.Sprint(v)
+}
+
+func sluiceRows(res *local.Result) []row {
+	var out []row
+	for _, rec := range res.Records {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			r := make(row, rec.NumCols())
+			for c := range r {
+				r[c] = normArrow(rec.Column(c), i)
+			}
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func normArrow(col arrow.Array, i int) any {
+	if col.IsNull(i) {
+		return nil
+	}
+	switch c := col.(type) {
+	case *array.Int64:
+		return float64(c.Value(i))
+	case *array.Float64:
+		return c.Value(i)
+	case *array.Decimal64:
+		scale := int(c.DataType().(*arrow.Decimal64Type).Scale)
+		return float64(int64(c.Value(i))) / math.Pow10(scale)
+	case *array.String:
+		return c.Value(i)
+	case *array.Date32:
+		return plan.FormatDate(int32(c.Value(i)))
+	case *array.Boolean:
+		return c.Value(i)
+	}
+	return col.ValueStr(i)
+}
+
+func equalValue(a, b any) bool {
+	fa, aok := a.(float64)
+	fb, bok := b.(float64)
+	if aok && bok {
+		if fa == fb {
+			return true
+		}
+		d := math.Abs(fa - fb)
+		return d <= 1e-9*math.Max(math.Abs(fa), math.Abs(fb)) || d < 1e-9
+	}
+	return a == b
+}
+
+func rowKey(r row) string {
+	parts := make([]string, len(r))
+	for i, v := range r {
+		if f, ok := v.(float64); ok {
+			parts[i] = fmt.Sprintf("%.6g", f)
+		} else {
+			parts[i] = fmt.Sprint(v)
+		}
+	}
+	return strings.Join(parts, "|")
+}
+
+// compareRows checks got against want; when ordered is false rows are
+// compared as multisets.
+func compareRows(t *testing.T, got, want []row, ordered bool) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d rows, want %d\ngot:  %v\nwant: %v", len(got), len(want), head(got), head(want))
+	}
+	if !ordered {
+		got = sortedRows(got)
+		want = sortedRows(want)
+	}
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			t.Fatalf("row %d: got %d columns, want %d", i, len(got[i]), len(want[i]))
+		}
+		for c := range got[i] {
+			if !equalValue(got[i][c], want[i][c]) {
+				t.Fatalf("row %d column %d: got %v (%T), want %v (%T)\ngot row:  %v\nwant row: %v",
+					i, c, got[i][c], got[i][c], want[i][c], want[i][c], got[i], want[i])
+			}
+		}
+	}
+}
+
+func sortedRows(rs []row) []row {
+	out := append([]row(nil), rs...)
+	sort.SliceStable(out, func(i, j int) bool { return rowKey(out[i]) < rowKey(out[j]) })
+	return out
+}
+
+func head(rs []row) []row {
+	if len(rs) > 5 {
+		return rs[:5]
+	}
+	return rs
+}
