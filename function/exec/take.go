@@ -10,6 +10,15 @@ import (
 
 // take gathers rows idx of a into a new array (typed per layout).
 func take(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error) {
+	return takeImpl(mem, a, idx, false)
+}
+
+// takeNullable is take where a negative index yields NULL.
+func takeNullable(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error) {
+	return takeImpl(mem, a, idx, true)
+}
+
+func takeImpl(mem memory.Allocator, a arrow.Array, idx []int32, nullable bool) (arrow.Array, error) {
 	n := len(idx)
 	k, err := kindOf(a.DataType())
 	if err != nil {
@@ -18,8 +27,24 @@ func take(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error)
 	if k == kNull {
 		return array.NewNull(n), nil
 	}
+	if nullable && a.Len() == 0 {
+		return makeNulls(mem, a.DataType(), n), nil
+	}
 	var valid *memory.Buffer
-	if vb, voff := validityOf(a); vb != nil {
+	vb, voff := validityOf(a)
+	switch {
+	case nullable:
+		var out []byte
+		valid, out = newBitmap(mem, n)
+		fixed := make([]int32, n)
+		for i, j := range idx {
+			if j >= 0 && isValid(vb, voff, int(j)) {
+				setBit(out, i)
+			}
+			fixed[i] = max(j, 0)
+		}
+		idx = fixed
+	case vb != nil:
 		var out []byte
 		valid, out = newBitmap(mem, n)
 		for i, j := range idx {
