@@ -1,0 +1,123 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"os"
+	"testing"
+	"time"
+
+	"github.com/alicebob/miniredis/v2"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/local/redisserver"
+)
+
+// redisBackends returns clients of miniredis and, when installed, a real
+// redis-server: every Lua transition must behave the same on both.
+func redisBackends(t *testing.T) map[string]redis.UniversalClient {
+	out := map[string]redis.UniversalClient{}
+	mr := miniredis.RunT(t)
+	out["miniredis"] = redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	srv, err := redisserver.Start(context.Background())
+	switch {
+	case errors.Is(err, redisserver.ErrNotInstalled) && os.Getenv("CI") == "":
+		t.Log("redis-server not installed: testing miniredis only")
+	case err != nil:
+		t.Fatal(err)
+	default:
+		t.Cleanup(srv.Stop)
+		out["redis-server"] = redis.NewClient(&redis.Options{Addr: srv.Addr})
+	}
+	return out
+}
+
+func TestLeaseAndFencing(t *testing.T) {
+	ctx := context.Background()
+	for name, rdb := range redisBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := NewStore(rdb)
+			job := NewJobID()
+			if err := s.CreateJob(ctx, job, map[string]any{"state": StateRunning}); err != nil {
+				t.Fatal(err)
+			}
+			f1, ok, err := s.Acquire(ctx, job, "a", 200*time.Millisecond)
+			if err != nil || !ok || f1 != 1 {
+				t.Fatalf("first acquire: fence %d ok %v err %v", f1, ok, err)
+			}
+			if f, ok, _ := s.Acquire(ctx, job, "a", 200*time.Millisecond); !ok || f != f1 {
+				t.Fatalf("renewal by the holder changed the fence: %d ok %v", f, ok)
+			}
+			if _, ok, _ := s.Acquire(ctx, job, "b", time.Second); ok {
+				t.Fatal("b took a lease a still holds")
+			}
+			if err := s.SetJob(ctx, job, f1, "k", "v"); err != nil {
+				t.Fatal(err)
+			}
+			// a's lease expires; b takes over with a new fence.
+			time.Sleep(300 * time.Millisecond)
+			if name == "miniredis" {
+				// miniredis expires keys on FastForward, not on wall time.
+				mr := rdb.(*redis.Client)
+				_ = mr.Del(ctx, kLease(job)).Err()
+			}
+			f2, ok, err := s.Acquire(ctx, job, "b", time.Second)
+			if err != nil || !ok || f2 != f1+1 {
+				t.Fatalf("takeover: fence %d ok %v err %v", f2, ok, err)
+			}
+			// a's late writes are rejected.
+			if err := s.SetJob(ctx, job, f1, "k", "stale"); !errors.Is(err, ErrStaleFence) {
+				t.Fatalf("stale SetJob: %v, want ErrStaleFence", err)
+			}
+			if _, _, err := s.StartAttempt(ctx, job, f1, 0, 0); !errors.Is(err, ErrStaleFence) {
+				t.Fatalf("stale StartAttempt: %v", err)
+			}
+			if _, err := s.Commit(ctx, job, f1, 0, 0, 1, []byte("{}")); !errors.Is(err, ErrStaleFence) {
+				t.Fatalf("stale Commit: %v", err)
+			}
+			m, _ := s.Job(ctx, job)
+			if m["k"] != "v" {
+				t.Fatalf("stale write landed: %q", m["k"])
+			}
+		})
+	}
+}
+
+func TestFirstCommitWins(t *testing.T) {
+	ctx := context.Background()
+	for name, rdb := range redisBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := NewStore(rdb)
+			job := NewJobID()
+			_ = s.CreateJob(ctx, job, map[string]any{"state": StateRunning})
+			f, _, _ := s.Acquire(ctx, job, "a", time.Second)
+			a1, done, err := s.StartAttempt(ctx, job, f, 1, 3)
+			if err != nil || done || a1 != 1 {
+				t.Fatalf("attempt 1: %d %v %v", a1, done, err)
+			}
+			a2, _, _ := s.StartAttempt(ctx, job, f, 1, 3)
+			if a2 != 2 {
+				t.Fatalf("attempt 2 numbered %d", a2)
+			}
+			won, err := s.Commit(ctx, job, f, 1, 3, a2, []byte(`{"attempt":2}`))
+			if err != nil || !won {
+				t.Fatalf("first commit: won %v err %v", won, err)
+			}
+			won, err = s.Commit(ctx, job, f, 1, 3, a1, []byte(`{"attempt":1}`))
+			if err != nil || won {
+				t.Fatalf("second commit: won %v err %v, want lost", won, err)
+			}
+			if _, done, _ := s.StartAttempt(ctx, job, f, 1, 3); !done {
+				t.Fatal("a committed task opened another attempt")
+			}
+			tm, _ := s.Task(ctx, job, 1, 3)
+			if tm["committed"] != "2" || tm["result"] != `{"attempt":2}` {
+				t.Fatalf("task record: %v", tm)
+			}
+			sm, _ := s.Stage(ctx, job, 1)
+			if sm["done"] != "1" {
+				t.Fatalf("stage done count %q, want 1", sm["done"])
+			}
+		})
+	}
+}
