@@ -18,11 +18,21 @@ type batcher struct {
 	n    int
 	max  int
 	emit func(arrow.RecordBatch) error
+	// string builders and their data size in the last full batch, to
+	// reserve the next batch's data at once instead of growing it.
+	strs    []*array.BinaryBuilder
+	strData []int
 }
 
-func newBatcher(ctx context.Context, schema *arrow.Schema, max int, emit func(arrow.RecordBatch) error) *batcher {
+func newBatcher(ctx context.Context, schema *arrow.Schema, max, reserve int, emit func(arrow.RecordBatch) error) *batcher {
 	b := &batcher{ctx: ctx, rb: array.NewRecordBuilder(memory.DefaultAllocator, schema), max: max, emit: emit}
-	b.rb.Reserve(max)
+	for _, f := range b.rb.Fields() {
+		if sb, ok := f.(*array.StringBuilder); ok {
+			b.strs = append(b.strs, sb.BinaryBuilder)
+			b.strData = append(b.strData, 0)
+		}
+	}
+	b.rb.Reserve(reserve)
 	return b
 }
 
@@ -44,6 +54,12 @@ func (b *batcher) flush() error {
 	if err := b.ctx.Err(); err != nil {
 		return err
 	}
+	full := b.n == b.max
+	for i, sb := range b.strs {
+		if full {
+			b.strData[i] = sb.DataLen()
+		}
+	}
 	rec := b.rb.NewRecordBatch()
 	b.n = 0
 	err := b.emit(rec)
@@ -52,6 +68,10 @@ func (b *batcher) flush() error {
 		return err
 	}
 	b.rb.Reserve(b.max)
+	for i, sb := range b.strs {
+		// a little headroom so that a batch like the last one fits
+		sb.ReserveData(b.strData[i] + b.strData[i]/16)
+	}
 	return nil
 }
 

@@ -175,9 +175,11 @@ func sliceOf(n int64, k, parts int) int64 {
 
 // Generate streams the rows of slice `slice` of `slices` (0 <= slice <
 // slices) of table at scale sf, calling emit for each batch of at most
-// batchRows rows (DefaultBatchRows if batchRows <= 0). The batches are
-// released after emit returns: emit must not retain them (call Retain to
-// keep one). Concatenating slices 0..n-1 of n gives exactly slice 0 of 1.
+// batchRows rows (DefaultBatchRows if batchRows <= 0). Each batch is
+// released when emit returns: emit must not use it afterwards unless it
+// called rec.Retain() (and later rec.Release()); batches own their memory.
+// Concatenating slices 0..n-1 of n gives exactly slice 0 of 1. An error from
+// emit or the context stops generation and is returned.
 func Generate(ctx context.Context, table string, sf float64, slice, slices int, batchRows int, emit func(arrow.RecordBatch) error) error {
 	schema, err := Schema(table)
 	if err != nil {
@@ -197,7 +199,16 @@ func Generate(ctx context.Context, table string, sf float64, slice, slices int, 
 	}
 	lo, hi := SliceBounds(table, sf, slice, slices)
 	g := &generator{sc: newScale(sf), pool: getTextPool()}
-	b := newBatcher(ctx, schema, batchRows, emit)
+	// reserve builder space for a full batch, or for the whole slice when smaller
+	perUnit := int64(1)
+	switch table {
+	case PartSupp:
+		perUnit = 4
+	case Lineitem:
+		perUnit = 7
+	}
+	reserve := min(int64(batchRows), perUnit*(hi-lo))
+	b := newBatcher(ctx, schema, batchRows, int(reserve), emit)
 	defer b.release()
 	switch table {
 	case Region:

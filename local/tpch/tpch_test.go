@@ -593,3 +593,86 @@ func BenchmarkGenerateLineitem(b *testing.B) {
 	}
 	b.ReportMetric(float64(rows)/b.Elapsed().Seconds(), "rows/s")
 }
+
+// TestWriteScale writes all tables at the scale factor in TPCH_SF to the
+// folder TPCH_DIR (or a temporary one) and logs sizes and times. It is
+// skipped unless TPCH_SF is set, e.g.
+//
+//	TPCH_SF=1 TPCH_DIR=/tmp/sf1 go test ./local/tpch -run TestWriteScale -v -timeout 30m
+func TestWriteScale(t *testing.T) {
+	sfEnv := os.Getenv("TPCH_SF")
+	if sfEnv == "" {
+		t.Skip("TPCH_SF not set")
+	}
+	sf, err := strconv.ParseFloat(sfEnv, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := os.Getenv("TPCH_DIR")
+	if dir == "" {
+		dir = t.TempDir()
+	}
+	var total int64
+	start := time.Now()
+	for _, tb := range Tables() {
+		t0 := time.Now()
+		files, err := WriteTableParquet(context.Background(), dir, tb, sf, WriteOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var size int64
+		for _, f := range files {
+			st, err := os.Stat(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			size += st.Size()
+		}
+		total += size
+		t.Logf("%-9s %10d rows %3d files %8.1f MiB %6.2fs", tb, RowCount(tb, sf), len(files), float64(size)/(1<<20), time.Since(t0).Seconds())
+	}
+	t.Logf("total %.1f MiB in %.2fs", float64(total)/(1<<20), time.Since(start).Seconds())
+}
+
+func BenchmarkWriteLineitemParquet(b *testing.B) {
+	const sf = 0.05
+	getTextPool()
+	dir := b.TempDir()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := WriteTableParquet(context.Background(), dir, "lineitem", sf, WriteOptions{}); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(RowCount("lineitem", sf))*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+func TestErrors(t *testing.T) {
+	stop := os.ErrClosed
+	calls := 0
+	err := Generate(context.Background(), "lineitem", testSF, 0, 1, 100, func(arrow.RecordBatch) error {
+		calls++
+		return stop
+	})
+	if err != stop || calls != 1 {
+		t.Errorf("emit error: got %v after %d calls", err, calls)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	dir := t.TempDir()
+	if files, err := WriteTableParquet(ctx, dir, "orders", testSF, WriteOptions{}); err == nil || len(files) != 0 {
+		t.Errorf("cancelled write: %v, %v", files, err)
+	}
+	if left, _ := os.ReadDir(dir + "/orders"); len(left) != 0 {
+		t.Errorf("cancelled write left %d files", len(left))
+	}
+	for _, bad := range []struct {
+		table         string
+		sf            float64
+		slice, slices int
+	}{{"nope", 1, 0, 1}, {"orders", 0, 0, 1}, {"orders", -1, 0, 1}, {"orders", 1, -1, 2}, {"orders", 1, 0, 0}} {
+		if err := Generate(context.Background(), bad.table, bad.sf, bad.slice, bad.slices, 0, func(arrow.RecordBatch) error { return nil }); err == nil {
+			t.Errorf("Generate(%+v) accepted", bad)
+		}
+	}
+}
