@@ -466,7 +466,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
 			Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
 			Splits: w.splits, Inputs: w.inputs,
-			OutputPrefix: c.outputPrefix(run, st, t, attempt),
+			OutputPrefix: shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt),
 			Deadline:     time.Now().Add(c.cfg.TaskTimeout),
 		}
 		res, err := c.invoke(ctx, spec)
@@ -511,13 +511,6 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		}
 		return res, nil
 	}
-}
-
-func (c *Coordinator) outputPrefix(run *jobRun, st *plan.Stage, t, attempt int) string {
-	if st.ID == run.state.Graph.Result {
-		return ResultPrefix(c.cfg.Prefix, run.id, t, attempt)
-	}
-	return shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt)
 }
 
 func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t int) (*function.TaskResult, error) {
@@ -567,11 +560,6 @@ func (c *Coordinator) backoff(ctx context.Context, attempt int) {
 // PlanKey is the object key of a stage's plan fragment for a round.
 func PlanKey(prefix, job string, stage, round int) string {
 	return joinKey(prefix, fmt.Sprintf("jobs/%s/plans/%d-r%d.json", job, stage, round))
-}
-
-// ResultPrefix is where attempt of result task t writes.
-func ResultPrefix(prefix, job string, t, attempt int) string {
-	return joinKey(prefix, fmt.Sprintf("jobs/%s/result/task-%d/a%d/", job, t, attempt))
 }
 
 func joinKey(prefix, rest string) string {

@@ -74,9 +74,10 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	if err != nil {
 		res.Error = err.Error()
 		res.Kind = Classify(err)
-		var lost *shuffle.CorruptError
-		if errors.As(err, &lost) {
-			res.LostStage = lost.Stage
+		if key, ok := shuffle.FailedObject(err); ok {
+			if info, perr := shuffle.ParseKey(key); perr == nil {
+				res.LostStage = info.Stage
+			}
 		}
 		log.Warn("task failed", "err", err, "kind", res.Kind)
 		return res
@@ -87,11 +88,10 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 
 // Classify says what kind of failure err is.
 func Classify(err error) ErrorKind {
-	var corrupt *shuffle.CorruptError
 	switch {
 	case errors.Is(err, errCancelled), errors.Is(err, context.Canceled):
 		return ErrCancelled
-	case errors.As(err, &corrupt), errors.Is(err, shuffle.ErrMissing):
+	case errors.Is(err, shuffle.ErrCorrupt), errors.Is(err, shuffle.ErrMissing):
 		return ErrInputLost
 	case plan.IsUserError(err):
 		return ErrUser
@@ -133,8 +133,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
 	}
 	defer op.Close()
-	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{
-		Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt})
+	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{})
 	lastCheck := time.Now()
 	for {
 		rec, err := op.Next(ctx)

@@ -117,9 +117,13 @@ func shuffleCommand() *cli.Command {
 					return err
 				}
 				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "STAGE\tTASK\tATTEMPT\tPART\tBYTES\tROWS\tKEY")
+				fmt.Fprintln(tw, "STAGE\tTASK\tATTEMPT\tPART\tBYTES\tROWS\tKEY\tNOTE")
 				for _, e := range entries {
-					fmt.Fprintf(tw, "%d\t%d\t%d\t%d\t%d\t%d\t%s\n", e.Stage, e.Task, e.Attempt, e.Partition, e.Size, e.Rows, e.Key)
+					part := fmt.Sprint(e.Part)
+					if e.Manifest {
+						part = "manifest"
+					}
+					fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n", e.Stage, e.Task, e.Attempt, part, e.Size, e.Rows, e.Key, e.Note)
 				}
 				return tw.Flush()
 			}},

@@ -733,13 +733,13 @@ func chooseKernel(mem memory.Allocator, t plan.DataType, srcs []vec, branch []in
 		return makeArray(at, n, vbuf, buf), nil
 	case kString:
 		type ssrc struct {
-			offs      []int32
-			data      []byte
-			c         string
-			isConst   bool
-			nul       bool
-			vb        []byte
-			voff      int
+			offs    []int32
+			data    []byte
+			c       string
+			isConst bool
+			nul     bool
+			vb      []byte
+			voff    int
 		}
 		ss := make([]ssrc, len(srcs))
 		for i, s := range srcs {

@@ -189,13 +189,18 @@ func takeMulti(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, r
 		for s, a := range srcs {
 			ss[s].offs, ss[s].data = strOffsets(a)
 		}
-		total := 0
-		for i := range bi {
-			s := &ss[bi[i]]
-			j := ri[i]
-			total += int(s.offs[j+1] - s.offs[j])
+		// Size the data buffer from the sources' average value length (rows
+		// are gathered in random order: one pass over them is enough).
+		var srcBytes, srcRows int
+		for _, s := range ss {
+			srcBytes += int(s.offs[len(s.offs)-1] - s.offs[0])
+			srcRows += len(s.offs) - 1
 		}
-		sb := newStrBuilder(mem, n, total)
+		hint := 0
+		if srcRows > 0 {
+			hint = int(float64(srcBytes) / float64(srcRows) * float64(n) * 1.1)
+		}
+		sb := newStrBuilder(mem, n, hint)
 		for i := range bi {
 			s := &ss[bi[i]]
 			j := ri[i]

@@ -1,0 +1,204 @@
+package exec
+
+import (
+	"bytes"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// flipOp returns op' with (a op b) == (b op' a).
+func flipOp(op plan.Op) plan.Op {
+	switch op {
+	case plan.OpLt:
+		return plan.OpGt
+	case plan.OpLe:
+		return plan.OpGe
+	case plan.OpGt:
+		return plan.OpLt
+	case plan.OpGe:
+		return plan.OpLe
+	}
+	return op
+}
+
+// commonType is the type two operands of a comparison are converted to when
+// the planner did not already make them equal.
+func commonType(a, b plan.DataType) (plan.DataType, error) {
+	switch {
+	case sameType(a, b):
+		return a, nil
+	case a.ID == plan.Float64 && b.IsNumeric(), b.ID == plan.Float64 && a.IsNumeric():
+		return plan.Float64Type, nil
+	case a.ID == plan.Decimal && (b.ID == plan.Decimal || b.ID == plan.Int64),
+		b.ID == plan.Decimal && a.ID == plan.Int64:
+		return plan.DecimalType(18, max(decScale(a), decScale(b))), nil
+	case a.ID == plan.Date && b.ID == plan.String:
+		return a, nil
+	case b.ID == plan.Date && a.ID == plan.String:
+		return b, nil
+	}
+	return plan.DataType{}, fmt.Errorf("cannot compare %s with %s", a, b)
+}
+
+func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
+	t, err := commonType(a.t, b.t)
+	if err != nil {
+		return nil, err
+	}
+	a, err = ev.converted(a, t)
+	if err != nil {
+		return nil, err
+	}
+	defer a.release()
+	b, err = ev.converted(b, t)
+	if err != nil {
+		return nil, err
+	}
+	defer b.release()
+	if a.scalar() {
+		a, b = b, a
+		op = flipOp(op)
+	}
+	n := ev.n
+	valid := andValidity(ev.mem, n, a.arr, arrOf(b))
+	vbuf, out := newBitmap(ev.mem, n)
+	fail := func(err error) (arrow.Array, error) {
+		vbuf.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	switch kindOfType(t) {
+	case kInt64:
+		x := values[int64](a.arr)
+		if b.scalar() {
+			cmpAS(op, x, b.lit.I, out)
+		} else {
+			cmpAA(op, x, values[int64](b.arr), out)
+		}
+	case kFloat64:
+		x := values[float64](a.arr)
+		if b.scalar() {
+			cmpAS(op, x, b.lit.F, out)
+		} else {
+			cmpAA(op, x, values[float64](b.arr), out)
+		}
+	case kDate:
+		x := values[int32](a.arr)
+		if b.scalar() {
+			cmpAS(op, x, int32(b.lit.I), out)
+		} else {
+			cmpAA(op, x, values[int32](b.arr), out)
+		}
+	case kString:
+		offs, data := strOffsets(a.arr)
+		if b.scalar() {
+			cmpStrAS(op, offs, data, b.lit.S, out)
+		} else {
+			boffs, bdata := strOffsets(b.arr)
+			cmpStrAA(op, offs, data, boffs, bdata, out)
+		}
+	case kBool:
+		bs, off := bitsOf(a.arr)
+		x := alignedBits(bs, off, n)
+		var y []byte
+		if b.scalar() {
+			y = make([]byte, len(x))
+			if b.lit.B {
+				for i := range y {
+					y[i] = 0xff
+				}
+			}
+		} else {
+			bs, off := bitsOf(b.arr)
+			y = alignedBits(bs, off, n)
+		}
+		cmpBits(op, x, y, out)
+	default:
+		return fail(fmt.Errorf("cannot compare values of type %s", t))
+	}
+	return makeArray(arrow.FixedWidthTypes.Boolean, n, valid, vbuf), nil
+}
+
+func cmpBits(op plan.Op, x, y, out []byte) {
+	for i := range out {
+		a, b := x[i], y[i]
+		switch op {
+		case plan.OpEq:
+			out[i] = ^(a ^ b)
+		case plan.OpNe:
+			out[i] = a ^ b
+		case plan.OpLt:
+			out[i] = ^a & b
+		case plan.OpLe:
+			out[i] = ^a | b
+		case plan.OpGt:
+			out[i] = a &^ b
+		case plan.OpGe:
+			out[i] = a | ^b
+		}
+	}
+}
+
+func cmpResult(op plan.Op, c int) bool {
+	switch op {
+	case plan.OpEq:
+		return c == 0
+	case plan.OpNe:
+		return c != 0
+	case plan.OpLt:
+		return c < 0
+	case plan.OpLe:
+		return c <= 0
+	case plan.OpGt:
+		return c > 0
+	case plan.OpGe:
+		return c >= 0
+	}
+	return false
+}
+
+// cmpStrAS compares each string with the literal c.
+func cmpStrAS(op plan.Op, offs []int32, data []byte, c string, out []byte) {
+	n := len(offs) - 1
+	switch op {
+	case plan.OpEq, plan.OpNe:
+		eq := op == plan.OpEq
+		for i := 0; i < n; i++ {
+			s := data[offs[i]:offs[i+1]]
+			if (len(s) == len(c) && string(s) == c) == eq {
+				out[i>>3] |= 1 << (uint(i) & 7)
+			}
+		}
+	default:
+		cb := []byte(c)
+		for i := 0; i < n; i++ {
+			if cmpResult(op, bytes.Compare(data[offs[i]:offs[i+1]], cb)) {
+				out[i>>3] |= 1 << (uint(i) & 7)
+			}
+		}
+	}
+}
+
+func cmpStrAA(op plan.Op, ao []int32, ad []byte, bo []int32, bd []byte, out []byte) {
+	n := len(ao) - 1
+	switch op {
+	case plan.OpEq, plan.OpNe:
+		eq := op == plan.OpEq
+		for i := 0; i < n; i++ {
+			if bytes.Equal(ad[ao[i]:ao[i+1]], bd[bo[i]:bo[i+1]]) == eq {
+				out[i>>3] |= 1 << (uint(i) & 7)
+			}
+		}
+	default:
+		for i := 0; i < n; i++ {
+			if cmpResult(op, bytes.Compare(ad[ao[i]:ao[i+1]], bd[bo[i]:bo[i+1]])) {
+				out[i>>3] |= 1 << (uint(i) & 7)
+			}
+		}
+	}
+}

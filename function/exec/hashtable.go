@@ -1,0 +1,534 @@
+package exec
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/zeebo/xxh3"
+)
+
+// Hashing: every key column folds its values into a per-row 64-bit hash
+// (integers directly, strings through xxh3, NULL as a fixed marker), mixed
+// with the murmur3 finalizer.
+
+const (
+	hashSeed   = 0x243f6a8885a308d3
+	hashMul    = 0x9e3779b97f4a7c15
+	nullMarker = 0x6a09e667f3bcc909
+)
+
+func fmix64(k uint64) uint64 {
+	k ^= k >> 33
+	k *= 0xff51afd7ed558ccd
+	k ^= k >> 33
+	k *= 0xc4ceb9fe1a85ec53
+	k ^= k >> 33
+	return k
+}
+
+func hashCombine(h, v uint64) uint64 { return fmix64((h ^ v) * hashMul) }
+
+// normFloat maps -0 to +0 and every NaN to one NaN, so equal keys hash and
+// compare equal bitwise.
+func normFloat(f float64) uint64 {
+	if f == 0 {
+		return 0
+	}
+	if f != f {
+		return 0x7ff8000000000001
+	}
+	return math.Float64bits(f)
+}
+
+// hashColumn folds column a into h (len(h) == a.Len()). NULL rows fold a
+// fixed marker instead of their (garbage) value.
+func hashColumn(a arrow.Array, h []uint64) error {
+	k, err := kindOf(a.DataType())
+	if err != nil {
+		return err
+	}
+	n := a.Len()
+	h = h[:n]
+	if k == kNull {
+		for i := range h {
+			h[i] = hashCombine(h[i], nullMarker)
+		}
+		return nil
+	}
+	type nullRow struct {
+		i int
+		h uint64
+	}
+	var nulls []nullRow
+	if vb, voff := validityOf(a); vb != nil {
+		for i := range h {
+			if !bit(vb, voff+i) {
+				nulls = append(nulls, nullRow{i, hashCombine(h[i], nullMarker)})
+			}
+		}
+	}
+	switch k {
+	case kInt64:
+		x := values[int64](a)
+		for i := range h {
+			h[i] = hashCombine(h[i], uint64(x[i]))
+		}
+	case kDate:
+		x := values[int32](a)
+		for i := range h {
+			h[i] = hashCombine(h[i], uint64(x[i]))
+		}
+	case kFloat64:
+		x := values[float64](a)
+		for i := range h {
+			h[i] = hashCombine(h[i], normFloat(x[i]))
+		}
+	case kBool:
+		bs, off := bitsOf(a)
+		for i := range h {
+			h[i] = hashCombine(h[i], uint64(b2u(bit(bs, off+i))))
+		}
+	case kString:
+		offs, data := strOffsets(a)
+		for i := range h {
+			h[i] = hashCombine(h[i], xxh3.Hash(data[offs[i]:offs[i+1]]))
+		}
+	}
+	for _, r := range nulls {
+		h[r.i] = r.h
+	}
+	return nil
+}
+
+// keyCol stores one group-key column, one value per group, in a typed
+// slice.
+type keyCol struct {
+	k     kind
+	i64   []int64
+	f64   []uint64 // normalized float bits
+	i32   []int32
+	bl    []bool
+	soff  []int64 // len groups+1
+	sdata []byte
+	valid []bool // nil until the first NULL key
+	n     int
+}
+
+func newKeyCol(k kind) *keyCol {
+	c := &keyCol{k: k}
+	if k == kString {
+		c.soff = []int64{0}
+	}
+	return c
+}
+
+func (c *keyCol) bytes() int64 {
+	return int64(cap(c.i64)*8 + cap(c.f64)*8 + cap(c.i32)*4 + cap(c.bl) + cap(c.soff)*8 + cap(c.sdata) + cap(c.valid))
+}
+
+// appendRows stores the keys of rows (new groups, in group order).
+func (c *keyCol) appendRows(a arrow.Array, rows []int32) {
+	if a.DataType().ID() == arrow.NULL || c.k == kNull {
+		c.markNulls(len(rows), func(int) bool { return false })
+		for range rows {
+			c.appendZero()
+		}
+		c.n += len(rows)
+		return
+	}
+	vb, voff := validityOf(a)
+	if vb != nil || c.valid != nil {
+		c.markNulls(len(rows), func(j int) bool { return isValid(vb, voff, int(rows[j])) })
+	}
+	switch c.k {
+	case kInt64:
+		x := values[int64](a)
+		for _, r := range rows {
+			c.i64 = append(c.i64, x[r])
+		}
+	case kFloat64:
+		x := values[float64](a)
+		for _, r := range rows {
+			c.f64 = append(c.f64, normFloat(x[r]))
+		}
+	case kDate:
+		x := values[int32](a)
+		for _, r := range rows {
+			c.i32 = append(c.i32, x[r])
+		}
+	case kBool:
+		bs, off := bitsOf(a)
+		for _, r := range rows {
+			c.bl = append(c.bl, bit(bs, off+int(r)))
+		}
+	case kString:
+		offs, data := strOffsets(a)
+		for _, r := range rows {
+			c.sdata = append(c.sdata, data[offs[r]:offs[r+1]]...)
+			c.soff = append(c.soff, int64(len(c.sdata)))
+		}
+	}
+	if vb != nil {
+		// Keep stored values of NULL keys canonical (zero).
+		for j, r := range rows {
+			if !bit(vb, voff+int(r)) {
+				c.zero(c.n + j)
+			}
+		}
+	}
+	c.n += len(rows)
+}
+
+func (c *keyCol) appendZero() {
+	switch c.k {
+	case kInt64:
+		c.i64 = append(c.i64, 0)
+	case kFloat64:
+		c.f64 = append(c.f64, 0)
+	case kDate:
+		c.i32 = append(c.i32, 0)
+	case kBool:
+		c.bl = append(c.bl, false)
+	case kString:
+		c.soff = append(c.soff, int64(len(c.sdata)))
+	}
+}
+
+func (c *keyCol) zero(g int) {
+	switch c.k {
+	case kInt64:
+		c.i64[g] = 0
+	case kFloat64:
+		c.f64[g] = 0
+	case kDate:
+		c.i32[g] = 0
+	case kBool:
+		c.bl[g] = false
+	case kString:
+		// the value bytes stay; equality checks validity first
+	}
+}
+
+// markNulls appends validity for m new groups.
+func (c *keyCol) markNulls(m int, valid func(j int) bool) {
+	if c.valid == nil {
+		c.valid = make([]bool, c.n, max(c.n+m, 16))
+		for i := range c.valid {
+			c.valid[i] = true
+		}
+	}
+	for j := 0; j < m; j++ {
+		c.valid = append(c.valid, valid(j))
+	}
+}
+
+func (c *keyCol) isNull(g uint32) bool { return c.valid != nil && !c.valid[g] }
+
+// verify sets bad[i] where the key of row i differs from that of group
+// gids[i]; it returns whether any row was bad.
+func (c *keyCol) verify(a arrow.Array, gids []uint32, bad []bool) bool {
+	any := false
+	vb, voff := validityOf(a)
+	if a.DataType().ID() == arrow.NULL {
+		for i, g := range gids {
+			if !c.isNull(g) {
+				bad[i], any = true, true
+			}
+		}
+		return any
+	}
+	if vb != nil || c.valid != nil {
+		for i, g := range gids {
+			rowNull := !isValid(vb, voff, i)
+			if rowNull != c.isNull(g) {
+				bad[i], any = true, true
+			}
+		}
+	}
+	switch c.k {
+	case kInt64:
+		x := values[int64](a)
+		st := c.i64
+		for i, g := range gids {
+			if x[i] != st[g] && isValid(vb, voff, i) {
+				bad[i], any = true, true
+			}
+		}
+	case kFloat64:
+		x := values[float64](a)
+		st := c.f64
+		for i, g := range gids {
+			if normFloat(x[i]) != st[g] && isValid(vb, voff, i) {
+				bad[i], any = true, true
+			}
+		}
+	case kDate:
+		x := values[int32](a)
+		st := c.i32
+		for i, g := range gids {
+			if x[i] != st[g] && isValid(vb, voff, i) {
+				bad[i], any = true, true
+			}
+		}
+	case kBool:
+		bs, off := bitsOf(a)
+		st := c.bl
+		for i, g := range gids {
+			if bit(bs, off+i) != st[g] && isValid(vb, voff, i) {
+				bad[i], any = true, true
+			}
+		}
+	case kString:
+		offs, data := strOffsets(a)
+		for i, g := range gids {
+			s := data[offs[i]:offs[i+1]]
+			st := c.sdata[c.soff[g]:c.soff[g+1]]
+			if string(s) != string(st) && isValid(vb, voff, i) {
+				bad[i], any = true, true
+			}
+		}
+	}
+	return any
+}
+
+// equalRow reports whether row i of a has the key of group g.
+func (c *keyCol) equalRow(a arrow.Array, i int, g uint32) bool {
+	if a.DataType().ID() == arrow.NULL {
+		return c.isNull(g)
+	}
+	vb, voff := validityOf(a)
+	rowNull := !isValid(vb, voff, i)
+	if rowNull || c.isNull(g) {
+		return rowNull == c.isNull(g)
+	}
+	switch c.k {
+	case kInt64:
+		return values[int64](a)[i] == c.i64[g]
+	case kFloat64:
+		return normFloat(values[float64](a)[i]) == c.f64[g]
+	case kDate:
+		return values[int32](a)[i] == c.i32[g]
+	case kBool:
+		bs, off := bitsOf(a)
+		return bit(bs, off+i) == c.bl[g]
+	case kString:
+		offs, data := strOffsets(a)
+		return string(data[offs[i]:offs[i+1]]) == string(c.sdata[c.soff[g]:c.soff[g+1]])
+	}
+	return true
+}
+
+// build returns the keys of groups [lo, hi) as an array of type t.
+func (c *keyCol) build(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
+	n := hi - lo
+	if c.k == kNull {
+		return makeNulls(mem, t, n), nil
+	}
+	var valid *memory.Buffer
+	if c.valid != nil {
+		var vb []byte
+		valid, vb = newBitmap(mem, n)
+		for i, ok := range c.valid[lo:hi] {
+			if ok {
+				setBit(vb, i)
+			}
+		}
+	}
+	switch c.k {
+	case kInt64:
+		buf, out := newFixed[int64](mem, n)
+		copy(out, c.i64[lo:hi])
+		return makeArray(t, n, valid, buf), nil
+	case kFloat64:
+		buf, out := newFixed[float64](mem, n)
+		for i, b := range c.f64[lo:hi] {
+			out[i] = math.Float64frombits(b)
+		}
+		return makeArray(t, n, valid, buf), nil
+	case kDate:
+		buf, out := newFixed[int32](mem, n)
+		copy(out, c.i32[lo:hi])
+		return makeArray(t, n, valid, buf), nil
+	case kBool:
+		buf, out := newBitmap(mem, n)
+		for i, b := range c.bl[lo:hi] {
+			if b {
+				setBit(out, i)
+			}
+		}
+		return makeArray(t, n, valid, buf), nil
+	case kString:
+		sb := newStrBuilder(mem, n, int(c.soff[hi]-c.soff[lo]))
+		for g := lo; g < hi; g++ {
+			sb.append(c.sdata[c.soff[g]:c.soff[g+1]])
+		}
+		return sb.finish(valid)
+	}
+	if valid != nil {
+		valid.Release()
+	}
+	return nil, fmt.Errorf("unsupported key layout %s", c.k)
+}
+
+// groupTable maps multi-column keys to dense group ids (in order of first
+// appearance) with open addressing and linear probing. A slot holds the high
+// 32 bits of the key hash and group id + 1 (0 = empty); the low hash bits
+// choose the slot. Matches on the 32-bit tag are verified against the
+// stored keys column by column in typed loops; the rare false match is
+// re-probed with full key comparison.
+type groupTable struct {
+	keys    []*keyCol
+	slots   []uint64
+	mask    uint64
+	hashes  []uint64 // per group, for rehashing
+	ngroups int
+
+	// per-batch scratch
+	h       []uint64
+	gids    []uint32
+	newRows []int32
+	bad     []bool
+}
+
+const tagMask = 0xffffffff00000000
+
+// testHashMask, when set by tests, degrades every hash to force collisions.
+var testHashMask uint64
+
+func newGroupTable(kinds []kind) *groupTable {
+	t := &groupTable{}
+	for _, k := range kinds {
+		t.keys = append(t.keys, newKeyCol(k))
+	}
+	t.slots = make([]uint64, 256)
+	t.mask = 255
+	return t
+}
+
+func (t *groupTable) bytes() int64 {
+	n := int64(cap(t.slots)*8 + cap(t.hashes)*8 + cap(t.h)*8 + cap(t.gids)*4 + cap(t.newRows)*4 + cap(t.bad))
+	for _, k := range t.keys {
+		n += k.bytes()
+	}
+	return n
+}
+
+func (t *groupTable) grow() {
+	size := len(t.slots) * 2
+	slots := make([]uint64, size)
+	mask := uint64(size - 1)
+	for g, h := range t.hashes {
+		pos := h & mask
+		for slots[pos] != 0 {
+			pos = (pos + 1) & mask
+		}
+		slots[pos] = h&tagMask | uint64(g+1)
+	}
+	t.slots, t.mask = slots, mask
+}
+
+func (t *groupTable) newGroup(h uint64, pos uint64) uint32 {
+	g := uint32(t.ngroups)
+	t.ngroups++
+	t.hashes = append(t.hashes, h)
+	t.slots[pos] = h&tagMask | uint64(g+1)
+	if t.ngroups*2 > len(t.slots) {
+		t.grow()
+	}
+	return g
+}
+
+// insert assigns a group id to every row of the key columns (n rows),
+// creating groups for new keys. The returned slice is scratch, valid until
+// the next call.
+func (t *groupTable) insert(cols []arrow.Array, n int) ([]uint32, error) {
+	if cap(t.h) < n {
+		t.h = make([]uint64, n)
+		t.gids = make([]uint32, n)
+		t.bad = make([]bool, n)
+	}
+	h, gids := t.h[:n], t.gids[:n]
+	for i := range h {
+		h[i] = hashSeed
+	}
+	for _, c := range cols {
+		if err := hashColumn(c, h); err != nil {
+			return nil, err
+		}
+	}
+	if testHashMask != 0 {
+		for i := range h {
+			h[i] &= testHashMask
+		}
+	}
+	t.newRows = t.newRows[:0]
+	for i := 0; i < n; i++ {
+		hv := h[i]
+		tag := hv & tagMask
+		pos := hv & t.mask
+		for {
+			s := t.slots[pos]
+			if s == 0 {
+				gids[i] = t.newGroup(hv, pos)
+				t.newRows = append(t.newRows, int32(i))
+				break
+			}
+			if s&tagMask == tag {
+				gids[i] = uint32(s) - 1
+				break
+			}
+			pos = (pos + 1) & t.mask
+		}
+	}
+	for k, c := range t.keys {
+		c.appendRows(cols[k], t.newRows)
+	}
+	bad := t.bad[:n]
+	anyBad := false
+	for k, c := range t.keys {
+		if c.verify(cols[k], gids, bad) {
+			anyBad = true
+		}
+	}
+	if anyBad {
+		for i := 0; i < n; i++ {
+			if bad[i] {
+				bad[i] = false
+				gids[i] = t.probeSlow(cols, i, h[i])
+			}
+		}
+	}
+	return gids, nil
+}
+
+// probeSlow finds or creates the group of row i comparing full keys.
+func (t *groupTable) probeSlow(cols []arrow.Array, i int, hv uint64) uint32 {
+	tag := hv & tagMask
+	pos := hv & t.mask
+	for {
+		s := t.slots[pos]
+		if s == 0 {
+			g := t.newGroup(hv, pos)
+			for k, c := range t.keys {
+				c.appendRows(cols[k], []int32{int32(i)})
+			}
+			return g
+		}
+		if s&tagMask == tag {
+			g := uint32(s) - 1
+			eq := true
+			for k, c := range t.keys {
+				if !c.equalRow(cols[k], i, g) {
+					eq = false
+					break
+				}
+			}
+			if eq {
+				return g
+			}
+		}
+		pos = (pos + 1) & t.mask
+	}
+}

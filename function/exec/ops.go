@@ -1,0 +1,245 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math/bits"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// withSchema relabels rec with schema (same column types, possibly other
+// names), consuming rec.
+func withSchema(mem memory.Allocator, schema *arrow.Schema, rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	if rec.Schema().Equal(schema) {
+		return rec, nil
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		c.Retain()
+		cols[i] = c
+	}
+	n := int(rec.NumRows())
+	rec.Release()
+	return conformRecord(mem, schema, cols, n)
+}
+
+// ---- Empty ------------------------------------------------------------------
+
+type emptyOp struct{ schema *arrow.Schema }
+
+// NewEmpty returns an operator that produces no rows with the node's schema.
+func NewEmpty(n *plan.Node) Operator { return &emptyOp{schema: n.Schema.Arrow()} }
+
+func (e *emptyOp) Schema() *arrow.Schema                           { return e.schema }
+func (e *emptyOp) Next(context.Context) (arrow.RecordBatch, error) { return nil, io.EOF }
+func (e *emptyOp) Close() error                                    { return nil }
+
+// ---- Filter -----------------------------------------------------------------
+
+type filterOp struct {
+	in     Operator
+	pred   *plan.Expr
+	schema *arrow.Schema
+	mem    memory.Allocator
+	sel    []int32
+}
+
+// NewFilter keeps the rows of in where n.Predicate is TRUE.
+func NewFilter(in Operator, n *plan.Node, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	if n.Predicate == nil {
+		return nil, fmt.Errorf("exec: filter: no predicate")
+	}
+	return &filterOp{in: in, pred: n.Predicate, schema: n.Schema.Arrow(), mem: opts.Mem}, nil
+}
+
+func (f *filterOp) Schema() *arrow.Schema { return f.schema }
+func (f *filterOp) Close() error          { return f.in.Close() }
+
+func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		rec, err := f.in.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		n := int(rec.NumRows())
+		if n == 0 {
+			rec.Release()
+			continue
+		}
+		mask, err := Eval(f.pred, rec, f.mem)
+		if err != nil {
+			rec.Release()
+			return nil, fmt.Errorf("exec: filter: %w", err)
+		}
+		f.sel, err = selectRows(mask, f.sel[:0])
+		mask.Release()
+		if err != nil {
+			rec.Release()
+			return nil, fmt.Errorf("exec: filter: %w", err)
+		}
+		switch len(f.sel) {
+		case 0:
+			rec.Release()
+			continue
+		case n:
+			out, err := withSchema(f.mem, f.schema, rec)
+			if err != nil {
+				return nil, fmt.Errorf("exec: filter: %w", err)
+			}
+			return out, nil
+		}
+		out, err := takeRecord(f.mem, rec, f.sel)
+		rec.Release()
+		if err != nil {
+			return nil, fmt.Errorf("exec: filter: %w", err)
+		}
+		if out, err = withSchema(f.mem, f.schema, out); err != nil {
+			return nil, fmt.Errorf("exec: filter: %w", err)
+		}
+		return out, nil
+	}
+}
+
+// selectRows appends the rows where mask is TRUE (valid and set) to sel.
+func selectRows(mask arrow.Array, sel []int32) ([]int32, error) {
+	n := mask.Len()
+	switch mask.DataType().ID() {
+	case arrow.NULL:
+		return sel, nil
+	case arrow.BOOL:
+	default:
+		return sel, fmt.Errorf("predicate of type %s, want bool", mask.DataType())
+	}
+	bs, off := bitsOf(mask)
+	v := alignedBits(bs, off, n)
+	if vb, voff := validityOf(mask); vb != nil {
+		vv := alignedBits(vb, voff, n)
+		tmp := make([]byte, len(v))
+		for i := range tmp {
+			tmp[i] = v[i] & vv[i]
+		}
+		v = tmp
+	}
+	for i, b := range v {
+		for b != 0 {
+			j := i<<3 + bits.TrailingZeros8(b)
+			if j >= n {
+				break
+			}
+			sel = append(sel, int32(j))
+			b &= b - 1
+		}
+	}
+	return sel, nil
+}
+
+// ---- Project ----------------------------------------------------------------
+
+type projectOp struct {
+	in     Operator
+	exprs  []*plan.Expr
+	schema *arrow.Schema
+	mem    memory.Allocator
+}
+
+// NewProject computes n.Exprs over every batch of in.
+func NewProject(in Operator, n *plan.Node, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	if len(n.Exprs) != len(n.Schema) {
+		return nil, fmt.Errorf("exec: project: %d expressions for %d output columns", len(n.Exprs), len(n.Schema))
+	}
+	return &projectOp{in: in, exprs: n.Exprs, schema: n.Schema.Arrow(), mem: opts.Mem}, nil
+}
+
+func (p *projectOp) Schema() *arrow.Schema { return p.schema }
+func (p *projectOp) Close() error          { return p.in.Close() }
+
+func (p *projectOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	rec, err := p.in.Next(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer rec.Release()
+	cols := make([]arrow.Array, len(p.exprs))
+	for i, e := range p.exprs {
+		c, err := Eval(e, rec, p.mem)
+		if err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("exec: project column %q: %w", p.schema.Field(i).Name, err)
+		}
+		cols[i] = c
+	}
+	out, err := conformRecord(p.mem, p.schema, cols, int(rec.NumRows()))
+	if err != nil {
+		return nil, fmt.Errorf("exec: project: %w", err)
+	}
+	return out, nil
+}
+
+// ---- Limit ------------------------------------------------------------------
+
+type limitOp struct {
+	in     Operator
+	skip   int64
+	left   int64 // -1: unlimited
+	schema *arrow.Schema
+	mem    memory.Allocator
+}
+
+// NewLimit skips n.Offset rows of in, then passes n.Limit rows (-1: all).
+func NewLimit(in Operator, n *plan.Node, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	if n.Offset < 0 {
+		return nil, fmt.Errorf("exec: limit: negative offset %d", n.Offset)
+	}
+	left := n.Limit
+	if left < 0 {
+		left = -1
+	}
+	return &limitOp{in: in, skip: n.Offset, left: left, schema: n.Schema.Arrow(), mem: opts.Mem}, nil
+}
+
+func (l *limitOp) Schema() *arrow.Schema { return l.schema }
+func (l *limitOp) Close() error          { return l.in.Close() }
+
+func (l *limitOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	for {
+		if l.left == 0 {
+			return nil, io.EOF
+		}
+		rec, err := l.in.Next(ctx)
+		if err != nil {
+			return nil, err
+		}
+		n := rec.NumRows()
+		if l.skip >= n {
+			l.skip -= n
+			rec.Release()
+			continue
+		}
+		start, end := l.skip, n
+		l.skip = 0
+		if l.left >= 0 && end-start > l.left {
+			end = start + l.left
+		}
+		if l.left >= 0 {
+			l.left -= end - start
+		}
+		if start != 0 || end != n {
+			s := rec.NewSlice(start, end)
+			rec.Release()
+			rec = s
+		}
+		out, err := withSchema(l.mem, l.schema, rec)
+		if err != nil {
+			return nil, fmt.Errorf("exec: limit: %w", err)
+		}
+		return out, nil
+	}
+}

@@ -1,0 +1,380 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"sync/atomic"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// ParquetScan reads the columns n.Scan.Columns of some row groups of one
+// Parquet file, converts them to engine types and emits batches of about
+// BatchRows rows. Row groups whose statistics prove n.Scan.Filter false are
+// skipped (see Pruned).
+type ParquetScan struct {
+	n       *plan.Node
+	schema  *arrow.Schema
+	opts    Options
+	src     *countingReader
+	pf      *file.Reader
+	rr      pqarrow.RecordReader
+	readCol []int // output column -> column of the record reader
+	outT    []plan.DataType
+	table   string
+
+	rowGroups []int
+	pruned    int
+	zeroRows  int64 // zero-column scans: rows still to emit
+	done      bool
+	closed    bool
+}
+
+// countingReader counts the bytes read from the file.
+type countingReader struct {
+	r parquet.ReaderAtSeeker
+	n atomic.Int64
+}
+
+func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(p, off)
+	c.n.Add(int64(n))
+	return n, err
+}
+
+func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
+	return c.r.Seek(offset, whence)
+}
+
+func (c *countingReader) Read(p []byte) (int, error) {
+	if rd, ok := c.r.(io.Reader); ok {
+		n, err := rd.Read(p)
+		c.n.Add(int64(n))
+		return n, err
+	}
+	return 0, fmt.Errorf("reader does not support Read")
+}
+
+// NewParquetScan opens a scan of the Parquet file r for the scan node n.
+// rowGroups lists the row groups to read (nil: all). The returned operator
+// is a *ParquetScan; its Close closes r when r is an io.Closer.
+func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node, rowGroups []int, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	if n == nil || n.Scan == nil {
+		return nil, fmt.Errorf("exec: parquet scan: node has no scan description")
+	}
+	if len(n.Schema) != len(n.Scan.Columns) {
+		return nil, fmt.Errorf("exec: parquet scan of %s: %d columns for a schema of %d fields", n.Scan.Table, len(n.Scan.Columns), len(n.Schema))
+	}
+	s := &ParquetScan{n: n, schema: n.Schema.Arrow(), opts: opts, src: &countingReader{r: r}, table: n.Scan.Table}
+	fail := func(format string, args ...any) (Operator, error) {
+		s.Close()
+		return nil, fmt.Errorf("exec: parquet scan of %s: %s", s.table, fmt.Sprintf(format, args...))
+	}
+	pf, err := file.NewParquetReader(s.src, file.WithReadProps(parquet.NewReaderProperties(memory.NewGoAllocator())))
+	if err != nil {
+		return nil, fmt.Errorf("exec: parquet scan of %s: open: %w", s.table, err)
+	}
+	s.pf = pf
+	md := pf.MetaData()
+	sch := md.Schema
+
+	// Resolve columns by name (exact, then case-insensitive).
+	leaves := make([]int, len(n.Scan.Columns))
+	for i, name := range n.Scan.Columns {
+		idx := sch.ColumnIndexByName(name)
+		if idx < 0 {
+			for j := 0; j < sch.NumColumns(); j++ {
+				if strings.EqualFold(sch.Column(j).Path(), name) {
+					idx = j
+					break
+				}
+			}
+		}
+		if idx < 0 {
+			return fail("column %q not found in file", name)
+		}
+		if len(sch.Column(idx).ColumnPath()) != 1 {
+			return fail("column %q is nested, which is not supported", name)
+		}
+		leaves[i] = idx
+		s.outT = append(s.outT, n.Schema[i].Type)
+	}
+
+	// Row groups to read, minus those the statistics rule out.
+	nrg := md.NumRowGroups()
+	if rowGroups == nil {
+		rowGroups = make([]int, nrg)
+		for i := range rowGroups {
+			rowGroups[i] = i
+		}
+	}
+	for _, rg := range rowGroups {
+		if rg < 0 || rg >= nrg {
+			return fail("row group %d out of range (file has %d)", rg, nrg)
+		}
+		if n.Scan.Filter != nil && !mayMatch(n.Scan.Filter, &rgStats{md: md.RowGroup(rg), leaves: leaves, outT: s.outT}) {
+			s.pruned++
+			continue
+		}
+		s.rowGroups = append(s.rowGroups, rg)
+	}
+	if len(s.rowGroups) == 0 {
+		s.done = true
+		return s, nil
+	}
+	if len(leaves) == 0 {
+		for _, rg := range s.rowGroups {
+			s.zeroRows += md.RowGroup(rg).NumRows()
+		}
+		return s, nil
+	}
+
+	// Distinct leaves in first-use order; output columns map onto them.
+	var uniq []int
+	pos := map[int]int{}
+	for _, l := range leaves {
+		if _, ok := pos[l]; !ok {
+			pos[l] = len(uniq)
+			uniq = append(uniq, l)
+		}
+		s.readCol = append(s.readCol, pos[l])
+	}
+	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}, opts.Mem)
+	if err != nil {
+		return fail("%v", err)
+	}
+	rr, err := fr.GetRecordReader(ctx, uniq, s.rowGroups)
+	if err != nil {
+		return fail("%v", err)
+	}
+	s.rr = rr
+	return s, nil
+}
+
+// Pruned reports how many row groups the scan skipped from statistics.
+func (s *ParquetScan) Pruned() int { return s.pruned }
+
+// BytesRead reports the bytes read from the file so far.
+func (s *ParquetScan) BytesRead() int64 { return s.src.n.Load() }
+
+// RowGroups lists the row groups the scan reads (after pruning).
+func (s *ParquetScan) RowGroups() []int { return s.rowGroups }
+
+func (s *ParquetScan) Schema() *arrow.Schema { return s.schema }
+
+func (s *ParquetScan) Close() error {
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if s.rr != nil {
+		s.rr.Release()
+		s.rr = nil
+	}
+	if s.pf != nil {
+		return s.pf.Close()
+	}
+	return nil
+}
+
+func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if s.done || s.closed {
+		return nil, io.EOF
+	}
+	if s.rr == nil { // zero columns: row counts only
+		if s.zeroRows == 0 {
+			s.done = true
+			return nil, io.EOF
+		}
+		k := min(s.zeroRows, int64(s.opts.BatchRows))
+		s.zeroRows -= k
+		return array.NewRecordBatch(s.schema, nil, k), nil
+	}
+	for {
+		if !s.rr.Next() {
+			s.done = true
+			if err := s.rr.Err(); err != nil {
+				return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
+			}
+			return nil, io.EOF
+		}
+		rec := s.rr.RecordBatch()
+		nrows := int(rec.NumRows())
+		if nrows == 0 {
+			continue
+		}
+		cols := make([]arrow.Array, len(s.readCol))
+		for i, rc := range s.readCol {
+			c, err := toEngine(s.opts.Mem, rec.Column(rc), s.outT[i])
+			if err != nil {
+				releaseAll(cols)
+				return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
+			}
+			cols[i] = c
+		}
+		out, err := conformRecord(s.opts.Mem, s.schema, cols, nrows)
+		if err != nil {
+			return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
+		}
+		return out, nil
+	}
+}
+
+// ---- conversion to engine types ---------------------------------------------
+
+// toEngine converts an array as read from a file to engine type t.
+func toEngine(mem memory.Allocator, a arrow.Array, t plan.DataType) (arrow.Array, error) {
+	e, err := toEngineLayout(mem, a)
+	if err != nil {
+		return nil, err
+	}
+	defer e.Release()
+	et := typeOfArrow(e.DataType())
+	if sameType(et, t) || et.ID == plan.Null {
+		return conform(mem, e, t.Arrow())
+	}
+	return castArray(mem, e, t)
+}
+
+// toEngineLayout converts a to the engine layout of its own type.
+func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
+	n := a.Len()
+	widen := func(x func(i int) int64) arrow.Array {
+		buf, out := newFixed[int64](mem, n)
+		for i := range out {
+			out[i] = x(i)
+		}
+		return makeArray(arrow.PrimitiveTypes.Int64, n, copyValidity(mem, a), buf)
+	}
+	switch tt := a.DataType().(type) {
+	case *arrow.BooleanType, *arrow.Int64Type, *arrow.Float64Type, *arrow.Date32Type, *arrow.StringType,
+		*arrow.Decimal64Type, *arrow.NullType:
+		a.Retain()
+		return a, nil
+	case *arrow.BinaryType:
+		return relabel(a, arrow.BinaryTypes.String), nil
+	case *arrow.Int8Type:
+		x := values[int8](a)
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Int16Type:
+		x := values[int16](a)
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Int32Type:
+		x := values[int32](a)
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Uint8Type:
+		x := values[uint8](a)
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Uint16Type:
+		x := values[uint16](a)
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Uint32Type:
+		x := values[uint32](a)
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Uint64Type:
+		x := values[uint64](a)
+		vb, voff := validityOf(a)
+		for i, v := range x {
+			if v > math.MaxInt64 && isValid(vb, voff, i) {
+				return nil, fmt.Errorf("%w: uint64 value %d does not fit int64", ErrIntegerOverflow, v)
+			}
+		}
+		return widen(func(i int) int64 { return int64(x[i]) }), nil
+	case *arrow.Float32Type:
+		x := values[float32](a)
+		buf, out := newFixed[float64](mem, n)
+		for i := range out {
+			out[i] = float64(x[i])
+		}
+		return makeArray(arrow.PrimitiveTypes.Float64, n, copyValidity(mem, a), buf), nil
+	case *arrow.Date64Type:
+		x := values[int64](a)
+		buf, out := newFixed[int32](mem, n)
+		for i := range out {
+			ms := x[i]
+			d := ms / 86400000
+			if ms%86400000 < 0 {
+				d--
+			}
+			out[i] = int32(d)
+		}
+		return makeArray(arrow.FixedWidthTypes.Date32, n, copyValidity(mem, a), buf), nil
+	case *arrow.Decimal32Type:
+		x := values[int32](a)
+		buf, out := newFixed[int64](mem, n)
+		for i := range out {
+			out[i] = int64(x[i])
+		}
+		return makeArray(&arrow.Decimal64Type{Precision: tt.Precision, Scale: tt.Scale}, n, copyValidity(mem, a), buf), nil
+	case *arrow.Decimal128Type:
+		if tt.Precision > plan.MaxDecimalPrecision {
+			return nil, fmt.Errorf("decimal(%d,%d) has more than %d digits", tt.Precision, tt.Scale, plan.MaxDecimalPrecision)
+		}
+		nums := a.(*array.Decimal128).Values()
+		vb, voff := validityOf(a)
+		buf, out := newFixed[int64](mem, n)
+		for i, v := range nums {
+			lo, hi := int64(v.LowBits()), v.HighBits()
+			if hi != lo>>63 && isValid(vb, voff, i) {
+				buf.Release()
+				return nil, fmt.Errorf("%w: decimal128 value out of 64-bit range", plan.ErrDecimalOverflow)
+			}
+			out[i] = lo
+		}
+		return makeArray(&arrow.Decimal64Type{Precision: tt.Precision, Scale: tt.Scale}, n, copyValidity(mem, a), buf), nil
+	case *arrow.LargeStringType, *arrow.LargeBinaryType:
+		d := a.Data()
+		offs := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n+1]
+		if offs[n]-offs[0] > math.MaxInt32 {
+			return nil, fmt.Errorf("string column chunk exceeds 2 GiB")
+		}
+		obuf, o32 := newFixed[int32](mem, n+1)
+		base := offs[0]
+		for i, o := range offs {
+			o32[i] = int32(o - base)
+		}
+		var data []byte
+		if len(d.Buffers()) > 2 && d.Buffers()[2] != nil {
+			data = d.Buffers()[2].Bytes()[base:offs[n]]
+		}
+		dbuf := newBuf(mem, len(data))
+		copy(dbuf.Bytes(), data)
+		return makeArray(arrow.BinaryTypes.String, n, copyValidity(mem, a), obuf, dbuf), nil
+	case *arrow.DictionaryType:
+		dict := a.(*array.Dictionary)
+		vals, err := toEngineLayout(mem, dict.Dictionary())
+		if err != nil {
+			return nil, err
+		}
+		defer vals.Release()
+		idx := make([]int32, n)
+		vb, voff := validityOf(a)
+		for i := 0; i < n; i++ {
+			if !isValid(vb, voff, i) {
+				idx[i] = -1
+				continue
+			}
+			j := dict.GetValueIndex(i)
+			if j < 0 || j >= vals.Len() {
+				return nil, fmt.Errorf("dictionary index %d out of range (%d values)", j, vals.Len())
+			}
+			idx[i] = int32(j)
+		}
+		return takeNullable(mem, vals, idx)
+	}
+	return nil, fmt.Errorf("unsupported column type %s", a.DataType())
+}

@@ -1,0 +1,552 @@
+package exec
+
+import (
+	"cmp"
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"unsafe"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// sortOp is a stable sort by SortKeys; with Limit >= 0 a top-k that keeps
+// only the best rows seen so far (Offset is not applied here).
+//
+// Input batches are retained with their evaluated sort keys. The keys are
+// flattened into typed per-key slices over all rows; a permutation of row
+// ids is sorted (ties broken by arrival order, which makes it stable) and
+// the output gathered in batches of BatchRows. The top-k variant compacts
+// its buffer to the best k rows whenever it holds 2k rows, and afterwards
+// drops incoming rows that do not beat the current k-th row.
+type sortOp struct {
+	in     Operator
+	keys   []plan.SortKey
+	limit  int64
+	schema *arrow.Schema
+	opts   Options
+	res    *reservation
+
+	batches []arrow.RecordBatch
+	keyArrs [][]arrow.Array // per batch, per key
+	rows    int
+	held    int64
+
+	boundary []arrow.Array // top-k: key values of the k-th row (1 row each)
+
+	sorted   bool
+	perm     []int32
+	rowBatch []int32
+	rowIdx   []int32
+	emitted  int
+	nout     int
+	closed   bool
+}
+
+// NewSort sorts in by n.SortKeys (a top-k when n.Limit >= 0).
+func NewSort(in Operator, n *plan.Node, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	if len(n.SortKeys) == 0 {
+		return nil, fmt.Errorf("exec: sort: no sort keys")
+	}
+	for i, k := range n.SortKeys {
+		if k.Expr == nil {
+			return nil, fmt.Errorf("exec: sort: key %d has no expression", i)
+		}
+	}
+	return &sortOp{in: in, keys: n.SortKeys, limit: n.Limit, schema: n.Schema.Arrow(), opts: opts,
+		res: opts.tracker.reserve("sort")}, nil
+}
+
+func (s *sortOp) Schema() *arrow.Schema { return s.schema }
+
+func (s *sortOp) Close() error {
+	if !s.closed {
+		s.closed = true
+		s.releaseBuffered()
+		s.res.release()
+	}
+	return s.in.Close()
+}
+
+func (s *sortOp) releaseBuffered() {
+	for _, b := range s.batches {
+		b.Release()
+	}
+	for _, ks := range s.keyArrs {
+		releaseAll(ks)
+	}
+	releaseAll(s.boundary)
+	s.batches, s.keyArrs, s.boundary = nil, nil, nil
+	s.rows, s.held = 0, 0
+}
+
+func (s *sortOp) topK() bool { return s.limit >= 0 }
+
+func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if !s.sorted {
+		if s.topK() && s.limit == 0 {
+			return nil, io.EOF
+		}
+		if err := s.consume(ctx); err != nil {
+			return nil, err
+		}
+		if err := s.sortAll(); err != nil {
+			return nil, err
+		}
+		s.sorted = true
+	}
+	if s.emitted >= s.nout {
+		s.releaseBuffered()
+		s.res.release()
+		return nil, io.EOF
+	}
+	lo := s.emitted
+	hi := min(s.nout, lo+s.opts.BatchRows)
+	rec, err := s.gather(s.perm[lo:hi])
+	if err != nil {
+		return nil, fmt.Errorf("exec: sort: %w", err)
+	}
+	s.emitted = hi
+	return rec, nil
+}
+
+func (s *sortOp) consume(ctx context.Context) error {
+	mem := s.opts.Mem
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		rec, err := s.in.Next(ctx)
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		if rec.NumRows() == 0 {
+			rec.Release()
+			continue
+		}
+		keys := make([]arrow.Array, len(s.keys))
+		for i, k := range s.keys {
+			a, err := Eval(k.Expr, rec, mem)
+			if err != nil {
+				releaseAll(keys)
+				rec.Release()
+				return fmt.Errorf("exec: sort key %d: %w", i, err)
+			}
+			keys[i] = a
+		}
+		if s.boundary != nil {
+			rec, keys, err = s.dropWorse(rec, keys)
+			if err != nil {
+				return fmt.Errorf("exec: sort: %w", err)
+			}
+			if rec == nil {
+				continue
+			}
+		}
+		s.batches = append(s.batches, rec)
+		s.keyArrs = append(s.keyArrs, keys)
+		s.rows += int(rec.NumRows())
+		s.held += bytesOf(rec)
+		for _, k := range keys {
+			s.held += arrayBytes(k)
+		}
+		// flattened keys and permutation take ~16 bytes per row and key
+		if err := s.res.set(s.held + int64(s.rows)*int64(8+8*len(s.keys))); err != nil {
+			return err
+		}
+		if s.topK() && int64(s.rows) >= max(2*s.limit, 1024) {
+			if err := s.compact(); err != nil {
+				return fmt.Errorf("exec: sort: %w", err)
+			}
+		}
+	}
+}
+
+// compact keeps the best limit rows of the buffer in one batch.
+func (s *sortOp) compact() error {
+	if err := s.sortAll(); err != nil {
+		return err
+	}
+	keep := s.perm[:s.nout]
+	bi := make([]int32, len(keep))
+	ri := make([]int32, len(keep))
+	for j, r := range keep {
+		bi[j], ri[j] = s.rowBatch[r], s.rowIdx[r]
+	}
+	rec, err := s.gather(keep)
+	if err != nil {
+		return err
+	}
+	keys := make([]arrow.Array, len(s.keys))
+	for k := range s.keys {
+		srcs := make([]arrow.Array, len(s.keyArrs))
+		for b := range s.keyArrs {
+			srcs[b] = s.keyArrs[b][k]
+		}
+		a, err := takeMulti(s.opts.Mem, srcs[0].DataType(), srcs, bi, ri)
+		if err != nil {
+			rec.Release()
+			releaseAll(keys)
+			return err
+		}
+		keys[k] = a
+	}
+	s.releaseBuffered()
+	s.perm, s.rowBatch, s.rowIdx, s.nout = nil, nil, nil, 0
+	s.batches = []arrow.RecordBatch{rec}
+	s.keyArrs = [][]arrow.Array{keys}
+	s.rows = int(rec.NumRows())
+	s.held = bytesOf(rec)
+	for _, k := range keys {
+		s.held += arrayBytes(k)
+	}
+	if int64(s.rows) == s.limit {
+		last := []int32{int32(s.rows - 1)}
+		s.boundary = make([]arrow.Array, len(keys))
+		for k, a := range keys {
+			b, err := take(s.opts.Mem, a, last)
+			if err != nil {
+				return err
+			}
+			s.boundary[k] = b
+		}
+	}
+	return s.res.set(s.held)
+}
+
+// dropWorse keeps the rows of rec that sort strictly before the boundary
+// row (ties lose: the boundary arrived first).
+func (s *sortOp) dropWorse(rec arrow.RecordBatch, keys []arrow.Array) (arrow.RecordBatch, []arrow.Array, error) {
+	flat, err := s.flatten([][]arrow.Array{s.boundary, keys})
+	if err != nil {
+		releaseAll(keys)
+		rec.Release()
+		return nil, nil, err
+	}
+	n := int(rec.NumRows())
+	var sel []int32
+	for i := 0; i < n; i++ {
+		if compareRows(flat, int32(i+1), 0) < 0 {
+			sel = append(sel, int32(i))
+		}
+	}
+	if len(sel) == n {
+		return rec, keys, nil
+	}
+	if len(sel) == 0 {
+		releaseAll(keys)
+		rec.Release()
+		return nil, nil, nil
+	}
+	out, err := takeRecord(s.opts.Mem, rec, sel)
+	rec.Release()
+	if err != nil {
+		releaseAll(keys)
+		return nil, nil, err
+	}
+	nkeys := make([]arrow.Array, len(keys))
+	for i, k := range keys {
+		nk, err := take(s.opts.Mem, k, sel)
+		if err != nil {
+			releaseAll(nkeys)
+			releaseAll(keys)
+			out.Release()
+			return nil, nil, err
+		}
+		nkeys[i] = nk
+	}
+	releaseAll(keys)
+	return out, nkeys, nil
+}
+
+// sortAll sorts the buffered rows into s.perm (s.nout rows to emit).
+func (s *sortOp) sortAll() error {
+	n := s.rows
+	s.rowBatch = make([]int32, n)
+	s.rowIdx = make([]int32, n)
+	r := 0
+	for b, rec := range s.batches {
+		for i := 0; i < int(rec.NumRows()); i++ {
+			s.rowBatch[r], s.rowIdx[r] = int32(b), int32(i)
+			r++
+		}
+	}
+	flat, err := s.flatten(s.keyArrs)
+	if err != nil {
+		return err
+	}
+	s.perm = sortPerm(flat, n)
+	s.nout = n
+	if s.topK() && int64(n) > s.limit {
+		s.nout = int(s.limit)
+	}
+	return nil
+}
+
+func (s *sortOp) gather(rows []int32) (arrow.RecordBatch, error) {
+	bi := make([]int32, len(rows))
+	ri := make([]int32, len(rows))
+	for j, r := range rows {
+		bi[j], ri[j] = s.rowBatch[r], s.rowIdx[r]
+	}
+	cols := make([]arrow.Array, s.schema.NumFields())
+	srcs := make([]arrow.Array, len(s.batches))
+	for c := range cols {
+		for b, rec := range s.batches {
+			if int(rec.NumCols()) <= c {
+				releaseAll(cols)
+				return nil, fmt.Errorf("input batch has %d columns, schema %d", rec.NumCols(), len(cols))
+			}
+			srcs[b] = rec.Column(c)
+		}
+		a, err := takeMulti(s.opts.Mem, s.batches[0].Column(c).DataType(), srcs, bi, ri)
+		if err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("column %q: %w", s.schema.Field(c).Name, err)
+		}
+		cols[c] = a
+	}
+	return conformRecord(s.opts.Mem, s.schema, cols, len(rows))
+}
+
+// ---- flattened keys ---------------------------------------------------------
+
+// flatKey is one sort key over all buffered rows, in a typed slice.
+type flatKey struct {
+	k          kind
+	desc       bool
+	nullsFirst bool
+	i64        []int64
+	f64        []float64
+	i32        []int32
+	bl         []bool
+	str        []string // views of the Arrow buffers (valid while the batches are held)
+	null       []bool   // nil: no NULLs
+}
+
+func (s *sortOp) flatten(keyArrs [][]arrow.Array) ([]*flatKey, error) {
+	total := 0
+	for _, ks := range keyArrs {
+		if len(ks) > 0 {
+			total += ks[0].Len()
+		}
+	}
+	out := make([]*flatKey, len(s.keys))
+	for k, sk := range s.keys {
+		f := &flatKey{k: kNull, desc: sk.Desc, nullsFirst: sk.NullsFirst}
+		for _, ks := range keyArrs {
+			if kk := kindOf2(ks[k]); kk != kNull {
+				f.k = kk
+				break
+			}
+		}
+		switch f.k {
+		case kInt64:
+			f.i64 = make([]int64, 0, total)
+		case kFloat64:
+			f.f64 = make([]float64, 0, total)
+		case kDate:
+			f.i32 = make([]int32, 0, total)
+		case kBool:
+			f.bl = make([]bool, 0, total)
+		case kString:
+			f.str = make([]string, 0, total)
+		}
+		pos := 0
+		for _, ks := range keyArrs {
+			a := ks[k]
+			n := a.Len()
+			kk := kindOf2(a)
+			if kk != f.k && kk != kNull {
+				return nil, fmt.Errorf("sort key %d has mixed types %s and %s", k, f.k, kk)
+			}
+			if kk == kNull || a.NullN() > 0 {
+				if f.null == nil {
+					f.null = make([]bool, total)
+				}
+				vb, voff := validityOf(a)
+				for i := 0; i < n; i++ {
+					f.null[pos+i] = kk == kNull || !bit(vb, voff+i)
+				}
+			}
+			switch {
+			case kk == kNull:
+				for i := 0; i < n; i++ {
+					switch f.k {
+					case kInt64:
+						f.i64 = append(f.i64, 0)
+					case kFloat64:
+						f.f64 = append(f.f64, 0)
+					case kDate:
+						f.i32 = append(f.i32, 0)
+					case kBool:
+						f.bl = append(f.bl, false)
+					case kString:
+						f.str = append(f.str, "")
+					}
+				}
+			case f.k == kInt64:
+				f.i64 = append(f.i64, values[int64](a)...)
+			case f.k == kFloat64:
+				f.f64 = append(f.f64, values[float64](a)...)
+			case f.k == kDate:
+				f.i32 = append(f.i32, values[int32](a)...)
+			case f.k == kBool:
+				bs, off := bitsOf(a)
+				for i := 0; i < n; i++ {
+					f.bl = append(f.bl, bit(bs, off+i))
+				}
+			case f.k == kString:
+				offs, data := strOffsets(a)
+				for i := 0; i < n; i++ {
+					b := data[offs[i]:offs[i+1]]
+					if len(b) == 0 {
+						f.str = append(f.str, "")
+					} else {
+						f.str = append(f.str, unsafe.String(&b[0], len(b)))
+					}
+				}
+			}
+			pos += n
+		}
+		out[k] = f
+	}
+	return out, nil
+}
+
+// cmpFloat orders floats with NaN after every number (as DuckDB does).
+func cmpFloat(a, b float64) int {
+	an, bn := a != a, b != b
+	switch {
+	case an && bn:
+		return 0
+	case an:
+		return 1
+	case bn:
+		return -1
+	}
+	return cmp.Compare(a, b)
+}
+
+func (f *flatKey) cmp(a, b int32) int {
+	if f.null != nil {
+		na, nb := f.null[a], f.null[b]
+		if na || nb {
+			switch {
+			case na && nb:
+				return 0
+			case na == f.nullsFirst:
+				return -1
+			default:
+				return 1
+			}
+		}
+	}
+	var c int
+	switch f.k {
+	case kInt64:
+		c = cmp.Compare(f.i64[a], f.i64[b])
+	case kFloat64:
+		c = cmpFloat(f.f64[a], f.f64[b])
+	case kDate:
+		c = cmp.Compare(f.i32[a], f.i32[b])
+	case kBool:
+		c = cmp.Compare(b2u(f.bl[a]), b2u(f.bl[b]))
+	case kString:
+		c = cmp.Compare(f.str[a], f.str[b])
+	}
+	if f.desc {
+		return -c
+	}
+	return c
+}
+
+func compareRows(keys []*flatKey, a, b int32) int {
+	for _, k := range keys {
+		if c := k.cmp(a, b); c != 0 {
+			return c
+		}
+	}
+	return 0
+}
+
+// sortPerm returns row ids 0..n-1 in sorted order (stable).
+func sortPerm(keys []*flatKey, n int) []int32 {
+	perm := make([]int32, n)
+	for i := range perm {
+		perm[i] = int32(i)
+	}
+	if len(keys) == 1 && (keys[0].k == kInt64 || keys[0].k == kDate) {
+		return sortPermInt(keys[0], perm)
+	}
+	slices.SortFunc(perm, func(a, b int32) int {
+		if c := compareRows(keys, a, b); c != 0 {
+			return c
+		}
+		return cmp.Compare(a, b)
+	})
+	return perm
+}
+
+// sortPermInt is the fast path for one integer-like key: NULL rows are set
+// aside in arrival order and (value, row) pairs sorted directly.
+func sortPermInt(f *flatKey, perm []int32) []int32 {
+	type pair struct {
+		v int64
+		r int32
+	}
+	pairs := make([]pair, 0, len(perm))
+	var nulls []int32
+	for _, r := range perm {
+		if f.null != nil && f.null[r] {
+			nulls = append(nulls, r)
+			continue
+		}
+		var v int64
+		if f.k == kInt64 {
+			v = f.i64[r]
+		} else {
+			v = int64(f.i32[r])
+		}
+		pairs = append(pairs, pair{v, r})
+	}
+	if f.desc {
+		slices.SortFunc(pairs, func(a, b pair) int {
+			if a.v != b.v {
+				if a.v > b.v {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(a.r, b.r)
+		})
+	} else {
+		slices.SortFunc(pairs, func(a, b pair) int {
+			if a.v != b.v {
+				if a.v < b.v {
+					return -1
+				}
+				return 1
+			}
+			return cmp.Compare(a.r, b.r)
+		})
+	}
+	out := perm[:0]
+	if f.nullsFirst {
+		out = append(out, nulls...)
+	}
+	for _, p := range pairs {
+		out = append(out, p.r)
+	}
+	if !f.nullsFirst {
+		out = append(out, nulls...)
+	}
+	return out
+}
