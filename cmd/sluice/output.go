@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/tw"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -105,7 +106,7 @@ func writeResult(w io.Writer, format string, schema *arrow.Schema, recs []arrow.
 		}
 		return nil
 	case "table", "":
-		t := tablewriter.NewWriter(w)
+		t := tablewriter.NewTable(w, tablewriter.WithHeaderAutoFormat(tw.Off), tablewriter.WithHeaderAlignment(tw.AlignLeft))
 		hdr := make([]any, len(names))
 		for i, n := range names {
 			hdr[i] = n
