@@ -3,8 +3,10 @@ package exec
 import (
 	"cmp"
 	"context"
+	"encoding/binary"
 	"fmt"
 	"io"
+	"math"
 	"slices"
 	"unsafe"
 
@@ -477,76 +479,103 @@ func compareRows(keys []*flatKey, a, b int32) int {
 	return 0
 }
 
-// sortPerm returns row ids 0..n-1 in sorted order (stable).
-func sortPerm(keys []*flatKey, n int) []int32 {
-	perm := make([]int32, n)
-	for i := range perm {
-		perm[i] = int32(i)
-	}
-	if len(keys) == 1 && (keys[0].k == kInt64 || keys[0].k == kDate) {
-		return sortPermInt(keys[0], perm)
-	}
-	slices.SortFunc(perm, func(a, b int32) int {
-		if c := compareRows(keys, a, b); c != 0 {
-			return c
+// prefix encodes the value of row r as an unsigned integer whose order is
+// the key's order (DESC included): exact for numbers, dates and booleans,
+// the first 8 bytes for strings.
+func (f *flatKey) prefix(r int32) uint64 {
+	var p uint64
+	switch f.k {
+	case kInt64:
+		p = uint64(f.i64[r]) ^ 1<<63
+	case kDate:
+		p = uint64(int64(f.i32[r])) ^ 1<<63
+	case kFloat64:
+		v := f.f64[r]
+		switch {
+		case v != v:
+			p = math.MaxUint64
+		case v == 0:
+			p = 1 << 63
+		default:
+			b := math.Float64bits(v)
+			if b>>63 != 0 {
+				p = ^b
+			} else {
+				p = b | 1<<63
+			}
 		}
-		return cmp.Compare(a, b)
-	})
-	return perm
+	case kBool:
+		p = uint64(b2u(f.bl[r]))
+	case kString:
+		str := f.str[r]
+		if len(str) >= 8 {
+			p = binary.BigEndian.Uint64([]byte(str[:8]))
+		} else {
+			var buf [8]byte
+			copy(buf[:], str)
+			p = binary.BigEndian.Uint64(buf[:])
+		}
+	}
+	if f.desc {
+		p = ^p
+	}
+	return p
 }
 
-// sortPermInt is the fast path for one integer-like key: NULL rows are set
-// aside in arrival order and (value, row) pairs sorted directly.
-func sortPermInt(f *flatKey, perm []int32) []int32 {
-	type pair struct {
-		v int64
+// sortPerm returns row ids 0..n-1 in sorted order (stable). Rows are sorted
+// as (prefix of the first key, row id) pairs so most comparisons touch no
+// other memory; ties on an inexact prefix fall back to full comparisons.
+// Rows whose first key is NULL are set aside and placed first or last.
+func sortPerm(keys []*flatKey, n int) []int32 {
+	type entry struct {
+		p uint64
 		r int32
 	}
-	pairs := make([]pair, 0, len(perm))
+	k0, rest := keys[0], keys[1:]
+	ents := make([]entry, 0, n)
 	var nulls []int32
-	for _, r := range perm {
-		if f.null != nil && f.null[r] {
+	for r := int32(0); r < int32(n); r++ {
+		if k0.null != nil && k0.null[r] {
 			nulls = append(nulls, r)
 			continue
 		}
-		var v int64
-		if f.k == kInt64 {
-			v = f.i64[r]
-		} else {
-			v = int64(f.i32[r])
+		ents = append(ents, entry{k0.prefix(r), r})
+	}
+	exact := k0.k != kString
+	slices.SortFunc(ents, func(a, b entry) int {
+		if a.p != b.p {
+			if a.p < b.p {
+				return -1
+			}
+			return 1
 		}
-		pairs = append(pairs, pair{v, r})
-	}
-	if f.desc {
-		slices.SortFunc(pairs, func(a, b pair) int {
-			if a.v != b.v {
-				if a.v > b.v {
-					return -1
-				}
-				return 1
+		if !exact {
+			if c := k0.cmp(a.r, b.r); c != 0 {
+				return c
 			}
-			return cmp.Compare(a.r, b.r)
-		})
-	} else {
-		slices.SortFunc(pairs, func(a, b pair) int {
-			if a.v != b.v {
-				if a.v < b.v {
-					return -1
-				}
-				return 1
+		}
+		if c := compareRows(rest, a.r, b.r); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.r, b.r)
+	})
+	if len(rest) > 0 && len(nulls) > 1 {
+		slices.SortFunc(nulls, func(a, b int32) int {
+			if c := compareRows(rest, a, b); c != 0 {
+				return c
 			}
-			return cmp.Compare(a.r, b.r)
+			return cmp.Compare(a, b)
 		})
 	}
-	out := perm[:0]
-	if f.nullsFirst {
-		out = append(out, nulls...)
+	perm := make([]int32, 0, n)
+	if k0.nullsFirst {
+		perm = append(perm, nulls...)
 	}
-	for _, p := range pairs {
-		out = append(out, p.r)
+	for _, e := range ents {
+		perm = append(perm, e.r)
 	}
-	if !f.nullsFirst {
-		out = append(out, nulls...)
+	if !k0.nullsFirst {
+		perm = append(perm, nulls...)
 	}
-	return out
+	return perm
 }

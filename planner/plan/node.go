@@ -99,6 +99,16 @@ func (a AggCall) StateTypes() []DataType {
 	}
 }
 
+// NumStates is the number of partial state columns of a (len(StateTypes())),
+// known without a's Arg: in AggFinal mode Arg may be unset, which
+// StateTypes cannot handle for avg.
+func (a AggCall) NumStates() int {
+	if a.Func == AggAvg {
+		return 2
+	}
+	return 1
+}
+
 // SumType is the result type of SUM over t.
 func SumType(t DataType) DataType {
 	if t.ID == Decimal {

@@ -19,6 +19,7 @@ import (
 
 	"github.com/minio/minio-go/v7"
 	"github.com/minio/minio-go/v7/pkg/credentials"
+	"github.com/minio/minio-go/v7/pkg/s3utils"
 )
 
 // S3Config configures an S3 bucket. Endpoint may be host[:port] or a URL
@@ -37,6 +38,9 @@ type S3Config struct {
 	// DialTimeout bounds connecting to the endpoint (default 5s), so an
 	// unreachable endpoint fails in seconds, not minutes.
 	DialTimeout time.Duration
+	// ResponseHeaderTimeout bounds the wait for a response's headers once
+	// the request is sent (default 30s), so a hung server fails too.
+	ResponseHeaderTimeout time.Duration
 	// Retry bounds the retries of transient failures; zero value: defaults.
 	Retry RetryPolicy
 	// PartSize is the multipart upload part size for large objects
@@ -107,6 +111,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if cfg.Bucket == "" {
 		return nil, errors.New("objstore: S3 bucket name is empty (set SLUICE_S3_BUCKET)")
 	}
+	if err := s3utils.CheckValidBucketNameStrict(cfg.Bucket); err != nil {
+		return nil, fmt.Errorf("objstore: S3 bucket %q: %w", cfg.Bucket, err)
+	}
 	endpoint, secure := cfg.Endpoint, cfg.UseSSL
 	if strings.Contains(endpoint, "://") {
 		u, err := url.Parse(endpoint)
@@ -151,7 +158,10 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		return nil, fmt.Errorf("objstore: %w", err)
 	}
 	tr.DialContext = (&net.Dialer{Timeout: dial, KeepAlive: 30 * time.Second}).DialContext
-	tr.ResponseHeaderTimeout = 2 * time.Minute
+	tr.ResponseHeaderTimeout = 30 * time.Second
+	if cfg.ResponseHeaderTimeout > 0 {
+		tr.ResponseHeaderTimeout = cfg.ResponseHeaderTimeout
+	}
 	tr.MaxIdleConnsPerHost = 64
 	ct := &countingTransport{next: tr}
 	client, err := minio.New(endpoint, &minio.Options{
@@ -515,10 +525,13 @@ func (s *S3) wrap(op, key string, _ int, err error) error {
 	var resp minio.ErrorResponse
 	errors.As(err, &resp)
 	switch {
-	case resp.Code == "NoSuchKey" || resp.StatusCode == http.StatusNotFound && resp.Code != "NoSuchBucket":
-		return fmt.Errorf("objstore: %s %s: %w", op, where, ErrNotFound)
+	case resp.Code == "NoSuchKey":
+		return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, ErrNotFound)
 	case resp.Code == "InvalidRange" || resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
-		return fmt.Errorf("objstore: %s %s: %w", op, where, ErrInvalidRange)
+		return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, ErrInvalidRange)
+	}
+	if resp.Code != "" {
+		return fmt.Errorf("objstore: %s %s (endpoint %s): %s (HTTP %d): %w", op, where, s.endpoint, resp.Code, resp.StatusCode, err)
 	}
 	return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, err)
 }
@@ -541,9 +554,8 @@ func retryable(err error) bool {
 	if errors.As(err, &ne) {
 		return false
 	}
-	if errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
-		return false
-	}
+	// (The caller's context being done is checked by doN; a transport
+	// timeout also matches context.DeadlineExceeded and is transient.)
 	var er minio.ErrorResponse
 	if errors.As(err, &er) {
 		if v, ok := retryableCodes[er.Code]; ok {

@@ -1,0 +1,763 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/reflect/protoreflect"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// The binder turns a parsed statement into a logical plan: it resolves
+// names against the catalog, types and coerces every expression (types.go),
+// folds constants (fold.go) and checks grouping. Everything it does not
+// support is an SL005 error, found by looking at node types, never by
+// recovering from a panic.
+
+type binder struct {
+	ctx context.Context
+	sql string
+	cat Catalog
+	md  *metadata
+	// pos is the parser location of each bound column reference, for
+	// errors found after binding (ungrouped columns).
+	pos map[*plan.Expr]int32
+}
+
+// relation is one FROM item as the scope sees it.
+type relation struct {
+	alias string // the name columns are qualified with
+	table string
+	cols  []colID
+}
+
+// scope is what column references resolve against: the FROM items of one
+// SELECT (one for now; joins add more).
+type scope struct {
+	rels []*relation
+}
+
+// target is one select-list item after * expansion.
+type target struct {
+	ast     *pg.Node   // the expression; nil for a column from *
+	col     *plan.Expr // for a column from *: its reference
+	name    string     // output name ("" until bound, unless aliased)
+	aliased bool
+	bound   *plan.Expr // after binding (post-aggregation for grouped queries)
+}
+
+// aggBuilder collects the GROUP BY keys and aggregate calls of a grouped
+// query; the aggregate's output columns replace them in expressions above.
+type aggBuilder struct {
+	groups    []*plan.Expr
+	groupKeys map[string]int
+	groupCols []colID
+	aggs      []aggExpr
+	aggKeys   map[string]int
+	aggCols   []colID
+}
+
+// exprCtx is the context an expression is bound in.
+type exprCtx struct {
+	clause string // "WHERE", "SELECT", ... for messages
+	scope  *scope
+	// aggs is non-nil where aggregate calls are allowed; they are
+	// collected there and replaced by a reference to their result.
+	aggs *aggBuilder
+	// inAgg is set while binding an aggregate's argument.
+	inAgg bool
+	// targets, when set, lets an unresolved bare name fall back to a
+	// select-list alias (DuckDB allows aliases in WHERE, GROUP BY, HAVING
+	// and ORDER BY expressions).
+	targets []*target
+}
+
+func (c *exprCtx) with(f func(*exprCtx)) *exprCtx {
+	n := *c
+	f(&n)
+	return &n
+}
+
+// orderItem is a bound ORDER BY key: an index into the projection (the
+// select list followed by hidden sort columns).
+type orderItem struct {
+	out        int
+	desc       bool
+	nullsFirst bool
+}
+
+func nodeName(n *pg.Node) string {
+	if n == nil || n.Node == nil {
+		return "empty"
+	}
+	return strings.TrimPrefix(fmt.Sprintf("%T", n.Node), "*pg_query.Node_")
+}
+
+// bindStatement binds one parsed statement.
+func (b *binder) bindStatement(raw *pg.RawStmt) (node, error) {
+	switch s := raw.Stmt.GetNode().(type) {
+	case *pg.Node_SelectStmt:
+		return b.bindSelect(s.SelectStmt)
+	case *pg.Node_ExplainStmt:
+		return nil, b.unsupported(raw.StmtLocation, "EXPLAIN statements (use Explain on the plan)")
+	default:
+		kind := strings.ToUpper(strings.TrimSuffix(nodeName(raw.Stmt), "Stmt"))
+		return nil, b.unsupported(raw.StmtLocation, kind+" statements")
+	}
+}
+
+// bindSelect binds a SELECT. The logical plan it builds is
+//
+//	Scan -> Filter(WHERE) -> [Aggregate -> Filter(HAVING)] -> Project(select
+//	list + hidden sort keys) -> [Aggregate(DISTINCT)] -> [Sort] -> [Limit]
+//	-> [Project(visible columns)]
+func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
+	if err := b.checkSelectClauses(sel); err != nil {
+		return nil, err
+	}
+	scan, rel, err := b.bindFrom(sel.FromClause)
+	if err != nil {
+		return nil, err
+	}
+	sc := &scope{rels: []*relation{rel}}
+	var root node = scan
+
+	targets, err := b.expandTargets(sel.TargetList, sc)
+	if err != nil {
+		return nil, err
+	}
+	if len(targets) == 0 {
+		return nil, b.unsupported(-1, "SELECT without output columns")
+	}
+
+	if sel.WhereClause != nil {
+		c := &exprCtx{clause: "WHERE", scope: sc, targets: targets}
+		cond, err := b.bindExpr(sel.WhereClause, c)
+		if err != nil {
+			return nil, err
+		}
+		if cond, err = b.requireBool(cond, "WHERE", exprLoc(sel.WhereClause)); err != nil {
+			return nil, err
+		}
+		if !(isLit(cond) && !cond.Value.Null && cond.Value.B) {
+			root = &filterNode{input: root, conds: splitConjuncts(cond)}
+		}
+	}
+
+	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
+	for _, t := range targets {
+		grouped = grouped || t.ast != nil && containsAgg(t.ast)
+	}
+	for _, s := range sel.SortClause {
+		grouped = grouped || containsAgg(s)
+	}
+
+	var ag *aggBuilder
+	base := &exprCtx{scope: sc}
+	if grouped {
+		ag = &aggBuilder{groupKeys: map[string]int{}, aggKeys: map[string]int{}}
+		for _, g := range sel.GroupClause {
+			e, err := b.bindGroupItem(g, targets, sc)
+			if err != nil {
+				return nil, err
+			}
+			b.addGroup(ag, e)
+		}
+		base.aggs = ag
+	}
+
+	// The select list.
+	for _, t := range targets {
+		if err := b.bindTarget(t, base.with(func(c *exprCtx) { c.clause = "SELECT" }), ag); err != nil {
+			return nil, err
+		}
+	}
+
+	var having *plan.Expr
+	if sel.HavingClause != nil {
+		c := base.with(func(c *exprCtx) { c.clause = "HAVING"; c.targets = targets })
+		h, err := b.bindExpr(sel.HavingClause, c)
+		if err != nil {
+			return nil, err
+		}
+		if h, err = b.grouped(h, ag, "HAVING"); err != nil {
+			return nil, err
+		}
+		if having, err = b.requireBool(h, "HAVING", exprLoc(sel.HavingClause)); err != nil {
+			return nil, err
+		}
+	}
+
+	distinct := len(sel.DistinctClause) > 0
+	outExprs := make([]*plan.Expr, len(targets))
+	for i, t := range targets {
+		outExprs[i] = t.bound
+	}
+	var order []orderItem
+	for _, s := range sel.SortClause {
+		sb := s.GetSortBy()
+		if sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, b.unsupported(sb.Location, "ORDER BY ... USING")
+		}
+		out, err := b.bindOrderKey(sb.Node, targets, &outExprs, base, ag, distinct)
+		if err != nil {
+			return nil, err
+		}
+		order = append(order, orderItem{
+			out:        out,
+			desc:       sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
+			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST, // DuckDB: NULLS LAST by default
+		})
+	}
+
+	limit, offset, err := b.bindLimit(sel)
+	if err != nil {
+		return nil, err
+	}
+
+	// Assemble.
+	if ag != nil {
+		root = &aggregateNode{input: root, groups: ag.groups, groupCols: ag.groupCols, aggs: ag.aggs, aggCols: ag.aggCols}
+		if having != nil && !(isLit(having) && !having.Value.Null && having.Value.B) {
+			root = &filterNode{input: root, conds: splitConjuncts(having)}
+		}
+	}
+	proj := &projectNode{input: root, exprs: outExprs}
+	for i, e := range outExprs {
+		name := ""
+		if i < len(targets) {
+			name = targets[i].name
+		} else {
+			name = exprName(e)
+		}
+		proj.cols = append(proj.cols, b.md.add(column{name: name, typ: e.Type, nullable: b.nullable(e)}))
+	}
+	root = proj
+	outCols := proj.cols
+	if distinct {
+		d := &aggregateNode{input: root}
+		for _, id := range proj.cols {
+			c := b.md.col(id)
+			d.groups = append(d.groups, b.md.ref(id))
+			d.groupCols = append(d.groupCols, b.md.add(c))
+		}
+		root, outCols = d, d.groupCols
+	}
+	if len(order) > 0 {
+		s := &sortNode{input: root}
+		for _, o := range order {
+			s.keys = append(s.keys, sortKey{expr: b.md.ref(outCols[o.out]), desc: o.desc, nullsFirst: o.nullsFirst})
+		}
+		root = s
+	}
+	if limit >= 0 || offset > 0 {
+		root = &limitNode{input: root, limit: limit, offset: offset}
+	}
+	if len(outCols) > len(targets) {
+		vis := &projectNode{input: root, cols: outCols[:len(targets)]}
+		for _, id := range vis.cols {
+			vis.exprs = append(vis.exprs, b.md.ref(id))
+		}
+		root = vis
+	}
+	return root, nil
+}
+
+// checkSelectClauses rejects SELECT features sluice does not run.
+func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
+	switch {
+	case sel.Op != pg.SetOperation_SETOP_NONE:
+		return b.unsupported(-1, "set operations (UNION, INTERSECT, EXCEPT)")
+	case sel.WithClause != nil:
+		return b.unsupported(sel.WithClause.Location, "WITH (common table expressions)")
+	case len(sel.ValuesLists) > 0:
+		return b.unsupported(-1, "VALUES lists")
+	case sel.IntoClause != nil:
+		return b.unsupported(-1, "SELECT INTO")
+	case len(sel.LockingClause) > 0:
+		return b.unsupported(-1, "locking clauses (FOR UPDATE/SHARE)")
+	case len(sel.WindowClause) > 0:
+		return b.unsupported(exprLoc(sel.WindowClause[0]), "window functions")
+	case sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
+		return b.unsupported(exprLoc(sel.LimitCount), "FETCH ... WITH TIES")
+	case sel.GroupDistinct:
+		return b.unsupported(-1, "GROUP BY DISTINCT")
+	}
+	for _, d := range sel.DistinctClause {
+		if d != nil && d.Node != nil {
+			return b.unsupported(exprLoc(d), "DISTINCT ON")
+		}
+	}
+	return nil
+}
+
+// bindFrom binds the FROM clause: one table for now.
+func (b *binder) bindFrom(from []*pg.Node) (*scanNode, *relation, error) {
+	if len(from) == 0 {
+		return nil, nil, b.unsupported(-1, "SELECT without FROM")
+	}
+	if len(from) > 1 {
+		return nil, nil, b.unsupported(exprLoc(from[1]), "joins")
+	}
+	switch f := from[0].Node.(type) {
+	case *pg.Node_RangeVar:
+		return b.bindTable(f.RangeVar)
+	case *pg.Node_JoinExpr:
+		return nil, nil, b.unsupported(exprLoc(from[0]), "joins")
+	case *pg.Node_RangeSubselect:
+		return nil, nil, b.unsupported(exprLoc(from[0]), "subqueries")
+	case *pg.Node_RangeFunction:
+		return nil, nil, b.unsupported(exprLoc(from[0]), "table functions")
+	default:
+		return nil, nil, b.unsupported(exprLoc(from[0]), "FROM item "+nodeName(from[0]))
+	}
+}
+
+func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
+	if rv.Catalogname != "" {
+		return nil, nil, b.unsupported(rv.Location, "catalog-qualified table names")
+	}
+	name := rv.Relname
+	if rv.Schemaname != "" && rv.Schemaname != "public" && rv.Schemaname != "main" {
+		name = rv.Schemaname + "." + rv.Relname
+	}
+	info, err := b.cat.Table(b.ctx, name)
+	if err != nil {
+		if errors.Is(err, ErrUnknownTable) {
+			e := b.errorf(CodeUnknownTbl, rv.Location, "unknown table %q", name)
+			e.err = err
+			return nil, nil, e
+		}
+		return nil, nil, fmt.Errorf("planner: catalog lookup of %q: %w", name, err)
+	}
+	if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
+		return nil, nil, b.unsupported(rv.Location, "column aliases in FROM")
+	}
+	rel := &relation{alias: info.Name, table: info.Name}
+	if rv.Alias != nil {
+		rel.alias = rv.Alias.Aliasname
+	}
+	scan := &scanNode{table: info, alias: rel.alias}
+	for i, f := range info.Columns {
+		id := b.md.add(column{name: f.Name, typ: f.Type, nullable: f.Nullable, table: rel.alias})
+		rel.cols = append(rel.cols, id)
+		scan.cols = append(scan.cols, id)
+		scan.ords = append(scan.ords, i)
+	}
+	return scan, rel, nil
+}
+
+// expandTargets expands * and t.* in the select list.
+func (b *binder) expandTargets(list []*pg.Node, sc *scope) ([]*target, error) {
+	var out []*target
+	for _, n := range list {
+		rt := n.GetResTarget()
+		if rt == nil || rt.Val == nil {
+			return nil, b.unsupported(exprLoc(n), "select-list item "+nodeName(n))
+		}
+		if len(rt.Indirection) > 0 {
+			return nil, b.unsupported(rt.Location, "indirection in the select list")
+		}
+		if cr := rt.Val.GetColumnRef(); cr != nil && len(cr.Fields) > 0 && cr.Fields[len(cr.Fields)-1].GetAStar() != nil {
+			var qual string
+			switch len(cr.Fields) {
+			case 1:
+			case 2:
+				qual = cr.Fields[0].GetString_().GetSval()
+			default:
+				return nil, b.unsupported(cr.Location, "schema-qualified column references")
+			}
+			found := false
+			for _, r := range sc.rels {
+				if qual != "" && r.alias != qual {
+					continue
+				}
+				found = true
+				for _, id := range r.cols {
+					ref := b.md.ref(id)
+					b.pos[ref] = cr.Location
+					out = append(out, &target{col: ref, name: b.md.col(id).name})
+				}
+			}
+			if !found {
+				return nil, b.errorf(CodeUnknownTbl, cr.Location, "unknown table %q in %s.*", qual, qual)
+			}
+			continue
+		}
+		t := &target{ast: rt.Val, name: rt.Name, aliased: rt.Name != ""}
+		if !t.aliased {
+			if cr := rt.Val.GetColumnRef(); cr != nil {
+				t.name = cr.Fields[len(cr.Fields)-1].GetString_().GetSval()
+			}
+		}
+		out = append(out, t)
+	}
+	return out, nil
+}
+
+// bindTarget binds one select-list item (post-aggregation if grouped).
+func (b *binder) bindTarget(t *target, c *exprCtx, ag *aggBuilder) error {
+	e := t.col
+	if e == nil {
+		var err error
+		if e, err = b.bindExpr(t.ast, c); err != nil {
+			return err
+		}
+	}
+	e, err := b.grouped(e, ag, "SELECT")
+	if err != nil {
+		return err
+	}
+	if e.Type.ID == plan.Null { // an untyped NULL in the output is an int64 NULL column
+		e = nullOf(plan.Int64Type)
+	}
+	t.bound = e
+	if t.name == "" {
+		t.name = exprName(e)
+	}
+	return nil
+}
+
+// bindGroupItem binds one GROUP BY item: a select-list position, an input
+// column, a select-list alias, or an expression over input columns.
+func (b *binder) bindGroupItem(n *pg.Node, targets []*target, sc *scope) (*plan.Expr, error) {
+	c := &exprCtx{clause: "GROUP BY", scope: sc, targets: targets}
+	switch x := n.Node.(type) {
+	case *pg.Node_GroupingSet:
+		return nil, b.unsupported(x.GroupingSet.Location, "GROUPING SETS, ROLLUP and CUBE")
+	case *pg.Node_AConst:
+		if iv := x.AConst.GetIval(); iv != nil {
+			k := int(iv.Ival)
+			if k < 1 || k > len(targets) {
+				return nil, b.errorf(CodeValue, x.AConst.Location, "GROUP BY position %d is not in select list", k)
+			}
+			t := targets[k-1]
+			if t.col != nil {
+				return t.col, nil
+			}
+			return b.bindExpr(t.ast, c.with(func(c *exprCtx) { c.targets = nil }))
+		}
+		return nil, b.errorf(CodeValue, x.AConst.Location, "non-integer constant in GROUP BY")
+	}
+	return b.bindExpr(n, c)
+}
+
+func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
+	k := exprKey(e)
+	if _, ok := ag.groupKeys[k]; ok {
+		return
+	}
+	ag.groupKeys[k] = len(ag.groups)
+	ag.groups = append(ag.groups, e)
+	ag.groupCols = append(ag.groupCols, b.md.add(column{name: exprName(e), typ: e.Type, nullable: b.nullable(e)}))
+}
+
+// addAgg registers an aggregate call and returns a reference to its result.
+func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
+	k := string(a.fn) + ":" + exprKey(a.arg)
+	i, ok := ag.aggKeys[k]
+	if !ok {
+		i = len(ag.aggs)
+		ag.aggKeys[k] = i
+		ag.aggs = append(ag.aggs, a)
+		nullable := a.fn != plan.AggCount && a.fn != plan.AggCountStar
+		ag.aggCols = append(ag.aggCols, b.md.add(column{name: a.String(), typ: a.typ, nullable: nullable}))
+	}
+	return b.md.ref(ag.aggCols[i])
+}
+
+// grouped rewrites an expression of a grouped query (bound over input
+// columns, aggregates already replaced by references to their results) to
+// refer to the group keys, and checks that no input column is left outside
+// an aggregate. Without aggregation it returns e.
+func (b *binder) grouped(e *plan.Expr, ag *aggBuilder, clause string) (*plan.Expr, error) {
+	if ag == nil {
+		return e, nil
+	}
+	out := substTopDown(e, func(x *plan.Expr) *plan.Expr {
+		if x.Op == plan.OpLiteral {
+			return nil
+		}
+		if i, ok := ag.groupKeys[exprKey(x)]; ok {
+			return b.md.ref(ag.groupCols[i])
+		}
+		return nil
+	})
+	post := map[colID]bool{}
+	for _, id := range ag.groupCols {
+		post[id] = true
+	}
+	for _, id := range ag.aggCols {
+		post[id] = true
+	}
+	var bad *plan.Expr
+	walkExpr(out, func(x *plan.Expr) {
+		if bad == nil && x.Op == plan.OpColumn && !post[x.Col] {
+			bad = x
+		}
+	})
+	if bad != nil {
+		loc, ok := b.pos[bad]
+		if !ok {
+			loc = -1
+		}
+		return nil, b.errorf(CodeGrouping, loc, "column %q must appear in the GROUP BY clause or be used in an aggregate function (in %s)", bad.Name, clause)
+	}
+	return out, nil
+}
+
+// substTopDown replaces the outermost subexpressions for which f returns
+// non-nil, copying only the nodes above a replacement.
+func substTopDown(e *plan.Expr, f func(*plan.Expr) *plan.Expr) *plan.Expr {
+	if r := f(e); r != nil {
+		return r
+	}
+	var out *plan.Expr
+	for i, a := range e.Args {
+		na := substTopDown(a, f)
+		if na != a {
+			if out == nil {
+				c := *e
+				c.Args = append([]*plan.Expr(nil), e.Args...)
+				out = &c
+			}
+			out.Args[i] = na
+		}
+	}
+	if out == nil {
+		return e
+	}
+	return out
+}
+
+// bindOrderKey binds one ORDER BY key to an index into the projection,
+// appending a hidden column to outs when the key is not in the select list.
+// Resolution order (Postgres, DuckDB): a position; a bare name that is an
+// output column name; otherwise an expression over the input (where aliases
+// are a fallback), matched against the select list.
+func (b *binder) bindOrderKey(n *pg.Node, targets []*target, outs *[]*plan.Expr, base *exprCtx, ag *aggBuilder, distinct bool) (int, error) {
+	if ac := n.GetAConst(); ac != nil {
+		if ac.GetIval() == nil {
+			return 0, b.errorf(CodeValue, ac.Location, "non-integer constant in ORDER BY")
+		}
+		k := int(ac.GetIval().Ival)
+		if k < 1 || k > len(targets) {
+			return 0, b.errorf(CodeValue, ac.Location, "ORDER BY position %d is not in select list", k)
+		}
+		return k - 1, nil
+	}
+	if cr := n.GetColumnRef(); cr != nil && len(cr.Fields) == 1 && cr.Fields[0].GetString_() != nil {
+		name := cr.Fields[0].GetString_().Sval
+		found := -1
+		for i, t := range targets {
+			if t.name != name {
+				continue
+			}
+			if found >= 0 && exprKey(targets[found].bound) != exprKey(t.bound) {
+				return 0, b.errorf(CodeAmbiguous, cr.Location, "ORDER BY %q is ambiguous", name)
+			}
+			if found < 0 {
+				found = i
+			}
+		}
+		if found >= 0 {
+			return found, nil
+		}
+	}
+	c := base.with(func(c *exprCtx) { c.clause = "ORDER BY"; c.targets = targets })
+	e, err := b.bindExpr(n, c)
+	if err != nil {
+		return 0, err
+	}
+	if e, err = b.grouped(e, ag, "ORDER BY"); err != nil {
+		return 0, err
+	}
+	k := exprKey(e)
+	for i, o := range *outs {
+		if exprKey(o) == k {
+			return i, nil
+		}
+	}
+	if distinct {
+		return 0, b.errorf(CodeGrouping, exprLoc(n), "for SELECT DISTINCT, ORDER BY expressions must appear in select list")
+	}
+	if e.Type.ID == plan.Null {
+		e = nullOf(plan.Int64Type)
+	}
+	*outs = append(*outs, e)
+	return len(*outs) - 1, nil
+}
+
+// bindLimit binds LIMIT and OFFSET: constant non-negative integers
+// (-1: no limit).
+func (b *binder) bindLimit(sel *pg.SelectStmt) (limit, offset int64, err error) {
+	get := func(n *pg.Node, what string) (int64, bool, error) {
+		if n == nil {
+			return 0, false, nil
+		}
+		e, err := b.bindExpr(n, &exprCtx{clause: what, scope: &scope{}})
+		if err != nil {
+			return 0, false, err
+		}
+		if !isLit(e) {
+			return 0, false, b.errorf(CodeUnsupported, exprLoc(n), "unsupported: non-constant %s", what)
+		}
+		if e.Value.Null {
+			return 0, false, nil
+		}
+		if e.Type.ID != plan.Int64 {
+			return 0, false, b.errorf(CodeType, exprLoc(n), "type mismatch: %s must be an integer, not %s", what, e.Type)
+		}
+		if e.Value.I < 0 {
+			return 0, false, b.errorf(CodeValue, exprLoc(n), "%s must not be negative", what)
+		}
+		return e.Value.I, true, nil
+	}
+	l, hasLimit, err := get(sel.LimitCount, "LIMIT")
+	if err != nil {
+		return 0, 0, err
+	}
+	o, _, err := get(sel.LimitOffset, "OFFSET")
+	if err != nil {
+		return 0, 0, err
+	}
+	if !hasLimit {
+		l = -1
+	}
+	return l, o, nil
+}
+
+// requireBool checks that a predicate is boolean (an untyped NULL becomes a
+// boolean NULL).
+func (b *binder) requireBool(e *plan.Expr, clause string, loc int32) (*plan.Expr, error) {
+	switch e.Type.ID {
+	case plan.Bool:
+		return e, nil
+	case plan.Null:
+		return nullOf(plan.BoolType), nil
+	}
+	return nil, b.errorf(CodeType, loc, "type mismatch: argument of %s must be bool, not %s", clause, e.Type)
+}
+
+// splitConjuncts flattens nested ANDs.
+func splitConjuncts(e *plan.Expr) []*plan.Expr {
+	if e.Op == plan.OpAnd {
+		return append(splitConjuncts(e.Args[0]), splitConjuncts(e.Args[1])...)
+	}
+	return []*plan.Expr{e}
+}
+
+// nullable reports whether e may be NULL (conservatively).
+func (b *binder) nullable(e *plan.Expr) bool {
+	switch e.Op {
+	case plan.OpColumn:
+		return b.md.col(e.Col).nullable
+	case plan.OpLiteral:
+		return e.Value.Null
+	case plan.OpIsNull, plan.OpIsNotNull:
+		return false
+	case plan.OpDiv, plan.OpMod, plan.OpCast, plan.OpCase:
+		return true
+	}
+	for _, a := range e.Args {
+		if b.nullable(a) {
+			return true
+		}
+	}
+	return false
+}
+
+// aggFuncs are the aggregate functions, by SQL name.
+var aggFuncs = map[string]plan.AggFunc{
+	"sum": plan.AggSum, "avg": plan.AggAvg, "count": plan.AggCount, "min": plan.AggMin, "max": plan.AggMax,
+}
+
+// funcName returns the unqualified, lower-case name of a function call.
+func funcName(fc *pg.FuncCall) string {
+	if len(fc.Funcname) == 0 {
+		return ""
+	}
+	return strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval())
+}
+
+// containsAgg reports whether an expression tree calls an aggregate
+// function (not as a window function, and not inside a subquery).
+func containsAgg(n *pg.Node) bool {
+	found := false
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if found {
+			return
+		}
+		switch x := m.Interface().(type) {
+		case *pg.FuncCall:
+			if _, ok := aggFuncs[funcName(x)]; ok && x.Over == nil {
+				found = true
+				return
+			}
+		case *pg.SubLink:
+			return
+		}
+		eachChild(m, func(c protoreflect.Message) bool {
+			walk(c)
+			return found
+		})
+	}
+	if n != nil {
+		walk(n.ProtoReflect())
+	}
+	return found
+}
+
+// exprLoc returns the parser location of an expression node (-1 if none).
+func exprLoc(n *pg.Node) int32 {
+	if n == nil {
+		return -1
+	}
+	loc := int32(-1)
+	var walk func(m protoreflect.Message) bool
+	walk = func(m protoreflect.Message) bool {
+		if f := m.Descriptor().Fields().ByName("location"); f != nil && f.Kind() == protoreflect.Int32Kind {
+			if l := int32(m.Get(f).Int()); l >= 0 {
+				loc = l
+				return true
+			}
+		}
+		done := false
+		eachChild(m, func(c protoreflect.Message) bool {
+			done = walk(c)
+			return done
+		})
+		return done
+	}
+	walk(n.ProtoReflect())
+	return loc
+}
+
+// eachChild calls f on the message-typed children of m in field order (list
+// elements in list order) until f returns true.
+func eachChild(m protoreflect.Message, f func(protoreflect.Message) bool) {
+	fields := m.Descriptor().Fields()
+	for i := 0; i < fields.Len(); i++ {
+		fd := fields.Get(i)
+		if fd.Message() == nil || fd.IsMap() || !m.Has(fd) {
+			continue
+		}
+		if fd.IsList() {
+			l := m.Get(fd).List()
+			for j := 0; j < l.Len(); j++ {
+				if f(l.Get(j).Message()) {
+					return
+				}
+			}
+			continue
+		}
+		if f(m.Get(fd).Message()) {
+			return
+		}
+	}
+}

@@ -1,0 +1,852 @@
+package planner
+
+import (
+	"errors"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// bindExpr binds a scalar expression: names resolved, types checked and
+// coerced, constants folded.
+func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
+	switch x := n.GetNode().(type) {
+	case *pg.Node_ColumnRef:
+		return b.bindColumnRef(x.ColumnRef, c)
+	case *pg.Node_AConst:
+		return b.bindConst(x.AConst)
+	case *pg.Node_TypeCast:
+		return b.bindTypeCast(x.TypeCast, c)
+	case *pg.Node_AExpr:
+		return b.bindAExpr(x.AExpr, c)
+	case *pg.Node_BoolExpr:
+		return b.bindBoolExpr(x.BoolExpr, c)
+	case *pg.Node_NullTest:
+		arg, err := b.bindExpr(x.NullTest.Arg, c)
+		if err != nil {
+			return nil, err
+		}
+		op := plan.OpIsNull
+		if x.NullTest.Nulltesttype == pg.NullTestType_IS_NOT_NULL {
+			op = plan.OpIsNotNull
+		}
+		return fold(plan.Call(op, plan.BoolType, arg)), nil
+	case *pg.Node_CaseExpr:
+		return b.bindCase(x.CaseExpr, c)
+	case *pg.Node_CoalesceExpr:
+		return b.bindCoalesce(x.CoalesceExpr, c)
+	case *pg.Node_FuncCall:
+		return b.bindFuncCall(x.FuncCall, c)
+	case *pg.Node_SubLink:
+		return nil, b.unsupported(x.SubLink.Location, "subqueries")
+	case *pg.Node_ParamRef:
+		return nil, b.unsupported(x.ParamRef.Location, "parameters")
+	case *pg.Node_BooleanTest:
+		return nil, b.unsupported(x.BooleanTest.Location, "IS [NOT] TRUE/FALSE/UNKNOWN")
+	case *pg.Node_MinMaxExpr:
+		return nil, b.unsupported(x.MinMaxExpr.Location, "GREATEST and LEAST")
+	case *pg.Node_SqlvalueFunction:
+		return nil, b.unsupported(x.SqlvalueFunction.Location, "CURRENT_DATE and other SQL value functions")
+	case *pg.Node_CollateClause:
+		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
+	}
+	return nil, b.unsupported(exprLoc(n), "expression "+nodeName(n))
+}
+
+func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error) {
+	var names []string
+	for _, f := range cr.Fields {
+		if f.GetAStar() != nil {
+			return nil, b.unsupported(cr.Location, "* in an expression")
+		}
+		names = append(names, f.GetString_().GetSval())
+	}
+	var qual, name string
+	switch len(names) {
+	case 1:
+		name = names[0]
+	case 2:
+		qual, name = names[0], names[1]
+	default:
+		return nil, b.unsupported(cr.Location, "schema-qualified column references")
+	}
+	var matches []colID
+	qualFound := false
+	for _, r := range c.scope.rels {
+		if qual != "" && r.alias != qual {
+			continue
+		}
+		qualFound = true
+		for _, id := range r.cols {
+			if b.md.col(id).name == name {
+				matches = append(matches, id)
+			}
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		e := b.md.ref(matches[0])
+		b.pos[e] = cr.Location
+		return e, nil
+	case len(matches) > 1:
+		return nil, b.errorf(CodeAmbiguous, cr.Location, "column reference %q is ambiguous", name)
+	case qual != "" && !qualFound:
+		return nil, b.errorf(CodeUnknownTbl, cr.Location, "unknown table %q in column reference %s.%s", qual, qual, name)
+	}
+	if qual == "" && c.targets != nil {
+		// Fall back to a select-list alias; bind its expression without
+		// further alias fallback, so aliases cannot refer to each other.
+		var found *target
+		for _, t := range c.targets {
+			if t.aliased && t.name == name {
+				if found != nil {
+					return nil, b.errorf(CodeAmbiguous, cr.Location, "column reference %q is ambiguous (several select-list aliases)", name)
+				}
+				found = t
+			}
+		}
+		if found != nil {
+			return b.bindExpr(found.ast, c.with(func(c *exprCtx) { c.targets = nil }))
+		}
+	}
+	if len(c.scope.rels) == 1 {
+		return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q in table %q", name, c.scope.rels[0].table)
+	}
+	return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q", name)
+}
+
+func (b *binder) bindConst(ac *pg.A_Const) (*plan.Expr, error) {
+	if ac.Isnull {
+		return nullOf(plan.NullType), nil
+	}
+	switch v := ac.Val.(type) {
+	case *pg.A_Const_Ival:
+		return intLit(int64(v.Ival.Ival)), nil
+	case *pg.A_Const_Fval:
+		e, err := parseNumber(v.Fval.Fval)
+		if err != nil {
+			return nil, b.errorf(CodeValue, ac.Location, "%v", err)
+		}
+		return e, nil
+	case *pg.A_Const_Sval:
+		return lit(plan.Value{S: v.Sval.Sval}, plan.StringType), nil
+	case *pg.A_Const_Boolval:
+		return boolLit(v.Boolval.Boolval), nil
+	case *pg.A_Const_Bsval:
+		return nil, b.unsupported(ac.Location, "bit-string literals")
+	}
+	return nil, b.unsupported(ac.Location, "this constant")
+}
+
+// typeNameOf returns the lower-case unqualified name of a type.
+func typeNameOf(tn *pg.TypeName) string {
+	if len(tn.Names) == 0 {
+		return ""
+	}
+	return strings.ToLower(tn.Names[len(tn.Names)-1].GetString_().GetSval())
+}
+
+// resolveType maps a SQL type name to an engine type.
+func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
+	if len(tn.ArrayBounds) > 0 || tn.Setof || tn.PctType {
+		return plan.DataType{}, b.unsupported(tn.Location, "array and special types")
+	}
+	name := typeNameOf(tn)
+	switch name {
+	case "int2", "int4", "int8", "smallint", "integer", "int", "bigint", "tinyint", "hugeint":
+		return plan.Int64Type, nil
+	case "float4", "float8", "real", "float", "double":
+		return plan.Float64Type, nil
+	case "varchar", "text", "bpchar", "char", "string", "character":
+		return plan.StringType, nil
+	case "date":
+		return plan.DateType, nil
+	case "bool", "boolean":
+		return plan.BoolType, nil
+	case "numeric", "decimal":
+		p, s := 18, 3 // DuckDB's default DECIMAL
+		mods := make([]int, 0, 2)
+		for _, m := range tn.Typmods {
+			iv := m.GetAConst().GetIval()
+			if iv == nil {
+				return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type modifier")
+			}
+			mods = append(mods, int(iv.Ival))
+		}
+		switch len(mods) {
+		case 0:
+		case 1:
+			p, s = mods[0], 0
+		case 2:
+			p, s = mods[0], mods[1]
+		default:
+			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type modifier")
+		}
+		if p < 1 || s < 0 || s > p {
+			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d)", p, s)
+		}
+		if p > plan.MaxDecimalPrecision {
+			return plan.DataType{}, b.unsupported(tn.Location, "decimal precision above 18")
+		}
+		return plan.DecimalType(p, s), nil
+	}
+	return plan.DataType{}, b.unsupported(tn.Location, "type "+name)
+}
+
+func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
+	loc := tc.Location
+	if loc < 0 {
+		loc = tc.TypeName.GetLocation()
+	}
+	if typeNameOf(tc.TypeName) == "interval" {
+		return nil, b.unsupported(loc, "INTERVAL values outside date +/- INTERVAL")
+	}
+	t, err := b.resolveType(tc.TypeName)
+	if err != nil {
+		return nil, err
+	}
+	arg, err := b.bindExpr(tc.Arg, c)
+	if err != nil {
+		return nil, err
+	}
+	return b.cast(arg, t, loc)
+}
+
+// intervalOf returns the constant interval n spells, if n is an INTERVAL
+// literal.
+func (b *binder) intervalOf(n *pg.Node) (interval, bool, error) {
+	tc := n.GetTypeCast()
+	if tc == nil || typeNameOf(tc.TypeName) != "interval" {
+		return interval{}, false, nil
+	}
+	loc := tc.TypeName.GetLocation()
+	ac := tc.Arg.GetAConst()
+	if ac == nil || ac.GetSval() == nil {
+		return interval{}, true, b.unsupported(loc, "non-constant INTERVAL")
+	}
+	mask := intervalNoMask
+	if len(tc.TypeName.Typmods) > 0 {
+		iv := tc.TypeName.Typmods[0].GetAConst().GetIval()
+		if iv == nil {
+			return interval{}, true, b.unsupported(loc, "this INTERVAL form")
+		}
+		mask = int(iv.Ival)
+		if len(tc.TypeName.Typmods) > 1 {
+			return interval{}, true, b.unsupported(loc, errIntervalTime.Error())
+		}
+	}
+	iv, err := parseInterval(ac.GetSval().Sval, mask)
+	if errors.Is(err, errIntervalTime) {
+		return interval{}, true, b.unsupported(loc, err.Error())
+	}
+	if err != nil {
+		return interval{}, true, b.errorf(CodeValue, loc, "%v", err)
+	}
+	return iv, true, nil
+}
+
+// dateShift folds date ± interval (sign -1 for minus). Only constant dates
+// are supported: the engine has no interval arithmetic at runtime.
+func (b *binder) dateShift(d *plan.Expr, iv interval, sign int64, loc int32) (*plan.Expr, error) {
+	if isStringLit(d) {
+		var err error
+		if d, err = b.cast(d, plan.DateType, loc); err != nil {
+			return nil, err
+		}
+	}
+	if d.Type.ID == plan.Null {
+		return nullOf(plan.DateType), nil
+	}
+	if d.Type.ID != plan.Date {
+		return nil, b.errorf(CodeType, loc, "type mismatch: cannot add an interval to %s", d.Type)
+	}
+	if !isLit(d) {
+		return nil, b.unsupported(loc, "date +/- INTERVAL on a non-constant date")
+	}
+	if d.Value.Null {
+		return d, nil
+	}
+	out, ok := addInterval(int32(d.Value.I), interval{months: sign * iv.months, days: sign * iv.days})
+	if !ok {
+		return nil, b.errorf(CodeValue, loc, "date out of range")
+	}
+	return lit(plan.Value{I: int64(out)}, plan.DateType), nil
+}
+
+var compareOps = map[string]plan.Op{
+	"=": plan.OpEq, "<>": plan.OpNe, "!=": plan.OpNe, "<": plan.OpLt, "<=": plan.OpLe, ">": plan.OpGt, ">=": plan.OpGe,
+}
+
+var arithOps = map[string]plan.Op{
+	"+": plan.OpAdd, "-": plan.OpSub, "*": plan.OpMul, "/": plan.OpDiv, "%": plan.OpMod,
+}
+
+func opName(ae *pg.A_Expr) string {
+	if len(ae.Name) == 0 {
+		return ""
+	}
+	return ae.Name[len(ae.Name)-1].GetString_().GetSval()
+}
+
+func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	loc := ae.Location
+	switch ae.Kind {
+	case pg.A_Expr_Kind_AEXPR_OP:
+		return b.bindOp(ae, c)
+	case pg.A_Expr_Kind_AEXPR_IN:
+		return b.bindIn(ae, c)
+	case pg.A_Expr_Kind_AEXPR_LIKE:
+		return b.bindLike(ae, c)
+	case pg.A_Expr_Kind_AEXPR_BETWEEN, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN:
+		return b.bindBetween(ae, c)
+	case pg.A_Expr_Kind_AEXPR_NULLIF:
+		// NULLIF(a, b) = CASE WHEN a = b THEN NULL ELSE a END
+		l, err := b.bindExpr(ae.Lexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ae.Rexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		eq, err := b.compare(plan.OpEq, l, r, loc)
+		if err != nil {
+			return nil, err
+		}
+		return b.buildCase([]*plan.Expr{eq}, []*plan.Expr{nullOf(plan.NullType)}, l, loc)
+	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
+		return nil, b.unsupported(loc, "ANY/ALL")
+	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
+		return nil, b.unsupported(loc, "IS [NOT] DISTINCT FROM")
+	case pg.A_Expr_Kind_AEXPR_ILIKE:
+		return nil, b.unsupported(loc, "ILIKE")
+	case pg.A_Expr_Kind_AEXPR_SIMILAR:
+		return nil, b.unsupported(loc, "SIMILAR TO")
+	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
+		return nil, b.unsupported(loc, "BETWEEN SYMMETRIC")
+	}
+	return nil, b.unsupported(loc, "operator expression")
+}
+
+func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	name, loc := opName(ae), ae.Location
+	if ae.Lexpr == nil { // prefix operator
+		arg, err := b.bindExpr(ae.Rexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		if arg.Type.ID == plan.Null {
+			arg = nullOf(plan.Int64Type)
+		}
+		switch {
+		case (name == "-" || name == "+") && !arg.Type.IsNumeric():
+			return nil, b.errorf(CodeType, loc, "type mismatch: operator %s is not defined for %s", name, arg.Type)
+		case name == "+":
+			return arg, nil
+		case name == "-":
+			return fold(plan.Call(plan.OpNeg, arg.Type, arg)), nil
+		}
+		return nil, b.unsupported(loc, "operator "+name)
+	}
+	if name == "+" || name == "-" {
+		sign := int64(1)
+		if name == "-" {
+			sign = -1
+		}
+		if iv, ok, err := b.intervalOf(ae.Rexpr); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			d, err := b.bindExpr(ae.Lexpr, c)
+			if err != nil {
+				return nil, err
+			}
+			return b.dateShift(d, iv, sign, loc)
+		}
+		if iv, ok, err := b.intervalOf(ae.Lexpr); ok || err != nil {
+			if err != nil {
+				return nil, err
+			}
+			if name == "-" {
+				return nil, b.errorf(CodeType, loc, "type mismatch: cannot subtract a date from an interval")
+			}
+			d, err := b.bindExpr(ae.Rexpr, c)
+			if err != nil {
+				return nil, err
+			}
+			return b.dateShift(d, iv, 1, loc)
+		}
+	}
+	l, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(ae.Rexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	if op, ok := compareOps[name]; ok {
+		return b.compare(op, l, r, loc)
+	}
+	if op, ok := arithOps[name]; ok {
+		if l.Type.ID == plan.Date || r.Type.ID == plan.Date {
+			return b.dateArith(op, l, r, loc)
+		}
+		return b.arith(op, l, r, loc)
+	}
+	switch name {
+	case "~~", "!~~":
+		return b.like(l, r, name == "!~~", loc)
+	case "||":
+		return nil, b.unsupported(loc, "string concatenation (||)")
+	}
+	return nil, b.unsupported(loc, "operator "+name)
+}
+
+// dateArith handles + and - with a date operand: date ± integer days on
+// constants is folded; everything else is unsupported for now.
+func (b *binder) dateArith(op plan.Op, l, r *plan.Expr, loc int32) (*plan.Expr, error) {
+	if (op == plan.OpAdd || op == plan.OpSub) && (l.Type.ID == plan.Null || r.Type.ID == plan.Null) {
+		return nullOf(plan.DateType), nil // date ± NULL
+	}
+	if op == plan.OpAdd && l.Type.ID == plan.Int64 && r.Type.ID == plan.Date {
+		l, r = r, l
+	}
+	if (op == plan.OpAdd || op == plan.OpSub) && l.Type.ID == plan.Date && r.Type.ID == plan.Int64 {
+		if !isLit(l) || !isLit(r) {
+			return nil, b.unsupported(loc, "date arithmetic on non-constant values")
+		}
+		if l.Value.Null || r.Value.Null {
+			return nullOf(plan.DateType), nil
+		}
+		n := r.Value.I
+		if op == plan.OpSub {
+			n = -n
+		}
+		out, ok := addInterval(int32(l.Value.I), interval{days: n})
+		if !ok {
+			return nil, b.errorf(CodeValue, loc, "date out of range")
+		}
+		return lit(plan.Value{I: int64(out)}, plan.DateType), nil
+	}
+	if op == plan.OpSub && l.Type.ID == plan.Date && r.Type.ID == plan.Date {
+		return nil, b.unsupported(loc, "date - date")
+	}
+	return nil, b.errorf(CodeType, loc, "type mismatch: operator %s is not defined for %s and %s", op, l.Type, r.Type)
+}
+
+func (b *binder) like(l, r *plan.Expr, negated bool, loc int32) (*plan.Expr, error) {
+	if l.Type.ID == plan.Null {
+		l = nullOf(plan.StringType)
+	}
+	if l.Type.ID != plan.String {
+		return nil, b.errorf(CodeType, loc, "type mismatch: LIKE needs a string, not %s", l.Type)
+	}
+	if r.Type.ID == plan.Null {
+		return nullOf(plan.BoolType), nil
+	}
+	if !isStringLit(r) {
+		if r.Type.ID != plan.String {
+			return nil, b.errorf(CodeType, loc, "type mismatch: LIKE pattern must be a string, not %s", r.Type)
+		}
+		return nil, b.unsupported(loc, "LIKE with a non-constant pattern")
+	}
+	e := plan.Call(plan.OpLike, plan.BoolType, l, r)
+	e.Negated = negated
+	return e, nil
+}
+
+func (b *binder) bindLike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	if fc := ae.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" {
+		return nil, b.unsupported(ae.Location, "LIKE ... ESCAPE")
+	}
+	l, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(ae.Rexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	return b.like(l, r, opName(ae) == "!~~", ae.Location)
+}
+
+// bindBetween: x BETWEEN a AND b is x >= a AND x <= b; NOT BETWEEN is
+// x < a OR x > b (each comparison coerced on its own, as DuckDB does).
+func (b *binder) bindBetween(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	x, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	items := ae.Rexpr.GetList().GetItems()
+	if len(items) != 2 {
+		return nil, b.errorf(CodeSyntax, ae.Location, "syntax error: BETWEEN needs two bounds")
+	}
+	lo, err := b.bindExpr(items[0], c)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := b.bindExpr(items[1], c)
+	if err != nil {
+		return nil, err
+	}
+	opLo, opHi, join := plan.OpGe, plan.OpLe, plan.OpAnd
+	if ae.Kind == pg.A_Expr_Kind_AEXPR_NOT_BETWEEN {
+		opLo, opHi, join = plan.OpLt, plan.OpGt, plan.OpOr
+	}
+	a, err := b.compare(opLo, x, lo, ae.Location)
+	if err != nil {
+		return nil, err
+	}
+	z, err := b.compare(opHi, x, hi, ae.Location)
+	if err != nil {
+		return nil, err
+	}
+	return fold(plan.Call(join, plan.BoolType, a, z)), nil
+}
+
+// bindIn binds x [NOT] IN (list). When every item meets x in the same type
+// and is a constant the result is one OpIn; otherwise a chain of = (OR) or
+// <> (AND). NULL items become "OR NULL" / "AND NULL", which keeps SQL's
+// three-valued result.
+func (b *binder) bindIn(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	loc := ae.Location
+	if ae.Rexpr.GetSubLink() != nil {
+		return nil, b.unsupported(loc, "subqueries")
+	}
+	negated := opName(ae) == "<>"
+	x, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	var items []*plan.Expr
+	for _, n := range ae.Rexpr.GetList().GetItems() {
+		it, err := b.bindExpr(n, c)
+		if err != nil {
+			return nil, err
+		}
+		items = append(items, it)
+	}
+	if len(items) == 0 {
+		return nil, b.errorf(CodeSyntax, loc, "syntax error: empty IN list")
+	}
+	join, cmp := plan.OpOr, plan.OpEq
+	if negated {
+		join, cmp = plan.OpAnd, plan.OpNe
+	}
+	var xs, lits []*plan.Expr
+	hasNull, simple := false, true
+	for _, it := range items {
+		if isNullLit(it) {
+			hasNull = true
+			continue
+		}
+		xl, il, err := b.unifyCompare(x, it, loc)
+		if err != nil {
+			return nil, err
+		}
+		if !isLit(il) || len(xs) > 0 && xl.Type != xs[0].Type {
+			simple = false
+		}
+		xs, lits = append(xs, xl), append(lits, il)
+	}
+	var out *plan.Expr
+	switch {
+	case len(lits) == 0:
+	case simple && !isLit(xs[0]):
+		in := plan.Call(plan.OpIn, plan.BoolType, append([]*plan.Expr{xs[0]}, lits...)...)
+		in.Negated = negated
+		out = in
+	default:
+		for i := range lits {
+			e := fold(plan.Call(cmp, plan.BoolType, xs[i], lits[i]))
+			if out == nil {
+				out = e
+			} else {
+				out = fold(plan.Call(join, plan.BoolType, out, e))
+			}
+		}
+	}
+	if hasNull {
+		if out == nil {
+			return nullOf(plan.BoolType), nil
+		}
+		out = fold(plan.Call(join, plan.BoolType, out, nullOf(plan.BoolType)))
+	}
+	return out, nil
+}
+
+func (b *binder) bindBoolExpr(be *pg.BoolExpr, c *exprCtx) (*plan.Expr, error) {
+	var op plan.Op
+	var what string
+	switch be.Boolop {
+	case pg.BoolExprType_AND_EXPR:
+		op, what = plan.OpAnd, "AND"
+	case pg.BoolExprType_OR_EXPR:
+		op, what = plan.OpOr, "OR"
+	case pg.BoolExprType_NOT_EXPR:
+		op, what = plan.OpNot, "NOT"
+	default:
+		return nil, b.unsupported(be.Location, "boolean expression")
+	}
+	var args []*plan.Expr
+	for _, a := range be.Args {
+		e, err := b.bindExpr(a, c)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.requireBool(e, what, exprLoc(a)); err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	if op == plan.OpNot {
+		return not(args[0]), nil
+	}
+	out := args[0]
+	for _, a := range args[1:] {
+		out = fold(plan.Call(op, plan.BoolType, out, a))
+	}
+	return out, nil
+}
+
+// bindCase binds searched and simple CASE; a simple CASE x WHEN v becomes
+// WHEN x = v.
+func (b *binder) bindCase(ce *pg.CaseExpr, c *exprCtx) (*plan.Expr, error) {
+	var subject *plan.Expr
+	if ce.Arg != nil {
+		var err error
+		if subject, err = b.bindExpr(ce.Arg, c); err != nil {
+			return nil, err
+		}
+	}
+	var conds, results []*plan.Expr
+	for _, w := range ce.Args {
+		cw := w.GetCaseWhen()
+		cond, err := b.bindExpr(cw.Expr, c)
+		if err != nil {
+			return nil, err
+		}
+		if subject != nil {
+			if cond, err = b.compare(plan.OpEq, subject, cond, cw.Location); err != nil {
+				return nil, err
+			}
+		}
+		if cond, err = b.requireBool(cond, "CASE WHEN", exprLoc(cw.Expr)); err != nil {
+			return nil, err
+		}
+		res, err := b.bindExpr(cw.Result, c)
+		if err != nil {
+			return nil, err
+		}
+		conds, results = append(conds, cond), append(results, res)
+	}
+	var els *plan.Expr
+	if ce.Defresult != nil {
+		var err error
+		if els, err = b.bindExpr(ce.Defresult, c); err != nil {
+			return nil, err
+		}
+	}
+	return b.buildCase(conds, results, els, ce.Location)
+}
+
+// buildCase builds a CASE over bound parts, casting all results to their
+// common type. els may be nil (NULL).
+func (b *binder) buildCase(conds, results []*plan.Expr, els *plan.Expr, loc int32) (*plan.Expr, error) {
+	if els == nil {
+		els = nullOf(plan.NullType)
+	}
+	all := append(append([]*plan.Expr{}, results...), els)
+	rep := all[0] // an expression of the common type so far (literals keep their digits)
+	for _, r := range all[1:] {
+		st, ok := supertype(rep, r)
+		if !ok {
+			return nil, b.errorf(CodeType, loc, "type mismatch: CASE results of types %s and %s cannot be matched", rep.Type, r.Type)
+		}
+		switch st {
+		case rep.Type:
+		case r.Type:
+			rep = r
+		default:
+			rep = nullOf(st)
+		}
+	}
+	t := rep.Type
+	if t.ID == plan.Null {
+		t = plan.Int64Type
+	}
+	args := make([]*plan.Expr, 0, 2*len(conds)+1)
+	for i := range conds {
+		r, err := b.cast(results[i], t, loc)
+		if err != nil {
+			return nil, err
+		}
+		if isLit(conds[i]) && (conds[i].Value.Null || !conds[i].Value.B) {
+			continue // a WHEN that is never true
+		}
+		if isLit(conds[i]) { // always true: the rest is never reached
+			els = r
+			break
+		}
+		args = append(args, conds[i], r)
+	}
+	e, err := b.cast(els, t, loc)
+	if err != nil {
+		return nil, err
+	}
+	if len(args) == 0 {
+		return e, nil
+	}
+	return plan.Call(plan.OpCase, t, append(args, e)...), nil
+}
+
+// bindCoalesce: COALESCE(a, b, c) = CASE WHEN a IS NOT NULL THEN a WHEN b
+// IS NOT NULL THEN b ELSE c END.
+func (b *binder) bindCoalesce(ce *pg.CoalesceExpr, c *exprCtx) (*plan.Expr, error) {
+	var args []*plan.Expr
+	for _, a := range ce.Args {
+		e, err := b.bindExpr(a, c)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	if len(args) == 1 {
+		return args[0], nil
+	}
+	var conds []*plan.Expr
+	for _, a := range args[:len(args)-1] {
+		conds = append(conds, fold(plan.Call(plan.OpIsNotNull, plan.BoolType, a)))
+	}
+	return b.buildCase(conds, args[:len(args)-1], args[len(args)-1], ce.Location)
+}
+
+func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
+	name, loc := funcName(fc), fc.Location
+	if fc.Over != nil {
+		return nil, b.unsupported(loc, "window functions")
+	}
+	if fn, ok := aggFuncs[name]; ok {
+		return b.bindAggregate(fc, fn, c)
+	}
+	switch name {
+	case "extract", "date_part", "substring", "substr":
+		if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", name)
+		}
+	}
+	switch name {
+	case "extract", "date_part":
+		if len(fc.Args) != 2 {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)
+		}
+		field := strings.ToLower(fc.Args[0].GetAConst().GetSval().GetSval())
+		switch field {
+		case "year", "month", "day":
+		case "":
+			return nil, b.unsupported(loc, "non-constant EXTRACT field")
+		default:
+			return nil, b.unsupported(loc, "EXTRACT("+strings.ToUpper(field)+")")
+		}
+		arg, err := b.bindExpr(fc.Args[1], c)
+		if err != nil {
+			return nil, err
+		}
+		if isStringLit(arg) || arg.Type.ID == plan.Null {
+			if arg, err = b.cast(arg, plan.DateType, loc); err != nil {
+				return nil, err
+			}
+		}
+		if arg.Type.ID != plan.Date {
+			return nil, b.errorf(CodeType, loc, "type mismatch: EXTRACT needs a date, not %s", arg.Type)
+		}
+		e := plan.Call(plan.OpExtract, plan.Int64Type, arg)
+		e.Field = field
+		return fold(e), nil
+	case "substring", "substr":
+		if len(fc.Args) < 2 || len(fc.Args) > 3 {
+			return nil, b.errorf(CodeType, loc, "type mismatch: SUBSTRING takes a string, a start and an optional length")
+		}
+		var args []*plan.Expr
+		for i, a := range fc.Args {
+			e, err := b.bindExpr(a, c)
+			if err != nil {
+				return nil, err
+			}
+			want := plan.Int64Type
+			if i == 0 {
+				want = plan.StringType
+			}
+			if e.Type.ID == plan.Null {
+				e = nullOf(want)
+			}
+			if e.Type != want {
+				return nil, b.errorf(CodeType, exprLoc(a), "type mismatch: SUBSTRING argument %d must be %s, not %s", i+1, want, e.Type)
+			}
+			args = append(args, e)
+		}
+		for _, a := range args {
+			if isNullLit(a) {
+				return nullOf(plan.StringType), nil
+			}
+		}
+		return plan.Call(plan.OpSubstring, plan.StringType, args...), nil
+	}
+	return nil, b.unsupported(loc, "function "+name+"()")
+}
+
+func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*plan.Expr, error) {
+	name, loc := funcName(fc), fc.Location
+	switch {
+	case c.inAgg:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
+	case c.aggs == nil:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
+	case fc.AggDistinct:
+		return nil, b.unsupported(loc, "DISTINCT in aggregate functions")
+	case fc.AggFilter != nil:
+		return nil, b.unsupported(loc, "FILTER in aggregate functions")
+	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
+		return nil, b.unsupported(loc, "ORDER BY in aggregate functions")
+	}
+	if fc.AggStar {
+		if fn != plan.AggCount {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s(*) is not defined", name)
+		}
+		return b.addAgg(c.aggs, aggExpr{fn: plan.AggCountStar, typ: plan.Int64Type}), nil
+	}
+	if len(fc.Args) != 1 {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s takes exactly one argument", name)
+	}
+	arg, err := b.bindExpr(fc.Args[0], c.with(func(c *exprCtx) { c.aggs, c.inAgg = nil, true }))
+	if err != nil {
+		return nil, err
+	}
+	if arg.Type.ID == plan.Null {
+		arg = nullOf(plan.Int64Type)
+	}
+	a := aggExpr{fn: fn, arg: arg}
+	switch fn {
+	case plan.AggSum, plan.AggAvg:
+		if !arg.Type.IsNumeric() {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
+		}
+		a.typ = plan.SumType(arg.Type)
+		if fn == plan.AggAvg {
+			a.typ = plan.Float64Type
+		}
+	case plan.AggCount:
+		a.typ = plan.Int64Type
+	default: // min, max
+		a.typ = arg.Type
+	}
+	return b.addAgg(c.aggs, a), nil
+}
+
+// exprName is the output name of an unaliased select-list expression.
+func exprName(e *plan.Expr) string {
+	return exprString(e)
+}

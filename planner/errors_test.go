@@ -1,0 +1,121 @@
+package planner
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+)
+
+// TestErrors checks the code and position of errors a user can cause.
+// pos is the 1-based character offset the error points at (0: none); msg,
+// when set, must appear in the message.
+func TestErrors(t *testing.T) {
+	cases := []struct {
+		sql  string
+		code string
+		pos  int
+		msg  string
+	}{
+		// SL001 syntax
+		{"selec 1", CodeSyntax, 1, `syntax error at or near "selec"`},
+		{"select from where x", CodeSyntax, 13, `at or near "where"`},
+		{"select l_orderkey from lineitem where", CodeSyntax, 38, "at end of input"},
+		{"select 'abc from lineitem", CodeSyntax, 8, "unterminated quoted string"},
+		{"", CodeSyntax, 0, "empty statement"},
+		// SL002 unknown table
+		{"select * from nosuch", CodeUnknownTbl, 15, `unknown table "nosuch"`},
+		{"select x.l_orderkey from lineitem", CodeUnknownTbl, 8, `unknown table "x"`},
+		{"select l.* from lineitem", CodeUnknownTbl, 8, `unknown table "l"`},
+		{"select lineitem.l_orderkey from lineitem l", CodeUnknownTbl, 8, `unknown table "lineitem"`},
+		// SL003 unknown column
+		{"select l_foo from lineitem", CodeUnknownCol, 8, `unknown column "l_foo" in table "lineitem"`},
+		{"select l_orderkey from lineitem where o_orderkey = 1", CodeUnknownCol, 39, `unknown column "o_orderkey"`},
+		{"select count(*) from lineitem group by l_nope", CodeUnknownCol, 40, `unknown column "l_nope"`},
+		{"select l_orderkey from lineitem order by l_nope + 1", CodeUnknownCol, 42, `unknown column "l_nope"`},
+		{"select l_orderkey from lineitem limit l_orderkey", CodeUnknownCol, 39, `unknown column "l_orderkey"`},
+		// SL004 type mismatch
+		{"select * from lineitem where l_shipdate = 5", CodeType, 41, "cannot compare date and int64"},
+		{"select * from lineitem where l_returnflag < l_orderkey", CodeType, 43, "cannot compare string and int64"},
+		{"select * from lineitem where l_quantity = 'abc'", CodeType, 41, "cannot compare decimal(15,2) and string 'abc'"},
+		{"select l_shipdate + l_quantity from lineitem", CodeType, 19, "operator + is not defined for date and decimal(15,2)"},
+		{"select l_comment * 2 from lineitem", CodeType, 18, "operator * is not defined for string and int64"},
+		{"select * from lineitem where l_orderkey", CodeType, 30, "argument of WHERE must be bool, not int64"},
+		{"select sum(l_comment) from lineitem", CodeType, 8, "sum is not defined for string"},
+		{"select * from lineitem where l_orderkey like 'a%'", CodeType, 41, "LIKE needs a string"},
+		{"select case when l_orderkey > 0 then 1 else 'x' end from lineitem", CodeValue, 8, `invalid input for int64: "x"`},
+		{"select case when l_orderkey > 1 then l_shipdate else l_orderkey end from lineitem", CodeType, 8, "CASE results of types date and int64"},
+		{"select extract(year from l_comment) from lineitem", CodeType, 8, "EXTRACT needs a date, not string"},
+		{"select * from lineitem limit 1.5", CodeType, 30, "LIMIT must be an integer"},
+		{"select cast(l_shipdate as int) from lineitem", CodeType, 8, "cannot cast date to int64"},
+		{"select not l_orderkey from lineitem", CodeType, 12, "argument of NOT must be bool"},
+		// SL005 unsupported
+		{"select sum(l_quantity) over () from lineitem", CodeUnsupported, 8, "unsupported: window functions"},
+		{"select * from lineitem, orders", CodeUnsupported, 25, "unsupported: joins"},
+		{"select * from lineitem join orders on l_orderkey = o_orderkey", CodeUnsupported, 15, "unsupported: joins"},
+		{"select * from lineitem where l_orderkey in (select o_orderkey from orders)", CodeUnsupported, 41, "unsupported: subqueries"},
+		{"select * from lineitem where exists (select 1 from orders)", CodeUnsupported, 30, "unsupported: subqueries"},
+		{"select * from (select * from lineitem) t", CodeUnsupported, 23, "unsupported: subqueries"},
+		{"with t as (select 1) select * from lineitem", CodeUnsupported, 1, "unsupported: WITH"},
+		{"select l_orderkey from lineitem union select o_orderkey from orders", CodeUnsupported, 0, "unsupported: set operations"},
+		{"select count(distinct l_orderkey) from lineitem", CodeUnsupported, 8, "unsupported: DISTINCT in aggregate functions"},
+		{"select upper(l_comment) from lineitem", CodeUnsupported, 8, "unsupported: function upper()"},
+		{"select l_comment || 'x' from lineitem", CodeUnsupported, 18, "unsupported: string concatenation"},
+		{"select * from lineitem where l_shipdate < l_commitdate + interval '1' day", CodeUnsupported, 56, "non-constant date"},
+		{"select date '2000-01-01' + interval '1' hour from lineitem", CodeUnsupported, 28, "unsupported: INTERVAL with time fields"},
+		{"select 1", CodeUnsupported, 0, "SELECT without FROM"},
+		{"insert into lineitem values (1)", CodeUnsupported, 1, "unsupported: INSERT statements"},
+		{"select 1 from lineitem; select 2 from lineitem", CodeUnsupported, 24, "more than one statement"},
+		{"select l_returnflag, count(*) from lineitem group by rollup (l_returnflag)", CodeUnsupported, 54, "GROUPING SETS"},
+		{"select distinct on (l_returnflag) l_returnflag from lineitem", CodeUnsupported, 21, "DISTINCT ON"},
+		{"select cast(l_orderkey as timestamp) from lineitem", CodeUnsupported, 27, "unsupported: type timestamp"},
+		{"select * from lineitem where l_comment ilike 'a%'", CodeUnsupported, 40, "unsupported: ILIKE"},
+		{"select * from lineitem where l_comment like l_shipmode", CodeUnsupported, 40, "non-constant pattern"},
+		// SL006 ambiguous
+		{"select l_orderkey as k, l_partkey as k from lineitem order by k", CodeAmbiguous, 63, `ORDER BY "k" is ambiguous`},
+		{"select l_orderkey as k, l_partkey as k from lineitem where k > 1", CodeAmbiguous, 60, `column reference "k" is ambiguous`},
+		// SL007 grouping
+		{"select l_returnflag, l_tax from lineitem group by l_returnflag", CodeGrouping, 22, `column "l_tax" must appear in the GROUP BY clause`},
+		{"select l_orderkey, count(*) from lineitem", CodeGrouping, 8, `column "l_orderkey" must appear`},
+		{"select * from lineitem where sum(l_quantity) > 1", CodeGrouping, 30, "aggregate functions are not allowed in WHERE"},
+		{"select sum(l_quantity) from lineitem group by sum(l_quantity)", CodeGrouping, 47, "aggregate functions are not allowed in GROUP BY"},
+		{"select sum(count(*)) from lineitem", CodeGrouping, 12, "cannot be nested"},
+		{"select l_returnflag from lineitem group by l_returnflag order by l_tax", CodeGrouping, 66, `column "l_tax" must appear`},
+		{"select distinct l_returnflag from lineitem order by l_tax", CodeGrouping, 53, "ORDER BY expressions must appear in select list"},
+		{"select l_returnflag from lineitem group by l_returnflag having l_tax > 0", CodeGrouping, 64, `column "l_tax"`},
+		// SL008 values
+		{"select * from lineitem where l_shipdate < date '1998-13-01'", CodeValue, 43, `invalid date: "1998-13-01"`},
+		{"select * from lineitem where l_shipdate < '1998-02-30'", CodeValue, 41, "invalid date"},
+		{"select * from lineitem limit -1", CodeValue, 30, "LIMIT must not be negative"},
+		{"select l_orderkey from lineitem order by 2", CodeValue, 42, "ORDER BY position 2 is not in select list"},
+		{"select l_orderkey from lineitem group by 3", CodeValue, 42, "GROUP BY position 3"},
+		{"select l_orderkey from lineitem order by 'x'", CodeValue, 42, "non-integer constant in ORDER BY"},
+		{"select count(*) from lineitem group by 1.5", CodeValue, 40, "non-integer constant in GROUP BY"},
+		{"select 12345678901234567890 from lineitem", CodeValue, 8, "integer out of range"},
+		{"select 1.2345678901234567890 from lineitem", CodeValue, 8, "more than 18 digits"},
+		{"select cast(l_quantity as decimal(18,10)) * cast(l_tax as decimal(18,10)) from lineitem", CodeValue, 43, "needs scale 20"},
+		{"select cast('abc' as int) from lineitem", CodeValue, 8, `invalid input for int64: "abc"`},
+	}
+	for _, c := range cases {
+		_, err := Plan(context.Background(), c.sql, testCatalog, Options{})
+		var pe *Error
+		if !errors.As(err, &pe) {
+			t.Errorf("%q: got %v, want an *Error %s", c.sql, err, c.code)
+			continue
+		}
+		if pe.Code != c.code || pe.Pos != c.pos || !strings.Contains(pe.Error(), c.msg) {
+			t.Errorf("%q:\n got  %s (code %s pos %d)\n want code %s pos %d containing %q", c.sql, pe, pe.Code, pe.Pos, c.code, c.pos, c.msg)
+		}
+	}
+}
+
+func TestErrorFormat(t *testing.T) {
+	_, err := Plan(context.Background(), "select l_foo from lineitem", testCatalog, Options{})
+	if got, want := err.Error(), `SL003: unknown column "l_foo" in table "lineitem" at position 8`; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	_, err = Plan(context.Background(), "select * from nosuch", testCatalog, Options{})
+	if !errors.Is(err, ErrUnknownTable) {
+		t.Errorf("unknown table error %v does not wrap ErrUnknownTable", err)
+	}
+}

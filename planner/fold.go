@@ -1,0 +1,578 @@
+package planner
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Constant folding: an operator whose arguments are all literals is
+// evaluated at plan time when the result is certain to equal what the
+// runtime would compute. Anything doubtful (overflow, division by zero,
+// float-to-integer rounding) is left for the runtime, which raises or
+// yields what DuckDB does.
+
+// fold returns e evaluated to a literal if possible, else e (AND/OR with a
+// constant side are also simplified).
+func fold(e *plan.Expr) *plan.Expr {
+	switch e.Op {
+	case plan.OpAnd, plan.OpOr:
+		return foldLogic(e)
+	case plan.OpColumn, plan.OpLiteral:
+		return e
+	}
+	for _, a := range e.Args {
+		if !isLit(a) {
+			return e
+		}
+	}
+	if v, ok := evalConst(e); ok {
+		return lit(v, e.Type)
+	}
+	return e
+}
+
+// negations of comparison operators: NOT (a < b) is a >= b, also under
+// three-valued logic (both are NULL when an operand is).
+var negations = map[plan.Op]plan.Op{
+	plan.OpEq: plan.OpNe, plan.OpNe: plan.OpEq, plan.OpLt: plan.OpGe, plan.OpGe: plan.OpLt,
+	plan.OpGt: plan.OpLe, plan.OpLe: plan.OpGt, plan.OpIsNull: plan.OpIsNotNull, plan.OpIsNotNull: plan.OpIsNull,
+}
+
+// not returns NOT e, pushed into e where that gives a simpler predicate
+// (so NOT (x = 1) can prune row groups as x <> 1).
+func not(e *plan.Expr) *plan.Expr {
+	if op, ok := negations[e.Op]; ok {
+		return plan.Call(op, plan.BoolType, e.Args...)
+	}
+	switch e.Op {
+	case plan.OpNot:
+		return e.Args[0]
+	case plan.OpLike, plan.OpIn:
+		c := *e
+		c.Negated = !e.Negated
+		return &c
+	}
+	return fold(plan.Call(plan.OpNot, plan.BoolType, e))
+}
+
+// foldLogic simplifies AND/OR with a literal operand, by SQL's three-valued
+// logic: false AND x = false, true AND x = x, true OR x = true, false OR x = x.
+func foldLogic(e *plan.Expr) *plan.Expr {
+	l, r := e.Args[0], e.Args[1]
+	isTrue := func(x *plan.Expr) bool { return isLit(x) && !x.Value.Null && x.Value.B }
+	isFalse := func(x *plan.Expr) bool { return isLit(x) && !x.Value.Null && !x.Value.B }
+	if e.Op == plan.OpAnd {
+		switch {
+		case isFalse(l) || isFalse(r):
+			return boolLit(false)
+		case isTrue(l):
+			return r
+		case isTrue(r):
+			return l
+		case isNullLit(l) && isNullLit(r):
+			return nullOf(plan.BoolType)
+		}
+		return e
+	}
+	switch {
+	case isTrue(l) || isTrue(r):
+		return boolLit(true)
+	case isFalse(l):
+		return r
+	case isFalse(r):
+		return l
+	case isNullLit(l) && isNullLit(r):
+		return nullOf(plan.BoolType)
+	}
+	return e
+}
+
+// evalConst evaluates an operator over literal arguments.
+func evalConst(e *plan.Expr) (plan.Value, bool) {
+	null := plan.Value{Null: true}
+	args := make([]plan.Value, len(e.Args))
+	anyNull := false
+	for i, a := range e.Args {
+		args[i] = *a.Value
+		anyNull = anyNull || a.Value.Null
+	}
+	switch e.Op {
+	case plan.OpIsNull:
+		return plan.Value{B: args[0].Null}, true
+	case plan.OpIsNotNull:
+		return plan.Value{B: !args[0].Null}, true
+	case plan.OpCast:
+		v, ok, err := castValue(args[0], e.Args[0].Type, e.Type)
+		return v, ok && err == nil
+	}
+	if anyNull {
+		switch e.Op {
+		case plan.OpNeg, plan.OpNot, plan.OpAdd, plan.OpSub, plan.OpMul, plan.OpDiv, plan.OpMod,
+			plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe, plan.OpExtract:
+			return null, true
+		}
+		return null, false
+	}
+	t := e.Args[0].Type
+	switch e.Op {
+	case plan.OpNot:
+		return plan.Value{B: !args[0].B}, true
+	case plan.OpNeg:
+		switch t.ID {
+		case plan.Int64, plan.Decimal:
+			if args[0].I == math.MinInt64 {
+				return null, false
+			}
+			return plan.Value{I: -args[0].I}, true
+		case plan.Float64:
+			return plan.Value{F: -args[0].F}, true
+		}
+	case plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
+		c, ok := compareValues(args[0], args[1], t)
+		if !ok {
+			return null, false
+		}
+		var r bool
+		switch e.Op {
+		case plan.OpEq:
+			r = c == 0
+		case plan.OpNe:
+			r = c != 0
+		case plan.OpLt:
+			r = c < 0
+		case plan.OpLe:
+			r = c <= 0
+		case plan.OpGt:
+			r = c > 0
+		case plan.OpGe:
+			r = c >= 0
+		}
+		return plan.Value{B: r}, true
+	case plan.OpAdd, plan.OpSub, plan.OpMul, plan.OpDiv, plan.OpMod:
+		return evalArith(e.Op, args[0], args[1], t, e.Args[1].Type, e.Type)
+	case plan.OpExtract:
+		if t.ID != plan.Date {
+			return null, false
+		}
+		y, m, d := plan.DateOf(int32(args[0].I)).Date()
+		switch e.Field {
+		case "year":
+			return plan.Value{I: int64(y)}, true
+		case "month":
+			return plan.Value{I: int64(m)}, true
+		case "day":
+			return plan.Value{I: int64(d)}, true
+		}
+	}
+	return null, false
+}
+
+func evalArith(op plan.Op, a, b plan.Value, ta, tb, tr plan.DataType) (plan.Value, bool) {
+	switch tr.ID {
+	case plan.Float64:
+		switch op {
+		case plan.OpAdd:
+			return plan.Value{F: a.F + b.F}, true
+		case plan.OpSub:
+			return plan.Value{F: a.F - b.F}, true
+		case plan.OpMul:
+			return plan.Value{F: a.F * b.F}, true
+		case plan.OpDiv:
+			if b.F == 0 {
+				return plan.Value{}, false
+			}
+			return plan.Value{F: a.F / b.F}, true
+		case plan.OpMod:
+			if b.F == 0 {
+				return plan.Value{}, false
+			}
+			return plan.Value{F: math.Mod(a.F, b.F)}, true
+		}
+	case plan.Int64, plan.Decimal:
+		if tr.ID == plan.Decimal && op != plan.OpMul && (ta.Scale != tr.Scale || tb.Scale != tr.Scale) {
+			return plan.Value{}, false // operands not aligned: not a planner-built expression
+		}
+		var r int64
+		var ok bool
+		switch op {
+		case plan.OpAdd:
+			r, ok = addChecked(a.I, b.I)
+		case plan.OpSub:
+			r, ok = addChecked(a.I, -b.I)
+			ok = ok && b.I != math.MinInt64
+		case plan.OpMul:
+			r, ok = mulChecked(a.I, b.I)
+		case plan.OpMod:
+			if b.I == 0 || b.I == -1 {
+				return plan.Value{}, false
+			}
+			r, ok = a.I%b.I, true
+		}
+		if !ok || tr.ID == plan.Decimal && !fitsPrecision(r, plan.MaxDecimalPrecision) {
+			return plan.Value{}, false
+		}
+		return plan.Value{I: r}, true
+	}
+	return plan.Value{}, false
+}
+
+func addChecked(a, b int64) (int64, bool) {
+	r := a + b
+	if (a > 0 && b > 0 && r < 0) || (a < 0 && b < 0 && r >= 0) {
+		return 0, false
+	}
+	return r, true
+}
+
+func mulChecked(a, b int64) (int64, bool) {
+	if a == 0 || b == 0 {
+		return 0, true
+	}
+	r := a * b
+	if r/b != a || (a == -1 && b == math.MinInt64) || (b == -1 && a == math.MinInt64) {
+		return 0, false
+	}
+	return r, true
+}
+
+// fitsPrecision reports whether an unscaled decimal has at most p digits.
+func fitsPrecision(v int64, p int) bool {
+	if p >= 19 {
+		return true
+	}
+	return v < plan.Pow10[p] && v > -plan.Pow10[p]
+}
+
+// compareValues orders two non-NULL values of type t.
+func compareValues(a, b plan.Value, t plan.DataType) (int, bool) {
+	switch t.ID {
+	case plan.Int64, plan.Decimal, plan.Date:
+		return cmp3(a.I < b.I, a.I > b.I), true
+	case plan.Float64:
+		if math.IsNaN(a.F) || math.IsNaN(b.F) {
+			return 0, false
+		}
+		return cmp3(a.F < b.F, a.F > b.F), true
+	case plan.String:
+		return strings.Compare(a.S, b.S), true
+	case plan.Bool:
+		return cmp3(!a.B && b.B, a.B && !b.B), true
+	}
+	return 0, false
+}
+
+func cmp3(lt, gt bool) int {
+	switch {
+	case lt:
+		return -1
+	case gt:
+		return 1
+	}
+	return 0
+}
+
+// rescale changes the scale of an unscaled decimal, rounding half away from
+// zero when digits are dropped. ok is false on overflow.
+func rescale(v int64, from, to int) (int64, bool) {
+	switch {
+	case to == from:
+		return v, true
+	case to > from:
+		if to-from > plan.MaxDecimalPrecision {
+			return 0, false
+		}
+		return mulChecked(v, plan.Pow10[to-from])
+	default:
+		if from-to > plan.MaxDecimalPrecision {
+			return 0, true
+		}
+		d := plan.Pow10[from-to]
+		q, r := v/d, v%d
+		if 2*r >= d {
+			q++
+		} else if -2*r >= d {
+			q--
+		}
+		return q, true
+	}
+}
+
+// castValue converts a non-folded literal value between types. folded is
+// false when the conversion is left to the runtime; err reports a value
+// that cannot be converted at all.
+func castValue(v plan.Value, from, to plan.DataType) (out plan.Value, folded bool, err error) {
+	if v.Null {
+		return plan.Value{Null: true}, true, nil
+	}
+	if from == to {
+		return v, true, nil
+	}
+	switch from.ID {
+	case plan.Int64:
+		switch to.ID {
+		case plan.Decimal:
+			r, ok := rescale(v.I, 0, to.Scale)
+			if !ok || !fitsPrecision(r, to.Precision) {
+				return v, false, fmt.Errorf("value out of range: %d does not fit in %s", v.I, to)
+			}
+			return plan.Value{I: r}, true, nil
+		case plan.Float64:
+			return plan.Value{F: float64(v.I)}, true, nil
+		case plan.String:
+			return plan.Value{S: strconv.FormatInt(v.I, 10)}, true, nil
+		case plan.Bool:
+			return plan.Value{B: v.I != 0}, true, nil
+		}
+	case plan.Decimal:
+		switch to.ID {
+		case plan.Decimal:
+			r, ok := rescale(v.I, from.Scale, to.Scale)
+			if !ok || !fitsPrecision(r, to.Precision) {
+				return v, false, fmt.Errorf("value out of range: %s does not fit in %s", plan.FormatDecimal(v.I, from.Scale), to)
+			}
+			return plan.Value{I: r}, true, nil
+		case plan.Int64:
+			r, _ := rescale(v.I, from.Scale, 0)
+			return plan.Value{I: r}, true, nil
+		case plan.Float64:
+			f, _ := strconv.ParseFloat(plan.FormatDecimal(v.I, from.Scale), 64)
+			return plan.Value{F: f}, true, nil
+		case plan.String:
+			return plan.Value{S: plan.FormatDecimal(v.I, from.Scale)}, true, nil
+		}
+	case plan.Date:
+		if to.ID == plan.String {
+			return plan.Value{S: plan.FormatDate(int32(v.I))}, true, nil
+		}
+	case plan.Bool:
+		switch to.ID {
+		case plan.String:
+			return plan.Value{S: strconv.FormatBool(v.B)}, true, nil
+		case plan.Int64:
+			if v.B {
+				return plan.Value{I: 1}, true, nil
+			}
+			return plan.Value{I: 0}, true, nil
+		}
+	case plan.String:
+		s := strings.TrimSpace(v.S)
+		switch to.ID {
+		case plan.Date:
+			d, err := parseDate(s)
+			if err != nil {
+				return v, false, err
+			}
+			return plan.Value{I: int64(d)}, true, nil
+		case plan.Bool:
+			switch strings.ToLower(s) {
+			case "true", "t", "yes", "y", "1", "on":
+				return plan.Value{B: true}, true, nil
+			case "false", "f", "no", "n", "0", "off":
+				return plan.Value{B: false}, true, nil
+			}
+			return v, false, fmt.Errorf("invalid input for bool: %q", v.S)
+		case plan.Int64, plan.Decimal, plan.Float64:
+			n, err := parseNumber(s)
+			if err != nil {
+				return v, false, fmt.Errorf("invalid input for %s: %q", to, v.S)
+			}
+			if n.Type.ID == plan.Float64 && to.ID != plan.Float64 {
+				return v, false, nil // leave float-to-exact rounding to the runtime
+			}
+			return castValue(*n.Value, n.Type, to)
+		}
+	}
+	return v, false, nil
+}
+
+// parseDate parses a date literal, strictly YYYY-MM-DD.
+func parseDate(s string) (int32, error) {
+	t, err := time.Parse("2006-01-02", s)
+	if err != nil {
+		return 0, fmt.Errorf("invalid date: %q", s)
+	}
+	return daysOf(t), nil
+}
+
+// daysOf returns the days since the epoch of t's date. (plan.DaysOf goes
+// through time.Duration, which only spans the years 1678 to 2261.)
+func daysOf(t time.Time) int32 {
+	secs := t.Unix()
+	days := secs / 86400
+	if secs%86400 < 0 {
+		days--
+	}
+	return int32(days)
+}
+
+// parseNumber types a numeric literal: integer text is int64; text with a
+// point is decimal(p,s), s the digits after the point and p all digits
+// (DuckDB's rule); text with an exponent is float64.
+func parseNumber(s string) (*plan.Expr, error) {
+	body, neg := s, false
+	if body != "" && (body[0] == '-' || body[0] == '+') {
+		body, neg = body[1:], body[0] == '-'
+	}
+	if body == "" || body[0] == '-' || body[0] == '+' {
+		return nil, fmt.Errorf("invalid number %q", s)
+	}
+	if strings.ContainsAny(body, "eE") || strings.EqualFold(body, "inf") || strings.EqualFold(body, "infinity") || strings.EqualFold(body, "nan") {
+		f, err := strconv.ParseFloat(s, 64)
+		if err != nil {
+			return nil, fmt.Errorf("invalid number %q", s)
+		}
+		return lit(plan.Value{F: f}, plan.Float64Type), nil
+	}
+	intPart, frac, hasPoint := strings.Cut(body, ".")
+	for _, part := range []string{intPart, frac} {
+		for _, c := range part {
+			if c < '0' || c > '9' {
+				return nil, fmt.Errorf("invalid number %q", s)
+			}
+		}
+	}
+	if intPart == "" && frac == "" {
+		return nil, fmt.Errorf("invalid number %q", s)
+	}
+	if !hasPoint {
+		n, err := strconv.ParseInt(s, 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("integer out of range: %s", s)
+		}
+		return intLit(n), nil
+	}
+	trimmed := strings.TrimLeft(intPart, "0")
+	p := len(intPart) + len(frac)
+	if p > plan.MaxDecimalPrecision {
+		p = max(len(trimmed)+len(frac), 1)
+	}
+	if p > plan.MaxDecimalPrecision {
+		return nil, fmt.Errorf("numeric literal out of range: %s has more than %d digits", s, plan.MaxDecimalPrecision)
+	}
+	var u int64
+	if trimmed+frac != "" {
+		var err error
+		if u, err = strconv.ParseInt(trimmed+frac, 10, 64); err != nil {
+			return nil, fmt.Errorf("invalid number %q", s)
+		}
+	}
+	if neg {
+		u = -u
+	}
+	return lit(plan.Value{I: u}, plan.DecimalType(p, len(frac))), nil
+}
+
+// interval is a constant INTERVAL: months and days (time parts are not
+// supported; the engine has no timestamps).
+type interval struct {
+	months int64
+	days   int64
+}
+
+// The dates a literal may have: years 1 to 9999, as YYYY-MM-DD can spell.
+var (
+	minDate = daysOf(time.Date(1, 1, 1, 0, 0, 0, 0, time.UTC))
+	maxDate = daysOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
+)
+
+// addInterval adds iv to a date the way Postgres adds an interval to a
+// timestamp: months first, clamping the day to the end of the month
+// (2020-01-31 + 1 month = 2020-02-29), then days.
+func addInterval(day int32, iv interval) (int32, bool) {
+	y, m, d := plan.DateOf(day).Date()
+	total := int64(y)*12 + int64(m-1) + iv.months
+	ny, nm := total/12, total%12
+	if nm < 0 {
+		nm += 12
+		ny--
+	}
+	if ny < 1 || ny > 9999 {
+		return 0, false
+	}
+	last := time.Date(int(ny), time.Month(nm+2), 0, 0, 0, 0, 0, time.UTC).Day()
+	if d > last {
+		d = last
+	}
+	t := time.Date(int(ny), time.Month(nm+1), d, 0, 0, 0, 0, time.UTC)
+	out := int64(daysOf(t)) + iv.days
+	if out < int64(minDate) || out > int64(maxDate) {
+		return 0, false
+	}
+	return int32(out), true
+}
+
+// Postgres interval range masks (typmod of INTERVAL '..' <field>).
+const (
+	intervalMonth  = 1 << 1
+	intervalYear   = 1 << 2
+	intervalDay    = 1 << 3
+	intervalAll    = 0x7FFF
+	intervalNoMask = -1
+)
+
+// maxIntervalUnits bounds each number of an interval literal, so that no
+// arithmetic on it overflows (dates only span years 1 to 9999 anyway).
+const maxIntervalUnits = 10_000_000
+
+// errIntervalTime reports an interval with a time part or a field range,
+// which the engine (no timestamps) does not support.
+var errIntervalTime = errors.New("INTERVAL with time fields or field ranges")
+
+// parseInterval parses an interval literal's text: a bare number in the
+// unit of field (a single YEAR, MONTH or DAY qualifier), or "<n> <unit>"
+// pairs with units year, month, week, day (and their plurals).
+func parseInterval(text string, mask int) (interval, error) {
+	var iv interval
+	fields := strings.Fields(strings.ToLower(text))
+	if len(fields) == 1 {
+		n, err := strconv.ParseInt(fields[0], 10, 64)
+		if err == nil && (n > maxIntervalUnits || n < -maxIntervalUnits) {
+			return iv, fmt.Errorf("interval out of range: %q", text)
+		}
+		if err == nil {
+			switch mask {
+			case intervalYear:
+				iv.months = n * 12
+			case intervalMonth:
+				iv.months = n
+			case intervalDay:
+				iv.days = n
+			case intervalNoMask, intervalAll:
+				return iv, fmt.Errorf("invalid interval %q: a number needs a unit (YEAR, MONTH or DAY)", text)
+			default:
+				return iv, errIntervalTime
+			}
+			return iv, nil
+		}
+	}
+	if len(fields) == 0 || len(fields)%2 != 0 {
+		return iv, fmt.Errorf("invalid interval %q", text)
+	}
+	for i := 0; i < len(fields); i += 2 {
+		n, err := strconv.ParseInt(fields[i], 10, 64)
+		if err != nil || n > maxIntervalUnits || n < -maxIntervalUnits {
+			return iv, fmt.Errorf("invalid interval %q", text)
+		}
+		switch strings.TrimSuffix(fields[i+1], "s") {
+		case "year", "yr", "y":
+			iv.months += n * 12
+		case "mon", "month":
+			iv.months += n
+		case "week", "w":
+			iv.days += 7 * n
+		case "day", "d":
+			iv.days += n
+		case "hour", "minute", "min", "second", "sec", "millisecond", "ms", "microsecond", "us":
+			return iv, errIntervalTime
+		default:
+			return iv, fmt.Errorf("invalid interval %q", text)
+		}
+	}
+	return iv, nil
+}

@@ -1,0 +1,407 @@
+package planner
+
+import (
+	"fmt"
+	"math"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Lowering turns the logical plan into plan.Nodes cut into stages at
+// exchanges. It walks the tree bottom-up keeping an open fragment: the
+// operators of the stage being built, the colIDs of its output in order,
+// and whether its rows all sit in one task ("single"). An operator that
+// needs its rows together (final aggregation, sort, limit, the result)
+// closes the open stage with an output partitioning and opens a new one
+// that reads it through an Exchange. Joins will add their own requirement
+// (both sides hashed on the keys, or one side broadcast).
+
+type lowerer struct {
+	md     *metadata
+	opts   Options
+	stages []*plan.Stage
+}
+
+// fragment is the open stage.
+type fragment struct {
+	root   *plan.Node
+	cols   []colID
+	single bool
+	inputs []int
+}
+
+func (l *lowerer) schema(cols []colID) plan.Schema {
+	s := make(plan.Schema, len(cols))
+	for i, id := range cols {
+		c := l.md.col(id)
+		s[i] = plan.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
+	}
+	return s
+}
+
+// phys translates a logical expression (columns by colID) to a physical
+// one over the given input columns (columns by position).
+func (l *lowerer) phys(e *plan.Expr, cols []colID) (*plan.Expr, error) {
+	if e == nil {
+		return nil, nil
+	}
+	pos := make(map[colID]int, len(cols))
+	for i, id := range cols {
+		if _, dup := pos[id]; !dup {
+			pos[id] = i
+		}
+	}
+	var err error
+	out := substTopDown(e, func(x *plan.Expr) *plan.Expr {
+		if x.Op != plan.OpColumn {
+			return nil
+		}
+		i, ok := pos[x.Col]
+		if !ok {
+			err = fmt.Errorf("planner: internal error: column %s (#%d) is not in the input", x.Name, x.Col)
+			return x
+		}
+		return plan.Column(i, x.Name, x.Type)
+	})
+	return out, err
+}
+
+// closeStage ends the open fragment as a stage with the given output and
+// returns its id.
+func (l *lowerer) closeStage(f *fragment, out plan.Partitioning) int {
+	id := len(l.stages)
+	l.stages = append(l.stages, &plan.Stage{ID: id, Root: f.root, Output: out, Inputs: f.inputs})
+	return id
+}
+
+// exchange opens a fragment reading stage id.
+func (l *lowerer) exchange(id int, schema plan.Schema, cols []colID, single bool) *fragment {
+	return &fragment{
+		root:   &plan.Node{Kind: plan.KindExchange, Schema: schema, Stage: id},
+		cols:   cols,
+		single: single,
+		inputs: []int{id},
+	}
+}
+
+var single = plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}
+
+// gather makes f single: it closes f's stage with a single output and
+// reads it back. A fragment that is already single is returned as is.
+func (l *lowerer) gather(f *fragment) *fragment {
+	if f.single {
+		return f
+	}
+	id := l.closeStage(f, single)
+	return l.exchange(id, f.root.Schema, f.cols, true)
+}
+
+// lowerPlan lowers a whole logical plan into a stage graph.
+func (l *lowerer) lowerPlan(root node) (*plan.Graph, error) {
+	f, err := l.lower(root)
+	if err != nil {
+		return nil, err
+	}
+	f = l.gather(f)
+	res := l.closeStage(f, single)
+	g := &plan.Graph{Stages: l.stages, Result: res}
+	for _, id := range root.output() {
+		g.Columns = append(g.Columns, l.md.col(id).name)
+	}
+	return g, nil
+}
+
+func (l *lowerer) lower(n node) (*fragment, error) {
+	switch n := n.(type) {
+	case *scanNode:
+		return l.lowerScan(n)
+	case *filterNode:
+		f, err := l.lower(n.input)
+		if err != nil {
+			return nil, err
+		}
+		return l.filter(f, n.conds)
+	case *projectNode:
+		f, err := l.lower(n.input)
+		if err != nil {
+			return nil, err
+		}
+		return l.project(f, n.exprs, n.cols)
+	case *aggregateNode:
+		f, err := l.lower(n.input)
+		if err != nil {
+			return nil, err
+		}
+		return l.aggregate(f, n)
+	case *sortNode:
+		f, err := l.lower(n.input)
+		if err != nil {
+			return nil, err
+		}
+		f = l.gather(f)
+		return l.sort(f, n.keys, -1)
+	case *limitNode:
+		return l.lowerLimit(n)
+	}
+	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
+}
+
+func (l *lowerer) lowerScan(n *scanNode) (*fragment, error) {
+	names := make([]string, len(n.cols))
+	for i, ord := range n.ords {
+		names[i] = n.table.Columns[ord].Name
+	}
+	f := &fragment{cols: n.cols}
+	var prune []*plan.Expr
+	for _, c := range n.filters {
+		if prunable(c) {
+			prune = append(prune, c)
+		}
+	}
+	pf, err := l.phys(conjoin(prune), n.cols)
+	if err != nil {
+		return nil, err
+	}
+	f.root = &plan.Node{
+		Kind:   plan.KindScan,
+		Schema: l.schema(n.cols),
+		Scan:   &plan.Scan{Table: n.table.Name, Format: n.table.Format, Columns: names, Filter: pf},
+	}
+	return l.filter(f, n.filters)
+}
+
+// prunable reports whether a predicate can prune row groups from min/max
+// and null-count statistics: a comparison of a plain column with a
+// constant, an IN list of constants, or a NULL test of a column.
+func prunable(e *plan.Expr) bool {
+	col := func(x *plan.Expr) bool { return x.Op == plan.OpColumn }
+	switch e.Op {
+	case plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
+		a, b := e.Args[0], e.Args[1]
+		return col(a) && isLit(b) || isLit(a) && col(b)
+	case plan.OpIn:
+		return col(e.Args[0])
+	case plan.OpIsNull, plan.OpIsNotNull:
+		return col(e.Args[0])
+	}
+	return false
+}
+
+// conjoin ANDs predicates together (nil for none).
+func conjoin(es []*plan.Expr) *plan.Expr {
+	var out *plan.Expr
+	for _, e := range es {
+		if out == nil {
+			out = e
+		} else {
+			out = plan.Call(plan.OpAnd, plan.BoolType, out, e)
+		}
+	}
+	return out
+}
+
+func (l *lowerer) filter(f *fragment, conds []*plan.Expr) (*fragment, error) {
+	if len(conds) == 0 {
+		return f, nil
+	}
+	p, err := l.phys(conjoin(conds), f.cols)
+	if err != nil {
+		return nil, err
+	}
+	f.root = &plan.Node{Kind: plan.KindFilter, Schema: f.root.Schema, Inputs: []*plan.Node{f.root}, Predicate: p}
+	return f, nil
+}
+
+// project appends a projection, unless it would pass its input unchanged.
+func (l *lowerer) project(f *fragment, exprs []*plan.Expr, cols []colID) (*fragment, error) {
+	identity := len(exprs) == len(f.cols)
+	for i := 0; identity && i < len(exprs); i++ {
+		out, in := l.md.col(cols[i]), l.md.col(f.cols[i])
+		identity = exprs[i].Op == plan.OpColumn && exprs[i].Col == f.cols[i] && out.name == in.name && out.typ == in.typ
+	}
+	if identity { // same columns, names and types: only the ids change
+		f.cols = cols
+		return f, nil
+	}
+	pe := make([]*plan.Expr, len(exprs))
+	for i, e := range exprs {
+		var err error
+		if pe[i], err = l.phys(e, f.cols); err != nil {
+			return nil, err
+		}
+	}
+	f.root = &plan.Node{Kind: plan.KindProject, Schema: l.schema(cols), Inputs: []*plan.Node{f.root}, Exprs: pe}
+	f.cols = cols
+	return f, nil
+}
+
+// aggregate lowers an aggregation. On a single fragment it is one
+// AggSingle. Otherwise it is two-phase: the open stage projects the group
+// keys and aggregate arguments, aggregates partially and hashes its output
+// on the group keys (single partition without keys); the next stage reads
+// that and aggregates finally.
+func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
+	outCols := n.output()
+	if f.single {
+		agg := &plan.Aggregate{Mode: plan.AggSingle}
+		for _, g := range n.groups {
+			pg, err := l.phys(g, f.cols)
+			if err != nil {
+				return nil, err
+			}
+			agg.GroupBy = append(agg.GroupBy, pg)
+		}
+		for i, a := range n.aggs {
+			pa, err := l.phys(a.arg, f.cols)
+			if err != nil {
+				return nil, err
+			}
+			agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name})
+		}
+		f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}
+		f.cols = outCols
+		return f, nil
+	}
+
+	// Project the inputs of the partial aggregation: group keys first, then
+	// each distinct aggregate argument.
+	var inputs []*plan.Expr
+	var inputCols []colID
+	index := map[string]int{}
+	add := func(e *plan.Expr, c column) int {
+		k := exprKey(e)
+		if i, ok := index[k]; ok {
+			return i
+		}
+		index[k] = len(inputs)
+		inputs = append(inputs, e)
+		inputCols = append(inputCols, l.md.add(c))
+		return len(inputs) - 1
+	}
+	groupAt := make([]int, len(n.groups))
+	for i, g := range n.groups {
+		groupAt[i] = add(g, l.md.col(n.groupCols[i]))
+	}
+	argAt := make([]int, len(n.aggs))
+	for i, a := range n.aggs {
+		argAt[i] = -1
+		if a.arg != nil {
+			argAt[i] = add(a.arg, column{name: exprName(a.arg), typ: a.arg.Type, nullable: true})
+		}
+	}
+	// A group key may repeat another's expression only if GROUP BY listed
+	// it twice, which the binder already removed; so keys sit at 0..k-1.
+	var err error
+	if len(inputs) > 0 {
+		if f, err = l.project(f, inputs, inputCols); err != nil {
+			return nil, err
+		}
+	}
+
+	partial := &plan.Aggregate{Mode: plan.AggPartial}
+	var pschema plan.Schema
+	for i := range n.groups {
+		partial.GroupBy = append(partial.GroupBy, l.colRef(f, groupAt[i]))
+		pschema = append(pschema, f.root.Schema[groupAt[i]])
+	}
+	var calls []plan.AggCall
+	for i, a := range n.aggs {
+		call := plan.AggCall{Func: a.fn, Type: a.typ, Name: l.md.col(n.aggCols[i]).name}
+		if argAt[i] >= 0 {
+			call.Arg = l.colRef(f, argAt[i])
+		}
+		calls = append(calls, call)
+		for j, t := range call.StateTypes() {
+			pschema = append(pschema, plan.Field{Name: stateName(call, j), Type: t, Nullable: j == 0 && a.fn != plan.AggCount && a.fn != plan.AggCountStar})
+		}
+	}
+	partial.Aggs = calls
+	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: pschema, Inputs: []*plan.Node{f.root}, Aggregate: partial}
+
+	out := single
+	if k := len(n.groups); k > 0 {
+		out = plan.Partitioning{Kind: plan.PartitionHash, Count: l.opts.Partitions}
+		for i := 0; i < k; i++ {
+			out.Keys = append(out.Keys, i)
+		}
+	}
+	id := l.closeStage(f, out)
+
+	nf := l.exchange(id, pschema, nil, out.Kind == plan.PartitionSingle)
+	// The final phase keeps each call's Arg (a reference into the partial
+	// phase's input) only so that AggCall.StateTypes can be computed.
+	final := &plan.Aggregate{Mode: plan.AggFinal, Aggs: append([]plan.AggCall(nil), calls...)}
+	for i := range n.groups {
+		final.GroupBy = append(final.GroupBy, plan.Column(i, pschema[i].Name, pschema[i].Type))
+	}
+	nf.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{nf.root}, Aggregate: final}
+	nf.cols = outCols
+	return nf, nil
+}
+
+func (l *lowerer) colRef(f *fragment, i int) *plan.Expr {
+	s := f.root.Schema[i]
+	return plan.Column(i, s.Name, s.Type)
+}
+
+// stateName names the j-th partial state column of an aggregate call.
+func stateName(c plan.AggCall, j int) string {
+	if c.Func == plan.AggAvg {
+		return c.Name + [...]string{"[sum]", "[count]"}[j]
+	}
+	return c.Name
+}
+
+// sort appends a sort (a top-k when limit >= 0).
+func (l *lowerer) sort(f *fragment, keys []sortKey, limit int64) (*fragment, error) {
+	var pk []plan.SortKey
+	for _, k := range keys {
+		e, err := l.phys(k.expr, f.cols)
+		if err != nil {
+			return nil, err
+		}
+		pk = append(pk, plan.SortKey{Expr: e, Desc: k.desc, NullsFirst: k.nullsFirst})
+	}
+	f.root = &plan.Node{Kind: plan.KindSort, Schema: f.root.Schema, Inputs: []*plan.Node{f.root}, SortKeys: pk, Limit: limit}
+	return f, nil
+}
+
+func (l *lowerer) limit(f *fragment, limit, offset int64) *fragment {
+	f.root = &plan.Node{Kind: plan.KindLimit, Schema: f.root.Schema, Inputs: []*plan.Node{f.root}, Limit: limit, Offset: offset}
+	return f
+}
+
+// lowerLimit lowers LIMIT/OFFSET, fused with a Sort right below into a
+// top-k. On a partitioned fragment every task first keeps its own top
+// limit+offset rows (or first limit+offset rows), then one task finishes.
+func (l *lowerer) lowerLimit(n *limitNode) (*fragment, error) {
+	s, sorted := n.input.(*sortNode)
+	in := n.input
+	if sorted {
+		in = s.input
+	}
+	f, err := l.lower(in)
+	if err != nil {
+		return nil, err
+	}
+	k := int64(-1) // rows each task must keep (-1: all)
+	if n.limit >= 0 && n.limit <= math.MaxInt64-n.offset {
+		k = n.limit + n.offset
+	}
+	if !f.single && k >= 0 {
+		if sorted {
+			if f, err = l.sort(f, s.keys, k); err != nil {
+				return nil, err
+			}
+		} else {
+			f = l.limit(f, k, 0)
+		}
+	}
+	f = l.gather(f)
+	if sorted {
+		if f, err = l.sort(f, s.keys, k); err != nil {
+			return nil, err
+		}
+	}
+	return l.limit(f, n.limit, n.offset), nil
+}

@@ -1,0 +1,2 @@
+-- LIMIT without ORDER BY; SELECT * expands every column.
+select * from orders limit 5;

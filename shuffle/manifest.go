@@ -1,0 +1,225 @@
+package shuffle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strconv"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+	"github.com/zeebo/xxh3"
+)
+
+// ManifestVersion is the manifest format version this package writes.
+const ManifestVersion = 1
+
+// PartitionStat describes one non-empty output partition of an attempt.
+type PartitionStat struct {
+	Partition int    `json:"partition"`
+	Rows      int64  `json:"rows"`
+	Bytes     int64  `json:"bytes"` // object size
+	Key       string `json:"key"`
+	Checksum  string `json:"checksum"` // see Checksum
+}
+
+// Ref returns the ObjectRef of the partition's object.
+func (p PartitionStat) Ref() ObjectRef {
+	return ObjectRef{Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum}
+}
+
+// Field is a column of a manifest's schema. Type is the engine type
+// (plan.DataType.String(), e.g. "decimal(15,2)") when the column has one,
+// else the Arrow type's name.
+type Field struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
+}
+
+// Manifest is an attempt's _manifest.json, written after all its part
+// objects: its presence means the attempt finished writing.
+type Manifest struct {
+	Version      int               `json:"version"`
+	Job          string            `json:"job"`
+	Stage        int               `json:"stage"`
+	Task         int               `json:"task"`
+	Attempt      int               `json:"attempt"`
+	Partitioning plan.Partitioning `json:"partitioning"`
+	// NumPartitions is the number of output partitions (Partitioning.Count,
+	// 1 for single and broadcast).
+	NumPartitions int     `json:"num_partitions"`
+	Compression   string  `json:"compression"`
+	Schema        []Field `json:"schema,omitempty"`
+	// Partitions lists the non-empty partitions in partition order.
+	Partitions []PartitionStat `json:"partitions"`
+	Rows       int64           `json:"rows"`
+	Bytes      int64           `json:"bytes"`
+}
+
+// AttemptPrefix returns the attempt prefix of the manifest's objects.
+func (m *Manifest) AttemptPrefix(prefix string) string {
+	return AttemptPrefix(prefix, m.Job, m.Stage, m.Task, m.Attempt)
+}
+
+// Partition returns the stat of partition p, if it is non-empty.
+func (m *Manifest) Partition(p int) (PartitionStat, bool) {
+	for _, ps := range m.Partitions {
+		if ps.Partition == p {
+			return ps, true
+		}
+	}
+	return PartitionStat{}, false
+}
+
+// Refs returns the ObjectRefs of every part object.
+func (m *Manifest) Refs() []ObjectRef {
+	out := make([]ObjectRef, len(m.Partitions))
+	for i, p := range m.Partitions {
+		out[i] = p.Ref()
+	}
+	return out
+}
+
+// validate checks a decoded manifest's internal consistency.
+func (m *Manifest) validate() error {
+	if m.Version != ManifestVersion {
+		return fmt.Errorf("unsupported manifest version %d (want %d)", m.Version, ManifestVersion)
+	}
+	var rows, bytes int64
+	last := -1
+	for _, p := range m.Partitions {
+		if p.Partition <= last {
+			return fmt.Errorf("partitions not in increasing order at %d", p.Partition)
+		}
+		if m.NumPartitions > 0 && p.Partition >= m.NumPartitions {
+			return fmt.Errorf("partition %d out of range [0,%d)", p.Partition, m.NumPartitions)
+		}
+		last = p.Partition
+		rows += p.Rows
+		bytes += p.Bytes
+	}
+	if rows != m.Rows || bytes != m.Bytes {
+		return fmt.Errorf("totals rows=%d bytes=%d do not match the partitions' %d, %d", m.Rows, m.Bytes, rows, bytes)
+	}
+	return nil
+}
+
+// ReadManifest reads and checks an attempt's manifest. A missing manifest
+// gives a *MissingError (matching ErrMissing and objstore.ErrNotFound); an
+// undecodable or inconsistent one a *CorruptError.
+func ReadManifest(ctx context.Context, b objstore.Bucket, attemptPrefix string) (*Manifest, error) {
+	key := ManifestKey(attemptPrefix)
+	data, err := b.Get(ctx, key)
+	if err != nil {
+		if errors.Is(err, objstore.ErrNotFound) {
+			return nil, &MissingError{Key: key, Err: err}
+		}
+		return nil, fmt.Errorf("shuffle: reading manifest: %w", err)
+	}
+	return decodeManifest(key, data)
+}
+
+func decodeManifest(key string, data []byte) (*Manifest, error) {
+	var m Manifest
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, &CorruptError{Key: key, Reason: "manifest does not decode", Err: err}
+	}
+	if err := m.validate(); err != nil {
+		return nil, &CorruptError{Key: key, Reason: "manifest: " + err.Error()}
+	}
+	return &m, nil
+}
+
+func schemaFields(s *arrow.Schema) []Field {
+	out := make([]Field, s.NumFields())
+	for i, f := range s.Fields() {
+		t := f.Type.String()
+		if dt, ok := plan.FromArrow(f.Type); ok && dt.Arrow().ID() == f.Type.ID() {
+			t = dt.String()
+		}
+		out[i] = Field{Name: f.Name, Type: t}
+	}
+	return out
+}
+
+// ChecksumAlgo prefixes every checksum this package writes.
+const ChecksumAlgo = "xxh3"
+
+// Checksum returns the checksum of an object's bytes as stored in
+// manifests: "xxh3:" followed by the 16 hex digits of XXH3-64 (seed 0).
+func Checksum(data []byte) string {
+	return ChecksumAlgo + ":" + fmt.Sprintf("%016x", xxh3.Hash(data))
+}
+
+// verifyChecksum checks data against a checksum written by Checksum.
+func verifyChecksum(sum string, data []byte) (bool, error) {
+	if len(sum) != len(ChecksumAlgo)+17 || sum[:len(ChecksumAlgo)+1] != ChecksumAlgo+":" {
+		return false, fmt.Errorf("unknown checksum format %q", sum)
+	}
+	want, err := strconv.ParseUint(sum[len(ChecksumAlgo)+1:], 16, 64)
+	if err != nil {
+		return false, fmt.Errorf("unknown checksum format %q", sum)
+	}
+	return xxh3.Hash(data) == want, nil
+}
+
+// ErrMissing is matched by errors for a shuffle object (or manifest) that
+// does not exist: its producer must run again.
+var ErrMissing = errors.New("shuffle object missing")
+
+// ErrCorrupt is matched by errors for a shuffle object that exists but
+// whose size, checksum, row count or contents are wrong: its producer must
+// run again.
+var ErrCorrupt = errors.New("shuffle object corrupt")
+
+// MissingError reports a missing shuffle object. It matches ErrMissing and
+// unwraps to the store's error (objstore.ErrNotFound).
+type MissingError struct {
+	Key string
+	Err error
+}
+
+func (e *MissingError) Error() string {
+	return fmt.Sprintf("shuffle: object %s missing: %v", e.Key, e.Err)
+}
+
+// Is makes errors.Is(err, ErrMissing) true.
+func (e *MissingError) Is(target error) bool { return target == ErrMissing }
+
+func (e *MissingError) Unwrap() error { return e.Err }
+
+// CorruptError reports a shuffle object that failed verification. It
+// matches ErrCorrupt.
+type CorruptError struct {
+	Key    string
+	Reason string
+	Err    error // underlying decode error, if any
+}
+
+func (e *CorruptError) Error() string {
+	if e.Err != nil {
+		return fmt.Sprintf("shuffle: object %s corrupt: %s: %v", e.Key, e.Reason, e.Err)
+	}
+	return fmt.Sprintf("shuffle: object %s corrupt: %s", e.Key, e.Reason)
+}
+
+// Is makes errors.Is(err, ErrCorrupt) true.
+func (e *CorruptError) Is(target error) bool { return target == ErrCorrupt }
+
+func (e *CorruptError) Unwrap() error { return e.Err }
+
+// FailedObject returns the key of the object behind a *MissingError or
+// *CorruptError in err's chain, so a caller can re-run its producer.
+func FailedObject(err error) (string, bool) {
+	var me *MissingError
+	if errors.As(err, &me) {
+		return me.Key, true
+	}
+	var ce *CorruptError
+	if errors.As(err, &ce) {
+		return ce.Key, true
+	}
+	return "", false
+}
