@@ -54,7 +54,13 @@ func ParseDate(s string) (int32, error) {
 
 // DaysOf returns the days since the epoch of t's date.
 func DaysOf(t time.Time) int32 {
-	return int32(t.Sub(epoch).Hours() / 24)
+	y, m, d := t.Date()
+	u := time.Date(y, m, d, 0, 0, 0, 0, time.UTC).Unix()
+	days := u / 86400
+	if u%86400 != 0 && u < 0 {
+		days--
+	}
+	return int32(days)
 }
 
 // DateOf returns the time at midnight UTC of a day number.
