@@ -74,7 +74,7 @@ type Stack struct {
 }
 
 // Start starts the stack. On error nothing is left running.
-func Start(ctx context.Context, opts Options) (s *Stack, err error) {
+func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if opts.Log == nil {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
@@ -84,11 +84,10 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 	if opts.Coordinator.Owner == "" {
 		opts.Coordinator = coordinator.DefaultConfig()
 	}
-	s = &Stack{opts: opts}
+	s := &Stack{opts: opts}
 	defer func() {
 		if err != nil {
 			s.Close()
-			s = nil
 		}
 	}()
 	// Redis.
@@ -149,8 +148,9 @@ func Start(ctx context.Context, opts Options) (s *Stack, err error) {
 		return nil, fmt.Errorf("coordinator API listen on %s: %w", addr, err)
 	}
 	s.APIURL = "http://" + ln.Addr().String()
-	s.server = &http.Server{Handler: coordinator.NewAPI(s.Coordinator).Handler(), ReadHeaderTimeout: 10 * time.Second}
-	go func() { _ = s.server.Serve(ln) }()
+	srv := &http.Server{Handler: coordinator.NewAPI(s.Coordinator).Handler(), ReadHeaderTimeout: 10 * time.Second}
+	s.server = srv
+	go func() { _ = srv.Serve(ln) }()
 	return s, nil
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
 
@@ -50,7 +51,17 @@ func logger(c *cli.Context) *slog.Logger {
 	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		lvl = slog.LevelWarn
 	}
-	return slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	// go-redis logs dial failures through its own package logger; route
+	// them into ours at debug level so a user error prints one clear line.
+	redis.SetLogger(redisLogger{log})
+	return log
+}
+
+type redisLogger struct{ log *slog.Logger }
+
+func (l redisLogger) Printf(ctx context.Context, format string, v ...any) {
+	l.log.Debug(fmt.Sprintf(format, v...), "component", "redis")
 }
 
 func tpchCommand() *cli.Command {
