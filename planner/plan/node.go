@@ -24,6 +24,7 @@ type Node struct {
 	Predicate *Expr      `json:"predicate,omitempty"`
 	Exprs     []*Expr    `json:"exprs,omitempty"`
 	Aggregate *Aggregate `json:"aggregate,omitempty"`
+	Join      *Join      `json:"join,omitempty"`
 	SortKeys  []SortKey  `json:"sort_keys,omitempty"`
 	// Limit is the row limit of KindLimit and KindSort (-1: none);
 	// Offset applies to KindLimit only.
@@ -68,8 +69,12 @@ const (
 	AggCount     AggFunc = "count"      // count of non-NULL Arg
 	AggCountStar AggFunc = "count_star" // count of rows, no Arg
 	AggAvg       AggFunc = "avg"
-	AggMin       AggFunc = "min"
-	AggMax       AggFunc = "max"
+	// AggCountDistinct is only planned as AggSingle or as the final phase
+	// after the planner grouped by the argument first; exec supports it in
+	// AggSingle mode (distinct values per group held in memory).
+	AggCountDistinct AggFunc = "count_distinct"
+	AggMin           AggFunc = "min"
+	AggMax           AggFunc = "max"
 )
 
 // AggCall is one aggregate of an Aggregate node. Type is its final result

@@ -1,0 +1,56 @@
+package plan
+
+// Operators that combine inputs.
+const (
+	// KindHashJoin joins Inputs[0] (the probe side, "left") with Inputs[1]
+	// (the build side, "right", held in memory) on Join.LeftKeys =
+	// Join.RightKeys. See Join for the semantics of each type.
+	KindHashJoin Kind = "hash_join"
+	// KindCrossJoin pairs every row of Inputs[0] with every row of
+	// Inputs[1] (the right side is held in memory); Join.Filter, if set,
+	// keeps only the pairs where it is true (an inner nested-loop join).
+	KindCrossJoin Kind = "cross_join"
+	// KindUnion concatenates its inputs (UNION ALL); all have the node's
+	// schema.
+	KindUnion Kind = "union"
+)
+
+// JoinType is the kind of a join.
+type JoinType string
+
+const (
+	JoinInner JoinType = "inner"
+	// JoinLeft keeps every probe row; unmatched ones get NULL build columns.
+	JoinLeft JoinType = "left"
+	// JoinRight keeps every build row; unmatched ones get NULL probe columns
+	// (emitted after the probe side is exhausted).
+	JoinRight JoinType = "right"
+	// JoinFull is left and right together.
+	JoinFull JoinType = "full"
+	// JoinSemi emits each probe row that has at least one match, once.
+	// Output: probe columns only.
+	JoinSemi JoinType = "semi"
+	// JoinAnti emits each probe row that has no match. Output: probe
+	// columns only. With NullAware (NOT IN semantics): if the build side
+	// has a row whose key is NULL, no probe row is emitted; a probe row
+	// whose key is NULL is emitted only when the build side is empty.
+	JoinAnti JoinType = "anti"
+)
+
+// Join describes a hash or cross join.
+//
+// Rows match when every LeftKeys[i] equals RightKeys[i] (SQL equality: a
+// NULL key never matches) and Filter, evaluated over the concatenated row
+// [probe columns..., build columns...], is true. Filter is part of the
+// join condition: for outer joins a row failing it counts as unmatched, for
+// semi/anti joins it decides whether a build row is a match.
+//
+// Output schema: probe columns then build columns for inner, left, right
+// and full joins; probe columns only for semi and anti joins.
+type Join struct {
+	Type      JoinType `json:"type"`
+	LeftKeys  []*Expr  `json:"left_keys,omitempty"`
+	RightKeys []*Expr  `json:"right_keys,omitempty"`
+	Filter    *Expr    `json:"filter,omitempty"`
+	NullAware bool     `json:"null_aware,omitempty"`
+}
