@@ -45,6 +45,22 @@ type Scan struct {
 	// Filter, over the output columns, is used to prune row groups from
 	// their statistics. Rows are still filtered by a Filter node above.
 	Filter *Expr `json:"filter,omitempty"`
+	// CSV describes CSV files (Format "csv").
+	CSV *CSVFormat `json:"csv,omitempty"`
+}
+
+// CSVFormat says how to parse a CSV table's files.
+type CSVFormat struct {
+	// Columns are all the file's columns, in file order, with the engine
+	// types values are parsed into (dates as YYYY-MM-DD, decimals as
+	// plain digits); Scan.Columns selects among them by name.
+	Columns []Field `json:"columns"`
+	// Header is true when the first line of each file holds column names.
+	Header bool `json:"header"`
+	// Delimiter is the field separator (default ',').
+	Delimiter string `json:"delimiter,omitempty"`
+	// Null is the text that stands for NULL (default: empty field).
+	Null string `json:"null,omitempty"`
 }
 
 // AggMode says which phase of a two-phase aggregation a node runs.
