@@ -93,7 +93,7 @@ func Classify(err error) ErrorKind {
 		return ErrCancelled
 	case errors.Is(err, shuffle.ErrCorrupt), errors.Is(err, shuffle.ErrMissing):
 		return ErrInputLost
-	case plan.IsUserError(err):
+	case plan.IsUserError(err), errors.Is(err, exec.ErrMemoryLimit), errors.Is(err, exec.ErrIntegerOverflow):
 		return ErrUser
 	}
 	return ErrTransient

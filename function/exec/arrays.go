@@ -48,6 +48,17 @@ func kindOf(t arrow.DataType) (kind, error) {
 	return 0, fmt.Errorf("unsupported arrow type %s (not an engine type)", t)
 }
 
+// layoutOf is the kind of a's type (kNull for types that are not engine
+// types; callers compare it with the kind they expect).
+func layoutOf(a arrow.Array) kind {
+	k, err := kindOf(a.DataType())
+	if err != nil {
+		return kNull
+	}
+	return k
+}
+
+// kindOfType is the layout of engine type t.
 func kindOfType(t plan.DataType) kind {
 	switch t.ID {
 	case plan.Bool:

@@ -216,16 +216,11 @@ func (ev *evaluator) apply(e *plan.Expr, args []vec) (arrow.Array, error) {
 	case plan.OpNot:
 		return ev.not(args[0])
 	case plan.OpCast:
-		a, err := ev.materialize(args[0])
+		a, err := ev.materialize(retained(args[0]))
 		if err != nil {
 			return nil, err
 		}
-		if args[0].scalar() {
-			defer a.Release()
-		} else {
-			a.Retain() // args are released by the caller
-			defer a.Release()
-		}
+		defer a.Release()
 		return castArray(ev.mem, a, e.Type)
 	case plan.OpLike:
 		if err := need(2); err != nil {

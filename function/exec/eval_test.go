@@ -235,6 +235,30 @@ func TestEvalOps(t *testing.T) {
 			if g := goVals(got); !reflect.DeepEqual(g, tc.want) {
 				t.Fatalf("Eval(%s)\n got %v\nwant %v", tc.e, g, tc.want)
 			}
+			// The same over a slice of the batch (arrays with offsets) ...
+			for _, r := range [][2]int64{{1, 6}, {3, 5}} {
+				sl := rec.NewSlice(r[0], r[1])
+				got, err := Eval(tc.e, sl, mem)
+				if err != nil {
+					t.Fatalf("Eval(%s) over slice %v: %v", tc.e, r, err)
+				}
+				if g := goVals(got); !reflect.DeepEqual(g, tc.want[r[0]:r[1]]) {
+					t.Fatalf("Eval(%s) over slice %v\n got %v\nwant %v", tc.e, r, g, tc.want[r[0]:r[1]])
+				}
+				got.Release()
+				sl.Release()
+			}
+			// ... and over no rows.
+			empty := rec.NewSlice(2, 2)
+			defer empty.Release()
+			got0, err := Eval(tc.e, empty, mem)
+			if err != nil {
+				t.Fatalf("Eval(%s) over no rows: %v", tc.e, err)
+			}
+			if got0.Len() != 0 {
+				t.Fatalf("Eval(%s) over no rows: %d rows", tc.e, got0.Len())
+			}
+			got0.Release()
 		})
 	}
 }

@@ -162,7 +162,7 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 					rec.Release()
 					return fmt.Errorf("exec: aggregate: group key %d: %w", i, err)
 				}
-				if kk := kindOf2(k); kk != h.keyKinds[i] && kk != kNull {
+				if kk := layoutOf(k); kk != h.keyKinds[i] && kk != kNull {
 					k.Release()
 					releaseAll(keys[:i])
 					rec.Release()
@@ -213,8 +213,7 @@ func (h *hashAggOp) output(lo, hi int) (arrow.RecordBatch, error) {
 		releaseAll(cols)
 		return nil, err
 	}
-	for i, k := range h.keyKinds {
-		_ = k
+	for i := range h.keyKinds {
 		arr, err := h.table.keys[i].build(mem, h.schema.Field(i).Type, lo, hi)
 		if err != nil {
 			return fail(fmt.Errorf("exec: aggregate: group key %d: %w", i, err))
@@ -464,7 +463,7 @@ func addCounts(cnt []int64, gids []uint32, st arrow.Array) error {
 }
 
 func (a *aggAcc) checkKind(arg arrow.Array) error {
-	if k := kindOf2(arg); k != a.k {
+	if k := layoutOf(arg); k != a.k {
 		return fmt.Errorf("input of type %s, state is %s", arg.DataType(), a.k)
 	}
 	if a.dec {

@@ -134,3 +134,31 @@ func TestBuild(t *testing.T) {
 	}
 	op.Close()
 }
+
+// Operators below a Limit see sliced arrays (non-zero offsets).
+func TestOperatorsOverSlices(t *testing.T) {
+	mem := checkedMem(t)
+	in := []col{
+		ints("k", 1, 2, 3, 1, 2, 3, 1, 2, 3, 1, 2, 3, nil, nil),
+		strs("s", "a", "b", "c", "d", "e", "f", "g", "h", "i", "j", "k", "l", "m", "n"),
+		bools("b", true, false, nil, true, false, nil, true, false, nil, true, false, nil, true, true),
+	}
+	schema := schemaOf(in)
+	src := newSource(schema.Arrow(), mkRec(mem, in...))
+	opts := Options{Mem: mem, BatchRows: 4}
+	lim, _ := NewLimit(src, &plan.Node{Kind: plan.KindLimit, Schema: schema, Offset: 3, Limit: -1}, opts)
+	filt, _ := NewFilter(lim, &plan.Node{Kind: plan.KindFilter, Schema: schema,
+		Predicate: call(plan.OpOr, boolT, cref(2, boolT), call(plan.OpIsNull, boolT, cref(2, boolT)))}, opts)
+	srt, _ := NewSort(filt, sortNode(schema, -1, plan.SortKey{Expr: cref(0, i64T), Desc: true}, plan.SortKey{Expr: cref(1, strT)}), opts)
+	out := plan.Schema{{Name: "k", Type: i64T}, {Name: "m", Type: strT}, {Name: "c", Type: i64T}}
+	agg, err := NewHashAggregate(srt, aggNode(plan.AggSingle, out, []*plan.Expr{cref(0, i64T)},
+		plan.AggCall{Func: plan.AggMax, Arg: cref(1, strT), Type: strT},
+		plan.AggCall{Func: plan.AggCount, Arg: cref(2, boolT), Type: i64T}), opts)
+	got := runOp(t, agg, err)
+	// rows after offset 3 with b TRUE or NULL: d(1,T) f(3,N) g(1,T) i(3,N) j(1,T) l(3,N) m(N,T) n(N,T)
+	// sorted k desc (NULLs last), s asc: f i l | d g j | m n
+	want := [][]any{{int64(3), "l", int64(0)}, {int64(1), "j", int64(3)}, {nil, "n", int64(2)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v want %v", got, want)
+	}
+}

@@ -344,7 +344,7 @@ func (s *sortOp) flatten(keyArrs [][]arrow.Array) ([]*flatKey, error) {
 	for k, sk := range s.keys {
 		f := &flatKey{k: kNull, desc: sk.Desc, nullsFirst: sk.NullsFirst}
 		for _, ks := range keyArrs {
-			if kk := kindOf2(ks[k]); kk != kNull {
+			if kk := layoutOf(ks[k]); kk != kNull {
 				f.k = kk
 				break
 			}
@@ -365,7 +365,7 @@ func (s *sortOp) flatten(keyArrs [][]arrow.Array) ([]*flatKey, error) {
 		for _, ks := range keyArrs {
 			a := ks[k]
 			n := a.Len()
-			kk := kindOf2(a)
+			kk := layoutOf(a)
 			if kk != f.k && kk != kNull {
 				return nil, fmt.Errorf("sort key %d has mixed types %s and %s", k, f.k, kk)
 			}
@@ -507,14 +507,7 @@ func (f *flatKey) prefix(r int32) uint64 {
 	case kBool:
 		p = uint64(b2u(f.bl[r]))
 	case kString:
-		str := f.str[r]
-		if len(str) >= 8 {
-			p = binary.BigEndian.Uint64([]byte(str[:8]))
-		} else {
-			var buf [8]byte
-			copy(buf[:], str)
-			p = binary.BigEndian.Uint64(buf[:])
-		}
+		return f.strPrefix(r, 0)
 	}
 	if f.desc {
 		p = ^p
@@ -522,27 +515,49 @@ func (f *flatKey) prefix(r int32) uint64 {
 	return p
 }
 
-// sortPerm returns row ids 0..n-1 in sorted order (stable). Rows are sorted
-// as (prefix of the first key, row id) pairs so most comparisons touch no
-// other memory; ties on an inexact prefix fall back to full comparisons.
-// Rows whose first key is NULL are set aside and placed first or last.
-func sortPerm(keys []*flatKey, n int) []int32 {
-	type entry struct {
-		p uint64
-		r int32
+// strPrefix encodes bytes [off, off+8) of string row r (zero-padded).
+func (f *flatKey) strPrefix(r int32, off int) uint64 {
+	str := f.str[r]
+	var p uint64
+	switch {
+	case len(str) >= off+8:
+		p = binary.BigEndian.Uint64([]byte(str[off : off+8]))
+	case len(str) > off:
+		var buf [8]byte
+		copy(buf[:], str[off:])
+		p = binary.BigEndian.Uint64(buf[:])
 	}
+	if f.desc {
+		p = ^p
+	}
+	return p
+}
+
+// sortEntry is a row with the order-preserving prefix of its first key.
+type sortEntry struct {
+	p uint64
+	r int32
+}
+
+// sortPerm returns row ids 0..n-1 in sorted order (stable). Rows become
+// (prefix of the first key, row id) entries, radix-sorted by prefix (LSD,
+// stable, so equal prefixes stay in arrival order); runs of equal prefixes
+// are then ordered by the remaining keys (and, for strings, whose prefix is
+// only the first 8 bytes, by the full first key). Rows whose first key is
+// NULL are set aside and placed first or last.
+func sortPerm(keys []*flatKey, n int) []int32 {
 	k0, rest := keys[0], keys[1:]
-	ents := make([]entry, 0, n)
+	ents := make([]sortEntry, 0, n)
 	var nulls []int32
 	for r := int32(0); r < int32(n); r++ {
 		if k0.null != nil && k0.null[r] {
 			nulls = append(nulls, r)
 			continue
 		}
-		ents = append(ents, entry{k0.prefix(r), r})
+		ents = append(ents, sortEntry{k0.prefix(r), r})
 	}
 	exact := k0.k != kString
-	slices.SortFunc(ents, func(a, b entry) int {
+	full := func(a, b sortEntry) int {
 		if a.p != b.p {
 			if a.p < b.p {
 				return -1
@@ -558,7 +573,40 @@ func sortPerm(keys []*flatKey, n int) []int32 {
 			return c
 		}
 		return cmp.Compare(a.r, b.r)
-	})
+	}
+	// refine orders runs of equal prefixes: long runs of strings are radix
+	// sorted again on their next 8 bytes (up to 32 bytes in all), the rest
+	// with comparisons.
+	var refine func(ents []sortEntry, level int)
+	refine = func(ents []sortEntry, level int) {
+		for i := 0; i < len(ents); {
+			j := i + 1
+			for j < len(ents) && ents[j].p == ents[i].p {
+				j++
+			}
+			switch {
+			case j-i == 1:
+			case !exact && j-i >= 512 && level < 3:
+				run := ents[i:j]
+				for t := range run {
+					run[t].p = k0.strPrefix(run[t].r, 8*(level+1))
+				}
+				radixSort(run)
+				refine(run, level+1)
+			default:
+				slices.SortFunc(ents[i:j], full)
+			}
+			i = j
+		}
+	}
+	if len(ents) < 512 {
+		slices.SortFunc(ents, full)
+	} else {
+		radixSort(ents)
+		if !exact || len(rest) > 0 {
+			refine(ents, 0)
+		}
+	}
 	if len(rest) > 0 && len(nulls) > 1 {
 		slices.SortFunc(nulls, func(a, b int32) int {
 			if c := compareRows(rest, a, b); c != 0 {
@@ -578,4 +626,40 @@ func sortPerm(keys []*flatKey, n int) []int32 {
 		perm = append(perm, nulls...)
 	}
 	return perm
+}
+
+// radixSort sorts entries by prefix: a stable LSD radix sort on bytes,
+// skipping the byte positions where every entry agrees.
+func radixSort(ents []sortEntry) {
+	var counts [8][256]int
+	for _, e := range ents {
+		p := e.p
+		for b := 0; b < 8; b++ {
+			counts[b][byte(p>>(8*b))]++
+		}
+	}
+	buf := make([]sortEntry, len(ents))
+	src, dst := ents, buf
+	for b := 0; b < 8; b++ {
+		c := &counts[b]
+		if c[byte(src[0].p>>(8*b))] == len(src) {
+			continue // all equal in this byte
+		}
+		var pos [256]int
+		sum := 0
+		for i := range c {
+			pos[i] = sum
+			sum += c[i]
+		}
+		shift := uint(8 * b)
+		for _, e := range src {
+			k := byte(e.p >> shift)
+			dst[pos[k]] = e
+			pos[k]++
+		}
+		src, dst = dst, src
+	}
+	if &src[0] != &ents[0] {
+		copy(ents, src)
+	}
 }

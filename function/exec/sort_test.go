@@ -7,6 +7,7 @@ import (
 	"math"
 	"math/rand"
 	"reflect"
+	"sort"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -161,5 +162,49 @@ func TestSortMemoryLimit(t *testing.T) {
 	var mle *MemoryLimitError
 	if !errors.Is(err, ErrMemoryLimit) || !errors.As(err, &mle) || mle.Operator != "sort" {
 		t.Fatalf("want a sort memory limit error, got %v", err)
+	}
+}
+
+// sortPerm (radix + tie runs) against a plain stable comparison sort.
+func TestSortPermMatchesReference(t *testing.T) {
+	rng := rand.New(rand.NewSource(11))
+	const n = 3000
+	floatsPool := []float64{-1.5, -0.0, 0.0, 2.25, math.NaN(), math.Inf(-1), math.Inf(1), 1e300, -1e-300}
+	mk := func(k kind, desc, nullsFirst bool) *flatKey {
+		f := &flatKey{k: k, desc: desc, nullsFirst: nullsFirst, null: make([]bool, n)}
+		for i := 0; i < n; i++ {
+			f.null[i] = rng.Intn(15) == 0
+			switch k {
+			case kInt64:
+				f.i64 = append(f.i64, []int64{math.MinInt64, -1, 0, 1, math.MaxInt64, int64(rng.Intn(100) - 50), rng.Int63() - rng.Int63()}[rng.Intn(7)])
+			case kDate:
+				f.i32 = append(f.i32, int32(rng.Intn(40)-20))
+			case kFloat64:
+				f.f64 = append(f.f64, floatsPool[rng.Intn(len(floatsPool))])
+			case kBool:
+				f.bl = append(f.bl, rng.Intn(2) == 0)
+			case kString:
+				pool := []string{"", "a", "ab", "abcdefgh", "abcdefghi", "abcdefgh\x00", "b", "zz\x00", "zz",
+					"common-prefix-of-many-bytes-1", "common-prefix-of-many-bytes-2", "common-prefix-of-many-bytes",
+					"common-prefix-of-many-bytes-1-and-more", "common-prefix-of-many-bytes-1\x00", "common-prefix-of-many"}
+				f.str = append(f.str, pool[rng.Intn(len(pool))])
+			}
+		}
+		return f
+	}
+	for trial := 0; trial < 40; trial++ {
+		var keys []*flatKey
+		for k := 0; k < 1+rng.Intn(3); k++ {
+			keys = append(keys, mk([]kind{kInt64, kDate, kFloat64, kBool, kString}[rng.Intn(5)], rng.Intn(2) == 0, rng.Intn(2) == 0))
+		}
+		got := sortPerm(keys, n)
+		want := make([]int32, n)
+		for i := range want {
+			want[i] = int32(i)
+		}
+		sort.SliceStable(want, func(i, j int) bool { return compareRows(keys, want[i], want[j]) < 0 })
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("trial %d: radix sort order differs from the reference", trial)
+		}
 	}
 }

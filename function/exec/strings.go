@@ -399,7 +399,7 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 	}
 	n := ev.n
 	buf, out := newBitmap(ev.mem, n)
-	switch kindOf2(a.arr) {
+	switch layoutOf(a.arr) {
 	case kInt64:
 		set := make([]int64, len(lits))
 		for i, l := range lits {
@@ -485,14 +485,6 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 		}
 	}
 	return makeArray(arrow.FixedWidthTypes.Boolean, n, valid, buf), nil
-}
-
-func kindOf2(a arrow.Array) kind {
-	k, err := kindOf(a.DataType())
-	if err != nil {
-		return kNull
-	}
-	return k
 }
 
 // inInts marks rows whose value is in set: linear scan for short lists, a
