@@ -24,6 +24,7 @@ import (
 //	GET  /v1/jobs/{id}         -> JobStatus
 //	GET  /v1/jobs/{id}/result  -> Arrow IPC stream of the result
 //	POST /v1/jobs/{id}/cancel
+//	POST /v1/explain           {"sql": "..."} -> {"explain": text}
 //	GET  /healthz
 type API struct {
 	c *Coordinator
@@ -42,6 +43,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}", a.status)
 	mux.HandleFunc("GET /v1/jobs/{id}/result", a.result)
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
+	mux.HandleFunc("POST /v1/explain", a.explain)
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return a.auth(mux)
 }
@@ -89,6 +91,20 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	writeJSON(w, http.StatusCreated, map[string]string{"job": job})
+}
+
+func (a *API) explain(w http.ResponseWriter, r *http.Request) {
+	var req SubmitRequest
+	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+		return
+	}
+	_, text, err := a.c.planner.Plan(r.Context(), req.SQL)
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, err)
+		return
+	}
+	writeJSON(w, http.StatusOK, map[string]string{"explain": text})
 }
 
 func (a *API) list(w http.ResponseWriter, r *http.Request) {

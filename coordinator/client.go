@@ -78,6 +78,16 @@ func (c *Client) Submit(ctx context.Context, sql string, adaptive *bool) (string
 	return out["job"], nil
 }
 
+// Explain returns the plan of sql: logical plan, physical plan and stage
+// graph.
+func (c *Client) Explain(ctx context.Context, sql string) (string, error) {
+	var out map[string]string
+	if err := c.getJSON(ctx, http.MethodPost, "/v1/explain", SubmitRequest{SQL: sql}, &out); err != nil {
+		return "", err
+	}
+	return out["explain"], nil
+}
+
 // Status returns a job's status.
 func (c *Client) Status(ctx context.Context, job string) (*JobStatus, error) {
 	var js JobStatus

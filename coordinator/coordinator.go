@@ -40,9 +40,17 @@ type File struct {
 	RowGroups []RowGroup `json:"row_groups"`
 }
 
-// Tables gives the files of a registered table, for splitting scans.
+// TableLayout is how a registered table is stored: its format and files.
+type TableLayout struct {
+	Format string
+	CSV    *plan.CSVFormat
+	Files  []File
+}
+
+// Tables gives the storage layout of a registered table. The coordinator
+// resolves it when a scan stage starts, so a plan never holds file lists.
 type Tables interface {
-	Files(ctx context.Context, table string) ([]File, error)
+	Layout(ctx context.Context, table string) (*TableLayout, error)
 }
 
 // Invoker runs one task: it sends an encoded TaskSpec to a function and

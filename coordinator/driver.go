@@ -288,11 +288,12 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	var work []taskWork
 	switch {
 	case len(scans) == 1:
-		files, err := c.tables.Files(ctx, scans[0].Scan.Table)
+		lay, err := c.tables.Layout(ctx, scans[0].Scan.Table)
 		if err != nil {
 			return nil, err
 		}
-		for _, splits := range Splits(files, c.cfg.SplitBytes) {
+		scans[0].Scan.Format, scans[0].Scan.CSV = lay.Format, lay.CSV
+		for _, splits := range Splits(lay.Files, c.cfg.SplitBytes) {
 			work = append(work, taskWork{splits: splits, inputs: whole})
 		}
 		if len(work) == 0 { // a table with no files still runs its fragment once

@@ -75,7 +75,8 @@ func sharedZstd(level int) (*zstd.Encoder, error) {
 	if enc := zstdEncoders[l]; enc != nil {
 		return enc, nil
 	}
-	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithLowerEncoderMem(true))
+	enc, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(l), zstd.WithLowerEncoderMem(true),
+		zstd.WithEncoderCRC(false)) // objects carry their own checksum
 	if err != nil {
 		return nil, err
 	}

@@ -45,6 +45,9 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "MinIO log tail:\n%s\n", s.Logs())
+	}
 	s.Stop()
 	os.Exit(code)
 }

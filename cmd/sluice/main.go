@@ -35,6 +35,7 @@ func main() {
 			tpchCommand(),
 			localCommand(),
 			submitCommand(),
+			explainCommand(),
 			jobsCommand(),
 			shuffleCommand(),
 		},
@@ -105,6 +106,7 @@ var queryFlags = []cli.Flag{
 	&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
 	&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage (false: static plan)"},
 	&cli.BoolFlag{Name: "stats", Usage: "print what the job did (stages, tasks, rows and bytes shuffled, adaptive rules) on stderr"},
+	&cli.BoolFlag{Name: "explain", Usage: "print the plan instead of running the query"},
 }
 
 func localCommand() *cli.Command {
@@ -141,7 +143,16 @@ func localCommand() *cli.Command {
 					if _, err := st.LoadDir(c.Context, c.String("data")); err != nil {
 						return err
 					}
-					return runAndPrint(c, coordinator.NewClient(st.APIURL, ""), sql)
+					cl := coordinator.NewClient(st.APIURL, "")
+					if c.Bool("explain") {
+						text, err := cl.Explain(c.Context, sql)
+						if err != nil {
+							return err
+						}
+						fmt.Print(text)
+						return nil
+					}
+					return runAndPrint(c, cl, sql)
 				},
 			},
 			{
@@ -211,6 +222,27 @@ func submitCommand() *cli.Command {
 				return errors.New("no SQL given")
 			}
 			return runAndPrint(c, coordinator.NewClient(c.String("coordinator"), c.String("token")), sql)
+		},
+	}
+}
+
+func explainCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "explain",
+		Usage:     "print the logical plan, physical plan and stage graph of a query",
+		ArgsUsage: "SQL",
+		Flags:     coordinatorFlags(),
+		Action: func(c *cli.Context) error {
+			sql := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
+			if sql == "" {
+				return errors.New("no SQL given")
+			}
+			text, err := coordinator.NewClient(c.String("coordinator"), c.String("token")).Explain(c.Context, sql)
+			if err != nil {
+				return err
+			}
+			fmt.Print(text)
+			return nil
 		},
 	}
 }

@@ -19,6 +19,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -235,15 +236,19 @@ func (s *Server) launch(ctx context.Context) error {
 	cmd.Stdout = s.log
 	cmd.Stderr = s.log
 	cmd.SysProcAttr = sysProcAttr()
-	if err := cmd.Start(); err != nil {
+	if err := startFromSpawner(cmd); err != nil {
 		return fmt.Errorf("minioserver: starting %s: %w", s.Bin, err)
 	}
 	s.cmd = cmd
 	done := make(chan struct{})
 	s.done = done
 	var waitErr error
+	log := s.log
 	go func() {
 		waitErr = cmd.Wait()
+		// Say in the log how the process ended (a crash, a kill by
+		// someone else, or our own Stop).
+		fmt.Fprintf(log, "\n[minioserver] process %d ended: %v\n", cmd.Process.Pid, waitErr)
 		close(done)
 	}()
 
@@ -299,6 +304,35 @@ func (s *Server) kill() {
 func (s *Server) portConflict() bool {
 	l := strings.ToLower(s.log.String())
 	return strings.Contains(l, "address already in use") || strings.Contains(l, "port") && strings.Contains(l, "in use")
+}
+
+// The kernel's parent-death signal (Pdeathsig) fires when the *thread*
+// that started the child exits, not the process; Go may end a thread whose
+// goroutine locked it. So servers are started from one goroutine that
+// locks its thread and never returns.
+var spawner struct {
+	once sync.Once
+	reqs chan spawnReq
+}
+
+type spawnReq struct {
+	cmd  *exec.Cmd
+	done chan error
+}
+
+func startFromSpawner(cmd *exec.Cmd) error {
+	spawner.once.Do(func() {
+		spawner.reqs = make(chan spawnReq)
+		go func() {
+			runtime.LockOSThread() // never unlocked: the thread lives as long as the process
+			for r := range spawner.reqs {
+				r.done <- r.cmd.Start()
+			}
+		}()
+	})
+	done := make(chan error, 1)
+	spawner.reqs <- spawnReq{cmd, done}
+	return <-done
 }
 
 func freePorts() (int, int, error) {

@@ -31,6 +31,7 @@ type Table struct {
 	Name     string             `json:"name"`
 	Format   string             `json:"format"`
 	Location string             `json:"location"` // bucket prefix of its files
+	CSV      *plan.CSVFormat    `json:"csv,omitempty"`
 	Columns  []plan.Field       `json:"columns"`
 	Files    []coordinator.File `json:"files"`
 	Rows     int64              `json:"rows"`
@@ -101,13 +102,13 @@ func (s *Store) Drop(ctx context.Context, name string) error {
 	return s.rdb.HDel(ctx, catalogKey, name).Err()
 }
 
-// Files implements coordinator.Tables.
-func (s *Store) Files(ctx context.Context, name string) ([]coordinator.File, error) {
+// Layout implements coordinator.Tables.
+func (s *Store) Layout(ctx context.Context, name string) (*coordinator.TableLayout, error) {
 	t, err := s.Get(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return t.Files, nil
+	return &coordinator.TableLayout{Format: t.Format, CSV: t.CSV, Files: t.Files}, nil
 }
 
 // Table implements planner.Catalog.

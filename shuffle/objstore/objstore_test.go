@@ -31,6 +31,9 @@ func TestMain(m *testing.M) {
 	}
 	server = s
 	code := m.Run()
+	if code != 0 {
+		fmt.Fprintf(os.Stderr, "MinIO log tail:\n%s\n", s.Logs())
+	}
 	s.Stop()
 	os.Exit(code)
 }
