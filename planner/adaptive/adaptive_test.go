@@ -68,7 +68,7 @@ func TestRules(t *testing.T) {
 				PartitionStats{6, 1, 10}, PartitionStats{7, 1, 90}),
 			wantFired: []string{"coalesce-partitions"}, wantGroups1: [][]int{{0, 1}, {3, 6}, {7}}},
 		{name: "large partitions stay", groupBy: true, target: 10,
-			scan: stats(PartitionStats{0, 5, 40}, PartitionStats{1, 5, 40}),
+			scan:      stats(PartitionStats{0, 5, 40}, PartitionStats{1, 5, 40}),
 			wantFired: []string{"coalesce-partitions"}, wantGroups1: [][]int{{0}, {1}}},
 	}
 	for _, c := range cases {

@@ -105,8 +105,8 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, int
 	_ = headerEnd
 	type guess struct {
 		isInt, isDec, isFloat, isDate, isBool bool
-		scale, digits                        int
-		seen                                 bool
+		scale, digits                         int
+		seen                                  bool
 	}
 	var gs []*guess
 	lines := 0
