@@ -36,6 +36,7 @@ func main() {
 			localCommand(),
 			submitCommand(),
 			explainCommand(),
+			tablesCommand(),
 			jobsCommand(),
 			shuffleCommand(),
 		},
