@@ -37,6 +37,8 @@ func main() {
 			submitCommand(),
 			explainCommand(),
 			tablesCommand(),
+			coordinatorCommand(),
+			functionCommand(),
 			jobsCommand(),
 			shuffleCommand(),
 		},
@@ -268,6 +270,8 @@ func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
 	}
 	return nil
 }
+
+func getenv(k string) string { return os.Getenv(k) }
 
 func isTerminal(w io.Writer) bool {
 	f, ok := w.(*os.File)

@@ -1,0 +1,178 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/local"
+	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/catalog"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+func openS3(c *cli.Context) (*objstore.S3, error) {
+	cfg := objstore.S3ConfigFromEnv()
+	if e := c.String("s3-endpoint"); e != "" {
+		cfg.Endpoint = e
+	}
+	if b := c.String("bucket"); b != "" {
+		cfg.Bucket = b
+	}
+	if cfg.Endpoint == "" {
+		return nil, errors.New("no S3 endpoint: set --s3-endpoint or SLUICE_S3_ENDPOINT")
+	}
+	return objstore.NewS3(c.Context, cfg)
+}
+
+func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
+	o, err := redis.ParseURL(url)
+	if err != nil {
+		return nil, fmt.Errorf("redis URL: %w", err)
+	}
+	rdb := redis.NewClient(o)
+	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	if err := rdb.Ping(pctx).Err(); err != nil {
+		rdb.Close()
+		return nil, fmt.Errorf("redis at %s unreachable: %w", o.Addr, err)
+	}
+	return rdb, nil
+}
+
+func coordinatorCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "coordinator",
+		Usage: "run a coordinator service",
+		Subcommands: []*cli.Command{{
+			Name:  "serve",
+			Usage: "serve the coordinator API and drive jobs (any number of replicas may run against one Redis)",
+			Flags: append(s3Flags(),
+				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL (rediss:// for TLS)"},
+				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
+				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API"},
+				&cli.StringSliceFlag{Name: "function-url", EnvVars: []string{"SLUICE_FUNCTION_URLS"}, Usage: "HTTP function endpoints (default: in-process functions)"},
+				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size or HTTP concurrency)"},
+				&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
+				&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage by default"},
+				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
+			),
+			Action: func(c *cli.Context) error {
+				log := logger(c)
+				rdb, err := openRedis(c.Context, c.String("redis"))
+				if err != nil {
+					return err
+				}
+				defer rdb.Close()
+				bucket, err := openS3(c)
+				if err != nil {
+					return err
+				}
+				if err := bucket.EnsureBucket(c.Context); err != nil {
+					return err
+				}
+				var inv coordinator.Invoker
+				if urls := c.StringSlice("function-url"); len(urls) > 0 {
+					for i := range urls {
+						urls[i] = strings.TrimRight(urls[i], "/")
+					}
+					inv = coordinator.NewHTTPInvoker(urls, c.Int("functions"))
+				} else {
+					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
+					inv = function.NewPool(rt, c.Int("functions"))
+				}
+				cfg := coordinator.DefaultConfig()
+				cfg.Bucket = c.String("bucket")
+				cfg.Prefix = c.String("prefix")
+				cfg.Adaptive = c.Bool("adaptive")
+				cfg.LeaseTTL = c.Duration("lease")
+				cat := catalog.NewStore(rdb)
+				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: c.Int("partitions")}}
+				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
+				defer co.Close()
+				go co.Recover(c.Context, cfg.LeaseTTL/2)
+				api := coordinator.NewAPI(co)
+				api.Token = c.String("token")
+				ln, err := net.Listen("tcp", c.String("addr"))
+				if err != nil {
+					return fmt.Errorf("listen on %s: %w", c.String("addr"), err)
+				}
+				srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
+				go func() {
+					<-c.Context.Done()
+					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = srv.Shutdown(sctx)
+				}()
+				fmt.Printf("coordinator %s serving http://%s\n", cfg.Owner, ln.Addr())
+				if err := srv.Serve(ln); err != http.ErrServerClosed {
+					return err
+				}
+				return nil
+			},
+		}},
+	}
+}
+
+func functionCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "function",
+		Usage: "run the sluice function",
+		Subcommands: []*cli.Command{{
+			Name:  "serve",
+			Usage: "serve the HTTP function protocol (POST /invoke) on --addr or $PORT",
+			Flags: append(s3Flags(),
+				&cli.StringFlag{Name: "addr", Usage: "listen address (default :$PORT or :8080)"},
+				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL for job cancel flags (optional)"},
+			),
+			Action: func(c *cli.Context) error {
+				log := logger(c)
+				bucket, err := openS3(c)
+				if err != nil {
+					return err
+				}
+				var sig function.Signals
+				if u := c.String("redis"); u != "" {
+					rdb, err := openRedis(c.Context, u)
+					if err != nil {
+						return err
+					}
+					defer rdb.Close()
+					sig = function.RedisSignals{RDB: rdb}
+				}
+				addr := c.String("addr")
+				if addr == "" {
+					addr = ":8080"
+					if p := getenv("PORT"); p != "" {
+						addr = ":" + p
+					}
+				}
+				ln, err := net.Listen("tcp", addr)
+				if err != nil {
+					return fmt.Errorf("listen on %s: %w", addr, err)
+				}
+				srv := &http.Server{Handler: function.HTTPHandler(function.NewRuntime(bucket, sig, log)), ReadHeaderTimeout: 10 * time.Second}
+				go func() {
+					<-c.Context.Done()
+					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_ = srv.Shutdown(sctx)
+				}()
+				fmt.Printf("function serving http://%s\n", ln.Addr())
+				if err := srv.Serve(ln); err != http.ErrServerClosed {
+					return err
+				}
+				return nil
+			},
+		}},
+	}
+}
