@@ -24,7 +24,7 @@ func edgeData(t *testing.T) string {
 			(NULL, NULL, 7.00::DECIMAL(15,2), NULL)) t(k, s, d, dt)`,
 		"t2": `SELECT * FROM (VALUES
 			(2, 'x'), (2, 'y'), (NULL, 'n'), (4, 'z'), (1, NULL)) t(k, v)`,
-		"t3": `SELECT * FROM (VALUES (2, 'x'), (4, 'z')) t(k, v)`,
+		"t3":    `SELECT * FROM (VALUES (2, 'x'), (4, 'z')) t(k, v)`,
 		"empty": `SELECT * FROM (VALUES (1, 'a')) t(k, v) WHERE k < 0`,
 	}
 	for name, q := range tables {

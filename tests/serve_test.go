@@ -4,7 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/csv"
-		"io"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"

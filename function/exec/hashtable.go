@@ -532,3 +532,160 @@ func (t *groupTable) probeSlow(cols []arrow.Array, i int, hv uint64) uint32 {
 		pos = (pos + 1) & t.mask
 	}
 }
+
+// noGroup is the group id lookup reports for a key that is not in the table.
+const noGroup = math.MaxUint32
+
+// lookup finds the group of every row's key (n rows) without creating
+// groups: noGroup where the key is absent. Like insert, it hashes all key
+// columns, probes on the 32-bit tag and verifies tag matches column by
+// column in typed loops, re-probing false matches with full comparison.
+// NULL keys are looked up like any value (a NULL matches a stored NULL):
+// callers that want SQL equality exclude them. The returned slice is
+// scratch, valid until the next call.
+func (t *groupTable) lookup(cols []arrow.Array, n int) ([]uint32, error) {
+	if cap(t.h) < n {
+		t.h = make([]uint64, n)
+		t.gids = make([]uint32, n)
+		t.bad = make([]bool, n)
+	}
+	h, gids := t.h[:n], t.gids[:n]
+	for i := range h {
+		h[i] = hashSeed
+	}
+	for _, c := range cols {
+		if err := hashColumn(c, h); err != nil {
+			return nil, err
+		}
+	}
+	if testHashMask != 0 {
+		for i := range h {
+			h[i] &= testHashMask
+		}
+	}
+	cand := t.newRows[:0]
+	for i := 0; i < n; i++ {
+		hv := h[i]
+		tag := hv & tagMask
+		pos := hv & t.mask
+		for {
+			s := t.slots[pos]
+			if s == 0 {
+				gids[i] = noGroup
+				break
+			}
+			if s&tagMask == tag {
+				gids[i] = uint32(s) - 1
+				cand = append(cand, int32(i))
+				break
+			}
+			pos = (pos + 1) & t.mask
+		}
+	}
+	t.newRows = cand
+	bad := t.bad[:len(cand)]
+	anyBad := false
+	for k, c := range t.keys {
+		if c.verifyRows(cols[k], cand, gids, bad) {
+			anyBad = true
+		}
+	}
+	if anyBad {
+		for j, r := range cand {
+			if bad[j] {
+				bad[j] = false
+				gids[r] = t.findSlow(cols, int(r), h[r])
+			}
+		}
+	}
+	return gids, nil
+}
+
+// findSlow finds the group of row i comparing full keys (noGroup if absent).
+func (t *groupTable) findSlow(cols []arrow.Array, i int, hv uint64) uint32 {
+	tag := hv & tagMask
+	pos := hv & t.mask
+	for {
+		s := t.slots[pos]
+		if s == 0 {
+			return noGroup
+		}
+		if s&tagMask == tag {
+			g := uint32(s) - 1
+			eq := true
+			for k, c := range t.keys {
+				if !c.equalRow(cols[k], i, g) {
+					eq = false
+					break
+				}
+			}
+			if eq {
+				return g
+			}
+		}
+		pos = (pos + 1) & t.mask
+	}
+}
+
+// verifyRows is verify over a selection: for each j it compares the key of
+// row rows[j] with that of group gids[rows[j]] and sets bad[j] on a
+// difference; it returns whether any was bad.
+func (c *keyCol) verifyRows(a arrow.Array, rows []int32, gids []uint32, bad []bool) bool {
+	any := false
+	if a.DataType().ID() == arrow.NULL {
+		for j, r := range rows {
+			if !c.isNull(gids[r]) {
+				bad[j], any = true, true
+			}
+		}
+		return any
+	}
+	vb, voff := validityOf(a)
+	if vb != nil || c.valid != nil {
+		for j, r := range rows {
+			if !isValid(vb, voff, int(r)) != c.isNull(gids[r]) {
+				bad[j], any = true, true
+			}
+		}
+	}
+	switch c.k {
+	case kInt64:
+		x, st := values[int64](a), c.i64
+		for j, r := range rows {
+			if x[r] != st[gids[r]] && isValid(vb, voff, int(r)) {
+				bad[j], any = true, true
+			}
+		}
+	case kFloat64:
+		x, st := values[float64](a), c.f64
+		for j, r := range rows {
+			if normFloat(x[r]) != st[gids[r]] && isValid(vb, voff, int(r)) {
+				bad[j], any = true, true
+			}
+		}
+	case kDate:
+		x, st := values[int32](a), c.i32
+		for j, r := range rows {
+			if x[r] != st[gids[r]] && isValid(vb, voff, int(r)) {
+				bad[j], any = true, true
+			}
+		}
+	case kBool:
+		bs, off := bitsOf(a)
+		st := c.bl
+		for j, r := range rows {
+			if bit(bs, off+int(r)) != st[gids[r]] && isValid(vb, voff, int(r)) {
+				bad[j], any = true, true
+			}
+		}
+	case kString:
+		offs, data := strOffsets(a)
+		for j, r := range rows {
+			g := gids[r]
+			if string(data[offs[r]:offs[r+1]]) != string(c.sdata[c.soff[g]:c.soff[g+1]]) && isValid(vb, voff, int(r)) {
+				bad[j], any = true, true
+			}
+		}
+	}
+	return any
+}

@@ -122,6 +122,16 @@ func takeRecord(mem memory.Allocator, rec arrow.RecordBatch, idx []int32) (arrow
 // takeMulti gathers rows (src[bi[i]], ri[i]) from several arrays of the same
 // type into one array.
 func takeMulti(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, ri []int32) (arrow.Array, error) {
+	return takeMultiImpl(mem, t, srcs, bi, ri, false)
+}
+
+// takeMultiNullable is takeMulti where a negative bi[i] yields NULL (srcs
+// may then be empty).
+func takeMultiNullable(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, ri []int32) (arrow.Array, error) {
+	return takeMultiImpl(mem, t, srcs, bi, ri, true)
+}
+
+func takeMultiImpl(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, ri []int32, nullable bool) (arrow.Array, error) {
 	n := len(bi)
 	k, err := kindOf(t)
 	if err != nil {
@@ -129,6 +139,27 @@ func takeMulti(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, r
 	}
 	if k == kNull {
 		return array.NewNull(n), nil
+	}
+	var nullRows []int32 // nullable: the rows to make NULL
+	if nullable {
+		for i, b := range bi {
+			if b < 0 {
+				nullRows = append(nullRows, int32(i))
+			}
+		}
+		if len(nullRows) == n {
+			return makeNulls(mem, t, n), nil
+		}
+		if len(nullRows) > 0 {
+			// gather row 0 of source 0 for them, then clear their validity
+			fb, fr := make([]int32, n), make([]int32, n)
+			for i := range bi {
+				if bi[i] >= 0 {
+					fb[i], fr[i] = bi[i], ri[i]
+				}
+			}
+			bi, ri = fb, fr
+		}
 	}
 	type vinfo struct {
 		bm  []byte
@@ -146,14 +177,19 @@ func takeMulti(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, r
 		}
 	}
 	var valid *memory.Buffer
-	if anyNull {
+	if anyNull || len(nullRows) > 0 {
 		var out []byte
 		valid, out = newOnes(mem, n)
-		for i := range bi {
-			v := vs[bi[i]]
-			if v.bm != nil && !bit(v.bm, v.off+int(ri[i])) {
-				clearBit(out, i)
+		if anyNull {
+			for i := range bi {
+				v := vs[bi[i]]
+				if v.bm != nil && !bit(v.bm, v.off+int(ri[i])) {
+					clearBit(out, i)
+				}
 			}
+		}
+		for _, i := range nullRows {
+			clearBit(out, int(i))
 		}
 	}
 	switch k {
