@@ -1,6 +1,7 @@
 package function
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -178,7 +179,13 @@ type leaves struct {
 }
 
 func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) {
-	if n.Scan.Format != "" && n.Scan.Format != "parquet" {
+	switch n.Scan.Format {
+	case "", "parquet":
+	case "csv":
+		if n.Scan.CSV == nil {
+			return nil, fmt.Errorf("scan of CSV table %s has no CSV format", n.Scan.Table)
+		}
+	default:
 		return nil, plan.UserErrorf("unsupported table format %q of table %s", n.Scan.Format, n.Scan.Table)
 	}
 	return &splitScan{l: l, n: n, splits: l.spec.Splits, schema: n.Schema.Arrow()}, nil
@@ -217,8 +224,7 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			sp := s.splits[0]
 			s.splits = s.splits[1:]
-			ra := objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size)
-			op, err := exec.NewParquetScan(ctx, ra, s.n, sp.RowGroups, s.l.rt.Exec)
+			op, err := s.open(ctx, sp)
 			if err != nil {
 				return nil, fmt.Errorf("scan %s: %w", sp.Key, err)
 			}
@@ -240,6 +246,19 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		s.l.rows += rec.NumRows()
 		return rec, nil
 	}
+}
+
+// open starts reading one split.
+func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
+	if s.n.Scan.Format == "csv" {
+		body, err := s.l.rt.Bucket.Get(ctx, sp.Key)
+		if err != nil {
+			return nil, err
+		}
+		return exec.NewCSVScan(ctx, bytes.NewReader(body), s.n, s.l.rt.Exec)
+	}
+	ra := objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size)
+	return exec.NewParquetScan(ctx, ra, s.n, sp.RowGroups, s.l.rt.Exec)
 }
 
 func (s *splitScan) Close() error {

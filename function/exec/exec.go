@@ -173,6 +173,33 @@ func build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (op O
 		return leaves.Exchange(ctx, n)
 	case plan.KindEmpty:
 		return NewEmpty(n), nil
+	case plan.KindHashJoin, plan.KindCrossJoin, plan.KindUnion:
+		want := 2
+		if n.Kind == plan.KindUnion {
+			if len(n.Inputs) == 0 {
+				return nil, errors.New("exec: build union: no inputs")
+			}
+			want = len(n.Inputs)
+		}
+		ins, err := input(want)
+		if err != nil {
+			return nil, err
+		}
+		switch n.Kind {
+		case plan.KindHashJoin:
+			op, err = NewHashJoin(ins[0], ins[1], n, opts)
+		case plan.KindCrossJoin:
+			op, err = NewCrossJoin(ins[0], ins[1], n, opts)
+		default:
+			op, err = NewUnion(ins, n, opts)
+		}
+		if err != nil {
+			for _, in := range ins {
+				in.Close()
+			}
+			return nil, err
+		}
+		return op, nil
 	}
 	ins, err := input(1)
 	if err != nil {

@@ -69,6 +69,9 @@ func NewHashAggregate(in Operator, n *plan.Node, opts Options) (Operator, error)
 	}
 	col := len(a.GroupBy)
 	for i, c := range a.Aggs {
+		if c.Func == plan.AggCountDistinct && a.Mode != plan.AggSingle {
+			return nil, fmt.Errorf("exec: aggregate %s: count(distinct) is only supported in single mode, not %s (the planner groups by the argument first)", aggLabel(c, i), a.Mode)
+		}
 		acc, err := newAggAcc(c, a.Mode, n.Schema, col, i)
 		if err != nil {
 			return nil, fmt.Errorf("exec: aggregate %s: %w", aggLabel(c, i), err)
@@ -260,12 +263,30 @@ type aggAcc struct {
 
 	strBytes int64
 	inCol    int // final mode: first state column in the input
+
+	// count(distinct): the distinct (group id, value) pairs seen, each a
+	// group of its own table; cnt counts the pairs with a non-NULL value.
+	distinct *groupTable
+	dkind    kind
+	dseen    []bool // scratch: pairs first seen in the current batch
 }
 
 func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (*aggAcc, error) {
 	a := &aggAcc{call: c, mode: mode, inCol: col}
 	switch c.Func {
 	case plan.AggCount, plan.AggCountStar:
+		return a, nil
+	case plan.AggCountDistinct:
+		if c.Arg == nil {
+			return nil, fmt.Errorf("missing argument")
+		}
+		if mode != plan.AggSingle {
+			return nil, fmt.Errorf("count(distinct) is only supported in single mode, not %s", mode)
+		}
+		a.dkind = kindOfType(c.Arg.Type)
+		if a.dkind != kNull {
+			a.distinct = newGroupTable([]kind{kInt64, a.dkind})
+		}
 		return a, nil
 	case plan.AggSum, plan.AggMin, plan.AggMax:
 		t := c.Type
@@ -299,7 +320,11 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	return int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8) + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)) + a.strBytes
+	if a.distinct != nil {
+		n += a.distinct.bytes()
+	}
+	return n
 }
 
 func growTo[T any](s []T, n int) []T {
@@ -317,7 +342,7 @@ func growTo[T any](s []T, n int) []T {
 
 func (a *aggAcc) grow(n int) {
 	switch a.call.Func {
-	case plan.AggCount, plan.AggCountStar:
+	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		a.cnt = growTo(a.cnt, n)
 		return
 	case plan.AggAvg:
@@ -360,6 +385,8 @@ func (a *aggAcc) update(rec arrow.RecordBatch, gids []uint32, n int, mem memory.
 	case plan.AggCount:
 		countValid(a.cnt, gids, arg)
 		return nil
+	case plan.AggCountDistinct:
+		return a.countDistinct(arg, gids, mem)
 	case plan.AggAvg:
 		countValid(a.cnt, gids, arg)
 		return a.sum(arg, gids)
@@ -743,7 +770,7 @@ func (a *aggAcc) states(mem memory.Allocator, schema *arrow.Schema, col, lo, hi 
 func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
 	n := hi - lo
 	switch a.call.Func {
-	case plan.AggCount, plan.AggCountStar:
+	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		return countArray(mem, a.cnt[lo:hi]), nil
 	case plan.AggSum:
 		if a.dec {
@@ -795,4 +822,49 @@ func avgInt(sum, cnt int64, div float64) float64 {
 		return float64(sum) / float64(cnt) / div
 	}
 	return v
+}
+
+// countDistinct inserts the (group, value) pairs of a batch into the
+// distinct table and counts, per group, the new pairs whose value is not
+// NULL (gids nil: all rows are group 0).
+func (a *aggAcc) countDistinct(arg arrow.Array, gids []uint32, mem memory.Allocator) error {
+	if a.distinct == nil {
+		return nil // NULL-typed argument: nothing to count
+	}
+	if k := layoutOf(arg); k != a.dkind {
+		return fmt.Errorf("input of type %s, plan says %s", arg.DataType(), a.call.Arg.Type)
+	}
+	n := arg.Len()
+	buf, g := newFixed[int64](mem, n)
+	if gids == nil {
+		clear(g)
+	} else {
+		for i, x := range gids {
+			g[i] = int64(x)
+		}
+	}
+	garr := makeArray(arrow.PrimitiveTypes.Int64, n, nil, buf)
+	defer garr.Release()
+	prev := a.distinct.ngroups
+	pids, err := a.distinct.insert([]arrow.Array{garr, arg}, n)
+	if err != nil {
+		return err
+	}
+	fresh := a.distinct.ngroups - prev
+	if fresh == 0 {
+		return nil
+	}
+	a.dseen = growTo(a.dseen[:0], fresh)
+	clear(a.dseen)
+	vb, voff := validityOf(arg)
+	for i, p := range pids {
+		if int(p) < prev || a.dseen[int(p)-prev] {
+			continue
+		}
+		a.dseen[int(p)-prev] = true
+		if isValid(vb, voff, i) {
+			a.cnt[g[i]]++
+		}
+	}
+	return nil
 }

@@ -9,6 +9,9 @@ const (
 	// KindCrossJoin pairs every row of Inputs[0] with every row of
 	// Inputs[1] (the right side is held in memory); Join.Filter, if set,
 	// keeps only the pairs where it is true (an inner nested-loop join).
+	// Join may be nil (a plain cross product) and has no keys; an empty
+	// Join.Type means inner. Exec also accepts the other join types here
+	// (a nested-loop join with Filter as the whole join condition).
 	KindCrossJoin Kind = "cross_join"
 	// KindUnion concatenates its inputs (UNION ALL); all have the node's
 	// schema.
@@ -34,6 +37,10 @@ const (
 	// columns only. With NullAware (NOT IN semantics): if the build side
 	// has a row whose key is NULL, no probe row is emitted; a probe row
 	// whose key is NULL is emitted only when the build side is empty.
+	// With several keys, a key is NULL when any of its columns is. These
+	// rules look at the whole build side, ignoring Filter: NullAware is
+	// meant for uncorrelated NOT IN (a correlated NOT IN needs its
+	// correlation handled before, e.g. by filtering the build side).
 	JoinAnti JoinType = "anti"
 )
 

@@ -1,0 +1,181 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"io"
+	"reflect"
+	"strings"
+	"testing"
+	"testing/iotest"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+var csvCols = []plan.Field{
+	{Name: "id", Type: i64T}, {Name: "price", Type: dec(12, 2)}, {Name: "ratio", Type: f64T},
+	{Name: "day", Type: dateT}, {Name: "flag", Type: boolT}, {Name: "name", Type: strT},
+}
+
+func csvNode(f *plan.CSVFormat, cols ...string) *plan.Node {
+	n := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "csv", Columns: cols, CSV: f}}
+	for _, c := range cols {
+		for _, fc := range f.Columns {
+			if strings.EqualFold(fc.Name, c) {
+				n.Schema = append(n.Schema, plan.Field{Name: c, Type: fc.Type, Nullable: true})
+			}
+		}
+	}
+	return n
+}
+
+type namedReader struct {
+	io.Reader
+	name string
+}
+
+func (r namedReader) Name() string { return r.name }
+
+func scanCSV(t *testing.T, r io.Reader, n *plan.Node, batchRows int) ([][]any, []arrow.RecordBatch, error) {
+	t.Helper()
+	mem := checkedMem(t)
+	op, err := NewCSVScan(context.Background(), r, n, Options{Mem: mem, BatchRows: batchRows})
+	if err != nil {
+		return nil, nil, err
+	}
+	defer op.Close()
+	recs, err := Drain(context.Background(), op)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer releaseRecs(recs)
+	for _, r := range recs {
+		if !r.Schema().Equal(n.Schema.Arrow()) {
+			t.Fatalf("schema %s", r.Schema())
+		}
+	}
+	return rows(recs), nil, nil
+}
+
+func TestCSVScan(t *testing.T) {
+	N := any(nil)
+	header := "\xef\xbb\xbfid,price,ratio,day,flag,name\r\n"
+	body := "1,12.50,0.5,1998-09-02,true,plain\r\n" +
+		"2,-0.07,1e3,1992-01-01,f,\"with, comma\"\r\n" +
+		"3, ,,\t,,\r\n" + // all NULL (blank non-strings too)
+		"\n" + // empty line: skipped
+		" 4 , 7 ,2.25, 2000-02-29 ,1,\"\"\r\n" + // spaces around non-strings; quoted empty string
+		"5,100,-1,1970-01-01,no,\"multi\nline \"\"quoted\"\"\"\n" +
+		"6,1.005,3,1969-12-31,T,last" // no final newline; 1.005 rounds to 1.01
+	want := [][]any{
+		{"plain", int64(1), "12.50", 0.5, "1998-09-02", true},
+		{"with, comma", int64(2), "-0.07", 1000.0, "1992-01-01", false},
+		{N, int64(3), N, N, N, N},
+		{"", int64(4), "7.00", 2.25, "2000-02-29", true},
+		{"multi\nline \"quoted\"", int64(5), "100.00", -1.0, "1970-01-01", false},
+		{"last", int64(6), "1.01", 3.0, "1969-12-31", true},
+	}
+	f := &plan.CSVFormat{Columns: csvCols, Header: true}
+	n := csvNode(f, "name", "id", "price", "ratio", "day", "flag")
+	for _, batch := range []int{1, 4, 100} {
+		for name, r := range map[string]func() io.Reader{
+			"whole":    func() io.Reader { return strings.NewReader(header + body) },
+			"one-byte": func() io.Reader { return iotest.OneByteReader(strings.NewReader(header + body)) },
+		} {
+			got, _, err := scanCSV(t, r(), n, batch)
+			if err != nil {
+				t.Fatalf("%s/%d: %v", name, batch, err)
+			}
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("%s/%d:\ngot  %v\nwant %v", name, batch, got, want)
+			}
+		}
+	}
+
+	// no header, '|' delimiter, trailing delimiter (TPC-H .tbl), NULL text,
+	// a column read twice, columns skipped
+	f2 := &plan.CSVFormat{Columns: csvCols, Delimiter: "|", Null: "NULL"}
+	tbl := "1|1.00|NULL|1995-03-15|true|NULL|\n2|2.00|1|1995-03-16|false||\n3|3|2|NULL|NULL|\"NULL\"|\n"
+	got, _, err := scanCSV(t, strings.NewReader(tbl), csvNode(f2, "ID", "name", "day", "id"), 2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want = [][]any{{int64(1), N, "1995-03-15", int64(1)}, {int64(2), "", "1995-03-16", int64(2)}, {int64(3), "NULL", N, int64(3)}}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v, want %v", got, want)
+	}
+
+	// no columns: only row counts
+	mem := checkedMem(t)
+	op, err := NewCSVScan(context.Background(), strings.NewReader(tbl), csvNode(f2), Options{Mem: mem, BatchRows: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	recs := drainAll(t, op)
+	total := 0
+	for _, r := range recs {
+		total += int(r.NumRows())
+	}
+	releaseRecs(recs)
+	if total != 3 {
+		t.Fatalf("%d rows, want 3", total)
+	}
+}
+
+func TestCSVScanErrors(t *testing.T) {
+	f := &plan.CSVFormat{Columns: csvCols, Header: true}
+	hdr := "id,price,ratio,day,flag,name\n"
+	ok := "1,1.00,1,1998-01-01,true,\"two\nlines\"\n"
+	for _, tc := range []struct {
+		name, data string
+		cols       []string
+		want       string
+	}{
+		{"int", hdr + ok + "x1,1.00,1,1998-01-01,true,a\n", []string{"id"}, `data.csv: line 4, column "id": cannot parse "x1" as int64`},
+		{"decimal", hdr + ok + "1,1.0.0,1,1998-01-01,true,a\n", []string{"price"}, `line 4, column "price": cannot parse "1.0.0" as decimal(12,2)`},
+		{"decimal range", hdr + "1,12345678901.00,1,1998-01-01,true,a\n", []string{"price"}, `does not fit decimal(12,2)`},
+		{"date", hdr + "1,1.00,1,1998-02-30,true,a\n", []string{"day", "id"}, `line 2, column "day": cannot parse "1998-02-30" as date`},
+		{"float", hdr + "1,1.00,abc,1998-02-03,true,a\n", []string{"ratio"}, `cannot parse "abc" as float64`},
+		{"bool", hdr + "1,1.00,1,1998-02-03,maybe,a\n", []string{"flag"}, `cannot parse "maybe" as bool`},
+		{"fields", hdr + ok + "1,2\n", []string{"id"}, "line 4: 2 fields, want 6"},
+		{"quote", hdr + "1,1.00,1,1998-02-03,true,\"open\n", []string{"id"}, "line 2: quoted field not terminated"},
+		{"after quote", hdr + "1,1.00,1,1998-02-03,true,\"a\"b\n", []string{"id"}, `unexpected 'b' after a quoted field`},
+		{"utf8", hdr + "1,1.00,1,1998-02-03,true,\xff\n", []string{"name"}, "not valid UTF-8"},
+	} {
+		_, _, err := scanCSV(t, namedReader{strings.NewReader(tc.data), "data.csv"}, csvNode(f, tc.cols...), 100)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", tc.name, err, tc.want)
+			continue
+		}
+		if !plan.IsUserError(err) {
+			t.Errorf("%s: %v is not a user error", tc.name, err)
+		}
+	}
+	// plan errors
+	if _, err := NewCSVScan(context.Background(), strings.NewReader(""), csvNode(f, "nope"), Options{}); err == nil {
+		t.Error("unknown column accepted")
+	}
+	bad := &plan.CSVFormat{Columns: csvCols, Delimiter: "||"}
+	if _, err := NewCSVScan(context.Background(), strings.NewReader(""), csvNode(bad, "id"), Options{}); err == nil {
+		t.Error("two-character delimiter accepted")
+	}
+	noCSV := csvNode(f, "id")
+	noCSV.Scan.CSV = nil
+	if _, err := NewCSVScan(context.Background(), strings.NewReader(""), noCSV, Options{}); err == nil {
+		t.Error("missing CSV format accepted")
+	}
+}
+
+type errReader struct{}
+
+func (errReader) Read([]byte) (int, error) { return 0, errors.New("boom") }
+
+func TestCSVScanReadError(t *testing.T) {
+	f := &plan.CSVFormat{Columns: csvCols}
+	_, _, err := scanCSV(t, errReader{}, csvNode(f, "id"), 10)
+	if err == nil || !strings.Contains(err.Error(), "boom") || plan.IsUserError(err) {
+		t.Fatalf("got %v", err)
+	}
+}
