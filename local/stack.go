@@ -189,8 +189,9 @@ func (s *Stack) TablesPrefix(table string) string {
 	return p + "tables/" + table + "/"
 }
 
-// LoadDir uploads every table folder under dir (DIR/<table>/*.parquet) to
-// the bucket and registers it in the catalog.
+// LoadDir uploads every table folder under dir (DIR/<table>/*.parquet, or
+// DIR/<table>/*.csv with a header row) to the bucket and registers it in the
+// catalog.
 func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -201,7 +202,12 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 		if !e.IsDir() {
 			continue
 		}
+		format := "parquet"
 		files, _ := filepath.Glob(filepath.Join(dir, e.Name(), "*.parquet"))
+		if len(files) == 0 {
+			format = "csv"
+			files, _ = filepath.Glob(filepath.Join(dir, e.Name(), "*.csv"))
+		}
 		if len(files) == 0 {
 			continue
 		}
@@ -216,14 +222,22 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 				return nil, fmt.Errorf("upload %s: %w", f, err)
 			}
 		}
-		t, err := s.Register(ctx, name, s.TablesPrefix(name))
+		var t *catalog.Table
+		if format == "csv" {
+			t, err = catalog.InspectCSV(ctx, s.Bucket, name, s.TablesPrefix(name), catalog.CSVOptions{Header: true})
+			if err == nil {
+				err = s.Catalog.Put(ctx, t)
+			}
+		} else {
+			t, err = s.Register(ctx, name, s.TablesPrefix(name))
+		}
 		if err != nil {
 			return nil, err
 		}
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("data dir %s has no table folders with .parquet files (expected DIR/<table>/*.parquet)", dir)
+		return nil, fmt.Errorf("data dir %s has no table folders with .parquet or .csv files (expected DIR/<table>/*.parquet)", dir)
 	}
 	return out, nil
 }
