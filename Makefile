@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-short bench vet fmt clean function
+.PHONY: all build demo test test-tpch bench vet clean
 
 all: build
 
@@ -40,9 +40,15 @@ test: $(BIN)/minio
 	$(GO) test -count=1 -timeout 30m ./...
 	$(GO) test -count=1 -race -timeout 20m ./planner/... ./coordinator/... ./shuffle/... ./function/...
 
-# Q1 and Q6 at SF 1 on the embedded stack, against DuckDB on the same files.
+# The TPC-H queries at SF 1 (BENCH_SF) on the embedded stack, against DuckDB
+# on the same files in the same run.
+BENCH_SF ?= 1
 bench: $(BIN)/minio
-	$(GO) test -run '^$$' -bench . -benchtime 1x -timeout 60m ./tests/ -args -sf 1
+	$(GO) test -run '^$$' -bench BenchmarkTPCH -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
+
+# All 22 TPC-H queries against DuckDB at a larger scale factor (SF=0.1).
+test-tpch: $(BIN)/minio
+	$(GO) test -count=1 -run 'TestTPCH' -timeout 30m ./tests/ -args -sf $(SF)
 
 vet:
 	$(GO) vet ./...
