@@ -76,22 +76,30 @@ type Config struct {
 	SplitBytes int64
 	// Adaptive turns re-planning after every stage on (the default).
 	Adaptive bool
-	AQE      adaptive.Config
+	// Concurrency bounds the tasks this coordinator has in flight at once
+	// (over all jobs); the invoker may bound them further.
+	Concurrency int
+	// LimitEarlyStop lets the tasks of a stage that ends in a bare LIMIT
+	// stop once the stage produced enough rows (the default).
+	LimitEarlyStop bool
+	AQE            adaptive.Config
 }
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
-		Bucket:       "sluice",
-		Owner:        fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
-		LeaseTTL:     10 * time.Second,
-		MaxAttempts:  3,
-		RetryBackoff: 200 * time.Millisecond,
-		TaskTimeout:  10 * time.Minute,
-		SplitBytes:   32 << 20,
-		Adaptive:     true,
-		AQE:          adaptive.DefaultConfig(),
+		Bucket:         "sluice",
+		Owner:          fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
+		LeaseTTL:       10 * time.Second,
+		MaxAttempts:    3,
+		RetryBackoff:   200 * time.Millisecond,
+		TaskTimeout:    10 * time.Minute,
+		SplitBytes:     32 << 20,
+		Adaptive:       true,
+		LimitEarlyStop: true,
+		Concurrency:    64,
+		AQE:            adaptive.DefaultConfig(),
 	}
 }
 
@@ -105,9 +113,10 @@ type Coordinator struct {
 	invoker Invoker
 	log     *slog.Logger
 
-	wg     sync.WaitGroup
-	ctx    context.Context
-	cancel context.CancelFunc
+	dispatch chan struct{} // bounds tasks in flight
+	wg       sync.WaitGroup
+	ctx      context.Context
+	cancel   context.CancelFunc
 }
 
 // New returns a coordinator. Close stops the jobs it drives.
@@ -116,7 +125,10 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		log = slog.New(slog.DiscardHandler)
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	return &Coordinator{cfg: cfg, store: store, bucket: bucket, planner: p, tables: t, invoker: inv,
+	if cfg.Concurrency < 1 {
+		cfg.Concurrency = 64
+	}
+	return &Coordinator{cfg: cfg, dispatch: make(chan struct{}, cfg.Concurrency), store: store, bucket: bucket, planner: p, tables: t, invoker: inv,
 		log: log, ctx: ctx, cancel: cancel}
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sort"
 	"strconv"
 	"strings"
@@ -377,23 +378,31 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage)
 	log.Info("stage started", "tasks", len(work))
 
 	results := make([]*function.TaskResult, len(work))
-	errs := make(chan error, len(work))
-	tctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	for t := range work {
-		go func(t int) {
-			res, err := c.runTask(tctx, run, st, planKey, t, work[t])
-			results[t] = res
-			if err != nil {
-				cancel() // one task failing for good fails the stage
-			}
-			errs <- err
-		}(t)
+	var limit int64
+	if c.cfg.LimitEarlyStop {
+		limit = stageLimit(st)
 	}
-	var first error
-	for range work {
-		if err := <-errs; err != nil && (first == nil || errors.Is(first, context.Canceled)) {
-			first = err
+	first := c.runTasks(ctx, run, st, planKey, work, results, limit, nil)
+	if first == nil && limit > 0 {
+		// Safety net of LIMIT early stop: failed attempts may have inflated
+		// the counter; if the committed rows fall short, run the tasks that
+		// stopped early again, to the end.
+		var rows int64
+		var again []int
+		for t, r := range results {
+			rows += r.Rows
+			if r.StoppedEarly {
+				again = append(again, t)
+			}
+		}
+		if rows < limit && len(again) > 0 {
+			log.Warn("LIMIT early stop fell short; re-running tasks that stopped early", "rows", rows, "limit", limit, "tasks", len(again))
+			for _, t := range again {
+				if err := c.store.Reopen(ctx, run.id, run.fence, st.ID, t); err != nil {
+					return err
+				}
+			}
+			first = c.runTasks(ctx, run, st, planKey, work, results, 0, again)
 		}
 	}
 	run.mu.Lock()
@@ -405,9 +414,13 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage)
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
 	var inRows, inBytes int64
+	invoked := 0
 	for _, r := range results {
 		inRows += r.InputRows
 		inBytes += r.InputBytes
+		if !r.NotInvoked {
+			invoked++
+		}
 		for _, p := range r.Partitions {
 			out.Objects[p.Partition] = append(out.Objects[p.Partition], shuffle.ObjectRef{
 				Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum})
@@ -430,7 +443,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage)
 	})
 	oj, _ := json.Marshal(out)
 	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageDone, "output", string(oj),
-		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes,
+		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
 		"seconds", time.Since(started).Seconds()); err != nil {
 		return err
 	}
@@ -442,9 +455,60 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage)
 	return nil
 }
 
+// runTasks runs the given tasks of a stage (all when only is nil) and fills
+// results; it returns the first error that fails the stage.
+func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, work []taskWork,
+	results []*function.TaskResult, limit int64, only []int) error {
+	if only == nil {
+		for t := range work {
+			only = append(only, t)
+		}
+	}
+	errs := make(chan error, len(only))
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for _, t := range only {
+		go func(t int) {
+			res, err := c.runTask(tctx, run, st, planKey, t, work[t], limit)
+			results[t] = res
+			if err != nil {
+				cancel() // one task failing for good fails the stage
+			}
+			errs <- err
+		}(t)
+	}
+	var first error
+	for range only {
+		if err := <-errs; err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	return first
+}
+
+// stageLimit returns the row count a stage needs in total when its
+// fragment ends in a bare LIMIT (no sort below it in the stage: any rows
+// will do), or 0.
+func stageLimit(st *plan.Stage) int64 {
+	if st.Root.Kind != plan.KindLimit || st.Root.Limit < 0 {
+		return 0
+	}
+	sorted := false
+	plan.Walk(st.Root, func(n *plan.Node) {
+		if n.Kind == plan.KindSort {
+			sorted = true
+		}
+	})
+	if sorted {
+		return 0
+	}
+	return st.Root.Limit + st.Root.Offset
+}
+
 // runTask runs attempts of one task until one commits, the retry budget is
-// spent, or the error is the user's.
-func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork) (*function.TaskResult, error) {
+// spent, or the error is the user's. With limit > 0 the task takes part in
+// LIMIT early stop: it is not invoked at all once the stage has enough rows.
+func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork, limit int64) (*function.TaskResult, error) {
 	var lastErr string
 	for {
 		if err := ctx.Err(); err != nil {
@@ -463,55 +527,92 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return nil, &JobError{Msg: msg}
 		}
 		log := c.log.With("job", run.id, "stage", st.ID, "task", t, "attempt", attempt)
-		spec := &function.TaskSpec{
-			Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
-			Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
-			Splits: w.splits, Inputs: w.inputs,
-			OutputPrefix: shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt),
-			Deadline:     time.Now().Add(c.cfg.TaskTimeout),
+		select {
+		case c.dispatch <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
 		}
-		res, err := c.invoke(ctx, spec)
-		if err != nil {
-			if ctx.Err() != nil {
-				return nil, ctx.Err()
-			}
-			lastErr = err.Error()
-			log.Warn("task attempt failed", "err", err)
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, lastErr, "retrying"); err != nil {
-				return nil, err
-			}
-			c.backoff(ctx, attempt)
-			continue
-		}
-		if res.Error != "" {
-			lastErr = res.Error
-			if res.Kind == function.ErrUser {
-				msg := fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error)
-				_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
-				return nil, &JobError{Msg: msg, User: true}
-			}
-			if res.Kind == function.ErrCancelled {
-				return nil, errCancelled
-			}
-			log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, lastErr, "retrying"); err != nil {
-				return nil, err
-			}
-			c.backoff(ctx, attempt)
-			continue
-		}
-		rj, _ := json.Marshal(res)
-		won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
+		res, retry, err := c.attempt(ctx, run, st, planKey, t, w, limit, attempt, log)
+		<-c.dispatch
 		if err != nil {
 			return nil, err
 		}
-		if !won {
-			// Another attempt committed first: this one's output is garbage.
-			_ = c.bucket.DeletePrefix(ctx, spec.OutputPrefix)
-			return c.committedResult(ctx, run, st.ID, t)
+		if retry != "" {
+			lastErr = retry
+			c.backoff(ctx, attempt)
+			continue
 		}
 		return res, nil
 	}
+}
+
+// attempt runs one attempt of a task while holding a dispatch slot. It
+// returns the committed result, or a reason to retry, or an error that
+// fails the stage.
+func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork,
+	limit int64, attempt int, log *slog.Logger) (*function.TaskResult, string, error) {
+	limitKey := function.LimitKey(run.id, st.ID)
+	if limit > 0 {
+		if n, _ := c.store.rdb.Get(ctx, limitKey).Int64(); n >= limit {
+			// The stage already has enough rows: commit an empty output
+			// without invoking a function.
+			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
+				StoppedEarly: true, NotInvoked: true}
+			rj, _ := json.Marshal(res)
+			if _, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj); err != nil {
+				return nil, "", err
+			}
+			res, err := c.committedResult(ctx, run, st.ID, t)
+			return res, "", err
+		}
+	}
+	spec := &function.TaskSpec{
+		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
+		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
+		Splits: w.splits, Inputs: w.inputs,
+		OutputPrefix: shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt),
+		Deadline:     time.Now().Add(c.cfg.TaskTimeout),
+	}
+	if limit > 0 {
+		spec.Limit, spec.LimitKey = limit, limitKey
+	}
+	res, err := c.invoke(ctx, spec)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, "", ctx.Err()
+		}
+		log.Warn("task attempt failed", "err", err)
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), "retrying"); err != nil {
+			return nil, "", err
+		}
+		return nil, err.Error(), nil
+	}
+	if res.Error != "" {
+		switch res.Kind {
+		case function.ErrUser:
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
+			return nil, "", &JobError{Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error), User: true}
+		case function.ErrCancelled:
+			return nil, "", errCancelled
+		}
+		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "retrying"); err != nil {
+			return nil, "", err
+		}
+		return nil, res.Error, nil
+	}
+	rj, _ := json.Marshal(res)
+	won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
+	if err != nil {
+		return nil, "", err
+	}
+	if !won {
+		// Another attempt committed first: this one's output is garbage.
+		_ = c.bucket.DeletePrefix(ctx, spec.OutputPrefix)
+		res, err := c.committedResult(ctx, run, st.ID, t)
+		return res, "", err
+	}
+	return res, "", nil
 }
 
 func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t int) (*function.TaskResult, error) {

@@ -21,6 +21,7 @@ type StageStatus struct {
 	State      string  `json:"state"`
 	Reason     string  `json:"reason,omitempty"`
 	Tasks      int     `json:"tasks"`
+	Invoked    int     `json:"invoked"`
 	TasksDone  int     `json:"tasks_done"`
 	Rows       int64   `json:"rows"`
 	Bytes      int64   `json:"bytes"`
@@ -70,6 +71,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		}
 		ss.Tasks, _ = strconv.Atoi(sm["tasks"])
 		ss.TasksDone, _ = strconv.Atoi(sm["done"])
+		ss.Invoked, _ = strconv.Atoi(sm["invoked"])
 		ss.Rows, _ = strconv.ParseInt(sm["rows"], 10, 64)
 		ss.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
 		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)

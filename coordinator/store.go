@@ -95,6 +95,17 @@ redis.call('HSET', KEYS[2], 'state', ARGV[3], 'error', ARGV[2])
 return 1
 `)
 
+// reopenTask drops a task's committed attempt so it runs again (LIMIT
+// early stop's safety net). KEYS: fence, task, stage. ARGV: fence.
+var scriptReopen = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+if redis.call('HEXISTS', KEYS[2], 'committed') == 0 then return 0 end
+redis.call('HDEL', KEYS[2], 'committed', 'result')
+redis.call('HSET', KEYS[2], 'state', 'pending')
+redis.call('HINCRBY', KEYS[3], 'done', -1)
+return 1
+`)
+
 func fenceErr(err error) error {
 	if err != nil && strings.Contains(err.Error(), "STALE_FENCE") {
 		return ErrStaleFence
@@ -199,6 +210,15 @@ func (s *Store) Commit(ctx context.Context, job string, fence int64, stage, task
 		return false, fmt.Errorf("commit task %d/%d attempt %d: %w", stage, task, attempt, fenceErr(err))
 	}
 	return n == 1, nil
+}
+
+// Reopen drops a task's committed attempt so that it runs again.
+func (s *Store) Reopen(ctx context.Context, job string, fence int64, stage, task int) error {
+	err := scriptReopen.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Err()
+	if err != nil {
+		return fmt.Errorf("reopen task %d/%d: %w", stage, task, fenceErr(err))
+	}
+	return nil
 }
 
 // Fail records a failed attempt (state "retrying" or "failed").

@@ -3,6 +3,7 @@ package function
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
@@ -45,8 +46,11 @@ func (p *Pool) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 // CancelKey is the Redis key set when a job is cancelled.
 func CancelKey(job string) string { return "sluice:{" + job + "}:cancel" }
 
-// LimitKey is the Redis counter of a job's LIMIT early stop.
-func LimitKey(job string) string { return "sluice:{" + job + "}:limit" }
+// LimitKey is the Redis counter of rows a stage's tasks produced toward a
+// bare LIMIT (LIMIT early stop).
+func LimitKey(job string, stage int) string {
+	return "sluice:{" + job + "}:limit:" + strconv.Itoa(stage)
+}
 
 // RedisSignals reads job flags from Redis.
 type RedisSignals struct{ RDB redis.UniversalClient }
@@ -55,4 +59,9 @@ type RedisSignals struct{ RDB redis.UniversalClient }
 func (s RedisSignals) Cancelled(ctx context.Context, job string) (bool, error) {
 	n, err := s.RDB.Exists(ctx, CancelKey(job)).Result()
 	return n > 0, err
+}
+
+// AddRows adds n to the counter key and returns its new value.
+func (s RedisSignals) AddRows(ctx context.Context, key string, n int64) (int64, error) {
+	return s.RDB.IncrBy(ctx, key, n).Result()
 }

@@ -24,6 +24,8 @@ import (
 type Signals interface {
 	// Cancelled reports whether the job was cancelled.
 	Cancelled(ctx context.Context, job string) (bool, error)
+	// AddRows adds n to a LIMIT counter and returns its new value.
+	AddRows(ctx context.Context, key string, n int64) (int64, error)
 }
 
 // Runtime runs tasks. It is safe for concurrent use; one Runtime serves
@@ -128,6 +130,19 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 	if err != nil {
 		return err
 	}
+	if spec.Limit > 0 && r.Signals != nil {
+		// LIMIT early stop: a task started after its stage already has
+		// enough rows reads nothing.
+		if n, err := r.Signals.AddRows(ctx, spec.LimitKey, 0); err == nil && n >= spec.Limit {
+			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{})
+			m, err := w.Close(ctx)
+			if err != nil {
+				return fmt.Errorf("commit shuffle output: %w", err)
+			}
+			res.Partitions, res.StoppedEarly = m.Partitions, true
+			return nil
+		}
+	}
 	lv := &leaves{rt: r, spec: spec}
 	op, err := exec.Build(ctx, st.Root, lv, r.Exec)
 	if err != nil {
@@ -145,11 +160,21 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 			w.Abort()
 			return err
 		}
+		rows := rec.NumRows()
 		err = w.Write(ctx, rec)
 		rec.Release()
 		if err != nil {
 			w.Abort()
 			return fmt.Errorf("write shuffle output: %w", err)
+		}
+		if spec.Limit > 0 && r.Signals != nil && rows > 0 {
+			// LIMIT early stop: once the stage's tasks together produced
+			// enough rows, stop reading and commit what this task has.
+			total, err := r.Signals.AddRows(ctx, spec.LimitKey, rows)
+			if err == nil && total >= spec.Limit {
+				res.StoppedEarly = true
+				break
+			}
 		}
 		if r.Signals != nil && time.Since(lastCheck) > 200*time.Millisecond {
 			lastCheck = time.Now()

@@ -91,10 +91,16 @@ type TaskResult struct {
 	Rows       int64                   `json:"rows"`
 	Bytes      int64                   `json:"bytes"`
 	// Metrics of the run.
-	InputRows       int64   `json:"input_rows"`
-	InputBytes      int64   `json:"input_bytes"`
-	RowGroupsPruned int     `json:"row_groups_pruned,omitempty"`
-	Seconds         float64 `json:"seconds"`
+	InputRows       int64 `json:"input_rows"`
+	InputBytes      int64 `json:"input_bytes"`
+	RowGroupsPruned int   `json:"row_groups_pruned,omitempty"`
+	// StoppedEarly is set when the task stopped reading because its
+	// stage's LIMIT counter was reached.
+	StoppedEarly bool `json:"stopped_early,omitempty"`
+	// NotInvoked is set by the coordinator on the empty result it commits
+	// for a task it did not need to run.
+	NotInvoked bool    `json:"not_invoked,omitempty"`
+	Seconds    float64 `json:"seconds"`
 	// Error, when set, says why the task failed; Kind says what to do.
 	Error     string    `json:"error,omitempty"`
 	Kind      ErrorKind `json:"kind,omitempty"`

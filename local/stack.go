@@ -125,6 +125,10 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		s.S3.Bucket = opts.Coordinator.Bucket
 	}
 	opts.Coordinator.Bucket = s.S3.Bucket
+	// The in-process pool is the bottleneck: dispatch no more tasks than
+	// it runs, so a task's fate (LIMIT early stop, cancellation) is decided
+	// when it can actually start.
+	opts.Coordinator.Concurrency = opts.Functions
 	s.Bucket, err = objstore.NewS3(ctx, s.S3)
 	if err != nil {
 		return nil, err

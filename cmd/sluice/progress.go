@@ -54,19 +54,19 @@ func (p *progress) done() {
 // printStats prints what a job did.
 func printStats(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprintf(w, "job %s: %s (adaptive=%v)\n", js.ID, js.State, js.Adaptive)
-	fmt.Fprintf(w, "  %-6s %-8s %-22s %6s %12s %12s %10s %8s\n", "stage", "state", "output", "tasks", "rows in", "rows out", "shuffled", "seconds")
-	var tasks int
+	fmt.Fprintf(w, "  %-6s %-8s %-22s %6s %8s %12s %12s %10s %8s\n", "stage", "state", "output", "tasks", "invoked", "rows in", "rows out", "shuffled", "seconds")
+	var invoked int
 	var bytes int64
 	for _, s := range js.Stages {
-		fmt.Fprintf(w, "  %-6d %-8s %-22s %6d %12d %12d %10s %8.3f\n", s.ID, s.State, s.Output, s.Tasks,
+		fmt.Fprintf(w, "  %-6d %-8s %-22s %6d %8d %12d %12d %10s %8.3f\n", s.ID, s.State, s.Output, s.Tasks, s.Invoked,
 			s.InputRows, s.Rows, humanize.IBytes(uint64(s.Bytes)), s.Seconds)
 		if s.Reason != "" {
 			fmt.Fprintf(w, "         (%s)\n", s.Reason)
 		}
-		tasks += s.Tasks
+		invoked += s.Invoked
 		bytes += s.Bytes
 	}
-	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", tasks, humanize.IBytes(uint64(bytes)))
+	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", invoked, humanize.IBytes(uint64(bytes)))
 	for _, r := range js.Rounds {
 		for _, f := range r.Fired {
 			fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s: %s\n", r.Round, r.After, f.Rule, f.Note)
