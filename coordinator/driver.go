@@ -244,7 +244,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	}
 	sort.Ints(after)
 	run.round++
-	r := adaptive.Round{Round: run.round, After: after, Fired: fired, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skipped)}
+	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skipped)}
 	rj, _ := json.Marshal(r)
 	if err := c.store.AddRound(ctx, run.id, rj); err != nil {
 		return err

@@ -110,6 +110,7 @@ var queryFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage (false: static plan)"},
 	&cli.BoolFlag{Name: "stats", Usage: "print what the job did (stages, tasks, rows and bytes shuffled, adaptive rules) on stderr"},
 	&cli.BoolFlag{Name: "explain", Usage: "print the plan instead of running the query"},
+	&cli.BoolFlag{Name: "analyze", Usage: "after the result, print the plan history (adaptive rounds) and per-stage metrics"},
 }
 
 func localCommand() *cli.Command {
@@ -232,15 +233,24 @@ func submitCommand() *cli.Command {
 func explainCommand() *cli.Command {
 	return &cli.Command{
 		Name:      "explain",
-		Usage:     "print the logical plan, physical plan and stage graph of a query",
-		ArgsUsage: "SQL",
-		Flags:     coordinatorFlags(),
+		Usage:     "print the logical plan, physical plan and stage graph of a query; with --analyze, a job's plan history and stage metrics",
+		ArgsUsage: "SQL | --analyze JOB",
+		Flags:     append(coordinatorFlags(), &cli.BoolFlag{Name: "analyze", Usage: "the argument is a job id: print its re-planning rounds and per-stage metrics"}),
 		Action: func(c *cli.Context) error {
 			sql := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
 			if sql == "" {
-				return errors.New("no SQL given")
+				return errors.New("no SQL or job given")
 			}
-			text, err := coordinator.NewClient(c.String("coordinator"), c.String("token")).Explain(c.Context, sql)
+			cl := coordinator.NewClient(c.String("coordinator"), c.String("token"))
+			if c.Bool("analyze") {
+				js, err := cl.Status(c.Context, sql)
+				if err != nil {
+					return err
+				}
+				printAnalyze(os.Stdout, js)
+				return nil
+			}
+			text, err := cl.Explain(c.Context, sql)
 			if err != nil {
 				return err
 			}
@@ -267,6 +277,10 @@ func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
 	}
 	if c.Bool("stats") {
 		printStats(os.Stderr, res.Status)
+	}
+	if c.Bool("analyze") {
+		fmt.Println()
+		printAnalyze(os.Stdout, res.Status)
 	}
 	return nil
 }

@@ -99,10 +99,12 @@ type Fired struct {
 
 // Round is one re-planning round, kept with the job for EXPLAIN ANALYZE.
 type Round struct {
-	Round     int     `json:"round"`
-	After     []int   `json:"after_stages"` // stages finished when it ran
-	Fired     []Fired `json:"fired"`
-	PlanAfter string  `json:"plan_after"`
+	Round int     `json:"round"`
+	After []int   `json:"after_stages"` // stages finished when it ran
+	Fired []Fired `json:"fired"`
+	// Stats are the statistics of the finished stages the rules saw.
+	Stats     map[int]*StageStats `json:"stats,omitempty"`
+	PlanAfter string              `json:"plan_after"`
 }
 
 // Replan runs every rule once, in order, and returns what fired.

@@ -1,0 +1,53 @@
+package main
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/dustin/go-humanize"
+
+	"github.com/sluicedb/sluice/coordinator"
+)
+
+// printAnalyze prints a finished job's plan history the way DataFusion's
+// EXPLAIN VERBOSE prints a plan after each rule, then what every stage did.
+func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
+	fmt.Fprintf(w, "job %s: %s (adaptive=%v)\n\n", js.ID, js.State, js.Adaptive)
+	fmt.Fprintln(w, "== submitted plan")
+	fmt.Fprint(w, js.Explain)
+	prev := ""
+	for _, r := range js.Rounds {
+		fmt.Fprintf(w, "\n== adaptive round %d (after stages %v)\n", r.Round, r.After)
+		if len(r.Fired) == 0 {
+			fmt.Fprintln(w, "rules fired: none")
+		}
+		for _, id := range r.After {
+			if st := r.Stats[id]; st != nil {
+				fmt.Fprintf(w, "statistics of stage %d: rows=%d bytes=%d non-empty partitions=%d\n", id, st.Rows, st.Bytes, len(st.Partitions))
+			}
+		}
+		for _, f := range r.Fired {
+			fmt.Fprintf(w, "rule %s: %s\n", f.Rule, f.Note)
+		}
+		if r.PlanAfter == prev {
+			fmt.Fprintln(w, "plan after round: SAME TEXT AS ABOVE")
+		} else {
+			fmt.Fprintln(w, "plan after round:")
+			fmt.Fprint(w, r.PlanAfter)
+		}
+		prev = r.PlanAfter
+	}
+	fmt.Fprintln(w, "\n== stage metrics")
+	for _, s := range js.Stages {
+		fmt.Fprintf(w, "Stage %d [%s] state=%s tasks=%d functions_invoked=%d input_rows=%d input_bytes=%s output_rows=%d output_bytes=%s elapsed=%.3fs",
+			s.ID, s.Output, s.State, s.Tasks, s.Invoked, s.InputRows, humanize.IBytes(uint64(s.InputBytes)),
+			s.Rows, humanize.IBytes(uint64(s.Bytes)), s.Seconds)
+		if s.Reason != "" {
+			fmt.Fprintf(w, " reason=%q", s.Reason)
+		}
+		fmt.Fprintln(w)
+	}
+	if js.Error != "" {
+		fmt.Fprintf(w, "error: %s\n", js.Error)
+	}
+}
