@@ -17,6 +17,12 @@ import (
 // folds constants (fold.go) and checks grouping. Everything it does not
 // support is an SL005 error, found by looking at node types, never by
 // recovering from a panic.
+//
+// Subqueries (bind_subquery.go) become joins whose right side is the
+// subquery's plan; a correlated one refers to columns of the enclosing
+// query, and the decorrelate_subqueries rule rewrites it into a plain join.
+// Common table expressions are inlined: every reference binds the CTE's
+// query afresh, so each use has its own column ids.
 
 type binder struct {
 	ctx context.Context
@@ -26,19 +32,41 @@ type binder struct {
 	// pos is the parser location of each bound column reference, for
 	// errors found after binding (ungrouped columns).
 	pos map[*plan.Expr]int32
+	// ctes are the common table expressions in view, innermost first.
+	ctes *cteEnv
+	// outerRefs are the columns some subquery refers to in an enclosing
+	// query.
+	outerRefs map[colID]bool
+}
+
+// cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
+// the list as it was before the CTE was defined (no recursion).
+type cteEnv struct {
+	def  *pg.CommonTableExpr
+	next *cteEnv
 }
 
 // relation is one FROM item as the scope sees it.
 type relation struct {
 	alias string // the name columns are qualified with
-	table string
+	table string // the table (or alias) named in messages
 	cols  []colID
+	names []string // the column names references match, one per col
 }
 
 // scope is what column references resolve against: the FROM items of one
-// SELECT (one for now; joins add more).
+// SELECT, then those of the enclosing queries (parent) for correlated
+// subqueries.
 type scope struct {
-	rels []*relation
+	rels   []*relation
+	parent *scope
+	// outer collects the columns of enclosing queries that references in
+	// this scope resolved to.
+	outer map[colID]bool
+}
+
+func newScope(parent *scope) *scope {
+	return &scope{parent: parent, outer: map[colID]bool{}}
 }
 
 // target is one select-list item after * expansion.
@@ -59,6 +87,11 @@ type aggBuilder struct {
 	aggs      []aggExpr
 	aggKeys   map[string]int
 	aggCols   []colID
+	// extra are columns expressions above the aggregation may use besides
+	// keys and aggregates: values of scalar subqueries joined after it,
+	// and (outer) columns of enclosing queries.
+	extra map[colID]bool
+	outer map[colID]bool
 }
 
 // exprCtx is the context an expression is bound in.
@@ -74,6 +107,9 @@ type exprCtx struct {
 	// select-list alias (DuckDB allows aliases in WHERE, GROUP BY, HAVING
 	// and ORDER BY expressions).
 	targets []*target
+	// subs, when set, collects the scalar subqueries of the clause; nil
+	// where subqueries are not supported.
+	subs *subqueries
 }
 
 func (c *exprCtx) with(f func(*exprCtx)) *exprCtx {
@@ -101,7 +137,7 @@ func nodeName(n *pg.Node) string {
 func (b *binder) bindStatement(raw *pg.RawStmt) (node, error) {
 	switch s := raw.Stmt.GetNode().(type) {
 	case *pg.Node_SelectStmt:
-		return b.bindSelect(s.SelectStmt)
+		return b.bindQuery(s.SelectStmt, nil)
 	case *pg.Node_ExplainStmt:
 		return nil, b.unsupported(raw.StmtLocation, "EXPLAIN statements (use Explain on the plan)")
 	default:
@@ -110,22 +146,80 @@ func (b *binder) bindStatement(raw *pg.RawStmt) (node, error) {
 	}
 }
 
+// bindQuery binds a query: a SELECT or a set operation, with its WITH
+// clause. parent is the scope of the enclosing query for a subquery.
+func (b *binder) bindQuery(sel *pg.SelectStmt, parent *scope) (node, error) {
+	if sel == nil {
+		return nil, b.unsupported(-1, "this query form")
+	}
+	if sel.WithClause != nil {
+		saved := b.ctes
+		defer func() { b.ctes = saved }()
+		if err := b.bindWith(sel.WithClause); err != nil {
+			return nil, err
+		}
+	}
+	switch sel.Op {
+	case pg.SetOperation_SETOP_NONE:
+		return b.bindSelect(sel, parent)
+	case pg.SetOperation_SETOP_UNION:
+		return b.bindUnion(sel, parent)
+	}
+	return nil, b.unsupported(-1, "INTERSECT and EXCEPT")
+}
+
+// bindWith puts a WITH clause's CTEs in view, in order.
+func (b *binder) bindWith(w *pg.WithClause) error {
+	if w.Recursive {
+		return b.unsupported(w.Location, "WITH RECURSIVE")
+	}
+	for _, n := range w.Ctes {
+		cte := n.GetCommonTableExpr()
+		if cte == nil {
+			return b.unsupported(exprLoc(n), "this WITH item")
+		}
+		if cte.Ctequery.GetSelectStmt() == nil {
+			return b.unsupported(cte.Location, "data-modifying statements in WITH")
+		}
+		if cte.SearchClause != nil || cte.CycleClause != nil {
+			return b.unsupported(cte.Location, "SEARCH and CYCLE clauses")
+		}
+		b.ctes = &cteEnv{def: cte, next: b.ctes}
+	}
+	// Two CTEs of one WITH may not share a name.
+	seen := map[string]bool{}
+	for _, n := range w.Ctes {
+		cte := n.GetCommonTableExpr()
+		if seen[cte.Ctename] {
+			return b.errorf(CodeAmbiguous, cte.Location, "WITH query name %q specified more than once", cte.Ctename)
+		}
+		seen[cte.Ctename] = true
+	}
+	return nil
+}
+
 // bindSelect binds a SELECT. The logical plan it builds is
 //
-//	Scan -> Filter(WHERE) -> [Aggregate -> Filter(HAVING)] -> Project(select
-//	list + hidden sort keys) -> [Aggregate(DISTINCT)] -> [Sort] -> [Limit]
-//	-> [Project(visible columns)]
-func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
+//	FROM (scans and joins) -> [scalar subqueries] -> [semi/anti joins]
+//	-> Filter(WHERE) -> [Aggregate -> HAVING as WHERE] -> [scalar
+//	subqueries of the select list] -> Project(select list + hidden sort
+//	keys) -> [Aggregate(DISTINCT)] -> [Sort] -> [Limit] -> [Project(visible
+//	columns)]
+func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 	if err := b.checkSelectClauses(sel); err != nil {
 		return nil, err
 	}
-	scan, rel, err := b.bindFrom(sel.FromClause)
+	sc := newScope(parent)
+	root, err := b.bindFrom(sel.FromClause, sc)
 	if err != nil {
 		return nil, err
 	}
-	sc := &scope{rels: []*relation{rel}}
-	var root node = scan
+	return b.bindSelectBody(sel, root, sc)
+}
 
+// bindSelectBody binds everything of a SELECT but its FROM clause, over
+// root whose relations are in sc.
+func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
 	targets, err := b.expandTargets(sel.TargetList, sc)
 	if err != nil {
 		return nil, err
@@ -136,16 +230,11 @@ func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
 
 	if sel.WhereClause != nil {
 		c := &exprCtx{clause: "WHERE", scope: sc, targets: targets}
-		cond, err := b.bindExpr(sel.WhereClause, c)
+		p, err := b.bindPredicate(sel.WhereClause, c, nil)
 		if err != nil {
 			return nil, err
 		}
-		if cond, err = b.requireBool(cond, "WHERE", exprLoc(sel.WhereClause)); err != nil {
-			return nil, err
-		}
-		if !(isLit(cond) && !cond.Value.Null && cond.Value.B) {
-			root = &filterNode{input: root, conds: splitConjuncts(cond)}
-		}
+		root = b.applyPredicate(root, p)
 	}
 
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
@@ -157,9 +246,10 @@ func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
 	}
 
 	var ag *aggBuilder
-	base := &exprCtx{scope: sc}
+	post := &subqueries{}
+	base := &exprCtx{scope: sc, subs: post}
 	if grouped {
-		ag = &aggBuilder{groupKeys: map[string]int{}, aggKeys: map[string]int{}}
+		ag = &aggBuilder{groupKeys: map[string]int{}, aggKeys: map[string]int{}, extra: map[colID]bool{}, outer: sc.outer}
 		for _, g := range sel.GroupClause {
 			e, err := b.bindGroupItem(g, targets, sc)
 			if err != nil {
@@ -177,17 +267,13 @@ func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
 		}
 	}
 
-	var having *plan.Expr
+	var having *boundPred
 	if sel.HavingClause != nil {
 		c := base.with(func(c *exprCtx) { c.clause = "HAVING"; c.targets = targets })
-		h, err := b.bindExpr(sel.HavingClause, c)
+		having, err = b.bindPredicate(sel.HavingClause, c, func(e *plan.Expr) (*plan.Expr, error) {
+			return b.grouped(e, ag, "HAVING")
+		})
 		if err != nil {
-			return nil, err
-		}
-		if h, err = b.grouped(h, ag, "HAVING"); err != nil {
-			return nil, err
-		}
-		if having, err = b.requireBool(h, "HAVING", exprLoc(sel.HavingClause)); err != nil {
 			return nil, err
 		}
 	}
@@ -221,11 +307,14 @@ func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
 
 	// Assemble.
 	if ag != nil {
-		root = &aggregateNode{input: root, groups: ag.groups, groupCols: ag.groupCols, aggs: ag.aggs, aggCols: ag.aggCols}
-		if having != nil && !(isLit(having) && !having.Value.Null && having.Value.B) {
-			root = &filterNode{input: root, conds: splitConjuncts(having)}
+		if root, err = b.buildAggregate(root, ag); err != nil {
+			return nil, err
+		}
+		if having != nil {
+			root = b.applyPredicate(root, having)
 		}
 	}
+	root = b.attachScalars(root, post)
 	proj := &projectNode{input: root, exprs: outExprs}
 	for i, e := range outExprs {
 		name := ""
@@ -267,13 +356,71 @@ func (b *binder) bindSelect(sel *pg.SelectStmt) (node, error) {
 	return root, nil
 }
 
+// buildAggregate puts the aggregation ag describes over root. DISTINCT
+// aggregates over one common argument x become two aggregations (group by
+// the keys and x, then aggregate x per key), which spreads the work over
+// partitions; COUNT(DISTINCT) mixed with other aggregates is one AggSingle
+// aggregation with count_distinct after a shuffle on the keys.
+func (b *binder) buildAggregate(root node, ag *aggBuilder) (node, error) {
+	var distinctArg *plan.Expr
+	twoLevel, anyDistinct, countOnly := true, false, true
+	for _, a := range ag.aggs {
+		if !a.distinct {
+			continue
+		}
+		anyDistinct = true
+		if distinctArg == nil {
+			distinctArg = a.arg
+		} else if exprKey(distinctArg) != exprKey(a.arg) {
+			twoLevel = false
+		}
+		if a.fn != plan.AggCount {
+			countOnly = false
+		}
+	}
+	if !anyDistinct {
+		return &aggregateNode{input: root, groups: ag.groups, groupCols: ag.groupCols, aggs: ag.aggs, aggCols: ag.aggCols}, nil
+	}
+	for _, a := range ag.aggs {
+		// min and max of x ignore duplicates of x anyway.
+		if !a.distinct && !((a.fn == plan.AggMin || a.fn == plan.AggMax) && exprKey(a.arg) == exprKey(distinctArg)) {
+			twoLevel = false
+		}
+	}
+	if twoLevel {
+		inner := &aggregateNode{input: root}
+		for i, g := range ag.groups {
+			inner.groups = append(inner.groups, g)
+			inner.groupCols = append(inner.groupCols, b.md.add(b.md.col(ag.groupCols[i])))
+		}
+		inner.groups = append(inner.groups, distinctArg)
+		xcol := b.md.add(column{name: exprName(distinctArg), typ: distinctArg.Type, nullable: b.nullable(distinctArg)})
+		inner.groupCols = append(inner.groupCols, xcol)
+		outer := &aggregateNode{input: inner, groupCols: ag.groupCols, aggCols: ag.aggCols}
+		for _, id := range inner.groupCols[:len(ag.groups)] {
+			outer.groups = append(outer.groups, b.md.ref(id))
+		}
+		for _, a := range ag.aggs {
+			outer.aggs = append(outer.aggs, aggExpr{fn: a.fn, arg: b.md.ref(xcol), typ: a.typ})
+		}
+		return outer, nil
+	}
+	if !countOnly {
+		return nil, b.unsupported(-1, "SUM/AVG(DISTINCT) over different arguments or with other aggregates")
+	}
+	n := &aggregateNode{input: root, groups: ag.groups, groupCols: ag.groupCols, aggCols: ag.aggCols}
+	for _, a := range ag.aggs {
+		if a.distinct {
+			a.fn, a.distinct = plan.AggCountDistinct, false
+		}
+		n.aggs = append(n.aggs, a)
+	}
+	return n, nil
+}
+
 // checkSelectClauses rejects SELECT features sluice does not run.
 func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 	switch {
-	case sel.Op != pg.SetOperation_SETOP_NONE:
-		return b.unsupported(-1, "set operations (UNION, INTERSECT, EXCEPT)")
-	case sel.WithClause != nil:
-		return b.unsupported(sel.WithClause.Location, "WITH (common table expressions)")
 	case len(sel.ValuesLists) > 0:
 		return b.unsupported(-1, "VALUES lists")
 	case sel.IntoClause != nil:
@@ -295,26 +442,296 @@ func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 	return nil
 }
 
-// bindFrom binds the FROM clause: one table for now.
-func (b *binder) bindFrom(from []*pg.Node) (*scanNode, *relation, error) {
+// bindUnion binds UNION [ALL]: each side is a query of its own; column
+// types meet in their common type (casts in a projection over a side), the
+// names are the left side's. UNION without ALL removes duplicates with an
+// aggregation; ORDER BY and LIMIT of the whole apply to the result.
+func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
+	if err := b.checkSelectClauses(sel); err != nil {
+		return nil, err
+	}
+	l, err := b.bindQuery(sel.Larg, parent)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindQuery(sel.Rarg, parent)
+	if err != nil {
+		return nil, err
+	}
+	lo, ro := l.output(), r.output()
+	if len(lo) != len(ro) {
+		return nil, b.errorf(CodeType, -1, "type mismatch: each UNION query must have the same number of columns (%d and %d)", len(lo), len(ro))
+	}
+	u := &unionNode{}
+	types := make([]plan.DataType, len(lo))
+	names := make([]string, len(lo))
+	for i := range lo {
+		lc, rc := b.md.col(lo[i]), b.md.col(ro[i])
+		t, ok := supertype(b.md.ref(lo[i]), b.md.ref(ro[i]))
+		if !ok {
+			return nil, b.errorf(CodeType, -1, "type mismatch: UNION column %d has types %s and %s", i+1, lc.typ, rc.typ)
+		}
+		if t.ID == plan.Null {
+			t = plan.Int64Type
+		}
+		types[i], names[i] = t, lc.name
+		u.cols = append(u.cols, b.md.add(column{name: lc.name, typ: t, nullable: lc.nullable || rc.nullable}))
+	}
+	for _, side := range []node{l, r} {
+		in, cols, err := b.castColumns(side, types)
+		if err != nil {
+			return nil, err
+		}
+		u.inputs = append(u.inputs, in)
+		u.inCols = append(u.inCols, cols)
+	}
+	var root node = u
+	if !sel.All {
+		d := &aggregateNode{input: root}
+		for _, id := range u.cols {
+			d.groups = append(d.groups, b.md.ref(id))
+			d.groupCols = append(d.groupCols, b.md.add(b.md.col(id)))
+		}
+		root = d
+	}
+	if len(sel.SortClause) == 0 && sel.LimitCount == nil && sel.LimitOffset == nil {
+		return root, nil
+	}
+	// ORDER BY and LIMIT of a set operation: bind them as a SELECT * over
+	// the union's result.
+	sc := newScope(parent)
+	sc.rels = []*relation{{alias: "", table: "union", cols: root.output(), names: names}}
+	star := &pg.Node{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Location: -1, Val: &pg.Node{Node: &pg.Node_ColumnRef{
+		ColumnRef: &pg.ColumnRef{Location: -1, Fields: []*pg.Node{{Node: &pg.Node_AStar{AStar: &pg.A_Star{}}}}}}}}}}
+	wrapper := &pg.SelectStmt{TargetList: []*pg.Node{star}, SortClause: sel.SortClause,
+		LimitCount: sel.LimitCount, LimitOffset: sel.LimitOffset, LimitOption: sel.LimitOption}
+	return b.bindSelectBody(wrapper, root, sc)
+}
+
+// castColumns returns n with its output cast to types (a projection when
+// any column needs a cast) and the columns that carry the result.
+func (b *binder) castColumns(n node, types []plan.DataType) (node, []colID, error) {
+	out := n.output()
+	same := true
+	for i, id := range out {
+		if b.md.col(id).typ != types[i] {
+			same = false
+		}
+	}
+	if same {
+		return n, out, nil
+	}
+	p := &projectNode{input: n}
+	for i, id := range out {
+		e, err := b.cast(b.md.ref(id), types[i], -1)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := b.md.col(id)
+		p.exprs = append(p.exprs, e)
+		p.cols = append(p.cols, b.md.add(column{name: c.name, typ: types[i], nullable: c.nullable}))
+	}
+	return p, p.cols, nil
+}
+
+// bindFrom binds the FROM clause into sc: a comma list is a chain of
+// cross joins, which the WHERE clause's conditions and the join-ordering
+// rule turn into proper joins.
+func (b *binder) bindFrom(from []*pg.Node, sc *scope) (node, error) {
 	if len(from) == 0 {
-		return nil, nil, b.unsupported(-1, "SELECT without FROM")
+		return nil, b.unsupported(-1, "SELECT without FROM")
 	}
-	if len(from) > 1 {
-		return nil, nil, b.unsupported(exprLoc(from[1]), "joins")
+	var root node
+	for _, item := range from {
+		n, rels, err := b.bindFromItem(item, sc.parent)
+		if err != nil {
+			return nil, err
+		}
+		if err := b.addRelations(sc, rels, item); err != nil {
+			return nil, err
+		}
+		if root == nil {
+			root = n
+		} else {
+			root = &joinNode{typ: plan.JoinInner, left: root, right: n}
+		}
 	}
-	switch f := from[0].Node.(type) {
+	return root, nil
+}
+
+// addRelations adds rels to sc; two FROM items of one query may not have
+// the same name.
+func (b *binder) addRelations(sc *scope, rels []*relation, at *pg.Node) error {
+	for _, r := range rels {
+		for _, o := range sc.rels {
+			if r.alias != "" && o.alias == r.alias {
+				return b.errorf(CodeAmbiguous, exprLoc(at), "table name %q specified more than once (use an alias)", r.alias)
+			}
+		}
+		sc.rels = append(sc.rels, r)
+	}
+	return nil
+}
+
+// bindFromItem binds one FROM item: a table or CTE, a derived table, or a
+// join. parent is the scope of the enclosing query (a FROM item cannot see
+// its siblings, only enclosing queries).
+func (b *binder) bindFromItem(item *pg.Node, parent *scope) (node, []*relation, error) {
+	switch f := item.Node.(type) {
 	case *pg.Node_RangeVar:
-		return b.bindTable(f.RangeVar)
-	case *pg.Node_JoinExpr:
-		return nil, nil, b.unsupported(exprLoc(from[0]), "joins")
+		if f.RangeVar.Schemaname == "" && f.RangeVar.Catalogname == "" {
+			for e := b.ctes; e != nil; e = e.next {
+				if e.def.Ctename == f.RangeVar.Relname {
+					return b.bindCTERef(e, f.RangeVar)
+				}
+			}
+		}
+		n, rel, err := b.bindTable(f.RangeVar)
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, []*relation{rel}, nil
 	case *pg.Node_RangeSubselect:
-		return nil, nil, b.unsupported(exprLoc(from[0]), "subqueries")
+		rs := f.RangeSubselect
+		if rs.Lateral {
+			return nil, nil, b.unsupported(exprLoc(item), "LATERAL")
+		}
+		sub, err := b.bindQuery(rs.Subquery.GetSelectStmt(), parent)
+		if err != nil {
+			return nil, nil, err
+		}
+		alias := ""
+		var colAliases []*pg.Node
+		if rs.Alias != nil {
+			alias, colAliases = rs.Alias.Aliasname, rs.Alias.Colnames
+		}
+		n, rel, err := b.derived(sub, alias, colAliases, exprLoc(item))
+		if err != nil {
+			return nil, nil, err
+		}
+		return n, []*relation{rel}, nil
+	case *pg.Node_JoinExpr:
+		return b.bindJoin(f.JoinExpr, parent)
 	case *pg.Node_RangeFunction:
-		return nil, nil, b.unsupported(exprLoc(from[0]), "table functions")
-	default:
-		return nil, nil, b.unsupported(exprLoc(from[0]), "FROM item "+nodeName(from[0]))
+		return nil, nil, b.unsupported(exprLoc(item), "table functions")
 	}
+	return nil, nil, b.unsupported(exprLoc(item), "FROM item "+nodeName(item))
+}
+
+// bindJoin binds an explicit JOIN.
+func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, error) {
+	loc := exprLoc(je.Larg)
+	switch {
+	case je.IsNatural:
+		return nil, nil, b.unsupported(loc, "NATURAL JOIN")
+	case len(je.UsingClause) > 0:
+		return nil, nil, b.unsupported(loc, "JOIN ... USING")
+	case je.Alias != nil:
+		return nil, nil, b.unsupported(loc, "aliases on joins")
+	}
+	var typ plan.JoinType
+	switch je.Jointype {
+	case pg.JoinType_JOIN_INNER:
+		typ = plan.JoinInner
+	case pg.JoinType_JOIN_LEFT:
+		typ = plan.JoinLeft
+	case pg.JoinType_JOIN_RIGHT:
+		typ = plan.JoinRight
+	case pg.JoinType_JOIN_FULL:
+		typ = plan.JoinFull
+	default:
+		return nil, nil, b.unsupported(loc, "this join type")
+	}
+	l, lrels, err := b.bindFromItem(je.Larg, parent)
+	if err != nil {
+		return nil, nil, err
+	}
+	r, rrels, err := b.bindFromItem(je.Rarg, parent)
+	if err != nil {
+		return nil, nil, err
+	}
+	js := newScope(parent)
+	if err := b.addRelations(js, lrels, je.Larg); err != nil {
+		return nil, nil, err
+	}
+	if err := b.addRelations(js, rrels, je.Rarg); err != nil {
+		return nil, nil, err
+	}
+	j := &joinNode{typ: typ, left: l, right: r}
+	if je.Quals != nil {
+		cond, err := b.bindExpr(je.Quals, &exprCtx{clause: "JOIN ... ON", scope: js})
+		if err != nil {
+			return nil, nil, err
+		}
+		if cond, err = b.requireBool(cond, "JOIN ... ON", exprLoc(je.Quals)); err != nil {
+			return nil, nil, err
+		}
+		for _, c := range splitConjuncts(cond) {
+			if !isTrueLit(c) {
+				j.conds = append(j.conds, c)
+			}
+		}
+	}
+	return j, js.rels, nil
+}
+
+// bindCTERef binds a reference to a CTE: its query, bound afresh in the
+// CTE's own environment, renamed by the CTE's and the reference's column
+// aliases.
+func (b *binder) bindCTERef(e *cteEnv, rv *pg.RangeVar) (node, []*relation, error) {
+	saved := b.ctes
+	b.ctes = e.next
+	sub, err := b.bindQuery(e.def.Ctequery.GetSelectStmt(), nil)
+	b.ctes = saved
+	if err != nil {
+		return nil, nil, err
+	}
+	n, rel, err := b.derived(sub, e.def.Ctename, e.def.Aliascolnames, rv.Location)
+	if err != nil {
+		return nil, nil, err
+	}
+	if rv.Alias != nil {
+		rel.alias, rel.table = rv.Alias.Aliasname, rv.Alias.Aliasname
+		if len(rv.Alias.Colnames) > 0 {
+			if n, rel, err = b.derived(n, rv.Alias.Aliasname, rv.Alias.Colnames, rv.Location); err != nil {
+				return nil, nil, err
+			}
+		}
+	}
+	return n, []*relation{rel}, nil
+}
+
+// derived makes a relation of a subquery's output, renaming columns by
+// aliases (a projection gives the renamed columns their names, so plans
+// read well).
+func (b *binder) derived(sub node, alias string, aliases []*pg.Node, loc int32) (node, *relation, error) {
+	out := sub.output()
+	if len(aliases) > len(out) {
+		return nil, nil, b.errorf(CodeValue, loc, "%q has %d columns available but %d columns specified", alias, len(out), len(aliases))
+	}
+	rel := &relation{alias: alias, table: alias, cols: out}
+	renamed := false
+	for i, id := range out {
+		name := b.md.col(id).name
+		if i < len(aliases) {
+			if a := aliases[i].GetString_().GetSval(); a != name {
+				name, renamed = a, true
+			}
+		}
+		rel.names = append(rel.names, name)
+	}
+	if !renamed {
+		return sub, rel, nil
+	}
+	p := &projectNode{input: sub}
+	for i, id := range out {
+		c := b.md.col(id)
+		c.name, c.table, c.display = rel.names[i], alias, ""
+		p.exprs = append(p.exprs, b.md.ref(id))
+		p.cols = append(p.cols, b.md.add(c))
+	}
+	rel.cols = p.cols
+	return p, rel, nil
 }
 
 func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
@@ -334,22 +751,34 @@ func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
 		}
 		return nil, nil, fmt.Errorf("planner: catalog lookup of %q: %w", name, err)
 	}
-	if rv.Alias != nil && len(rv.Alias.Colnames) > 0 {
-		return nil, nil, b.unsupported(rv.Location, "column aliases in FROM")
-	}
 	rel := &relation{alias: info.Name, table: info.Name}
+	var aliases []*pg.Node
 	if rv.Alias != nil {
-		rel.alias = rv.Alias.Aliasname
+		rel.alias, aliases = rv.Alias.Aliasname, rv.Alias.Colnames
+	}
+	if len(aliases) > len(info.Columns) {
+		return nil, nil, b.errorf(CodeValue, rv.Location, "table %q has %d columns available but %d columns specified", name, len(info.Columns), len(aliases))
 	}
 	scan := &scanNode{table: info, alias: rel.alias}
 	for i, f := range info.Columns {
-		id := b.md.add(column{name: f.Name, typ: f.Type, nullable: f.Nullable, table: rel.alias})
+		col := column{name: f.Name, typ: f.Type, nullable: f.Nullable, table: rel.alias}
+		if rel.alias != info.Name {
+			col.display = rel.alias + "." + f.Name
+		}
+		id := b.md.add(col)
 		rel.cols = append(rel.cols, id)
+		name := f.Name
+		if i < len(aliases) {
+			name = aliases[i].GetString_().GetSval()
+		}
+		rel.names = append(rel.names, name)
 		scan.cols = append(scan.cols, id)
 		scan.ords = append(scan.ords, i)
 	}
 	return scan, rel, nil
 }
+
+func isTrueLit(e *plan.Expr) bool { return isLit(e) && !e.Value.Null && e.Value.B }
 
 // expandTargets expands * and t.* in the select list.
 func (b *binder) expandTargets(list []*pg.Node, sc *scope) ([]*target, error) {
@@ -377,10 +806,10 @@ func (b *binder) expandTargets(list []*pg.Node, sc *scope) ([]*target, error) {
 					continue
 				}
 				found = true
-				for _, id := range r.cols {
+				for i, id := range r.cols {
 					ref := b.md.ref(id)
 					b.pos[ref] = cr.Location
-					out = append(out, &target{col: ref, name: b.md.col(id).name})
+					out = append(out, &target{col: ref, name: r.names[i]})
 				}
 			}
 			if !found {
@@ -459,6 +888,9 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 	k := string(a.fn) + ":" + exprKey(a.arg)
+	if a.distinct {
+		k = "distinct " + k
+	}
 	i, ok := ag.aggKeys[k]
 	if !ok {
 		i = len(ag.aggs)
@@ -492,6 +924,12 @@ func (b *binder) grouped(e *plan.Expr, ag *aggBuilder, clause string) (*plan.Exp
 		post[id] = true
 	}
 	for _, id := range ag.aggCols {
+		post[id] = true
+	}
+	for id := range ag.extra {
+		post[id] = true
+	}
+	for id := range ag.outer {
 		post[id] = true
 	}
 	var bad *plan.Expr

@@ -40,7 +40,7 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 	case *pg.Node_FuncCall:
 		return b.bindFuncCall(x.FuncCall, c)
 	case *pg.Node_SubLink:
-		return nil, b.unsupported(x.SubLink.Location, "subqueries")
+		return b.bindScalarSubquery(x.SubLink, c)
 	case *pg.Node_ParamRef:
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:
@@ -72,28 +72,9 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 	default:
 		return nil, b.unsupported(cr.Location, "schema-qualified column references")
 	}
-	var matches []colID
-	qualFound := false
-	for _, r := range c.scope.rels {
-		if qual != "" && r.alias != qual {
-			continue
-		}
-		qualFound = true
-		for _, id := range r.cols {
-			if b.md.col(id).name == name {
-				matches = append(matches, id)
-			}
-		}
-	}
-	switch {
-	case len(matches) == 1:
-		e := b.md.ref(matches[0])
-		b.pos[e] = cr.Location
-		return e, nil
-	case len(matches) > 1:
-		return nil, b.errorf(CodeAmbiguous, cr.Location, "column reference %q is ambiguous", name)
-	case qual != "" && !qualFound:
-		return nil, b.errorf(CodeUnknownTbl, cr.Location, "unknown table %q in column reference %s.%s", qual, qual, name)
+	// The query's own FROM items first.
+	if e, err := b.resolveIn(c.scope, qual, name, cr.Location); e != nil || err != nil {
+		return e, err
 	}
 	if qual == "" && c.targets != nil {
 		// Fall back to a select-list alias; bind its expression without
@@ -111,10 +92,67 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 			return b.bindExpr(found.ast, c.with(func(c *exprCtx) { c.targets = nil }))
 		}
 	}
-	if len(c.scope.rels) == 1 {
+	// Then the enclosing queries: a correlated reference.
+	for s := c.scope.parent; s != nil; s = s.parent {
+		e, err := b.resolveIn(s, qual, name, cr.Location)
+		if err != nil {
+			return nil, err
+		}
+		if e != nil {
+			for t := c.scope; t != s; t = t.parent {
+				if t.outer == nil {
+					t.outer = map[colID]bool{}
+				}
+				t.outer[e.Col] = true
+			}
+			if b.outerRefs == nil {
+				b.outerRefs = map[colID]bool{}
+			}
+			b.outerRefs[e.Col] = true
+			return e, nil
+		}
+	}
+	if qual != "" {
+		return nil, b.errorf(CodeUnknownTbl, cr.Location, "unknown table %q in column reference %s.%s", qual, qual, name)
+	}
+	if len(c.scope.rels) == 1 && c.scope.parent == nil {
 		return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q in table %q", name, c.scope.rels[0].table)
 	}
 	return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q", name)
+}
+
+// resolveIn resolves a column reference in the relations of one scope:
+// the reference, nil when the scope has no such column, or an error when
+// it is ambiguous or names a relation of the scope without that column.
+func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, error) {
+	if s == nil {
+		return nil, nil
+	}
+	var matches []colID
+	qualFound := false
+	var qualRel *relation
+	for _, r := range s.rels {
+		if qual != "" && r.alias != qual {
+			continue
+		}
+		qualFound, qualRel = true, r
+		for i, id := range r.cols {
+			if r.names[i] == name {
+				matches = append(matches, id)
+			}
+		}
+	}
+	switch {
+	case len(matches) == 1:
+		e := b.md.ref(matches[0])
+		b.pos[e] = loc
+		return e, nil
+	case len(matches) > 1:
+		return nil, b.errorf(CodeAmbiguous, loc, "column reference %q is ambiguous", name)
+	case qual != "" && qualFound:
+		return nil, b.errorf(CodeUnknownCol, loc, "unknown column %q in table %q", name, qualRel.table)
+	}
+	return nil, nil
 }
 
 func (b *binder) bindConst(ac *pg.A_Const) (*plan.Expr, error) {
@@ -805,8 +843,6 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
 	case c.aggs == nil:
 		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
-	case fc.AggDistinct:
-		return nil, b.unsupported(loc, "DISTINCT in aggregate functions")
 	case fc.AggFilter != nil:
 		return nil, b.unsupported(loc, "FILTER in aggregate functions")
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
@@ -828,7 +864,7 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 	if arg.Type.ID == plan.Null {
 		arg = nullOf(plan.Int64Type)
 	}
-	a := aggExpr{fn: fn, arg: arg}
+	a := aggExpr{fn: fn, arg: arg, distinct: fc.AggDistinct && fn != plan.AggMin && fn != plan.AggMax}
 	switch fn {
 	case plan.AggSum, plan.AggAvg:
 		if !arg.Type.IsNumeric() {

@@ -7,8 +7,10 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// fakeCatalog is an in-memory Catalog with the TPC-H lineitem and orders
-// schemas.
+// fakeCatalog is an in-memory Catalog with the TPC-H schemas (engine
+// types as the Parquet files the generator writes have them) and the row
+// counts and file sizes of scale factor 1, so plans show the join orders
+// and broadcast choices a real SF 1 catalog gets.
 type fakeCatalog map[string]*TableInfo
 
 func (c fakeCatalog) Table(_ context.Context, name string) (*TableInfo, error) {
@@ -20,42 +22,52 @@ func (c fakeCatalog) Table(_ context.Context, name string) (*TableInfo, error) {
 
 func dec(p, s int) plan.DataType { return plan.DecimalType(p, s) }
 
-func table(name string, rows int64, cols ...any) *TableInfo {
-	t := &TableInfo{Name: name, Format: "parquet", Rows: rows, Bytes: rows * 100}
+func table(name string, rows, bytes int64, cols ...any) *TableInfo {
+	t := &TableInfo{Name: name, Format: "parquet", Rows: rows, Bytes: bytes}
 	for i := 0; i < len(cols); i += 2 {
 		t.Columns = append(t.Columns, plan.Field{Name: cols[i].(string), Type: cols[i+1].(plan.DataType)})
 	}
 	return t
 }
 
+var (
+	i64   = plan.Int64Type
+	str   = plan.StringType
+	date  = plan.DateType
+	money = plan.DecimalType(15, 2)
+)
+
 var testCatalog = fakeCatalog{
-	"lineitem": table("lineitem", 6001215,
-		"l_orderkey", plan.Int64Type,
-		"l_partkey", plan.Int64Type,
-		"l_suppkey", plan.Int64Type,
-		"l_linenumber", plan.Int64Type,
-		"l_quantity", dec(15, 2),
-		"l_extendedprice", dec(15, 2),
-		"l_discount", dec(15, 2),
-		"l_tax", dec(15, 2),
-		"l_returnflag", plan.StringType,
-		"l_linestatus", plan.StringType,
-		"l_shipdate", plan.DateType,
-		"l_commitdate", plan.DateType,
-		"l_receiptdate", plan.DateType,
-		"l_shipinstruct", plan.StringType,
-		"l_shipmode", plan.StringType,
-		"l_comment", plan.StringType,
+	"lineitem": table("lineitem", 6001215, 160_000_000,
+		"l_orderkey", i64, "l_partkey", i64, "l_suppkey", i64, "l_linenumber", i64,
+		"l_quantity", money, "l_extendedprice", money, "l_discount", money, "l_tax", money,
+		"l_returnflag", str, "l_linestatus", str,
+		"l_shipdate", date, "l_commitdate", date, "l_receiptdate", date,
+		"l_shipinstruct", str, "l_shipmode", str, "l_comment", str,
 	),
-	"orders": table("orders", 1500000,
-		"o_orderkey", plan.Int64Type,
-		"o_custkey", plan.Int64Type,
-		"o_orderstatus", plan.StringType,
-		"o_totalprice", dec(15, 2),
-		"o_orderdate", plan.DateType,
-		"o_orderpriority", plan.StringType,
-		"o_clerk", plan.StringType,
-		"o_shippriority", plan.Int64Type,
-		"o_comment", plan.StringType,
+	"orders": table("orders", 1500000, 42_000_000,
+		"o_orderkey", i64, "o_custkey", i64, "o_orderstatus", str, "o_totalprice", money,
+		"o_orderdate", date, "o_orderpriority", str, "o_clerk", str, "o_shippriority", i64, "o_comment", str,
+	),
+	"customer": table("customer", 150000, 9_600_000,
+		"c_custkey", i64, "c_name", str, "c_address", str, "c_nationkey", i64,
+		"c_phone", str, "c_acctbal", money, "c_mktsegment", str, "c_comment", str,
+	),
+	"part": table("part", 200000, 6_000_000,
+		"p_partkey", i64, "p_name", str, "p_mfgr", str, "p_brand", str, "p_type", str,
+		"p_size", i64, "p_container", str, "p_retailprice", money, "p_comment", str,
+	),
+	"partsupp": table("partsupp", 800000, 35_000_000,
+		"ps_partkey", i64, "ps_suppkey", i64, "ps_availqty", i64, "ps_supplycost", money, "ps_comment", str,
+	),
+	"supplier": table("supplier", 10000, 800_000,
+		"s_suppkey", i64, "s_name", str, "s_address", str, "s_nationkey", i64,
+		"s_phone", str, "s_acctbal", money, "s_comment", str,
+	),
+	"nation": table("nation", 25, 3_000,
+		"n_nationkey", i64, "n_name", str, "n_regionkey", i64, "n_comment", str,
+	),
+	"region": table("region", 5, 2_000,
+		"r_regionkey", i64, "r_name", str, "r_comment", str,
 	),
 }

@@ -48,7 +48,7 @@ func FormatGraph(g *plan.Graph) string {
 			b.WriteString(" result")
 		}
 		b.WriteByte('\n')
-		writeNode(&b, s.Root, 2)
+		writeNode(&b, g, s.Root, 2)
 	}
 	b.WriteString("stage_graph\n")
 	for _, s := range g.Stages {
@@ -86,9 +86,14 @@ func formatPartitioning(p plan.Partitioning, root *plan.Node) string {
 	return fmt.Sprintf("%s x%d", p.Kind, p.Count)
 }
 
-func writeNode(b *strings.Builder, n *plan.Node, depth int) {
+func writeNode(b *strings.Builder, g *plan.Graph, n *plan.Node, depth int) {
 	b.WriteString(strings.Repeat("  ", depth))
 	b.WriteString(describeNode(n))
+	if n.Kind == plan.KindExchange {
+		if up := g.Stage(n.Stage); up != nil {
+			b.WriteString(" " + formatPartitioning(up.Output, up.Root))
+		}
+	}
 	b.WriteString(" schema=[")
 	for i, f := range n.Schema {
 		if i > 0 {
@@ -98,7 +103,7 @@ func writeNode(b *strings.Builder, n *plan.Node, depth int) {
 	}
 	b.WriteString("]\n")
 	for _, c := range n.Inputs {
-		writeNode(b, c, depth+1)
+		writeNode(b, g, c, depth+1)
 	}
 }
 
@@ -154,6 +159,28 @@ func describeNode(n *plan.Node) string {
 			s += fmt.Sprintf(" limit=%d", n.Limit)
 		}
 		return s
+	case plan.KindHashJoin, plan.KindCrossJoin:
+		j := n.Join
+		var b strings.Builder
+		if n.Kind == plan.KindHashJoin {
+			fmt.Fprintf(&b, "HashJoin: type=%s", j.Type)
+			keys := make([]string, len(j.LeftKeys))
+			for i := range j.LeftKeys {
+				keys[i] = fmt.Sprintf("%s = %s", j.LeftKeys[i], j.RightKeys[i])
+			}
+			fmt.Fprintf(&b, " keys=[%s]", strings.Join(keys, ", "))
+		} else {
+			fmt.Fprintf(&b, "CrossJoin: type=%s", j.Type)
+		}
+		if j.Filter != nil {
+			b.WriteString(" filter=" + j.Filter.String())
+		}
+		if j.NullAware {
+			b.WriteString(" null_aware")
+		}
+		return b.String()
+	case plan.KindUnion:
+		return "Union:"
 	case plan.KindLimit:
 		if n.Limit < 0 {
 			return fmt.Sprintf("Limit: offset=%d limit=none", n.Offset)

@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
 	"reflect"
 	"slices"
 	"strings"
@@ -30,8 +29,7 @@ func planFile(t *testing.T, f string, opts Options) *Planned {
 // TestGraphJSONRoundTrip encodes every golden query's graph as JSON and
 // decodes it back: the plan contract must survive serialization intact.
 func TestGraphJSONRoundTrip(t *testing.T) {
-	files, _ := filepath.Glob("testdata/plans/*.sql")
-	for _, f := range files {
+	for _, f := range planCases(t) {
 		g := planFile(t, f, Options{}).Graph
 		data, err := json.Marshal(g)
 		if err != nil {
@@ -58,8 +56,7 @@ func TestGraphJSONRoundTrip(t *testing.T) {
 // stage ids are positions, inputs match exchange leaves, the result stage
 // is single and last, schemas agree with expressions.
 func TestGraphInvariants(t *testing.T) {
-	files, _ := filepath.Glob("testdata/plans/*.sql")
-	for _, f := range files {
+	for _, f := range planCases(t) {
 		g := planFile(t, f, Options{Partitions: 4}).Graph
 		if g.Result != len(g.Stages)-1 {
 			t.Errorf("%s: result stage %d is not the last", f, g.Result)

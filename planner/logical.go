@@ -28,6 +28,10 @@ type column struct {
 	typ      plan.DataType
 	nullable bool
 	table    string // the qualifier (table alias) of a scan column; "" for computed columns
+	// display, when set, is how expressions show the column: alias.name
+	// for a table read under an alias (so n1.n_name and n2.n_name differ
+	// in EXPLAIN).
+	display string
 }
 
 // metadata holds the columns of one query, indexed by colID.
@@ -45,6 +49,9 @@ func (m *metadata) col(id colID) column { return m.cols[id] }
 // ref returns a column reference expression to id.
 func (m *metadata) ref(id colID) *plan.Expr {
 	c := m.cols[id]
+	if c.display != "" {
+		return plan.Column(id, c.display, c.typ)
+	}
 	return plan.Column(id, c.name, c.typ)
 }
 
@@ -94,11 +101,13 @@ type aggregateNode struct {
 	aggCols   []colID
 }
 
-// aggExpr is one aggregate call; arg is nil for count(*).
+// aggExpr is one aggregate call; arg is nil for count(*). distinct marks
+// fn(DISTINCT arg) until the binder plans it (buildAggregate).
 type aggExpr struct {
-	fn  plan.AggFunc
-	arg *plan.Expr
-	typ plan.DataType
+	fn       plan.AggFunc
+	arg      *plan.Expr
+	typ      plan.DataType
+	distinct bool
 }
 
 // sortNode orders its input by keys.
@@ -223,6 +232,9 @@ func (n *limitNode) describe(*metadata) string {
 func (a aggExpr) String() string {
 	if a.fn == plan.AggCountStar {
 		return "count(*)"
+	}
+	if a.distinct {
+		return fmt.Sprintf("%s(DISTINCT %s)", a.fn, unparen(exprString(a.arg)))
 	}
 	return fmt.Sprintf("%s(%s)", a.fn, unparen(exprString(a.arg)))
 }

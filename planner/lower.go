@@ -13,12 +13,16 @@ import (
 // and whether its rows all sit in one task ("single"). An operator that
 // needs its rows together (final aggregation, sort, limit, the result)
 // closes the open stage with an output partitioning and opens a new one
-// that reads it through an Exchange. Joins will add their own requirement
-// (both sides hashed on the keys, or one side broadcast).
+// that reads it through an Exchange. A join either broadcasts its build
+// side into the probe side's open stage, or hashes both sides on the join
+// keys into a new stage (lower_join.go). A stage never holds two scans:
+// the build side of a join is always closed into a stage of its own.
 
 type lowerer struct {
 	md     *metadata
 	opts   Options
+	rc     *ruleCtx
+	est    *estimator
 	stages []*plan.Stage
 }
 
@@ -28,6 +32,11 @@ type fragment struct {
 	cols   []colID
 	single bool
 	inputs []int
+	// parts are the ways the rows are known to be hash-partitioned (over
+	// Options.Partitions partitions, by the engine's hash of the values):
+	// for each list of columns, rows with equal values of them are in the
+	// same task. Aggregations and joins on such keys need no shuffle.
+	parts [][]colID
 }
 
 func (l *lowerer) schema(cols []colID) plan.Schema {
@@ -76,12 +85,49 @@ func (l *lowerer) closeStage(f *fragment, out plan.Partitioning) int {
 
 // exchange opens a fragment reading stage id.
 func (l *lowerer) exchange(id int, schema plan.Schema, cols []colID, single bool) *fragment {
-	return &fragment{
+	f := &fragment{
 		root:   &plan.Node{Kind: plan.KindExchange, Schema: schema, Stage: id},
 		cols:   cols,
 		single: single,
 		inputs: []int{id},
 	}
+	if out := l.stages[id].Output; out.Kind == plan.PartitionHash && cols != nil {
+		var p []colID
+		for _, k := range out.Keys {
+			p = append(p, cols[k])
+		}
+		f.parts = [][]colID{p}
+	}
+	return f
+}
+
+// partitionedOn returns the positions in keys of the columns of one of
+// f's partitionings, in its order: f's rows are partitioned by
+// keys[idx[0]], keys[idx[1]], ... when those are plain columns.
+func partitionedOn(f *fragment, keys []*plan.Expr) (idx []int, ok bool) {
+	if f.single {
+		return nil, false
+	}
+	for _, p := range f.parts {
+		idx = idx[:0]
+		for _, id := range p {
+			at := -1
+			for j, k := range keys {
+				if k.Op == plan.OpColumn && k.Col == id {
+					at = j
+					break
+				}
+			}
+			if at < 0 {
+				break
+			}
+			idx = append(idx, at)
+		}
+		if len(p) > 0 && len(idx) == len(p) {
+			return append([]int(nil), idx...), true
+		}
+	}
+	return nil, false
 }
 
 var single = plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}
@@ -142,6 +188,10 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.sort(f, n.keys, -1)
 	case *limitNode:
 		return l.lowerLimit(n)
+	case *joinNode:
+		return l.lowerJoin(n)
+	case *unionNode:
+		return l.lowerUnion(n)
 	}
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }
@@ -219,16 +269,43 @@ func (l *lowerer) project(f *fragment, exprs []*plan.Expr, cols []colID) (*fragm
 		out, in := l.md.col(cols[i]), l.md.col(f.cols[i])
 		identity = exprs[i].Op == plan.OpColumn && exprs[i].Col == f.cols[i] && out.name == in.name && out.typ == in.typ
 	}
+	// Partitionings survive through columns passed on as they are.
+	var parts [][]colID
+	for _, p := range f.parts {
+		var q []colID
+		for _, id := range p {
+			for i, e := range exprs {
+				if e.Op == plan.OpColumn && e.Col == id {
+					q = append(q, cols[i])
+					break
+				}
+			}
+		}
+		if len(q) == len(p) {
+			parts = append(parts, q)
+		}
+	}
+	f.parts = parts
 	if identity { // same columns, names and types: only the ids change
 		f.cols = cols
 		return f, nil
 	}
 	pe := make([]*plan.Expr, len(exprs))
+	allCols := true
 	for i, e := range exprs {
 		var err error
 		if pe[i], err = l.phys(e, f.cols); err != nil {
 			return nil, err
 		}
+		allCols = allCols && pe[i].Op == plan.OpColumn
+	}
+	if allCols && f.root.Kind == plan.KindProject {
+		// A selection of a projection's columns: one projection.
+		below := f.root.Exprs
+		for i, e := range pe {
+			pe[i] = below[e.Col]
+		}
+		f.root = f.root.Inputs[0]
 	}
 	f.root = &plan.Node{Kind: plan.KindProject, Schema: l.schema(cols), Inputs: []*plan.Node{f.root}, Exprs: pe}
 	f.cols = cols
@@ -243,24 +320,24 @@ func (l *lowerer) project(f *fragment, exprs []*plan.Expr, cols []colID) (*fragm
 func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	outCols := n.output()
 	if f.single {
-		agg := &plan.Aggregate{Mode: plan.AggSingle}
-		for _, g := range n.groups {
-			pg, err := l.phys(g, f.cols)
-			if err != nil {
-				return nil, err
-			}
-			agg.GroupBy = append(agg.GroupBy, pg)
+		return l.aggSingle(f, n)
+	}
+	if idx, ok := partitionedOn(f, n.groups); ok {
+		// Every group is whole in one task already.
+		nf, err := l.aggSingle(f, n)
+		if err != nil {
+			return nil, err
 		}
-		for i, a := range n.aggs {
-			pa, err := l.phys(a.arg, f.cols)
-			if err != nil {
-				return nil, err
-			}
-			agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name})
+		var p []colID
+		for _, i := range idx {
+			p = append(p, n.groupCols[i])
 		}
-		f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}
-		f.cols = outCols
-		return f, nil
+		nf.parts = [][]colID{p}
+		return nf, nil
+	}
+	distinct := false
+	for _, a := range n.aggs {
+		distinct = distinct || a.fn == plan.AggCountDistinct
 	}
 
 	// Project the inputs of the partial aggregation: group keys first, then
@@ -296,6 +373,40 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 		if f, err = l.project(f, inputs, inputCols); err != nil {
 			return nil, err
 		}
+	}
+	if distinct {
+		// count(DISTINCT) has no partial state: shuffle the rows on the
+		// group keys and aggregate each group in one place.
+		out := single
+		if k := len(n.groups); k > 0 {
+			out = plan.Partitioning{Kind: plan.PartitionHash, Count: l.opts.Partitions}
+			for i := 0; i < k; i++ {
+				out.Keys = append(out.Keys, i)
+			}
+		}
+		id := l.closeStage(f, out)
+		nf := l.exchange(id, f.root.Schema, f.cols, out.Kind == plan.PartitionSingle)
+		nf.single = true // each group is whole in one task
+		m := *n
+		m.groups, m.aggs = nil, nil
+		for i := range n.groups {
+			m.groups = append(m.groups, l.md.ref(inputCols[groupAt[i]]))
+		}
+		for i, a := range n.aggs {
+			if argAt[i] >= 0 {
+				a.arg = l.md.ref(inputCols[argAt[i]])
+			}
+			m.aggs = append(m.aggs, a)
+		}
+		res, err := l.aggSingle(nf, &m)
+		if err != nil {
+			return nil, err
+		}
+		res.single = out.Kind == plan.PartitionSingle
+		if !res.single {
+			res.parts = [][]colID{append([]colID(nil), n.groupCols...)}
+		}
+		return res, nil
 	}
 
 	partial := &plan.Aggregate{Mode: plan.AggPartial}
@@ -336,7 +447,33 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	}
 	nf.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{nf.root}, Aggregate: final}
 	nf.cols = outCols
+	if len(n.groups) > 0 {
+		nf.parts = [][]colID{append([]colID(nil), n.groupCols...)}
+	}
 	return nf, nil
+}
+
+// aggSingle aggregates in one step: f holds every row of each group.
+func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
+	agg := &plan.Aggregate{Mode: plan.AggSingle}
+	for _, g := range n.groups {
+		pg, err := l.phys(g, f.cols)
+		if err != nil {
+			return nil, err
+		}
+		agg.GroupBy = append(agg.GroupBy, pg)
+	}
+	for i, a := range n.aggs {
+		pa, err := l.phys(a.arg, f.cols)
+		if err != nil {
+			return nil, err
+		}
+		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name})
+	}
+	outCols := n.output()
+	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}
+	f.cols = outCols
+	return f, nil
 }
 
 func (l *lowerer) colRef(f *fragment, i int) *plan.Expr {

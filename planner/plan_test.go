@@ -11,18 +11,31 @@ import (
 
 var update = flag.Bool("update", false, "rewrite the golden files under testdata/")
 
-// TestPlans plans every testdata/plans/*.sql and compares Explain's output
-// with the .golden file beside it (go test ./planner -update rewrites them).
-func TestPlans(t *testing.T) {
-	files, err := filepath.Glob("testdata/plans/*.sql")
-	if err != nil {
-		t.Fatal(err)
+// planCases are the golden plan cases: testdata/plans/*.sql and the 22
+// TPC-H queries testdata/tpch/qNN.sql.
+func planCases(t testing.TB) []string {
+	var files []string
+	for _, dir := range []string{"testdata/plans", "testdata/tpch"} {
+		fs, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		files = append(files, fs...)
 	}
 	if len(files) == 0 {
 		t.Fatal("no plan cases")
 	}
-	for _, f := range files {
+	return files
+}
+
+// TestPlans plans every plan case and compares Explain's output with the
+// .golden file beside it (go test ./planner -update rewrites them).
+func TestPlans(t *testing.T) {
+	for _, f := range planCases(t) {
 		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		if filepath.Base(filepath.Dir(f)) == "tpch" {
+			name = "tpch/" + name
+		}
 		t.Run(name, func(t *testing.T) {
 			sql, err := os.ReadFile(f)
 			if err != nil {

@@ -3,8 +3,10 @@
 // The pipeline (each step in its own file):
 //
 //	parse (pg_query) -> bind (bind.go, bind_expr.go, types.go, fold.go)
-//	  -> logical plan (logical.go) -> logical rules (rules.go)
-//	  -> physical operators and stages (lower.go) -> plan.Graph
+//	  -> logical plan (logical.go, logical_join.go; subqueries as joins,
+//	     bind_subquery.go) -> logical rules (rules.go, rule_*.go; sizes
+//	     from estimate.go) -> physical operators and stages (lower.go,
+//	     lower_join.go) -> plan.Graph
 //
 // Explain renders every step's result as stable text (explain.go).
 package planner
@@ -42,6 +44,12 @@ type Options struct {
 	// Partitions is the number of hash partitions of shuffle exchanges
 	// (default 8).
 	Partitions int
+	// BroadcastBytes is the estimated size up to which the build side of a
+	// join is broadcast to the probe side's tasks rather than both sides
+	// shuffled on the join keys (default DefaultBroadcastBytes; negative:
+	// never, except where a join needs it: no keys, NOT IN, a probe side
+	// in one task).
+	BroadcastBytes int64
 }
 
 // DefaultPartitions is Options.Partitions when it is zero.
@@ -64,6 +72,9 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if opts.Partitions <= 0 {
 		opts.Partitions = DefaultPartitions
 	}
+	if opts.BroadcastBytes == 0 {
+		opts.BroadcastBytes = DefaultBroadcastBytes
+	}
 	tree, err := pg.Parse(sql)
 	if err != nil {
 		return nil, syntaxError(sql, err)
@@ -80,8 +91,12 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err != nil {
 		return nil, err
 	}
-	root, fired := optimize(root, b.md)
-	l := &lowerer{md: b.md, opts: opts}
+	rc := &ruleCtx{md: b.md, sql: sql, opts: opts}
+	root, fired, err := optimize(root, rc, b.outerRefs)
+	if err != nil {
+		return nil, err
+	}
+	l := &lowerer{md: b.md, opts: opts, rc: rc, est: newEstimator(b.md)}
 	g, err := l.lowerPlan(root)
 	if err != nil {
 		return nil, err

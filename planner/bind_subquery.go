@@ -1,0 +1,267 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Subqueries become joins, never per-row execution:
+//
+//   - a conjunct EXISTS (q) / NOT EXISTS (q) of WHERE or HAVING is a semi /
+//     anti join with q; when q is correlated the decorrelate_subqueries
+//     rule turns its correlated conditions into the join's condition.
+//     Uncorrelated, it is a one-row count of q (limited to one row) that
+//     the query is cross-joined with and filtered on.
+//   - a conjunct x IN (q) is a semi join on x = q's column; x NOT IN (q) a
+//     null-aware anti join (NOT IN's NULL semantics, see plan.Join).
+//   - a scalar subquery (q) anywhere in an expression is a join with q's
+//     one value column: uncorrelated, q must be one aggregate row and the
+//     join is a cross join; correlated, it is a left join that
+//     decorrelation turns into an aggregation grouped by the correlated
+//     columns (and a later rule into an inner join when the value is
+//     compared).
+
+// subqueries collects the scalar subqueries of one clause.
+type subqueries struct {
+	items []*joinNode // right, scalar, scalarCol, dependent and loc set
+}
+
+// boundPred is a bound WHERE or HAVING clause.
+type boundPred struct {
+	conds []*plan.Expr // plain conjuncts
+	joins []*joinNode  // semi and anti joins, left side unset
+	subs  *subqueries  // scalar subqueries the conjuncts use
+}
+
+// flattenAnd splits a parse tree at its top-level ANDs.
+func flattenAnd(n *pg.Node) []*pg.Node {
+	if be := n.GetBoolExpr(); be != nil && be.Boolop == pg.BoolExprType_AND_EXPR {
+		var out []*pg.Node
+		for _, a := range be.Args {
+			out = append(out, flattenAnd(a)...)
+		}
+		return out
+	}
+	return []*pg.Node{n}
+}
+
+// predicateSubLink returns the EXISTS or IN subquery a conjunct is, and
+// whether it is negated; nil if the conjunct is something else.
+func predicateSubLink(n *pg.Node) (*pg.SubLink, bool) {
+	negated := false
+	if be := n.GetBoolExpr(); be != nil && be.Boolop == pg.BoolExprType_NOT_EXPR && len(be.Args) == 1 {
+		n, negated = be.Args[0], true
+	}
+	sl := n.GetSubLink()
+	if sl == nil {
+		return nil, false
+	}
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXISTS_SUBLINK:
+		return sl, negated
+	case pg.SubLinkType_ANY_SUBLINK:
+		if len(sl.OperName) == 0 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() == "=" {
+			return sl, negated
+		}
+	}
+	return nil, false
+}
+
+// bindPredicate binds a WHERE or HAVING clause conjunct by conjunct.
+// leaf, if set, is applied to every bound expression over the input (the
+// grouping check of HAVING).
+func (b *binder) bindPredicate(ast *pg.Node, c *exprCtx, leaf func(*plan.Expr) (*plan.Expr, error)) (*boundPred, error) {
+	p := &boundPred{subs: &subqueries{}}
+	c = c.with(func(c *exprCtx) { c.subs = p.subs })
+	conjuncts := flattenAnd(ast)
+	clause := c.clause
+	if len(conjuncts) > 1 {
+		clause = "AND"
+	}
+	for _, conj := range conjuncts {
+		if sl, negated := predicateSubLink(conj); sl != nil {
+			if err := b.bindSubqueryPredicate(p, sl, negated, c, leaf); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		e, err := b.bindExpr(conj, c)
+		if err != nil {
+			return nil, err
+		}
+		if leaf != nil {
+			if e, err = leaf(e); err != nil {
+				return nil, err
+			}
+		}
+		if e, err = b.requireBool(e, clause, exprLoc(conj)); err != nil {
+			return nil, err
+		}
+		for _, x := range splitConjuncts(e) {
+			if !isTrueLit(x) {
+				p.conds = append(p.conds, x)
+			}
+		}
+	}
+	return p, nil
+}
+
+// applyPredicate puts a bound predicate over root: the scalar subqueries
+// its conditions use, its semi and anti joins, then a filter.
+func (b *binder) applyPredicate(root node, p *boundPred) node {
+	root = b.attachScalars(root, p.subs)
+	for _, j := range p.joins {
+		c := *j
+		c.left = root
+		root = &c
+	}
+	if len(p.conds) > 0 {
+		root = &filterNode{input: root, conds: p.conds}
+	}
+	return root
+}
+
+// attachScalars joins root with the scalar subqueries of subs.
+func (b *binder) attachScalars(root node, subs *subqueries) node {
+	for _, s := range subs.items {
+		c := *s
+		c.left = root
+		root = &c
+	}
+	return root
+}
+
+// bindSubqueryPredicate binds a conjunct [NOT] EXISTS (q) or x [NOT] IN (q).
+func (b *binder) bindSubqueryPredicate(p *boundPred, sl *pg.SubLink, negated bool, c *exprCtx, leaf func(*plan.Expr) (*plan.Expr, error)) error {
+	if c.inAgg {
+		return b.unsupported(sl.Location, "subqueries inside aggregate functions")
+	}
+	sub, err := b.bindQuery(sl.Subselect.GetSelectStmt(), c.scope)
+	if err != nil {
+		return err
+	}
+	j := &joinNode{typ: plan.JoinSemi, right: sub, loc: sl.Location, dependent: len(freeCols(sub)) > 0}
+	if negated {
+		j.typ = plan.JoinAnti
+	}
+	if sl.SubLinkType == pg.SubLinkType_EXISTS_SUBLINK {
+		j.subquery = "EXISTS"
+		if negated {
+			j.subquery = "NOT EXISTS"
+		}
+		if j.dependent {
+			p.joins = append(p.joins, j)
+			return nil
+		}
+		// Uncorrelated: whether q has a row is one value for the whole
+		// query, count(*) of at most one row of q.
+		agg := &aggregateNode{
+			input:   &limitNode{input: sub, limit: 1},
+			aggs:    []aggExpr{{fn: plan.AggCountStar, typ: plan.Int64Type}},
+			aggCols: []colID{b.md.add(column{name: "count(*)", typ: plan.Int64Type})},
+		}
+		p.subs.items = append(p.subs.items, &joinNode{typ: plan.JoinInner, right: agg, scalar: true, scalarCol: agg.aggCols[0], subquery: j.subquery, loc: sl.Location})
+		if c.aggs != nil {
+			c.aggs.extra[agg.aggCols[0]] = true
+		}
+		op := plan.OpGt
+		if negated {
+			op = plan.OpEq
+		}
+		p.conds = append(p.conds, plan.Call(op, plan.BoolType, b.md.ref(agg.aggCols[0]), intLit(0)))
+		return nil
+	}
+	j.subquery = "IN"
+	if negated {
+		j.subquery, j.nullAware = "NOT IN", true
+	}
+	if sl.Testexpr.GetRowExpr() != nil {
+		return b.unsupported(sl.Location, "row-valued IN (subquery)")
+	}
+	out := sub.output()
+	if len(out) != 1 {
+		return b.errorf(CodeType, sl.Location, "type mismatch: subquery has %d columns, IN needs one", len(out))
+	}
+	lhs, err := b.bindExpr(sl.Testexpr, c)
+	if err != nil {
+		return err
+	}
+	if leaf != nil {
+		if lhs, err = leaf(lhs); err != nil {
+			return err
+		}
+	}
+	if len(refs(lhs)) == 0 {
+		return b.unsupported(sl.Location, "IN (subquery) with a constant operand")
+	}
+	eq, err := b.compare(plan.OpEq, lhs, b.md.ref(out[0]), sl.Location)
+	if err != nil {
+		return err
+	}
+	if eq.Op != plan.OpEq {
+		return b.unsupported(sl.Location, "IN (subquery) with a constant operand")
+	}
+	j.conds = []*plan.Expr{eq}
+	p.joins = append(p.joins, j)
+	return nil
+}
+
+// bindScalarSubquery binds a subquery inside an expression: a scalar
+// subquery, whose value column is returned.
+func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
+	switch sl.SubLinkType {
+	case pg.SubLinkType_EXPR_SUBLINK:
+	case pg.SubLinkType_EXISTS_SUBLINK, pg.SubLinkType_ANY_SUBLINK:
+		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
+	case pg.SubLinkType_ALL_SUBLINK:
+		return nil, b.unsupported(sl.Location, "ALL (subquery)")
+	default:
+		return nil, b.unsupported(sl.Location, "this kind of subquery")
+	}
+	if c.subs == nil {
+		clause := c.clause
+		if clause == "" {
+			clause = "this clause"
+		}
+		return nil, b.unsupported(sl.Location, "subqueries in "+clause)
+	}
+	if c.inAgg {
+		return nil, b.unsupported(sl.Location, "subqueries inside aggregate functions")
+	}
+	sub, err := b.bindQuery(sl.Subselect.GetSelectStmt(), c.scope)
+	if err != nil {
+		return nil, err
+	}
+	out := sub.output()
+	if len(out) != 1 {
+		return nil, b.errorf(CodeType, sl.Location, "type mismatch: scalar subquery has %d columns, needs one", len(out))
+	}
+	j := &joinNode{typ: plan.JoinInner, right: sub, scalar: true, scalarCol: out[0], subquery: "scalar subquery", loc: sl.Location}
+	if len(freeCols(sub)) > 0 {
+		// Correlated: a left join, each left row gets its value or NULL.
+		j.typ, j.dependent = plan.JoinLeft, true
+	} else if !oneRow(sub) {
+		return nil, b.unsupported(sl.Location, "scalar subqueries that may not return exactly one row (only an aggregate without GROUP BY is)")
+	}
+	c.subs.items = append(c.subs.items, j)
+	if c.aggs != nil {
+		c.aggs.extra[out[0]] = true
+	}
+	return b.md.ref(out[0]), nil
+}
+
+// oneRow reports whether n always yields exactly one row: projections of
+// an aggregation without GROUP BY.
+func oneRow(n node) bool {
+	for {
+		switch x := n.(type) {
+		case *projectNode:
+			n = x.input
+		case *aggregateNode:
+			return len(x.groups) == 0
+		default:
+			return false
+		}
+	}
+}

@@ -1,0 +1,389 @@
+package planner
+
+import (
+	"fmt"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// decorrelateSubqueries rewrites every dependent join (a subquery whose
+// plan refers to columns of the query around it) into an ordinary join.
+//
+// Trigger: a join the binder made from a correlated subquery. The
+// conditions of the subquery that refer to outer columns are pulled up out
+// of its plan, through filters, projections (which then pass on the inner
+// columns the conditions read), inner joins and sorts, and become the
+// join's condition. Below an aggregation only equalities inner = outer may
+// pass: the inner side becomes an extra GROUP BY key and the condition
+// compares the key with the outer value (an aggregate per correlation
+// value, computed once for all of them).
+//
+// Why it is safe:
+//   - EXISTS / IN: a semi (anti) join keeps a row when some (no) subquery
+//     row satisfies the pulled conditions, which is what evaluating the
+//     subquery per row would decide.
+//   - scalar subqueries: q is an aggregate without GROUP BY. Per outer row
+//     it aggregates the rows matching the correlation; grouped by the
+//     correlation columns and left-joined, a row without matches gets
+//     NULL, which equals q's value over no rows only when that value is
+//     NULL (sum, avg, min, max, and strict expressions of them). COUNT is
+//     0 over no rows (the "count bug"), so a value that is not NULL over
+//     no rows is rejected (SL005).
+//   - NOT IN with a correlation is only rewritten when the compared values
+//     cannot be NULL (then it is a plain anti join).
+//
+// Correlation anywhere else (a select list, an aggregate's argument, below
+// a LIMIT, an outer join's inner side, a non-equality below an
+// aggregation) is SL005.
+type decorrelateSubqueries struct{}
+
+func (decorrelateSubqueries) name() string { return "decorrelate_subqueries" }
+
+func (r decorrelateSubqueries) apply(root node, rc *ruleCtx) (node, error) {
+	return r.walk(root, rc)
+}
+
+// walk decorrelates bottom-up, so a subquery nested in a subquery is done
+// first and its pulled conditions may be pulled further by the outer one.
+func (r decorrelateSubqueries) walk(n node, rc *ruleCtx) (node, error) {
+	ch := n.children()
+	if len(ch) > 0 {
+		nc := make([]node, len(ch))
+		changed := false
+		for i, c := range ch {
+			var err error
+			if nc[i], err = r.walk(c, rc); err != nil {
+				return nil, err
+			}
+			changed = changed || nc[i] != c
+		}
+		if changed {
+			n = n.withChildren(nc)
+		}
+	}
+	j, ok := n.(*joinNode)
+	if !ok || !j.dependent {
+		return n, nil
+	}
+	return r.decorrelate(j, rc)
+}
+
+// puller pulls correlated conditions out of a subquery plan.
+type puller struct {
+	rc   *ruleCtx
+	free map[colID]bool // the outer columns
+	// agg is the aggregation the conditions crossed, if any, and whether
+	// it had GROUP BY keys of its own.
+	agg       *aggregateNode
+	aggGroups bool
+	what      string
+	loc       int32
+}
+
+func (r decorrelateSubqueries) decorrelate(j *joinNode, rc *ruleCtx) (node, error) {
+	free := freeCols(j.right)
+	out := *j
+	out.dependent = false
+	if len(free) == 0 {
+		return &out, nil
+	}
+	p := &puller{rc: rc, free: colSet(free), what: j.subquery, loc: j.loc}
+	right, preds, err := p.pull(j.right)
+	if err != nil {
+		return nil, err
+	}
+	if rest := freeCols(right); len(rest) > 0 {
+		return nil, p.fail(fmt.Sprintf("correlated reference to %s in this part of a subquery", rc.md.col(rest[0]).name))
+	}
+	out.right = right
+	out.conds = append(append([]*plan.Expr{}, j.conds...), preds...)
+	if j.scalar {
+		if p.agg == nil || p.aggGroups {
+			return nil, p.fail("correlated scalar subqueries other than an aggregate without GROUP BY")
+		}
+		if err := p.checkEmptyGroup(right, j.scalarCol); err != nil {
+			return nil, err
+		}
+		return &out, nil
+	}
+	if p.agg != nil && !p.aggGroups {
+		return nil, p.fail("correlated EXISTS or IN over an aggregate without GROUP BY")
+	}
+	if j.nullAware {
+		// NOT IN per outer row: a NULL in another row's subquery result
+		// must not matter, which the null-aware anti join cannot express;
+		// without NULLs it is a plain anti join.
+		eq := j.conds[0]
+		if nullableExpr(eq.Args[0], rc.md) || nullableExpr(eq.Args[1], rc.md) {
+			return nil, p.fail("correlated NOT IN over values that may be NULL (use NOT EXISTS)")
+		}
+		out.nullAware = false
+	}
+	return &out, nil
+}
+
+func (p *puller) fail(what string) *Error {
+	return p.rc.unsupported(p.loc, what)
+}
+
+// refsFree reports whether e refers to an outer column.
+func (p *puller) refsFree(e *plan.Expr) bool { return touches(e, p.free) }
+
+// pull returns n without its correlated conditions, and those conditions
+// over n's (new) output and the outer columns.
+func (p *puller) pull(n node) (node, []*plan.Expr, error) {
+	switch n := n.(type) {
+	case *scanNode:
+		return n, nil, nil
+	case *filterNode:
+		in, preds, err := p.pull(n.input)
+		if err != nil {
+			return nil, nil, err
+		}
+		var keep []*plan.Expr
+		for _, c := range n.conds {
+			if p.refsFree(c) {
+				preds = append(preds, c)
+			} else {
+				keep = append(keep, c)
+			}
+		}
+		return wrapFilter(in, keep), preds, nil
+	case *projectNode:
+		in, preds, err := p.pull(n.input)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range n.exprs {
+			if p.refsFree(e) {
+				return nil, nil, p.fail("correlated reference in the select list of a subquery")
+			}
+		}
+		c := *n
+		c.input = in
+		if len(preds) > 0 {
+			have := colSet(n.cols)
+			c.exprs = append([]*plan.Expr{}, n.exprs...)
+			c.cols = append([]colID{}, n.cols...)
+			for _, pr := range preds {
+				for _, id := range sortedCols(refs(pr)) {
+					if !p.free[id] && !have[id] {
+						have[id] = true
+						c.exprs = append(c.exprs, p.rc.md.ref(id))
+						c.cols = append(c.cols, id)
+					}
+				}
+			}
+		}
+		return &c, preds, nil
+	case *aggregateNode:
+		in, preds, err := p.pull(n.input)
+		if err != nil {
+			return nil, nil, err
+		}
+		for _, e := range nodeExprs(n) {
+			if p.refsFree(e) {
+				return nil, nil, p.fail("correlated reference in an aggregate or GROUP BY of a subquery")
+			}
+		}
+		c := *n
+		c.input = in
+		if len(preds) == 0 {
+			return &c, nil, nil
+		}
+		if p.agg != nil {
+			return nil, nil, p.fail("correlated conditions below two aggregations")
+		}
+		c.groups = append([]*plan.Expr{}, n.groups...)
+		c.groupCols = append([]colID{}, n.groupCols...)
+		var out []*plan.Expr
+		for _, pr := range preds {
+			inner, outer, ok := p.splitEq(pr)
+			if !ok {
+				return nil, nil, p.fail("correlated conditions other than equality below an aggregation")
+			}
+			k := exprKey(inner)
+			at := -1
+			for i, g := range c.groups {
+				if exprKey(g) == k {
+					at = i
+				}
+			}
+			if at < 0 {
+				at = len(c.groups)
+				c.groups = append(c.groups, inner)
+				c.groupCols = append(c.groupCols, p.rc.md.add(column{name: exprName(inner), typ: inner.Type, nullable: nullableExpr(inner, p.rc.md)}))
+			}
+			out = append(out, plan.Call(plan.OpEq, plan.BoolType, p.rc.md.ref(c.groupCols[at]), outer))
+		}
+		p.agg, p.aggGroups = &c, len(n.groups) > 0
+		return &c, out, nil
+	case *sortNode:
+		in, preds, err := p.pull(n.input)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := *n
+		c.input = in
+		return &c, preds, nil
+	case *limitNode:
+		in, preds, err := p.pull(n.input)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(preds) > 0 {
+			return nil, nil, p.fail("correlated subqueries with LIMIT or OFFSET")
+		}
+		c := *n
+		c.input = in
+		return &c, nil, nil
+	case *joinNode:
+		l, lp, err := p.pull(n.left)
+		if err != nil {
+			return nil, nil, err
+		}
+		r, rp, err := p.pull(n.right)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := *n
+		c.left, c.right, c.conds = l, r, nil
+		var preds []*plan.Expr
+		for _, cond := range n.conds {
+			if p.refsFree(cond) {
+				if n.typ != plan.JoinInner {
+					return nil, nil, p.fail("correlated reference in the condition of an outer, semi or anti join")
+				}
+				preds = append(preds, cond)
+			} else {
+				c.conds = append(c.conds, cond)
+			}
+		}
+		// Conditions from a side whose rows the join keeps as they are
+		// may pass above it.
+		leftOK := n.typ == plan.JoinInner || n.typ == plan.JoinLeft || n.typ == plan.JoinSemi || n.typ == plan.JoinAnti
+		rightOK := n.typ == plan.JoinInner || n.typ == plan.JoinRight
+		if len(lp) > 0 && !leftOK || len(rp) > 0 && !rightOK {
+			return nil, nil, p.fail("correlated reference below an outer, semi or anti join")
+		}
+		if c.cols != nil && len(lp)+len(rp) > 0 {
+			c.cols = nil
+		}
+		return &c, append(append(preds, lp...), rp...), nil
+	case *unionNode:
+		c := *n
+		c.inputs = nil
+		for _, in := range n.inputs {
+			x, preds, err := p.pull(in)
+			if err != nil {
+				return nil, nil, err
+			}
+			if len(preds) > 0 {
+				return nil, nil, p.fail("correlated reference inside UNION")
+			}
+			c.inputs = append(c.inputs, x)
+		}
+		return &c, nil, nil
+	}
+	return nil, nil, p.fail("correlated subquery of this shape")
+}
+
+// splitEq splits a correlated equality into its inner and outer sides.
+func (p *puller) splitEq(e *plan.Expr) (inner, outer *plan.Expr, ok bool) {
+	if e.Op != plan.OpEq {
+		return nil, nil, false
+	}
+	a, b := e.Args[0], e.Args[1]
+	onlyFree := func(x *plan.Expr) bool { return len(refs(x)) > 0 && within(x, p.free) }
+	noFree := func(x *plan.Expr) bool { return len(refs(x)) > 0 && !p.refsFree(x) }
+	switch {
+	case onlyFree(a) && noFree(b):
+		return b, a, true
+	case onlyFree(b) && noFree(a):
+		return a, b, true
+	}
+	return nil, nil, false
+}
+
+// checkEmptyGroup rejects the count bug: the scalar subquery's value over
+// no rows must be NULL, which is what the left join gives a row without
+// matches. The value is the expression computing col in the projection on
+// top of the decorrelated plan, with each aggregate replaced by its result
+// over no rows (0 for counts, NULL otherwise) and folded.
+func (p *puller) checkEmptyGroup(right node, col colID) error {
+	value := p.rc.md.ref(col)
+	n := right
+	for {
+		pr, ok := n.(*projectNode)
+		if !ok {
+			break
+		}
+		subst := map[colID]*plan.Expr{}
+		for i, id := range pr.cols {
+			subst[id] = pr.exprs[i]
+		}
+		value = substCols(value, subst)
+		n = pr.input
+	}
+	if n != node(p.agg) {
+		return p.fail("correlated scalar subqueries with HAVING")
+	}
+	subst := map[colID]*plan.Expr{}
+	for i, id := range p.agg.aggCols {
+		a := p.agg.aggs[i]
+		switch a.fn {
+		case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
+			subst[id] = intLit(0)
+		default:
+			subst[id] = nullOf(a.typ)
+		}
+	}
+	if v := foldDeep(substCols(value, subst)); !isNullLit(v) {
+		return p.fail(fmt.Sprintf("correlated scalar subquery whose value over no rows is not NULL (%s; COUNT is 0)", exprString(value)))
+	}
+	return nil
+}
+
+// foldDeep folds e bottom-up.
+func foldDeep(e *plan.Expr) *plan.Expr {
+	return rewriteExpr(e, func(x *plan.Expr) *plan.Expr {
+		if r := fold(x); r != x {
+			return r
+		}
+		return nil
+	})
+}
+
+// nullableExpr reports whether e may be NULL (conservatively).
+func nullableExpr(e *plan.Expr, md *metadata) bool {
+	switch e.Op {
+	case plan.OpColumn:
+		return md.col(e.Col).nullable
+	case plan.OpLiteral:
+		return e.Value.Null
+	case plan.OpIsNull, plan.OpIsNotNull:
+		return false
+	case plan.OpDiv, plan.OpMod, plan.OpCast, plan.OpCase:
+		return true
+	}
+	for _, a := range e.Args {
+		if nullableExpr(a, md) {
+			return true
+		}
+	}
+	return false
+}
+
+// sortedCols returns the ids of a set in increasing order.
+func sortedCols(s map[colID]bool) []colID {
+	out := make([]colID, 0, len(s))
+	for id := range s {
+		out = append(out, id)
+	}
+	for i := 1; i < len(out); i++ {
+		for j := i; j > 0 && out[j] < out[j-1]; j-- {
+			out[j], out[j-1] = out[j-1], out[j]
+		}
+	}
+	return out
+}

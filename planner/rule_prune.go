@@ -1,0 +1,152 @@
+package planner
+
+import "github.com/sluicedb/sluice/planner/plan"
+
+// pruneColumns drops the columns no operator above reads: scans read only
+// those columns, projections compute only those, aggregations compute only
+// the aggregates used, joins and unions pass on only those. The plan's own
+// output is kept whole. A scan keeps at least one column so that it still
+// yields its row count (and so does a union).
+type pruneColumns struct{}
+
+func (pruneColumns) name() string { return "prune_columns" }
+
+func (r pruneColumns) apply(root node, rc *ruleCtx) (node, error) {
+	need := map[colID]bool{}
+	for _, id := range root.output() {
+		need[id] = true
+	}
+	return r.prune(root, need, rc.md), nil
+}
+
+func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
+	switch n := n.(type) {
+	case *scanNode:
+		for _, f := range n.filters {
+			exprCols(f, need)
+		}
+		c := *n
+		c.cols, c.ords = nil, nil
+		for i, id := range n.cols {
+			if need[id] {
+				c.cols = append(c.cols, id)
+				c.ords = append(c.ords, n.ords[i])
+			}
+		}
+		if len(c.cols) == 0 && len(n.cols) > 0 {
+			i := narrowest(n.cols, md)
+			c.cols, c.ords = []colID{n.cols[i]}, []int{n.ords[i]}
+		}
+		return &c
+	case *filterNode:
+		child := copySet(need)
+		for _, e := range n.conds {
+			exprCols(e, child)
+		}
+		return n.withChildren([]node{r.prune(n.input, child, md)})
+	case *projectNode:
+		c := *n
+		c.exprs, c.cols = nil, nil
+		child := map[colID]bool{}
+		for i, id := range n.cols {
+			if need[id] {
+				c.exprs = append(c.exprs, n.exprs[i])
+				c.cols = append(c.cols, id)
+				exprCols(n.exprs[i], child)
+			}
+		}
+		c.input = r.prune(n.input, child, md)
+		return &c
+	case *aggregateNode:
+		c := *n
+		c.aggs, c.aggCols = nil, nil
+		child := map[colID]bool{}
+		for _, g := range n.groups {
+			exprCols(g, child)
+		}
+		for i, id := range n.aggCols {
+			if need[id] {
+				c.aggs = append(c.aggs, n.aggs[i])
+				c.aggCols = append(c.aggCols, id)
+				exprCols(n.aggs[i].arg, child)
+			}
+		}
+		c.input = r.prune(n.input, child, md)
+		return &c
+	case *sortNode:
+		child := copySet(need)
+		for _, k := range n.keys {
+			exprCols(k.expr, child)
+		}
+		return n.withChildren([]node{r.prune(n.input, child, md)})
+	case *joinNode:
+		child := copySet(need)
+		for _, e := range n.conds {
+			exprCols(e, child)
+		}
+		c := *n
+		c.left = r.prune(n.left, child, md)
+		c.right = r.prune(n.right, child, md)
+		c.cols = nil
+		full := c.fullOutput()
+		var keep []colID
+		for _, id := range full {
+			if need[id] {
+				keep = append(keep, id)
+			}
+		}
+		if len(keep) == 0 && len(full) > 0 {
+			keep = full[:1] // the row count must survive
+		}
+		if len(keep) < len(full) {
+			c.cols = keep
+		}
+		return &c
+	case *unionNode:
+		c := *n
+		var keep []int
+		for k, id := range n.cols {
+			if need[id] {
+				keep = append(keep, k)
+			}
+		}
+		if len(keep) == 0 {
+			keep = []int{0}
+		}
+		c.cols = nil
+		c.inCols = make([][]colID, len(n.inputs))
+		c.inputs = make([]node, len(n.inputs))
+		for _, k := range keep {
+			c.cols = append(c.cols, n.cols[k])
+		}
+		for i, in := range n.inputs {
+			child := map[colID]bool{}
+			for _, k := range keep {
+				c.inCols[i] = append(c.inCols[i], n.inCols[i][k])
+				child[n.inCols[i][k]] = true
+			}
+			c.inputs[i] = r.prune(in, child, md)
+		}
+		return &c
+	default: // limit, and operators that read everything they pass on
+		ch := n.children()
+		nc := make([]node, len(ch))
+		for i, x := range ch {
+			nc[i] = r.prune(x, copySet(need), md)
+		}
+		return n.withChildren(nc)
+	}
+}
+
+// narrowest picks the cheapest column to read when a scan needs none (for
+// count(*)): the first of the narrowest type.
+func narrowest(cols []colID, md *metadata) int {
+	rank := map[plan.TypeID]int{plan.Bool: 0, plan.Date: 1, plan.Int64: 2, plan.Float64: 2, plan.Decimal: 2, plan.String: 3}
+	best := 0
+	for i, id := range cols {
+		if rank[md.col(id).typ.ID] < rank[md.col(cols[best]).typ.ID] {
+			best = i
+		}
+	}
+	return best
+}

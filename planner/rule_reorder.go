@@ -1,0 +1,202 @@
+package planner
+
+import (
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// reorderJoins picks the order of inner joins and the build side of every
+// join from estimated sizes (estimate.go).
+//
+// Trigger: a tree of inner joins (the FROM list and its WHERE conditions,
+// explicit INNER JOINs, scalar subqueries); outer, semi and anti joins
+// bound such trees and are ordered inside. The tree is flattened into its
+// inputs and conditions and rebuilt left-deep, greedily: it starts from the
+// input with the most rows (the fact table, which then stays the probe side
+// of every join and is never shuffled when the others are small enough to
+// broadcast), and at each step joins the input that an equality connects
+// to what is joined so far and that gives the fewest rows; an input
+// connected by other conditions only comes next, and one not connected at
+// all (a cross product) last. Each condition sits on the first join that
+// has all its columns. The smaller side (in estimated bytes) is the build
+// (right) side; for a left, right or full join with the bigger side on the
+// right the sides are swapped (left becomes right join and vice versa).
+//
+// Safe because inner joins are commutative and associative when every
+// condition is applied once all its columns are present, and swapping the
+// sides of an outer join while mirroring its type keeps its rows; column
+// order does not matter since operators refer to columns by id.
+type reorderJoins struct{}
+
+func (reorderJoins) name() string { return "reorder_joins" }
+
+func (r reorderJoins) apply(root node, rc *ruleCtx) (node, error) {
+	es := newEstimator(rc.md)
+	return r.walk(root, es), nil
+}
+
+func (r reorderJoins) walk(n node, es *estimator) node {
+	if j, ok := n.(*joinNode); ok && j.typ == plan.JoinInner {
+		var leaves []node
+		var conds []*plan.Expr
+		var flatten func(n node)
+		flatten = func(n node) {
+			if x, ok := n.(*joinNode); ok && x.typ == plan.JoinInner {
+				flatten(x.left)
+				flatten(x.right)
+				conds = append(conds, x.conds...)
+				return
+			}
+			leaves = append(leaves, r.walk(n, es))
+		}
+		flatten(j)
+		out := r.order(leaves, conds, es)
+		if j.cols != nil {
+			if top, ok := out.(*joinNode); ok {
+				c := *top
+				c.cols = j.cols
+				out = &c
+			}
+		}
+		return out
+	}
+	ch := n.children()
+	if len(ch) == 0 {
+		return n
+	}
+	nc := make([]node, len(ch))
+	for i, c := range ch {
+		nc[i] = r.walk(c, es)
+	}
+	n = n.withChildren(nc)
+	if j, ok := n.(*joinNode); ok && (j.typ == plan.JoinLeft || j.typ == plan.JoinRight || j.typ == plan.JoinFull) {
+		if es.bytes(j.right) > es.bytes(j.left) {
+			c := *j
+			c.left, c.right, c.typ = j.right, j.left, mirror(j.typ)
+			if c.cols != nil {
+				c.cols = reorderCols(c.cols, c.fullOutput())
+			}
+			return &c
+		}
+	}
+	return n
+}
+
+// reorderCols returns the ids of cols in the order they have in full.
+func reorderCols(cols, full []colID) []colID {
+	keep := colSet(cols)
+	var out []colID
+	for _, id := range full {
+		if keep[id] {
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// order builds a left-deep join tree of leaves (see reorderJoins).
+func (r reorderJoins) order(leaves []node, conds []*plan.Expr, es *estimator) node {
+	owner := map[colID]int{}
+	for i, l := range leaves {
+		for _, id := range l.output() {
+			owner[id] = i
+		}
+	}
+	// The leaves each condition reads; conditions on one leaf go into it
+	// (push_down_filters already put them there; this only keeps the rule
+	// complete), conditions on none stay on top.
+	var top []*plan.Expr
+	type cond struct {
+		e      *plan.Expr
+		leaves map[int]bool
+		used   bool
+	}
+	var cs []*cond
+	single := map[int][]*plan.Expr{}
+	for _, c := range conds {
+		ls := map[int]bool{}
+		for id := range refs(c) {
+			if i, ok := owner[id]; ok {
+				ls[i] = true
+			}
+		}
+		switch len(ls) {
+		case 0:
+			top = append(top, c)
+		case 1:
+			for i := range ls {
+				single[i] = append(single[i], c)
+			}
+		default:
+			cs = append(cs, &cond{e: c, leaves: ls})
+		}
+	}
+	for i, extra := range single {
+		leaves[i] = wrapFilter(leaves[i], extra)
+	}
+	if len(leaves) == 1 {
+		return wrapFilter(leaves[0], top)
+	}
+
+	start := 0
+	for i := range leaves {
+		if es.rows(leaves[i]) > es.rows(leaves[start]) {
+			start = i
+		}
+	}
+	in := map[int]bool{start: true}
+	tree := leaves[start]
+	for len(in) < len(leaves) {
+		best, bestClass := -1, 3
+		var bestRows, bestBytes float64
+		var bestConds []*cond
+		for k := range leaves {
+			if in[k] {
+				continue
+			}
+			var connecting []*cond
+			var exprs []*plan.Expr
+			for _, c := range cs {
+				if c.used || !c.leaves[k] {
+					continue
+				}
+				inside := true
+				for i := range c.leaves {
+					if i != k && !in[i] {
+						inside = false
+					}
+				}
+				if inside {
+					connecting = append(connecting, c)
+					exprs = append(exprs, c.e)
+				}
+			}
+			// class 0: an equality connects k; 1: another condition; 2: none.
+			class := 2
+			if len(connecting) > 0 {
+				class = 1
+				lcols, rcols := colSet(tree.output()), colSet(leaves[k].output())
+				for _, c := range connecting {
+					if _, _, ok := equiSides(c.e, lcols, rcols); ok {
+						class = 0
+					}
+				}
+			}
+			rows := es.joinRows(tree, leaves[k], exprs)
+			bytes := es.bytes(leaves[k])
+			if best < 0 || class < bestClass || class == bestClass && (rows < bestRows || rows == bestRows && bytes < bestBytes) {
+				best, bestClass, bestRows, bestBytes, bestConds = k, class, rows, bytes, connecting
+			}
+		}
+		j := &joinNode{typ: plan.JoinInner, left: tree, right: leaves[best]}
+		for _, c := range bestConds {
+			c.used = true
+			j.conds = append(j.conds, c.e)
+		}
+		if es.bytes(j.right) > es.bytes(j.left) {
+			j.left, j.right = j.right, j.left
+		}
+		in[best] = true
+		tree = j
+	}
+	return wrapFilter(tree, top)
+}
