@@ -113,7 +113,7 @@ type Coordinator struct {
 	invoker Invoker
 	log     *slog.Logger
 
-	dispatch chan struct{} // bounds tasks in flight
+	dispatch *dispatcher // bounds tasks in flight, smallest stages first
 	wg       sync.WaitGroup
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -128,7 +128,7 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 64
 	}
-	return &Coordinator{cfg: cfg, dispatch: make(chan struct{}, cfg.Concurrency), store: store, bucket: bucket, planner: p, tables: t, invoker: inv,
+	return &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency), store: store, bucket: bucket, planner: p, tables: t, invoker: inv,
 		log: log, ctx: ctx, cancel: cancel}
 }
 

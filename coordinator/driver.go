@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/sluicedb/sluice/function"
@@ -50,7 +49,6 @@ type jobRun struct {
 	round    int
 	state    adaptive.State
 	outputs  map[int]*stageOutput
-	mu       sync.Mutex
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -161,43 +159,95 @@ func (c *Coordinator) save(ctx context.Context, run *jobRun) error {
 		"skipped", string(skipped), "round", strconv.Itoa(run.round))
 }
 
+// loop runs the job's stages as their inputs become ready. Every time a
+// stage finishes it re-plans (when adaptive), cancels running stages the
+// new plan made useless without waiting for them, and starts the stages
+// that became ready.
 func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 	g := run.state.Graph
+	type finished struct {
+		id  int
+		out *stageOutput
+		err error
+	}
+	doneCh := make(chan finished)
+	running := map[int]context.CancelFunc{}
+	defer func() {
+		for _, cancel := range running {
+			cancel()
+		}
+	}()
 	for {
 		if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
 			return errCancelled
-		}
-		if _, ok := run.state.Done[g.Result]; ok {
-			return nil
-		}
-		if _, ok := run.state.Skipped[g.Result]; ok {
-			return nil
 		}
 		if run.adaptive {
 			if err := c.replan(ctx, run); err != nil {
 				return err
 			}
-			if _, ok := run.state.Skipped[g.Result]; ok {
-				return nil
+			for id, cancel := range running {
+				if _, skipped := run.state.Skipped[id]; skipped {
+					c.log.Info("cancelling a stage the re-plan made useless", "job", run.id, "stage", id)
+					cancel()
+					delete(running, id)
+				}
 			}
 		}
-		ready := c.ready(run)
-		if len(ready) == 0 {
+		_, resultDone := run.state.Done[g.Result]
+		_, resultSkipped := run.state.Skipped[g.Result]
+		if resultDone || resultSkipped {
+			return nil
+		}
+		for _, id := range c.ready(run) {
+			if _, ok := running[id]; ok {
+				continue
+			}
+			st := g.Stage(id)
+			work, err := c.tasksOf(ctx, run, st)
+			if err != nil {
+				return err
+			}
+			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round)
+			sctx, cancel := context.WithCancel(ctx)
+			running[id] = cancel
+			run.state.Running[id] = true
+			go func(id int) {
+				out, err := c.runStage(sctx, run, st, work, planKey)
+				select {
+				case doneCh <- finished{id, out, err}:
+				case <-ctx.Done():
+				}
+			}(id)
+		}
+		if len(running) == 0 {
 			return fmt.Errorf("job %s: no runnable stage but result stage %d not done", run.id, g.Result)
 		}
-		errs := make(chan error, len(ready))
-		for _, id := range ready {
-			go func(id int) { errs <- c.runStage(ctx, run, g.Stage(id)) }(id)
-		}
-		var first error
-		for range ready {
-			if err := <-errs; err != nil && first == nil {
-				first = err
+		var f finished
+		for {
+			select {
+			case f = <-doneCh:
+			case <-ctx.Done():
+				return ctx.Err()
+			case <-time.After(500 * time.Millisecond):
+				if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
+					return errCancelled
+				}
+				continue
 			}
+			break
 		}
-		if first != nil {
-			return first
+		delete(run.state.Running, f.id)
+		cancel, live := running[f.id]
+		if !live {
+			continue // a stage cancelled by a re-plan: its outcome no longer matters
 		}
+		cancel()
+		delete(running, f.id)
+		if f.err != nil {
+			return f.err
+		}
+		run.outputs[f.id] = f.out
+		run.state.Done[f.id] = &f.out.Stats
 	}
 }
 
@@ -232,8 +282,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 		return err
 	}
 	for id, why := range run.state.Skipped {
-		if err := c.store.SetStage(ctx, run.id, run.fence, id, "state", StageSkipped, "reason", why,
-			"tasks", "0", "rows", "0", "bytes", "0"); err != nil {
+		if err := c.store.SetStage(ctx, run.id, run.fence, id, "state", StageSkipped, "reason", why); err != nil {
 			return err
 		}
 	}
@@ -259,6 +308,8 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 type taskWork struct {
 	splits []function.Split
 	inputs []function.Input
+	// bytes is the stage's total input, the task's dispatch priority.
+	bytes int64
 }
 
 // plan the tasks of a stage from the table files and upstream outputs.
@@ -315,6 +366,20 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	default:
 		work = append(work, taskWork{inputs: whole})
 	}
+	var total int64
+	for _, w := range work {
+		for _, sp := range w.splits {
+			total += sp.Size
+		}
+		for _, in := range w.inputs {
+			for _, o := range in.Objects {
+				total += o.Bytes
+			}
+		}
+	}
+	for i := range work {
+		work[i].bytes = total
+	}
 	return work, nil
 }
 
@@ -352,29 +417,22 @@ func Splits(files []File, target int64) [][]function.Split {
 	return tasks
 }
 
-// runStage runs every task of a stage and records its output.
-func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage) error {
+// runStage runs every task of a stage, records its output in Redis and
+// returns it. It touches no shared run state: the loop owns that.
+func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage, work []taskWork, planKey string) (*stageOutput, error) {
 	log := c.log.With("job", run.id, "stage", st.ID)
-	work, err := c.tasksOf(ctx, run, st)
-	if err != nil {
-		return err
-	}
 	body, err := json.Marshal(st)
 	if err != nil {
-		return fmt.Errorf("encode stage %d: %w", st.ID, err)
+		return nil, fmt.Errorf("encode stage %d: %w", st.ID, err)
 	}
-	planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round)
 	if err := c.bucket.Put(ctx, planKey, body); err != nil {
-		return fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
+		return nil, fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
 	}
 	started := time.Now()
 	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageRunning, "tasks", len(work),
 		"plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)); err != nil {
-		return err
+		return nil, err
 	}
-	run.mu.Lock()
-	run.state.Running[st.ID] = true
-	run.mu.Unlock()
 	log.Info("stage started", "tasks", len(work))
 
 	results := make([]*function.TaskResult, len(work))
@@ -399,17 +457,14 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage)
 			log.Warn("LIMIT early stop fell short; re-running tasks that stopped early", "rows", rows, "limit", limit, "tasks", len(again))
 			for _, t := range again {
 				if err := c.store.Reopen(ctx, run.id, run.fence, st.ID, t); err != nil {
-					return err
+					return nil, err
 				}
 			}
 			first = c.runTasks(ctx, run, st, planKey, work, results, 0, again)
 		}
 	}
-	run.mu.Lock()
-	delete(run.state.Running, st.ID)
-	run.mu.Unlock()
 	if first != nil {
-		return first
+		return nil, first
 	}
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
@@ -445,14 +500,10 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage)
 	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageDone, "output", string(oj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
 		"seconds", time.Since(started).Seconds()); err != nil {
-		return err
+		return nil, err
 	}
-	run.mu.Lock()
-	run.outputs[st.ID] = out
-	run.state.Done[st.ID] = &out.Stats
-	run.mu.Unlock()
 	log.Info("stage done", "rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "seconds", time.Since(started).Seconds())
-	return nil
+	return out, nil
 }
 
 // runTasks runs the given tasks of a stage (all when only is nil) and fills
@@ -527,13 +578,11 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return nil, &JobError{Msg: msg}
 		}
 		log := c.log.With("job", run.id, "stage", st.ID, "task", t, "attempt", attempt)
-		select {
-		case c.dispatch <- struct{}{}:
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := c.dispatch.acquire(ctx, w.bytes); err != nil {
+			return nil, err
 		}
 		res, retry, err := c.attempt(ctx, run, st, planKey, t, w, limit, attempt, log)
-		<-c.dispatch
+		c.dispatch.release()
 		if err != nil {
 			return nil, err
 		}

@@ -43,6 +43,9 @@ type Options struct {
 	Functions int
 	// Partitions is the hash partition count of shuffle exchanges.
 	Partitions int
+	// BroadcastBytes is the planner's broadcast threshold on estimated
+	// sizes (0: the planner's default; negative: never broadcast).
+	BroadcastBytes int64
 	// APIAddr is where the coordinator API listens (default a free
 	// loopback port).
 	APIAddr     string
@@ -141,7 +144,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
-	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions}}
+	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes}}
 	s.Coordinator = coordinator.New(opts.Coordinator, store, s.Bucket, pl, s.Catalog, s.Pool, opts.Log)
 	addr := opts.APIAddr
 	if addr == "" {

@@ -18,8 +18,14 @@ import (
 // see an empty input in turn. A stage all of whose consumers are skipped is
 // skipped as well, since nothing would read what it writes.
 //
+// A running stage whose consumers are all skipped is marked skipped too,
+// and the driver cancels its in-flight tasks (rule 5 of the brief, "cancel
+// redundant work"): e.g. the build side of an inner join came back empty
+// while the probe side still runs.
+//
 // Safe because each collapse is exact SQL semantics: an aggregation without
-// GROUP BY over no rows still yields one row, so it is kept and runs.
+// GROUP BY over no rows still yields one row, so it is kept and runs; a
+// left join keeps its probe rows when the build side is empty.
 type PropagateEmpty struct{}
 
 func (PropagateEmpty) Name() string { return "propagate-empty" }
@@ -46,13 +52,18 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 					notes = append(notes, fmt.Sprintf("stage %d skipped: input stage %s empty", st.ID, joinInts(empty)))
 				} else {
 					notes = append(notes, fmt.Sprintf("stage %d: input stage %s empty, fragment reduced", st.ID, joinInts(empty)))
-					s.Groups[st.ID] = [][]int{{0}}
+					if !s.readsHashInput(st) {
+						s.Groups[st.ID] = [][]int{{0}} // nothing left to partition by: one task
+					}
 				}
 			}
 		}
-		// Stages whose every consumer is skipped are useless.
+		// Stages whose every consumer is skipped are useless, including
+		// running ones: the driver cancels those.
 		for _, st := range s.Graph.Stages {
-			if !s.Pending(st.ID) || st.ID == s.Graph.Result {
+			_, done := s.Done[st.ID]
+			_, skipped := s.Skipped[st.ID]
+			if done || skipped || st.ID == s.Graph.Result {
 				continue
 			}
 			cons := s.Graph.Consumers(st.ID)
@@ -66,13 +77,30 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 				}
 			}
 			if all {
+				what := "skipped"
+				if s.Running[st.ID] {
+					what = "cancelled"
+				}
 				s.skip(st.ID, "no consumer needs its output")
-				notes = append(notes, fmt.Sprintf("stage %d skipped: every consumer skipped", st.ID))
+				notes = append(notes, fmt.Sprintf("stage %d %s: every consumer skipped", st.ID, what))
 				changed = true
 			}
 		}
 	}
 	return strings.Join(notes, "; "), nil
+}
+
+// readsHashInput reports whether st still has an exchange leaf reading a
+// non-empty hash-partitioned stage.
+func (s *State) readsHashInput(st *plan.Stage) bool {
+	found := false
+	plan.Walk(st.Root, func(n *plan.Node) {
+		if n.Kind == plan.KindExchange && !s.isEmpty(n.Stage) &&
+			s.Graph.Stage(n.Stage).Output.Kind == plan.PartitionHash {
+			found = true
+		}
+	})
+	return found
 }
 
 func (s *State) isEmpty(id int) bool {
@@ -112,7 +140,8 @@ func replaceExchanges(n *plan.Node, stages []int) bool {
 	return changed
 }
 
-// collapse folds operators over Empty inputs into Empty, bottom up.
+// collapse folds operators that can only produce no rows over their Empty
+// inputs into Empty, bottom up, following SQL semantics per operator.
 func collapse(n *plan.Node) *plan.Node {
 	for i, c := range n.Inputs {
 		n.Inputs[i] = collapse(c)
@@ -120,24 +149,36 @@ func collapse(n *plan.Node) *plan.Node {
 	if len(n.Inputs) == 0 {
 		return n
 	}
+	empty := func(i int) bool { return n.Inputs[i].Kind == plan.KindEmpty }
 	allEmpty := true
-	for _, c := range n.Inputs {
-		if c.Kind != plan.KindEmpty {
-			allEmpty = false
-		}
+	for i := range n.Inputs {
+		allEmpty = allEmpty && empty(i)
 	}
-	if !allEmpty {
-		return n
-	}
+	out := false
 	switch n.Kind {
-	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit:
-		return &plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
+	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion:
+		out = allEmpty
 	case plan.KindAggregate:
 		// Partial aggregation never emits a row for no input; final and
 		// single emit one row when there is no GROUP BY.
-		if n.Aggregate.Mode == plan.AggPartial || len(n.Aggregate.GroupBy) > 0 {
-			return &plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
+		out = allEmpty && (n.Aggregate.Mode == plan.AggPartial || len(n.Aggregate.GroupBy) > 0)
+	case plan.KindCrossJoin:
+		out = (empty(0) || empty(1)) && (n.Join == nil || n.Join.Type == "" || n.Join.Type == plan.JoinInner)
+	case plan.KindHashJoin:
+		probe, build := empty(0), empty(1)
+		switch n.Join.Type {
+		case plan.JoinInner, plan.JoinSemi:
+			out = probe || build
+		case plan.JoinLeft, plan.JoinAnti:
+			out = probe // an empty build side keeps every probe row
+		case plan.JoinRight:
+			out = build
+		case plan.JoinFull:
+			out = probe && build
 		}
+	}
+	if out {
+		return &plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
 	}
 	return n
 }
