@@ -672,6 +672,19 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 			}
 		}
 	}
+	if typ != plan.JoinInner {
+		// Outer joins are hash joins: they need a key.
+		lcols, rcols := colSet(l.output()), colSet(r.output())
+		keyed := false
+		for _, c := range factorOrs(j.conds) {
+			if _, _, ok := equiSides(c, lcols, rcols); ok {
+				keyed = true
+			}
+		}
+		if !keyed {
+			return nil, nil, b.unsupported(exprLoc(je.Quals), strings.ToUpper(string(typ))+" JOIN without an equality between its two sides")
+		}
+	}
 	return j, js.rels, nil
 }
 

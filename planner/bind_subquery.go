@@ -212,7 +212,12 @@ func (b *binder) bindSubqueryPredicate(p *boundPred, sl *pg.SubLink, negated boo
 func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXPR_SUBLINK:
-	case pg.SubLinkType_EXISTS_SUBLINK, pg.SubLinkType_ANY_SUBLINK:
+	case pg.SubLinkType_ANY_SUBLINK:
+		if s, _ := predicateSubLink(&pg.Node{Node: &pg.Node_SubLink{SubLink: sl}}); s == nil {
+			return nil, b.unsupported(sl.Location, "ANY/SOME (subquery) with an operator other than =")
+		}
+		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
+	case pg.SubLinkType_EXISTS_SUBLINK:
 		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
 	case pg.SubLinkType_ALL_SUBLINK:
 		return nil, b.unsupported(sl.Location, "ALL (subquery)")

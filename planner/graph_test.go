@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 
+	pg "github.com/pganalyze/pg_query_go/v6"
+
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -91,8 +93,71 @@ func TestGraphInvariants(t *testing.T) {
 			if s.Output.Kind == plan.PartitionHash && s.Output.Count != 4 {
 				t.Errorf("%s: stage %d hash count %d, want 4", f, s.ID, s.Output.Count)
 			}
+			checkStage(t, f, g, s)
 		}
 	}
+}
+
+// checkStage checks what the coordinator relies on to split a stage into
+// tasks: at most one scan (tasks are the scan's splits, other inputs are
+// read whole: single or broadcast only), and hash inputs that all have the
+// same partition count and key types, so partition p of each holds the
+// same keys.
+func checkStage(t *testing.T, f string, g *plan.Graph, s *plan.Stage) {
+	t.Helper()
+	scans := 0
+	plan.Walk(s.Root, func(n *plan.Node) {
+		if n.Kind == plan.KindScan {
+			scans++
+		}
+	})
+	if scans > 1 {
+		t.Errorf("%s: stage %d has %d scans", f, s.ID, scans)
+	}
+	var hashCount int
+	var hashTypes []plan.DataType
+	for _, in := range s.Inputs {
+		up := g.Stage(in)
+		switch up.Output.Kind {
+		case plan.PartitionHash:
+			if scans > 0 {
+				t.Errorf("%s: stage %d scans and reads hash input %d", f, s.ID, in)
+			}
+			var types []plan.DataType
+			for _, k := range up.Output.Keys {
+				if k >= len(up.Root.Schema) {
+					t.Errorf("%s: stage %d hash key %d out of range", f, in, k)
+					return
+				}
+				types = append(types, up.Root.Schema[k].Type)
+			}
+			if len(types) == 0 {
+				t.Errorf("%s: stage %d hash output without keys", f, in)
+			}
+			if hashTypes == nil {
+				hashCount, hashTypes = up.Output.Count, types
+			} else if up.Output.Count != hashCount || !slices.Equal(types, hashTypes) {
+				t.Errorf("%s: stage %d reads hash inputs partitioned differently: %d x%v and %d x%v", f, s.ID, hashCount, hashTypes, up.Output.Count, types)
+			}
+		case plan.PartitionSingle, plan.PartitionBroadcast:
+			if up.Output.Count != 1 {
+				t.Errorf("%s: stage %d output %+v", f, in, up.Output)
+			}
+		default:
+			t.Errorf("%s: stage %d output kind %q", f, in, up.Output.Kind)
+		}
+	}
+	// A stage whose every input is single runs as one task; one that reads
+	// a hash input runs per partition: a broadcast build side of a right or
+	// full join would then be joined in several tasks.
+	plan.Walk(s.Root, func(n *plan.Node) {
+		if n.Join == nil || (n.Join.Type != plan.JoinRight && n.Join.Type != plan.JoinFull) {
+			return
+		}
+		if b := n.Inputs[1]; b.Kind == plan.KindExchange && g.Stage(b.Stage).Output.Kind == plan.PartitionBroadcast && (scans > 0 || hashTypes != nil) {
+			t.Errorf("%s: stage %d: %s join with a broadcast build side in a partitioned stage", f, s.ID, n.Join.Type)
+		}
+	})
 }
 
 // checkNode checks that a node's expressions are typed consistently with
@@ -102,6 +167,10 @@ func checkNode(t *testing.T, f string, n *plan.Node) {
 	var in plan.Schema
 	if len(n.Inputs) > 0 {
 		in = n.Inputs[0].Schema
+	}
+	if n.Kind == plan.KindHashJoin || n.Kind == plan.KindCrossJoin {
+		checkJoin(t, f, n)
+		return
 	}
 	check := func(e *plan.Expr) {
 		walkExpr(e, func(x *plan.Expr) {
@@ -143,6 +212,75 @@ func checkNode(t *testing.T, f string, n *plan.Node) {
 		if n.Scan.Filter != nil {
 			in = n.Schema
 			check(n.Scan.Filter)
+		}
+	case plan.KindUnion:
+		for _, c := range n.Inputs {
+			if !reflect.DeepEqual(c.Schema, n.Schema) {
+				t.Errorf("%s: union input schema %v differs from %v", f, c.Schema, n.Schema)
+			}
+		}
+	}
+}
+
+// checkJoin checks a join against plan.Join's contract: keys over their
+// own side, pairwise of one type; the filter over [probe..., build...];
+// the output schema probe then build columns (probe only for semi/anti).
+func checkJoin(t *testing.T, f string, n *plan.Node) {
+	t.Helper()
+	j := n.Join
+	if j == nil || len(n.Inputs) != 2 {
+		t.Errorf("%s: %s node without Join or two inputs", f, n.Kind)
+		return
+	}
+	probe, build := n.Inputs[0].Schema, n.Inputs[1].Schema
+	inSchema := func(e *plan.Expr, s plan.Schema, what string) {
+		walkExpr(e, func(x *plan.Expr) {
+			if x.Op == plan.OpColumn && (x.Col >= len(s) || s[x.Col].Type != x.Type) {
+				t.Errorf("%s: join %s: column %s does not match its input schema", f, what, x)
+			}
+			if msg := exprTypeError(x); msg != "" {
+				t.Errorf("%s: join %s: %s: %s", f, what, x, msg)
+			}
+		})
+	}
+	if len(j.LeftKeys) != len(j.RightKeys) {
+		t.Errorf("%s: join with %d left and %d right keys", f, len(j.LeftKeys), len(j.RightKeys))
+		return
+	}
+	if (n.Kind == plan.KindHashJoin) != (len(j.LeftKeys) > 0) {
+		t.Errorf("%s: %s with %d keys", f, n.Kind, len(j.LeftKeys))
+	}
+	if n.Kind == plan.KindCrossJoin && j.Type != plan.JoinInner {
+		t.Errorf("%s: cross join of type %s", f, j.Type)
+	}
+	for i := range j.LeftKeys {
+		inSchema(j.LeftKeys[i], probe, "left key")
+		inSchema(j.RightKeys[i], build, "right key")
+		if j.LeftKeys[i].Type != j.RightKeys[i].Type {
+			t.Errorf("%s: join key %d types %s and %s", f, i, j.LeftKeys[i].Type, j.RightKeys[i].Type)
+		}
+	}
+	both := append(append(plan.Schema{}, probe...), build...)
+	if j.Filter != nil {
+		inSchema(j.Filter, both, "filter")
+		if j.Filter.Type != plan.BoolType {
+			t.Errorf("%s: join filter of type %s", f, j.Filter.Type)
+		}
+	}
+	if j.NullAware && j.Type != plan.JoinAnti {
+		t.Errorf("%s: null-aware %s join", f, j.Type)
+	}
+	want := both
+	if j.Type == plan.JoinSemi || j.Type == plan.JoinAnti {
+		want = probe
+	}
+	if len(want) != len(n.Schema) {
+		t.Errorf("%s: join output has %d columns, want %d", f, len(n.Schema), len(want))
+		return
+	}
+	for i := range want {
+		if want[i].Type != n.Schema[i].Type || want[i].Name != n.Schema[i].Name {
+			t.Errorf("%s: join output column %d is %v, want %v", f, i, n.Schema[i], want[i])
 		}
 	}
 }
@@ -193,14 +331,59 @@ func TestRulesFired(t *testing.T) {
 	}
 }
 
-// TestExplainDeterministic plans the same query many times.
+// TestExplainDeterministic plans every case several times: the text (and
+// the graph) must not depend on map order or anything else that varies.
 func TestExplainDeterministic(t *testing.T) {
-	first := Explain(planFile(t, "testdata/plans/tpch_q1.sql", Options{}))
-	for i := 0; i < 20; i++ {
-		if got := Explain(planFile(t, "testdata/plans/tpch_q1.sql", Options{})); got != first {
-			t.Fatalf("explain differs between runs")
+	for _, f := range planCases(t) {
+		first := Explain(planFile(t, f, Options{}))
+		for i := 0; i < 5; i++ {
+			if got := Explain(planFile(t, f, Options{})); got != first {
+				t.Fatalf("%s: explain differs between runs", f)
+			}
 		}
 	}
+}
+
+// TestRulesIdempotent applies every logical rule once more to each
+// optimized plan: nothing may change.
+func TestRulesIdempotent(t *testing.T) {
+	for _, f := range planCases(t) {
+		sql, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		root, rc := bindAndOptimize(t, string(sql))
+		want := formatLogical(root, rc.md)
+		for _, r := range logicalRules {
+			again, err := r.apply(root, rc)
+			if err != nil {
+				t.Fatalf("%s: %s again: %v", f, r.name(), err)
+			}
+			if got := formatLogical(again, rc.md); got != want {
+				t.Errorf("%s: %s is not idempotent:\n%s\nbecame\n%s", f, r.name(), want, got)
+			}
+		}
+	}
+}
+
+// bindAndOptimize binds and optimizes sql against the test catalog.
+func bindAndOptimize(t *testing.T, sql string) (node, *ruleCtx) {
+	t.Helper()
+	tree, err := pg.Parse(sql)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &binder{ctx: context.Background(), sql: sql, cat: testCatalog, md: &metadata{}, pos: map[*plan.Expr]int32{}}
+	root, err := b.bindStatement(tree.Stmts[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	rc := &ruleCtx{md: b.md, sql: sql, opts: Options{Partitions: DefaultPartitions, BroadcastBytes: DefaultBroadcastBytes}}
+	root, _, err = optimize(root, rc, b.outerRefs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return root, rc
 }
 
 // exprTypeError checks one operator against the typing rules of the plan

@@ -43,7 +43,11 @@ func (l *lowerer) schema(cols []colID) plan.Schema {
 	s := make(plan.Schema, len(cols))
 	for i, id := range cols {
 		c := l.md.col(id)
-		s[i] = plan.Field{Name: c.name, Type: c.typ, Nullable: c.nullable}
+		name := c.name
+		if c.display != "" {
+			name = c.display // n1.n_name, as expressions show it
+		}
+		s[i] = plan.Field{Name: name, Type: c.typ, Nullable: c.nullable}
 	}
 	return s
 }
@@ -312,11 +316,14 @@ func (l *lowerer) project(f *fragment, exprs []*plan.Expr, cols []colID) (*fragm
 	return f, nil
 }
 
-// aggregate lowers an aggregation. On a single fragment it is one
-// AggSingle. Otherwise it is two-phase: the open stage projects the group
-// keys and aggregate arguments, aggregates partially and hashes its output
-// on the group keys (single partition without keys); the next stage reads
-// that and aggregates finally.
+// aggregate lowers an aggregation. On a single fragment, or one whose rows
+// are already hash-partitioned on some of the group keys (each group whole
+// in one task), it is one AggSingle in place. Otherwise it is two-phase:
+// the open stage projects the group keys and aggregate arguments,
+// aggregates partially and hashes its output on the group keys (single
+// partition without keys); the next stage reads that and aggregates
+// finally. count(DISTINCT) has no partial form: its rows are hashed on the
+// group keys and aggregated in one step after the shuffle.
 func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	outCols := n.output()
 	if f.single {

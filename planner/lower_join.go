@@ -34,7 +34,12 @@ const (
 //     and for a null-aware anti join (NOT IN), whose NULL rules need the
 //     whole build side in every task;
 //   - broadcast when the probe side already sits in one task;
-//   - otherwise partitioned, both sides hashed on the keys.
+//   - otherwise partitioned: both sides hashed on the keys with the same
+//     partition count (and key types, which the binder made equal). A side
+//     whose rows are already hash-partitioned on some of the keys (the
+//     output of an aggregation or a partitioned join on them) is not
+//     shuffled again: the other side is hashed to match it, or, when both
+//     already match, they are joined in place.
 func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 	lf, err := l.lower(n.left)
 	if err != nil {
@@ -70,9 +75,13 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 		strategy = broadcastJoin
 	}
 
-	// A side already partitioned on (some of) the keys stays where it is.
+	// A side already partitioned on (some of) the keys stays where it is
+	// (not for NOT IN: a NULL key must be seen by every probe task).
 	lidx, lok := partitionedOn(lf, lk)
 	ridx, rok := partitionedOn(rf, rk)
+	if n.nullAware {
+		lok, rok = false, false
+	}
 	colocated := lok && rok && equalInts(lidx, ridx)
 	if colocated {
 		strategy = partitionedJoin

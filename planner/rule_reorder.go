@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"sort"
+
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -49,6 +51,10 @@ func (r reorderJoins) walk(n node, es *estimator) node {
 			leaves = append(leaves, r.walk(n, es))
 		}
 		flatten(j)
+		// A canonical order (by the first column each input produces, which
+		// is FROM-clause order for tables) makes ties break the same way
+		// whatever the tree looked like, so the rule is idempotent.
+		sort.SliceStable(leaves, func(a, b int) bool { return minCol(leaves[a]) < minCol(leaves[b]) })
 		out := r.order(leaves, conds, es)
 		if j.cols != nil {
 			if top, ok := out.(*joinNode); ok {
@@ -199,4 +205,15 @@ func (r reorderJoins) order(leaves []node, conds []*plan.Expr, es *estimator) no
 		tree = j
 	}
 	return wrapFilter(tree, top)
+}
+
+// minCol is the smallest column id n produces.
+func minCol(n node) colID {
+	m := -1
+	for _, id := range n.output() {
+		if m < 0 || id < m {
+			m = id
+		}
+	}
+	return m
 }

@@ -41,11 +41,18 @@ func (s *StageStats) Partition(p int) PartitionStats {
 type Config struct {
 	// TargetPartitionBytes is the size coalescing packs partitions toward.
 	TargetPartitionBytes int64 `json:"target_partition_bytes"`
+	// BroadcastBytes is the size up to which a finished join side is
+	// broadcast instead of joined partition by partition.
+	BroadcastBytes int64 `json:"broadcast_bytes"`
+	// SkewFactor and SkewMinBytes: a partition larger than SkewFactor times
+	// the median and than SkewMinBytes is split.
+	SkewFactor   float64 `json:"skew_factor"`
+	SkewMinBytes int64   `json:"skew_min_bytes"`
 }
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
-	return Config{TargetPartitionBytes: 64 << 20}
+	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: 16 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
 }
 
 // State is the view of a job a rule rewrites.
@@ -83,10 +90,13 @@ type Rule interface {
 // Rules returns the registry in the order rules run:
 //  1. propagate-empty first, so no later rule spends effort on stages that
 //     will not run;
-//  2. coalesce-partitions last, once the shape of the plan is settled.
+//  2. select-join next: it changes which stages read which, and so what
+//     the partition-level rules below see;
+//  3. coalesce-partitions last, once the shape of the plan is settled.
 func Rules() []Rule {
 	return []Rule{
 		PropagateEmpty{},
+		SelectJoin{},
 		CoalescePartitions{},
 	}
 }
@@ -131,10 +141,9 @@ func InitialGroups(g *plan.Graph) map[int][][]int {
 			continue
 		}
 		n := 1
-		for _, in := range st.Inputs {
-			up := g.Stage(in)
-			if up.Output.Kind == plan.PartitionHash && up.Output.Count > n {
-				n = up.Output.Count
+		for _, in := range hashInputs(g, st) {
+			if c := g.Stage(in).Output.Count; c > n {
+				n = c
 			}
 		}
 		groups := make([][]int, n)
@@ -147,13 +156,27 @@ func InitialGroups(g *plan.Graph) map[int][][]int {
 }
 
 // hashInputs returns the upstream stages of st whose output is hash
-// partitioned (the inputs whose partitions are split among st's tasks).
+// partitioned and read partition by partition (the inputs whose partitions
+// are split among st's tasks).
 func hashInputs(g *plan.Graph, st *plan.Stage) []int {
 	var out []int
 	for _, in := range st.Inputs {
-		if g.Stage(in).Output.Kind == plan.PartitionHash {
+		if g.Stage(in).Output.Kind == plan.PartitionHash && !WholeRead(st, in) {
 			out = append(out, in)
 		}
 	}
 	return out
+}
+
+// WholeRead reports whether stage st reads every partition of input stage
+// in in each task: its exchange leaves for in are all Whole.
+func WholeRead(st *plan.Stage, in int) bool {
+	whole, seen := true, false
+	plan.Walk(st.Root, func(n *plan.Node) {
+		if n.Kind == plan.KindExchange && n.Stage == in {
+			seen = true
+			whole = whole && n.Whole
+		}
+	})
+	return seen && whole
 }

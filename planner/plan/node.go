@@ -32,6 +32,10 @@ type Node struct {
 	Offset int64 `json:"offset,omitempty"`
 	// Stage is the upstream stage a KindExchange leaf reads.
 	Stage int `json:"stage,omitempty"`
+	// Whole, on a KindExchange leaf, makes every task read every partition
+	// of its stage (a broadcast read of a hash-partitioned output, which
+	// the adaptive planner introduces when a join side turns out small).
+	Whole bool `json:"whole,omitempty"`
 }
 
 // Scan describes a table scan. The files and row groups a task reads come

@@ -1,0 +1,151 @@
+package adaptive
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// SelectJoin picks each partitioned join's strategy from the real sizes of
+// its inputs.
+//
+// Broadcast: the build side of a partitioned join (a hash exchange from a
+// finished stage B) is at most Config.BroadcastBytes and the probe side's
+// stage A has not started. The join moves into A: A's tasks join their rows
+// with all of B (a Whole read) and A's shuffle carries the join result,
+// partitioned on the same probe keys, so the join stage's other operators
+// still see rows partitioned as before. The join stage reads A only and no
+// longer reads B. For a selective build side A shuffles far fewer rows, and
+// the join stage's tasks build no hash table. Only join types that keep
+// rows per probe row (inner, left, semi, anti) can be broadcast this way.
+//
+// Build side: when both sides of an inner join have finished and the probe
+// side turned out smaller than the build side, the two are swapped so the
+// hash table is built over the smaller one; a projection restores the
+// column order.
+//
+// Safe because the join's result does not depend on which task evaluates
+// it or which side is hashed: every probe row meets every build row of its
+// key in exactly one task.
+type SelectJoin struct{}
+
+func (SelectJoin) Name() string { return "select-join" }
+
+func (SelectJoin) Apply(s *State) (string, error) {
+	var notes []string
+	for _, st := range s.Graph.Stages {
+		if !s.Pending(st.ID) {
+			continue
+		}
+		st.Root = rewriteJoins(s, st, st.Root, &notes)
+	}
+	return strings.Join(notes, "; "), nil
+}
+
+func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan.Node {
+	for i, c := range n.Inputs {
+		n.Inputs[i] = rewriteJoins(s, st, c, notes)
+	}
+	if n.Kind != plan.KindHashJoin || n.Join == nil {
+		return n
+	}
+	probe, build := n.Inputs[0], n.Inputs[1]
+	if probe.Kind != plan.KindExchange || build.Kind != plan.KindExchange || probe.Whole || build.Whole {
+		return n
+	}
+	a, b := s.Graph.Stage(probe.Stage), s.Graph.Stage(build.Stage)
+	if a.Output.Kind != plan.PartitionHash || b.Output.Kind != plan.PartitionHash {
+		return n
+	}
+	bStats, bDone := s.Done[b.ID]
+	aStats, aDone := s.Done[a.ID]
+	switch t := n.Join.Type; {
+	case bDone && s.Pending(a.ID) && bStats.Bytes <= s.Config.BroadcastBytes &&
+		(t == plan.JoinInner || t == plan.JoinLeft || t == plan.JoinSemi || t == plan.JoinAnti):
+		a.Root = &plan.Node{Kind: plan.KindHashJoin, Schema: n.Schema, Join: n.Join, Limit: -1,
+			Inputs: []*plan.Node{a.Root, {Kind: plan.KindExchange, Stage: b.ID, Schema: build.Schema, Whole: true, Limit: -1}}}
+		a.Inputs = append(a.Inputs, b.ID)
+		out := &plan.Node{Kind: plan.KindExchange, Stage: a.ID, Schema: n.Schema, Limit: -1}
+		if !readsStage(st.Root, b.ID, n) {
+			st.Inputs = removeInt(st.Inputs, b.ID)
+		}
+		*notes = append(*notes, fmt.Sprintf("stage %d: %s join with stage %d (%d bytes <= %d) broadcast into stage %d",
+			st.ID, t, b.ID, bStats.Bytes, s.Config.BroadcastBytes, a.ID))
+		return out
+	case aDone && bDone && n.Join.Type == plan.JoinInner && aStats.Bytes < bStats.Bytes:
+		*notes = append(*notes, fmt.Sprintf("stage %d: build side swapped to stage %d (%d bytes < %d)",
+			st.ID, a.ID, aStats.Bytes, bStats.Bytes))
+		return swapSides(n)
+	}
+	return n
+}
+
+// swapSides turns probe ⋈ build into build ⋈ probe with a projection that
+// restores the original column order.
+func swapSides(n *plan.Node) *plan.Node {
+	probe, build := n.Inputs[0], n.Inputs[1]
+	np, nb := len(probe.Schema), len(build.Schema)
+	j := *n.Join
+	j.LeftKeys, j.RightKeys = n.Join.RightKeys, n.Join.LeftKeys
+	if j.Filter != nil {
+		j.Filter = remapColumns(j.Filter, func(i int) int {
+			if i < np {
+				return i + nb
+			}
+			return i - np
+		})
+	}
+	schema := append(append(plan.Schema{}, build.Schema...), probe.Schema...)
+	joined := &plan.Node{Kind: plan.KindHashJoin, Schema: schema, Join: &j, Inputs: []*plan.Node{build, probe}, Limit: -1}
+	exprs := make([]*plan.Expr, 0, np+nb)
+	for i, f := range probe.Schema {
+		exprs = append(exprs, plan.Column(nb+i, f.Name, f.Type))
+	}
+	for i, f := range build.Schema {
+		exprs = append(exprs, plan.Column(i, f.Name, f.Type))
+	}
+	return &plan.Node{Kind: plan.KindProject, Schema: n.Schema, Exprs: exprs, Inputs: []*plan.Node{joined}, Limit: -1}
+}
+
+func remapColumns(e *plan.Expr, f func(int) int) *plan.Expr {
+	c := *e
+	if c.Op == plan.OpColumn {
+		c.Col = f(c.Col)
+	}
+	c.Args = make([]*plan.Expr, len(e.Args))
+	for i, a := range e.Args {
+		c.Args[i] = remapColumns(a, f)
+	}
+	return &c
+}
+
+// readsStage reports whether the tree under root, other than within skip,
+// has an exchange leaf reading stage id.
+func readsStage(root *plan.Node, id int, skip *plan.Node) bool {
+	found := false
+	var walk func(*plan.Node)
+	walk = func(n *plan.Node) {
+		if n == skip {
+			return
+		}
+		if n.Kind == plan.KindExchange && n.Stage == id {
+			found = true
+		}
+		for _, c := range n.Inputs {
+			walk(c)
+		}
+	}
+	walk(root)
+	return found
+}
+
+func removeInt(xs []int, x int) []int {
+	out := xs[:0:0]
+	for _, y := range xs {
+		if y != x {
+			out = append(out, y)
+		}
+	}
+	return out
+}

@@ -1,0 +1,191 @@
+package planner
+
+import (
+	"context"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// TestJoinRules checks which rules fired for join and subquery shapes and
+// what they made of them.
+func TestJoinRules(t *testing.T) {
+	cases := []struct {
+		sql   string
+		rules []string
+		want  []string // substrings of the logical plan, in order
+	}{
+		{
+			// The fact table is the probe (left) side, whatever the FROM order.
+			"select o_orderdate, l_quantity from orders, lineitem where o_orderkey = l_orderkey",
+			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
+			[]string{"Join: type=inner on=[(o_orderkey = l_orderkey)]", "Scan: lineitem", "Scan: orders"},
+		},
+		{
+			// A condition rejecting the NULLs of a left join's right side
+			// makes it inner.
+			"select o_orderkey from orders left join lineitem on o_orderkey = l_orderkey where l_quantity > 10",
+			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
+			[]string{"Join: type=inner", "filters=[(l_quantity > 10.00)]"},
+		},
+		{
+			// IS NULL does not reject them: the join stays outer, the
+			// filter above it. The bigger right side becomes the probe.
+			"select o_orderkey from orders left join lineitem on o_orderkey = l_orderkey where l_quantity is null",
+			[]string{"prune_columns", "reorder_joins"},
+			[]string{"Filter: (l_quantity IS NULL)", "Join: type=right on=[(o_orderkey = l_orderkey)]", "Scan: lineitem", "Scan: orders"},
+		},
+		{
+			// ON conditions on the right side of a left join filter that
+			// side first; those on the left stay in the join.
+			"select o_orderkey, l_tax from lineitem left join orders on o_orderkey = l_orderkey and o_totalprice > 5 and l_tax > 0",
+			[]string{"push_down_filters", "prune_columns"},
+			[]string{"Join: type=left on=[(o_orderkey = l_orderkey) AND (l_tax > 0.00)]", "filters=[(o_totalprice > 5.00)]"},
+		},
+		{
+			// A full join whose left NULLs are rejected is a left join.
+			"select o_orderkey from orders full join lineitem on o_orderkey = l_orderkey where o_totalprice > 0",
+			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
+			[]string{"Join: type=right", "Scan: lineitem", "Scan: orders projection=[o_orderkey, o_totalprice] filters=[(o_totalprice > 0.00)]"},
+		},
+		{
+			"select o_orderkey from orders where exists (select * from lineitem where l_orderkey = o_orderkey and l_tax > 0)",
+			[]string{"decorrelate_subqueries", "push_down_filters", "prune_columns"},
+			[]string{"Join: type=semi on=[(l_orderkey = o_orderkey)]", "filters=[(l_tax > 0.00)]"},
+		},
+		{
+			// Uncorrelated EXISTS: a one-row count joined to every row.
+			"select o_orderkey from orders where not exists (select * from lineitem where l_tax > 1)",
+			[]string{"push_down_filters", "prune_columns"},
+			[]string{"CrossJoin:", "Filter: (count(*) = 0)", "Aggregate: group_by=[], aggs=[count(*)]", "Limit: offset=0, limit=1"},
+		},
+		{
+			// Correlation through GROUP BY/HAVING: the correlated column
+			// becomes a group key.
+			"select o_orderkey from orders where exists (select l_suppkey from lineitem where l_orderkey = o_orderkey group by l_suppkey having count(*) > 1)",
+			[]string{"decorrelate_subqueries", "prune_columns"},
+			[]string{"Join: type=semi on=[(l_orderkey = o_orderkey)]", "Aggregate: group_by=[l_suppkey, l_orderkey], aggs=[count(*)]"},
+		},
+		{
+			// A correlated NOT IN over values that cannot be NULL is a
+			// plain anti join.
+			"select o_orderkey from orders where o_orderkey not in (select l_orderkey from lineitem where l_suppkey = o_custkey)",
+			[]string{"decorrelate_subqueries", "prune_columns"},
+			[]string{"Join: type=anti on=[(o_orderkey = l_orderkey) AND (l_suppkey = o_custkey)]"},
+		},
+		{
+			// Common conjuncts leave an OR; what it implies per side
+			// filters each side.
+			"select count(*) from orders, lineitem where (o_orderkey = l_orderkey and l_tax > 0 and o_totalprice > 1) or (o_orderkey = l_orderkey and l_discount > 0 and o_totalprice < 1)",
+			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
+			[]string{"Join: type=inner on=[(o_orderkey = l_orderkey) AND",
+				"filters=[((l_tax > 0.00) OR (l_discount > 0.00))]",
+				"filters=[((o_totalprice > 1.00) OR (o_totalprice < 1.00))]"},
+		},
+		{
+			"select k from (select o_orderkey as k from orders union all select l_orderkey from lineitem) u where k = 5",
+			[]string{"push_down_filters", "prune_columns"},
+			[]string{"Union: columns=[k]", "filters=[(o_orderkey = 5)]", "filters=[(l_orderkey = 5)]"},
+		},
+		{
+			// A CTE used twice is bound twice: two scans.
+			"with t as (select o_custkey, o_totalprice from orders) select count(*) from t a, t b where a.o_custkey = b.o_custkey and a.o_totalprice < 0",
+			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
+			[]string{"Join: type=inner on=[(o_custkey = o_custkey)]", "Scan: orders projection=[o_custkey]", "Scan: orders projection=[o_custkey, o_totalprice] filters=[(o_totalprice < 0.00)]"},
+		},
+	}
+	for _, c := range cases {
+		p, err := Plan(context.Background(), c.sql, testCatalog, Options{})
+		if err != nil {
+			t.Errorf("%s: %v", c.sql, err)
+			continue
+		}
+		if !slices.Equal(p.Rules, c.rules) {
+			t.Errorf("%s: rules fired %v, want %v\n%s", c.sql, p.Rules, c.rules, p.Logical)
+		}
+		rest := p.Logical
+		for _, w := range c.want {
+			i := strings.Index(rest, w)
+			if i < 0 {
+				t.Errorf("%s: logical plan lacks %q (in order):\n%s", c.sql, w, p.Logical)
+				break
+			}
+			rest = rest[i+len(w):]
+		}
+	}
+}
+
+// stageKinds counts the output partitionings of a graph's stages.
+func stageKinds(g *plan.Graph) map[plan.PartitionKind]int {
+	out := map[plan.PartitionKind]int{}
+	for _, s := range g.Stages {
+		out[s.Output.Kind]++
+	}
+	return out
+}
+
+// TestBroadcastChoice checks the broadcast/partitioned decision against
+// the size estimates and Options.BroadcastBytes.
+func TestBroadcastChoice(t *testing.T) {
+	q3 := planFile(t, "testdata/tpch/q03.sql", Options{})
+	// Filtered customer (~30k rows) is broadcast; filtered orders (~450k
+	// rows, ~12 MB) is not: lineitem and orders meet hashed on the order
+	// key, and the aggregation grouped by it needs no further shuffle.
+	if n := stageKinds(q3.Graph)[plan.PartitionBroadcast]; n != 1 {
+		t.Errorf("Q3: %d broadcast stages, want 1\n%s", n, Explain(q3))
+	}
+	if ex := Explain(q3); !strings.Contains(ex, "Aggregate: mode=single group_by=[l_orderkey@0") {
+		t.Errorf("Q3: the aggregation must run where the join is, in one step\n%s", ex)
+	}
+	part := planFile(t, "testdata/tpch/q03.sql", Options{BroadcastBytes: -1})
+	if n := stageKinds(part.Graph)[plan.PartitionBroadcast]; n != 0 {
+		t.Errorf("Q3 without broadcasts: %d broadcast stages\n%s", n, Explain(part))
+	}
+	// NOT IN (null-aware) and a join without keys broadcast regardless.
+	q16 := planFile(t, "testdata/tpch/q16.sql", Options{BroadcastBytes: -1})
+	if !strings.Contains(Explain(q16), "null_aware") || stageKinds(q16.Graph)[plan.PartitionBroadcast] != 1 {
+		t.Errorf("Q16: the NOT IN side must be broadcast:\n%s", Explain(q16))
+	}
+	q22 := planFile(t, "testdata/tpch/q22.sql", Options{BroadcastBytes: -1})
+	if stageKinds(q22.Graph)[plan.PartitionBroadcast] != 1 {
+		t.Errorf("Q22: the one-row average must be broadcast:\n%s", Explain(q22))
+	}
+	// Right and full joins never broadcast their build side (it keeps its
+	// unmatched rows, which only one task may emit).
+	q13 := planFile(t, "testdata/tpch/q13.sql", Options{BroadcastBytes: 1 << 40})
+	if !strings.Contains(Explain(q13), "HashJoin: type=right") || stageKinds(q13.Graph)[plan.PartitionBroadcast] != 0 {
+		t.Errorf("Q13: the right join must be partitioned:\n%s", Explain(q13))
+	}
+}
+
+// TestAllPartitioned plans every case with broadcasts off: the graphs must
+// keep their invariants (partitioned joins everywhere) too.
+func TestAllPartitioned(t *testing.T) {
+	for _, f := range planCases(t) {
+		g := planFile(t, f, Options{Partitions: 3, BroadcastBytes: -1}).Graph
+		for _, s := range g.Stages {
+			plan.Walk(s.Root, func(n *plan.Node) { checkNode(t, f, n) })
+			checkStage(t, f, g, s)
+		}
+	}
+}
+
+// TestCountDistinctMixed: COUNT(DISTINCT) next to other aggregates runs
+// in one AggSingle step after a shuffle on the group keys.
+func TestCountDistinctMixed(t *testing.T) {
+	p, err := Plan(context.Background(), "select l_returnflag, count(distinct l_partkey), sum(l_quantity) from lineitem group by l_returnflag", testCatalog, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ex := Explain(p)
+	for _, w := range []string{"Aggregate: mode=single group_by=[l_returnflag@0] aggs=[count_distinct(l_partkey@1):int64, sum(l_quantity@2)", "[output: hash(l_returnflag) x8]"} {
+		if !strings.Contains(ex, w) {
+			t.Errorf("plan lacks %q:\n%s", w, ex)
+		}
+	}
+	if strings.Contains(ex, "mode=partial") {
+		t.Errorf("count_distinct must not be split into phases:\n%s", ex)
+	}
+}
