@@ -25,6 +25,8 @@ import (
 // Planner turns SQL into a stage graph. Errors it returns are the user's.
 type Planner interface {
 	Plan(ctx context.Context, sql string) (g *plan.Graph, explain string, err error)
+	// Format renders a (re-planned) stage graph as EXPLAIN does.
+	Format(g *plan.Graph) string
 }
 
 // RowGroup is one row group of a table file.
@@ -76,6 +78,9 @@ type Config struct {
 	SplitBytes int64
 	// Adaptive turns re-planning after every stage on (the default).
 	Adaptive bool
+	// DeferProbe lets the probe side of a partitioned join wait for a much
+	// smaller build side, so the re-planner can broadcast it (default on).
+	DeferProbe bool
 	// Concurrency bounds the tasks this coordinator has in flight at once
 	// (over all jobs); the invoker may bound them further.
 	Concurrency int
@@ -98,6 +103,7 @@ func DefaultConfig() Config {
 		SplitBytes:     32 << 20,
 		Adaptive:       true,
 		LimitEarlyStop: true,
+		DeferProbe:     true,
 		Concurrency:    64,
 		AQE:            adaptive.DefaultConfig(),
 	}

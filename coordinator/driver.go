@@ -40,6 +40,21 @@ type stageOutput struct {
 	Objects map[int][]shuffle.ObjectRef `json:"objects"`
 }
 
+// allObjects returns the committed objects of every partition, in
+// partition order.
+func (o *stageOutput) allObjects() []shuffle.ObjectRef {
+	parts := make([]int, 0, len(o.Objects))
+	for p := range o.Objects {
+		parts = append(parts, p)
+	}
+	sort.Ints(parts)
+	var out []shuffle.ObjectRef
+	for _, p := range parts {
+		out = append(out, o.Objects[p]...)
+	}
+	return out
+}
+
 // jobRun is the in-memory view of one job while this coordinator drives it.
 // All of it is rebuilt from Redis when another coordinator takes over.
 type jobRun struct {
@@ -172,6 +187,7 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 	}
 	doneCh := make(chan finished)
 	running := map[int]context.CancelFunc{}
+	stageBytes := map[int]int64{} // input bytes of started stages
 	defer func() {
 		for _, cancel := range running {
 			cancel()
@@ -198,15 +214,25 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		if resultDone || resultSkipped {
 			return nil
 		}
+		works := map[int][]taskWork{}
 		for _, id := range c.ready(run) {
 			if _, ok := running[id]; ok {
 				continue
 			}
-			st := g.Stage(id)
-			work, err := c.tasksOf(ctx, run, st)
+			work, err := c.tasksOf(ctx, run, g.Stage(id))
 			if err != nil {
 				return err
 			}
+			works[id] = work
+			if len(work) > 0 {
+				stageBytes[id] = work[0].bytes
+			}
+		}
+		for id, work := range works {
+			if run.adaptive && c.cfg.DeferProbe && c.deferProbe(run, id, works, running, stageBytes) {
+				continue
+			}
+			st := g.Stage(id)
 			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round)
 			sctx, cancel := context.WithCancel(ctx)
 			running[id] = cancel
@@ -251,6 +277,43 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 	}
 }
 
+// deferProbe reports whether stage a should wait: it is the probe side of a
+// partitioned join whose build side b is running (or starting now) and is
+// at most half of a's input. Waiting for b lets the re-planner see b's
+// real size and broadcast it into a (select-join) before a shuffles
+// anything; b being much smaller, the wait is short.
+func (c *Coordinator) deferProbe(run *jobRun, a int, starting map[int][]taskWork, running map[int]context.CancelFunc, bytes map[int]int64) bool {
+	deferIt := false
+	for _, st := range run.state.Graph.Stages {
+		if !run.state.Pending(st.ID) {
+			continue
+		}
+		plan.Walk(st.Root, func(n *plan.Node) {
+			if deferIt || n.Kind != plan.KindHashJoin || n.Join == nil || len(n.Inputs) != 2 {
+				return
+			}
+			p, b := n.Inputs[0], n.Inputs[1]
+			if p.Kind != plan.KindExchange || b.Kind != plan.KindExchange || p.Stage != a || p.Whole || b.Whole {
+				return
+			}
+			switch n.Join.Type {
+			case plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti:
+			default:
+				return
+			}
+			_, bRunning := running[b.Stage]
+			_, bStarting := starting[b.Stage]
+			if _, done := run.state.Done[b.Stage]; done || !(bRunning || bStarting) {
+				return
+			}
+			if bytes[b.Stage]*2 <= bytes[a] {
+				deferIt = true
+			}
+		})
+	}
+	return deferIt
+}
+
 // ready returns stages not done or skipped whose inputs all are.
 func (c *Coordinator) ready(run *jobRun) []int {
 	var out []int
@@ -293,7 +356,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	}
 	sort.Ints(after)
 	run.round++
-	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skipped)}
+	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skipped, c.planner.Format)}
 	rj, _ := json.Marshal(r)
 	if err := c.store.AddRound(ctx, run.id, rj); err != nil {
 		return err
@@ -331,11 +394,11 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		if _, sk := run.state.Skipped[in]; sk {
 			continue
 		}
-		if g.Stage(in).Output.Kind == plan.PartitionHash {
+		if g.Stage(in).Output.Kind == plan.PartitionHash && !adaptive.WholeRead(st, in) {
 			hash = append(hash, in)
 			continue
 		}
-		whole = append(whole, function.Input{Stage: in, Objects: run.outputs[in].Objects[0]})
+		whole = append(whole, function.Input{Stage: in, Objects: run.outputs[in].allObjects()})
 	}
 	var work []taskWork
 	switch {

@@ -149,58 +149,26 @@ func partitioningText(p plan.Partitioning) string {
 	}
 }
 
-// PlanText renders the stage graph with the task groups and skipped stages
-// the re-planner decided, for the plan history.
-func PlanText(g *plan.Graph, groups map[int][][]int, skipped map[int]string) string {
+// PlanText renders the stage graph (with format, the planner's EXPLAIN
+// text) followed by the task groups and skipped stages the re-planner
+// decided, for the plan history.
+func PlanText(g *plan.Graph, groups map[int][][]int, skipped map[int]string, format func(*plan.Graph) string) string {
 	var b strings.Builder
+	b.WriteString(format(g))
 	ids := make([]int, 0, len(g.Stages))
 	for _, st := range g.Stages {
 		ids = append(ids, st.ID)
 	}
 	sort.Ints(ids)
+	b.WriteString("tasks\n")
 	for _, id := range ids {
-		st := g.Stage(id)
-		fmt.Fprintf(&b, "Stage %d [output: %s", id, partitioningText(st.Output))
-		if len(st.Inputs) > 0 {
-			fmt.Fprintf(&b, ", inputs: %v", st.Inputs)
-		}
 		if why, ok := skipped[id]; ok {
-			fmt.Fprintf(&b, ", skipped: %s", why)
+			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
 		} else if gr, ok := groups[id]; ok {
-			fmt.Fprintf(&b, ", tasks: %d %v", len(gr), gr)
+			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr), gr)
+		} else {
+			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
 		}
-		b.WriteString("]\n")
-		writeNode(&b, st.Root, 1)
 	}
 	return b.String()
-}
-
-func writeNode(b *strings.Builder, n *plan.Node, depth int) {
-	b.WriteString(strings.Repeat("  ", depth))
-	switch n.Kind {
-	case plan.KindScan:
-		fmt.Fprintf(b, "Scan: %s %v", n.Scan.Table, n.Scan.Columns)
-	case plan.KindExchange:
-		fmt.Fprintf(b, "Exchange: stage %d", n.Stage)
-	case plan.KindFilter:
-		fmt.Fprintf(b, "Filter: %s", n.Predicate)
-	case plan.KindProject:
-		parts := make([]string, len(n.Exprs))
-		for i, e := range n.Exprs {
-			parts[i] = e.String()
-		}
-		fmt.Fprintf(b, "Project: %s", strings.Join(parts, ", "))
-	case plan.KindAggregate:
-		fmt.Fprintf(b, "Aggregate(%s): groups=%d aggs=%d", n.Aggregate.Mode, len(n.Aggregate.GroupBy), len(n.Aggregate.Aggs))
-	case plan.KindSort:
-		fmt.Fprintf(b, "Sort: keys=%d limit=%d", len(n.SortKeys), n.Limit)
-	case plan.KindLimit:
-		fmt.Fprintf(b, "Limit: %d offset=%d", n.Limit, n.Offset)
-	default:
-		b.WriteString(string(n.Kind))
-	}
-	b.WriteString("\n")
-	for _, c := range n.Inputs {
-		writeNode(b, c, depth+1)
-	}
 }

@@ -318,6 +318,9 @@ func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string,
 	return pl.Graph, planner.Explain(pl), nil
 }
 
+// Format implements coordinator.Planner.
+func (p *SQLPlanner) Format(g *plan.Graph) string { return planner.FormatGraph(g) }
+
 func redactURL(u string) string {
 	if i := strings.Index(u, "@"); i > 0 {
 		if j := strings.Index(u, "://"); j > 0 && j < i {

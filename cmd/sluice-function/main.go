@@ -1,11 +1,18 @@
 // Command sluice-function is the lean, pure-Go function binary for FaaS
-// platforms: it runs sluice tasks and holds no SQL front end. It serves the
-// HTTP protocol (POST /invoke) on $PORT or --addr.
+// platforms: it runs sluice tasks and holds no SQL front end.
+//
+// When AWS_LAMBDA_RUNTIME_API is set (AWS Lambda, or the Lambda Runtime
+// Interface Emulator) it runs the Lambda runtime loop: each invocation's
+// payload is a TaskSpec, or {"spec_key": KEY} naming one in the bucket,
+// and its response the TaskResult. Built for Lambda as `bootstrap` for the
+// provided.al2023 runtime (make function). Otherwise it serves the HTTP
+// protocol (POST /invoke, GET /healthz) on --addr, or :$PORT, or :8080.
 //
 // Configuration comes from the environment, never from a TaskSpec:
-// SLUICE_S3_ENDPOINT, SLUICE_S3_BUCKET, AWS_ACCESS_KEY_ID,
-// AWS_SECRET_ACCESS_KEY, AWS_REGION, SLUICE_S3_SSL, and SLUICE_REDIS_URL
-// (optional: job cancel flags).
+// SLUICE_S3_ENDPOINT (empty: AWS S3), SLUICE_S3_BUCKET, SLUICE_S3_SSL,
+// AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
+// (on Lambda these three come from the function's role), SLUICE_REDIS_URL
+// (optional: job cancel flags and LIMIT counters) and SLUICE_LOG_LEVEL.
 package main
 
 import (
@@ -13,12 +20,14 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
+	"github.com/aws/aws-lambda-go/lambda"
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/function"
@@ -33,19 +42,27 @@ func main() {
 }
 
 func run() error {
-	addr := flag.String("addr", "", "listen address (default :$PORT or :8080)")
+	addr := flag.String("addr", "", "HTTP listen address (default :$PORT or :8080); ignored under the Lambda runtime")
 	flag.Parse()
-	if *addr == "" {
-		*addr = ":8080"
-		if p := os.Getenv("PORT"); p != "" {
-			*addr = ":" + p
-		}
+	var lvl slog.Level
+	if err := lvl.UnmarshalText([]byte(os.Getenv("SLUICE_LOG_LEVEL"))); err != nil {
+		lvl = slog.LevelWarn
 	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	log := slog.New(slog.NewJSONHandler(os.Stderr, nil))
+	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	lambdaAPI := os.Getenv("AWS_LAMBDA_RUNTIME_API")
+
+	ctx := context.Background()
+	if lambdaAPI == "" {
+		// Under Lambda the default signal handling stays: SIGTERM ends
+		// the process. Serving HTTP, it drains in-flight requests first.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
 	cfg := objstore.S3ConfigFromEnv()
-	if cfg.Endpoint == "" {
+	if cfg.Endpoint == "" && lambdaAPI == "" {
+		// Off Lambda an empty endpoint is far more often a missing
+		// setting than a wish for AWS S3: say so.
 		return fmt.Errorf("SLUICE_S3_ENDPOINT is not set")
 	}
 	bucket, err := objstore.NewS3(ctx, cfg)
@@ -58,18 +75,41 @@ func run() error {
 		if err != nil {
 			return fmt.Errorf("SLUICE_REDIS_URL: %w", err)
 		}
-		sig = function.RedisSignals{RDB: redis.NewClient(o)}
+		rdb := redis.NewClient(o)
+		defer rdb.Close()
+		sig = function.RedisSignals{RDB: rdb}
 	}
 	rt := function.NewRuntime(bucket, sig, log)
-	srv := &http.Server{Addr: *addr, Handler: function.HTTPHandler(rt), ReadHeaderTimeout: 10 * time.Second}
+
+	if lambdaAPI != "" {
+		// The Lambda runtime loop never returns; it exits the process on
+		// a runtime API failure, and Lambda starts a new one.
+		log.Info("sluice function on the Lambda runtime API", "api", lambdaAPI)
+		lambda.StartWithOptions(function.NewLambdaHandler(rt), lambda.WithContext(ctx))
+		return nil
+	}
+
+	if *addr == "" {
+		*addr = ":8080"
+		if p := os.Getenv("PORT"); p != "" {
+			*addr = ":" + p
+		}
+	}
+	ln, err := net.Listen("tcp", *addr)
+	if err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	srv := &http.Server{Handler: function.HTTPHandler(rt), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
 		_ = srv.Shutdown(sctx)
 	}()
-	log.Info("sluice function listening", "addr", *addr)
-	if err := srv.ListenAndServe(); err != http.ErrServerClosed {
+	// The URL line on stdout tells a supervisor (and the tests) where the
+	// function listens when --addr picked a free port.
+	fmt.Printf("function serving http://%s\n", ln.Addr())
+	if err := srv.Serve(ln); err != http.ErrServerClosed {
 		return err
 	}
 	return nil

@@ -121,6 +121,11 @@ func localCommand() *cli.Command {
 		&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
 		&cli.Int64Flag{Name: "target-partition-bytes", Value: 64 << 20, Usage: "adaptive coalescing target size"},
 		&cli.Int64Flag{Name: "split-bytes", Value: 32 << 20, Usage: "table bytes per scan task"},
+		&cli.Int64Flag{Name: "plan-broadcast-bytes", Value: 0, Usage: "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"},
+		&cli.Int64Flag{Name: "broadcast-bytes", Value: 16 << 20, Usage: "adaptive: broadcast a finished join side up to this size"},
+		&cli.Float64Flag{Name: "skew-factor", Value: 4, Usage: "adaptive: split partitions larger than this many times the median"},
+		&cli.Int64Flag{Name: "skew-min-bytes", Value: 16 << 20, Usage: "adaptive: and larger than this"},
+		&cli.BoolFlag{Name: "limit-early-stop", Value: true, Usage: "let tasks of a bare LIMIT stop once enough rows exist"},
 	}
 	return &cli.Command{
 		Name:  "local",
@@ -207,6 +212,11 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.APIAddr = c.String("addr")
 	opts.Coordinator.AQE.TargetPartitionBytes = c.Int64("target-partition-bytes")
 	opts.Coordinator.SplitBytes = c.Int64("split-bytes")
+	opts.BroadcastBytes = c.Int64("plan-broadcast-bytes")
+	opts.Coordinator.AQE.BroadcastBytes = c.Int64("broadcast-bytes")
+	opts.Coordinator.AQE.SkewFactor = c.Float64("skew-factor")
+	opts.Coordinator.AQE.SkewMinBytes = c.Int64("skew-min-bytes")
+	opts.Coordinator.LimitEarlyStop = c.Bool("limit-early-stop")
 	opts.Log = logger(c)
 	return local.Start(c.Context, opts)
 }
