@@ -148,6 +148,11 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	if err := json.Unmarshal([]byte(m["skipped"]), &run.state.Skipped); err != nil {
 		return nil, fmt.Errorf("decode skipped stages of job %s: %w", job, err)
 	}
+	if sk := m["skew"]; sk != "" {
+		if err := json.Unmarshal([]byte(sk), &run.state.Skew); err != nil {
+			return nil, fmt.Errorf("decode skew splits of job %s: %w", job, err)
+		}
+	}
 	for _, st := range g.Stages {
 		sm, err := c.store.Stage(ctx, job, st.ID)
 		if err != nil {
@@ -170,8 +175,9 @@ func (c *Coordinator) save(ctx context.Context, run *jobRun) error {
 	g, _ := json.Marshal(run.state.Graph)
 	groups, _ := json.Marshal(run.state.Groups)
 	skipped, _ := json.Marshal(run.state.Skipped)
+	skew, _ := json.Marshal(run.state.Skew)
 	return c.store.SetJob(ctx, run.id, run.fence, "graph", string(g), "groups", string(groups),
-		"skipped", string(skipped), "round", strconv.Itoa(run.round))
+		"skipped", string(skipped), "skew", string(skew), "round", strconv.Itoa(run.round))
 }
 
 // loop runs the job's stages as their inputs become ready. Every time a
@@ -356,7 +362,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	}
 	sort.Ints(after)
 	run.round++
-	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skipped, c.planner.Format)}
+	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skew, run.state.Skipped, c.planner.Format)}
 	rj, _ := json.Marshal(r)
 	if err := c.store.AddRound(ctx, run.id, rj); err != nil {
 		return err
@@ -421,6 +427,17 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 				var objs []shuffle.ObjectRef
 				for _, p := range group {
 					objs = append(objs, run.outputs[in].Objects[p]...)
+				}
+				w.inputs = append(w.inputs, function.Input{Stage: in, Objects: objs})
+			}
+			work = append(work, w)
+		}
+		for _, sk := range run.state.Skew[st.ID] {
+			w := taskWork{inputs: append([]function.Input(nil), whole...)}
+			for _, in := range hash {
+				objs := run.outputs[in].Objects[sk.Part]
+				if in == sk.Input {
+					objs = objs[sk.Lo:sk.Hi]
 				}
 				w.inputs = append(w.inputs, function.Input{Stage: in, Objects: objs})
 			}
@@ -549,6 +566,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 			}
 			ps.Rows += p.Rows
 			ps.Bytes += p.Bytes
+			ps.Objects++
 			out.Stats.Rows += p.Rows
 			out.Stats.Bytes += p.Bytes
 		}

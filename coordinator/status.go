@@ -152,7 +152,7 @@ func partitioningText(p plan.Partitioning) string {
 // PlanText renders the stage graph (with format, the planner's EXPLAIN
 // text) followed by the task groups and skipped stages the re-planner
 // decided, for the plan history.
-func PlanText(g *plan.Graph, groups map[int][][]int, skipped map[int]string, format func(*plan.Graph) string) string {
+func PlanText(g *plan.Graph, groups map[int][][]int, skew map[int][]adaptive.SkewTask, skipped map[int]string, format func(*plan.Graph) string) string {
 	var b strings.Builder
 	b.WriteString(format(g))
 	ids := make([]int, 0, len(g.Stages))
@@ -165,7 +165,10 @@ func PlanText(g *plan.Graph, groups map[int][][]int, skipped map[int]string, for
 		if why, ok := skipped[id]; ok {
 			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
 		} else if gr, ok := groups[id]; ok {
-			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr), gr)
+			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(skew[id]), gr)
+			for _, t := range skew[id] {
+				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
+			}
 		} else {
 			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
 		}

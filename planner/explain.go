@@ -136,6 +136,9 @@ func describeNode(n *plan.Node) string {
 		}
 		return s
 	case plan.KindExchange:
+		if n.Whole {
+			return fmt.Sprintf("Exchange: stage=%d whole", n.Stage)
+		}
 		return fmt.Sprintf("Exchange: stage=%d", n.Stage)
 	case plan.KindEmpty:
 		return "Empty:"

@@ -19,6 +19,8 @@ type PartitionStats struct {
 	Partition int   `json:"partition"`
 	Rows      int64 `json:"rows"`
 	Bytes     int64 `json:"bytes"`
+	// Objects is the number of map outputs (committed objects) holding it.
+	Objects int `json:"objects"`
 }
 
 // StageStats are the statistics of a finished stage.
@@ -68,6 +70,9 @@ type State struct {
 	// partitions each of its tasks reads (one task per group). A stage
 	// without exchange inputs (a scan stage) has no entry.
 	Groups map[int][][]int
+	// Skew holds, for a pending stage, the tasks of its split skewed
+	// partitions (which then appear in no group of Groups).
+	Skew map[int][]SkewTask
 	// Skipped holds stages that will not run (their output is empty).
 	Skipped map[int]string
 	Config  Config
@@ -92,11 +97,14 @@ type Rule interface {
 //     will not run;
 //  2. select-join next: it changes which stages read which, and so what
 //     the partition-level rules below see;
-//  3. coalesce-partitions last, once the shape of the plan is settled.
+//  3. split-skew before coalescing, which then packs only the partitions
+//     skew left whole;
+//  4. coalesce-partitions last, once the shape of the plan is settled.
 func Rules() []Rule {
 	return []Rule{
 		PropagateEmpty{},
 		SelectJoin{},
+		SplitSkew{},
 		CoalescePartitions{},
 	}
 }

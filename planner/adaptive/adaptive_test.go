@@ -64,11 +64,11 @@ func TestRules(t *testing.T) {
 		{name: "empty input keeps a global aggregate", groupBy: false, scan: stats(), target: 100,
 			wantFired: []string{"propagate-empty"}, wantGroups1: [][]int{{0}}},
 		{name: "small partitions coalesce", groupBy: true, target: 100,
-			scan: stats(PartitionStats{0, 5, 40}, PartitionStats{1, 5, 40}, PartitionStats{3, 5, 40},
-				PartitionStats{6, 1, 10}, PartitionStats{7, 1, 90}),
+			scan: stats(PartitionStats{Partition: 0, Rows: 5, Bytes: 40, Objects: 1}, PartitionStats{Partition: 1, Rows: 5, Bytes: 40, Objects: 1}, PartitionStats{Partition: 3, Rows: 5, Bytes: 40, Objects: 1},
+				PartitionStats{Partition: 6, Rows: 1, Bytes: 10, Objects: 1}, PartitionStats{Partition: 7, Rows: 1, Bytes: 90, Objects: 1}),
 			wantFired: []string{"coalesce-partitions"}, wantGroups1: [][]int{{0, 1}, {3, 6}, {7}}},
 		{name: "large partitions stay", groupBy: true, target: 10,
-			scan:      stats(PartitionStats{0, 5, 40}, PartitionStats{1, 5, 40}),
+			scan:      stats(PartitionStats{Partition: 0, Rows: 5, Bytes: 40, Objects: 1}, PartitionStats{Partition: 1, Rows: 5, Bytes: 40, Objects: 1}),
 			wantFired: []string{"coalesce-partitions"}, wantGroups1: [][]int{{0}, {1}}},
 	}
 	for _, c := range cases {

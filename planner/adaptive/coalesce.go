@@ -44,10 +44,17 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 				n = c
 			}
 		}
+		split := map[int]bool{}
+		for _, t := range s.Skew[st.ID] {
+			split[t.Part] = true
+		}
 		var groups [][]int
 		var cur []int
 		var curBytes int64
 		for p := 0; p < n; p++ {
+			if split[p] {
+				continue // split-skew runs this partition in several tasks
+			}
 			var b, rows int64
 			for _, in := range ins {
 				ps := s.Done[in].Partition(p)
@@ -67,7 +74,7 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 		if len(cur) > 0 {
 			groups = append(groups, cur)
 		}
-		if len(groups) == 0 {
+		if len(groups) == 0 && len(split) == 0 {
 			continue // every partition empty: propagate-empty's business
 		}
 		if equalGroups(groups, s.Groups[st.ID]) {
