@@ -46,6 +46,7 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 			}
 			if len(empty) > 0 && replaceExchanges(st.Root, empty) {
 				st.Root = collapse(st.Root)
+				st.Inputs = readStages(st.Root)
 				changed = true
 				if st.Root.Kind == plan.KindEmpty {
 					s.skip(st.ID, fmt.Sprintf("input stage %s is empty", joinInts(empty)))
@@ -66,10 +67,9 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 			if done || skipped || st.ID == s.Graph.Result {
 				continue
 			}
+			// A stage nothing reads any more (its readers collapsed) or
+			// whose every reader is skipped is useless.
 			cons := s.Graph.Consumers(st.ID)
-			if len(cons) == 0 {
-				continue
-			}
 			all := true
 			for _, c := range cons {
 				if _, sk := s.Skipped[c]; !sk {
@@ -181,6 +181,17 @@ func collapse(n *plan.Node) *plan.Node {
 		return &plan.Node{Kind: plan.KindEmpty, Schema: n.Schema, Limit: -1}
 	}
 	return n
+}
+
+// readStages lists, in first-read order, the stages n's exchange leaves read.
+func readStages(n *plan.Node) []int {
+	var out []int
+	plan.Walk(n, func(x *plan.Node) {
+		if x.Kind == plan.KindExchange && !containsInt(out, x.Stage) {
+			out = append(out, x.Stage)
+		}
+	})
+	return out
 }
 
 func containsInt(xs []int, x int) bool {

@@ -1,0 +1,155 @@
+package planner
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"reflect"
+	"testing"
+
+	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// TestAdaptiveRulesOnTPCH runs the adaptive re-planner over every TPC-H
+// plan as if the stages ran one by one and produced synthetic statistics
+// (empty outputs, tiny outputs that invite broadcasts, skewed partitions).
+// After every stage all rules run twice: the second run must fire nothing
+// and change nothing (idempotence), and every rewritten plan must still
+// keep the contract (exchange schemas, stage inputs, node invariants).
+func TestAdaptiveRulesOnTPCH(t *testing.T) {
+	files, err := filepath.Glob(filepath.Join("testdata", "tpch", "q*.sql"))
+	if err != nil || len(files) != 22 {
+		t.Fatalf("want the 22 TPC-H queries, found %d (%v)", len(files), err)
+	}
+	scenarios := []struct {
+		name  string
+		stats func(stage, part int) (rows, bytes int64)
+	}{
+		{"uniform", func(s, p int) (int64, int64) { return 1000, 64 << 10 }},
+		{"tiny", func(s, p int) (int64, int64) { return 3, 100 }},
+		{"skewed", func(s, p int) (int64, int64) {
+			if p == 1 {
+				return 100000, 64 << 20
+			}
+			return 1000, 32 << 20
+		}},
+		{"empty-odd-stages", func(s, p int) (int64, int64) {
+			if s%2 == 1 {
+				return 0, 0
+			}
+			return 500, 4 << 20
+		}},
+	}
+	cfg := adaptive.DefaultConfig()
+	for _, f := range files {
+		for _, bc := range []int64{0, -1} {
+			for _, sc := range scenarios {
+				name := fmt.Sprintf("%s/broadcast=%d/%s", filepath.Base(f), bc, sc.name)
+				t.Run(name, func(t *testing.T) {
+					g := planFile(t, f, Options{Partitions: 4, BroadcastBytes: bc}).Graph
+					s := &adaptive.State{Graph: g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
+						Groups: adaptive.InitialGroups(g), Skipped: map[int]string{}, Config: cfg}
+					for step := 0; step <= len(g.Stages); step++ {
+						replanTwice(t, s)
+						checkRewritten(t, g)
+						next := -1
+						for _, st := range g.Stages {
+							if s.Pending(st.ID) && inputsFinished(s, st) {
+								next = st.ID
+								break
+							}
+						}
+						if next < 0 {
+							break
+						}
+						st := g.Stage(next)
+						out := &adaptive.StageStats{}
+						n := 1
+						if st.Output.Kind == plan.PartitionHash {
+							n = st.Output.Count
+						}
+						for p := 0; p < n; p++ {
+							rows, bytes := sc.stats(next, p)
+							if rows == 0 {
+								continue
+							}
+							out.Partitions = append(out.Partitions, adaptive.PartitionStats{Partition: p, Rows: rows, Bytes: bytes, Objects: 3})
+							out.Rows += rows
+							out.Bytes += bytes
+						}
+						s.Done[next] = out
+					}
+					_, done := s.Done[g.Result]
+					_, skipped := s.Skipped[g.Result]
+					if !done && !skipped {
+						t.Fatalf("result stage %d never became runnable", g.Result)
+					}
+				})
+			}
+		}
+	}
+}
+
+func inputsFinished(s *adaptive.State, st *plan.Stage) bool {
+	for _, in := range st.Inputs {
+		_, done := s.Done[in]
+		_, skipped := s.Skipped[in]
+		if !done && !skipped {
+			return false
+		}
+	}
+	return true
+}
+
+func replanTwice(t *testing.T, s *adaptive.State) {
+	t.Helper()
+	if _, err := adaptive.Replan(s, adaptive.Rules()); err != nil {
+		t.Fatal(err)
+	}
+	before, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped})
+	again, err := adaptive.Replan(s, adaptive.Rules())
+	if err != nil {
+		t.Fatal(err)
+	}
+	after, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped})
+	if len(again) != 0 || string(before) != string(after) {
+		t.Fatalf("rules are not idempotent: second run fired %+v", again)
+	}
+}
+
+// checkRewritten checks the invariants the coordinator and functions rely
+// on, on a plan the adaptive rules rewrote.
+func checkRewritten(t *testing.T, g *plan.Graph) {
+	t.Helper()
+	for _, s := range g.Stages {
+		reads := map[int]bool{}
+		scans := 0
+		plan.Walk(s.Root, func(n *plan.Node) {
+			switch n.Kind {
+			case plan.KindExchange:
+				reads[n.Stage] = true
+				if up := g.Stage(n.Stage); up == nil {
+					t.Fatalf("stage %d reads missing stage %d", s.ID, n.Stage)
+				} else if !reflect.DeepEqual(n.Schema, up.Root.Schema) {
+					t.Fatalf("stage %d: exchange schema differs from stage %d output", s.ID, n.Stage)
+				}
+			case plan.KindScan:
+				scans++
+			}
+			checkNode(t, "rewritten", n)
+		})
+		if scans > 1 {
+			t.Fatalf("stage %d has %d scans", s.ID, scans)
+		}
+		for _, in := range s.Inputs {
+			if !reads[in] {
+				t.Fatalf("stage %d lists input %d it does not read", s.ID, in)
+			}
+			delete(reads, in)
+		}
+		if len(reads) > 0 {
+			t.Fatalf("stage %d reads stages %v not in its inputs %v", s.ID, reads, s.Inputs)
+		}
+	}
+}
