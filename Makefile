@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-tpch bench vet clean
+.PHONY: all build demo test test-tpch bench bench-aqe vet clean
 
 all: build
 
@@ -45,6 +45,10 @@ test: $(BIN)/minio
 BENCH_SF ?= 1
 bench: $(BIN)/minio
 	$(GO) test -run '^$$' -bench BenchmarkTPCH -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
+
+# Adaptive on vs off: the TPC-H queries, a skewed join and a LIMIT, at BENCH_SF.
+bench-aqe: $(BIN)/minio
+	$(GO) test -run '^$$' -bench BenchmarkAQE -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
 
 # All 22 TPC-H queries against DuckDB at a larger scale factor (SF=0.1).
 test-tpch: $(BIN)/minio
