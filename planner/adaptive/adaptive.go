@@ -43,8 +43,10 @@ func (s *StageStats) Partition(p int) PartitionStats {
 type Config struct {
 	// TargetPartitionBytes is the size coalescing packs partitions toward.
 	TargetPartitionBytes int64 `json:"target_partition_bytes"`
-	// BroadcastBytes is the size up to which a finished join side is
-	// broadcast instead of joined partition by partition.
+	// BroadcastBytes is the estimated in-memory size up to which a
+	// finished join side is broadcast instead of joined partition by
+	// partition (the planner's threshold on its estimates is the same
+	// kind of size).
 	BroadcastBytes int64 `json:"broadcast_bytes"`
 	// SkewFactor and SkewMinBytes: a partition larger than SkewFactor times
 	// the median and than SkewMinBytes is split.
@@ -54,7 +56,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
-	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: 16 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
+	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: 8 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
 }
 
 // State is the view of a job a rule rewrites.

@@ -11,7 +11,9 @@ import (
 // its inputs.
 //
 // Broadcast: the build side of a partitioned join (a hash exchange from a
-// finished stage B) is at most Config.BroadcastBytes and the probe side's
+// finished stage B) takes at most Config.BroadcastBytes in memory (rows
+// times the schema's nominal row width: compressed shuffle bytes understate
+// what every probe task must hold and hash) and the probe side's
 // stage A has not started. The join moves into A: A's tasks join their rows
 // with all of B (a Whole read) and A's shuffle carries the join result,
 // partitioned on the same probe keys, so the join stage's other operators
@@ -61,7 +63,7 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 	bStats, bDone := s.Done[b.ID]
 	aStats, aDone := s.Done[a.ID]
 	switch t := n.Join.Type; {
-	case bDone && s.Pending(a.ID) && bStats.Bytes <= s.Config.BroadcastBytes &&
+	case bDone && s.Pending(a.ID) && MemoryBytes(bStats, build.Schema) <= s.Config.BroadcastBytes &&
 		(t == plan.JoinInner || t == plan.JoinLeft || t == plan.JoinSemi || t == plan.JoinAnti):
 		a.Root = &plan.Node{Kind: plan.KindHashJoin, Schema: n.Schema, Join: n.Join, Limit: -1,
 			Inputs: []*plan.Node{a.Root, {Kind: plan.KindExchange, Stage: b.ID, Schema: build.Schema, Whole: true, Limit: -1}}}
@@ -70,8 +72,8 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 		if !readsStage(st.Root, b.ID, n) {
 			st.Inputs = removeInt(st.Inputs, b.ID)
 		}
-		*notes = append(*notes, fmt.Sprintf("stage %d: %s join with stage %d (%d bytes <= %d) broadcast into stage %d",
-			st.ID, t, b.ID, bStats.Bytes, s.Config.BroadcastBytes, a.ID))
+		*notes = append(*notes, fmt.Sprintf("stage %d: %s join with stage %d (%d rows, ~%d bytes in memory <= %d) broadcast into stage %d",
+			st.ID, t, b.ID, bStats.Rows, MemoryBytes(bStats, build.Schema), s.Config.BroadcastBytes, a.ID))
 		return out
 	case aDone && bDone && n.Join.Type == plan.JoinInner && aStats.Bytes < bStats.Bytes:
 		*notes = append(*notes, fmt.Sprintf("stage %d: build side swapped to stage %d (%d bytes < %d)",
@@ -138,6 +140,24 @@ func readsStage(root *plan.Node, id int, skip *plan.Node) bool {
 	}
 	walk(root)
 	return found
+}
+
+// MemoryBytes estimates the in-memory size of a stage output: rows times
+// the nominal width of its schema (8 bytes per fixed-width value, 24 per
+// string, plus the string's share of the compressed bytes as a floor).
+func MemoryBytes(st *StageStats, schema plan.Schema) int64 {
+	width := int64(0)
+	for _, f := range schema {
+		switch f.Type.ID {
+		case plan.String:
+			width += 24
+		case plan.Bool:
+			width++
+		default:
+			width += 8
+		}
+	}
+	return max(st.Rows*width, st.Bytes)
 }
 
 func removeInt(xs []int, x int) []int {
