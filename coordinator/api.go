@@ -2,12 +2,14 @@ package coordinator
 
 import (
 	"context"
+	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -25,7 +27,10 @@ import (
 //	GET  /v1/jobs/{id}/result  -> Arrow IPC stream of the result
 //	POST /v1/jobs/{id}/cancel
 //	POST /v1/explain           {"sql": "..."} -> {"explain": text}
+//	GET  /metrics              Prometheus metrics
 //	GET  /healthz
+//
+// With a Token every route but /healthz requires it as a bearer token.
 type API struct {
 	c *Coordinator
 	// Token, when set, is the bearer token every request must carry.
@@ -44,15 +49,26 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}/result", a.result)
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	mux.HandleFunc("POST /v1/explain", a.explain)
+	mux.Handle("GET /metrics", a.c.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return a.auth(mux)
 }
 
 func (a *API) auth(h http.Handler) http.Handler {
+	want := []byte("Bearer " + a.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.Token != "" && r.Header.Get("Authorization") != "Bearer "+a.Token {
+		if a.Token != "" && r.URL.Path != "/healthz" &&
+			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			writeErr(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
 			return
+		}
+		if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/jobs/"); ok {
+			// Job ids become Redis keys and object keys: nothing else gets in.
+			id, _, _ := strings.Cut(rest, "/")
+			if err := shuffle.ValidateJobID(id); err != nil {
+				writeErr(w, http.StatusBadRequest, err)
+				return
+			}
 		}
 		h.ServeHTTP(w, r)
 	})

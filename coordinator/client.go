@@ -16,6 +16,24 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 )
 
+// APIError is an error answer of the coordinator API.
+type APIError struct {
+	Status int
+	Msg    string
+}
+
+func (e *APIError) Error() string { return e.Msg }
+
+// retryableAPI reports whether a failed API call may succeed later: the
+// coordinator was unreachable or answered 5xx (its Redis restarting, say).
+func retryableAPI(err error) bool {
+	var ae *APIError
+	if errors.As(err, &ae) {
+		return ae.Status >= 500
+	}
+	return !errors.Is(err, context.Canceled) && !errors.Is(err, context.DeadlineExceeded)
+}
+
 // Client talks to a coordinator's HTTP API.
 type Client struct {
 	URL   string
@@ -53,9 +71,9 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 		var eb ErrorBody
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
 		if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-			return nil, errors.New(eb.Error)
+			return nil, &APIError{Status: resp.StatusCode, Msg: eb.Error}
 		}
-		return nil, fmt.Errorf("coordinator %s: %s: %s", c.URL, resp.Status, strings.TrimSpace(string(b)))
+		return nil, &APIError{Status: resp.StatusCode, Msg: fmt.Sprintf("coordinator %s: %s: %s", c.URL, resp.Status, strings.TrimSpace(string(b)))}
 	}
 	return resp, nil
 }
@@ -107,8 +125,28 @@ func (c *Client) Cancel(ctx context.Context, job string) error {
 }
 
 // Wait polls until the job is terminal, calling progress on every poll.
+// Polls that fail for a while (coordinator restarting, Redis outage) are
+// retried for up to two minutes; an unknown job fails at once.
 func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)) (*JobStatus, error) {
-	return waitPoll(ctx, func() (*JobStatus, error) { return c.Status(ctx, job) }, 100*time.Millisecond, progress)
+	var since time.Time
+	return waitPoll(ctx, func() (*JobStatus, error) {
+		for {
+			js, err := c.Status(ctx, job)
+			if err == nil || !retryableAPI(err) {
+				return js, err
+			}
+			if since.IsZero() {
+				since = time.Now()
+			} else if time.Since(since) > 2*time.Minute {
+				return nil, err
+			}
+			select {
+			case <-ctx.Done():
+				return nil, err
+			case <-time.After(250 * time.Millisecond):
+			}
+		}
+	}, 100*time.Millisecond, progress)
 }
 
 // Result fetches a succeeded job's result.

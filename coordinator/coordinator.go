@@ -69,18 +69,45 @@ type Config struct {
 	// Owner identifies this coordinator in leases.
 	Owner    string
 	LeaseTTL time.Duration
-	// MaxAttempts bounds the attempts of one task (retries + 1).
+	// MaxAttempts bounds the failed attempts of one task (retries + 1).
+	// Attempts that did not fail do not count: duplicates of stragglers,
+	// attempts abandoned by a coordinator that died, attempts whose input
+	// was lost.
 	MaxAttempts  int
 	RetryBackoff time.Duration
-	// TaskTimeout bounds one attempt.
+	// TaskTimeout bounds one attempt (the task's deadline): past it the
+	// attempt is abandoned and retried.
 	TaskTimeout time.Duration
+	// HedgeFactor: an attempt running longer than HedgeFactor times the
+	// median duration of its stage's finished tasks (once half of them
+	// finished), and longer than HedgeAfter, gets one duplicate attempt;
+	// the first to commit wins. 0 turns hedging off.
+	HedgeFactor float64
+	HedgeAfter  time.Duration
+	// MaxInputRepairs bounds how many lost or corrupt shuffle objects of
+	// one job are repaired (by running their producer again).
+	MaxInputRepairs int
+	// Retention is how long after a job finished its shuffle objects and
+	// plan fragments are kept (the result of a succeeded job is kept);
+	// 0 keeps them for inspection. GCInterval is how often a coordinator
+	// looks for jobs past it (default Retention/2, at most a minute); New
+	// starts the collector when Retention is set.
+	Retention  time.Duration
+	GCInterval time.Duration
+	// RedisOutage and S3Outage bound how long the coordinator waits (and
+	// retries) for an unreachable Redis or object store before it gives
+	// up: on Redis it stops driving the job and leaves it to whichever
+	// coordinator reaches Redis later; on S3 the operation fails.
+	RedisOutage time.Duration
+	S3Outage    time.Duration
 	// SplitBytes is the target bytes of table data per scan task.
 	SplitBytes int64
 	// Adaptive turns re-planning after every stage on (the default).
 	Adaptive bool
-	// DeferProbe lets the probe side of a partitioned join wait for a much
-	// smaller build side, so the re-planner can broadcast it (default on).
-	DeferProbe bool
+	// DeferProbeRatio lets the probe side of a partitioned join wait for a
+	// build side whose input is at most 1/DeferProbeRatio of the probe's,
+	// so the re-planner can broadcast it (default 8; 0 turns it off).
+	DeferProbeRatio int64
 	// Concurrency bounds the tasks this coordinator has in flight at once
 	// (over all jobs); the invoker may bound them further.
 	Concurrency int
@@ -94,18 +121,23 @@ type Config struct {
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
-		Bucket:         "sluice",
-		Owner:          fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
-		LeaseTTL:       10 * time.Second,
-		MaxAttempts:    3,
-		RetryBackoff:   200 * time.Millisecond,
-		TaskTimeout:    10 * time.Minute,
-		SplitBytes:     32 << 20,
-		Adaptive:       true,
-		LimitEarlyStop: true,
-		DeferProbe:     true,
-		Concurrency:    64,
-		AQE:            adaptive.DefaultConfig(),
+		Bucket:          "sluice",
+		Owner:           fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
+		LeaseTTL:        10 * time.Second,
+		MaxAttempts:     4,
+		RetryBackoff:    250 * time.Millisecond,
+		TaskTimeout:     10 * time.Minute,
+		HedgeFactor:     4,
+		HedgeAfter:      5 * time.Second,
+		MaxInputRepairs: 100,
+		RedisOutage:     2 * time.Minute,
+		S3Outage:        time.Minute,
+		SplitBytes:      32 << 20,
+		Adaptive:        true,
+		LimitEarlyStop:  true,
+		DeferProbeRatio: 8,
+		Concurrency:     64,
+		AQE:             adaptive.DefaultConfig(),
 	}
 }
 
@@ -118,8 +150,11 @@ type Coordinator struct {
 	tables  Tables
 	invoker Invoker
 	log     *slog.Logger
+	metrics *Metrics
 
 	dispatch *dispatcher // bounds tasks in flight, smallest stages first
+	drivingM sync.Mutex
+	driving  map[string]bool // jobs this coordinator drives now
 	wg       sync.WaitGroup
 	ctx      context.Context
 	cancel   context.CancelFunc
@@ -134,8 +169,62 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 64
 	}
-	return &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency), store: store, bucket: bucket, planner: p, tables: t, invoker: inv,
-		log: log, ctx: ctx, cancel: cancel}
+	if cfg.MaxAttempts < 1 {
+		cfg.MaxAttempts = 1
+	}
+	if cfg.TaskTimeout <= 0 {
+		cfg.TaskTimeout = 10 * time.Minute
+	}
+	if cfg.MaxInputRepairs <= 0 {
+		cfg.MaxInputRepairs = 100
+	}
+	m := NewMetrics()
+	if cfg.RedisOutage > 0 {
+		store.Outage = cfg.RedisOutage
+	}
+	store.observe = m.redisError
+	if s3, ok := bucket.(*objstore.S3); ok {
+		m.ObserveS3(s3)
+	}
+	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency), store: store,
+		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
+		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},
+		ctx: ctx, cancel: cancel}
+	if cfg.Retention > 0 {
+		c.wg.Add(1)
+		go func() {
+			defer c.wg.Done()
+			c.GC(ctx)
+		}()
+	}
+	return c
+}
+
+// Metrics returns the coordinator's Prometheus metrics.
+func (c *Coordinator) Metrics() *Metrics { return c.metrics }
+
+// claim marks job as driven by this coordinator; false if it already is.
+func (c *Coordinator) claim(job string) bool {
+	c.drivingM.Lock()
+	defer c.drivingM.Unlock()
+	if c.driving[job] {
+		return false
+	}
+	c.driving[job] = true
+	return true
+}
+
+func (c *Coordinator) unclaim(job string) {
+	c.drivingM.Lock()
+	defer c.drivingM.Unlock()
+	delete(c.driving, job)
+}
+
+// Driving reports whether this coordinator drives job now.
+func (c *Coordinator) Driving(job string) bool {
+	c.drivingM.Lock()
+	defer c.drivingM.Unlock()
+	return c.driving[job]
 }
 
 // Store returns the coordinator's job store.
@@ -200,6 +289,7 @@ func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions
 	if err != nil {
 		return "", err
 	}
+	c.metrics.JobsSubmitted.Inc()
 	c.log.Info("job submitted", "job", job, "stages", len(g.Stages), "adaptive", adaptiveOn)
 	c.Go(job)
 	return job, nil

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -64,19 +64,26 @@ type jobRun struct {
 	round    int
 	state    adaptive.State
 	outputs  map[int]*stageOutput
+	x        *runExtras // shared with task goroutines (task.go, repair.go)
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
 // nil without doing anything when another coordinator holds the job.
 func (c *Coordinator) Drive(ctx context.Context, job string) error {
+	if !c.claim(job) {
+		return nil // this coordinator drives it already
+	}
+	defer c.unclaim(job)
 	fence, ok, err := c.store.Acquire(ctx, job, c.cfg.Owner, c.cfg.LeaseTTL)
 	if err != nil || !ok {
 		return err
 	}
+	c.metrics.JobsDriving.Inc()
+	defer c.metrics.JobsDriving.Dec()
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer c.store.Release(context.WithoutCancel(ctx), job, c.cfg.Owner)
-	go c.renew(ctx, cancel, job)
+	go c.renew(ctx, cancel, job, fence)
 
 	log := c.log.With("job", job)
 	run, err := c.load(ctx, job, fence)
@@ -94,8 +101,11 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	case errors.Is(err, errCancelled):
 		log.Info("job cancelled")
 		return c.finish(ctx, run, StateCancelled, "cancelled by user")
-	case errors.Is(err, ErrStaleFence), ctx.Err() != nil:
-		return err // another coordinator carries on
+	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrRedisUnavailable), ctx.Err() != nil:
+		if errors.Is(err, ErrStaleFence) {
+			c.metrics.StaleFence.Inc()
+		}
+		return err // another coordinator carries on (or this one, once Redis is back)
 	default:
 		log.Warn("job failed", "err", err)
 		return c.finish(ctx, run, StateFailed, err.Error())
@@ -105,12 +115,21 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 var errCancelled = errors.New("job cancelled")
 
 func (c *Coordinator) finish(ctx context.Context, run *jobRun, state, msg string) error {
-	return c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
+	err := c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
 		"state", state, "error", msg, "finished", time.Now().UTC().Format(time.RFC3339Nano))
+	if err == nil {
+		c.metrics.JobsFinished.WithLabelValues(state).Inc()
+		err = c.store.markFinished(context.WithoutCancel(ctx), run.id, time.Now())
+	}
+	return err
 }
 
-// renew keeps the lease alive; losing it cancels the drive.
-func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job string) {
+// renew keeps the lease alive; losing it cancels the drive. The lease is
+// lost when another coordinator holds it, when the fence moved on (the
+// lease expired, during a Redis outage say, and was taken again, even by
+// this coordinator: work in flight carries the old fence), or when the
+// job's record vanished from Redis.
+func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job string, fence int64) {
 	t := time.NewTicker(c.cfg.LeaseTTL / 3)
 	defer t.Stop()
 	for {
@@ -118,9 +137,14 @@ func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job 
 		case <-ctx.Done():
 			return
 		case <-t.C:
-			_, ok, err := c.store.Acquire(ctx, job, c.cfg.Owner, c.cfg.LeaseTTL)
-			if err == nil && !ok {
-				c.log.Warn("lost lease", "job", job)
+			f, ok, err := c.store.Acquire(ctx, job, c.cfg.Owner, c.cfg.LeaseTTL)
+			switch {
+			case errors.Is(err, ErrJobGone):
+				c.log.Error("job state vanished from Redis; stopping", "job", job)
+				cancel()
+				return
+			case err == nil && (!ok || f != fence):
+				c.log.Warn("lost lease", "job", job, "fence", fence, "now", f)
 				cancel()
 				return
 			}
@@ -134,7 +158,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	if err != nil {
 		return nil, err
 	}
-	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{}}
+	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{}, x: newRunExtras()}
 	run.round, _ = strconv.Atoi(m["round"])
 	var g plan.Graph
 	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
@@ -165,6 +189,13 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			}
 			run.outputs[st.ID] = &out
 			run.state.Done[st.ID] = &out.Stats
+		}
+		if _, skipped := run.state.Skipped[st.ID]; sm["state"] == StageRunning && !skipped {
+			// Running when its driver stopped: it resumes as it started
+			// (the re-planner must not change it), adopting its committed
+			// tasks.
+			run.state.Running[st.ID] = true
+			run.x.resume = append(run.x.resume, st.ID)
 		}
 	}
 	return run, nil
@@ -221,7 +252,8 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 			return nil
 		}
 		works := map[int][]taskWork{}
-		for _, id := range c.ready(run) {
+		resumed := c.resumable(run)
+		for _, id := range append(c.ready(run), resumed...) {
 			if _, ok := running[id]; ok {
 				continue
 			}
@@ -235,11 +267,11 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 			}
 		}
 		for id, work := range works {
-			if run.adaptive && c.cfg.DeferProbe && c.deferProbe(run, id, works, running, stageBytes) {
+			if run.adaptive && c.cfg.DeferProbeRatio > 0 && !slices.Contains(resumed, id) && c.deferProbe(run, id, works, running, stageBytes) {
 				continue
 			}
 			st := g.Stage(id)
-			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round)
+			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round, run.fence)
 			sctx, cancel := context.WithCancel(ctx)
 			running[id] = cancel
 			run.state.Running[id] = true
@@ -258,6 +290,9 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		for {
 			select {
 			case f = <-doneCh:
+			case req := <-run.x.workReq:
+				c.serveWork(ctx, run, req)
+				continue
 			case <-ctx.Done():
 				return ctx.Err()
 			case <-time.After(500 * time.Millisecond):
@@ -285,7 +320,7 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 
 // deferProbe reports whether stage a should wait: it is the probe side of a
 // partitioned join whose build side b is running (or starting now) and is
-// at most half of a's input. Waiting for b lets the re-planner see b's
+// at most 1/DeferProbeRatio of a's input. Waiting for b lets the re-planner see b's
 // real size and broadcast it into a (select-join) before a shuffles
 // anything; b being much smaller, the wait is short.
 func (c *Coordinator) deferProbe(run *jobRun, a int, starting map[int][]taskWork, running map[int]context.CancelFunc, bytes map[int]int64) bool {
@@ -312,7 +347,7 @@ func (c *Coordinator) deferProbe(run *jobRun, a int, starting map[int][]taskWork
 			if _, done := run.state.Done[b.Stage]; done || !(bRunning || bStarting) {
 				return
 			}
-			if bytes[b.Stage]*2 <= bytes[a] {
+			if bytes[b.Stage]*c.cfg.DeferProbeRatio <= bytes[a] {
 				deferIt = true
 			}
 		})
@@ -364,7 +399,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	run.round++
 	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skew, run.state.Skipped, c.planner.Format)}
 	rj, _ := json.Marshal(r)
-	if err := c.store.AddRound(ctx, run.id, rj); err != nil {
+	if err := c.store.AddRound(ctx, run.id, run.fence, rj); err != nil {
 		return err
 	}
 	for _, f := range fired {
@@ -597,6 +632,7 @@ func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 	}
 	errs := make(chan error, len(only))
+	run.x.tracker(st.ID).setTasks(len(work))
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, t := range only {
@@ -635,163 +671,6 @@ func stageLimit(st *plan.Stage) int64 {
 		return 0
 	}
 	return st.Root.Limit + st.Root.Offset
-}
-
-// runTask runs attempts of one task until one commits, the retry budget is
-// spent, or the error is the user's. With limit > 0 the task takes part in
-// LIMIT early stop: it is not invoked at all once the stage has enough rows.
-func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork, limit int64) (*function.TaskResult, error) {
-	var lastErr string
-	for {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		attempt, committed, err := c.store.StartAttempt(ctx, run.id, run.fence, st.ID, t)
-		if err != nil {
-			return nil, err
-		}
-		if committed {
-			return c.committedResult(ctx, run, st.ID, t)
-		}
-		if attempt > c.cfg.MaxAttempts {
-			msg := fmt.Sprintf("stage %d task %d failed after %d attempts: %s", st.ID, t, c.cfg.MaxAttempts, lastErr)
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, "failed")
-			return nil, &JobError{Msg: msg}
-		}
-		log := c.log.With("job", run.id, "stage", st.ID, "task", t, "attempt", attempt)
-		if err := c.dispatch.acquire(ctx, w.bytes); err != nil {
-			return nil, err
-		}
-		res, retry, err := c.attempt(ctx, run, st, planKey, t, w, limit, attempt, log)
-		c.dispatch.release()
-		if err != nil {
-			return nil, err
-		}
-		if retry != "" {
-			lastErr = retry
-			c.backoff(ctx, attempt)
-			continue
-		}
-		return res, nil
-	}
-}
-
-// attempt runs one attempt of a task while holding a dispatch slot. It
-// returns the committed result, or a reason to retry, or an error that
-// fails the stage.
-func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork,
-	limit int64, attempt int, log *slog.Logger) (*function.TaskResult, string, error) {
-	limitKey := function.LimitKey(run.id, st.ID)
-	if limit > 0 {
-		if n, _ := c.store.rdb.Get(ctx, limitKey).Int64(); n >= limit {
-			// The stage already has enough rows: commit an empty output
-			// without invoking a function.
-			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
-				StoppedEarly: true, NotInvoked: true}
-			rj, _ := json.Marshal(res)
-			if _, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj); err != nil {
-				return nil, "", err
-			}
-			res, err := c.committedResult(ctx, run, st.ID, t)
-			return res, "", err
-		}
-	}
-	spec := &function.TaskSpec{
-		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
-		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
-		Splits: w.splits, Inputs: w.inputs,
-		OutputPrefix: shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt),
-		Deadline:     time.Now().Add(c.cfg.TaskTimeout),
-	}
-	if limit > 0 {
-		spec.Limit, spec.LimitKey = limit, limitKey
-	}
-	res, err := c.invoke(ctx, spec)
-	if err != nil {
-		if ctx.Err() != nil {
-			return nil, "", ctx.Err()
-		}
-		log.Warn("task attempt failed", "err", err)
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), "retrying"); err != nil {
-			return nil, "", err
-		}
-		return nil, err.Error(), nil
-	}
-	if res.Error != "" {
-		switch res.Kind {
-		case function.ErrUser:
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
-			return nil, "", &JobError{Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error), User: true}
-		case function.ErrCancelled:
-			return nil, "", errCancelled
-		}
-		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "retrying"); err != nil {
-			return nil, "", err
-		}
-		return nil, res.Error, nil
-	}
-	rj, _ := json.Marshal(res)
-	won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
-	if err != nil {
-		return nil, "", err
-	}
-	if !won {
-		// Another attempt committed first: this one's output is garbage.
-		_ = c.bucket.DeletePrefix(ctx, spec.OutputPrefix)
-		res, err := c.committedResult(ctx, run, st.ID, t)
-		return res, "", err
-	}
-	return res, "", nil
-}
-
-func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t int) (*function.TaskResult, error) {
-	m, err := c.store.Task(ctx, run.id, stage, t)
-	if err != nil {
-		return nil, err
-	}
-	var res function.TaskResult
-	if err := json.Unmarshal([]byte(m["result"]), &res); err != nil {
-		return nil, fmt.Errorf("decode committed result of task %d/%d: %w", stage, t, err)
-	}
-	return &res, nil
-}
-
-func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error) {
-	body, err := spec.Encode()
-	if err != nil {
-		return nil, err
-	}
-	ictx, cancel := context.WithTimeout(ctx, c.cfg.TaskTimeout)
-	defer cancel()
-	out, err := c.invoker.Invoke(ictx, body)
-	if err != nil {
-		return nil, fmt.Errorf("invoke: %w", err)
-	}
-	var res function.TaskResult
-	if err := json.Unmarshal(out, &res); err != nil {
-		return nil, fmt.Errorf("decode task result: %w", err)
-	}
-	if res.Job != spec.Job || res.Stage != spec.Stage || res.Task != spec.Task || res.Attempt != spec.Attempt {
-		return nil, fmt.Errorf("task result is for %s/%d/%d/a%d, not the attempt invoked", res.Job, res.Stage, res.Task, res.Attempt)
-	}
-	return &res, nil
-}
-
-func (c *Coordinator) backoff(ctx context.Context, attempt int) {
-	d := c.cfg.RetryBackoff << (attempt - 1)
-	if d > 10*time.Second {
-		d = 10 * time.Second
-	}
-	select {
-	case <-ctx.Done():
-	case <-time.After(d):
-	}
-}
-
-// PlanKey is the object key of a stage's plan fragment for a round.
-func PlanKey(prefix, job string, stage, round int) string {
-	return joinKey(prefix, fmt.Sprintf("jobs/%s/plans/%d-r%d.json", job, stage, round))
 }
 
 func joinKey(prefix, rest string) string {

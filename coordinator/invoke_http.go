@@ -3,6 +3,7 @@ package coordinator
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -10,6 +11,9 @@ import (
 	"strconv"
 	"sync/atomic"
 	"time"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // HTTPInvoker invokes functions over HTTP (`POST /invoke` with the TaskSpec;
@@ -20,6 +24,15 @@ type HTTPInvoker struct {
 	URLs    []string
 	Client  *http.Client
 	Retries int
+	// PayloadLimit is the largest spec sent inline (default
+	// function.MaxSpecBytes); larger ones are uploaded to Bucket and
+	// passed as {"spec_key": KEY}. A nil Bucket sends every spec inline.
+	PayloadLimit int
+	Bucket       objstore.Bucket
+	// Timeout, when > 0, bounds one request (the caller's context bounds
+	// the whole invocation). A timed-out request is not resent: the task
+	// may still be running, so the coordinator runs a new attempt.
+	Timeout time.Duration
 	sem     chan struct{}
 	next    atomic.Uint64
 }
@@ -47,10 +60,25 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 		return nil, ctx.Err()
 	}
 	defer func() { <-h.sem }()
+	limit := h.PayloadLimit
+	if limit <= 0 {
+		limit = function.MaxSpecBytes
+	}
+	if h.Bucket != nil && len(spec) > limit {
+		key, err := uploadSpecRef(ctx, h.Bucket, spec)
+		if err != nil {
+			return nil, err
+		}
+		defer deleteSpecRef(ctx, h.Bucket, key)
+		spec, _ = json.Marshal(function.SpecRef{SpecKey: key})
+	}
 	backoff := 100 * time.Millisecond
 	for try := 0; ; try++ {
 		url := h.URLs[int(h.next.Add(1)-1)%len(h.URLs)]
 		body, status, retryAfter, err := h.post(ctx, url, spec)
+		if errors.Is(err, ErrInvokeTimeout) {
+			return nil, fmt.Errorf("function %s: %w (after %s)", url, err, h.Timeout)
+		}
 		if err == nil && status == http.StatusOK {
 			return body, nil
 		}
@@ -81,6 +109,20 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 }
 
 func (h *HTTPInvoker) post(ctx context.Context, url string, spec []byte) ([]byte, int, time.Duration, error) {
+	if h.Timeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, h.Timeout, ErrInvokeTimeout)
+		defer cancel()
+		body, status, ra, err := h.do(ctx, url, spec)
+		if err != nil && errors.Is(context.Cause(ctx), ErrInvokeTimeout) {
+			return nil, 0, 0, ErrInvokeTimeout
+		}
+		return body, status, ra, err
+	}
+	return h.do(ctx, url, spec)
+}
+
+func (h *HTTPInvoker) do(ctx context.Context, url string, spec []byte) ([]byte, int, time.Duration, error) {
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url+"/invoke", bytes.NewReader(spec))
 	if err != nil {
 		return nil, 0, 0, err

@@ -28,8 +28,11 @@ func (c *Coordinator) recoverOnce(ctx context.Context) {
 		return
 	}
 	for _, id := range ids {
-		m, err := c.store.Job(ctx, id)
-		if err != nil || m["state"] != StateRunning {
+		if c.Driving(id) {
+			continue
+		}
+		state, err := c.store.rdb.HGet(ctx, kJob(id), "state").Result()
+		if err != nil || state != StateRunning {
 			continue
 		}
 		held, err := c.store.rdb.Exists(ctx, kLease(id)).Result()
@@ -37,6 +40,7 @@ func (c *Coordinator) recoverOnce(ctx context.Context) {
 			continue
 		}
 		c.log.Info("recovery: taking over job", "job", id)
+		c.metrics.JobsTakenOver.Inc()
 		c.Go(id)
 	}
 }

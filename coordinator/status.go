@@ -17,12 +17,17 @@ import (
 
 // StageStatus is what a stage did, for progress and `jobs show`.
 type StageStatus struct {
-	ID         int     `json:"id"`
-	State      string  `json:"state"`
-	Reason     string  `json:"reason,omitempty"`
-	Tasks      int     `json:"tasks"`
-	Invoked    int     `json:"invoked"`
-	TasksDone  int     `json:"tasks_done"`
+	ID        int    `json:"id"`
+	State     string `json:"state"`
+	Reason    string `json:"reason,omitempty"`
+	Tasks     int    `json:"tasks"`
+	Invoked   int    `json:"invoked"`
+	TasksDone int    `json:"tasks_done"`
+	// Attempts counts the attempts started (hedged duplicates and
+	// attempts abandoned by a dead coordinator included); Retries the
+	// failed attempts.
+	Attempts   int     `json:"attempts"`
+	Retries    int     `json:"retries"`
 	Rows       int64   `json:"rows"`
 	Bytes      int64   `json:"bytes"`
 	InputRows  int64   `json:"input_rows"`
@@ -33,18 +38,24 @@ type StageStatus struct {
 
 // JobStatus is a job's state as recorded in Redis.
 type JobStatus struct {
-	ID       string           `json:"id"`
-	State    string           `json:"state"`
-	Error    string           `json:"error,omitempty"`
-	SQL      string           `json:"sql"`
-	Owner    string           `json:"owner,omitempty"`
-	Adaptive bool             `json:"adaptive"`
-	Created  string           `json:"created"`
-	Finished string           `json:"finished,omitempty"`
-	Columns  []string         `json:"columns"`
-	Stages   []StageStatus    `json:"stages"`
-	Rounds   []adaptive.Round `json:"rounds,omitempty"`
-	Explain  string           `json:"explain,omitempty"`
+	ID    string `json:"id"`
+	State string `json:"state"`
+	Error string `json:"error,omitempty"`
+	SQL   string `json:"sql"`
+	Owner string `json:"owner,omitempty"`
+	// Lease is the coordinator holding the job's lease now ("" when none:
+	// finished, or its coordinator died and no other took it over yet);
+	// Fence counts the coordinators that drove it.
+	Lease     string           `json:"lease,omitempty"`
+	Fence     int64            `json:"fence"`
+	Collected string           `json:"collected,omitempty"`
+	Adaptive  bool             `json:"adaptive"`
+	Created   string           `json:"created"`
+	Finished  string           `json:"finished,omitempty"`
+	Columns   []string         `json:"columns"`
+	Stages    []StageStatus    `json:"stages"`
+	Rounds    []adaptive.Round `json:"rounds,omitempty"`
+	Explain   string           `json:"explain,omitempty"`
 }
 
 // Status reads a job's status from Redis.
@@ -54,7 +65,18 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		return nil, err
 	}
 	js := &JobStatus{ID: job, State: m["state"], Error: m["error"], SQL: m["sql"], Owner: m["owner"],
-		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"]}
+		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"],
+		Collected: m["collected"]}
+	_ = s.retry(ctx, "read lease", func() error {
+		vals, err := s.rdb.MGet(ctx, kLease(job), kFence(job)).Result()
+		if err != nil {
+			return err
+		}
+		js.Lease, _ = vals[0].(string)
+		f, _ := vals[1].(string)
+		js.Fence, _ = strconv.ParseInt(f, 10, 64)
+		return nil
+	})
 	var g plan.Graph
 	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
 		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
@@ -72,6 +94,8 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		ss.Tasks, _ = strconv.Atoi(sm["tasks"])
 		ss.TasksDone, _ = strconv.Atoi(sm["done"])
 		ss.Invoked, _ = strconv.Atoi(sm["invoked"])
+		ss.Attempts, _ = strconv.Atoi(sm["attempts"])
+		ss.Retries, _ = strconv.Atoi(sm["failures"])
 		ss.Rows, _ = strconv.ParseInt(sm["rows"], 10, 64)
 		ss.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
 		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)

@@ -20,15 +20,26 @@ var ErrStaleFence = errors.New("stale fencing token: job is driven by another co
 // ErrJobNotFound is returned for an unknown job id.
 var ErrJobNotFound = errors.New("job not found")
 
+// ErrJobGone is returned by Acquire when a job's record vanished from
+// Redis while it ran (a Redis restarted without persistence): nothing is
+// left to drive, and the job cannot be marked failed either.
+var ErrJobGone = errors.New("job state is gone from Redis (restarted without persistence?)")
+
 // Store keeps all job state in Redis. Every key of a job shares the hash
 // tag {job} so the scripts run unchanged on Redis Cluster. Every state
 // change goes through one Lua script that checks the job's fencing token.
 type Store struct {
 	rdb redis.UniversalClient
+	// Outage bounds how long an operation waits for an unreachable Redis
+	// (retrying with backoff) before it fails with ErrRedisUnavailable.
+	Outage time.Duration
+	// observe, when set, sees every Redis error an operation met (retried
+	// or not), for metrics.
+	observe func(op string, err error)
 }
 
 // NewStore wraps a Redis client.
-func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, Outage: 2 * time.Minute} }
 
 // Client returns the underlying Redis client.
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
@@ -46,9 +57,13 @@ func kTask(job string, s, t int) string { return jobKey(job, fmt.Sprintf("task:%
 func kRounds(job string) string         { return jobKey(job, "rounds") }
 
 // acquire takes or renews the lease of a job. A new holder bumps the fence.
-// KEYS: lease, fence. ARGV: owner, ttl ms. Returns the fence, or 0 when
-// another owner holds the lease.
+// KEYS: lease, fence, job. ARGV: owner, ttl ms. Returns the fence, 0 when
+// another owner holds the lease, -1 when the job record is gone, -2 when
+// the job is finished (nothing to drive: the fence stays as it is).
 var scriptAcquire = redis.NewScript(`
+if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
+local st = redis.call('HGET', KEYS[3], 'state')
+if st == 'succeeded' or st == 'failed' or st == 'cancelled' then return -2 end
 local cur = redis.call('GET', KEYS[1])
 if cur and cur ~= ARGV[1] then return 0 end
 redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
@@ -65,34 +80,59 @@ return 1
 `)
 
 // startAttempt opens a new attempt of a task unless it is committed.
-// KEYS: fence, task. ARGV: fence. Returns the attempt number, or -1 when
-// the task already has a committed attempt.
+// KEYS: fence, task, stage. ARGV: fence. Returns {attempt, failures}, with
+// attempt -1 when the task already has a committed attempt. The stage
+// counts attempts too (for status without reading every task).
 var scriptStartAttempt = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return -1 end
+local f = tonumber(redis.call('HGET', KEYS[2], 'failures') or '0')
+if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return {-1, f} end
 local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
 redis.call('HSET', KEYS[2], 'state', 'running')
-return a
+redis.call('HINCRBY', KEYS[3], 'attempts', 1)
+return {a, f}
 `)
 
 // commitTask makes an attempt the task's output: first commit wins.
 // KEYS: fence, task, stage. ARGV: fence, attempt, result json.
 // Returns 1 when this attempt won, 0 when another attempt had committed.
+// Committing the winning attempt again (a retried call, a result reported
+// twice) returns 1 and changes nothing.
 var scriptCommit = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
+local c = redis.call('HGET', KEYS[2], 'committed')
+if c == ARGV[2] then return 1 end
+if c then return 0 end
 redis.call('HSET', KEYS[2], 'committed', ARGV[2], 'state', 'done', 'result', ARGV[3])
 redis.call('HINCRBY', KEYS[3], 'done', 1)
 return 1
 `)
 
-// failAttempt records a failed attempt.
-// KEYS: fence, task. ARGV: fence, error, state.
+// failAttempt records a failed attempt. Failures count against the task's
+// retry budget, except a lost input (the producer's fault, not the task's).
+// KEYS: fence, task, stage. ARGV: fence, error, state.
 var scriptFail = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
 if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
 redis.call('HSET', KEYS[2], 'state', ARGV[3], 'error', ARGV[2])
+if ARGV[3] ~= 'input_lost' then
+  redis.call('HINCRBY', KEYS[2], 'failures', 1)
+  redis.call('HINCRBY', KEYS[3], 'failures', 1)
+end
 return 1
+`)
+
+// release drops the lease if owner holds it. KEYS: lease. ARGV: owner.
+var scriptRelease = redis.NewScript(`
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0
+`)
+
+// addRound appends a re-planning round if the fence matches.
+// KEYS: fence, rounds. ARGV: fence, round json.
+var scriptAddRound = redis.NewScript(`
+if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+return redis.call('RPUSH', KEYS[2], ARGV[2])
 `)
 
 // reopenTask drops a task's committed attempt so it runs again (LIMIT
@@ -115,10 +155,13 @@ func fenceErr(err error) error {
 
 // CreateJob writes a new job's record and indexes it.
 func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any) error {
-	pipe := s.rdb.TxPipeline()
-	pipe.HSet(ctx, kJob(job), fields)
-	pipe.ZAdd(ctx, jobsKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: job})
-	_, err := pipe.Exec(ctx)
+	err := s.retry(ctx, "create job", func() error {
+		pipe := s.rdb.TxPipeline()
+		pipe.HSet(ctx, kJob(job), fields)
+		pipe.ZAdd(ctx, jobsKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: job})
+		_, err := pipe.Exec(ctx)
+		return err
+	})
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job, err)
 	}
@@ -126,25 +169,39 @@ func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any
 }
 
 // Acquire takes or renews the job's lease for owner, returning the fence;
-// ok is false when another coordinator holds it.
+// ok is false when another coordinator holds it or the job is finished.
 func (s *Store) Acquire(ctx context.Context, job, owner string, ttl time.Duration) (fence int64, ok bool, err error) {
-	n, err := scriptAcquire.Run(ctx, s.rdb, []string{kLease(job), kFence(job)}, owner, ttl.Milliseconds()).Int64()
+	var n int64
+	err = s.retry(ctx, "acquire", func() (err error) {
+		n, err = scriptAcquire.Run(ctx, s.rdb, []string{kLease(job), kFence(job), kJob(job)}, owner, ttl.Milliseconds()).Int64()
+		return err
+	})
 	if err != nil {
 		return 0, false, fmt.Errorf("acquire lease of job %s: %w", job, err)
+	}
+	if n == -1 {
+		return 0, false, fmt.Errorf("acquire lease of job %s: %w", job, ErrJobGone)
+	}
+	if n < 0 {
+		return 0, false, nil // finished: nothing to drive
 	}
 	return n, n > 0, nil
 }
 
-// Release drops the lease if owner holds it.
+// Release drops the lease if owner holds it (best effort: an unreachable
+// Redis lets the lease expire instead).
 func (s *Store) Release(ctx context.Context, job, owner string) {
-	if cur, _ := s.rdb.Get(ctx, kLease(job)).Result(); cur == owner {
-		s.rdb.Del(ctx, kLease(job))
-	}
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+	defer cancel()
+	_ = scriptRelease.Run(ctx, s.rdb, []string{kLease(job)}, owner).Err()
 }
 
 func (s *Store) hset(ctx context.Context, job string, fence int64, key string, kv ...any) error {
 	args := append([]any{fence}, kv...)
-	if err := scriptHSetFenced.Run(ctx, s.rdb, []string{kFence(job), key}, args...).Err(); err != nil {
+	err := s.retry(ctx, "update", func() error {
+		return scriptHSetFenced.Run(ctx, s.rdb, []string{kFence(job), key}, args...).Err()
+	})
+	if err != nil {
 		return fmt.Errorf("update %s: %w", key, fenceErr(err))
 	}
 	return nil
@@ -162,7 +219,11 @@ func (s *Store) SetStage(ctx context.Context, job string, fence int64, stage int
 
 // Job returns the job record.
 func (s *Store) Job(ctx context.Context, job string) (map[string]string, error) {
-	m, err := s.rdb.HGetAll(ctx, kJob(job)).Result()
+	var m map[string]string
+	err := s.retry(ctx, "read job", func() (err error) {
+		m, err = s.rdb.HGetAll(ctx, kJob(job)).Result()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read job %s: %w", job, err)
 	}
@@ -174,7 +235,11 @@ func (s *Store) Job(ctx context.Context, job string) (map[string]string, error) 
 
 // Stage returns a stage record (empty when the stage has not started).
 func (s *Store) Stage(ctx context.Context, job string, stage int) (map[string]string, error) {
-	m, err := s.rdb.HGetAll(ctx, kStage(job, stage)).Result()
+	var m map[string]string
+	err := s.retry(ctx, "read stage", func() (err error) {
+		m, err = s.rdb.HGetAll(ctx, kStage(job, stage)).Result()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read stage %d of job %s: %w", stage, job, err)
 	}
@@ -183,7 +248,11 @@ func (s *Store) Stage(ctx context.Context, job string, stage int) (map[string]st
 
 // Task returns a task record.
 func (s *Store) Task(ctx context.Context, job string, stage, task int) (map[string]string, error) {
-	m, err := s.rdb.HGetAll(ctx, kTask(job, stage, task)).Result()
+	var m map[string]string
+	err := s.retry(ctx, "read task", func() (err error) {
+		m, err = s.rdb.HGetAll(ctx, kTask(job, stage, task)).Result()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read task %d/%d of job %s: %w", stage, task, job, err)
 	}
@@ -193,19 +262,43 @@ func (s *Store) Task(ctx context.Context, job string, stage, task int) (map[stri
 // StartAttempt opens the next attempt of a task; committed is true when
 // the task already has a committed attempt (nothing to run).
 func (s *Store) StartAttempt(ctx context.Context, job string, fence int64, stage, task int) (attempt int, committed bool, err error) {
-	n, err := scriptStartAttempt.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task)}, fence).Int64()
+	a, err := s.Begin(ctx, job, fence, stage, task)
+	return a.Attempt, a.Committed, err
+}
+
+// AttemptStart is what opening an attempt found.
+type AttemptStart struct {
+	Attempt   int  // the new attempt's number (0 when Committed)
+	Failures  int  // failed attempts of the task so far (its spent retry budget)
+	Committed bool // the task already has a committed attempt: nothing to run
+}
+
+// Begin opens the next attempt of a task, one round trip.
+func (s *Store) Begin(ctx context.Context, job string, fence int64, stage, task int) (AttemptStart, error) {
+	var v []int64
+	err := s.retry(ctx, "start attempt", func() (err error) {
+		v, err = scriptStartAttempt.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Int64Slice()
+		return err
+	})
 	if err != nil {
-		return 0, false, fmt.Errorf("start attempt of task %d/%d: %w", stage, task, fenceErr(err))
+		return AttemptStart{}, fmt.Errorf("start attempt of task %d/%d: %w", stage, task, fenceErr(err))
 	}
-	if n < 0 {
-		return 0, true, nil
+	if len(v) != 2 {
+		return AttemptStart{}, fmt.Errorf("start attempt of task %d/%d: unexpected reply %v", stage, task, v)
 	}
-	return int(n), false, nil
+	if v[0] < 0 {
+		return AttemptStart{Committed: true, Failures: int(v[1])}, nil
+	}
+	return AttemptStart{Attempt: int(v[0]), Failures: int(v[1])}, nil
 }
 
 // Commit makes attempt the task's output unless another attempt won.
 func (s *Store) Commit(ctx context.Context, job string, fence int64, stage, task, attempt int, result []byte) (won bool, err error) {
-	n, err := scriptCommit.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, attempt, result).Int64()
+	var n int64
+	err = s.retry(ctx, "commit", func() (err error) {
+		n, err = scriptCommit.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, attempt, result).Int64()
+		return err
+	})
 	if err != nil {
 		return false, fmt.Errorf("commit task %d/%d attempt %d: %w", stage, task, attempt, fenceErr(err))
 	}
@@ -214,35 +307,57 @@ func (s *Store) Commit(ctx context.Context, job string, fence int64, stage, task
 
 // Reopen drops a task's committed attempt so that it runs again.
 func (s *Store) Reopen(ctx context.Context, job string, fence int64, stage, task int) error {
-	err := scriptReopen.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Err()
+	err := s.retry(ctx, "reopen", func() error {
+		return scriptReopen.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Err()
+	})
 	if err != nil {
 		return fmt.Errorf("reopen task %d/%d: %w", stage, task, fenceErr(err))
 	}
 	return nil
 }
 
-// Fail records a failed attempt (state "retrying" or "failed").
+// Fail records a failed attempt (state "retrying", "failed" or
+// "input_lost", which does not count against the retry budget).
 func (s *Store) Fail(ctx context.Context, job string, fence int64, stage, task int, msg, state string) error {
-	err := scriptFail.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task)}, fence, msg, state).Err()
+	err := s.retry(ctx, "fail", func() error {
+		return scriptFail.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, msg, state).Err()
+	})
 	if err != nil {
 		return fmt.Errorf("record failure of task %d/%d: %w", stage, task, fenceErr(err))
 	}
 	return nil
 }
 
-// AddRound appends a re-planning round (JSON) to the job's history.
-func (s *Store) AddRound(ctx context.Context, job string, round []byte) error {
-	return s.rdb.RPush(ctx, kRounds(job), round).Err()
+// AddRound appends a re-planning round (JSON) to the job's history, if
+// fence still holds the job.
+func (s *Store) AddRound(ctx context.Context, job string, fence int64, round []byte) error {
+	err := s.retry(ctx, "add round", func() error {
+		return scriptAddRound.Run(ctx, s.rdb, []string{kFence(job), kRounds(job)}, fence, round).Err()
+	})
+	if err != nil {
+		return fmt.Errorf("record re-planning round: %w", fenceErr(err))
+	}
+	return nil
 }
 
 // Rounds returns the job's re-planning history.
 func (s *Store) Rounds(ctx context.Context, job string) ([]string, error) {
-	return s.rdb.LRange(ctx, kRounds(job), 0, -1).Result()
+	var out []string
+	err := s.retry(ctx, "read rounds", func() (err error) {
+		out, err = s.rdb.LRange(ctx, kRounds(job), 0, -1).Result()
+		return err
+	})
+	return out, err
 }
 
 // Jobs lists job ids, newest first.
 func (s *Store) Jobs(ctx context.Context, n int64) ([]string, error) {
-	return s.rdb.ZRevRange(ctx, jobsKey, 0, n-1).Result()
+	var out []string
+	err := s.retry(ctx, "list jobs", func() (err error) {
+		out, err = s.rdb.ZRevRange(ctx, jobsKey, 0, n-1).Result()
+		return err
+	})
+	return out, err
 }
 
 // Cancel sets the job's cancel flag, which running functions poll.
@@ -250,11 +365,17 @@ func (s *Store) Cancel(ctx context.Context, job string) error {
 	if _, err := s.Job(ctx, job); err != nil {
 		return err
 	}
-	return s.rdb.Set(ctx, function.CancelKey(job), "1", 0).Err()
+	return s.retry(ctx, "cancel", func() error {
+		return s.rdb.Set(ctx, function.CancelKey(job), "1", 0).Err()
+	})
 }
 
 // Cancelled reports whether the job's cancel flag is set.
 func (s *Store) Cancelled(ctx context.Context, job string) (bool, error) {
-	n, err := s.rdb.Exists(ctx, function.CancelKey(job)).Result()
+	var n int64
+	err := s.retry(ctx, "read cancel flag", func() (err error) {
+		n, err = s.rdb.Exists(ctx, function.CancelKey(job)).Result()
+		return err
+	})
 	return n > 0, err
 }

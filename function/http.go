@@ -9,8 +9,9 @@ import (
 const MaxSpecBytes = 6 << 20
 
 // HTTPHandler is the HTTP adapter (Knative, OpenFaaS, any container
-// platform): POST /invoke with an encoded TaskSpec answers with the encoded
-// TaskResult; GET /healthz answers ok.
+// platform): POST /invoke with an encoded TaskSpec (or a SpecRef naming one
+// in the bucket) answers with the encoded TaskResult; GET /healthz answers
+// ok.
 func HTTPHandler(rt *Runtime) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /invoke", func(w http.ResponseWriter, r *http.Request) {
@@ -23,7 +24,11 @@ func HTTPHandler(rt *Runtime) http.Handler {
 			http.Error(w, "task spec larger than 6 MiB", http.StatusRequestEntityTooLarge)
 			return
 		}
-		out := rt.Handle(r.Context(), body)
+		out, err := rt.HandlePayload(r.Context(), body)
+		if err != nil {
+			http.Error(w, err.Error(), http.StatusInternalServerError)
+			return
+		}
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = w.Write(out)
 	})

@@ -78,6 +78,7 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 		res.Error = err.Error()
 		res.Kind = Classify(err)
 		if key, ok := shuffle.FailedObject(err); ok {
+			res.LostKey = key
 			if info, perr := shuffle.ParseKey(key); perr == nil {
 				res.LostStage = info.Stage
 			}

@@ -105,6 +105,9 @@ type TaskResult struct {
 	Error     string    `json:"error,omitempty"`
 	Kind      ErrorKind `json:"kind,omitempty"`
 	LostStage int       `json:"lost_stage,omitempty"`
+	// LostKey names the input object found missing or corrupt (Kind
+	// input_lost): the coordinator runs the task that wrote it again.
+	LostKey string `json:"lost_key,omitempty"`
 }
 
 // Encode and Decode are the wire format shared by every adapter.

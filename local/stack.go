@@ -51,6 +51,9 @@ type Options struct {
 	APIAddr     string
 	Coordinator coordinator.Config
 	Log         *slog.Logger
+	// WrapInvoker, when set, wraps the in-process function pool (fault
+	// injection in tests: coordinator.NewFaultInvoker).
+	WrapInvoker func(coordinator.Invoker) coordinator.Invoker
 }
 
 // DefaultOptions returns the embedded stack's defaults.
@@ -145,7 +148,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
 	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes}}
-	s.Coordinator = coordinator.New(opts.Coordinator, store, s.Bucket, pl, s.Catalog, s.Pool, opts.Log)
+	var inv coordinator.Invoker = s.Pool
+	if opts.WrapInvoker != nil {
+		inv = opts.WrapInvoker(inv)
+	}
+	s.Coordinator = coordinator.New(opts.Coordinator, store, s.Bucket, pl, s.Catalog, inv, opts.Log)
 	addr := opts.APIAddr
 	if addr == "" {
 		addr = "127.0.0.1:0"

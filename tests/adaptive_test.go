@@ -21,7 +21,7 @@ func TestCancelUselessStage(t *testing.T) {
 		o.BroadcastBytes = -1 // partitioned joins only
 		o.Functions = 2
 		o.Coordinator.SplitBytes = 32 << 10 // many small lineitem tasks
-		o.Coordinator.DeferProbe = false    // start both join sides at once
+		o.Coordinator.DeferProbeRatio = 0   // start both join sides at once
 	})
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
@@ -68,6 +68,7 @@ func TestBroadcastSmallJoinSide(t *testing.T) {
 	st := startStack(t, "", func(o *local.Options) {
 		o.BroadcastBytes = -1 // the planner never broadcasts
 		o.Coordinator.AQE.BroadcastBytes = 1 << 20
+		o.Coordinator.DeferProbeRatio = 2 // lineitem waits for the much smaller orders
 	})
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)

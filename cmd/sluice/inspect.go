@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -36,17 +37,18 @@ func jobsCommand() *cli.Command {
 					return err
 				}
 				tw := tabwriter.NewWriter(os.Stdout, 0, 4, 2, ' ', 0)
-				fmt.Fprintln(tw, "JOB\tSTATE\tCREATED\tSQL")
+				fmt.Fprintln(tw, "JOB\tSTATE\tCREATED\tOWNER\tATTEMPTS\tRETRIES\tSQL")
 				for _, id := range ids {
 					js, err := client(c).Status(c.Context, id)
 					if err != nil {
 						return err
 					}
-					sql := js.SQL
+					sql := strings.Join(strings.Fields(js.SQL), " ")
 					if len(sql) > 60 {
 						sql = sql[:57] + "..."
 					}
-					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", id, js.State, js.Created, sql)
+					attempts, retries := jobAttempts(js)
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%s\n", id, js.State, js.Created, ownerText(js), attempts, retries, sql)
 				}
 				return tw.Flush()
 			}},
@@ -64,6 +66,7 @@ func jobsCommand() *cli.Command {
 					return enc.Encode(js)
 				}
 				printStats(os.Stdout, js)
+				printAttempts(os.Stdout, js)
 				if js.Error != "" {
 					fmt.Printf("error: %s\n", js.Error)
 				}

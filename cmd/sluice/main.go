@@ -41,6 +41,7 @@ func main() {
 			functionCommand(),
 			jobsCommand(),
 			shuffleCommand(),
+			deployCommand(),
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
@@ -122,7 +123,7 @@ func localCommand() *cli.Command {
 		&cli.Int64Flag{Name: "target-partition-bytes", Value: 64 << 20, Usage: "adaptive coalescing target size"},
 		&cli.Int64Flag{Name: "split-bytes", Value: 32 << 20, Usage: "table bytes per scan task"},
 		&cli.Int64Flag{Name: "plan-broadcast-bytes", Value: 0, Usage: "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"},
-		&cli.Int64Flag{Name: "broadcast-bytes", Value: 16 << 20, Usage: "adaptive: broadcast a finished join side up to this size"},
+		&cli.Int64Flag{Name: "broadcast-bytes", Value: 8 << 20, Usage: "adaptive: broadcast a finished join side up to this estimated in-memory size"},
 		&cli.Float64Flag{Name: "skew-factor", Value: 4, Usage: "adaptive: split partitions larger than this many times the median"},
 		&cli.Int64Flag{Name: "skew-min-bytes", Value: 16 << 20, Usage: "adaptive: and larger than this"},
 		&cli.BoolFlag{Name: "limit-early-stop", Value: true, Usage: "let tasks of a bare LIMIT stop once enough rows exist"},

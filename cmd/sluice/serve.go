@@ -56,12 +56,18 @@ func coordinatorCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "serve",
 			Usage: "serve the coordinator API and drive jobs (any number of replicas may run against one Redis)",
-			Flags: append(s3Flags(),
+			Flags: append(append(s3Flags(), resilienceFlags()...),
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL (rediss:// for TLS)"},
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API"},
 				&cli.StringSliceFlag{Name: "function-url", EnvVars: []string{"SLUICE_FUNCTION_URLS"}, Usage: "HTTP function endpoints (default: in-process functions)"},
-				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size or HTTP concurrency)"},
+				&cli.StringFlag{Name: "lambda-function", EnvVars: []string{"SLUICE_LAMBDA_FUNCTION"}, Usage: "invoke this AWS Lambda function (name or ARN; \"function\" under the Lambda Runtime Interface Emulator)"},
+				&cli.StringSliceFlag{Name: "lambda-endpoint", EnvVars: []string{"SLUICE_LAMBDA_ENDPOINTS"}, Usage: "Lambda API endpoint(s) instead of AWS (emulators; concurrency slots are spread over several)"},
+				&cli.StringFlag{Name: "lambda-region", EnvVars: []string{"SLUICE_LAMBDA_REGION"}, Usage: "AWS region of the function (default AWS_REGION)"},
+				&cli.DurationFlag{Name: "lambda-timeout", Value: 15 * time.Minute, Usage: "timeout of one Lambda invocation"},
+				&cli.IntFlag{Name: "lambda-payload-limit", Value: coordinator.LambdaPayloadLimit, Usage: "TaskSpecs larger than this many bytes are passed by reference through the bucket"},
+				&cli.DurationFlag{Name: "function-timeout", Value: 15 * time.Minute, Usage: "timeout of one HTTP function request"},
+				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size, HTTP or Lambda concurrency)"},
 				&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
 				&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage by default"},
 				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
@@ -81,11 +87,26 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				var inv coordinator.Invoker
-				if urls := c.StringSlice("function-url"); len(urls) > 0 {
+				if name := c.String("lambda-function"); name != "" {
+					if len(c.StringSlice("function-url")) > 0 {
+						return errors.New("--lambda-function and --function-url are exclusive: pick one invoker")
+					}
+					inv, err = coordinator.NewLambdaInvoker(c.Context, coordinator.LambdaConfig{
+						FunctionName: name, Region: c.String("lambda-region"), Endpoints: c.StringSlice("lambda-endpoint"),
+						Concurrency: c.Int("functions"), Timeout: c.Duration("lambda-timeout"),
+						PayloadLimit: c.Int("lambda-payload-limit"), Bucket: bucket,
+					})
+					if err != nil {
+						return err
+					}
+				} else if urls := c.StringSlice("function-url"); len(urls) > 0 {
 					for i := range urls {
 						urls[i] = strings.TrimRight(urls[i], "/")
 					}
-					inv = coordinator.NewHTTPInvoker(urls, c.Int("functions"))
+					hi := coordinator.NewHTTPInvoker(urls, c.Int("functions"))
+					hi.Bucket = bucket
+					hi.Timeout = c.Duration("function-timeout")
+					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
 					inv = function.NewPool(rt, c.Int("functions"))
@@ -95,6 +116,9 @@ func coordinatorCommand() *cli.Command {
 				cfg.Prefix = c.String("prefix")
 				cfg.Adaptive = c.Bool("adaptive")
 				cfg.LeaseTTL = c.Duration("lease")
+				if err := applyResilience(c, &cfg, &inv, bucket); err != nil {
+					return err
+				}
 				cat := catalog.NewStore(rdb)
 				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: c.Int("partitions")}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)

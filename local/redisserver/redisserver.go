@@ -4,6 +4,8 @@ package redisserver
 
 import (
 	"context"
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"net"
@@ -26,10 +28,30 @@ type Server struct {
 	dir  string
 	port int
 	cmd  *exec.Cmd
+	opts Options
 }
 
+// Options configure StartWith.
+type Options struct {
+	// Persistent turns the append-only file on (fsync on every write), so
+	// that Restart keeps the data.
+	Persistent bool
+	// Password requires AUTH (requirepass); URL then carries it.
+	Password string
+	// TLS, when set, serves TLS only (URL is rediss://): PEM files of the
+	// server certificate and key, and of the CA that signed it (clients
+	// are not asked for certificates).
+	TLS *TLSFiles
+}
+
+// TLSFiles are PEM files.
+type TLSFiles struct{ Cert, Key, CA string }
+
 // Start runs redis-server without persistence on a free loopback port.
-func Start(ctx context.Context) (*Server, error) {
+func Start(ctx context.Context) (*Server, error) { return StartWith(ctx, Options{}) }
+
+// StartWith runs redis-server with opts on a free loopback port.
+func StartWith(ctx context.Context, opts Options) (*Server, error) {
 	bin, err := exec.LookPath("redis-server")
 	if err != nil {
 		return nil, ErrNotInstalled
@@ -44,8 +66,15 @@ func Start(ctx context.Context) (*Server, error) {
 	}
 	port := ln.Addr().(*net.TCPAddr).Port
 	ln.Close()
-	s := &Server{dir: dir, port: port, Addr: "127.0.0.1:" + strconv.Itoa(port)}
-	s.URL = "redis://" + s.Addr
+	s := &Server{dir: dir, port: port, Addr: "127.0.0.1:" + strconv.Itoa(port), opts: opts}
+	scheme := "redis://"
+	if opts.TLS != nil {
+		scheme = "rediss://"
+	}
+	s.URL = scheme + s.Addr
+	if opts.Password != "" {
+		s.URL = scheme + ":" + opts.Password + "@" + s.Addr
+	}
 	if err := s.start(ctx, bin); err != nil {
 		os.RemoveAll(dir)
 		return nil, err
@@ -54,13 +83,37 @@ func Start(ctx context.Context) (*Server, error) {
 }
 
 func (s *Server) start(ctx context.Context, bin string) error {
-	s.cmd = exec.Command(bin, "--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
-		"--save", "", "--appendonly", "no", "--dir", s.dir, "--protected-mode", "no")
+	aof := "no"
+	if s.opts.Persistent {
+		aof = "yes"
+	}
+	args := []string{"--port", strconv.Itoa(s.port), "--bind", "127.0.0.1",
+		"--save", "", "--appendonly", aof, "--appendfsync", "always", "--dir", s.dir, "--protected-mode", "no"}
+	if s.opts.Password != "" {
+		args = append(args, "--requirepass", s.opts.Password)
+	}
+	if t := s.opts.TLS; t != nil {
+		args[1] = "0" // no plain port
+		args = append(args, "--tls-port", strconv.Itoa(s.port), "--tls-cert-file", t.Cert, "--tls-key-file", t.Key,
+			"--tls-ca-cert-file", t.CA, "--tls-auth-clients", "no")
+	}
+	s.cmd = exec.Command(bin, args...)
 	s.cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	if err := s.cmd.Start(); err != nil {
 		return fmt.Errorf("start redis-server: %w", err)
 	}
-	rdb := redis.NewClient(&redis.Options{Addr: s.Addr})
+	ro := &redis.Options{Addr: s.Addr, Password: s.opts.Password}
+	if t := s.opts.TLS; t != nil {
+		pem, err := os.ReadFile(t.CA)
+		if err != nil {
+			s.kill()
+			return err
+		}
+		pool := x509.NewCertPool()
+		pool.AppendCertsFromPEM(pem)
+		ro.TLSConfig = &tls.Config{RootCAs: pool, ServerName: "127.0.0.1", MinVersion: tls.VersionTLS12}
+	}
+	rdb := redis.NewClient(ro)
 	defer rdb.Close()
 	deadline := time.Now().Add(10 * time.Second)
 	for time.Now().Before(deadline) {
@@ -82,7 +135,8 @@ func (s *Server) kill() {
 }
 
 // Restart kills the server and starts it again on the same port (its data
-// is lost, as with a crashed Redis without persistence).
+// is lost, as with a crashed Redis without persistence, unless the server
+// is Persistent).
 func (s *Server) Restart(ctx context.Context) error {
 	s.kill()
 	bin, err := exec.LookPath("redis-server")
@@ -91,6 +145,10 @@ func (s *Server) Restart(ctx context.Context) error {
 	}
 	return s.start(ctx, bin)
 }
+
+// Kill stops the server as a crash would, keeping its folder: it stays
+// down until Restart (an outage).
+func (s *Server) Kill() { s.kill() }
 
 // Stop kills the server and removes its folder. It is safe to call twice.
 func (s *Server) Stop() {

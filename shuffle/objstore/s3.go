@@ -102,6 +102,11 @@ type S3 struct {
 	partSize uint64
 	stats    *countingTransport
 	tr       *http.Transport
+	// reached is set once a request got an answer from the endpoint: from
+	// then on an unreachable endpoint is an outage (retried in full), not
+	// a wrong address (failed fast).
+	reached atomic.Bool
+	onError atomic.Pointer[func(op string)]
 }
 
 var _ Bucket = (*S3)(nil)
@@ -203,6 +208,10 @@ func (s *S3) Client() *minio.Client { return s.client }
 // Stats returns the request counters so far (all attempts, retries
 // included).
 func (s *S3) Stats() RequestStats { return s.stats.snapshot() }
+
+// OnError sets a function called with the operation ("GET", "PUT"...) of
+// every failed request attempt, retried or not (for metrics).
+func (s *S3) OnError(f func(op string)) { s.onError.Store(&f) }
 
 // Close releases idle connections.
 func (s *S3) Close() error {
@@ -488,14 +497,22 @@ func (s *S3) doN(ctx context.Context, op, key string, attempts int, f func(conte
 	for attempt := 1; ; attempt++ {
 		err = f(ctx)
 		if err == nil {
+			s.reached.Store(true)
 			return nil
+		}
+		if !isDialError(err) {
+			s.reached.Store(true)
+		}
+		if h := s.onError.Load(); h != nil && ctx.Err() == nil {
+			(*h)(op)
 		}
 		if ctx.Err() != nil || attempt >= attempts || !retryable(err) {
 			break
 		}
-		// A dial failure (unreachable endpoint) gets one retry only, so
-		// that a wrong endpoint fails fast.
-		if isDialError(err) && attempt >= 2 {
+		// A dial failure (unreachable endpoint) gets one retry only until
+		// the endpoint has answered once, so that a wrong endpoint fails
+		// fast; after that it is an outage (a restarting server).
+		if isDialError(err) && attempt >= 2 && !s.reached.Load() {
 			break
 		}
 		t := time.NewTimer(backoff)
@@ -543,6 +560,19 @@ var retryableCodes = map[string]bool{
 	"RequestLimitExceeded": true, "RequestThrottled": true,
 	"XMinioServerNotInitialized": true, "XMinioReadQuorum": true, "XMinioWriteQuorum": true,
 	"OperationAborted": true,
+}
+
+// Transient reports whether an error of a Bucket operation is worth
+// retrying later (the store was unreachable, slow or overloaded), as
+// opposed to final (not found, access denied, invalid key, bad request).
+func Transient(err error) bool {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidRange) || errors.Is(err, ErrInvalidKey) {
+		return false
+	}
+	if errors.Is(err, context.Canceled) {
+		return false
+	}
+	return retryable(err)
 }
 
 // retryable reports whether err is transient: an S3 error with a

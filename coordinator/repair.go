@@ -1,0 +1,246 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"strconv"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// A shuffle object that a task finds missing or corrupt (size, checksum,
+// row count or Arrow IPC footer wrong) is repaired rather than failing the
+// job: the task that wrote it (the producer, of a finished stage) is
+// re-opened in Redis and run again as a new attempt, the stage's recorded
+// output is updated to the new objects, and the reader retries with them.
+// The reader's failed attempt does not count against its retry budget;
+// the number of repairs of a job is bounded (MaxInputRepairs).
+
+// workRequest asks the loop goroutine (which owns the plan state) for the
+// work of one task of a finished stage.
+type workRequest struct {
+	stage, task int
+	reply       chan workReply
+}
+
+type workReply struct {
+	st    *plan.Stage
+	w     taskWork
+	tasks int
+	err   error
+}
+
+// serveWork answers a work request; it runs in the loop goroutine.
+func (c *Coordinator) serveWork(ctx context.Context, run *jobRun, req workRequest) {
+	var rep workReply
+	st := run.state.Graph.Stage(req.stage)
+	if st == nil {
+		rep.err = fmt.Errorf("stage %d is not in the plan", req.stage)
+	} else if work, err := c.tasksOf(ctx, run, st); err != nil {
+		rep.err = err
+	} else if req.task >= len(work) {
+		rep.err = fmt.Errorf("stage %d has %d tasks now, not %d", req.stage, len(work), req.task+1)
+	} else {
+		rep = workReply{st: st, w: work[req.task], tasks: len(work)}
+	}
+	req.reply <- rep
+}
+
+// producerWork returns the fragment and work of task t of finished stage s.
+func (c *Coordinator) producerWork(ctx context.Context, run *jobRun, s, t int) (workReply, error) {
+	req := workRequest{stage: s, task: t, reply: make(chan workReply, 1)}
+	select {
+	case run.x.workReq <- req:
+	case <-ctx.Done():
+		return workReply{}, ctx.Err()
+	}
+	select {
+	case rep := <-req.reply:
+		return rep, rep.err
+	case <-ctx.Done():
+		return workReply{}, ctx.Err()
+	}
+}
+
+// fix replaces, in a task's inputs, the objects that were lost and
+// written again since the task's work was computed.
+func (x *runExtras) fix(w taskWork) taskWork {
+	x.repairMu.Lock()
+	defer x.repairMu.Unlock()
+	if len(x.replaced) == 0 {
+		return w
+	}
+	out := w
+	out.inputs = make([]function.Input, len(w.inputs))
+	for i, in := range w.inputs {
+		objs := make([]shuffle.ObjectRef, 0, len(in.Objects))
+		for _, o := range in.Objects {
+			objs = append(objs, x.resolve(o, 0)...)
+		}
+		out.inputs[i] = function.Input{Stage: in.Stage, Objects: objs}
+	}
+	return out
+}
+
+// resolve follows replacements of o (an object lost, its replacement lost
+// too, ...). Called with repairMu held.
+func (x *runExtras) resolve(o shuffle.ObjectRef, depth int) []shuffle.ObjectRef {
+	r, ok := x.replaced[o.Key]
+	if !ok || depth > 100 {
+		return []shuffle.ObjectRef{o}
+	}
+	var out []shuffle.ObjectRef
+	for _, n := range r {
+		out = append(out, x.resolve(n, depth+1)...)
+	}
+	return out
+}
+
+// repair makes the shuffle object key readable again by running the task
+// that wrote it once more (unless a concurrent or earlier repair did).
+// It returns once readers can retry.
+func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *slog.Logger) error {
+	x := run.x
+	info, err := shuffle.ParseKey(key)
+	if key == "" || err != nil || info.Job != run.id || info.Manifest {
+		return &JobError{Msg: fmt.Sprintf("a task reported a lost input %q that is not a shuffle object of job %s", key, run.id)}
+	}
+	tk := strconv.Itoa(info.Stage) + "/" + strconv.Itoa(info.Task)
+	for {
+		x.repairMu.Lock()
+		if _, ok := x.replaced[key]; ok {
+			x.repairMu.Unlock()
+			return nil
+		}
+		ch, busy := x.repairing[tk]
+		if !busy {
+			break // with repairMu held
+		}
+		x.repairMu.Unlock()
+		select {
+		case <-ch:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+	if x.repairs >= c.cfg.MaxInputRepairs {
+		x.repairMu.Unlock()
+		return &JobError{Msg: fmt.Sprintf("more than %d shuffle objects of the job were lost or corrupt (last: %s); giving up", c.cfg.MaxInputRepairs, key)}
+	}
+	x.repairs++
+	done := make(chan struct{})
+	x.repairing[tk] = done
+	x.repairMu.Unlock()
+	defer func() {
+		x.repairMu.Lock()
+		delete(x.repairing, tk)
+		close(done)
+		x.repairMu.Unlock()
+	}()
+
+	tm, err := c.store.Task(ctx, run.id, info.Stage, info.Task)
+	if err != nil {
+		return err
+	}
+	var old function.TaskResult
+	_ = json.Unmarshal([]byte(tm["result"]), &old)
+	var res *function.TaskResult
+	switch tm["committed"] {
+	case "", strconv.Itoa(info.Attempt):
+		// The lost object is the task's committed output (or the task was
+		// re-opened by a driver that died before running it again).
+		sm, err := c.store.Stage(ctx, run.id, info.Stage)
+		if err != nil {
+			return err
+		}
+		rep, err := c.producerWork(ctx, run, info.Stage, info.Task)
+		if err != nil {
+			return fmt.Errorf("run stage %d task %d again (its output %s was lost): %w", info.Stage, info.Task, key, err)
+		}
+		if n, _ := strconv.Atoi(sm["tasks"]); n != rep.tasks {
+			return &JobError{Msg: fmt.Sprintf("cannot run stage %d task %d again (its output %s was lost): the stage ran %d tasks, its plan now gives %d",
+				info.Stage, info.Task, key, n, rep.tasks)}
+		}
+		if tm["committed"] != "" {
+			if err := c.store.Reopen(ctx, run.id, run.fence, info.Stage, info.Task); err != nil {
+				return err
+			}
+		}
+		c.metrics.InputRepairs.Inc()
+		log.Warn("running a committed task again: its output was lost or corrupt",
+			"producer_stage", info.Stage, "producer_task", info.Task, "lost", key)
+		res, err = c.runTask(ctx, run, rep.st, sm["plan_key"], info.Task, rep.w, 0)
+		if err != nil {
+			return err
+		}
+	default:
+		// Run again already (by an earlier driver of this job): use the
+		// attempt committed since.
+		if err := json.Unmarshal([]byte(tm["result"]), &res); err != nil || res == nil {
+			return fmt.Errorf("decode committed result of task %d/%d: %v", info.Stage, info.Task, err)
+		}
+	}
+
+	// Old objects of the task -> the new attempt's object of the same
+	// partition (none when the partition came out empty).
+	oldKeys := map[string]int{key: info.Part}
+	if old.Attempt == info.Attempt {
+		for _, p := range old.Partitions {
+			oldKeys[p.Key] = p.Partition
+		}
+	}
+	byPart := map[int]shuffle.ObjectRef{}
+	for _, p := range res.Partitions {
+		byPart[p.Partition] = shuffle.ObjectRef{Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum}
+	}
+	repl := map[string][]shuffle.ObjectRef{}
+	for k, p := range oldKeys {
+		if r, ok := byPart[p]; ok && r.Key != k {
+			repl[k] = []shuffle.ObjectRef{r}
+		} else if !ok {
+			repl[k] = nil
+		}
+	}
+	if err := c.replaceOutput(ctx, run, info.Stage, repl); err != nil {
+		return err
+	}
+	x.repairMu.Lock()
+	for k, r := range repl {
+		x.replaced[k] = r
+	}
+	x.repairMu.Unlock()
+	return nil
+}
+
+// replaceOutput rewrites the committed objects recorded for a finished
+// stage, so that a driver loading the job later reads the new objects.
+func (c *Coordinator) replaceOutput(ctx context.Context, run *jobRun, stage int, repl map[string][]shuffle.ObjectRef) error {
+	x := run.x
+	x.outputMu.Lock()
+	defer x.outputMu.Unlock()
+	sm, err := c.store.Stage(ctx, run.id, stage)
+	if err != nil {
+		return err
+	}
+	var out stageOutput
+	if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
+		return fmt.Errorf("decode output of stage %d: %w", stage, err)
+	}
+	for p, refs := range out.Objects {
+		var n []shuffle.ObjectRef
+		for _, r := range refs {
+			if rr, ok := repl[r.Key]; ok {
+				n = append(n, rr...)
+			} else {
+				n = append(n, r)
+			}
+		}
+		out.Objects[p] = n
+	}
+	oj, _ := json.Marshal(&out)
+	return c.store.SetStage(ctx, run.id, run.fence, stage, "output", string(oj))
+}

@@ -1,0 +1,429 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sort"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// runExtras is the part of a job's run state that task goroutines share:
+// stage timing for hedging, lost-input repairs, and the stages a new
+// driver resumes. It is safe for concurrent use (the rest of jobRun is
+// owned by the loop goroutine).
+type runExtras struct {
+	mu       sync.Mutex
+	trackers map[int]*stageTracker
+	// resume lists stages that were running when this driver loaded the
+	// job (another coordinator died or lost the lease): they restart first,
+	// with the task groups they started with; their committed tasks are
+	// adopted, not run again.
+	resume []int
+
+	// workReq asks the loop goroutine, which owns the plan state, for the
+	// work of a task of a finished stage (to run it again).
+	workReq chan workRequest
+
+	repairMu  sync.Mutex
+	replaced  map[string][]shuffle.ObjectRef // lost object key -> its replacement (none: now empty)
+	repairing map[string]chan struct{}       // "stage/task" being run again -> closed when done
+	repairs   int
+	outputMu  sync.Mutex // serializes updates of a stage's recorded output
+}
+
+func newRunExtras() *runExtras {
+	return &runExtras{trackers: map[int]*stageTracker{}, workReq: make(chan workRequest),
+		replaced: map[string][]shuffle.ObjectRef{}, repairing: map[string]chan struct{}{}}
+}
+
+func (x *runExtras) tracker(stage int) *stageTracker {
+	x.mu.Lock()
+	defer x.mu.Unlock()
+	tr := x.trackers[stage]
+	if tr == nil {
+		tr = &stageTracker{}
+		x.trackers[stage] = tr
+	}
+	return tr
+}
+
+// stageTracker keeps the durations of a stage's finished tasks, for
+// hedging stragglers.
+type stageTracker struct {
+	mu    sync.Mutex
+	tasks int
+	done  []time.Duration
+}
+
+func (s *stageTracker) setTasks(n int) {
+	s.mu.Lock()
+	s.tasks = max(s.tasks, n)
+	s.mu.Unlock()
+}
+
+func (s *stageTracker) add(d time.Duration) {
+	s.mu.Lock()
+	s.done = append(s.done, d)
+	s.mu.Unlock()
+}
+
+// hedgeAfter returns how long an attempt may run before a duplicate is
+// started: factor times the median duration of the stage's finished
+// tasks, at least floor; ok is false until half of the stage's tasks (and
+// at least two) finished, as a median of fewer says little.
+func (s *stageTracker) hedgeAfter(factor float64, floor time.Duration) (time.Duration, bool) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := len(s.done)
+	if n < 2 || n*2 < s.tasks {
+		return 0, false
+	}
+	ds := append([]time.Duration(nil), s.done...)
+	sort.Slice(ds, func(i, j int) bool { return ds[i] < ds[j] })
+	med := ds[n/2]
+	return max(time.Duration(float64(med)*factor), floor), true
+}
+
+// attemptOutcome is how one attempt ended.
+type attemptOutcome struct {
+	attempt int
+	res     *function.TaskResult // committed result (this attempt's or the winner's)
+	retry   string               // set when another attempt should run
+	noCount bool                 // the retry does not spend the task's budget (a lost input)
+	lost    string               // the input object found missing or corrupt, to repair before retrying
+	err     error                // fails the task (and stage)
+	took    time.Duration
+}
+
+// maxAttemptsTotal bounds the attempts of one task whatever their fate
+// (failures, hedges, attempts abandoned by coordinators that died).
+func (c *Coordinator) maxAttemptsTotal() int { return 10*c.cfg.MaxAttempts + 100 }
+
+// runTask runs attempts of one task until one commits, the retry budget
+// (MaxAttempts failed attempts) is spent, or the error is the user's. An
+// attempt running much longer than its stage's median gets a duplicate
+// (hedging); the first to commit wins and the others are cancelled. With
+// limit > 0 the task takes part in LIMIT early stop: it is not invoked at
+// all once the stage has enough rows.
+func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork, limit int64) (*function.TaskResult, error) {
+	tctx, cancel := context.WithCancel(ctx)
+	defer cancel() // stops attempts still running once the task is decided
+	tr := run.x.tracker(st.ID)
+	outs := make(chan attemptOutcome, 4)
+	running := make(chan time.Time, 4)
+	inflight, hedges := 0, 0
+	var lastErr string
+	var runningSince time.Time // start of the oldest attempt in flight
+	log := c.log.With("job", run.id, "stage", st.ID, "task", t)
+
+	// start opens an attempt and runs it in the background. done is set
+	// when there is nothing to run (the task is committed, or failed).
+	start := func() (res *function.TaskResult, done bool, err error) {
+		a, err := c.store.Begin(ctx, run.id, run.fence, st.ID, t)
+		if err != nil {
+			return nil, true, err
+		}
+		if a.Committed {
+			res, err := c.committedResult(ctx, run, st.ID, t)
+			return res, true, err
+		}
+		if a.Failures >= c.cfg.MaxAttempts || a.Attempt > c.maxAttemptsTotal() {
+			if lastErr == "" {
+				if m, err := c.store.Task(ctx, run.id, st.ID, t); err == nil {
+					lastErr = m["error"]
+				}
+			}
+			msg := fmt.Sprintf("stage %d task %d failed after %d attempts: %s", st.ID, t, a.Attempt-1, lastErr)
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, "failed")
+			c.metrics.Tasks.WithLabelValues("failed").Inc()
+			return nil, true, &JobError{Msg: msg}
+		}
+		inflight++
+		go func(attempt int) {
+			if err := c.dispatch.acquire(tctx, w.bytes); err != nil {
+				outs <- attemptOutcome{attempt: attempt, err: err}
+				return
+			}
+			began := time.Now()
+			running <- began
+			o := c.attempt(tctx, run, st, planKey, t, run.x.fix(w), limit, attempt, log.With("attempt", attempt))
+			c.dispatch.release()
+			o.attempt, o.took = attempt, time.Since(began)
+			if o.lost != "" {
+				// Outside the dispatch slot: running the producer needs one.
+				if err := c.repair(tctx, run, o.lost, log); err != nil {
+					o = attemptOutcome{attempt: attempt, err: err}
+				}
+			}
+			outs <- o
+		}(a.Attempt)
+		return nil, false, nil
+	}
+
+	if res, done, err := start(); done {
+		return res, err
+	}
+	var hedgeTimer <-chan time.Time
+	for {
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case since := <-running:
+			if runningSince.IsZero() || since.Before(runningSince) {
+				runningSince = since
+			}
+			hedgeTimer = c.hedgeCheck(tr, runningSince, hedges)
+		case <-hedgeTimer:
+			hedgeTimer = nil
+			after, ok := tr.hedgeAfter(c.cfg.HedgeFactor, c.cfg.HedgeAfter)
+			if !ok || time.Since(runningSince) < after {
+				hedgeTimer = c.hedgeCheck(tr, runningSince, hedges)
+				continue
+			}
+			if inflight != 1 {
+				continue
+			}
+			hedges++
+			c.metrics.Hedges.Inc()
+			log.Info("straggler: starting a duplicate attempt", "running", time.Since(runningSince).String(), "threshold", after.String())
+			if res, done, err := start(); done {
+				return res, err
+			}
+		case o := <-outs:
+			inflight--
+			switch {
+			case o.res != nil:
+				tr.add(o.took)
+				c.metrics.Tasks.WithLabelValues("committed").Inc()
+				return o.res, nil
+			case o.err != nil:
+				if errors.Is(o.err, context.Canceled) && ctx.Err() == nil && inflight > 0 {
+					continue // a duplicate was cancelled; the other attempt goes on
+				}
+				return nil, o.err
+			}
+			lastErr = o.retry
+			if inflight > 0 {
+				continue // another attempt of the task is still running
+			}
+			runningSince, hedgeTimer = time.Time{}, nil
+			if !o.noCount {
+				c.metrics.Retries.Inc()
+				c.backoff(ctx, o.attempt)
+			}
+			if res, done, err := start(); done {
+				return res, err
+			}
+		}
+	}
+}
+
+// hedgeCheck returns when to look again at whether the running attempt is
+// a straggler, or nil when hedging is off or was done.
+func (c *Coordinator) hedgeCheck(tr *stageTracker, since time.Time, hedges int) <-chan time.Time {
+	if c.cfg.HedgeFactor <= 0 || hedges >= 1 || since.IsZero() {
+		return nil
+	}
+	if after, ok := tr.hedgeAfter(c.cfg.HedgeFactor, c.cfg.HedgeAfter); ok {
+		return time.After(max(time.Until(since.Add(after)), 10*time.Millisecond))
+	}
+	// Not enough finished tasks for a median yet: look again later.
+	return time.After(max(c.cfg.HedgeAfter/2, 100*time.Millisecond))
+}
+
+// attempt runs one attempt of a task while holding a dispatch slot and
+// says how it ended: committed (res), to be retried (retry), or failing the
+// task (err). An attempt that will never commit has its output deleted.
+func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork,
+	limit int64, attempt int, log *slog.Logger) attemptOutcome {
+	ended := func(o attemptOutcome, label string) attemptOutcome {
+		c.metrics.Attempts.WithLabelValues(label).Inc()
+		if errors.Is(o.err, ErrStaleFence) {
+			c.metrics.StaleFence.Inc()
+		}
+		return o
+	}
+	limitKey := function.LimitKey(run.id, st.ID)
+	if limit > 0 {
+		if n, _ := c.store.rdb.Get(ctx, limitKey).Int64(); n >= limit {
+			// The stage already has enough rows: commit an empty output
+			// without invoking a function.
+			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
+				StoppedEarly: true, NotInvoked: true}
+			rj, _ := json.Marshal(res)
+			if _, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj); err != nil {
+				return ended(attemptOutcome{err: err}, outcomeStale)
+			}
+			res, err := c.committedResult(ctx, run, st.ID, t)
+			return ended(attemptOutcome{res: res, err: err}, outcomeSkipped)
+		}
+	}
+	prefix := shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt)
+	spec := &function.TaskSpec{
+		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
+		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
+		Splits: w.splits, Inputs: w.inputs,
+		OutputPrefix: prefix,
+		Deadline:     time.Now().Add(c.cfg.TaskTimeout),
+	}
+	if limit > 0 {
+		spec.Limit, spec.LimitKey = limit, limitKey
+	}
+	began := time.Now()
+	res, err := c.invoke(ctx, spec)
+	c.metrics.Invocation.Observe(time.Since(began).Seconds())
+	if err != nil {
+		c.discard(prefix)
+		if ctx.Err() != nil {
+			return ended(attemptOutcome{err: ctx.Err()}, outcomeCancelled)
+		}
+		label := outcomeInvoke
+		if errors.Is(err, context.DeadlineExceeded) {
+			label = outcomeTimeout
+			err = fmt.Errorf("attempt %d ran past the task deadline (%v): %w", attempt, c.cfg.TaskTimeout, err)
+		}
+		log.Warn("task attempt failed", "err", err)
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), "retrying"); err != nil {
+			return ended(attemptOutcome{err: err}, label)
+		}
+		return ended(attemptOutcome{retry: err.Error()}, label)
+	}
+	if res.Error != "" {
+		c.discard(prefix)
+		switch res.Kind {
+		case function.ErrUser:
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
+			c.metrics.Tasks.WithLabelValues("failed").Inc()
+			return ended(attemptOutcome{err: &JobError{Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error), User: true}}, outcomeUser)
+		case function.ErrCancelled:
+			if ctx.Err() != nil {
+				return ended(attemptOutcome{err: ctx.Err()}, outcomeCancelled)
+			}
+			if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
+				return ended(attemptOutcome{err: errCancelled}, outcomeCancelled)
+			}
+			// Stopped without the job being cancelled (its own deadline):
+			// retry like any transient failure.
+		case function.ErrInputLost:
+			if res.LostKey == "" {
+				break // an older function that does not name the object: retry
+			}
+			log.Warn("task input lost: running its producer again", "err", res.Error, "object", res.LostKey)
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "input_lost"); err != nil {
+				return ended(attemptOutcome{err: err}, outcomeInputLost)
+			}
+			return ended(attemptOutcome{retry: res.Error, noCount: true, lost: res.LostKey}, outcomeInputLost)
+		}
+		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "retrying"); err != nil {
+			return ended(attemptOutcome{err: err}, outcomeTransient)
+		}
+		return ended(attemptOutcome{retry: res.Error}, outcomeTransient)
+	}
+	rj, _ := json.Marshal(res)
+	won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
+	if err != nil {
+		return ended(attemptOutcome{err: err}, outcomeStale)
+	}
+	if !won {
+		// Another attempt committed first: this one's output is garbage.
+		c.discard(prefix)
+		res, err := c.committedResult(ctx, run, st.ID, t)
+		return ended(attemptOutcome{res: res, err: err}, outcomeLostRace)
+	}
+	return ended(attemptOutcome{res: res}, outcomeCommitted)
+}
+
+// discard deletes the objects of an attempt that will never be committed,
+// in the background and best effort (what it misses, the job's GC takes).
+func (c *Coordinator) discard(attemptPrefix string) {
+	c.wg.Add(1)
+	go func() {
+		defer c.wg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.bucket.DeletePrefix(ctx, attemptPrefix); err == nil {
+			c.metrics.GCObjects.Inc()
+		}
+	}()
+}
+
+func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t int) (*function.TaskResult, error) {
+	m, err := c.store.Task(ctx, run.id, stage, t)
+	if err != nil {
+		return nil, err
+	}
+	var res function.TaskResult
+	if err := json.Unmarshal([]byte(m["result"]), &res); err != nil {
+		return nil, fmt.Errorf("decode committed result of task %d/%d: %w", stage, t, err)
+	}
+	return &res, nil
+}
+
+func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error) {
+	body, err := spec.Encode()
+	if err != nil {
+		return nil, err
+	}
+	ictx, cancel := context.WithTimeout(ctx, c.cfg.TaskTimeout)
+	defer cancel()
+	out, err := c.invoker.Invoke(ictx, body)
+	if err == nil && ictx.Err() != nil && ctx.Err() == nil {
+		err = ictx.Err() // an invoker that returned a result past the deadline
+	}
+	if err != nil {
+		return nil, fmt.Errorf("invoke: %w", err)
+	}
+	var res function.TaskResult
+	if err := json.Unmarshal(out, &res); err != nil {
+		return nil, fmt.Errorf("decode task result: %w", err)
+	}
+	if res.Job != spec.Job || res.Stage != spec.Stage || res.Task != spec.Task || res.Attempt != spec.Attempt || res.Fence != spec.Fence {
+		return nil, fmt.Errorf("task result is for %s/%d/%d/a%d (fence %d), not the attempt invoked",
+			res.Job, res.Stage, res.Task, res.Attempt, res.Fence)
+	}
+	return &res, nil
+}
+
+func (c *Coordinator) backoff(ctx context.Context, attempt int) {
+	d := c.cfg.RetryBackoff << (min(attempt, 20) - 1)
+	if d > 10*time.Second || d <= 0 {
+		d = 10 * time.Second
+	}
+	select {
+	case <-ctx.Done():
+	case <-time.After(d):
+	}
+}
+
+// PlanKey is the object key of a stage's plan fragment for a round. The
+// fence is part of it: a fragment is immutable once written (functions
+// cache it by key), and two coordinators (a stale one and its successor)
+// may plan the same stage in the same round differently.
+func PlanKey(prefix, job string, stage, round int, fence int64) string {
+	return joinKey(prefix, "jobs/"+job+"/plans/"+strconv.Itoa(stage)+"-r"+strconv.Itoa(round)+"-f"+strconv.FormatInt(fence, 10)+".json")
+}
+
+// resumable returns the stages this driver found running when it loaded
+// the job and has not restarted yet (once: the loop starts them now).
+func (c *Coordinator) resumable(run *jobRun) []int {
+	var out []int
+	for _, id := range run.x.resume {
+		_, done := run.state.Done[id]
+		_, skipped := run.state.Skipped[id]
+		if !done && !skipped {
+			out = append(out, id)
+		}
+	}
+	run.x.resume = nil
+	return out
+}
