@@ -298,10 +298,24 @@ func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions
 // Go starts driving job in the background (if no other coordinator holds
 // its lease).
 func (c *Coordinator) Go(job string) {
+	if c.ctx.Err() != nil {
+		return // closing
+	}
 	c.wg.Add(1)
 	go func() {
 		defer c.wg.Done()
-		if err := c.Drive(c.ctx, job); err != nil && !errors.Is(err, context.Canceled) {
+		err := c.Drive(c.ctx, job)
+		for errors.Is(err, errRetake) && c.ctx.Err() == nil {
+			c.log.Info("lease taken again after it expired: driving the job anew", "job", job)
+			err = c.Drive(c.ctx, job)
+		}
+		switch {
+		case err == nil, errors.Is(err, context.Canceled):
+		case errors.Is(err, ErrStaleFence):
+			c.log.Info("job taken over by another coordinator", "job", job)
+		case errors.Is(err, ErrRedisUnavailable):
+			c.log.Warn("redis unavailable: leaving the job to whoever reaches it later", "job", job, "err", err)
+		default:
 			c.log.Error("driving job", "job", job, "err", err)
 		}
 	}()

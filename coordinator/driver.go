@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicedb/sluice/function"
@@ -61,6 +62,7 @@ type jobRun struct {
 	id       string
 	fence    int64
 	adaptive bool
+	graph    adaptive.ExecutionGraph
 	round    int
 	state    adaptive.State
 	outputs  map[int]*stageOutput
@@ -83,7 +85,8 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	defer c.store.Release(context.WithoutCancel(ctx), job, c.cfg.Owner)
-	go c.renew(ctx, cancel, job, fence)
+	var retake atomic.Bool
+	go c.renew(ctx, cancel, job, fence, &retake)
 
 	log := c.log.With("job", job)
 	run, err := c.load(ctx, job, fence)
@@ -102,6 +105,9 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 		log.Info("job cancelled")
 		return c.finish(ctx, run, StateCancelled, "cancelled by user")
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrRedisUnavailable), ctx.Err() != nil:
+		if retake.Load() {
+			return errRetake
+		}
 		if errors.Is(err, ErrStaleFence) {
 			c.metrics.StaleFence.Inc()
 		}
@@ -113,6 +119,11 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 }
 
 var errCancelled = errors.New("job cancelled")
+
+// errRetake: the driver's lease expired (a Redis outage longer than the
+// lease) and this coordinator took it again, with a new fence: the drive
+// starts over from Redis.
+var errRetake = errors.New("lease taken again: driving the job anew")
 
 func (c *Coordinator) finish(ctx context.Context, run *jobRun, state, msg string) error {
 	err := c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
@@ -129,7 +140,7 @@ func (c *Coordinator) finish(ctx context.Context, run *jobRun, state, msg string
 // lease expired, during a Redis outage say, and was taken again, even by
 // this coordinator: work in flight carries the old fence), or when the
 // job's record vanished from Redis.
-func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job string, fence int64) {
+func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job string, fence int64, retake *atomic.Bool) {
 	t := time.NewTicker(c.cfg.LeaseTTL / 3)
 	defer t.Stop()
 	for {
@@ -145,6 +156,7 @@ func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job 
 				return
 			case err == nil && (!ok || f != fence):
 				c.log.Warn("lost lease", "job", job, "fence", fence, "now", f)
+				retake.Store(ok) // ours again, under a new fence
 				cancel()
 				return
 			}
@@ -159,6 +171,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 		return nil, err
 	}
 	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{}, x: newRunExtras()}
+	run.graph = adaptive.NewExecutionGraph(run.adaptive)
 	run.round, _ = strconv.Atoi(m["round"])
 	var g plan.Graph
 	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
@@ -234,16 +247,14 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
 			return errCancelled
 		}
-		if run.adaptive {
-			if err := c.replan(ctx, run); err != nil {
-				return err
-			}
-			for id, cancel := range running {
-				if _, skipped := run.state.Skipped[id]; skipped {
-					c.log.Info("cancelling a stage the re-plan made useless", "job", run.id, "stage", id)
-					cancel()
-					delete(running, id)
-				}
+		if err := c.replan(ctx, run); err != nil {
+			return err
+		}
+		for id, cancel := range running {
+			if _, skipped := run.state.Skipped[id]; skipped {
+				c.log.Info("cancelling a stage the re-plan made useless", "job", run.id, "stage", id)
+				cancel()
+				delete(running, id)
 			}
 		}
 		_, resultDone := run.state.Done[g.Result]
@@ -267,11 +278,14 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 			}
 		}
 		for id, work := range works {
-			if run.adaptive && c.cfg.DeferProbeRatio > 0 && !slices.Contains(resumed, id) && c.deferProbe(run, id, works, running, stageBytes) {
+			if run.graph.Adaptive() && c.cfg.DeferProbeRatio > 0 && !slices.Contains(resumed, id) && c.deferProbe(run, id, works, running, stageBytes) {
 				continue
 			}
 			st := g.Stage(id)
 			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round, run.fence)
+			if err := c.recordWork(ctx, run, id, work, slices.Contains(resumed, id)); err != nil {
+				return err
+			}
 			sctx, cancel := context.WithCancel(ctx)
 			running[id] = cancel
 			run.state.Running[id] = true
@@ -377,11 +391,11 @@ func (c *Coordinator) ready(run *jobRun) []int {
 	return out
 }
 
-// replan runs the adaptive rules over the pending part of the plan and
-// records the round.
+// replan lets the job's execution graph (adaptive or static) rewrite the
+// pending part of the plan, and records the round.
 func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	before := len(run.state.Skipped)
-	fired, err := adaptive.Replan(&run.state, adaptive.Rules())
+	fired, err := run.graph.Replan(&run.state)
 	if err != nil {
 		return err
 	}

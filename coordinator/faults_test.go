@@ -431,3 +431,95 @@ func metricValue(c prometheus.Metric) float64 {
 	}
 	return m.Gauge.GetValue()
 }
+
+// A stage resumed by a coordinator that splits it into other tasks (here
+// another split size) runs again as a whole: no committed task of the old
+// split is mixed with tasks of the new one.
+func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
+	e := newFakeEnv(t, 6)
+	block := make(chan struct{})
+	defer close(block)
+	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
+		if s.Stage == 0 && s.Task >= 3 && s.Fence == 1 {
+			select {
+			case <-block:
+			case <-ctx.Done():
+				return nil, ctx.Err(), true
+			}
+		}
+		return nil, nil, false
+	}
+	a := e.coordinator(t, testConfig("a"))
+	ctx := context.Background()
+	job, _ := a.Submit(ctx, "q", SubmitOptions{})
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
+		if sm, _ := a.store.Stage(ctx, job, 0); sm["done"] == "3" {
+			break
+		}
+	}
+	a.Close()
+	cfg := testConfig("b")
+	cfg.SplitBytes = 200 // two files per task: 3 tasks
+	b := e.coordinator(t, cfg)
+	b.Go(job)
+	if m := waitJob(t, b, job); m["state"] != StateSucceeded {
+		t.Fatalf("job: %s %s", m["state"], m["error"])
+	}
+	sm, _ := b.store.Stage(ctx, job, 0)
+	if sm["tasks"] != "3" || sm["done"] != "3" {
+		t.Fatalf("stage 0: %s of %s tasks done, want 3 of 3", sm["done"], sm["tasks"])
+	}
+	var out stageOutput
+	_ = json.Unmarshal([]byte(sm["output"]), &out)
+	for p := 0; p < 2; p++ {
+		if len(out.Objects[p]) != 3 {
+			t.Fatalf("partition %d: %d objects, want one per task (3)", p, len(out.Objects[p]))
+		}
+		for _, r := range out.Objects[p] {
+			task, _ := parseKeyTask(r.Key)
+			tm, _ := b.store.Task(ctx, job, 0, task)
+			var res function.TaskResult
+			_ = json.Unmarshal([]byte(tm["result"]), &res)
+			if res.Fence != 2 {
+				t.Fatalf("task %d's committed output is from the old split (fence %d)", task, res.Fence)
+			}
+		}
+	}
+}
+
+// A lease that expired under its driver (a Redis outage longer than the
+// lease) and that the same coordinator takes again: the drive starts over
+// from Redis under the new fence, without any recovery loop running.
+func TestLeaseExpiredRetaken(t *testing.T) {
+	e := newFakeEnv(t, 4)
+	release := make(chan struct{})
+	var once sync.Once
+	started := make(chan struct{})
+	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
+		if s.Stage == 0 && s.Fence == 1 {
+			once.Do(func() { close(started) })
+			select {
+			case <-release:
+			case <-ctx.Done():
+				return nil, ctx.Err(), true
+			}
+		}
+		return nil, nil, false
+	}
+	cfg := testConfig("a")
+	cfg.LeaseTTL = 150 * time.Millisecond
+	c := e.coordinator(t, cfg)
+	ctx := context.Background()
+	job, _ := c.Submit(ctx, "q", SubmitOptions{})
+	<-started
+	e.rdb.Del(ctx, kLease(job)) // the lease "expired"
+	m := waitJob(t, c, job)
+	close(release)
+	if m["state"] != StateSucceeded {
+		t.Fatalf("job: %s %s", m["state"], m["error"])
+	}
+	if f, _ := e.rdb.Get(ctx, kFence(job)).Int(); f < 3 {
+		t.Fatalf("fence %d: the job was not driven anew", f)
+	}
+	checkDone(t, c, job, 4)
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"log/slog"
 	"sort"
 	"strconv"
@@ -119,7 +120,12 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 	defer cancel() // stops attempts still running once the task is decided
 	tr := run.x.tracker(st.ID)
 	outs := make(chan attemptOutcome, 4)
-	running := make(chan time.Time, 4)
+	type began struct {
+		attempt int
+		at      time.Time
+	}
+	running := make(chan began, 4)
+	live := map[int]bool{} // attempts in flight
 	inflight, hedges := 0, 0
 	var lastErr string
 	var runningSince time.Time // start of the oldest attempt in flight
@@ -148,16 +154,17 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return nil, true, &JobError{Msg: msg}
 		}
 		inflight++
+		live[a.Attempt] = true
 		go func(attempt int) {
 			if err := c.dispatch.acquire(tctx, w.bytes); err != nil {
 				outs <- attemptOutcome{attempt: attempt, err: err}
 				return
 			}
-			began := time.Now()
-			running <- began
+			at := time.Now()
+			running <- began{attempt, at}
 			o := c.attempt(tctx, run, st, planKey, t, run.x.fix(w), limit, attempt, log.With("attempt", attempt))
 			c.dispatch.release()
-			o.attempt, o.took = attempt, time.Since(began)
+			o.attempt, o.took = attempt, time.Since(at)
 			if o.lost != "" {
 				// Outside the dispatch slot: running the producer needs one.
 				if err := c.repair(tctx, run, o.lost, log); err != nil {
@@ -177,9 +184,12 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		select {
 		case <-ctx.Done():
 			return nil, ctx.Err()
-		case since := <-running:
-			if runningSince.IsZero() || since.Before(runningSince) {
-				runningSince = since
+		case b := <-running:
+			if !live[b.attempt] {
+				continue // an attempt that already ended
+			}
+			if runningSince.IsZero() || b.at.Before(runningSince) {
+				runningSince = b.at
 			}
 			hedgeTimer = c.hedgeCheck(tr, runningSince, hedges)
 		case <-hedgeTimer:
@@ -200,6 +210,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			}
 		case o := <-outs:
 			inflight--
+			delete(live, o.attempt)
 			switch {
 			case o.res != nil:
 				tr.add(o.took)
@@ -346,9 +357,8 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 // discard deletes the objects of an attempt that will never be committed,
 // in the background and best effort (what it misses, the job's GC takes).
 func (c *Coordinator) discard(attemptPrefix string) {
-	c.wg.Add(1)
+	// Not tracked by c.wg: task goroutines may still end after Close.
 	go func() {
-		defer c.wg.Done()
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
 		if err := c.bucket.DeletePrefix(ctx, attemptPrefix); err == nil {
@@ -426,4 +436,50 @@ func (c *Coordinator) resumable(run *jobRun) []int {
 	}
 	run.x.resume = nil
 	return out
+}
+
+// workPrint fingerprints the tasks of a stage (what each reads).
+func workPrint(work []taskWork) string {
+	h := fnv.New64a()
+	for t, w := range work {
+		fmt.Fprintf(h, "t%d:", t)
+		for _, sp := range w.splits {
+			fmt.Fprintf(h, "s%s/%d/%v;", sp.Key, sp.Size, sp.RowGroups)
+		}
+		for _, in := range w.inputs {
+			fmt.Fprintf(h, "i%d:", in.Stage)
+			for _, o := range in.Objects {
+				fmt.Fprintf(h, "%s,", o.Key)
+			}
+		}
+	}
+	return strconv.Itoa(len(work)) + "-" + strconv.FormatUint(h.Sum64(), 16)
+}
+
+// recordWork records the fingerprint of a stage's tasks as it starts. A
+// stage resumed after a takeover must be split into the same tasks as when
+// it started, or its committed tasks would not fit the others (another
+// coordinator with other settings, a table changed in between): when the
+// fingerprints differ, its committed tasks are dropped and the whole stage
+// runs again.
+func (c *Coordinator) recordWork(ctx context.Context, run *jobRun, stage int, work []taskWork, resumed bool) error {
+	fp := workPrint(work)
+	if resumed {
+		sm, err := c.store.Stage(ctx, run.id, stage)
+		if err != nil {
+			return err
+		}
+		if sm["work"] == fp {
+			return nil
+		}
+		n, _ := strconv.Atoi(sm["tasks"])
+		c.log.Warn("a resumed stage plans other tasks than when it started: running all of it again",
+			"job", run.id, "stage", stage, "tasks_then", n, "tasks_now", len(work))
+		for t := 0; t < n; t++ {
+			if err := c.store.Reopen(ctx, run.id, run.fence, stage, t); err != nil {
+				return err
+			}
+		}
+	}
+	return c.store.SetStage(ctx, run.id, run.fence, stage, "work", fp)
 }

@@ -35,6 +35,10 @@ type Runtime struct {
 	Signals Signals
 	Exec    exec.Options
 	Log     *slog.Logger
+	// CancelPoll is how often a running task looks at its job's cancel
+	// flag (default 200ms). A cancelled job stops its tasks wherever they
+	// are (their context is cancelled), not only between batches.
+	CancelPoll time.Duration
 
 	mu    sync.Mutex
 	plans map[string]*plan.Stage // plan fragments are immutable: cache by key
@@ -72,7 +76,16 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 		ctx, cancel = context.WithDeadline(ctx, spec.Deadline)
 		defer cancel()
 	}
+	if r.Signals != nil {
+		var stop context.CancelCauseFunc
+		ctx, stop = context.WithCancelCause(ctx)
+		defer stop(nil)
+		go r.watchCancel(ctx, spec.Job, stop)
+	}
 	err := r.run(ctx, spec, res)
+	if err != nil && errors.Is(context.Cause(ctx), errCancelled) {
+		err = errCancelled
+	}
 	res.Seconds = time.Since(start).Seconds()
 	if err != nil {
 		res.Error = err.Error()
@@ -88,6 +101,29 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	}
 	log.Debug("task done", "rows", res.Rows, "bytes", res.Bytes, "seconds", res.Seconds)
 	return res
+}
+
+// watchCancel polls the job's cancel flag while a task runs and stops the
+// task (cancels its context) once the flag is set. An unreachable Redis
+// is not a cancellation: the task carries on.
+func (r *Runtime) watchCancel(ctx context.Context, job string, stop context.CancelCauseFunc) {
+	every := r.CancelPoll
+	if every <= 0 {
+		every = 200 * time.Millisecond
+	}
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if c, err := r.Signals.Cancelled(ctx, job); err == nil && c {
+				stop(errCancelled)
+				return
+			}
+		}
+	}
 }
 
 // Classify says what kind of failure err is.
@@ -151,7 +187,6 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 	}
 	defer op.Close()
 	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{})
-	lastCheck := time.Now()
 	for {
 		rec, err := op.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -175,13 +210,6 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 			if err == nil && total >= spec.Limit {
 				res.StoppedEarly = true
 				break
-			}
-		}
-		if r.Signals != nil && time.Since(lastCheck) > 200*time.Millisecond {
-			lastCheck = time.Now()
-			if c, _ := r.Signals.Cancelled(ctx, spec.Job); c {
-				w.Abort()
-				return errCancelled
 			}
 		}
 	}

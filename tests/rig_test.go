@@ -216,7 +216,15 @@ type proc struct {
 // lease and in-process functions (killing the process kills them too).
 func (r *rig) startCoordinator(t *testing.T, args ...string) *proc {
 	t.Helper()
-	full := append([]string{"--log-level", "info", "coordinator", "serve", "--addr", "127.0.0.1:0", "--lease", "1s",
+	level := "info"
+	for i := 0; i+1 < len(args); i++ {
+		if args[i] == "--log-level" { // a global flag: it goes first
+			level = args[i+1]
+			args = append(args[:i:i], args[i+2:]...)
+			break
+		}
+	}
+	full := append([]string{"--log-level", level, "coordinator", "serve", "--addr", "127.0.0.1:0", "--lease", "1s",
 		"--functions", "2", "--partitions", "4", "--split-bytes", "262144", "--retry-backoff", "50ms"}, args...)
 	cmd := exec.Command(sluiceBin(t), full...)
 	cmd.Env = append(os.Environ(), r.env...)

@@ -73,14 +73,14 @@ func S3ConfigFromEnv() S3Config {
 // timeouts, connection resets). 4xx errors other than 408 and 429 are
 // never retried.
 type RetryPolicy struct {
-	Attempts int           // total attempts, default 4
+	Attempts int           // total attempts, default 6 (backoffs add up to ~3s: a restarting store)
 	Base     time.Duration // first backoff, default 100ms; doubles per attempt
 	Max      time.Duration // backoff cap, default 2s
 }
 
 func (p RetryPolicy) withDefaults() RetryPolicy {
 	if p.Attempts <= 0 {
-		p.Attempts = 4
+		p.Attempts = 6
 	}
 	if p.Base <= 0 {
 		p.Base = 100 * time.Millisecond
