@@ -136,4 +136,11 @@ func TestSplitSkew(t *testing.T) {
 		}
 		t.Fatalf("split-skew did not fire")
 	}
+	// Coalescing alone packs this small stage into one task; the split
+	// skewed partition adds tasks of its own.
+	join := adaptive.Status.Stages[2]
+	t.Logf("join stage: %d tasks adaptive, %d static", join.Tasks, static.Status.Stages[2].Tasks)
+	if join.Tasks < 3 || join.Invoked != join.Tasks {
+		t.Fatalf("join stage ran %d tasks (%d invoked), want the skewed partition split over several", join.Tasks, join.Invoked)
+	}
 }
