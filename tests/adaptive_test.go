@@ -144,3 +144,32 @@ func TestSplitSkew(t *testing.T) {
 		t.Fatalf("join stage ran %d tasks (%d invoked), want the skewed partition split over several", join.Tasks, join.Invoked)
 	}
 }
+
+// TestUnbroadcastBigSide: the planner broadcast a join side (its estimate
+// said small), the side came back big, and the re-planner turned the join
+// into a partitioned one, adding two stages to the running plan; the answer
+// is unchanged.
+func TestUnbroadcastBigSide(t *testing.T) {
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	st := startStack(t, "", func(o *local.Options) {
+		o.BroadcastBytes = 1 << 40 // the planner broadcasts every join side
+		o.Coordinator.AQE.UnbroadcastBytes = 64 << 10
+	})
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	q := `select o_orderpriority, count(*) as n, sum(l_quantity) as q from lineitem, orders
+		where l_orderkey = o_orderkey group by o_orderpriority`
+	want := duckRows(t, db, q)
+	static := run(t, st, q, false)
+	compareRows(t, sluiceRows(static), want, false)
+	adaptive := run(t, st, q, true)
+	compareRows(t, sluiceRows(adaptive), want, false)
+	if !firedRule(adaptive.Status, "unbroadcast") {
+		t.Fatalf("unbroadcast did not fire: %+v", adaptive.Status.Rounds)
+	}
+	if a, s := len(adaptive.Status.Stages), len(static.Status.Stages); a != s+2 {
+		t.Fatalf("adaptive plan has %d stages, static %d: want two added", a, s)
+	}
+}

@@ -124,6 +124,7 @@ func localCommand() *cli.Command {
 		&cli.Int64Flag{Name: "split-bytes", Value: 32 << 20, Usage: "table bytes per scan task"},
 		&cli.Int64Flag{Name: "plan-broadcast-bytes", Value: 0, Usage: "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"},
 		&cli.Int64Flag{Name: "broadcast-bytes", Value: 8 << 20, Usage: "adaptive: broadcast a finished join side up to this estimated in-memory size"},
+		&cli.Int64Flag{Name: "unbroadcast-bytes", Value: 64 << 20, Usage: "adaptive: repartition a broadcast join side bigger than this in memory (0: never)"},
 		&cli.Float64Flag{Name: "skew-factor", Value: 4, Usage: "adaptive: split partitions larger than this many times the median"},
 		&cli.Int64Flag{Name: "skew-min-bytes", Value: 16 << 20, Usage: "adaptive: and larger than this"},
 		&cli.BoolFlag{Name: "limit-early-stop", Value: true, Usage: "let tasks of a bare LIMIT stop once enough rows exist"},
@@ -215,6 +216,7 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.Coordinator.SplitBytes = c.Int64("split-bytes")
 	opts.BroadcastBytes = c.Int64("plan-broadcast-bytes")
 	opts.Coordinator.AQE.BroadcastBytes = c.Int64("broadcast-bytes")
+	opts.Coordinator.AQE.UnbroadcastBytes = c.Int64("unbroadcast-bytes")
 	opts.Coordinator.AQE.SkewFactor = c.Float64("skew-factor")
 	opts.Coordinator.AQE.SkewMinBytes = c.Int64("skew-min-bytes")
 	opts.Coordinator.LimitEarlyStop = c.Bool("limit-early-stop")

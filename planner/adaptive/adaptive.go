@@ -48,6 +48,9 @@ type Config struct {
 	// partition (the planner's threshold on its estimates is the same
 	// kind of size).
 	BroadcastBytes int64 `json:"broadcast_bytes"`
+	// UnbroadcastBytes: a broadcast join side that turns out larger than
+	// this in memory is repartitioned (0 turns it off).
+	UnbroadcastBytes int64 `json:"unbroadcast_bytes"`
 	// SkewFactor and SkewMinBytes: a partition larger than SkewFactor times
 	// the median and than SkewMinBytes is split.
 	SkewFactor   float64 `json:"skew_factor"`
@@ -56,7 +59,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
-	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: 8 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
+	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: 8 << 20, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
 }
 
 // State is the view of a job a rule rewrites.
@@ -97,8 +100,9 @@ type Rule interface {
 // Rules returns the registry in the order rules run:
 //  1. propagate-empty first, so no later rule spends effort on stages that
 //     will not run;
-//  2. select-join next: it changes which stages read which, and so what
-//     the partition-level rules below see;
+//  2. select-join and unbroadcast next: they change which stages read
+//     which (unbroadcast adds stages), and so what the partition-level
+//     rules below see;
 //  3. split-skew before coalescing, which then packs only the partitions
 //     skew left whole;
 //  4. coalesce-partitions last, once the shape of the plan is settled.
@@ -106,6 +110,7 @@ func Rules() []Rule {
 	return []Rule{
 		PropagateEmpty{},
 		SelectJoin{},
+		Unbroadcast{},
 		SplitSkew{},
 		CoalescePartitions{},
 	}
