@@ -63,7 +63,7 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 	bStats, bDone := s.Done[b.ID]
 	aStats, aDone := s.Done[a.ID]
 	switch t := n.Join.Type; {
-	case bDone && s.Pending(a.ID) && MemoryBytes(bStats, build.Schema) <= s.Config.BroadcastBytes &&
+	case bDone && s.Pending(a.ID) && s.broadcastable(MemoryBytes(bStats, build.Schema)) &&
 		(t == plan.JoinInner || t == plan.JoinLeft || t == plan.JoinSemi || t == plan.JoinAnti):
 		a.Root = &plan.Node{Kind: plan.KindHashJoin, Schema: n.Schema, Join: n.Join, Limit: -1,
 			Inputs: []*plan.Node{a.Root, {Kind: plan.KindExchange, Stage: b.ID, Schema: build.Schema, Whole: true, Limit: -1}}}
@@ -81,6 +81,16 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 		return swapSides(n)
 	}
 	return n
+}
+
+// broadcastable reports whether a side of mem bytes may be broadcast: under
+// BroadcastBytes, and never above UnbroadcastBytes (so that the two rules
+// cannot undo each other when configured inconsistently).
+func (s *State) broadcastable(mem int64) bool {
+	if s.Config.UnbroadcastBytes > 0 && mem > s.Config.UnbroadcastBytes {
+		return false
+	}
+	return mem <= s.Config.BroadcastBytes
 }
 
 // swapSides turns probe ⋈ build into build ⋈ probe with a projection that
