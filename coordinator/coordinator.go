@@ -230,9 +230,6 @@ func (c *Coordinator) Driving(job string) bool {
 // Store returns the coordinator's job store.
 func (c *Coordinator) Store() *Store { return c.store }
 
-// Config returns the coordinator's settings.
-func (c *Coordinator) Config() Config { return c.cfg }
-
 // Close stops driving jobs and waits for the drivers to return. The jobs
 // stay in Redis; another coordinator can carry them on.
 func (c *Coordinator) Close() {

@@ -394,17 +394,23 @@ func (c *Coordinator) ready(run *jobRun) []int {
 // replan lets the job's execution graph (adaptive or static) rewrite the
 // pending part of the plan, and records the round.
 func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
-	before := len(run.state.Skipped)
+	wasSkipped := make(map[int]bool, len(run.state.Skipped))
+	for id := range run.state.Skipped {
+		wasSkipped[id] = true
+	}
 	fired, err := run.graph.Replan(&run.state)
 	if err != nil {
 		return err
 	}
+	// Record only the stages this round skipped: earlier ones are in Redis.
 	for id, why := range run.state.Skipped {
+		if wasSkipped[id] {
+			continue
+		}
 		if err := c.store.SetStage(ctx, run.id, run.fence, id, "state", StageSkipped, "reason", why); err != nil {
 			return err
 		}
 	}
-	_ = before
 	var after []int
 	for id := range run.state.Done {
 		after = append(after, id)

@@ -6,7 +6,6 @@ package local
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -336,5 +335,3 @@ func redactURL(u string) string {
 	}
 	return u
 }
-
-var _ = errors.New

@@ -20,8 +20,6 @@ func (c fakeCatalog) Table(_ context.Context, name string) (*TableInfo, error) {
 	return nil, fmt.Errorf("fake catalog: %q: %w", name, ErrUnknownTable)
 }
 
-func dec(p, s int) plan.DataType { return plan.DecimalType(p, s) }
-
 func table(name string, rows, bytes int64, cols ...any) *TableInfo {
 	t := &TableInfo{Name: name, Format: "parquet", Rows: rows, Bytes: bytes}
 	for i := 0; i < len(cols); i += 2 {

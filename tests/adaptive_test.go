@@ -48,15 +48,6 @@ func TestCancelUselessStage(t *testing.T) {
 	}
 }
 
-func contains(s, sub string) bool {
-	for i := 0; i+len(sub) <= len(s); i++ {
-		if s[i:i+len(sub)] == sub {
-			return true
-		}
-	}
-	return false
-}
-
 // TestBroadcastSmallJoinSide: the planner chose a partitioned join (its
 // estimate said the build side was big), the build side came back small,
 // and select-join broadcast it into the probe side's stage: the join stage
