@@ -331,8 +331,11 @@ func TestResumeAdoptsCommittedTasks(t *testing.T) {
 		if task < 3 && n != 0 {
 			t.Fatalf("committed task %d ran again after the takeover", task)
 		}
-		if task >= 3 && n != 1 {
-			t.Fatalf("in-flight task %d ran %d more times, want 1", task, n)
+		// In-flight tasks run again under b. The dying driver's own task
+		// goroutines may still be invoking as it closes (their commits carry
+		// the old fence and are rejected), so count at least one, not one.
+		if task >= 3 && n < 1 {
+			t.Fatalf("in-flight task %d did not run again after the takeover", task)
 		}
 	}
 	close(block)
