@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -72,7 +73,7 @@ type retryTables struct {
 	s *Store
 }
 
-func (t retryTables) Layout(ctx context.Context, table string) (lay *TableLayout, err error) {
+func (t retryTables) Layout(ctx context.Context, table string) (lay *layout.Table, err error) {
 	if t.Tables == nil {
 		return nil, fmt.Errorf("no table catalog")
 	}

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -29,30 +30,10 @@ type Planner interface {
 	Format(g *plan.Graph) string
 }
 
-// RowGroup is one row group of a table file.
-type RowGroup struct {
-	Rows  int64 `json:"rows"`
-	Bytes int64 `json:"bytes"`
-}
-
-// File is one table file.
-type File struct {
-	Key       string     `json:"key"`
-	Size      int64      `json:"size"`
-	RowGroups []RowGroup `json:"row_groups"`
-}
-
-// TableLayout is how a registered table is stored: its format and files.
-type TableLayout struct {
-	Format string
-	CSV    *plan.CSVFormat
-	Files  []File
-}
-
 // Tables gives the storage layout of a registered table. The coordinator
 // resolves it when a scan stage starts, so a plan never holds file lists.
 type Tables interface {
-	Layout(ctx context.Context, table string) (*TableLayout, error)
+	Layout(ctx context.Context, table string) (*layout.Table, error)
 }
 
 // Invoker runs one task: it sends an encoded TaskSpec to a function and

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 )
@@ -520,7 +521,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 
 // Splits packs table files' row groups into scan tasks of about target
 // bytes. A task's splits never cut a row group.
-func Splits(files []File, target int64) [][]function.Split {
+func Splits(files []layout.File, target int64) [][]function.Split {
 	var tasks [][]function.Split
 	var cur []function.Split
 	var curBytes int64

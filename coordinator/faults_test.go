@@ -14,6 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/redisdb"
 )
 
 // checkDone checks that a finished two-stage job committed every task once
@@ -259,7 +260,7 @@ func TestStaleCommitsRejected(t *testing.T) {
 // snapshot renders every Redis key of a job.
 func snapshot(t *testing.T, e *fakeEnv, job string) string {
 	ctx := context.Background()
-	keys, _ := e.rdb.Keys(ctx, "sluice:{"+job+"}:*").Result()
+	keys, _ := e.rdb.Keys(ctx, redisdb.JobKeys(job)).Result()
 	var b strings.Builder
 	for _, k := range sortStrings(keys) {
 		if strings.HasSuffix(k, ":lease") {

@@ -7,12 +7,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle"
 )
-
-// finishedKey indexes finished jobs by finish time (ms) until their
-// objects are garbage-collected.
-const finishedKey = "sluice:finished"
 
 // markFinished indexes a job that just reached a terminal state for GC.
 // (Not atomic with the state change: the keys live in different hash
@@ -20,7 +17,7 @@ const finishedKey = "sluice:finished"
 // manual `sluice shuffle` clean-up.)
 func (s *Store) markFinished(ctx context.Context, job string, at time.Time) error {
 	return s.retry(ctx, "index finished job", func() error {
-		return s.rdb.ZAdd(ctx, finishedKey, redis.Z{Score: float64(at.UnixMilli()), Member: job}).Err()
+		return s.rdb.ZAdd(ctx, redisdb.FinishedKey, redis.Z{Score: float64(at.UnixMilli()), Member: job}).Err()
 	})
 }
 
@@ -28,7 +25,7 @@ func (s *Store) markFinished(ctx context.Context, job string, at time.Time) erro
 func (s *Store) finishedBefore(ctx context.Context, t time.Time, n int64) ([]string, error) {
 	var out []string
 	err := s.retry(ctx, "list finished jobs", func() (err error) {
-		out, err = s.rdb.ZRangeByScore(ctx, finishedKey, &redis.ZRangeBy{
+		out, err = s.rdb.ZRangeByScore(ctx, redisdb.FinishedKey, &redis.ZRangeBy{
 			Min: "-inf", Max: strconv.FormatInt(t.UnixMilli(), 10), Count: n}).Result()
 		return err
 	})
@@ -83,14 +80,14 @@ func (c *Coordinator) GCOnce(ctx context.Context) (int, error) {
 // result) and drops it from the index.
 func (c *Coordinator) collect(ctx context.Context, job string) error {
 	if shuffle.ValidateJobID(job) != nil {
-		return c.store.rdb.ZRem(ctx, finishedKey, job).Err()
+		return c.store.rdb.ZRem(ctx, redisdb.FinishedKey, job).Err()
 	}
 	state, err := c.store.rdb.HGet(ctx, kJob(job), "state").Result()
 	if err != nil && err != redis.Nil {
 		return err
 	}
 	if state != "" && !Terminal(state) {
-		return c.store.rdb.ZRem(ctx, finishedKey, job).Err() // running again? not ours to collect
+		return c.store.rdb.ZRem(ctx, redisdb.FinishedKey, job).Err() // running again? not ours to collect
 	}
 	prefix := shuffle.JobPrefix(c.cfg.Prefix, job)
 	objs, err := c.bucket.List(ctx, prefix)
@@ -126,5 +123,5 @@ func (c *Coordinator) collect(ctx context.Context, job string) error {
 	c.metrics.GCJobs.Inc()
 	c.metrics.GCObjects.Inc()
 	c.log.Info("gc: deleted the objects of a finished job", "job", job, "state", state)
-	return c.store.rdb.ZRem(ctx, finishedKey, job).Err()
+	return c.store.rdb.ZRem(ctx, redisdb.FinishedKey, job).Err()
 }

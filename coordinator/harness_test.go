@@ -13,6 +13,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
@@ -50,10 +51,10 @@ func twoStageGraph() plan.Graph {
 
 type fakeTables struct{ files int }
 
-func (f fakeTables) Layout(ctx context.Context, table string) (*TableLayout, error) {
-	lay := &TableLayout{Format: "parquet"}
+func (f fakeTables) Layout(ctx context.Context, table string) (*layout.Table, error) {
+	lay := &layout.Table{Format: "parquet"}
 	for i := 0; i < f.files; i++ {
-		lay.Files = append(lay.Files, File{Key: fmt.Sprintf("tables/t/f%05d.parquet", i), Size: 100, RowGroups: []RowGroup{{Rows: 1, Bytes: 100}}})
+		lay.Files = append(lay.Files, layout.File{Key: fmt.Sprintf("tables/t/f%05d.parquet", i), Size: 100, RowGroups: []layout.RowGroup{{Rows: 1, Bytes: 100}}})
 	}
 	return lay, nil
 }

@@ -4,13 +4,12 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/redisdb"
 )
 
 // ErrStaleFence is returned by every fenced transition when the job's
@@ -44,17 +43,13 @@ func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, Outage
 // Client returns the underlying Redis client.
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
-const jobsKey = "sluice:jobs" // ZSET of job ids by submit time (global index)
-
-func jobKey(job, suffix string) string { return "sluice:{" + job + "}:" + suffix }
-
-// Keys of one job.
-func kJob(job string) string            { return jobKey(job, "job") }
-func kFence(job string) string          { return jobKey(job, "fence") }
-func kLease(job string) string          { return jobKey(job, "lease") }
-func kStage(job string, s int) string   { return jobKey(job, "stage:"+strconv.Itoa(s)) }
-func kTask(job string, s, t int) string { return jobKey(job, fmt.Sprintf("task:%d:%d", s, t)) }
-func kRounds(job string) string         { return jobKey(job, "rounds") }
+// Keys of one job (names in redisdb).
+func kJob(job string) string            { return redisdb.JobKey(job) }
+func kFence(job string) string          { return redisdb.FenceKey(job) }
+func kLease(job string) string          { return redisdb.LeaseKey(job) }
+func kStage(job string, s int) string   { return redisdb.StageKey(job, s) }
+func kTask(job string, s, t int) string { return redisdb.TaskKey(job, s, t) }
+func kRounds(job string) string         { return redisdb.RoundsKey(job) }
 
 // acquire takes or renews the lease of a job. A new holder bumps the fence.
 // KEYS: lease, fence, job. ARGV: owner, ttl ms. Returns the fence, 0 when
@@ -158,7 +153,7 @@ func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any
 	err := s.retry(ctx, "create job", func() error {
 		pipe := s.rdb.TxPipeline()
 		pipe.HSet(ctx, kJob(job), fields)
-		pipe.ZAdd(ctx, jobsKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: job})
+		pipe.ZAdd(ctx, redisdb.JobsKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: job})
 		_, err := pipe.Exec(ctx)
 		return err
 	})
@@ -354,7 +349,7 @@ func (s *Store) Rounds(ctx context.Context, job string) ([]string, error) {
 func (s *Store) Jobs(ctx context.Context, n int64) ([]string, error) {
 	var out []string
 	err := s.retry(ctx, "list jobs", func() (err error) {
-		out, err = s.rdb.ZRevRange(ctx, jobsKey, 0, n-1).Result()
+		out, err = s.rdb.ZRevRange(ctx, redisdb.JobsKey, 0, n-1).Result()
 		return err
 	})
 	return out, err
@@ -366,7 +361,7 @@ func (s *Store) Cancel(ctx context.Context, job string) error {
 		return err
 	}
 	return s.retry(ctx, "cancel", func() error {
-		return s.rdb.Set(ctx, function.CancelKey(job), "1", 0).Err()
+		return s.rdb.Set(ctx, redisdb.CancelKey(job), "1", 0).Err()
 	})
 }
 
@@ -374,7 +369,7 @@ func (s *Store) Cancel(ctx context.Context, job string) error {
 func (s *Store) Cancelled(ctx context.Context, job string) (bool, error) {
 	var n int64
 	err := s.retry(ctx, "read cancel flag", func() (err error) {
-		n, err = s.rdb.Exists(ctx, function.CancelKey(job)).Result()
+		n, err = s.rdb.Exists(ctx, redisdb.CancelKey(job)).Result()
 		return err
 	})
 	return n > 0, err

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle"
 )
 
@@ -263,7 +264,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		}
 		return o
 	}
-	limitKey := function.LimitKey(run.id, st.ID)
+	limitKey := redisdb.LimitKey(run.id, st.ID)
 	if limit > 0 {
 		if n, _ := c.store.rdb.Get(ctx, limitKey).Int64(); n >= limit {
 			// The stage already has enough rows: commit an empty output

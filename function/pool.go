@@ -3,10 +3,11 @@ package function
 import (
 	"context"
 	"fmt"
-	"strconv"
 	"sync/atomic"
 
 	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/redisdb"
 )
 
 // Pool is the in-process invoker: it runs tasks on this process's Runtime
@@ -43,21 +44,12 @@ func (p *Pool) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 	return p.rt.Handle(ctx, in), nil
 }
 
-// CancelKey is the Redis key set when a job is cancelled.
-func CancelKey(job string) string { return "sluice:{" + job + "}:cancel" }
-
-// LimitKey is the Redis counter of rows a stage's tasks produced toward a
-// bare LIMIT (LIMIT early stop).
-func LimitKey(job string, stage int) string {
-	return "sluice:{" + job + "}:limit:" + strconv.Itoa(stage)
-}
-
 // RedisSignals reads job flags from Redis.
 type RedisSignals struct{ RDB redis.UniversalClient }
 
 // Cancelled reports whether job's cancel flag is set.
 func (s RedisSignals) Cancelled(ctx context.Context, job string) (bool, error) {
-	n, err := s.RDB.Exists(ctx, CancelKey(job)).Result()
+	n, err := s.RDB.Exists(ctx, redisdb.CancelKey(job)).Result()
 	return n > 0, err
 }
 

@@ -30,6 +30,7 @@ import (
 	"github.com/sluicedb/sluice/local/tpch"
 	"github.com/sluicedb/sluice/planner/catalog"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -310,7 +311,7 @@ func metric(t *testing.T, url, name string) float64 {
 // graph reads a job's current plan from Redis.
 func (r *rig) graph(job string) *plan.Graph {
 	var g plan.Graph
-	s, _ := r.rdb.HGet(context.Background(), "sluice:{"+job+"}:job", "graph").Result()
+	s, _ := r.rdb.HGet(context.Background(), redisdb.JobKey(job), "graph").Result()
 	_ = json.Unmarshal([]byte(s), &g)
 	return &g
 }
@@ -320,14 +321,14 @@ func (r *rig) commits(job string) int {
 	ctx := context.Background()
 	n := 0
 	for _, st := range r.graph(job).Stages {
-		d, _ := r.rdb.HGet(ctx, fmt.Sprintf("sluice:{%s}:stage:%d", job, st.ID), "done").Int()
+		d, _ := r.rdb.HGet(ctx, redisdb.StageKey(job, st.ID), "done").Int()
 		n += d
 	}
 	return n
 }
 
 func (r *rig) jobState(job string) string {
-	s, _ := r.rdb.HGet(context.Background(), "sluice:{"+job+"}:job", "state").Result()
+	s, _ := r.rdb.HGet(context.Background(), redisdb.JobKey(job), "state").Result()
 	return s
 }
 
@@ -355,7 +356,7 @@ func (r *rig) doneStages(job string) map[int]string {
 	ctx := context.Background()
 	out := map[int]string{}
 	for _, st := range r.graph(job).Stages {
-		sm, _ := r.rdb.HGetAll(ctx, fmt.Sprintf("sluice:{%s}:stage:%d", job, st.ID)).Result()
+		sm, _ := r.rdb.HGetAll(ctx, redisdb.StageKey(job, st.ID)).Result()
 		if sm["state"] != coordinator.StageDone {
 			continue
 		}
@@ -363,7 +364,7 @@ func (r *rig) doneStages(job string) map[int]string {
 		var b strings.Builder
 		b.WriteString(sm["output"])
 		for task := 0; task < n; task++ {
-			tm, _ := r.rdb.HGetAll(ctx, fmt.Sprintf("sluice:{%s}:task:%d:%d", job, st.ID, task)).Result()
+			tm, _ := r.rdb.HGetAll(ctx, redisdb.TaskKey(job, st.ID, task)).Result()
 			fmt.Fprintf(&b, " t%d:a%s/c%s", task, tm["attempts"], tm["committed"])
 		}
 		out[st.ID] = b.String()
@@ -374,7 +375,7 @@ func (r *rig) doneStages(job string) map[int]string {
 // jobKeys renders every Redis key of a job but its lease.
 func (r *rig) jobKeys(job string) string {
 	ctx := context.Background()
-	keys, _ := r.rdb.Keys(ctx, "sluice:{"+job+"}:*").Result()
+	keys, _ := r.rdb.Keys(ctx, redisdb.JobKeys(job)).Result()
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {

@@ -12,39 +12,45 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
-// ErrUnknownTable is returned for a table that is not registered.
-var ErrUnknownTable = errors.New("unknown table")
-
 // Table is a registered table.
 type Table struct {
-	Name     string             `json:"name"`
-	Format   string             `json:"format"`
-	Location string             `json:"location"` // bucket prefix of its files
-	CSV      *plan.CSVFormat    `json:"csv,omitempty"`
-	Columns  []plan.Field       `json:"columns"`
-	Files    []coordinator.File `json:"files"`
-	Rows     int64              `json:"rows"`
-	Bytes    int64              `json:"bytes"`
+	Name     string          `json:"name"`
+	Format   string          `json:"format"`
+	Location string          `json:"location"` // bucket prefix of its files
+	CSV      *plan.CSVFormat `json:"csv,omitempty"`
+	Columns  []plan.Field    `json:"columns"`
+	Files    []layout.File   `json:"files"`
+	Rows     int64           `json:"rows"`
+	Bytes    int64           `json:"bytes"`
 }
 
-const catalogKey = "sluice:catalog"
+// Store is the catalog in Redis (the hash redisdb.CatalogKey).
+type Store struct {
+	rdb redis.UniversalClient
+	// Retry is how long every read and write waits for an unreachable
+	// Redis before it fails with redisdb.ErrUnavailable: the same outage
+	// bound as the coordinator's job store.
+	Retry redisdb.Retry
+}
 
-// Store is the catalog in Redis.
-type Store struct{ rdb redis.UniversalClient }
-
-// NewStore returns the catalog kept in rdb.
-func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb} }
+// NewStore returns the catalog kept in rdb, waiting up to two minutes for
+// an unreachable Redis (as coordinator.NewStore does).
+func NewStore(rdb redis.UniversalClient) *Store {
+	return &Store{rdb: rdb, Retry: redisdb.Retry{Outage: 2 * time.Minute}}
+}
 
 var nameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
@@ -57,17 +63,23 @@ func (s *Store) Put(ctx context.Context, t *Table) error {
 	if err != nil {
 		return err
 	}
-	if err := s.rdb.HSet(ctx, catalogKey, t.Name, b).Err(); err != nil {
+	err = s.Retry.Do(ctx, "hset", func() error { return s.rdb.HSet(ctx, redisdb.CatalogKey, t.Name, b).Err() })
+	if err != nil {
 		return fmt.Errorf("register table %s: %w", t.Name, err)
 	}
 	return nil
 }
 
-// Get returns a registered table.
+// Get returns a registered table, or an error wrapping
+// planner.ErrUnknownTable when name is not registered.
 func (s *Store) Get(ctx context.Context, name string) (*Table, error) {
-	b, err := s.rdb.HGet(ctx, catalogKey, strings.ToLower(name)).Bytes()
+	var b []byte
+	err := s.Retry.Do(ctx, "get table", func() (err error) {
+		b, err = s.rdb.HGet(ctx, redisdb.CatalogKey, strings.ToLower(name)).Bytes()
+		return err
+	})
 	if errors.Is(err, redis.Nil) {
-		return nil, fmt.Errorf("%w: %s", ErrUnknownTable, name)
+		return nil, fmt.Errorf("%w: %s", planner.ErrUnknownTable, name)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
@@ -81,7 +93,11 @@ func (s *Store) Get(ctx context.Context, name string) (*Table, error) {
 
 // List returns every registered table, by name.
 func (s *Store) List(ctx context.Context) ([]*Table, error) {
-	m, err := s.rdb.HGetAll(ctx, catalogKey).Result()
+	var m map[string]string
+	err := s.Retry.Do(ctx, "list tables", func() (err error) {
+		m, err = s.rdb.HGetAll(ctx, redisdb.CatalogKey).Result()
+		return err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("read catalog: %w", err)
 	}
@@ -99,24 +115,21 @@ func (s *Store) List(ctx context.Context) ([]*Table, error) {
 
 // Drop removes a table from the catalog (its files stay).
 func (s *Store) Drop(ctx context.Context, name string) error {
-	return s.rdb.HDel(ctx, catalogKey, name).Err()
+	return s.Retry.Do(ctx, "drop table", func() error { return s.rdb.HDel(ctx, redisdb.CatalogKey, name).Err() })
 }
 
 // Layout implements coordinator.Tables.
-func (s *Store) Layout(ctx context.Context, name string) (*coordinator.TableLayout, error) {
+func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) {
 	t, err := s.Get(ctx, name)
 	if err != nil {
 		return nil, err
 	}
-	return &coordinator.TableLayout{Format: t.Format, CSV: t.CSV, Files: t.Files}, nil
+	return &layout.Table{Format: t.Format, CSV: t.CSV, Files: t.Files}, nil
 }
 
 // Table implements planner.Catalog.
 func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, error) {
 	t, err := s.Get(ctx, name)
-	if errors.Is(err, ErrUnknownTable) {
-		return nil, fmt.Errorf("%w: %s", planner.ErrUnknownTable, name)
-	}
 	if err != nil {
 		return nil, err
 	}
@@ -158,27 +171,27 @@ func Inspect(ctx context.Context, b objstore.Bucket, name, prefix string) (*Tabl
 	return t, nil
 }
 
-func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) (coordinator.File, []plan.Field, error) {
+func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) (layout.File, []plan.Field, error) {
 	ra := objstore.NewReaderAt(ctx, b, o.Key, o.Size)
 	pf, err := file.NewParquetReader(ra)
 	if err != nil {
-		return coordinator.File{}, nil, fmt.Errorf("read parquet footer of %s: %w", o.Key, err)
+		return layout.File{}, nil, fmt.Errorf("read parquet footer of %s: %w", o.Key, err)
 	}
 	defer pf.Close()
 	md := pf.MetaData()
 	sch, err := pqarrow.FromParquet(md.Schema, nil, md.KeyValueMetadata())
 	if err != nil {
-		return coordinator.File{}, nil, fmt.Errorf("schema of %s: %w", o.Key, err)
+		return layout.File{}, nil, fmt.Errorf("schema of %s: %w", o.Key, err)
 	}
 	cols := make([]plan.Field, 0, sch.NumFields())
 	for _, f := range sch.Fields() {
 		t, ok := plan.FromArrow(f.Type)
 		if !ok {
-			return coordinator.File{}, nil, fmt.Errorf("column %s of %s has unsupported type %s", f.Name, o.Key, f.Type)
+			return layout.File{}, nil, fmt.Errorf("column %s of %s has unsupported type %s", f.Name, o.Key, f.Type)
 		}
 		cols = append(cols, plan.Field{Name: strings.ToLower(f.Name), Type: t, Nullable: f.Nullable})
 	}
-	out := coordinator.File{Key: o.Key, Size: o.Size}
+	out := layout.File{Key: o.Key, Size: o.Size}
 	for i := 0; i < md.NumRowGroups(); i++ {
 		rg := md.RowGroup(i)
 		var compressed int64
@@ -188,7 +201,7 @@ func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) 
 				compressed += cc.TotalCompressedSize()
 			}
 		}
-		out.RowGroups = append(out.RowGroups, coordinator.RowGroup{Rows: rg.NumRows(), Bytes: compressed})
+		out.RowGroups = append(out.RowGroups, layout.RowGroup{Rows: rg.NumRows(), Bytes: compressed})
 	}
 	return out, cols, nil
 }

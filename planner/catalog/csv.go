@@ -10,7 +10,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -45,8 +45,8 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 		if path.Ext(o.Key) != ".csv" {
 			continue
 		}
-		t.Files = append(t.Files, coordinator.File{Key: o.Key, Size: o.Size,
-			RowGroups: []coordinator.RowGroup{{Bytes: o.Size}}})
+		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size,
+			RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
 		t.Bytes += o.Size
 	}
 	if len(t.Files) == 0 {

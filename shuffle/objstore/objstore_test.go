@@ -18,6 +18,7 @@ import (
 
 	"github.com/sluicedb/sluice/local/minioserver"
 	"github.com/sluicedb/sluice/shuffle/objstore"
+	"github.com/sluicedb/sluice/shuffle/objstore/objstoretest"
 )
 
 var server *minioserver.Server
@@ -67,7 +68,7 @@ func TestAcceptanceS3(t *testing.T) {
 	// A 5 MiB part size makes the acceptance test's large object a
 	// multipart upload.
 	b := newBucket(t, objstore.S3Config{PartSize: 5 << 20})
-	objstore.AcceptanceTest(t, b)
+	objstoretest.AcceptanceTest(t, b)
 	st := b.Stats()
 	if st.Get == 0 || st.Put == 0 || st.List == 0 || st.Delete == 0 || st.Head == 0 || st.BytesRead == 0 || st.BytesWritten == 0 {
 		t.Errorf("request stats not counted: %v", st)
@@ -76,7 +77,7 @@ func TestAcceptanceS3(t *testing.T) {
 }
 
 func TestAcceptanceMem(t *testing.T) {
-	objstore.AcceptanceTest(t, objstore.NewMem("test"))
+	objstoretest.AcceptanceTest(t, objstore.NewMem("test"))
 }
 
 func TestEnsureBucketIdempotent(t *testing.T) {

@@ -1,4 +1,7 @@
-package objstore
+// Package objstoretest holds the acceptance test every objstore.Bucket
+// implementation must pass, kept apart from objstore (as testing/fstest is
+// from io/fs) so that binaries linking objstore do not link testing.
+package objstoretest
 
 import (
 	"bytes"
@@ -14,13 +17,15 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // AcceptanceTest checks that b keeps every guarantee of the Bucket
 // interface. It works under a fresh random prefix and deletes it at the
 // end, so it can run against a shared bucket. Every Bucket implementation
 // runs it in its tests.
-func AcceptanceTest(t *testing.T, b Bucket) {
+func AcceptanceTest(t *testing.T, b objstore.Bucket) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
@@ -64,22 +69,22 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 			_, checks["GetRange"] = b.GetRange(ctx, key, 0, 1)
 			_, checks["Stat"] = b.Stat(ctx, key)
 			for name, err := range checks {
-				var ke *KeyError
-				if !errors.Is(err, ErrInvalidKey) || !errors.As(err, &ke) {
-					t.Errorf("%s(%q) = %v, want a *KeyError matching ErrInvalidKey", name, key, err)
+				var ke *objstore.KeyError
+				if !errors.Is(err, objstore.ErrInvalidKey) || !errors.As(err, &ke) {
+					t.Errorf("%s(%q) = %v, want a *objstore.KeyError matching objstore.ErrInvalidKey", name, key, err)
 				}
 			}
 		}
 		for _, p := range []string{"/abs", "a/../", "a//", "a\x01"} {
-			if _, err := b.List(ctx, p); !errors.Is(err, ErrInvalidKey) {
-				t.Errorf("List(%q) = %v, want ErrInvalidKey", p, err)
+			if _, err := b.List(ctx, p); !errors.Is(err, objstore.ErrInvalidKey) {
+				t.Errorf("List(%q) = %v, want objstore.ErrInvalidKey", p, err)
 			}
-			if err := b.DeletePrefix(ctx, p); !errors.Is(err, ErrInvalidKey) {
-				t.Errorf("DeletePrefix(%q) = %v, want ErrInvalidKey", p, err)
+			if err := b.DeletePrefix(ctx, p); !errors.Is(err, objstore.ErrInvalidKey) {
+				t.Errorf("DeletePrefix(%q) = %v, want objstore.ErrInvalidKey", p, err)
 			}
 		}
-		if err := b.DeletePrefix(ctx, ""); !errors.Is(err, ErrInvalidKey) {
-			t.Errorf(`DeletePrefix("") = %v, want ErrInvalidKey`, err)
+		if err := b.DeletePrefix(ctx, ""); !errors.Is(err, objstore.ErrInvalidKey) {
+			t.Errorf(`DeletePrefix("") = %v, want objstore.ErrInvalidKey`, err)
 		}
 	})
 
@@ -135,14 +140,14 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 
 	t.Run("NotFound", func(t *testing.T) {
 		key := k("nf/missing")
-		if _, err := b.Get(ctx, key); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Get missing = %v, want ErrNotFound", err)
+		if _, err := b.Get(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("Get missing = %v, want objstore.ErrNotFound", err)
 		}
-		if _, err := b.GetRange(ctx, key, 0, 10); !errors.Is(err, ErrNotFound) {
-			t.Errorf("GetRange missing = %v, want ErrNotFound", err)
+		if _, err := b.GetRange(ctx, key, 0, 10); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("GetRange missing = %v, want objstore.ErrNotFound", err)
 		}
-		if _, err := b.Stat(ctx, key); !errors.Is(err, ErrNotFound) {
-			t.Errorf("Stat missing = %v, want ErrNotFound", err)
+		if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("Stat missing = %v, want objstore.ErrNotFound", err)
 		}
 		objs, err := b.List(ctx, k("nf/"))
 		if err != nil || len(objs) != 0 {
@@ -170,7 +175,7 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 		if err := b.PutReader(ctx, short, bytes.NewReader(data[:100]), 200); err == nil {
 			t.Fatal("PutReader with fewer bytes than size succeeded")
 		}
-		if _, err := b.Stat(ctx, short); !errors.Is(err, ErrNotFound) {
+		if _, err := b.Stat(ctx, short); !errors.Is(err, objstore.ErrNotFound) {
 			t.Fatalf("short PutReader left an object: Stat = %v", err)
 		}
 	})
@@ -195,8 +200,8 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 			{"zero length", 5, 0, []byte{}, nil},
 			{"at end", size, 10, []byte{}, nil},
 			{"at end to end", size, -1, []byte{}, nil},
-			{"beyond end", size + 1, 10, nil, ErrInvalidRange},
-			{"negative offset", -1, 10, nil, ErrInvalidRange},
+			{"beyond end", size + 1, 10, nil, objstore.ErrInvalidRange},
+			{"negative offset", -1, 10, nil, objstore.ErrInvalidRange},
 		}
 		for _, c := range cases {
 			t.Run(c.name, func(t *testing.T) {
@@ -327,8 +332,8 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 			t.Fatalf("Delete(a, missing, c): %v", err)
 		}
 		for _, key := range []string{a, c} {
-			if _, err := b.Stat(ctx, key); !errors.Is(err, ErrNotFound) {
-				t.Errorf("Stat(%s) after Delete = %v, want ErrNotFound", key, err)
+			if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+				t.Errorf("Stat(%s) after Delete = %v, want objstore.ErrNotFound", key, err)
 			}
 		}
 		if got := mustGet(t, k("del/keep")); string(got) != "keep" {
@@ -367,7 +372,7 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 		data := randomBytes(200_000)
 		mustPut(t, key, data)
 		size := int64(len(data))
-		r := NewReaderAt(ctx, b, key, size, WithMinRead(16<<10))
+		r := objstore.NewReaderAt(ctx, b, key, size, objstore.WithMinRead(16<<10))
 		if r.Size() != size {
 			t.Fatalf("Size = %d", r.Size())
 		}
@@ -443,13 +448,13 @@ func AcceptanceTest(t *testing.T, b Bucket) {
 			t.Error("Seek to a negative position succeeded")
 		}
 		// Unknown size: Stat on first use.
-		r2 := NewReaderAt(ctx, b, key, -1)
+		r2 := objstore.NewReaderAt(ctx, b, key, -1)
 		if r2.Size() != size {
 			t.Errorf("Size with stat = %d, want %d", r2.Size(), size)
 		}
-		r3 := NewReaderAt(ctx, b, k("ra/missing"), -1)
-		if _, err := r3.ReadAt(make([]byte, 1), 0); !errors.Is(err, ErrNotFound) {
-			t.Errorf("ReadAt of a missing object = %v, want ErrNotFound", err)
+		r3 := objstore.NewReaderAt(ctx, b, k("ra/missing"), -1)
+		if _, err := r3.ReadAt(make([]byte, 1), 0); !errors.Is(err, objstore.ErrNotFound) {
+			t.Errorf("ReadAt of a missing object = %v, want objstore.ErrNotFound", err)
 		}
 	})
 
