@@ -179,7 +179,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
 	}
 	run.state = adaptive.State{Graph: &g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
-		Groups: map[int][][]int{}, Skipped: map[int]string{}, Config: c.cfg.AQE}
+		Groups: map[int][][]int{}, Skipped: map[int]string{}, Config: c.cfg.AQE, Log: c.log.With("job", job)}
 	if err := json.Unmarshal([]byte(m["groups"]), &run.state.Groups); err != nil {
 		return nil, fmt.Errorf("decode task groups of job %s: %w", job, err)
 	}
@@ -352,9 +352,7 @@ func (c *Coordinator) deferProbe(run *jobRun, a int, starting map[int][]taskWork
 			if p.Kind != plan.KindExchange || b.Kind != plan.KindExchange || p.Stage != a || p.Whole || b.Whole {
 				return
 			}
-			switch n.Join.Type {
-			case plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti:
-			default:
+			if !n.Join.Type.PerProbeRow() {
 				return
 			}
 			_, bRunning := running[b.Stage]
@@ -418,12 +416,15 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	}
 	sort.Ints(after)
 	run.round++
-	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: PlanText(run.state.Graph, run.state.Groups, run.state.Skew, run.state.Skipped, c.planner.Format)}
+	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: run.state.FormatPlan(c.planner.Format)}
 	rj, _ := json.Marshal(r)
 	if err := c.store.AddRound(ctx, run.id, run.fence, rj); err != nil {
 		return err
 	}
 	for _, f := range fired {
+		if f.Discarded != "" {
+			continue // logged by the re-planner
+		}
 		c.log.Info("adaptive rule fired", "job", run.id, "round", run.round, "rule", f.Rule, "note", f.Note)
 	}
 	return c.save(ctx, run)
@@ -456,7 +457,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		if _, sk := run.state.Skipped[in]; sk {
 			continue
 		}
-		if g.Stage(in).Output.Kind == plan.PartitionHash && !adaptive.WholeRead(st, in) {
+		if g.Stage(in).Output.Kind == plan.PartitionHash && !plan.WholeRead(st, in) {
 			hash = append(hash, in)
 			continue
 		}

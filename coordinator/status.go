@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -87,7 +85,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss := StageStatus{ID: st.ID, State: sm["state"], Reason: sm["reason"], Output: partitioningText(st.Output)}
+		ss := StageStatus{ID: st.ID, State: sm["state"], Reason: sm["reason"], Output: plan.FormatPartitioning(st.Output, st.Root)}
 		if ss.State == "" {
 			ss.State = StagePending
 		}
@@ -160,42 +158,3 @@ func ResultSchema(g *plan.Graph) *arrow.Schema {
 	return fs.Arrow()
 }
 
-func partitioningText(p plan.Partitioning) string {
-	switch p.Kind {
-	case plan.PartitionHash:
-		keys := make([]string, len(p.Keys))
-		for i, k := range p.Keys {
-			keys[i] = "#" + strconv.Itoa(k)
-		}
-		return fmt.Sprintf("hash(%s) x%d", strings.Join(keys, ", "), p.Count)
-	default:
-		return string(p.Kind)
-	}
-}
-
-// PlanText renders the stage graph (with format, the planner's EXPLAIN
-// text) followed by the task groups and skipped stages the re-planner
-// decided, for the plan history.
-func PlanText(g *plan.Graph, groups map[int][][]int, skew map[int][]adaptive.SkewTask, skipped map[int]string, format func(*plan.Graph) string) string {
-	var b strings.Builder
-	b.WriteString(format(g))
-	ids := make([]int, 0, len(g.Stages))
-	for _, st := range g.Stages {
-		ids = append(ids, st.ID)
-	}
-	sort.Ints(ids)
-	b.WriteString("tasks\n")
-	for _, id := range ids {
-		if why, ok := skipped[id]; ok {
-			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
-		} else if gr, ok := groups[id]; ok {
-			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(skew[id]), gr)
-			for _, t := range skew[id] {
-				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
-			}
-		} else {
-			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
-		}
-	}
-	return b.String()
-}

@@ -129,6 +129,11 @@ func replanTwice(t *testing.T, s *adaptive.State) []adaptive.Fired {
 	if len(again) != 0 || string(before) != string(after) {
 		t.Fatalf("rules are not idempotent: second run fired %+v", again)
 	}
+	for _, f := range first {
+		if f.Discarded != "" {
+			t.Fatalf("rule %s was discarded: %s", f.Rule, f.Discarded)
+		}
+	}
 	return first
 }
 
@@ -136,6 +141,9 @@ func replanTwice(t *testing.T, s *adaptive.State) []adaptive.Fired {
 // on, on a plan the adaptive rules rewrote.
 func checkRewritten(t *testing.T, g *plan.Graph) {
 	t.Helper()
+	if err := g.Validate(); err != nil {
+		t.Fatal(err)
+	}
 	for _, s := range g.Stages {
 		reads := map[int]bool{}
 		scans := 0

@@ -13,6 +13,7 @@ package planner
 
 import (
 	"context"
+	"fmt"
 	"errors"
 	"strings"
 
@@ -100,6 +101,11 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	g, err := l.lowerPlan(root)
 	if err != nil {
 		return nil, err
+	}
+	// A graph that breaks the plan contract is a planner bug, not the
+	// user's: it wraps plan.ErrInvalidPlan, never an *Error.
+	if err := g.Validate(); err != nil {
+		return nil, fmt.Errorf("planner bug: %w", err)
 	}
 	return &Planned{Logical: formatLogical(root, b.md), Rules: fired, Graph: g}, nil
 }

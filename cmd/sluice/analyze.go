@@ -7,6 +7,7 @@ import (
 	"github.com/dustin/go-humanize"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/planner/adaptive"
 )
 
 // printAnalyze prints a finished job's plan history the way DataFusion's
@@ -17,24 +18,7 @@ func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprint(w, js.Explain)
 	prev := ""
 	for _, r := range js.Rounds {
-		fmt.Fprintf(w, "\n== adaptive round %d (after stages %v)\n", r.Round, r.After)
-		if len(r.Fired) == 0 {
-			fmt.Fprintln(w, "rules fired: none")
-		}
-		for _, id := range r.After {
-			if st := r.Stats[id]; st != nil {
-				fmt.Fprintf(w, "statistics of stage %d: rows=%d bytes=%d non-empty partitions=%d\n", id, st.Rows, st.Bytes, len(st.Partitions))
-			}
-		}
-		for _, f := range r.Fired {
-			fmt.Fprintf(w, "rule %s: %s\n", f.Rule, f.Note)
-		}
-		if r.PlanAfter == prev {
-			fmt.Fprintln(w, "plan after round: SAME TEXT AS ABOVE")
-		} else {
-			fmt.Fprintln(w, "plan after round:")
-			fmt.Fprint(w, r.PlanAfter)
-		}
+		fmt.Fprint(w, "\n"+adaptive.FormatRound(r, prev))
 		prev = r.PlanAfter
 	}
 	fmt.Fprintln(w, "\n== stage metrics")

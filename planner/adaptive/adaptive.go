@@ -8,6 +8,9 @@ package adaptive
 
 import (
 	"fmt"
+	"log/slog"
+	"maps"
+	"slices"
 	"sort"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -81,6 +84,8 @@ type State struct {
 	// Skipped holds stages that will not run (their output is empty).
 	Skipped map[int]string
 	Config  Config
+	// Log receives the rule rewrites Replan discards (nil: dropped).
+	Log *slog.Logger
 }
 
 // Pending reports whether stage id may still be rewritten.
@@ -116,10 +121,13 @@ func Rules() []Rule {
 	}
 }
 
-// Fired is one rule application recorded in a round.
+// Fired is one rule application recorded in a round. A rule whose
+// rewrite was discarded (it failed, or its plan did not validate) is
+// recorded with Discarded saying why and no Note.
 type Fired struct {
-	Rule string `json:"rule"`
-	Note string `json:"note"`
+	Rule      string `json:"rule"`
+	Note      string `json:"note"`
+	Discarded string `json:"discarded,omitempty"`
 }
 
 // Round is one re-planning round, kept with the job for EXPLAIN ANALYZE.
@@ -132,19 +140,84 @@ type Round struct {
 	PlanAfter string              `json:"plan_after"`
 }
 
-// Replan runs every rule once, in order, and returns what fired.
+// Replan runs every rule once, in order, and returns what fired. Each rule
+// works on a copy of s; its rewrite replaces s only when the rule returned
+// no error and the graph it left passes plan.Graph.Validate. Otherwise the
+// rule's rewrite in this round is discarded (logged on s.Log, recorded in
+// the returned Fired with Discarded set) and the next rule starts from the
+// last valid plan, so one faulty rule costs an optimization, never the
+// job. A rule that panics is discarded the same way. Replan returns an
+// error only when s itself does not validate on entry.
 func Replan(s *State, rules []Rule) ([]Fired, error) {
+	if err := s.Graph.Validate(); err != nil {
+		return nil, fmt.Errorf("re-planning an invalid plan: %w", err)
+	}
+	log := s.Log
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
 	var fired []Fired
 	for _, r := range rules {
-		note, err := r.Apply(s)
+		c, err := s.clone()
 		if err != nil {
-			return fired, fmt.Errorf("adaptive rule %s: %w", r.Name(), err)
+			return fired, err
 		}
+		note, err := apply(r, c)
+		if err == nil {
+			err = c.Graph.Validate()
+		}
+		if err != nil {
+			log.Warn("adaptive rule discarded", "rule", r.Name(), "err", err)
+			fired = append(fired, Fired{Rule: r.Name(), Discarded: err.Error()})
+			continue
+		}
+		s.Graph, s.Groups, s.Skew, s.Skipped = c.Graph, c.Groups, c.Skew, c.Skipped
 		if note != "" {
 			fired = append(fired, Fired{Rule: r.Name(), Note: note})
 		}
 	}
 	return fired, nil
+}
+
+// apply runs one rule, turning a panic into an error.
+func apply(r Rule, s *State) (note string, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("rule panicked: %v", p)
+		}
+	}()
+	return r.Apply(s)
+}
+
+// clone deep-copies the parts of s a rule may rewrite: the graph, task
+// groups, skew tasks and skipped stages. Done, Running and Config are
+// read-only to rules and shared.
+func (s *State) clone() (*State, error) {
+	c := *s
+	g, err := s.Graph.Clone()
+	if err != nil {
+		return nil, err
+	}
+	c.Graph = g
+	c.Groups = make(map[int][][]int, len(s.Groups))
+	for id, gs := range s.Groups {
+		cp := make([][]int, len(gs))
+		for i, gr := range gs {
+			cp[i] = slices.Clone(gr)
+		}
+		c.Groups[id] = cp
+	}
+	if s.Skew != nil {
+		c.Skew = make(map[int][]SkewTask, len(s.Skew))
+		for id, ts := range s.Skew {
+			c.Skew[id] = slices.Clone(ts)
+		}
+	}
+	c.Skipped = maps.Clone(s.Skipped)
+	if c.Skipped == nil {
+		c.Skipped = map[int]string{}
+	}
+	return &c, nil
 }
 
 // InitialGroups assigns one task per partition to every stage that reads
@@ -176,22 +249,9 @@ func InitialGroups(g *plan.Graph) map[int][][]int {
 func hashInputs(g *plan.Graph, st *plan.Stage) []int {
 	var out []int
 	for _, in := range st.Inputs {
-		if g.Stage(in).Output.Kind == plan.PartitionHash && !WholeRead(st, in) {
+		if g.Stage(in).Output.Kind == plan.PartitionHash && !plan.WholeRead(st, in) {
 			out = append(out, in)
 		}
 	}
 	return out
-}
-
-// WholeRead reports whether stage st reads every partition of input stage
-// in in each task: its exchange leaves for in are all Whole.
-func WholeRead(st *plan.Stage, in int) bool {
-	whole, seen := true, false
-	plan.Walk(st.Root, func(n *plan.Node) {
-		if n.Kind == plan.KindExchange && n.Stage == in {
-			seen = true
-			whole = whole && n.Whole
-		}
-	})
-	return seen && whole
 }

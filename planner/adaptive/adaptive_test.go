@@ -12,18 +12,21 @@ import (
 func aggGraph(groupBy bool) *plan.Graph {
 	sch := plan.Schema{{Name: "k", Type: plan.Int64Type}, {Name: "n", Type: plan.Int64Type}}
 	agg := &plan.Aggregate{Mode: plan.AggFinal, Aggs: []plan.AggCall{{Func: plan.AggCountStar, Type: plan.Int64Type}}}
+	out, cols := sch, []string{"k", "n"}
 	if groupBy {
 		agg.GroupBy = []*plan.Expr{plan.Column(0, "k", plan.Int64Type)}
+	} else {
+		out, cols = sch[1:], []string{"n"}
 	}
-	return &plan.Graph{Result: 2, Columns: []string{"k", "n"}, Stages: []*plan.Stage{
-		{ID: 0, Root: &plan.Node{Kind: plan.KindScan, Schema: sch, Scan: &plan.Scan{Table: "t"}},
+	return &plan.Graph{Result: 2, Columns: cols, Stages: []*plan.Stage{
+		{ID: 0, Root: &plan.Node{Kind: plan.KindScan, Schema: sch, Scan: &plan.Scan{Table: "t", Columns: []string{"k", "n"}}},
 			Output: plan.Partitioning{Kind: plan.PartitionHash, Keys: []int{0}, Count: 8}},
-		{ID: 1, Inputs: []int{0}, Root: &plan.Node{Kind: plan.KindAggregate, Schema: sch, Aggregate: agg,
+		{ID: 1, Inputs: []int{0}, Root: &plan.Node{Kind: plan.KindAggregate, Schema: out, Aggregate: agg,
 			Inputs: []*plan.Node{{Kind: plan.KindExchange, Stage: 0, Schema: sch}}},
 			Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}},
-		{ID: 2, Inputs: []int{1}, Root: &plan.Node{Kind: plan.KindSort, Schema: sch, Limit: -1,
-			SortKeys: []plan.SortKey{{Expr: plan.Column(0, "k", plan.Int64Type)}},
-			Inputs:   []*plan.Node{{Kind: plan.KindExchange, Stage: 1, Schema: sch}}},
+		{ID: 2, Inputs: []int{1}, Root: &plan.Node{Kind: plan.KindSort, Schema: out, Limit: -1,
+			SortKeys: []plan.SortKey{{Expr: plan.Column(0, out[0].Name, plan.Int64Type)}},
+			Inputs:   []*plan.Node{{Kind: plan.KindExchange, Stage: 1, Schema: out}}},
 			Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}},
 	}}
 }

@@ -63,8 +63,7 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 	bStats, bDone := s.Done[b.ID]
 	aStats, aDone := s.Done[a.ID]
 	switch t := n.Join.Type; {
-	case bDone && s.Pending(a.ID) && s.broadcastable(MemoryBytes(bStats, build.Schema)) &&
-		(t == plan.JoinInner || t == plan.JoinLeft || t == plan.JoinSemi || t == plan.JoinAnti):
+	case bDone && s.Pending(a.ID) && s.broadcastable(MemoryBytes(bStats, build.Schema)) && t.PerProbeRow():
 		a.Root = &plan.Node{Kind: plan.KindHashJoin, Schema: n.Schema, Join: n.Join, Limit: -1,
 			Inputs: []*plan.Node{a.Root, {Kind: plan.KindExchange, Stage: b.ID, Schema: build.Schema, Whole: true, Limit: -1}}}
 		a.Inputs = append(a.Inputs, b.ID)

@@ -28,12 +28,11 @@ type SkewTask struct {
 // of the other inputs (they are replicated).
 //
 // Safe only when every row of X is processed independently of the other
-// rows of X: on the path from the stage's root down to X's exchange leaf
-// there may be filters, projections, partial aggregations and hash joins in
-// which X is on the probe side of an inner, left, semi or anti join; any
-// other operator (a final or single aggregation, a sort, a limit, a right
-// or full join) needs all of the partition in one task, and the rule leaves
-// such stages alone.
+// rows of X: X's exchange leaf must be plan.RowLocal under the stage's root
+// (filters, projections, partial aggregations and hash joins with X on the
+// probe side of a Splittable join); any other operator (a final or single
+// aggregation, a sort, a limit, a right or full join) needs all of the
+// partition in one task, and the rule leaves such stages alone.
 type SplitSkew struct{}
 
 func (SplitSkew) Name() string { return "split-skew" }
@@ -53,7 +52,7 @@ func (SplitSkew) Apply(s *State) (string, error) {
 		}
 		var splittable []int
 		for _, in := range ins {
-			if splittablePath(st.Root, in) {
+			if leaf := plan.ExchangeLeaf(st.Root, in); leaf != nil && plan.RowLocal(st.Root, leaf) {
 				splittable = append(splittable, in)
 			}
 		}
@@ -131,54 +130,6 @@ func (SplitSkew) Apply(s *State) (string, error) {
 		s.Groups[st.ID] = groups
 	}
 	return strings.Join(notes, "; "), nil
-}
-
-// splittablePath reports whether the rows of input stage in reach the root
-// of the fragment only through row-by-row operators (see SplitSkew).
-func splittablePath(n *plan.Node, in int) bool {
-	var path []*plan.Node
-	var find func(*plan.Node) bool
-	find = func(x *plan.Node) bool {
-		path = append(path, x)
-		if x.Kind == plan.KindExchange && x.Stage == in && !x.Whole {
-			return true
-		}
-		for _, c := range x.Inputs {
-			if find(c) {
-				return true
-			}
-		}
-		path = path[:len(path)-1]
-		return false
-	}
-	if !find(n) {
-		return false
-	}
-	for i, x := range path[:len(path)-1] {
-		child := path[i+1]
-		switch x.Kind {
-		case plan.KindFilter, plan.KindProject:
-		case plan.KindAggregate:
-			if x.Aggregate.Mode != plan.AggPartial {
-				return false
-			}
-		case plan.KindHashJoin:
-			if x.Inputs[0] != child {
-				return false // on the build side: every probe row must meet all of it
-			}
-			switch x.Join.Type {
-			case plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti:
-			default:
-				return false
-			}
-			if x.Join.NullAware {
-				return false
-			}
-		default:
-			return false
-		}
-	}
-	return true
 }
 
 func (s *State) allDone(ids []int) bool {

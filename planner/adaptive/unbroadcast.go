@@ -63,12 +63,7 @@ func (s *State) unbroadcastable(st *plan.Stage, n *plan.Node) bool {
 	if !done || b.Output.Kind != plan.PartitionBroadcast || MemoryBytes(stats, build.Schema) <= s.Config.UnbroadcastBytes {
 		return false
 	}
-	switch n.Join.Type {
-	case plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti:
-	default:
-		return false
-	}
-	if n.Join.NullAware || len(n.Join.LeftKeys) == 0 {
+	if !n.Join.Splittable() || len(n.Join.LeftKeys) == 0 {
 		return false
 	}
 	for i, l := range n.Join.LeftKeys {
@@ -77,35 +72,7 @@ func (s *State) unbroadcastable(st *plan.Stage, n *plan.Node) bool {
 			return false
 		}
 	}
-	return rowLocalAbove(st.Root, n)
-}
-
-// rowLocalAbove reports whether target's rows reach root only through
-// row-local operators (see SplitSkew) with target on probe sides.
-func rowLocalAbove(root, target *plan.Node) bool {
-	if root == target {
-		return true
-	}
-	switch root.Kind {
-	case plan.KindFilter, plan.KindProject:
-	case plan.KindAggregate:
-		if root.Aggregate.Mode != plan.AggPartial {
-			return false
-		}
-	case plan.KindHashJoin:
-		if root.Join.NullAware {
-			return false
-		}
-		switch root.Join.Type {
-		case plan.JoinInner, plan.JoinLeft, plan.JoinSemi, plan.JoinAnti:
-		default:
-			return false
-		}
-		return len(root.Inputs) == 2 && rowLocalAbove(root.Inputs[0], target)
-	default:
-		return false
-	}
-	return len(root.Inputs) == 1 && rowLocalAbove(root.Inputs[0], target)
+	return plan.RowLocal(st.Root, n)
 }
 
 func (s *State) unbroadcast(st *plan.Stage, n *plan.Node) string {

@@ -1,5 +1,10 @@
 package plan
 
+import (
+	"encoding/json"
+	"fmt"
+)
+
 // PartitionKind says how a stage's output rows are spread over partitions.
 type PartitionKind string
 
@@ -70,4 +75,18 @@ func Walk(n *Node, f func(*Node)) {
 	for _, c := range n.Inputs {
 		Walk(c, f)
 	}
+}
+
+// Clone returns a deep copy of g (through its JSON form, the form the
+// coordinator stores and functions receive, so nothing is left shared).
+func (g *Graph) Clone() (*Graph, error) {
+	b, err := json.Marshal(g)
+	if err != nil {
+		return nil, fmt.Errorf("copy plan: %w", err)
+	}
+	var c Graph
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("copy plan: %w", err)
+	}
+	return &c, nil
 }

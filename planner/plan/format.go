@@ -1,0 +1,192 @@
+package plan
+
+import (
+	"fmt"
+	"strings"
+)
+
+// FormatGraph renders a stage graph as EXPLAIN shows it: the physical_plan
+// section (every stage's fragment, one operator a line) and the
+// stage_graph section (who reads whom, through which partitioning).
+//
+// exprName renders an expression the way the SQL front end names an
+// unaliased select-list item: a projection prints "AS name" only where its
+// output name differs from it. With nil, Expr.String is used.
+func FormatGraph(g *Graph, exprName func(*Expr) string) string {
+	if exprName == nil {
+		exprName = (*Expr).String
+	}
+	var b strings.Builder
+	b.WriteString("physical_plan\n")
+	for _, s := range g.Stages {
+		fmt.Fprintf(&b, "  Stage %d [output: %s", s.ID, FormatPartitioning(s.Output, s.Root))
+		if len(s.Inputs) > 0 {
+			fmt.Fprintf(&b, ", inputs: %s", joinInts(s.Inputs))
+		}
+		b.WriteString("]")
+		if s.ID == g.Result {
+			b.WriteString(" result")
+		}
+		b.WriteByte('\n')
+		writeNode(&b, g, s.Root, 2, exprName)
+	}
+	b.WriteString("stage_graph\n")
+	for _, s := range g.Stages {
+		for _, c := range g.Consumers(s.ID) {
+			fmt.Fprintf(&b, "  stage %d -> stage %d: %s\n", s.ID, c, FormatPartitioning(s.Output, s.Root))
+		}
+	}
+	fmt.Fprintf(&b, "  result: stage %d, columns=[%s]\n", g.Result, strings.Join(g.Columns, ", "))
+	return b.String()
+}
+
+func joinInts(xs []int) string {
+	parts := make([]string, len(xs))
+	for i, x := range xs {
+		parts[i] = fmt.Sprint(x)
+	}
+	return strings.Join(parts, ", ")
+}
+
+// FormatPartitioning renders a stage's output partitioning: hash(keys) xN,
+// single, or broadcast x1. Hash keys are named from root, the stage's root
+// node (its output schema); with root nil they show as #column.
+func FormatPartitioning(p Partitioning, root *Node) string {
+	switch p.Kind {
+	case PartitionHash:
+		keys := make([]string, len(p.Keys))
+		for i, k := range p.Keys {
+			if root != nil && k >= 0 && k < len(root.Schema) {
+				keys[i] = root.Schema[k].Name
+			} else {
+				keys[i] = fmt.Sprintf("#%d", k)
+			}
+		}
+		return fmt.Sprintf("hash(%s) x%d", strings.Join(keys, ", "), p.Count)
+	case PartitionSingle:
+		return "single"
+	}
+	return fmt.Sprintf("%s x%d", p.Kind, p.Count)
+}
+
+func writeNode(b *strings.Builder, g *Graph, n *Node, depth int, exprName func(*Expr) string) {
+	b.WriteString(strings.Repeat("  ", depth))
+	b.WriteString(describeNode(n, exprName))
+	if n.Kind == KindExchange {
+		if up := g.Stage(n.Stage); up != nil {
+			b.WriteString(" " + FormatPartitioning(up.Output, up.Root))
+		}
+	}
+	b.WriteString(" schema=[")
+	for i, f := range n.Schema {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(b, "%s:%s", f.Name, f.Type)
+	}
+	b.WriteString("]\n")
+	for _, c := range n.Inputs {
+		writeNode(b, g, c, depth+1, exprName)
+	}
+}
+
+func physExprs(es []*Expr, names Schema, exprName func(*Expr) string) string {
+	parts := make([]string, len(es))
+	for i, e := range es {
+		parts[i] = e.String()
+		if names != nil && i < len(names) && exprName(e) != names[i].Name {
+			parts[i] += " AS " + names[i].Name
+		}
+	}
+	return strings.Join(parts, ", ")
+}
+
+func describeNode(n *Node, exprName func(*Expr) string) string {
+	switch n.Kind {
+	case KindScan:
+		s := fmt.Sprintf("Scan: %s format=%s columns=[%s]", n.Scan.Table, n.Scan.Format, strings.Join(n.Scan.Columns, ", "))
+		if n.Scan.Filter != nil {
+			s += " pruning=" + n.Scan.Filter.String()
+		}
+		return s
+	case KindExchange:
+		if n.Whole {
+			return fmt.Sprintf("Exchange: stage=%d whole", n.Stage)
+		}
+		return fmt.Sprintf("Exchange: stage=%d", n.Stage)
+	case KindEmpty:
+		return "Empty:"
+	case KindFilter:
+		return "Filter: " + n.Predicate.String()
+	case KindProject:
+		return "Project: " + physExprs(n.Exprs, n.Schema, exprName)
+	case KindAggregate:
+		a := n.Aggregate
+		aggs := make([]string, len(a.Aggs))
+		for i, c := range a.Aggs {
+			switch {
+			case a.Mode == AggFinal:
+				aggs[i] = c.Name
+			case c.Func == AggCountStar:
+				aggs[i] = "count(*)"
+			default:
+				aggs[i] = fmt.Sprintf("%s(%s)", c.Func, c.Arg)
+			}
+			aggs[i] += ":" + c.Type.String()
+		}
+		return fmt.Sprintf("Aggregate: mode=%s group_by=[%s] aggs=[%s]", a.Mode, physExprs(a.GroupBy, nil, exprName), strings.Join(aggs, ", "))
+	case KindSort:
+		keys := make([]string, len(n.SortKeys))
+		for i, k := range n.SortKeys {
+			keys[i] = k.String()
+		}
+		s := "Sort: [" + strings.Join(keys, ", ") + "]"
+		if n.Limit >= 0 {
+			s += fmt.Sprintf(" limit=%d", n.Limit)
+		}
+		return s
+	case KindHashJoin, KindCrossJoin:
+		j := n.Join
+		var b strings.Builder
+		if n.Kind == KindHashJoin {
+			fmt.Fprintf(&b, "HashJoin: type=%s", j.Type)
+			keys := make([]string, len(j.LeftKeys))
+			for i := range j.LeftKeys {
+				keys[i] = fmt.Sprintf("%s = %s", j.LeftKeys[i], j.RightKeys[i])
+			}
+			fmt.Fprintf(&b, " keys=[%s]", strings.Join(keys, ", "))
+		} else {
+			fmt.Fprintf(&b, "CrossJoin: type=%s", j.Type)
+		}
+		if j.Filter != nil {
+			b.WriteString(" filter=" + j.Filter.String())
+		}
+		if j.NullAware {
+			b.WriteString(" null_aware")
+		}
+		return b.String()
+	case KindUnion:
+		return "Union:"
+	case KindLimit:
+		if n.Limit < 0 {
+			return fmt.Sprintf("Limit: offset=%d limit=none", n.Offset)
+		}
+		return fmt.Sprintf("Limit: offset=%d limit=%d", n.Offset, n.Limit)
+	}
+	return string(n.Kind) + ":"
+}
+
+// String renders k for EXPLAIN: the expression, ASC or DESC, and where
+// NULLs go.
+func (k SortKey) String() string {
+	s := k.Expr.String()
+	if k.Desc {
+		s += " DESC"
+	} else {
+		s += " ASC"
+	}
+	if k.NullsFirst {
+		return s + " NULLS FIRST"
+	}
+	return s + " NULLS LAST"
+}
