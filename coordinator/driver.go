@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -26,13 +27,22 @@ const (
 	StageSkipped = "skipped"
 )
 
-// JobError is a job's failure, with whether it was the user's fault.
+// JobError is a job's failure with its registry code (plan.Codes), whose
+// class says whose fault it was.
 type JobError struct {
+	Code string // "" when the failure has no code
 	Msg  string
-	User bool
 }
 
-func (e *JobError) Error() string { return e.Msg }
+func (e *JobError) Error() string {
+	if e.Code == "" || strings.HasPrefix(e.Msg, e.Code+":") {
+		return e.Msg
+	}
+	return e.Code + ": " + e.Msg
+}
+
+// ErrorCode makes plan.CodeOf see the code.
+func (e *JobError) ErrorCode() string { return e.Code }
 
 // stageOutput is what a finished stage produced: statistics for the
 // re-planner and the committed objects per partition for its consumers.
@@ -100,10 +110,10 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	switch {
 	case err == nil:
 		log.Info("job succeeded")
-		return c.finish(ctx, run, StateSucceeded, "")
+		return c.finish(ctx, run, StateSucceeded, nil)
 	case errors.Is(err, errCancelled):
 		log.Info("job cancelled")
-		return c.finish(ctx, run, StateCancelled, "cancelled by user")
+		return c.finish(ctx, run, StateCancelled, errCancelled)
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrRedisUnavailable), ctx.Err() != nil:
 		if retake.Load() {
 			return errRetake
@@ -113,23 +123,41 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 		}
 		return err // another coordinator carries on (or this one, once Redis is back)
 	default:
-		log.Warn("job failed", "err", err)
-		return c.finish(ctx, run, StateFailed, err.Error())
+		code := plan.CodeOf(err)
+		level := slog.LevelWarn
+		if cl := plan.ClassOf(code); cl == plan.ClassUser || cl == plan.ClassUnsupported {
+			level = slog.LevelInfo // the query's fault: its user is told, operators need not be
+		}
+		log.Log(ctx, level, "job failed", "err", err, "code", code, "class", plan.ClassOf(code))
+		return c.finish(ctx, run, StateFailed, err)
 	}
 }
 
-var errCancelled = errors.New("job cancelled")
+var errCancelled = errors.New("cancelled by user")
 
 // errRetake: the driver's lease expired (a Redis outage longer than the
 // lease) and this coordinator took it again, with a new fence: the drive
 // starts over from Redis.
 var errRetake = errors.New("lease taken again: driving the job anew")
 
-func (c *Coordinator) finish(ctx context.Context, run *jobRun, state, msg string) error {
+// finish records the job's terminal state; cause is nil on success. A
+// failed job keeps its error's code and class for the API.
+func (c *Coordinator) finish(ctx context.Context, run *jobRun, state string, cause error) error {
+	var msg, code, class string
+	if cause != nil {
+		msg = cause.Error()
+	}
+	if state == StateFailed {
+		code = plan.CodeOf(cause)
+		class = string(plan.ClassOf(code))
+	}
 	err := c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
-		"state", state, "error", msg, "finished", time.Now().UTC().Format(time.RFC3339Nano))
+		"state", state, "error", msg, "code", code, "class", class, "finished", time.Now().UTC().Format(time.RFC3339Nano))
 	if err == nil {
 		c.metrics.JobsFinished.WithLabelValues(state).Inc()
+		if state == StateFailed {
+			c.metrics.JobFailures.WithLabelValues(class).Inc()
+		}
 		err = c.store.markFinished(context.WithoutCancel(ctx), run.id, time.Now())
 	}
 	return err

@@ -41,6 +41,10 @@ type JobStatus struct {
 	ID    string `json:"id"`
 	State string `json:"state"`
 	Error string `json:"error,omitempty"`
+	// Code and Class are a failed job's error code and class
+	// (docs/errors.md); empty when the failure has no code.
+	Code  string `json:"code,omitempty"`
+	Class string `json:"class,omitempty"`
 	SQL   string `json:"sql"`
 	Owner string `json:"owner,omitempty"`
 	// Lease is the coordinator holding the job's lease now ("" when none:
@@ -64,7 +68,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &JobStatus{ID: job, State: m["state"], Error: m["error"], SQL: m["sql"], Owner: m["owner"],
+	js := &JobStatus{ID: job, State: m["state"], Error: m["error"], Code: m["code"], Class: m["class"], SQL: m["sql"], Owner: m["owner"],
 		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"],
 		Collected: m["collected"]}
 	_ = s.retry(ctx, "read lease", func() error {
@@ -122,6 +126,9 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	m, err := s.Job(ctx, job)
 	if err != nil {
 		return nil, nil, err
+	}
+	if m["state"] == StateFailed {
+		return nil, nil, &JobError{Code: m["code"], Msg: fmt.Sprintf("job %s failed: %s", job, m["error"])}
 	}
 	if m["state"] != StateSucceeded {
 		return nil, nil, fmt.Errorf("job %s is %s, not succeeded", job, m["state"])
