@@ -19,14 +19,6 @@ import (
 	"github.com/sluicedb/sluice/shuffle"
 )
 
-// Stage states.
-const (
-	StagePending = "pending"
-	StageRunning = "running"
-	StageDone    = "done"
-	StageSkipped = "skipped"
-)
-
 // JobError is a job's failure with its registry code (plan.Codes), whose
 // class says whose fault it was.
 type JobError struct {
@@ -142,7 +134,7 @@ var errRetake = errors.New("lease taken again: driving the job anew")
 
 // finish records the job's terminal state; cause is nil on success. A
 // failed job keeps its error's code and class for the API.
-func (c *Coordinator) finish(ctx context.Context, run *jobRun, state string, cause error) error {
+func (c *Coordinator) finish(ctx context.Context, run *jobRun, state JobState, cause error) error {
 	var msg, code, class string
 	if cause != nil {
 		msg = cause.Error()
@@ -151,14 +143,13 @@ func (c *Coordinator) finish(ctx context.Context, run *jobRun, state string, cau
 		code = plan.CodeOf(cause)
 		class = string(plan.ClassOf(code))
 	}
-	err := c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
-		"state", state, "error", msg, "code", code, "class", class, "finished", time.Now().UTC().Format(time.RFC3339Nano))
+	err := c.store.FinishJob(context.WithoutCancel(ctx), run.id, run.fence, state, c.cfg.RecordRetention,
+		"error", msg, "code", code, "class", class, "finished", time.Now().UTC().Format(time.RFC3339Nano))
 	if err == nil {
-		c.metrics.JobsFinished.WithLabelValues(state).Inc()
+		c.metrics.JobsFinished.WithLabelValues(string(state)).Inc()
 		if state == StateFailed {
 			c.metrics.JobFailures.WithLabelValues(class).Inc()
 		}
-		err = c.store.markFinished(context.WithoutCancel(ctx), run.id, time.Now())
 	}
 	return err
 }
@@ -223,7 +214,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 		if err != nil {
 			return nil, err
 		}
-		if sm["state"] == StageDone {
+		if StageState(sm["state"]) == StageDone {
 			var out stageOutput
 			if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
 				return nil, fmt.Errorf("decode output of stage %d: %w", st.ID, err)
@@ -231,7 +222,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			run.outputs[st.ID] = &out
 			run.state.Done[st.ID] = &out.Stats
 		}
-		if _, skipped := run.state.Skipped[st.ID]; sm["state"] == StageRunning && !skipped {
+		if _, skipped := run.state.Skipped[st.ID]; StageState(sm["state"]) == StageRunning && !skipped {
 			// Running when its driver stopped: it resumes as it started
 			// (the re-planner must not change it), adopting its committed
 			// tasks.
@@ -435,7 +426,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 		if wasSkipped[id] {
 			continue
 		}
-		if err := c.store.SetStage(ctx, run.id, run.fence, id, "state", StageSkipped, "reason", why); err != nil {
+		if err := c.store.SkipStage(ctx, run.id, run.fence, id, "reason", why); err != nil {
 			return err
 		}
 	}
@@ -592,7 +583,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		return nil, fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
 	}
 	started := time.Now()
-	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageRunning, "tasks", len(work),
+	if err := c.store.StartStage(ctx, run.id, run.fence, st.ID, "tasks", len(work),
 		"plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)); err != nil {
 		return nil, err
 	}
@@ -627,6 +618,10 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 	}
 	if first != nil {
+		if ctx.Err() == nil && !errors.Is(first, ErrStaleFence) && !errors.Is(first, errCancelled) {
+			// Failed for good: the stage says so (the job fails next).
+			_ = c.store.FailStage(context.WithoutCancel(ctx), run.id, run.fence, st.ID, "error", first.Error())
+		}
 		return nil, first
 	}
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
@@ -661,7 +656,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		return out.Stats.Partitions[i].Partition < out.Stats.Partitions[j].Partition
 	})
 	oj, _ := json.Marshal(out)
-	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageDone, "output", string(oj),
+	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
 		"seconds", time.Since(started).Seconds()); err != nil {
 		return nil, err

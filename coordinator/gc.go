@@ -24,6 +24,11 @@ func (s *Store) markFinished(ctx context.Context, job string, at time.Time) erro
 	})
 }
 
+// unmarkFinished drops a job from the GC index.
+func (s *Store) unmarkFinished(ctx context.Context, job string) error {
+	return s.retry(ctx, "unindex finished job", func() error { return s.rdb.ZRem(ctx, finishedKey, job).Err() })
+}
+
 // finishedBefore returns up to n finished jobs that finished before t.
 func (s *Store) finishedBefore(ctx context.Context, t time.Time, n int64) ([]string, error) {
 	var out []string
@@ -38,22 +43,36 @@ func (s *Store) finishedBefore(ctx context.Context, t time.Time, n int64) ([]str
 // GC deletes, every GCInterval, the shuffle objects and plan fragments of
 // jobs that finished (succeeded, failed or cancelled) more than Retention
 // ago, and the objects of attempts that lost or were abandoned. The
-// committed result objects of a succeeded job are kept. It returns when ctx
-// is done; with Retention 0 it returns at once (objects are kept).
-// Several coordinators may run it: deletions are idempotent.
+// committed result objects of a succeeded job are kept while its record
+// is (RecordRetention). It also trims the job indexes of the jobs whose
+// records expired. It returns when ctx is done; with Retention and
+// RecordRetention 0 it returns at once (everything is kept). Several
+// coordinators may run it: deletions are idempotent.
 func (c *Coordinator) GC(ctx context.Context) {
-	if c.cfg.Retention <= 0 {
+	if c.cfg.Retention <= 0 && c.cfg.RecordRetention <= 0 {
 		return
 	}
 	every := c.cfg.GCInterval
 	if every <= 0 {
-		every = min(max(c.cfg.Retention/2, time.Second), time.Minute)
+		every = time.Minute
+		if c.cfg.Retention > 0 {
+			every = min(max(c.cfg.Retention/2, time.Second), time.Minute)
+		}
 	}
 	t := time.NewTicker(every)
 	defer t.Stop()
 	for {
-		if n, err := c.GCOnce(ctx); err != nil && ctx.Err() == nil {
-			c.log.Warn("gc", "err", err, "jobs", n)
+		if c.cfg.Retention > 0 {
+			if n, err := c.GCOnce(ctx); err != nil && ctx.Err() == nil {
+				c.log.Warn("gc", "err", err, "jobs", n)
+			}
+		}
+		if c.cfg.RecordRetention > 0 {
+			if n, err := c.store.TrimIndex(ctx, time.Now().Add(-c.cfg.RecordRetention), c.cfg.Retention > 0); err != nil && ctx.Err() == nil {
+				c.log.Warn("gc: trim job index", "err", err)
+			} else if n > 0 {
+				c.log.Info("gc: dropped expired jobs from the index", "jobs", n)
+			}
 		}
 		select {
 		case <-ctx.Done():
@@ -83,14 +102,14 @@ func (c *Coordinator) GCOnce(ctx context.Context) (int, error) {
 // result) and drops it from the index.
 func (c *Coordinator) collect(ctx context.Context, job string) error {
 	if shuffle.ValidateJobID(job) != nil {
-		return c.store.rdb.ZRem(ctx, finishedKey, job).Err()
+		return c.store.unmarkFinished(ctx, job)
 	}
-	state, err := c.store.rdb.HGet(ctx, kJob(job), "state").Result()
-	if err != nil && err != redis.Nil {
+	state, _, err := c.store.JobState(ctx, job)
+	if err != nil {
 		return err
 	}
-	if state != "" && !Terminal(state) {
-		return c.store.rdb.ZRem(ctx, finishedKey, job).Err() // running again? not ours to collect
+	if state != "" && !state.Terminal() {
+		return c.store.unmarkFinished(ctx, job) // running again? not ours to collect
 	}
 	prefix := shuffle.JobPrefix(c.cfg.Prefix, job)
 	objs, err := c.bucket.List(ctx, prefix)
@@ -121,10 +140,10 @@ func (c *Coordinator) collect(ctx context.Context, job string) error {
 		del = del[n:]
 	}
 	if state != "" {
-		_ = c.store.rdb.HSet(ctx, kJob(job), "collected", time.Now().UTC().Format(time.RFC3339Nano)).Err()
+		_ = c.store.MarkCollected(ctx, job, time.Now())
 	}
 	c.metrics.GCJobs.Inc()
 	c.metrics.GCObjects.Inc()
 	c.log.Info("gc: deleted the objects of a finished job", "job", job, "state", state)
-	return c.store.rdb.ZRem(ctx, finishedKey, job).Err()
+	return c.store.unmarkFinished(ctx, job)
 }

@@ -102,8 +102,8 @@ func NewMetrics() *Metrics {
 		f(c)
 	}
 	// Every label value exists from the start, so rates work from zero.
-	for _, s := range []string{StateSucceeded, StateFailed, StateCancelled} {
-		m.JobsFinished.WithLabelValues(s)
+	for _, s := range []JobState{StateSucceeded, StateFailed, StateCancelled} {
+		m.JobsFinished.WithLabelValues(string(s))
 	}
 	for _, o := range []string{outcomeCommitted, outcomeLostRace, outcomeTransient, outcomeUser, outcomeInputLost,
 		outcomeCancelled, outcomeInvoke, outcomeTimeout, outcomeStale, outcomeSkipped} {

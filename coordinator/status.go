@@ -17,12 +17,12 @@ import (
 
 // StageStatus is what a stage did, for progress and `jobs show`.
 type StageStatus struct {
-	ID        int    `json:"id"`
-	State     string `json:"state"`
-	Reason    string `json:"reason,omitempty"`
-	Tasks     int    `json:"tasks"`
-	Invoked   int    `json:"invoked"`
-	TasksDone int    `json:"tasks_done"`
+	ID        int        `json:"id"`
+	State     StageState `json:"state"`
+	Reason    string     `json:"reason,omitempty"`
+	Tasks     int        `json:"tasks"`
+	Invoked   int        `json:"invoked"`
+	TasksDone int        `json:"tasks_done"`
 	// Attempts counts the attempts started (hedged duplicates and
 	// attempts abandoned by a dead coordinator included); Retries the
 	// failed attempts.
@@ -38,9 +38,9 @@ type StageStatus struct {
 
 // JobStatus is a job's state as recorded in Redis.
 type JobStatus struct {
-	ID    string `json:"id"`
-	State string `json:"state"`
-	Error string `json:"error,omitempty"`
+	ID    string   `json:"id"`
+	State JobState `json:"state"`
+	Error string   `json:"error,omitempty"`
 	// Code and Class are a failed job's error code and class
 	// (docs/errors.md); empty when the failure has no code.
 	Code  string `json:"code,omitempty"`
@@ -68,7 +68,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &JobStatus{ID: job, State: m["state"], Error: m["error"], Code: m["code"], Class: m["class"], SQL: m["sql"], Owner: m["owner"],
+	js := &JobStatus{ID: job, State: JobState(m["state"]), Error: m["error"], Code: m["code"], Class: m["class"], SQL: m["sql"], Owner: m["owner"],
 		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"],
 		Collected: m["collected"]}
 	_ = s.retry(ctx, "read lease", func() error {
@@ -91,7 +91,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss := StageStatus{ID: st.ID, State: sm["state"], Reason: sm["reason"], Output: partitioningText(st.Output)}
+		ss := StageStatus{ID: st.ID, State: StageState(sm["state"]), Reason: sm["reason"], Output: partitioningText(st.Output)}
 		if ss.State == "" {
 			ss.State = StagePending
 		}
@@ -127,10 +127,10 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if err != nil {
 		return nil, nil, err
 	}
-	if m["state"] == StateFailed {
+	if JobState(m["state"]) == StateFailed {
 		return nil, nil, &JobError{Code: m["code"], Msg: fmt.Sprintf("job %s failed: %s", job, m["error"])}
 	}
-	if m["state"] != StateSucceeded {
+	if JobState(m["state"]) != StateSucceeded {
 		return nil, nil, fmt.Errorf("job %s is %s, not succeeded", job, m["state"])
 	}
 	var g plan.Graph
@@ -143,7 +143,7 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if err != nil {
 		return nil, nil, err
 	}
-	if sm["state"] != StageDone {
+	if StageState(sm["state"]) != StageDone {
 		return nil, schema, nil // skipped: empty result
 	}
 	var out stageOutput

@@ -151,7 +151,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				}
 			}
 			msg := fmt.Sprintf("stage %d task %d failed after %d attempts: %s", st.ID, t, a.Attempt-1, lastErr)
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, "failed")
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, TaskFailed)
 			c.metrics.Tasks.WithLabelValues("failed").Inc()
 			code := plan.CodeRetriesExhausted
 			if lastTimeout {
@@ -310,7 +310,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		}
 		log.Warn("task attempt failed", "err", err)
 		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), "retrying"); err != nil {
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), TaskRetrying); err != nil {
 			return ended(attemptOutcome{err: err}, label)
 		}
 		return ended(attemptOutcome{retry: err.Error(), timeout: label == outcomeTimeout}, label)
@@ -328,7 +328,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			}
 			log.Info("task failed: not retried", "err", res.Error, "code", code, "class", class)
 			c.metrics.Failures.WithLabelValues(string(class)).Inc()
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, code+": "+res.Error, "failed")
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, code+": "+res.Error, TaskFailed)
 			c.metrics.Tasks.WithLabelValues("failed").Inc()
 			return ended(attemptOutcome{err: &JobError{Code: code, Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error)}}, outcomeUser)
 		}
@@ -347,14 +347,14 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 				break // an older function that does not name the object: retry
 			}
 			log.Warn("task input lost: running its producer again", "err", res.Error, "object", res.LostKey)
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "input_lost"); err != nil {
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskInputLost); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeInputLost)
 			}
 			return ended(attemptOutcome{retry: res.Error, noCount: true, lost: res.LostKey}, outcomeInputLost)
 		}
 		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
 		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "retrying"); err != nil {
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskRetrying); err != nil {
 			return ended(attemptOutcome{err: err}, outcomeTransient)
 		}
 		return ended(attemptOutcome{retry: res.Error}, outcomeTransient)
