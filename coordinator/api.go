@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -80,9 +81,24 @@ type SubmitRequest struct {
 	Adaptive *bool  `json:"adaptive,omitempty"`
 }
 
-// ErrorBody is the body of every error response.
+// ErrorBody is the body of every error response. Code and Class come from
+// the error-code registry (docs/errors.md; empty for an error without a
+// code, such as a bad request); Position is the 1-based character offset
+// into the SQL the error points at, 0 when none.
 type ErrorBody struct {
-	Error string `json:"error"`
+	Code     string `json:"code,omitempty"`
+	Class    string `json:"class,omitempty"`
+	Message  string `json:"message"`
+	Position int    `json:"position"`
+}
+
+// errorBody describes err for the API.
+func errorBody(err error) ErrorBody {
+	b := ErrorBody{Message: err.Error(), Code: plan.CodeOf(err), Position: plan.PositionOf(err)}
+	if b.Code != "" {
+		b.Class = string(plan.ClassOf(b.Code))
+	}
+	return b
 }
 
 func writeJSON(w http.ResponseWriter, code int, v any) {
@@ -92,7 +108,7 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeErr(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, ErrorBody{Error: err.Error()})
+	writeJSON(w, code, errorBody(err))
 }
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request) {
@@ -163,6 +179,11 @@ func (a *API) cancelJob(w http.ResponseWriter, r *http.Request) {
 
 func (a *API) result(w http.ResponseWriter, r *http.Request) {
 	refs, schema, err := a.c.store.ResultObjects(r.Context(), r.PathValue("id"))
+	var failed *JobError
+	if errors.As(err, &failed) {
+		writeErr(w, http.StatusConflict, err) // the job's own error, with its code
+		return
+	}
 	if err != nil {
 		code := http.StatusConflict
 		if errors.Is(err, ErrJobNotFound) {

@@ -131,7 +131,7 @@ func BenchmarkCoordinator(b *testing.B) {
 			b.Fatal(err)
 		}
 		// Wait through another client (its polls are not counted).
-		for poll.HGet(ctx, kJob(job), "state").Val() == StateRunning {
+		for JobState(poll.HGet(ctx, kJob(job), "state").Val()) == StateRunning {
 			time.Sleep(time.Millisecond)
 		}
 		for c.Driving(job) {
@@ -140,7 +140,7 @@ func BenchmarkCoordinator(b *testing.B) {
 		took := time.Since(began)
 		trips := hook.n.Load() - before
 		m, _ := c.store.Job(ctx, job)
-		if m["state"] != StateSucceeded {
+		if m["state"] != string(StateSucceeded) {
 			b.Fatalf("job %s: %s", m["state"], m["error"])
 		}
 		c.Close()

@@ -18,11 +18,18 @@ import (
 
 // APIError is an error answer of the coordinator API.
 type APIError struct {
-	Status int
-	Msg    string
+	Status   int
+	Msg      string
+	Code     string // registry code (docs/errors.md), "" when none
+	Position int    // 1-based character offset into the SQL, 0 when none
 }
 
 func (e *APIError) Error() string { return e.Msg }
+
+// ErrorCode and ErrorPosition make plan.CodeOf and plan.PositionOf see
+// the server's code and position.
+func (e *APIError) ErrorCode() string  { return e.Code }
+func (e *APIError) ErrorPosition() int { return e.Position }
 
 // retryableAPI reports whether a failed API call may succeed later: the
 // coordinator was unreachable or answered 5xx (its Redis restarting, say).
@@ -70,8 +77,8 @@ func (c *Client) do(ctx context.Context, method, path string, body any) (*http.R
 		defer resp.Body.Close()
 		var eb ErrorBody
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 1<<20))
-		if json.Unmarshal(b, &eb) == nil && eb.Error != "" {
-			return nil, &APIError{Status: resp.StatusCode, Msg: eb.Error}
+		if json.Unmarshal(b, &eb) == nil && eb.Message != "" {
+			return nil, &APIError{Status: resp.StatusCode, Msg: eb.Message, Code: eb.Code, Position: eb.Position}
 		}
 		return nil, &APIError{Status: resp.StatusCode, Msg: fmt.Sprintf("coordinator %s: %s: %s", c.URL, resp.Status, strings.TrimSpace(string(b)))}
 	}

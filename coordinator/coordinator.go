@@ -75,6 +75,11 @@ type Config struct {
 	// starts the collector when Retention is set.
 	Retention  time.Duration
 	GCInterval time.Duration
+	// RecordRetention is how long after a job finished its Redis keys
+	// (status, plan history, task records) are kept: they expire then, and
+	// the job leaves the job index. Its result can be fetched until then.
+	// 0 keeps them forever.
+	RecordRetention time.Duration
 	// RedisOutage and S3Outage bound how long the coordinator waits (and
 	// retries) for an unreachable Redis or object store before it gives
 	// up: on Redis it stops driving the job and leaves it to whichever
@@ -111,6 +116,7 @@ func DefaultConfig() Config {
 		HedgeFactor:     4,
 		HedgeAfter:      5 * time.Second,
 		MaxInputRepairs: 100,
+		RecordRetention: 7 * 24 * time.Hour,
 		RedisOutage:     2 * time.Minute,
 		S3Outage:        time.Minute,
 		SplitBytes:      32 << 20,
@@ -171,7 +177,7 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
 		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},
 		ctx: ctx, cancel: cancel}
-	if cfg.Retention > 0 {
+	if cfg.Retention > 0 || cfg.RecordRetention > 0 {
 		c.wg.Add(1)
 		go func() {
 			defer c.wg.Done()
@@ -218,19 +224,6 @@ func (c *Coordinator) Close() {
 	c.wg.Wait()
 }
 
-// Job states.
-const (
-	StateRunning   = "running"
-	StateSucceeded = "succeeded"
-	StateFailed    = "failed"
-	StateCancelled = "cancelled"
-)
-
-// Terminal reports whether a job state is final.
-func Terminal(state string) bool {
-	return state == StateSucceeded || state == StateFailed || state == StateCancelled
-}
-
 // SubmitOptions override per-job settings.
 type SubmitOptions struct {
 	Adaptive *bool
@@ -255,7 +248,6 @@ func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions
 	groups, _ := json.Marshal(adaptive.InitialGroups(g))
 	err = c.store.CreateJob(ctx, job, map[string]any{
 		"sql":      sql,
-		"state":    StateRunning,
 		"created":  time.Now().UTC().Format(time.RFC3339Nano),
 		"graph":    string(gj),
 		"explain":  explain,

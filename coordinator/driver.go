@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strconv"
@@ -19,21 +20,22 @@ import (
 	"github.com/sluicedb/sluice/shuffle"
 )
 
-// Stage states.
-const (
-	StagePending = "pending"
-	StageRunning = "running"
-	StageDone    = "done"
-	StageSkipped = "skipped"
-)
-
-// JobError is a job's failure, with whether it was the user's fault.
+// JobError is a job's failure with its registry code (plan.Codes), whose
+// class says whose fault it was.
 type JobError struct {
+	Code string // "" when the failure has no code
 	Msg  string
-	User bool
 }
 
-func (e *JobError) Error() string { return e.Msg }
+func (e *JobError) Error() string {
+	if e.Code == "" || strings.HasPrefix(e.Msg, e.Code+":") {
+		return e.Msg
+	}
+	return e.Code + ": " + e.Msg
+}
+
+// ErrorCode makes plan.CodeOf see the code.
+func (e *JobError) ErrorCode() string { return e.Code }
 
 // stageOutput is what a finished stage produced: statistics for the
 // re-planner and the committed objects per partition for its consumers.
@@ -101,10 +103,10 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	switch {
 	case err == nil:
 		log.Info("job succeeded")
-		return c.finish(ctx, run, StateSucceeded, "")
+		return c.finish(ctx, run, StateSucceeded, nil)
 	case errors.Is(err, errCancelled):
 		log.Info("job cancelled")
-		return c.finish(ctx, run, StateCancelled, "cancelled by user")
+		return c.finish(ctx, run, StateCancelled, errCancelled)
 	case errors.Is(err, ErrStaleFence), errors.Is(err, ErrRedisUnavailable), ctx.Err() != nil:
 		if retake.Load() {
 			return errRetake
@@ -114,24 +116,41 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 		}
 		return err // another coordinator carries on (or this one, once Redis is back)
 	default:
-		log.Warn("job failed", "err", err)
-		return c.finish(ctx, run, StateFailed, err.Error())
+		code := plan.CodeOf(err)
+		level := slog.LevelWarn
+		if cl := plan.ClassOf(code); cl == plan.ClassUser || cl == plan.ClassUnsupported {
+			level = slog.LevelInfo // the query's fault: its user is told, operators need not be
+		}
+		log.Log(ctx, level, "job failed", "err", err, "code", code, "class", plan.ClassOf(code))
+		return c.finish(ctx, run, StateFailed, err)
 	}
 }
 
-var errCancelled = errors.New("job cancelled")
+var errCancelled = errors.New("cancelled by user")
 
 // errRetake: the driver's lease expired (a Redis outage longer than the
 // lease) and this coordinator took it again, with a new fence: the drive
 // starts over from Redis.
 var errRetake = errors.New("lease taken again: driving the job anew")
 
-func (c *Coordinator) finish(ctx context.Context, run *jobRun, state, msg string) error {
-	err := c.store.SetJob(context.WithoutCancel(ctx), run.id, run.fence,
-		"state", state, "error", msg, "finished", time.Now().UTC().Format(time.RFC3339Nano))
+// finish records the job's terminal state; cause is nil on success. A
+// failed job keeps its error's code and class for the API.
+func (c *Coordinator) finish(ctx context.Context, run *jobRun, state JobState, cause error) error {
+	var msg, code, class string
+	if cause != nil {
+		msg = cause.Error()
+	}
+	if state == StateFailed {
+		code = plan.CodeOf(cause)
+		class = string(plan.ClassOf(code))
+	}
+	err := c.store.FinishJob(context.WithoutCancel(ctx), run.id, run.fence, state, c.cfg.RecordRetention,
+		"error", msg, "code", code, "class", class, "finished", time.Now().UTC().Format(time.RFC3339Nano))
 	if err == nil {
-		c.metrics.JobsFinished.WithLabelValues(state).Inc()
-		err = c.store.markFinished(context.WithoutCancel(ctx), run.id, time.Now())
+		c.metrics.JobsFinished.WithLabelValues(string(state)).Inc()
+		if state == StateFailed {
+			c.metrics.JobFailures.WithLabelValues(class).Inc()
+		}
 	}
 	return err
 }
@@ -196,7 +215,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 		if err != nil {
 			return nil, err
 		}
-		if sm["state"] == StageDone {
+		if StageState(sm["state"]) == StageDone {
 			var out stageOutput
 			if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
 				return nil, fmt.Errorf("decode output of stage %d: %w", st.ID, err)
@@ -204,7 +223,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			run.outputs[st.ID] = &out
 			run.state.Done[st.ID] = &out.Stats
 		}
-		if _, skipped := run.state.Skipped[st.ID]; sm["state"] == StageRunning && !skipped {
+		if _, skipped := run.state.Skipped[st.ID]; StageState(sm["state"]) == StageRunning && !skipped {
 			// Running when its driver stopped: it resumes as it started
 			// (the re-planner must not change it), adopting its committed
 			// tasks.
@@ -406,7 +425,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 		if wasSkipped[id] {
 			continue
 		}
-		if err := c.store.SetStage(ctx, run.id, run.fence, id, "state", StageSkipped, "reason", why); err != nil {
+		if err := c.store.SkipStage(ctx, run.id, run.fence, id, "reason", why); err != nil {
 			return err
 		}
 	}
@@ -566,7 +585,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		return nil, fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
 	}
 	started := time.Now()
-	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageRunning, "tasks", len(work),
+	if err := c.store.StartStage(ctx, run.id, run.fence, st.ID, "tasks", len(work),
 		"plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)); err != nil {
 		return nil, err
 	}
@@ -601,6 +620,10 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 	}
 	if first != nil {
+		if ctx.Err() == nil && !errors.Is(first, ErrStaleFence) && !errors.Is(first, errCancelled) {
+			// Failed for good: the stage says so (the job fails next).
+			_ = c.store.FailStage(context.WithoutCancel(ctx), run.id, run.fence, st.ID, "error", first.Error())
+		}
 		return nil, first
 	}
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
@@ -635,7 +658,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		return out.Stats.Partitions[i].Partition < out.Stats.Partitions[j].Partition
 	})
 	oj, _ := json.Marshal(out)
-	if err := c.store.SetStage(ctx, run.id, run.fence, st.ID, "state", StageDone, "output", string(oj),
+	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
 		"seconds", time.Since(started).Seconds()); err != nil {
 		return nil, err

@@ -26,7 +26,7 @@ func checkDone(t *testing.T, c *Coordinator, job string, files int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m["state"] != StateSucceeded {
+	if m["state"] != string(StateSucceeded) {
 		t.Fatalf("job %s: %s (%s)", job, m["state"], m["error"])
 	}
 	sm, _ := c.store.Stage(ctx, job, 0)
@@ -113,7 +113,7 @@ func TestRetryBudgetFailsJob(t *testing.T) {
 	c := e.coordinator(t, cfg)
 	job, _ := c.Submit(context.Background(), "q", SubmitOptions{})
 	m := waitJob(t, c, job)
-	if m["state"] != StateFailed || !strings.Contains(m["error"], "failed after 3 attempts") || !strings.Contains(m["error"], "function crashed") {
+	if m["state"] != string(StateFailed) || !strings.Contains(m["error"], "failed after 3 attempts") || !strings.Contains(m["error"], "function crashed") {
 		t.Fatalf("job: %s: %s", m["state"], m["error"])
 	}
 	if n := len(e.inv.specsOf(0, 1)); n != 3 {
@@ -466,7 +466,7 @@ func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
 	cfg.SplitBytes = 200 // two files per task: 3 tasks
 	b := e.coordinator(t, cfg)
 	b.Go(job)
-	if m := waitJob(t, b, job); m["state"] != StateSucceeded {
+	if m := waitJob(t, b, job); m["state"] != string(StateSucceeded) {
 		t.Fatalf("job: %s %s", m["state"], m["error"])
 	}
 	sm, _ := b.store.Stage(ctx, job, 0)
@@ -519,7 +519,7 @@ func TestLeaseExpiredRetaken(t *testing.T) {
 	e.rdb.Del(ctx, kLease(job)) // the lease "expired"
 	m := waitJob(t, c, job)
 	close(release)
-	if m["state"] != StateSucceeded {
+	if m["state"] != string(StateSucceeded) {
 		t.Fatalf("job: %s %s", m["state"], m["error"])
 	}
 	if f, _ := e.rdb.Get(ctx, kFence(job)).Int(); f < 3 {

@@ -8,6 +8,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -25,6 +26,8 @@ type Metrics struct {
 	Tasks         *prometheus.CounterVec // outcome: committed, failed
 	Attempts      *prometheus.CounterVec // outcome
 	Retries       prometheus.Counter
+	Failures      *prometheus.CounterVec // class: failed task attempts
+	JobFailures   *prometheus.CounterVec // class: failed jobs
 	Hedges        prometheus.Counter
 	InputRepairs  prometheus.Counter
 	Invocation    prometheus.Histogram
@@ -72,6 +75,10 @@ func NewMetrics() *Metrics {
 		Help: "Task attempts ended, by outcome."}, []string{"outcome"})
 	m.Retries = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_task_retries_total",
 		Help: "Attempts started again after a failed attempt."})
+	m.Failures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_task_failures_total",
+		Help: "Failed task attempts, by error class (user, unsupported, transient, internal; see docs/errors.md)."}, []string{"class"})
+	m.JobFailures = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_job_failures_total",
+		Help: "Jobs this coordinator failed, by error class (transient: after the retry budget, or an error without a code)."}, []string{"class"})
 	m.Hedges = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_task_hedges_total",
 		Help: "Duplicate attempts started for stragglers."})
 	m.InputRepairs = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_input_repairs_total",
@@ -90,17 +97,21 @@ func NewMetrics() *Metrics {
 	m.GCObjects = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_gc_prefixes_deleted_total",
 		Help: "Object prefixes (losing or abandoned attempts, finished jobs) deleted."})
 	for _, c := range []prometheus.Collector{m.JobsSubmitted, m.JobsFinished, m.JobsDriving, m.JobsTakenOver, m.Stages,
-		m.Tasks, m.Attempts, m.Retries, m.Hedges, m.InputRepairs, m.Invocation, m.StaleFence, m.RedisErrors, m.S3Errors,
+		m.Tasks, m.Attempts, m.Retries, m.Failures, m.JobFailures, m.Hedges, m.InputRepairs, m.Invocation, m.StaleFence, m.RedisErrors, m.S3Errors,
 		m.GCJobs, m.GCObjects} {
 		f(c)
 	}
 	// Every label value exists from the start, so rates work from zero.
-	for _, s := range []string{StateSucceeded, StateFailed, StateCancelled} {
-		m.JobsFinished.WithLabelValues(s)
+	for _, s := range []JobState{StateSucceeded, StateFailed, StateCancelled} {
+		m.JobsFinished.WithLabelValues(string(s))
 	}
 	for _, o := range []string{outcomeCommitted, outcomeLostRace, outcomeTransient, outcomeUser, outcomeInputLost,
 		outcomeCancelled, outcomeInvoke, outcomeTimeout, outcomeStale, outcomeSkipped} {
 		m.Attempts.WithLabelValues(o)
+	}
+	for _, c := range plan.Classes {
+		m.Failures.WithLabelValues(string(c))
+		m.JobFailures.WithLabelValues(string(c))
 	}
 	m.Tasks.WithLabelValues("committed")
 	m.Tasks.WithLabelValues("failed")

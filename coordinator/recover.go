@@ -22,21 +22,13 @@ func (c *Coordinator) Recover(ctx context.Context, every time.Duration) {
 }
 
 func (c *Coordinator) recoverOnce(ctx context.Context) {
-	ids, err := c.store.Jobs(ctx, 1000)
+	ids, err := c.store.Orphans(ctx)
 	if err != nil {
-		c.log.Warn("recovery: list jobs", "err", err)
+		c.log.Warn("recovery: list running jobs", "err", err)
 		return
 	}
 	for _, id := range ids {
 		if c.Driving(id) {
-			continue
-		}
-		state, err := c.store.rdb.HGet(ctx, kJob(id), "state").Result()
-		if err != nil || state != StateRunning {
-			continue
-		}
-		held, err := c.store.rdb.Exists(ctx, kLease(id)).Result()
-		if err != nil || held > 0 {
 			continue
 		}
 		c.log.Info("recovery: taking over job", "job", id)

@@ -107,7 +107,7 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 	x := run.x
 	info, err := shuffle.ParseKey(key)
 	if key == "" || err != nil || info.Job != run.id || info.Manifest {
-		return &JobError{Msg: fmt.Sprintf("a task reported a lost input %q that is not a shuffle object of job %s", key, run.id)}
+		return &JobError{Code: plan.CodeInternal, Msg: fmt.Sprintf("a task reported a lost input %q that is not a shuffle object of job %s", key, run.id)}
 	}
 	tk := strconv.Itoa(info.Stage) + "/" + strconv.Itoa(info.Task)
 	for {
@@ -129,7 +129,7 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 	}
 	if x.repairs >= c.cfg.MaxInputRepairs {
 		x.repairMu.Unlock()
-		return &JobError{Msg: fmt.Sprintf("more than %d shuffle objects of the job were lost or corrupt (last: %s); giving up", c.cfg.MaxInputRepairs, key)}
+		return &JobError{Code: plan.CodeInputsLost, Msg: fmt.Sprintf("more than %d shuffle objects of the job were lost or corrupt (last: %s); giving up", c.cfg.MaxInputRepairs, key)}
 	}
 	x.repairs++
 	done := make(chan struct{})
@@ -162,7 +162,7 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 			return fmt.Errorf("run stage %d task %d again (its output %s was lost): %w", info.Stage, info.Task, key, err)
 		}
 		if n, _ := strconv.Atoi(sm["tasks"]); n != rep.tasks {
-			return &JobError{Msg: fmt.Sprintf("cannot run stage %d task %d again (its output %s was lost): the stage ran %d tasks, its plan now gives %d",
+			return &JobError{Code: plan.CodeInternal, Msg: fmt.Sprintf("cannot run stage %d task %d again (its output %s was lost): the stage ran %d tasks, its plan now gives %d",
 				info.Stage, info.Task, key, n, rep.tasks)}
 		}
 		if tm["committed"] != "" {

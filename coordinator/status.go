@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strconv"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -15,12 +17,12 @@ import (
 
 // StageStatus is what a stage did, for progress and `jobs show`.
 type StageStatus struct {
-	ID        int    `json:"id"`
-	State     string `json:"state"`
-	Reason    string `json:"reason,omitempty"`
-	Tasks     int    `json:"tasks"`
-	Invoked   int    `json:"invoked"`
-	TasksDone int    `json:"tasks_done"`
+	ID        int        `json:"id"`
+	State     StageState `json:"state"`
+	Reason    string     `json:"reason,omitempty"`
+	Tasks     int        `json:"tasks"`
+	Invoked   int        `json:"invoked"`
+	TasksDone int        `json:"tasks_done"`
 	// Attempts counts the attempts started (hedged duplicates and
 	// attempts abandoned by a dead coordinator included); Retries the
 	// failed attempts.
@@ -36,9 +38,13 @@ type StageStatus struct {
 
 // JobStatus is a job's state as recorded in Redis.
 type JobStatus struct {
-	ID    string `json:"id"`
-	State string `json:"state"`
-	Error string `json:"error,omitempty"`
+	ID    string   `json:"id"`
+	State JobState `json:"state"`
+	Error string   `json:"error,omitempty"`
+	// Code and Class are a failed job's error code and class
+	// (docs/errors.md); empty when the failure has no code.
+	Code  string `json:"code,omitempty"`
+	Class string `json:"class,omitempty"`
 	SQL   string `json:"sql"`
 	Owner string `json:"owner,omitempty"`
 	// Lease is the coordinator holding the job's lease now ("" when none:
@@ -62,7 +68,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &JobStatus{ID: job, State: m["state"], Error: m["error"], SQL: m["sql"], Owner: m["owner"],
+	js := &JobStatus{ID: job, State: JobState(m["state"]), Error: m["error"], Code: m["code"], Class: m["class"], SQL: m["sql"], Owner: m["owner"],
 		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"],
 		Collected: m["collected"]}
 	_ = s.retry(ctx, "read lease", func() error {
@@ -85,7 +91,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss := StageStatus{ID: st.ID, State: sm["state"], Reason: sm["reason"], Output: plan.FormatPartitioning(st.Output, st.Root)}
+		ss := StageStatus{ID: st.ID, State: StageState(sm["state"]), Reason: sm["reason"], Output: plan.FormatPartitioning(st.Output, st.Root)}
 		if ss.State == "" {
 			ss.State = StagePending
 		}
@@ -121,7 +127,10 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if err != nil {
 		return nil, nil, err
 	}
-	if m["state"] != StateSucceeded {
+	if JobState(m["state"]) == StateFailed {
+		return nil, nil, &JobError{Code: m["code"], Msg: fmt.Sprintf("job %s failed: %s", job, m["error"])}
+	}
+	if JobState(m["state"]) != StateSucceeded {
 		return nil, nil, fmt.Errorf("job %s is %s, not succeeded", job, m["state"])
 	}
 	var g plan.Graph
@@ -134,7 +143,7 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if err != nil {
 		return nil, nil, err
 	}
-	if sm["state"] != StageDone {
+	if StageState(sm["state"]) != StageDone {
 		return nil, schema, nil // skipped: empty result
 	}
 	var out stageOutput
@@ -158,3 +167,29 @@ func ResultSchema(g *plan.Graph) *arrow.Schema {
 	return fs.Arrow()
 }
 
+// PlanText renders the stage graph (with format, the planner's EXPLAIN
+// text) followed by the task groups and skipped stages the re-planner
+// decided, for the plan history.
+func PlanText(g *plan.Graph, groups map[int][][]int, skew map[int][]adaptive.SkewTask, skipped map[int]string, format func(*plan.Graph) string) string {
+	var b strings.Builder
+	b.WriteString(format(g))
+	ids := make([]int, 0, len(g.Stages))
+	for _, st := range g.Stages {
+		ids = append(ids, st.ID)
+	}
+	sort.Ints(ids)
+	b.WriteString("tasks\n")
+	for _, id := range ids {
+		if why, ok := skipped[id]; ok {
+			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
+		} else if gr, ok := groups[id]; ok {
+			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(skew[id]), gr)
+			for _, t := range skew[id] {
+				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
+			}
+		} else {
+			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
+		}
+	}
+	return b.String()
+}

@@ -2,13 +2,15 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"strings"
+	"strconv"
 	"time"
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/redisdb"
 )
 
@@ -43,7 +45,9 @@ func NewStore(rdb redis.UniversalClient) *Store { return &Store{rdb: rdb, Outage
 // Client returns the underlying Redis client.
 func (s *Store) Client() redis.UniversalClient { return s.rdb }
 
-// Keys of one job (names in redisdb).
+const jobsKey = redisdb.JobsKey // ZSET of job ids by submit time (global index)
+
+// Keys of one job.
 func kJob(job string) string            { return redisdb.JobKey(job) }
 func kFence(job string) string          { return redisdb.FenceKey(job) }
 func kLease(job string) string          { return redisdb.LeaseKey(job) }
@@ -51,112 +55,54 @@ func kStage(job string, s int) string   { return redisdb.StageKey(job, s) }
 func kTask(job string, s, t int) string { return redisdb.TaskKey(job, s, t) }
 func kRounds(job string) string         { return redisdb.RoundsKey(job) }
 
-// acquire takes or renews the lease of a job. A new holder bumps the fence.
-// KEYS: lease, fence, job. ARGV: owner, ttl ms. Returns the fence, 0 when
-// another owner holds the lease, -1 when the job record is gone, -2 when
-// the job is finished (nothing to drive: the fence stays as it is).
-var scriptAcquire = redis.NewScript(`
-if redis.call('EXISTS', KEYS[3]) == 0 then return -1 end
-local st = redis.call('HGET', KEYS[3], 'state')
-if st == 'succeeded' or st == 'failed' or st == 'cancelled' then return -2 end
-local cur = redis.call('GET', KEYS[1])
-if cur and cur ~= ARGV[1] then return 0 end
-redis.call('SET', KEYS[1], ARGV[1], 'PX', ARGV[2])
-if not cur then return redis.call('INCR', KEYS[2]) end
-return tonumber(redis.call('GET', KEYS[2]) or '0')
-`)
+const runningKey = redisdb.RunningKey // ZSET of the ids of jobs not finished, by submit time: what recovery scans
 
-// hsetFenced sets hash fields if the fence still matches.
-// KEYS: fence, hash. ARGV: fence, field, value, ...
-var scriptHSetFenced = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-for i = 2, #ARGV, 2 do redis.call('HSET', KEYS[2], ARGV[i], ARGV[i+1]) end
-return 1
-`)
-
-// startAttempt opens a new attempt of a task unless it is committed.
-// KEYS: fence, task, stage. ARGV: fence. Returns {attempt, failures}, with
-// attempt -1 when the task already has a committed attempt. The stage
-// counts attempts too (for status without reading every task).
-var scriptStartAttempt = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-local f = tonumber(redis.call('HGET', KEYS[2], 'failures') or '0')
-if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return {-1, f} end
-local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
-redis.call('HSET', KEYS[2], 'state', 'running')
-redis.call('HINCRBY', KEYS[3], 'attempts', 1)
-return {a, f}
-`)
-
-// commitTask makes an attempt the task's output: first commit wins.
-// KEYS: fence, task, stage. ARGV: fence, attempt, result json.
-// Returns 1 when this attempt won, 0 when another attempt had committed.
-// Committing the winning attempt again (a retried call, a result reported
-// twice) returns 1 and changes nothing.
-var scriptCommit = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-local c = redis.call('HGET', KEYS[2], 'committed')
-if c == ARGV[2] then return 1 end
-if c then return 0 end
-redis.call('HSET', KEYS[2], 'committed', ARGV[2], 'state', 'done', 'result', ARGV[3])
-redis.call('HINCRBY', KEYS[3], 'done', 1)
-return 1
-`)
-
-// failAttempt records a failed attempt. Failures count against the task's
-// retry budget, except a lost input (the producer's fault, not the task's).
-// KEYS: fence, task, stage. ARGV: fence, error, state.
-var scriptFail = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
-redis.call('HSET', KEYS[2], 'state', ARGV[3], 'error', ARGV[2])
-if ARGV[3] ~= 'input_lost' then
-  redis.call('HINCRBY', KEYS[2], 'failures', 1)
-  redis.call('HINCRBY', KEYS[3], 'failures', 1)
-end
-return 1
-`)
-
-// release drops the lease if owner holds it. KEYS: lease. ARGV: owner.
-var scriptRelease = redis.NewScript(`
-if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
-return 0
-`)
-
-// addRound appends a re-planning round if the fence matches.
-// KEYS: fence, rounds. ARGV: fence, round json.
-var scriptAddRound = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-return redis.call('RPUSH', KEYS[2], ARGV[2])
-`)
-
-// reopenTask drops a task's committed attempt so it runs again (LIMIT
-// early stop's safety net). KEYS: fence, task, stage. ARGV: fence.
-var scriptReopen = redis.NewScript(`
-if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
-if redis.call('HEXISTS', KEYS[2], 'committed') == 0 then return 0 end
-redis.call('HDEL', KEYS[2], 'committed', 'result')
-redis.call('HSET', KEYS[2], 'state', 'pending')
-redis.call('HINCRBY', KEYS[3], 'done', -1)
-return 1
-`)
-
-func fenceErr(err error) error {
-	if err != nil && strings.Contains(err.Error(), "STALE_FENCE") {
-		return ErrStaleFence
-	}
-	return err
-}
-
-// CreateJob writes a new job's record and indexes it.
-func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any) error {
-	err := s.retry(ctx, "create job", func() error {
-		pipe := s.rdb.TxPipeline()
-		pipe.HSet(ctx, kJob(job), fields)
-		pipe.ZAdd(ctx, redisdb.JobsKey, redis.Z{Score: float64(time.Now().UnixMilli()), Member: job})
-		_, err := pipe.Exec(ctx)
+// do runs a transition with retries. A call retried after a lost reply
+// may find its own change done: a refusal that found the target state
+// (target, when not "") after a transient error counts as success.
+func (s *Store) do(ctx context.Context, tr transition, target string, keys []string, args ...any) (any, error) {
+	var v any
+	retried := false
+	err := s.retry(ctx, tr.name, func() (err error) {
+		v, err = tr.script.Run(ctx, s.rdb, keys, args...).Result()
+		if redisdb.Transient(err) {
+			retried = true
+		}
 		return err
 	})
+	err = transitionErr(tr.name, err)
+	var te *TransitionError
+	if retried && target != "" && errors.As(err, &te) && te.State == target {
+		return int64(1), nil
+	}
+	return v, err
+}
+
+func fenced(job string, fence int64, kv []any) []any {
+	return append([]any{fence}, kv...)
+}
+
+// CreateJob writes a new job's record (state running) and indexes it.
+// The running index is written first and the job index last: a crash in
+// between leaves an id in the running index without a record, which
+// recovery drops, and never a running job recovery cannot find.
+func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any) error {
+	now := float64(time.Now().UnixMilli())
+	var kv []any
+	for k, v := range fields {
+		kv = append(kv, k, v)
+	}
+	err := s.retry(ctx, "index running job", func() error {
+		return s.rdb.ZAdd(ctx, runningKey, redis.Z{Score: now, Member: job}).Err()
+	})
+	if err == nil {
+		_, err = s.do(ctx, trJobCreate, "", []string{kJob(job)}, kv...)
+	}
+	if err == nil {
+		err = s.retry(ctx, "index job", func() error {
+			return s.rdb.ZAdd(ctx, jobsKey, redis.Z{Score: now, Member: job}).Err()
+		})
+	}
 	if err != nil {
 		return fmt.Errorf("create job %s: %w", job, err)
 	}
@@ -166,14 +112,11 @@ func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any
 // Acquire takes or renews the job's lease for owner, returning the fence;
 // ok is false when another coordinator holds it or the job is finished.
 func (s *Store) Acquire(ctx context.Context, job, owner string, ttl time.Duration) (fence int64, ok bool, err error) {
-	var n int64
-	err = s.retry(ctx, "acquire", func() (err error) {
-		n, err = scriptAcquire.Run(ctx, s.rdb, []string{kLease(job), kFence(job), kJob(job)}, owner, ttl.Milliseconds()).Int64()
-		return err
-	})
+	v, err := s.do(ctx, trLeaseAcquire, "", []string{kLease(job), kFence(job), kJob(job)}, owner, ttl.Milliseconds())
 	if err != nil {
 		return 0, false, fmt.Errorf("acquire lease of job %s: %w", job, err)
 	}
+	n, _ := v.(int64)
 	if n == -1 {
 		return 0, false, fmt.Errorf("acquire lease of job %s: %w", job, ErrJobGone)
 	}
@@ -188,28 +131,115 @@ func (s *Store) Acquire(ctx context.Context, job, owner string, ttl time.Duratio
 func (s *Store) Release(ctx context.Context, job, owner string) {
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
-	_ = scriptRelease.Run(ctx, s.rdb, []string{kLease(job)}, owner).Err()
+	_ = trLeaseRelease.script.Run(ctx, s.rdb, []string{kLease(job)}, owner).Err()
 }
 
-func (s *Store) hset(ctx context.Context, job string, fence int64, key string, kv ...any) error {
-	args := append([]any{fence}, kv...)
-	err := s.retry(ctx, "update", func() error {
-		return scriptHSetFenced.Run(ctx, s.rdb, []string{kFence(job), key}, args...).Err()
-	})
-	if err != nil {
-		return fmt.Errorf("update %s: %w", key, fenceErr(err))
+// SetJob sets fields of a running job's record (job_update); not its
+// state, which only FinishJob changes.
+func (s *Store) SetJob(ctx context.Context, job string, fence int64, kv ...any) error {
+	if err := checkFields(trJobUpdate.name, kv); err != nil {
+		return err
+	}
+	if _, err := s.do(ctx, trJobUpdate, "", []string{kFence(job), kJob(job)}, fenced(job, fence, kv)...); err != nil {
+		return fmt.Errorf("update job %s: %w", job, err)
 	}
 	return nil
 }
 
-// SetJob sets fields of the job record.
-func (s *Store) SetJob(ctx context.Context, job string, fence int64, kv ...any) error {
-	return s.hset(ctx, job, fence, kJob(job), kv...)
+// FinishJob moves a running job to a terminal state (job_finish), with
+// fields such as its error; stages still running become cancelled (failed
+// when the job failed). With retention > 0 every Redis key of the job
+// expires that long after. The job then leaves the running index and
+// enters the finished one (for GC); those are other hash slots, so a crash
+// in between leaves a finished job in the running index, which recovery
+// drops.
+func (s *Store) FinishJob(ctx context.Context, job string, fence int64, state JobState, retention time.Duration, kv ...any) error {
+	if err := checkFields(trJobFinish.name, kv); err != nil {
+		return err
+	}
+	stages, others, err := s.jobKeys(ctx, job)
+	if err != nil {
+		return err
+	}
+	running := StageCancelled
+	if state == StateFailed {
+		running = StageFailed
+	}
+	keys := append(append([]string{kFence(job), kJob(job)}, stages...), others...)
+	args := append([]any{fence, string(state), string(running), len(stages), retention.Milliseconds()}, kv...)
+	if _, err := s.do(ctx, trJobFinish, string(state), keys, args...); err != nil {
+		return fmt.Errorf("finish job %s: %w", job, err)
+	}
+	if err := s.markFinished(ctx, job, time.Now()); err != nil {
+		return err
+	}
+	return s.retry(ctx, "unindex running job", func() error { return s.rdb.ZRem(ctx, runningKey, job).Err() })
 }
 
-// SetStage sets fields of a stage record.
+// jobKeys returns the keys of a job's stages (every stage of its plan) and
+// its other keys but fence, record and lease: task records, rounds, the
+// cancel flag and LIMIT counters.
+func (s *Store) jobKeys(ctx context.Context, job string) (stages, others []string, err error) {
+	m, err := s.Job(ctx, job)
+	if err != nil {
+		return nil, nil, err
+	}
+	var g plan.Graph
+	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
+		return nil, nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	}
+	others = append(others, kRounds(job), redisdb.CancelKey(job))
+	for _, st := range g.Stages {
+		stages = append(stages, kStage(job, st.ID))
+		others = append(others, redisdb.LimitKey(job, st.ID))
+		sm, err := s.Stage(ctx, job, st.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		n, _ := strconv.Atoi(sm["tasks"])
+		for t := 0; t < n; t++ {
+			others = append(others, kTask(job, st.ID, t))
+		}
+	}
+	return stages, others, nil
+}
+
+// stageTransition runs a fenced stage transition.
+func (s *Store) stageTransition(ctx context.Context, tr transition, target StageState, job string, fence int64, stage int, kv []any) error {
+	if err := checkFields(tr.name, kv); err != nil {
+		return err
+	}
+	_, err := s.do(ctx, tr, string(target), []string{kFence(job), kJob(job), kStage(job, stage)}, fenced(job, fence, kv)...)
+	if err != nil {
+		return fmt.Errorf("stage %d of job %s: %w", stage, job, err)
+	}
+	return nil
+}
+
+// StartStage moves a pending stage to running (stage_start), or resumes a
+// running one, setting fields.
+func (s *Store) StartStage(ctx context.Context, job string, fence int64, stage int, kv ...any) error {
+	return s.stageTransition(ctx, trStageStart, StageRunning, job, fence, stage, kv)
+}
+
+// FinishStage moves a running stage to done with its output (stage_finish).
+func (s *Store) FinishStage(ctx context.Context, job string, fence int64, stage int, kv ...any) error {
+	return s.stageTransition(ctx, trStageFinish, StageDone, job, fence, stage, kv)
+}
+
+// SkipStage marks a pending or running stage skipped (stage_skip).
+func (s *Store) SkipStage(ctx context.Context, job string, fence int64, stage int, kv ...any) error {
+	return s.stageTransition(ctx, trStageSkip, StageSkipped, job, fence, stage, kv)
+}
+
+// FailStage moves a running stage to failed (stage_fail).
+func (s *Store) FailStage(ctx context.Context, job string, fence int64, stage int, kv ...any) error {
+	return s.stageTransition(ctx, trStageFail, StageFailed, job, fence, stage, kv)
+}
+
+// SetStage sets fields of a stage record, not its state (stage_update).
 func (s *Store) SetStage(ctx context.Context, job string, fence int64, stage int, kv ...any) error {
-	return s.hset(ctx, job, fence, kStage(job, stage), kv...)
+	return s.stageTransition(ctx, trStageUpdate, "", job, fence, stage, kv)
 }
 
 // Job returns the job record.
@@ -268,69 +298,62 @@ type AttemptStart struct {
 	Committed bool // the task already has a committed attempt: nothing to run
 }
 
-// Begin opens the next attempt of a task, one round trip.
+// Begin opens the next attempt of a task, one round trip (task_begin).
 func (s *Store) Begin(ctx context.Context, job string, fence int64, stage, task int) (AttemptStart, error) {
-	var v []int64
-	err := s.retry(ctx, "start attempt", func() (err error) {
-		v, err = scriptStartAttempt.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Int64Slice()
-		return err
-	})
+	v, err := s.do(ctx, trTaskBegin, "", s.taskKeys(job, stage, task), fence)
 	if err != nil {
-		return AttemptStart{}, fmt.Errorf("start attempt of task %d/%d: %w", stage, task, fenceErr(err))
+		return AttemptStart{}, fmt.Errorf("start attempt of task %d/%d: %w", stage, task, err)
 	}
-	if len(v) != 2 {
+	r, _ := v.([]any)
+	if len(r) != 2 {
 		return AttemptStart{}, fmt.Errorf("start attempt of task %d/%d: unexpected reply %v", stage, task, v)
 	}
-	if v[0] < 0 {
-		return AttemptStart{Committed: true, Failures: int(v[1])}, nil
+	a, _ := r[0].(int64)
+	f, _ := r[1].(int64)
+	if a < 0 {
+		return AttemptStart{Committed: true, Failures: int(f)}, nil
 	}
-	return AttemptStart{Attempt: int(v[0]), Failures: int(v[1])}, nil
+	return AttemptStart{Attempt: int(a), Failures: int(f)}, nil
 }
 
-// Commit makes attempt the task's output unless another attempt won.
+func (s *Store) taskKeys(job string, stage, task int) []string {
+	return []string{kFence(job), kJob(job), kTask(job, stage, task), kStage(job, stage)}
+}
+
+// Commit makes attempt the task's output unless another attempt won
+// (task_commit).
 func (s *Store) Commit(ctx context.Context, job string, fence int64, stage, task, attempt int, result []byte) (won bool, err error) {
-	var n int64
-	err = s.retry(ctx, "commit", func() (err error) {
-		n, err = scriptCommit.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, attempt, result).Int64()
-		return err
-	})
+	v, err := s.do(ctx, trTaskCommit, "", s.taskKeys(job, stage, task), fence, attempt, result)
 	if err != nil {
-		return false, fmt.Errorf("commit task %d/%d attempt %d: %w", stage, task, attempt, fenceErr(err))
+		return false, fmt.Errorf("commit task %d/%d attempt %d: %w", stage, task, attempt, err)
 	}
-	return n == 1, nil
+	return v == int64(1), nil
 }
 
-// Reopen drops a task's committed attempt so that it runs again.
+// Reopen drops a task's committed attempt so that it runs again
+// (task_reopen; nothing happens to a task that is not done).
 func (s *Store) Reopen(ctx context.Context, job string, fence int64, stage, task int) error {
-	err := s.retry(ctx, "reopen", func() error {
-		return scriptReopen.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Err()
-	})
-	if err != nil {
-		return fmt.Errorf("reopen task %d/%d: %w", stage, task, fenceErr(err))
+	if _, err := s.do(ctx, trTaskReopen, "", s.taskKeys(job, stage, task), fence); err != nil {
+		return fmt.Errorf("reopen task %d/%d: %w", stage, task, err)
 	}
 	return nil
 }
 
-// Fail records a failed attempt (state "retrying", "failed" or
-// "input_lost", which does not count against the retry budget).
-func (s *Store) Fail(ctx context.Context, job string, fence int64, stage, task int, msg, state string) error {
-	err := s.retry(ctx, "fail", func() error {
-		return scriptFail.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, msg, state).Err()
-	})
-	if err != nil {
-		return fmt.Errorf("record failure of task %d/%d: %w", stage, task, fenceErr(err))
+// Fail records a failed attempt (task_fail): state TaskRetrying,
+// TaskFailed or TaskInputLost, which does not count against the retry
+// budget. Nothing happens to a task that is done.
+func (s *Store) Fail(ctx context.Context, job string, fence int64, stage, task int, msg string, state TaskState) error {
+	if _, err := s.do(ctx, trTaskFail, "", s.taskKeys(job, stage, task), fence, msg, string(state)); err != nil {
+		return fmt.Errorf("record failure of task %d/%d: %w", stage, task, err)
 	}
 	return nil
 }
 
-// AddRound appends a re-planning round (JSON) to the job's history, if
-// fence still holds the job.
+// AddRound appends a re-planning round (JSON) to the job's history
+// (round_add).
 func (s *Store) AddRound(ctx context.Context, job string, fence int64, round []byte) error {
-	err := s.retry(ctx, "add round", func() error {
-		return scriptAddRound.Run(ctx, s.rdb, []string{kFence(job), kRounds(job)}, fence, round).Err()
-	})
-	if err != nil {
-		return fmt.Errorf("record re-planning round: %w", fenceErr(err))
+	if _, err := s.do(ctx, trRoundAdd, "", []string{kFence(job), kJob(job), kRounds(job)}, fence, round); err != nil {
+		return fmt.Errorf("record re-planning round: %w", err)
 	}
 	return nil
 }
@@ -349,16 +372,21 @@ func (s *Store) Rounds(ctx context.Context, job string) ([]string, error) {
 func (s *Store) Jobs(ctx context.Context, n int64) ([]string, error) {
 	var out []string
 	err := s.retry(ctx, "list jobs", func() (err error) {
-		out, err = s.rdb.ZRevRange(ctx, redisdb.JobsKey, 0, n-1).Result()
+		out, err = s.rdb.ZRevRange(ctx, jobsKey, 0, n-1).Result()
 		return err
 	})
 	return out, err
 }
 
-// Cancel sets the job's cancel flag, which running functions poll.
+// Cancel sets the job's cancel flag, which running functions and the
+// job's driver poll. Cancelling a finished job changes nothing.
 func (s *Store) Cancel(ctx context.Context, job string) error {
-	if _, err := s.Job(ctx, job); err != nil {
+	m, err := s.Job(ctx, job)
+	if err != nil {
 		return err
+	}
+	if Terminal(m["state"]) {
+		return nil
 	}
 	return s.retry(ctx, "cancel", func() error {
 		return s.rdb.Set(ctx, redisdb.CancelKey(job), "1", 0).Err()
@@ -373,4 +401,134 @@ func (s *Store) Cancelled(ctx context.Context, job string) (bool, error) {
 		return err
 	})
 	return n > 0, err
+}
+
+// Orphans returns the running jobs no coordinator holds the lease of,
+// oldest first, whatever their age: it reads the running index, not the
+// job index. It drops from the index the jobs that finished or whose
+// record vanished (what a crash between a job's state change and its
+// index update leaves).
+func (s *Store) Orphans(ctx context.Context) ([]string, error) {
+	var ids []string
+	err := s.retry(ctx, "list running jobs", func() (err error) {
+		ids, err = s.rdb.ZRange(ctx, runningKey, 0, -1).Result()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out, gone []string
+	for len(ids) > 0 {
+		batch := ids[:min(len(ids), 256)]
+		ids = ids[len(batch):]
+		states := make([]*redis.StringCmd, len(batch))
+		leases := make([]*redis.IntCmd, len(batch))
+		err := s.retry(ctx, "read running jobs", func() error {
+			pipe := s.rdb.Pipeline()
+			for i, id := range batch {
+				states[i] = pipe.HGet(ctx, kJob(id), "state")
+				leases[i] = pipe.Exists(ctx, kLease(id))
+			}
+			_, err := pipe.Exec(ctx)
+			if errors.Is(err, redis.Nil) {
+				err = nil // a vanished record
+			}
+			return err
+		})
+		if err != nil {
+			return nil, err
+		}
+		for i, id := range batch {
+			st, err := states[i].Result()
+			switch {
+			case errors.Is(err, redis.Nil), err == nil && JobState(st) != StateRunning:
+				gone = append(gone, id)
+			case err == nil && leases[i].Val() == 0:
+				out = append(out, id)
+			}
+		}
+	}
+	if len(gone) > 0 {
+		members := make([]any, len(gone))
+		for i, id := range gone {
+			members[i] = id
+		}
+		if err := s.retry(ctx, "unindex finished jobs", func() error { return s.rdb.ZRem(ctx, runningKey, members...).Err() }); err != nil {
+			return out, err
+		}
+	}
+	return out, nil
+}
+
+// TrimIndex drops from the job index (and, when collect is false, from
+// the finished index, which GC empties otherwise) jobs submitted before t
+// whose record expired; it returns how many it dropped.
+func (s *Store) TrimIndex(ctx context.Context, t time.Time, collect bool) (int, error) {
+	indexes := []string{jobsKey}
+	if !collect {
+		indexes = append(indexes, finishedKey)
+	}
+	n := 0
+	for _, index := range indexes {
+		for offset := int64(0); ; {
+			var ids []string
+			err := s.retry(ctx, "list old jobs", func() (err error) {
+				ids, err = s.rdb.ZRangeByScore(ctx, index, &redis.ZRangeBy{
+					Min: "-inf", Max: strconv.FormatInt(t.UnixMilli(), 10), Offset: offset, Count: 500}).Result()
+				return err
+			})
+			if err != nil || len(ids) == 0 {
+				return n, err
+			}
+			exists := make([]*redis.IntCmd, len(ids))
+			err = s.retry(ctx, "read old jobs", func() error {
+				pipe := s.rdb.Pipeline()
+				for i, id := range ids {
+					exists[i] = pipe.Exists(ctx, kJob(id))
+				}
+				_, err := pipe.Exec(ctx)
+				return err
+			})
+			if err != nil {
+				return n, err
+			}
+			var gone []any
+			for i, id := range ids {
+				if exists[i].Val() == 0 {
+					gone = append(gone, id)
+				}
+			}
+			if len(gone) > 0 {
+				if err := s.retry(ctx, "trim job index", func() error { return s.rdb.ZRem(ctx, index, gone...).Err() }); err != nil {
+					return n, err
+				}
+			}
+			n += len(gone)
+			offset += int64(len(ids) - len(gone))
+			if len(ids) < 500 {
+				break
+			}
+		}
+	}
+	return n, nil
+}
+
+// JobState returns a job's state; ok is false when it has no record.
+func (s *Store) JobState(ctx context.Context, job string) (state JobState, ok bool, err error) {
+	var st string
+	err = s.retry(ctx, "read job state", func() (err error) {
+		st, err = s.rdb.HGet(ctx, kJob(job), "state").Result()
+		return err
+	})
+	if errors.Is(err, redis.Nil) {
+		return "", false, nil
+	}
+	return JobState(st), err == nil, err
+}
+
+// MarkCollected records that a finished job's objects were deleted
+// (job_collected).
+func (s *Store) MarkCollected(ctx context.Context, job string, at time.Time) error {
+	_, err := s.do(ctx, trJobCollected, "", []string{kJob(job)}, at.UTC().Format(time.RFC3339Nano))
+	return err
 }

@@ -102,6 +102,7 @@ type attemptOutcome struct {
 	retry   string               // set when another attempt should run
 	noCount bool                 // the retry does not spend the task's budget (a lost input)
 	lost    string               // the input object found missing or corrupt, to repair before retrying
+	timeout bool                 // the retried attempt ran past its deadline
 	err     error                // fails the task (and stage)
 	took    time.Duration
 }
@@ -129,6 +130,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 	live := map[int]bool{} // attempts in flight
 	inflight, hedges := 0, 0
 	var lastErr string
+	lastTimeout := false       // the last failed attempt ran past its deadline
 	var runningSince time.Time // start of the oldest attempt in flight
 	log := c.log.With("job", run.id, "stage", st.ID, "task", t)
 
@@ -150,9 +152,13 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				}
 			}
 			msg := fmt.Sprintf("stage %d task %d failed after %d attempts: %s", st.ID, t, a.Attempt-1, lastErr)
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, "failed")
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, msg, TaskFailed)
 			c.metrics.Tasks.WithLabelValues("failed").Inc()
-			return nil, true, &JobError{Msg: msg}
+			code := plan.CodeRetriesExhausted
+			if lastTimeout {
+				code = plan.CodeTaskTimeout
+			}
+			return nil, true, &JobError{Code: code, Msg: msg}
 		}
 		inflight++
 		live[a.Attempt] = true
@@ -223,7 +229,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				}
 				return nil, o.err
 			}
-			lastErr = o.retry
+			lastErr, lastTimeout = o.retry, o.timeout
 			if inflight > 0 {
 				continue // another attempt of the task is still running
 			}
@@ -304,18 +310,30 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			err = fmt.Errorf("attempt %d ran past the task deadline (%v): %w", attempt, c.cfg.TaskTimeout, err)
 		}
 		log.Warn("task attempt failed", "err", err)
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), "retrying"); err != nil {
+		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), TaskRetrying); err != nil {
 			return ended(attemptOutcome{err: err}, label)
 		}
-		return ended(attemptOutcome{retry: err.Error()}, label)
+		return ended(attemptOutcome{retry: err.Error(), timeout: label == outcomeTimeout}, label)
 	}
 	if res.Error != "" {
 		c.discard(prefix)
-		switch res.Kind {
-		case function.ErrUser:
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
+		switch class := resultClass(res); {
+		case res.Kind == function.ErrCancelled, res.Kind == function.ErrInputLost:
+		case !class.Retryable():
+			// The query's fault (or a bug): another attempt fails the
+			// same way, so the task fails on this one.
+			code := res.Code
+			if code == "" {
+				code = plan.CodeRuntime // a function that reports no codes
+			}
+			log.Info("task failed: not retried", "err", res.Error, "code", code, "class", class)
+			c.metrics.Failures.WithLabelValues(string(class)).Inc()
+			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, code+": "+res.Error, TaskFailed)
 			c.metrics.Tasks.WithLabelValues("failed").Inc()
-			return ended(attemptOutcome{err: &JobError{Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error), User: true}}, outcomeUser)
+			return ended(attemptOutcome{err: &JobError{Code: code, Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error)}}, outcomeUser)
+		}
+		switch res.Kind {
 		case function.ErrCancelled:
 			if ctx.Err() != nil {
 				return ended(attemptOutcome{err: ctx.Err()}, outcomeCancelled)
@@ -330,13 +348,14 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 				break // an older function that does not name the object: retry
 			}
 			log.Warn("task input lost: running its producer again", "err", res.Error, "object", res.LostKey)
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "input_lost"); err != nil {
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskInputLost); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeInputLost)
 			}
 			return ended(attemptOutcome{retry: res.Error, noCount: true, lost: res.LostKey}, outcomeInputLost)
 		}
 		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "retrying"); err != nil {
+		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
+		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskRetrying); err != nil {
 			return ended(attemptOutcome{err: err}, outcomeTransient)
 		}
 		return ended(attemptOutcome{retry: res.Error}, outcomeTransient)
@@ -353,6 +372,18 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		return ended(attemptOutcome{res: res, err: err}, outcomeLostRace)
 	}
 	return ended(attemptOutcome{res: res}, outcomeCommitted)
+}
+
+// resultClass is the class of a failed task result: its code's, or for a
+// function that reports no code, what its kind says.
+func resultClass(res *function.TaskResult) plan.Class {
+	if res.Code != "" {
+		return plan.ClassOf(res.Code)
+	}
+	if res.Kind == function.ErrUser {
+		return plan.ClassUser
+	}
+	return plan.ClassTransient
 }
 
 // discard deletes the objects of an attempt that will never be committed,

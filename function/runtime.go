@@ -58,7 +58,7 @@ func (r *Runtime) Handle(ctx context.Context, body []byte) []byte {
 	spec, err := DecodeSpec(body)
 	var res *TaskResult
 	if err != nil {
-		res = &TaskResult{Error: err.Error(), Kind: ErrUser}
+		res = &TaskResult{Error: err.Error(), Kind: ErrUser, Code: plan.CodeBadSpec}
 	} else {
 		res = r.Run(ctx, spec)
 	}
@@ -90,13 +90,24 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	if err != nil {
 		res.Error = err.Error()
 		res.Kind = Classify(err)
+		if res.Kind != ErrCancelled && res.Kind != ErrInputLost {
+			res.Code = plan.CodeOf(err)
+		}
 		if key, ok := shuffle.FailedObject(err); ok {
 			res.LostKey = key
 			if info, perr := shuffle.ParseKey(key); perr == nil {
 				res.LostStage = info.Stage
 			}
 		}
-		log.Warn("task failed", "err", err, "kind", res.Kind)
+		if res.Kind == ErrCancelled {
+			log.Info("task stopped: cancelled", "err", err)
+			return res
+		}
+		level := slog.LevelWarn
+		if c := plan.ClassOf(res.Code); c == plan.ClassUser || c == plan.ClassUnsupported {
+			level = slog.LevelInfo // the query's fault, reported to its user: not an operational problem
+		}
+		log.Log(ctx, level, "task failed", "err", err, "kind", res.Kind, "code", res.Code)
 		return res
 	}
 	log.Debug("task done", "rows", res.Rows, "bytes", res.Bytes, "seconds", res.Seconds)
@@ -133,8 +144,8 @@ func Classify(err error) ErrorKind {
 		return ErrCancelled
 	case errors.Is(err, shuffle.ErrCorrupt), errors.Is(err, shuffle.ErrMissing):
 		return ErrInputLost
-	case plan.IsUserError(err), errors.Is(err, exec.ErrMemoryLimit), errors.Is(err, exec.ErrIntegerOverflow):
-		return ErrUser
+	case !plan.ClassOf(plan.CodeOf(err)).Retryable():
+		return ErrUser // user, unsupported or internal: another attempt fails the same way
 	}
 	return ErrTransient
 }

@@ -67,8 +67,9 @@ type Input struct {
 type ErrorKind string
 
 const (
-	// ErrUser: the query itself is wrong (a type error at run time, a
-	// decimal overflow, a memory limit); retrying cannot help.
+	// ErrUser: retrying cannot help: the query itself is wrong (a bad
+	// cast, an overflow, a memory limit) or a bug made the plan unfit
+	// (TaskResult.Code says which, and its class).
 	ErrUser ErrorKind = "user"
 	// ErrTransient: infrastructure trouble (S3, network); retry.
 	ErrTransient ErrorKind = "transient"
@@ -102,9 +103,12 @@ type TaskResult struct {
 	NotInvoked bool    `json:"not_invoked,omitempty"`
 	Seconds    float64 `json:"seconds"`
 	// Error, when set, says why the task failed; Kind says what to do.
-	Error     string    `json:"error,omitempty"`
-	Kind      ErrorKind `json:"kind,omitempty"`
-	LostStage int       `json:"lost_stage,omitempty"`
+	Error string    `json:"error,omitempty"`
+	Kind  ErrorKind `json:"kind,omitempty"`
+	// Code is the error's registry code (plan.Codes), "" when it has
+	// none; its class decides whether the coordinator retries.
+	Code      string `json:"code,omitempty"`
+	LostStage int    `json:"lost_stage,omitempty"`
 	// LostKey names the input object found missing or corrupt (Kind
 	// input_lost): the coordinator runs the task that wrote it again.
 	LostKey string `json:"lost_key,omitempty"`

@@ -300,7 +300,11 @@ func RunQuery(ctx context.Context, c *coordinator.Client, sql string, adaptive *
 		return nil, err
 	}
 	if js.State != coordinator.StateSucceeded {
-		return &Result{Job: job, Status: js}, fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
+		err := fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
+		if js.Code != "" {
+			err = plan.WithCode(js.Code, err) // the message starts with the code already
+		}
+		return &Result{Job: job, Status: js}, err
 	}
 	schema, recs, err := c.Result(ctx, job)
 	if err != nil {

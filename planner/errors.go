@@ -4,19 +4,22 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // Error codes a user can cause. They are stable: users, tests and tools match
-// on the code, never on the message.
+// on the code, never on the message. The registry (codes, classes, docs) is
+// plan.Codes; these names are kept for the planner's own use.
 const (
-	CodeSyntax      = "SL001" // the SQL does not parse
-	CodeUnknownTbl  = "SL002" // FROM names a table the catalog does not know, or a qualifier no FROM item has
-	CodeUnknownCol  = "SL003" // a column reference resolves to nothing
-	CodeType        = "SL004" // operand types do not fit an operator, function or clause
-	CodeUnsupported = "SL005" // valid SQL that sluice does not run (yet)
-	CodeAmbiguous   = "SL006" // a name resolves to more than one column
-	CodeGrouping    = "SL007" // misuse of GROUP BY / aggregates (ungrouped column, aggregate in WHERE, nesting)
-	CodeValue       = "SL008" // a constant is invalid or out of range (bad date, LIMIT -1, ORDER BY 9 of 2 columns)
+	CodeSyntax      = plan.CodeSyntax      // the SQL does not parse
+	CodeUnknownTbl  = plan.CodeUnknownTbl  // FROM names a table the catalog does not know, or a qualifier no FROM item has
+	CodeUnknownCol  = plan.CodeUnknownCol  // a column reference resolves to nothing
+	CodeType        = plan.CodeType        // operand types do not fit an operator, function or clause
+	CodeUnsupported = plan.CodeUnsupported // valid SQL that sluice does not run (yet)
+	CodeAmbiguous   = plan.CodeAmbiguous   // a name resolves to more than one column
+	CodeGrouping    = plan.CodeGrouping    // misuse of GROUP BY / aggregates (ungrouped column, aggregate in WHERE, nesting)
+	CodeValue       = plan.CodeValue       // a constant is invalid or out of range (bad date, LIMIT -1, ORDER BY 9 of 2 columns)
 )
 
 // ErrUnknownTable is wrapped by a Catalog's error for a table it does not
@@ -39,6 +42,11 @@ func (e *Error) Error() string {
 	}
 	return fmt.Sprintf("%s: %s", e.Code, e.Msg)
 }
+
+// ErrorCode and ErrorPosition let every layer read the code and position
+// (plan.CodeOf, plan.PositionOf) without importing the planner.
+func (e *Error) ErrorCode() string  { return e.Code }
+func (e *Error) ErrorPosition() int { return e.Pos }
 
 // Unwrap returns the underlying cause, so errors.Is(err, ErrUnknownTable)
 // holds for SL002 errors raised from the catalog.

@@ -21,6 +21,9 @@ const (
 	// FinishedKey is a ZSET of finished jobs by finish time (ms), until
 	// retention GC deleted their objects.
 	FinishedKey = "sluice:finished"
+	// RunningKey is a ZSET of the jobs not finished, by submit time (ms):
+	// what recovery scans for unleased jobs, whatever their age.
+	RunningKey = "sluice:running"
 	// CatalogKey is a HASH of table name -> table JSON.
 	CatalogKey = "sluice:catalog"
 )

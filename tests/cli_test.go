@@ -79,6 +79,7 @@ func TestCLI(t *testing.T) {
 		{"unknown table", nil, []string{"local", "query", "--data", dir, "select * from nosuch"}, []string{"SL002", "nosuch"}},
 		{"unknown column", nil, []string{"local", "query", "--data", dir, "select l_nosuch from lineitem"}, []string{"SL003", "l_nosuch"}},
 		{"type mismatch", nil, []string{"local", "query", "--data", dir, "select count(*) from lineitem where l_shipdate = 5"}, []string{"SL004", "date"}},
+		{"bad cast (run time, not retried)", nil, []string{"local", "query", "--data", dir, "select cast(l_comment as integer) from lineitem"}, []string{"SL101", "cannot cast string", "stage"}},
 		{"unreachable redis", nil, []string{"local", "query", "--data", dir, "--redis", "redis://127.0.0.1:1", "select 1 from nation"}, []string{"redis", "127.0.0.1:1"}},
 		{"unreachable S3", []string{"SLUICE_S3_ENDPOINT=127.0.0.1:1"}, []string{"shuffle", "ls", "somejob"}, []string{"127.0.0.1:1"}},
 		{"missing data dir", nil, []string{"local", "query", "--data", filepath.Join(dir, "nope"), "select 1"}, []string{"nope"}},

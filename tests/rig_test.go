@@ -357,7 +357,7 @@ func (r *rig) doneStages(job string) map[int]string {
 	out := map[int]string{}
 	for _, st := range r.graph(job).Stages {
 		sm, _ := r.rdb.HGetAll(ctx, redisdb.StageKey(job, st.ID)).Result()
-		if sm["state"] != coordinator.StageDone {
+		if sm["state"] != string(coordinator.StageDone) {
 			continue
 		}
 		n, _ := strconv.Atoi(sm["tasks"])

@@ -403,7 +403,7 @@ func castString(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Ar
 	offs, data := strOffsets(a)
 	vb, voff := validityOf(a)
 	bad := func(b []byte) error {
-		return fmt.Errorf("cannot cast string %q to %s", b, to)
+		return plan.Errorf(plan.CodeInvalidCast, "cannot cast string %q to %s", b, to)
 	}
 	switch to.ID {
 	case plan.Int64:

@@ -124,7 +124,7 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 	}
 	if f.Delimiter != "" {
 		if len(f.Delimiter) != 1 || f.Delimiter[0] == '"' || f.Delimiter[0] == '\n' || f.Delimiter[0] == '\r' {
-			return nil, plan.UserErrorf("csv scan of %s: delimiter %q is not a single ASCII character other than quote or line break", s.name, f.Delimiter)
+			return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: delimiter %q is not a single ASCII character other than quote or line break", s.name, f.Delimiter)
 		}
 		s.delim = f.Delimiter[0]
 	}
@@ -233,7 +233,7 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			nf-- // trailing delimiter
 		}
 		if nf != s.nFile {
-			return nil, plan.UserErrorf("csv scan of %s: line %d: %d fields, want %d", s.name, s.recLine, len(s.fields), s.nFile)
+			return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d: %d fields, want %d", s.name, s.recLine, len(s.fields), s.nFile)
 		}
 		for fi, pc := range s.fileCol {
 			if pc < 0 {
@@ -250,7 +250,7 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				continue
 			}
 			if err := s.parsed[pc].appendValue(v); err != nil {
-				return nil, plan.UserErrorf("csv scan of %s: line %d, column %q: %w", s.name, s.recLine, s.parsed[pc].name, err)
+				return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d, column %q: %w", s.name, s.recLine, s.parsed[pc].name, err)
 			}
 		}
 		rows++
@@ -372,7 +372,7 @@ func (s *CSVScan) parseRecord() (bool, error) {
 					if !s.eof {
 						return false, errRefill
 					}
-					return false, plan.UserErrorf("csv scan of %s: line %d: quoted field not terminated", s.name, s.recLine1(lines))
+					return false, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d: quoted field not terminated", s.name, s.recLine1(lines))
 				}
 				lines += int64(bytes.Count(buf[q:q+i], []byte{'\n'}))
 				if f.esc {
@@ -402,7 +402,7 @@ func (s *CSVScan) parseRecord() (bool, error) {
 				break
 			}
 			if p < end && buf[p] != delim && buf[p] != '\n' && buf[p] != '\r' {
-				return false, plan.UserErrorf("csv scan of %s: line %d: unexpected %q after a quoted field", s.name, s.recLine1(lines), buf[p])
+				return false, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d: unexpected %q after a quoted field", s.name, s.recLine1(lines), buf[p])
 			}
 		} else {
 			for p < end {

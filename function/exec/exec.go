@@ -73,11 +73,11 @@ func (o Options) withDefaults() Options {
 }
 
 // ErrMemoryLimit is matched (errors.Is) by every *MemoryLimitError.
-var ErrMemoryLimit = errors.New("memory limit exceeded")
+var ErrMemoryLimit error = &plan.CodedError{Code: plan.CodeMemoryLimit, Err: errors.New("memory limit exceeded")}
 
 // ErrIntegerOverflow is wrapped by errors of int64 arithmetic and SUMs that
 // do not fit in 64 bits.
-var ErrIntegerOverflow = errors.New("integer overflow")
+var ErrIntegerOverflow error = &plan.CodedError{Code: plan.CodeIntegerOverflow, Err: errors.New("integer overflow")}
 
 // MemoryLimitError reports that an operator needed more memory than the
 // fragment's limit allows.

@@ -1,9 +1,6 @@
 package plan
 
-import (
-	"errors"
-	"fmt"
-)
+import "fmt"
 
 // UserError marks an error caused by the query or its data rather than the
 // infrastructure: retrying cannot help, so the coordinator fails the job at
@@ -18,9 +15,10 @@ func UserErrorf(format string, args ...any) error {
 	return &UserError{Err: fmt.Errorf(format, args...)}
 }
 
-// IsUserError reports whether err is the user's: a UserError anywhere in its
-// chain, or a decimal overflow.
+// IsUserError reports whether err is the user's: it carries a code of class
+// user (a UserError anywhere in its chain, a decimal overflow, a coded
+// error such as a bad cast).
 func IsUserError(err error) bool {
-	var ue *UserError
-	return errors.As(err, &ue) || errors.Is(err, ErrDecimalOverflow)
+	c := CodeOf(err)
+	return c != "" && ClassOf(c) == ClassUser
 }

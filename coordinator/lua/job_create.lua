@@ -1,0 +1,11 @@
+-- job_create: none -> running. KEYS: job. ARGV: field, value, ...
+-- Refused when the record exists (job ids are unique: a second create is
+-- a bug or a replay).
+if redis.call('EXISTS', KEYS[1]) == 1 then
+  return redis.error_reply('REFUSED job ' .. (redis.call('HGET', KEYS[1], 'state') or 'exists'))
+end
+for i = 1, #ARGV, 2 do
+  if ARGV[i] ~= 'state' then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+redis.call('HSET', KEYS[1], 'state', 'running')
+return 1
