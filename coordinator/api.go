@@ -162,7 +162,8 @@ func (a *API) cancelJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) result(w http.ResponseWriter, r *http.Request) {
-	refs, schema, err := a.c.store.ResultObjects(r.Context(), r.PathValue("id"))
+	job := r.PathValue("id")
+	refs, schema, err := a.c.store.ResultObjects(r.Context(), job)
 	if err != nil {
 		code := http.StatusConflict
 		if errors.Is(err, ErrJobNotFound) {
@@ -171,15 +172,82 @@ func (a *API) result(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, code, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/vnd.apache.arrow.stream")
-	if err := WriteResult(r.Context(), a.c.bucket, refs, schema, w); err != nil {
-		a.c.log.Error("stream result", "job", r.PathValue("id"), "err", err)
+	// Every result object must be there and whole before the 200 header
+	// goes out: after it, an error can only abort the stream. (The bucket
+	// waits out an object store outage of up to S3Outage.)
+	if err := CheckObjects(r.Context(), a.c.bucket, refs); err != nil {
+		a.c.log.Error("result not readable", "job", job, "err", err)
+		writeErr(w, http.StatusServiceUnavailable, fmt.Errorf("result of job %s cannot be read: %w", job, err))
+		return
 	}
+	w.Header().Set("Content-Type", "application/vnd.apache.arrow.stream")
+	cw := &countingWriter{w: w}
+	if err := WriteResult(r.Context(), a.c.bucket, refs, schema, cw); err != nil {
+		a.c.log.Error("stream result", "job", job, "err", err)
+		if cw.n == 0 {
+			w.Header().Del("Content-Type")
+			writeErr(w, http.StatusServiceUnavailable, fmt.Errorf("result of job %s cannot be read: %w", job, err))
+			return
+		}
+		// Part of the stream is out: cut the connection so that the
+		// client sees a broken stream, never a short answer.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// CheckObjects checks that every object of refs exists with its recorded
+// size, a few at a time. It is the check before an answer is promised.
+func CheckObjects(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRef) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, 8)
+	errc := make(chan error, len(refs))
+	for _, ref := range refs {
+		sem <- struct{}{}
+		go func(ref shuffle.ObjectRef) {
+			defer func() { <-sem }()
+			info, err := b.Stat(ctx, ref.Key)
+			switch {
+			case errors.Is(err, objstore.ErrNotFound):
+				err = &shuffle.MissingError{Key: ref.Key, Err: err}
+			case err != nil:
+				err = fmt.Errorf("stat %s: %w", ref.Key, err)
+			case ref.Bytes > 0 && info.Size != ref.Bytes:
+				err = &shuffle.CorruptError{Key: ref.Key, Reason: fmt.Sprintf("size %d, want %d", info.Size, ref.Bytes)}
+			}
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}(ref)
+	}
+	var first error
+	for range refs {
+		if err := <-errc; err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	return first
 }
 
 // WriteResult streams result objects as one Arrow IPC stream whose columns
 // carry the user's names (schema gives names, and types when there are no
-// rows at all).
+// rows at all). When an object cannot be read completely it returns the
+// error without ending the stream: the end-of-stream marker is written
+// only after every object was read, so a reader can tell a complete
+// result from a cut one.
 func WriteResult(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRef, schema *arrow.Schema, w io.Writer) error {
 	var wr *ipc.Writer
 	err := shuffle.ReadObjects(ctx, b, refs, func(rec arrow.RecordBatch) error {
@@ -190,13 +258,13 @@ func WriteResult(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRe
 		}
 		return wr.Write(renamed)
 	})
+	if err != nil {
+		return err
+	}
 	if wr == nil {
 		wr = ipc.NewWriter(w, ipc.WithSchema(schema))
 	}
-	if cerr := wr.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return wr.Close()
 }
 
 // renameColumns gives rec's columns the names of schema, keeping rec's types.
