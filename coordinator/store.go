@@ -109,13 +109,14 @@ return 1
 `)
 
 // failAttempt records a failed attempt. Failures count against the task's
-// retry budget, except a lost input (the producer's fault, not the task's).
+// retry budget, except a lost input (the producer's fault, not the task's)
+// and an infrastructure outage within its budget ("waiting").
 // KEYS: fence, task, stage. ARGV: fence, error, state.
 var scriptFail = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
 if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
 redis.call('HSET', KEYS[2], 'state', ARGV[3], 'error', ARGV[2])
-if ARGV[3] ~= 'input_lost' then
+if ARGV[3] ~= 'input_lost' and ARGV[3] ~= 'waiting' then
   redis.call('HINCRBY', KEYS[2], 'failures', 1)
   redis.call('HINCRBY', KEYS[3], 'failures', 1)
 end

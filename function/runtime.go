@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +91,9 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	if err != nil {
 		res.Error = err.Error()
 		res.Kind = Classify(err)
+		if res.Kind == ErrTransient {
+			res.Outage = outageOf(err)
+		}
 		if key, ok := shuffle.FailedObject(err); ok {
 			res.LostKey = key
 			if info, perr := shuffle.ParseKey(key); perr == nil {
@@ -140,6 +144,22 @@ func Classify(err error) ErrorKind {
 }
 
 var errCancelled = errors.New("job cancelled")
+
+// outageOf names the service whose outage caused a transient failure, or
+// "" when it was something else.
+func outageOf(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "" // the task's own deadline
+	}
+	if objstore.Transient(err) {
+		return "object store"
+	}
+	s := err.Error()
+	if strings.Contains(s, "objstore:") && (strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset")) {
+		return "object store" // an error the parquet reader re-wrapped as text
+	}
+	return ""
+}
 
 func (r *Runtime) stage(ctx context.Context, key string) (*plan.Stage, error) {
 	r.mu.Lock()
