@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -31,14 +32,24 @@ import (
 //	GET  /healthz
 //
 // With a Token every route but /healthz requires it as a bearer token.
+// Error answers never carry credentials (redact.String).
 type API struct {
 	c *Coordinator
 	// Token, when set, is the bearer token every request must carry.
 	Token string
+	// MaxSQLBytes bounds the SQL text of a submission or explain
+	// (default DefaultMaxSQLBytes); larger ones get HTTP 413, CodeSQLTooLarge.
+	MaxSQLBytes int
 }
 
+// DefaultMaxSQLBytes is the default limit on SQL text.
+const DefaultMaxSQLBytes = 1 << 20
+
+// CodeSQLTooLarge is the error code of SQL text over the limit.
+const CodeSQLTooLarge = "SL090"
+
 // NewAPI returns the HTTP API of c.
-func NewAPI(c *Coordinator) *API { return &API{c: c} }
+func NewAPI(c *Coordinator) *API { return &API{c: c, MaxSQLBytes: DefaultMaxSQLBytes} }
 
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
@@ -92,13 +103,45 @@ func writeJSON(w http.ResponseWriter, code int, v any) {
 }
 
 func writeErr(w http.ResponseWriter, code int, err error) {
-	writeJSON(w, code, ErrorBody{Error: err.Error()})
+	writeJSON(w, code, ErrorBody{Error: redact.String(err.Error())})
+}
+
+// decodeSQL reads a request carrying SQL text, refusing text over the
+// limit (413, CodeSQLTooLarge) before it reaches the planner or Redis.
+func (a *API) decodeSQL(w http.ResponseWriter, r *http.Request) (SubmitRequest, bool) {
+	var req SubmitRequest
+	limit := a.MaxSQLBytes
+	if limit <= 0 {
+		limit = DefaultMaxSQLBytes
+	}
+	tooLarge := func(n string) {
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%s: SQL text of %s is larger than the limit of %d bytes (coordinator --max-sql-bytes)",
+			CodeSQLTooLarge, n, limit))
+	}
+	maxBody := int64(limit)*2 + 64<<10 // JSON escaping and the other fields
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("read request: %w", err))
+		return req, false
+	}
+	if int64(len(body)) > maxBody {
+		tooLarge(fmt.Sprintf("more than %d bytes", maxBody))
+		return req, false
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+		return req, false
+	}
+	if len(req.SQL) > limit {
+		tooLarge(fmt.Sprintf("%d bytes", len(req.SQL)))
+		return req, false
+	}
+	return req, true
 }
 
 func (a *API) submit(w http.ResponseWriter, r *http.Request) {
-	var req SubmitRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-		writeErr(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+	req, ok := a.decodeSQL(w, r)
+	if !ok {
 		return
 	}
 	job, err := a.c.Submit(r.Context(), req.SQL, SubmitOptions{Adaptive: req.Adaptive})
@@ -110,9 +153,8 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) explain(w http.ResponseWriter, r *http.Request) {
-	var req SubmitRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-		writeErr(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+	req, ok := a.decodeSQL(w, r)
+	if !ok {
 		return
 	}
 	_, text, err := a.c.planner.Plan(r.Context(), req.SQL)
@@ -146,6 +188,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, code, err)
 		return
 	}
+	js.Error, js.Waiting = redact.String(js.Error), redact.String(js.Waiting)
 	writeJSON(w, http.StatusOK, js)
 }
 
