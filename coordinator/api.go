@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
@@ -32,14 +33,24 @@ import (
 //	GET  /healthz
 //
 // With a Token every route but /healthz requires it as a bearer token.
+// Error answers never carry credentials (redact.String).
 type API struct {
 	c *Coordinator
 	// Token, when set, is the bearer token every request must carry.
 	Token string
+	// MaxSQLBytes bounds the SQL text of a submission or explain
+	// (default DefaultMaxSQLBytes); larger ones get HTTP 413, CodeSQLTooLarge.
+	MaxSQLBytes int
 }
 
+// DefaultMaxSQLBytes is the default limit on SQL text.
+const DefaultMaxSQLBytes = 1 << 20
+
+// CodeSQLTooLarge is the error code of SQL text over the limit.
+const CodeSQLTooLarge = "SL090"
+
 // NewAPI returns the HTTP API of c.
-func NewAPI(c *Coordinator) *API { return &API{c: c} }
+func NewAPI(c *Coordinator) *API { return &API{c: c, MaxSQLBytes: DefaultMaxSQLBytes} }
 
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
@@ -94,7 +105,7 @@ type ErrorBody struct {
 
 // errorBody describes err for the API.
 func errorBody(err error) ErrorBody {
-	b := ErrorBody{Message: err.Error(), Code: plan.CodeOf(err), Position: plan.PositionOf(err)}
+	b := ErrorBody{Message: redact.String(err.Error()), Code: plan.CodeOf(err), Position: plan.PositionOf(err)}
 	if b.Code != "" {
 		b.Class = string(plan.ClassOf(b.Code))
 	}
@@ -111,10 +122,42 @@ func writeErr(w http.ResponseWriter, code int, err error) {
 	writeJSON(w, code, errorBody(err))
 }
 
-func (a *API) submit(w http.ResponseWriter, r *http.Request) {
+// decodeSQL reads a request carrying SQL text, refusing text over the
+// limit (413, CodeSQLTooLarge) before it reaches the planner or Redis.
+func (a *API) decodeSQL(w http.ResponseWriter, r *http.Request) (SubmitRequest, bool) {
 	var req SubmitRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
+	limit := a.MaxSQLBytes
+	if limit <= 0 {
+		limit = DefaultMaxSQLBytes
+	}
+	tooLarge := func(n string) {
+		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%s: SQL text of %s is larger than the limit of %d bytes (coordinator --max-sql-bytes)",
+			CodeSQLTooLarge, n, limit))
+	}
+	maxBody := int64(limit)*2 + 64<<10 // JSON escaping and the other fields
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil {
+		writeErr(w, http.StatusBadRequest, fmt.Errorf("read request: %w", err))
+		return req, false
+	}
+	if int64(len(body)) > maxBody {
+		tooLarge(fmt.Sprintf("more than %d bytes", maxBody))
+		return req, false
+	}
+	if err := json.Unmarshal(body, &req); err != nil {
 		writeErr(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+		return req, false
+	}
+	if len(req.SQL) > limit {
+		tooLarge(fmt.Sprintf("%d bytes", len(req.SQL)))
+		return req, false
+	}
+	return req, true
+}
+
+func (a *API) submit(w http.ResponseWriter, r *http.Request) {
+	req, ok := a.decodeSQL(w, r)
+	if !ok {
 		return
 	}
 	job, err := a.c.Submit(r.Context(), req.SQL, SubmitOptions{Adaptive: req.Adaptive})
@@ -126,9 +169,8 @@ func (a *API) submit(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) explain(w http.ResponseWriter, r *http.Request) {
-	var req SubmitRequest
-	if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&req); err != nil {
-		writeErr(w, http.StatusBadRequest, fmt.Errorf("decode request: %w", err))
+	req, ok := a.decodeSQL(w, r)
+	if !ok {
 		return
 	}
 	_, text, err := a.c.planner.Plan(r.Context(), req.SQL)
@@ -162,6 +204,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, code, err)
 		return
 	}
+	js.Error, js.Waiting = redact.String(js.Error), redact.String(js.Waiting)
 	writeJSON(w, http.StatusOK, js)
 }
 
@@ -178,7 +221,8 @@ func (a *API) cancelJob(w http.ResponseWriter, r *http.Request) {
 }
 
 func (a *API) result(w http.ResponseWriter, r *http.Request) {
-	refs, schema, err := a.c.store.ResultObjects(r.Context(), r.PathValue("id"))
+	job := r.PathValue("id")
+	refs, schema, err := a.c.store.ResultObjects(r.Context(), job)
 	var failed *JobError
 	if errors.As(err, &failed) {
 		writeErr(w, http.StatusConflict, err) // the job's own error, with its code
@@ -192,15 +236,82 @@ func (a *API) result(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, code, err)
 		return
 	}
-	w.Header().Set("Content-Type", "application/vnd.apache.arrow.stream")
-	if err := WriteResult(r.Context(), a.c.bucket, refs, schema, w); err != nil {
-		a.c.log.Error("stream result", "job", r.PathValue("id"), "err", err)
+	// Every result object must be there and whole before the 200 header
+	// goes out: after it, an error can only abort the stream. (The bucket
+	// waits out an object store outage of up to S3Outage.)
+	if err := CheckObjects(r.Context(), a.c.bucket, refs); err != nil {
+		a.c.log.Error("result not readable", "job", job, "err", err)
+		writeErr(w, http.StatusServiceUnavailable, fmt.Errorf("result of job %s cannot be read: %w", job, err))
+		return
 	}
+	w.Header().Set("Content-Type", "application/vnd.apache.arrow.stream")
+	cw := &countingWriter{w: w}
+	if err := WriteResult(r.Context(), a.c.bucket, refs, schema, cw); err != nil {
+		a.c.log.Error("stream result", "job", job, "err", err)
+		if cw.n == 0 {
+			w.Header().Del("Content-Type")
+			writeErr(w, http.StatusServiceUnavailable, fmt.Errorf("result of job %s cannot be read: %w", job, err))
+			return
+		}
+		// Part of the stream is out: cut the connection so that the
+		// client sees a broken stream, never a short answer.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// countingWriter counts the bytes written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
+}
+
+// CheckObjects checks that every object of refs exists with its recorded
+// size, a few at a time. It is the check before an answer is promised.
+func CheckObjects(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRef) error {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	sem := make(chan struct{}, 8)
+	errc := make(chan error, len(refs))
+	for _, ref := range refs {
+		sem <- struct{}{}
+		go func(ref shuffle.ObjectRef) {
+			defer func() { <-sem }()
+			info, err := b.Stat(ctx, ref.Key)
+			switch {
+			case errors.Is(err, objstore.ErrNotFound):
+				err = &shuffle.MissingError{Key: ref.Key, Err: err}
+			case err != nil:
+				err = fmt.Errorf("stat %s: %w", ref.Key, err)
+			case ref.Bytes > 0 && info.Size != ref.Bytes:
+				err = &shuffle.CorruptError{Key: ref.Key, Reason: fmt.Sprintf("size %d, want %d", info.Size, ref.Bytes)}
+			}
+			if err != nil {
+				cancel()
+			}
+			errc <- err
+		}(ref)
+	}
+	var first error
+	for range refs {
+		if err := <-errc; err != nil && (first == nil || errors.Is(first, context.Canceled)) {
+			first = err
+		}
+	}
+	return first
 }
 
 // WriteResult streams result objects as one Arrow IPC stream whose columns
 // carry the user's names (schema gives names, and types when there are no
-// rows at all).
+// rows at all). When an object cannot be read completely it returns the
+// error without ending the stream: the end-of-stream marker is written
+// only after every object was read, so a reader can tell a complete
+// result from a cut one.
 func WriteResult(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRef, schema *arrow.Schema, w io.Writer) error {
 	var wr *ipc.Writer
 	err := shuffle.ReadObjects(ctx, b, refs, func(rec arrow.RecordBatch) error {
@@ -211,13 +322,13 @@ func WriteResult(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectRe
 		}
 		return wr.Write(renamed)
 	})
+	if err != nil {
+		return err
+	}
 	if wr == nil {
 		wr = ipc.NewWriter(w, ipc.WithSchema(schema))
 	}
-	if cerr := wr.Close(); err == nil {
-		err = cerr
-	}
-	return err
+	return wr.Close()
 }
 
 // renameColumns gives rec's columns the names of schema, keeping rec's types.

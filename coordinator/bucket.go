@@ -80,3 +80,13 @@ func (t retryTables) Layout(ctx context.Context, table string) (lay *layout.Tabl
 	err = t.s.retry(ctx, "read catalog", func() (err error) { lay, err = t.Tables.Layout(ctx, table); return err })
 	return lay, err
 }
+
+func (b patientBucket) Stat(ctx context.Context, key string) (out objstore.ObjectInfo, err error) {
+	err = b.patient(ctx, func() (err error) { out, err = b.Bucket.Stat(ctx, key); return err })
+	return out, err
+}
+
+func (b patientBucket) GetRange(ctx context.Context, key string, off, n int64) (out []byte, err error) {
+	err = b.patient(ctx, func() (err error) { out, err = b.Bucket.GetRange(ctx, key, off, n); return err })
+	return out, err
+}

@@ -163,7 +163,8 @@ func (c *Client) Result(ctx context.Context, job string) (*arrow.Schema, []arrow
 		return nil, nil, err
 	}
 	defer resp.Body.Close()
-	rd, err := ipc.NewReader(resp.Body)
+	body := &eosReader{r: resp.Body}
+	rd, err := ipc.NewReader(body)
 	if err != nil {
 		return nil, nil, fmt.Errorf("read result stream: %w", err)
 	}
@@ -180,9 +181,44 @@ func (c *Client) Result(ctx context.Context, job string) (*arrow.Schema, []arrow
 		}
 		return nil, nil, fmt.Errorf("read result stream: %w", err)
 	}
+	if !body.ended() {
+		for _, r := range recs {
+			r.Release()
+		}
+		return nil, nil, fmt.Errorf("read result stream of job %s: %w", job, ErrTruncatedResult)
+	}
 	return rd.Schema(), recs, nil
 }
 
 func arrowNewRecord(schema *arrow.Schema, cols []arrow.Array, n int64) arrow.RecordBatch {
 	return array.NewRecordBatch(schema, cols, n)
+}
+
+// ErrTruncatedResult is returned by Client.Result when the result stream
+// ended without its end-of-stream marker: the coordinator could not read
+// the whole result, and what arrived is not the answer.
+var ErrTruncatedResult = errors.New("result stream cut short (no end-of-stream marker): the result could not be read completely")
+
+// eosReader remembers the last 8 bytes read, to check that an Arrow IPC
+// stream ended with its end-of-stream marker (0xFFFFFFFF, length 0).
+type eosReader struct {
+	r    io.Reader
+	tail [8]byte
+	n    int64
+}
+
+func (e *eosReader) Read(p []byte) (int, error) {
+	n, err := e.r.Read(p)
+	if n >= 8 {
+		copy(e.tail[:], p[n-8:n])
+	} else if n > 0 {
+		copy(e.tail[:], e.tail[n:])
+		copy(e.tail[8-n:], p[:n])
+	}
+	e.n += int64(n)
+	return n, err
+}
+
+func (e *eosReader) ended() bool {
+	return e.n >= 8 && e.tail == [8]byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 0}
 }

@@ -57,8 +57,18 @@ type Config struct {
 	MaxAttempts  int
 	RetryBackoff time.Duration
 	// TaskTimeout bounds one attempt (the task's deadline): past it the
-	// attempt is abandoned and retried.
-	TaskTimeout time.Duration
+	// attempt is abandoned and retried. The deadline of an attempt is
+	// TaskDeadlineFloor plus its input bytes at TaskBytesPerSecond, at
+	// most TaskTimeout (either zero: TaskTimeout flat).
+	TaskTimeout        time.Duration
+	TaskDeadlineFloor  time.Duration
+	TaskBytesPerSecond int64
+	// OutageBudget is how long a job rides out an infrastructure outage
+	// (every function unreachable, the object store down): attempts that
+	// fail for it do not count against MaxAttempts until the outage has
+	// lasted this long, and the job shows "waiting for ...". 0 turns it
+	// off. Errors of the query itself never wait.
+	OutageBudget time.Duration
 	// HedgeFactor: an attempt running longer than HedgeFactor times the
 	// median duration of its stage's finished tasks (once half of them
 	// finished), and longer than HedgeAfter, gets one duplicate attempt;
@@ -107,24 +117,27 @@ type Config struct {
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
-		Bucket:          "sluice",
-		Owner:           fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
-		LeaseTTL:        10 * time.Second,
-		MaxAttempts:     4,
-		RetryBackoff:    250 * time.Millisecond,
-		TaskTimeout:     10 * time.Minute,
-		HedgeFactor:     4,
-		HedgeAfter:      5 * time.Second,
-		MaxInputRepairs: 100,
-		RecordRetention: 7 * 24 * time.Hour,
-		RedisOutage:     2 * time.Minute,
-		S3Outage:        time.Minute,
-		SplitBytes:      32 << 20,
-		Adaptive:        true,
-		LimitEarlyStop:  true,
-		DeferProbeRatio: 8,
-		Concurrency:     64,
-		AQE:             adaptive.DefaultConfig(),
+		Bucket:             "sluice",
+		Owner:              fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
+		LeaseTTL:           10 * time.Second,
+		MaxAttempts:        4,
+		RetryBackoff:       250 * time.Millisecond,
+		TaskTimeout:        10 * time.Minute,
+		TaskDeadlineFloor:  time.Minute,
+		TaskBytesPerSecond: 4 << 20,
+		OutageBudget:       3 * time.Minute,
+		HedgeFactor:        4,
+		HedgeAfter:         5 * time.Second,
+		MaxInputRepairs:    100,
+		RecordRetention:    7 * 24 * time.Hour,
+		RedisOutage:        2 * time.Minute,
+		S3Outage:           3 * time.Minute,
+		SplitBytes:         32 << 20,
+		Adaptive:           true,
+		LimitEarlyStop:     true,
+		DeferProbeRatio:    8,
+		Concurrency:        64,
+		AQE:                adaptive.DefaultConfig(),
 	}
 }
 

@@ -68,6 +68,7 @@ const (
 	TaskRetrying  TaskState = "retrying"   // the last attempt failed; another one comes
 	TaskFailed    TaskState = "failed"     // failed for good: its job fails
 	TaskInputLost TaskState = "input_lost" // an input was lost; its producer runs again
+	TaskWaiting   TaskState = "waiting"    // failed in an infrastructure outage; retried within the outage budget, not counted
 	TaskDone      TaskState = "done"       // an attempt committed
 )
 

@@ -45,8 +45,11 @@ type JobStatus struct {
 	// (docs/errors.md); empty when the failure has no code.
 	Code  string `json:"code,omitempty"`
 	Class string `json:"class,omitempty"`
-	SQL   string `json:"sql"`
-	Owner string `json:"owner,omitempty"`
+	// Waiting, when set, says what the job is waiting for (an outage of
+	// the functions or the object store, ridden out within a budget).
+	Waiting string `json:"waiting,omitempty"`
+	SQL     string `json:"sql"`
+	Owner   string `json:"owner,omitempty"`
 	// Lease is the coordinator holding the job's lease now ("" when none:
 	// finished, or its coordinator died and no other took it over yet);
 	// Fence counts the coordinators that drove it.
@@ -68,7 +71,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &JobStatus{ID: job, State: JobState(m["state"]), Error: m["error"], Code: m["code"], Class: m["class"], SQL: m["sql"], Owner: m["owner"],
+	js := &JobStatus{ID: job, State: JobState(m["state"]), Error: m["error"], Code: m["code"], Class: m["class"], Waiting: m["waiting"], SQL: m["sql"], Owner: m["owner"],
 		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"],
 		Collected: m["collected"]}
 	_ = s.retry(ctx, "read lease", func() error {

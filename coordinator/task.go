@@ -40,6 +40,8 @@ type runExtras struct {
 	repairing map[string]chan struct{}       // "stage/task" being run again -> closed when done
 	repairs   int
 	outputMu  sync.Mutex // serializes updates of a stage's recorded output
+
+	outage outageClock
 }
 
 func newRunExtras() *runExtras {
@@ -103,6 +105,7 @@ type attemptOutcome struct {
 	noCount bool                 // the retry does not spend the task's budget (a lost input)
 	lost    string               // the input object found missing or corrupt, to repair before retrying
 	timeout bool                 // the retried attempt ran past its deadline
+	outage  string               // the retry waits for this service (within the outage budget)
 	err     error                // fails the task (and stage)
 	took    time.Duration
 }
@@ -221,6 +224,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			switch {
 			case o.res != nil:
 				tr.add(o.took)
+				c.outageOver(run)
 				c.metrics.Tasks.WithLabelValues("committed").Inc()
 				return o.res, nil
 			case o.err != nil:
@@ -234,7 +238,11 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				continue // another attempt of the task is still running
 			}
 			runningSince, hedgeTimer = time.Time{}, nil
-			if !o.noCount {
+			switch {
+			case o.outage != "":
+				c.metrics.Retries.Inc()
+				c.outageBackoff(ctx, run)
+			case !o.noCount:
 				c.metrics.Retries.Inc()
 				c.backoff(ctx, o.attempt)
 			}
@@ -286,18 +294,19 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		}
 	}
 	prefix := shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt)
+	deadline := c.taskDeadline(w)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
 		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
 		Splits: w.splits, Inputs: w.inputs,
 		OutputPrefix: prefix,
-		Deadline:     time.Now().Add(c.cfg.TaskTimeout),
+		Deadline:     time.Now().Add(deadline),
 	}
 	if limit > 0 {
 		spec.Limit, spec.LimitKey = limit, limitKey
 	}
 	began := time.Now()
-	res, err := c.invoke(ctx, spec)
+	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
 	if err != nil {
 		c.discard(prefix)
@@ -307,9 +316,15 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		label := outcomeInvoke
 		if errors.Is(err, context.DeadlineExceeded) {
 			label = outcomeTimeout
-			err = fmt.Errorf("attempt %d ran past the task deadline (%v): %w", attempt, c.cfg.TaskTimeout, err)
+			err = fmt.Errorf("attempt %d ran past the task deadline (%v): %w", attempt, deadline, err)
 		}
 		log.Warn("task attempt failed", "err", err)
+		if c.withinOutage(ctx, run, functionsDown(err), err.Error()) {
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), TaskWaiting); err != nil {
+				return ended(attemptOutcome{err: err}, label)
+			}
+			return ended(attemptOutcome{retry: err.Error(), noCount: true, outage: functionsDown(err)}, label)
+		}
 		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
 		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), TaskRetrying); err != nil {
 			return ended(attemptOutcome{err: err}, label)
@@ -354,6 +369,12 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return ended(attemptOutcome{retry: res.Error, noCount: true, lost: res.LostKey}, outcomeInputLost)
 		}
 		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
+		if res.Kind == function.ErrTransient && c.withinOutage(ctx, run, res.Outage, res.Error) {
+			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskWaiting); err != nil {
+				return ended(attemptOutcome{err: err}, outcomeTransient)
+			}
+			return ended(attemptOutcome{retry: res.Error, noCount: true, outage: res.Outage}, outcomeTransient)
+		}
 		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
 		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskRetrying); err != nil {
 			return ended(attemptOutcome{err: err}, outcomeTransient)
@@ -411,12 +432,12 @@ func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t
 	return &res, nil
 }
 
-func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error) {
+func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadline time.Duration) (*function.TaskResult, error) {
 	body, err := spec.Encode()
 	if err != nil {
 		return nil, err
 	}
-	ictx, cancel := context.WithTimeout(ctx, c.cfg.TaskTimeout)
+	ictx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	out, err := c.invoker.Invoke(ictx, body)
 	if err == nil && ictx.Err() != nil && ctx.Err() == nil {

@@ -3,6 +3,7 @@ package function
 import (
 	"io"
 	"net/http"
+	"time"
 )
 
 // MaxSpecBytes bounds the TaskSpec an HTTP function accepts.
@@ -12,7 +13,20 @@ const MaxSpecBytes = 6 << 20
 // platform): POST /invoke with an encoded TaskSpec (or a SpecRef naming one
 // in the bucket) answers with the encoded TaskResult; GET /healthz answers
 // ok.
-func HTTPHandler(rt *Runtime) http.Handler {
+//
+// With a secret (HTTPOptions.Secret, from $SLUICE_FUNCTION_SECRET) every
+// invocation must carry a valid signature of the coordinator sharing it
+// (SignRequest); others are refused with 401 before anything runs.
+func HTTPHandler(rt *Runtime) http.Handler { return NewHTTPHandler(rt, HTTPOptions{}) }
+
+// HTTPOptions configure the HTTP adapter.
+type HTTPOptions struct {
+	// Secret, when set, is the shared secret invocations are signed with.
+	Secret []byte
+}
+
+// NewHTTPHandler is HTTPHandler with options.
+func NewHTTPHandler(rt *Runtime, o HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /invoke", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxSpecBytes+1))
@@ -23,6 +37,13 @@ func HTTPHandler(rt *Runtime) http.Handler {
 		if len(body) > MaxSpecBytes {
 			http.Error(w, "task spec larger than 6 MiB", http.StatusRequestEntityTooLarge)
 			return
+		}
+		if len(o.Secret) > 0 {
+			if err := VerifyRequest(r.Header, o.Secret, body, time.Now()); err != nil {
+				rt.Log.Warn("refused an invocation", "remote", r.RemoteAddr, "err", err)
+				http.Error(w, err.Error(), http.StatusUnauthorized)
+				return
+			}
 		}
 		out, err := rt.HandlePayload(r.Context(), body)
 		if err != nil {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,7 +83,10 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 		defer stop(nil)
 		go r.watchCancel(ctx, spec.Job, stop)
 	}
-	err := r.run(ctx, spec, res)
+	err := r.checkOutput(ctx, spec)
+	if err == nil {
+		err = r.run(ctx, spec, res)
+	}
 	if err != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		err = errCancelled
 	}
@@ -92,6 +96,9 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 		res.Kind = Classify(err)
 		if res.Kind != ErrCancelled && res.Kind != ErrInputLost {
 			res.Code = plan.CodeOf(err)
+		}
+		if res.Kind == ErrTransient {
+			res.Outage = outageOf(err)
 		}
 		if key, ok := shuffle.FailedObject(err); ok {
 			res.LostKey = key
@@ -112,6 +119,28 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	}
 	log.Debug("task done", "rows", res.Rows, "bytes", res.Bytes, "seconds", res.Seconds)
 	return res
+}
+
+// ErrAttemptWritten is the error of a spec whose attempt already wrote its
+// manifest: a replayed or forged spec must not overwrite committed objects
+// (the coordinator runs every attempt under a new number).
+var ErrAttemptWritten = errors.New("attempt already written: refusing to overwrite its objects")
+
+// checkOutput refuses a spec that would write outside its own attempt
+// prefix, or over an attempt that already finished writing.
+func (r *Runtime) checkOutput(ctx context.Context, spec *TaskSpec) error {
+	want := shuffle.AttemptPrefix(spec.Prefix, spec.Job, spec.Stage, spec.Task, spec.Attempt)
+	if spec.OutputPrefix != want {
+		return plan.UserErrorf("task spec output prefix %q is not the attempt's own (%q): refused", spec.OutputPrefix, want)
+	}
+	_, err := r.Bucket.Stat(ctx, shuffle.ManifestKey(spec.OutputPrefix))
+	switch {
+	case err == nil:
+		return fmt.Errorf("%w (%s)", ErrAttemptWritten, spec.OutputPrefix)
+	case errors.Is(err, objstore.ErrNotFound):
+		return nil
+	}
+	return fmt.Errorf("check output %s: %w", spec.OutputPrefix, err)
 }
 
 // watchCancel polls the job's cancel flag while a task runs and stops the
@@ -151,6 +180,22 @@ func Classify(err error) ErrorKind {
 }
 
 var errCancelled = errors.New("job cancelled")
+
+// outageOf names the service whose outage caused a transient failure, or
+// "" when it was something else.
+func outageOf(err error) string {
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "" // the task's own deadline
+	}
+	if objstore.Transient(err) {
+		return "object store"
+	}
+	s := err.Error()
+	if strings.Contains(s, "objstore:") && (strings.Contains(s, "connection refused") || strings.Contains(s, "connection reset")) {
+		return "object store" // an error the parquet reader re-wrapped as text
+	}
+	return ""
+}
 
 func (r *Runtime) stage(ctx context.Context, key string) (*plan.Stage, error) {
 	r.mu.Lock()

@@ -112,6 +112,10 @@ type TaskResult struct {
 	// LostKey names the input object found missing or corrupt (Kind
 	// input_lost): the coordinator runs the task that wrote it again.
 	LostKey string `json:"lost_key,omitempty"`
+	// Outage, on a transient failure, names the service that was
+	// unreachable ("object store"): the coordinator waits for it within
+	// its outage budget instead of spending the task's retries.
+	Outage string `json:"outage,omitempty"`
 }
 
 // Encode and Decode are the wire format shared by every adapter.

@@ -217,6 +217,12 @@ type proc struct {
 // lease and in-process functions (killing the process kills them too).
 func (r *rig) startCoordinator(t *testing.T, args ...string) *proc {
 	t.Helper()
+	return r.startCoordinatorEnv(t, nil, args...)
+}
+
+// startCoordinatorEnv is startCoordinator with more environment.
+func (r *rig) startCoordinatorEnv(t *testing.T, env []string, args ...string) *proc {
+	t.Helper()
 	level := "info"
 	for i := 0; i+1 < len(args); i++ {
 		if args[i] == "--log-level" { // a global flag: it goes first
@@ -228,7 +234,7 @@ func (r *rig) startCoordinator(t *testing.T, args ...string) *proc {
 	full := append([]string{"--log-level", level, "coordinator", "serve", "--addr", "127.0.0.1:0", "--lease", "1s",
 		"--functions", "2", "--partitions", "4", "--split-bytes", "262144", "--retry-backoff", "50ms"}, args...)
 	cmd := exec.Command(sluiceBin(t), full...)
-	cmd.Env = append(os.Environ(), r.env...)
+	cmd.Env = append(append(os.Environ(), r.env...), env...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logf, err := os.CreateTemp(t.TempDir(), "coordinator-*.log")
 	if err != nil {

@@ -6,7 +6,9 @@
 // payload is a TaskSpec, or {"spec_key": KEY} naming one in the bucket,
 // and its response the TaskResult. Built for Lambda as `bootstrap` for the
 // provided.al2023 runtime (make function). Otherwise it serves the HTTP
-// protocol (POST /invoke, GET /healthz) on --addr, or :$PORT, or :8080.
+// protocol (POST /invoke, GET /healthz) on --addr, or :$PORT, or
+// 127.0.0.1:8080; with SLUICE_FUNCTION_SECRET set, only invocations signed
+// with it are run (others get 401). Under Lambda, IAM decides who invokes.
 //
 // Configuration comes from the environment, never from a TaskSpec:
 // SLUICE_S3_ENDPOINT (empty: AWS S3), SLUICE_S3_BUCKET, SLUICE_S3_SSL,
@@ -31,6 +33,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -48,7 +51,7 @@ func run() error {
 	if err := lvl.UnmarshalText([]byte(os.Getenv("SLUICE_LOG_LEVEL"))); err != nil {
 		lvl = slog.LevelWarn
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	log := slog.New(redact.Handler(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 	lambdaAPI := os.Getenv("AWS_LAMBDA_RUNTIME_API")
 
 	ctx := context.Background()
@@ -73,7 +76,7 @@ func run() error {
 	if u := os.Getenv("SLUICE_REDIS_URL"); u != "" {
 		o, err := redis.ParseURL(u)
 		if err != nil {
-			return fmt.Errorf("SLUICE_REDIS_URL: %w", err)
+			return redact.Err(fmt.Errorf("SLUICE_REDIS_URL: %w", err), redact.URLPassword(u))
 		}
 		rdb := redis.NewClient(o)
 		defer rdb.Close()
@@ -90,16 +93,20 @@ func run() error {
 	}
 
 	if *addr == "" {
-		*addr = ":8080"
+		*addr = "127.0.0.1:8080"
 		if p := os.Getenv("PORT"); p != "" {
-			*addr = ":" + p
+			*addr = ":" + p // a platform that sets PORT routes to it
 		}
+	}
+	secret := []byte(os.Getenv(function.SecretEnv))
+	if len(secret) == 0 {
+		log.Warn("invocations are not authenticated: set " + function.SecretEnv + " here and on the coordinator")
 	}
 	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	srv := &http.Server{Handler: function.HTTPHandler(rt), ReadHeaderTimeout: 10 * time.Second}
+	srv := &http.Server{Handler: function.NewHTTPHandler(rt, function.HTTPOptions{Secret: secret}), ReadHeaderTimeout: 10 * time.Second}
 	go func() {
 		<-ctx.Done()
 		sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

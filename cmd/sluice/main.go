@@ -18,6 +18,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/local/tpch"
 )
@@ -46,7 +47,7 @@ func main() {
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
 	if err := app.RunContext(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", err)
+		fmt.Fprintln(os.Stderr, "error:", redact.String(err.Error(), redact.URLPassword(os.Getenv("SLUICE_REDIS_URL"))))
 		os.Exit(1)
 	}
 }
@@ -56,7 +57,7 @@ func logger(c *cli.Context) *slog.Logger {
 	if err := lvl.UnmarshalText([]byte(c.String("log-level"))); err != nil {
 		lvl = slog.LevelWarn
 	}
-	log := slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl}))
+	log := redactingLogger(slog.New(slog.NewJSONHandler(os.Stderr, &slog.HandlerOptions{Level: lvl})))
 	// go-redis logs dial failures through its own package logger; route
 	// them into ours at debug level so a user error prints one clear line.
 	redis.SetLogger(redisLogger{log})

@@ -12,21 +12,36 @@ import (
 
 // progress shows stages and tasks done and bytes shuffled on a terminal;
 // on anything else it stays silent so piped output stays clean.
+// A job waiting out an outage says so either way (one line per change
+// when not on a terminal).
 type progress struct {
-	bar *progressbar.ProgressBar
+	bar     *progressbar.ProgressBar
+	w       io.Writer
+	waiting string
 }
 
 func newProgress(w io.Writer) *progress {
 	if !isTerminal(w) {
-		return &progress{}
+		return &progress{w: w}
 	}
 	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSpinnerType(14),
 		progressbar.OptionSetDescription("planning"), progressbar.OptionClearOnFinish())
-	return &progress{bar: bar}
+	return &progress{bar: bar, w: w}
 }
 
 func (p *progress) update(js *coordinator.JobStatus) {
+	if js.Waiting != p.waiting {
+		p.waiting = js.Waiting
+		if p.bar == nil && js.Waiting != "" && p.w != nil {
+			fmt.Fprintf(p.w, "job %s: %s\n", js.ID, js.Waiting)
+		}
+	}
 	if p.bar == nil {
+		return
+	}
+	if js.Waiting != "" {
+		p.bar.Describe(js.Waiting)
+		_ = p.bar.Add(1)
 		return
 	}
 	var stages, done, tasks, tasksDone int
@@ -54,6 +69,9 @@ func (p *progress) done() {
 // printStats prints what a job did.
 func printStats(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprintf(w, "job %s: %s (adaptive=%v)\n", js.ID, js.State, js.Adaptive)
+	if js.Waiting != "" {
+		fmt.Fprintf(w, "  %s\n", js.Waiting)
+	}
 	fmt.Fprintf(w, "  %-6s %-8s %-22s %6s %8s %12s %12s %10s %8s\n", "stage", "state", "output", "tasks", "invoked", "rows in", "rows out", "shuffled", "seconds")
 	var invoked int
 	var bytes int64

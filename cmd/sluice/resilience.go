@@ -17,7 +17,11 @@ func resilienceFlags() []cli.Flag {
 	return []cli.Flag{
 		&cli.IntFlag{Name: "max-attempts", Value: d.MaxAttempts, EnvVars: []string{"SLUICE_MAX_ATTEMPTS"}, Usage: "failed attempts of a task before its job fails"},
 		&cli.DurationFlag{Name: "retry-backoff", Value: d.RetryBackoff, Usage: "first backoff after a failed attempt (doubles per attempt, at most 10s)"},
-		&cli.DurationFlag{Name: "task-timeout", Value: d.TaskTimeout, EnvVars: []string{"SLUICE_TASK_TIMEOUT"}, Usage: "deadline of one task attempt"},
+		&cli.DurationFlag{Name: "task-timeout", Value: d.TaskTimeout, EnvVars: []string{"SLUICE_TASK_TIMEOUT"}, Usage: "longest deadline of one task attempt"},
+		&cli.DurationFlag{Name: "task-deadline-floor", Value: d.TaskDeadlineFloor, Usage: "deadline of an attempt reading nothing; it grows with the attempt's input (--task-bytes-per-second), up to --task-timeout (0: --task-timeout flat)"},
+		&cli.Int64Flag{Name: "task-bytes-per-second", Value: d.TaskBytesPerSecond, Usage: "input read rate an attempt's deadline allows for"},
+		&cli.DurationFlag{Name: "outage-budget", Value: d.OutageBudget, EnvVars: []string{"SLUICE_OUTAGE_BUDGET"}, Usage: "how long a job waits out unreachable functions or object store before failures count (0: no waiting)"},
+		&cli.DurationFlag{Name: "s3-outage", Value: d.S3Outage, Usage: "how long the coordinator's own object store operations wait for an unreachable store"},
 		&cli.Float64Flag{Name: "hedge-factor", Value: d.HedgeFactor, Usage: "duplicate an attempt running this many times its stage's median (0: no hedging)"},
 		&cli.DurationFlag{Name: "hedge-after", Value: d.HedgeAfter, Usage: "never duplicate an attempt younger than this"},
 		&cli.DurationFlag{Name: "retention", Value: d.Retention, EnvVars: []string{"SLUICE_RETENTION"}, Usage: "delete a finished job's shuffle objects this long after it finished (0: keep them)"},
@@ -33,6 +37,10 @@ func applyResilience(c *cli.Context, cfg *coordinator.Config, inv *coordinator.I
 	cfg.MaxAttempts = c.Int("max-attempts")
 	cfg.RetryBackoff = c.Duration("retry-backoff")
 	cfg.TaskTimeout = c.Duration("task-timeout")
+	cfg.TaskDeadlineFloor = c.Duration("task-deadline-floor")
+	cfg.TaskBytesPerSecond = c.Int64("task-bytes-per-second")
+	cfg.OutageBudget = c.Duration("outage-budget")
+	cfg.S3Outage = c.Duration("s3-outage")
 	cfg.HedgeFactor = c.Float64("hedge-factor")
 	cfg.HedgeAfter = c.Duration("hedge-after")
 	cfg.Retention = c.Duration("retention")

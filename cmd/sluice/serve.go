@@ -37,14 +37,14 @@ func openS3(c *cli.Context) (*objstore.S3, error) {
 func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
 	o, err := redis.ParseURL(url)
 	if err != nil {
-		return nil, fmt.Errorf("redis URL: %w", err)
+		return nil, redisError(url, fmt.Errorf("redis URL: %w", err))
 	}
 	rdb := redis.NewClient(o)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()
 	if err := rdb.Ping(pctx).Err(); err != nil {
 		rdb.Close()
-		return nil, fmt.Errorf("redis at %s unreachable: %w", o.Addr, err)
+		return nil, redisError(url, fmt.Errorf("redis at %s unreachable: %w", o.Addr, err))
 	}
 	return rdb, nil
 }
@@ -59,7 +59,9 @@ func coordinatorCommand() *cli.Command {
 			Flags: append(append(s3Flags(), resilienceFlags()...),
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL (rediss:// for TLS)"},
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
-				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API"},
+				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API (required on a non-loopback --addr)"},
+				insecureFlag(),
+				&cli.IntFlag{Name: "max-sql-bytes", Value: coordinator.DefaultMaxSQLBytes, Usage: "largest SQL text accepted (error " + coordinator.CodeSQLTooLarge + " above)"},
 				&cli.StringSliceFlag{Name: "function-url", EnvVars: []string{"SLUICE_FUNCTION_URLS"}, Usage: "HTTP function endpoints (default: in-process functions)"},
 				&cli.StringFlag{Name: "lambda-function", EnvVars: []string{"SLUICE_LAMBDA_FUNCTION"}, Usage: "invoke this AWS Lambda function (name or ARN; \"function\" under the Lambda Runtime Interface Emulator)"},
 				&cli.StringSliceFlag{Name: "lambda-endpoint", EnvVars: []string{"SLUICE_LAMBDA_ENDPOINTS"}, Usage: "Lambda API endpoint(s) instead of AWS (emulators; concurrency slots are spread over several)"},
@@ -74,6 +76,9 @@ func coordinatorCommand() *cli.Command {
 			),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
+				if err := requireAuth(c, log, c.String("addr"), "coordinator API", "set --token (or SLUICE_TOKEN)", c.String("token") != ""); err != nil {
+					return err
+				}
 				rdb, err := openRedis(c.Context, c.String("redis"))
 				if err != nil {
 					return err
@@ -106,6 +111,11 @@ func coordinatorCommand() *cli.Command {
 					hi := coordinator.NewHTTPInvoker(urls, c.Int("functions"))
 					hi.Bucket = bucket
 					hi.Timeout = c.Duration("function-timeout")
+					hi.Secret = functionSecret()
+					if len(hi.Secret) == 0 {
+						log.Warn("HTTP functions are invoked unsigned: set " + function.SecretEnv + " on the coordinator and the functions")
+					}
+					defer hi.Close()
 					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
@@ -126,6 +136,7 @@ func coordinatorCommand() *cli.Command {
 				go co.Recover(c.Context, cfg.LeaseTTL/2)
 				api := coordinator.NewAPI(co)
 				api.Token = c.String("token")
+				api.MaxSQLBytes = c.Int("max-sql-bytes")
 				ln, err := net.Listen("tcp", c.String("addr"))
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", c.String("addr"), err)
@@ -155,8 +166,9 @@ func functionCommand() *cli.Command {
 			Name:  "serve",
 			Usage: "serve the HTTP function protocol (POST /invoke) on --addr or $PORT",
 			Flags: append(s3Flags(),
-				&cli.StringFlag{Name: "addr", Usage: "listen address (default :$PORT or :8080)"},
+				&cli.StringFlag{Name: "addr", Aliases: []string{"listen"}, Usage: "listen address (default 127.0.0.1:8080, or :$PORT on platforms that set PORT)"},
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL for job cancel flags (optional)"},
+				insecureFlag(),
 			),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
@@ -175,16 +187,21 @@ func functionCommand() *cli.Command {
 				}
 				addr := c.String("addr")
 				if addr == "" {
-					addr = ":8080"
+					addr = "127.0.0.1:8080"
 					if p := getenv("PORT"); p != "" {
 						addr = ":" + p
 					}
+				}
+				secret := functionSecret()
+				if err := requireAuth(c, log, addr, "function", "set "+function.SecretEnv+" (the coordinator's too)", len(secret) > 0); err != nil {
+					return err
 				}
 				ln, err := net.Listen("tcp", addr)
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", addr, err)
 				}
-				srv := &http.Server{Handler: function.HTTPHandler(function.NewRuntime(bucket, sig, log)), ReadHeaderTimeout: 10 * time.Second}
+				h := function.NewHTTPHandler(function.NewRuntime(bucket, sig, log), function.HTTPOptions{Secret: secret})
+				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 				go func() {
 					<-c.Context.Done()
 					sctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)

@@ -1,0 +1,192 @@
+package coordinator
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/shuffle"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+// ipcFile encodes values as a one-column ("x" int64) Arrow IPC file.
+func ipcFile(t testing.TB, values ...int64) []byte {
+	t.Helper()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	b := array.NewInt64Builder(memory.DefaultAllocator)
+	b.AppendValues(values, nil)
+	col := b.NewArray()
+	rec := array.NewRecordBatch(schema, []arrow.Array{col}, int64(len(values)))
+	var buf bytes.Buffer
+	w, err := ipc.NewFileWriter(&buf, ipc.WithSchema(schema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Write(rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := w.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return buf.Bytes()
+}
+
+// failingBucket fails Get of the keys in fail (after Stat says they are
+// fine): an object store going away in the middle of a result stream.
+type failingBucket struct {
+	*objstore.Mem
+	mu   sync.Mutex
+	fail map[string]bool
+}
+
+func (b *failingBucket) Get(ctx context.Context, key string) ([]byte, error) {
+	b.mu.Lock()
+	f := b.fail[key]
+	b.mu.Unlock()
+	if f {
+		return nil, errors.New("injected: connection reset by peer")
+	}
+	return b.Mem.Get(ctx, key)
+}
+
+// resultJob runs a job whose result stage (two tasks) writes real Arrow
+// objects of the values 10*task+1 and 10*task+2, and returns the API
+// server, the coordinator and the job.
+func resultJob(t *testing.T, fb *failingBucket) (*httptest.Server, *Coordinator, string) {
+	t.Helper()
+	e := newFakeEnv(t, 2)
+	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
+		if s.Stage != 1 {
+			return nil, nil, false
+		}
+		data := ipcFile(t, int64(10*s.Task+1), int64(10*s.Task+2))
+		key := shuffle.PartKey(s.OutputPrefix, 0)
+		if err := fb.Put(ctx, key, data); err != nil {
+			return nil, err, true
+		}
+		res := &function.TaskResult{Job: s.Job, Stage: s.Stage, Task: s.Task, Attempt: s.Attempt, Fence: s.Fence, Rows: 2,
+			Bytes: int64(len(data)), Partitions: []shuffle.PartitionStat{{Partition: 0, Rows: 2, Bytes: int64(len(data)), Key: key}}}
+		return res, nil, true
+	}
+	cfg := testConfig("c1")
+	cfg.S3Outage = 0
+	c := New(cfg, NewStore(e.rdb), fb, fakePlanner{twoStageGraph()}, fakeTables{e.files}, e.inv, nil)
+	t.Cleanup(c.Close)
+	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
+		t.Fatalf("job %s: %v", m["state"], m["error"])
+	}
+	srv := httptest.NewServer(NewAPI(c).Handler())
+	t.Cleanup(srv.Close)
+	return srv, c, job
+}
+
+// TestResultNeverShort: a result that cannot be read completely is an
+// error, whether the fault is seen before the answer starts (a missing
+// object: 503) or in the middle of the stream (the connection is cut, and
+// the client fails); never a 200 with fewer rows.
+func TestResultNeverShort(t *testing.T) {
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name  string
+		fault func(fb *failingBucket, refs []shuffle.ObjectRef)
+		want  string // "" : the whole answer
+	}{
+		{"whole", func(*failingBucket, []shuffle.ObjectRef) {}, ""},
+		{"missing object", func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Delete(ctx, refs[1].Key) }, "cannot be read"},
+		{"changed object", func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Put(ctx, refs[0].Key, []byte("short")) }, "cannot be read"},
+		{"read fails mid-stream", func(fb *failingBucket, refs []shuffle.ObjectRef) { fb.fail[refs[1].Key] = true }, "EOF|result stream"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fb := &failingBucket{Mem: objstore.NewMem("test"), fail: map[string]bool{}}
+			srv, c, job := resultJob(t, fb)
+			refs, _, err := c.store.ResultObjects(ctx, job)
+			if err != nil || len(refs) != 2 {
+				t.Fatalf("result objects %v: %v", refs, err)
+			}
+			tc.fault(fb, refs)
+			_, recs, err := NewClient(srv.URL, "").Result(ctx, job)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				var got []int64
+				for _, r := range recs {
+					got = append(got, r.Column(0).(*array.Int64).Int64Values()...)
+				}
+				if want := []int64{1, 2, 11, 12}; !equalInts(got, want) {
+					t.Fatalf("rows %v, want %v", got, want)
+				}
+				return
+			}
+			if err == nil {
+				t.Fatalf("got %d batches and no error, want an error", len(recs))
+			}
+			if !containsAny(err.Error(), strings.Split(tc.want, "|")) {
+				t.Fatalf("error %q, want it to mention %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+func equalInts(a, b []int64) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for i := range a {
+		if a[i] != b[i] {
+			return false
+		}
+	}
+	return true
+}
+
+// TestClientTruncatedStream: a stream that ends cleanly at a message
+// boundary but without the end-of-stream marker is not an answer.
+func TestClientTruncatedStream(t *testing.T) {
+	full := func(w http.ResponseWriter, eos bool) {
+		schema := arrow.NewSchema([]arrow.Field{{Name: "x", Type: arrow.PrimitiveTypes.Int64}}, nil)
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		b.AppendValues([]int64{1, 2, 3}, nil)
+		rec := array.NewRecordBatch(schema, []arrow.Array{b.NewArray()}, 3)
+		wr := ipc.NewWriter(w, ipc.WithSchema(schema))
+		_ = wr.Write(rec)
+		if eos {
+			_ = wr.Close()
+		}
+	}
+	for _, eos := range []bool{true, false} {
+		srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { full(w, eos) }))
+		_, recs, err := NewClient(srv.URL, "").Result(context.Background(), "j1")
+		srv.Close()
+		switch {
+		case eos && (err != nil || len(recs) != 1):
+			t.Fatalf("complete stream: %d batches, %v", len(recs), err)
+		case !eos && !errors.Is(err, ErrTruncatedResult):
+			t.Fatalf("stream without EOS: %d batches, err %v, want ErrTruncatedResult", len(recs), err)
+		}
+	}
+}
