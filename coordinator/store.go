@@ -80,7 +80,8 @@ return 1
 `)
 
 // startAttempt opens a new attempt of a task unless it is committed.
-// KEYS: fence, task, stage. ARGV: fence. Returns {attempt, failures}, with
+// KEYS: fence, task, stage. ARGV: fence, [now ms: recorded as the
+// attempt's open time, for the timeline]. Returns {attempt, failures}, with
 // attempt -1 when the task already has a committed attempt. The stage
 // counts attempts too (for status without reading every task).
 var scriptStartAttempt = redis.NewScript(`
@@ -89,12 +90,14 @@ local f = tonumber(redis.call('HGET', KEYS[2], 'failures') or '0')
 if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return {-1, f} end
 local a = redis.call('HINCRBY', KEYS[2], 'attempts', 1)
 redis.call('HSET', KEYS[2], 'state', 'running')
+if ARGV[2] then redis.call('HSET', KEYS[2], 'open:' .. a, ARGV[2]) end
 redis.call('HINCRBY', KEYS[3], 'attempts', 1)
 return {a, f}
 `)
 
 // commitTask makes an attempt the task's output: first commit wins.
-// KEYS: fence, task, stage. ARGV: fence, attempt, result json.
+// KEYS: fence, task, stage. ARGV: fence, attempt, result json, [times
+// "invoked_ms,end_ms": recorded with the outcome, for the timeline].
 // Returns 1 when this attempt won, 0 when another attempt had committed.
 // Committing the winning attempt again (a retried call, a result reported
 // twice) returns 1 and changes nothing.
@@ -102,17 +105,23 @@ var scriptCommit = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
 local c = redis.call('HGET', KEYS[2], 'committed')
 if c == ARGV[2] then return 1 end
-if c then return 0 end
+if c then
+  if ARGV[4] then redis.call('HSET', KEYS[2], 'end:' .. ARGV[2], ARGV[4] .. ',lost_race') end
+  return 0
+end
 redis.call('HSET', KEYS[2], 'committed', ARGV[2], 'state', 'done', 'result', ARGV[3])
+if ARGV[4] then redis.call('HSET', KEYS[2], 'end:' .. ARGV[2], ARGV[4] .. ',committed') end
 redis.call('HINCRBY', KEYS[3], 'done', 1)
 return 1
 `)
 
 // failAttempt records a failed attempt. Failures count against the task's
 // retry budget, except a lost input (the producer's fault, not the task's).
-// KEYS: fence, task, stage. ARGV: fence, error, state.
+// KEYS: fence, task, stage. ARGV: fence, error, state, [attempt, times
+// "invoked_ms,end_ms": recorded with the state, for the timeline].
 var scriptFail = redis.NewScript(`
 if redis.call('GET', KEYS[1]) ~= ARGV[1] then return redis.error_reply('STALE_FENCE') end
+if ARGV[4] then redis.call('HSET', KEYS[2], 'end:' .. ARGV[4], ARGV[5] .. ',' .. ARGV[3]) end
 if redis.call('HEXISTS', KEYS[2], 'committed') == 1 then return 0 end
 redis.call('HSET', KEYS[2], 'state', ARGV[3], 'error', ARGV[2])
 if ARGV[3] ~= 'input_lost' then
@@ -277,7 +286,7 @@ type AttemptStart struct {
 func (s *Store) Begin(ctx context.Context, job string, fence int64, stage, task int) (AttemptStart, error) {
 	var v []int64
 	err := s.retry(ctx, "start attempt", func() (err error) {
-		v, err = scriptStartAttempt.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence).Int64Slice()
+		v, err = scriptStartAttempt.Run(ctx, s.rdb, []string{kFence(job), kTask(job, stage, task), kStage(job, stage)}, fence, time.Now().UnixMilli()).Int64Slice()
 		return err
 	})
 	if err != nil {

@@ -271,7 +271,8 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
 				StoppedEarly: true, NotInvoked: true}
 			rj, _ := json.Marshal(res)
-			if _, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj); err != nil {
+			now := time.Now()
+			if _, err := c.store.CommitAt(ctx, run.id, run.fence, st.ID, t, attempt, rj, AttemptTimes{Invoked: now, Ended: now}); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeStale)
 			}
 			res, err := c.committedResult(ctx, run, st.ID, t)
@@ -290,6 +291,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		spec.Limit, spec.LimitKey = limit, limitKey
 	}
 	began := time.Now()
+	times := func() AttemptTimes { return AttemptTimes{Invoked: began, Ended: time.Now()} }
 	res, err := c.invoke(ctx, spec)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
 	if err != nil {
@@ -303,7 +305,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			err = fmt.Errorf("attempt %d ran past the task deadline (%v): %w", attempt, c.cfg.TaskTimeout, err)
 		}
 		log.Warn("task attempt failed", "err", err)
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), "retrying"); err != nil {
+		if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, err.Error(), "retrying", times()); err != nil {
 			return ended(attemptOutcome{err: err}, label)
 		}
 		return ended(attemptOutcome{retry: err.Error()}, label)
@@ -312,7 +314,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		c.discard(prefix)
 		switch res.Kind {
 		case function.ErrUser:
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "failed")
+			_ = c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, res.Error, "failed", times())
 			c.metrics.Tasks.WithLabelValues("failed").Inc()
 			return ended(attemptOutcome{err: &JobError{Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error), User: true}}, outcomeUser)
 		case function.ErrCancelled:
@@ -329,19 +331,19 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 				break // an older function that does not name the object: retry
 			}
 			log.Warn("task input lost: running its producer again", "err", res.Error, "object", res.LostKey)
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "input_lost"); err != nil {
+			if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, res.Error, "input_lost", times()); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeInputLost)
 			}
 			return ended(attemptOutcome{retry: res.Error, noCount: true, lost: res.LostKey}, outcomeInputLost)
 		}
 		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, "retrying"); err != nil {
+		if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, res.Error, "retrying", times()); err != nil {
 			return ended(attemptOutcome{err: err}, outcomeTransient)
 		}
 		return ended(attemptOutcome{retry: res.Error}, outcomeTransient)
 	}
 	rj, _ := json.Marshal(res)
-	won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
+	won, err := c.store.CommitAt(ctx, run.id, run.fence, st.ID, t, attempt, rj, times())
 	if err != nil {
 		return ended(attemptOutcome{err: err}, outcomeStale)
 	}
