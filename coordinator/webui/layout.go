@@ -107,8 +107,8 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 		x2, y2 := b[0], b[1]+nodeH/2
 		mx := (x1 + x2) / 2
 		out.Edges = append(out.Edges, svgEdge{From: e.From, To: e.To,
-			Path:  fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
-			LX:    mx, LY: (y1+y2)/2 - 5, Label: e.Label,
+			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
+			LX:   mx, LY: (y1+y2)/2 - 5, Label: e.Label,
 			Changed: len(changes[e.To]) > 0 && len(changes[e.From]) > 0})
 	}
 	return out
@@ -134,11 +134,11 @@ type tlRow struct {
 }
 
 type tlBar struct {
-	Attempt         Attempt
-	QX, QW          int // queued part
-	X, W            int // running part
-	Title           string
-	Stage, Task     int
+	Attempt     Attempt
+	QX, QW      int // queued part
+	X, W        int // running part
+	Title       string
+	Stage, Task int
 }
 
 type tlTick struct {

@@ -39,9 +39,9 @@ type JobDetail struct {
 	Graph *Graph `json:"graph"`
 	// Rounds starts with round 0, the plan as submitted; every later
 	// entry is the plan after one re-planning round.
-	Rounds []Round  `json:"rounds"`
-	Stages []Stage  `json:"stages"`
-	Tasks  []Task   `json:"tasks"`
+	Rounds []Round `json:"rounds"`
+	Stages []Stage `json:"stages"`
+	Tasks  []Task  `json:"tasks"`
 	// Now is the server's clock (Unix ms) when the view was read, the end
 	// of attempts still running on the timeline.
 	Now int64 `json:"now"`

@@ -182,12 +182,14 @@ func (u *UI) fail(w http.ResponseWriter, code int, err error) {
 }
 
 var funcs = template.FuncMap{
-	"bytes":   humanBytes,
-	"secs":    humanSeconds,
-	"short":   shortSQL,
-	"ints":    joinInts,
-	"join":    strings.Join,
-	"objURL":  func(job, key string) string { return "/v1/jobs/" + url.PathEscape(job) + "/objects?key=" + url.QueryEscape(key) },
+	"bytes": humanBytes,
+	"secs":  humanSeconds,
+	"short": shortSQL,
+	"ints":  joinInts,
+	"join":  strings.Join,
+	"objURL": func(job, key string) string {
+		return "/v1/jobs/" + url.PathEscape(job) + "/objects?key=" + url.QueryEscape(key)
+	},
 	"costs":   sortedCosts,
 	"inc":     func(i int) int { return i + 1 },
 	"half":    func(i int) int { return i / 2 },
