@@ -120,7 +120,7 @@ func stageIDs(g *plan.Graph, extra map[int]string) []int {
 func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 	m := v.job
 	js := webui.JobSummary{ID: id, State: m["state"], SQL: m["sql"], Error: m["error"], Adaptive: m["adaptive"] == "1",
-		Created: m["created"], Finished: m["finished"], Stages: len(v.graph.Stages), Rounds: len(v.rounds), Cost: costFields(m)}
+		Created: m["created"], Finished: m["finished"], StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: costFields(m)}
 	js.Code = m["code"]
 	if js.Code == "" && js.Error != "" {
 		js.Code = errorCode.FindString(js.Error)

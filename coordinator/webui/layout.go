@@ -139,6 +139,7 @@ type tlBar struct {
 	X, W        int // running part
 	Title       string
 	Stage, Task int
+	Y           int
 }
 
 type tlTick struct {
@@ -193,7 +194,7 @@ func layoutTimeline(tasks []Task, now int64) *svgTimeline {
 			}
 			end := endOf(a, now)
 			qx, x := scale(a.Open), scale(inv)
-			b := tlBar{Attempt: a, QX: qx, QW: max(x-qx, 0), X: x, W: max(scale(end)-x, 2), Stage: t.Stage, Task: t.Task}
+			b := tlBar{Attempt: a, QX: qx, QW: max(x-qx, 0), X: x, W: max(scale(end)-x, 2), Stage: t.Stage, Task: t.Task, Y: y}
 			b.Title = fmt.Sprintf("stage %d task %d attempt %d: %s", t.Stage, t.Task, a.Attempt, a.Outcome)
 			if a.Hedge {
 				b.Title += " (hedge)"

@@ -18,12 +18,12 @@ type JobSummary struct {
 	Created  string `json:"created"`
 	Finished string `json:"finished,omitempty"`
 	// Seconds is the wall time from submit to finish (to now while running).
-	Seconds float64 `json:"seconds"`
-	Stages  int     `json:"stages"`
+	Seconds    float64 `json:"seconds"`
+	StageCount int     `json:"stage_count"`
 	// Invoked counts function invocations (attempts started).
 	Invoked       int   `json:"invoked"`
 	ShuffledBytes int64 `json:"shuffled_bytes"`
-	Rounds        int   `json:"rounds"`
+	RoundCount    int   `json:"round_count"`
 	RulesFired    int   `json:"rules_fired"`
 	// Cost holds the cost fields recorded with the job (S3 requests, $),
 	// by name, when the coordinator records any.

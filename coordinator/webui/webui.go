@@ -108,8 +108,12 @@ type jobPage struct {
 }
 
 type roundView struct {
-	Round
-	SVG *svgGraph
+	Round   int
+	After   []int
+	Fired   []Fired
+	Changes map[int][]string
+	Plan    string
+	SVG     *svgGraph
 }
 
 func (u *UI) job(w http.ResponseWriter, r *http.Request) {
@@ -129,7 +133,8 @@ func (u *UI) job(w http.ResponseWriter, r *http.Request) {
 		if g == nil {
 			g = d.Graph // an old round without its graph: the plan's shape as it is now
 		}
-		p.Rounds = append(p.Rounds, roundView{Round: rd, SVG: layoutGraph(g, rd.Changes)})
+		p.Rounds = append(p.Rounds, roundView{Round: rd.Round, After: rd.After, Fired: rd.Fired, Changes: rd.Changes,
+			Plan: rd.Plan, SVG: layoutGraph(g, rd.Changes)})
 	}
 	if len(p.Rounds) > 0 {
 		p.Initial = p.Rounds[0].SVG
