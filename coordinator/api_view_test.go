@@ -111,7 +111,7 @@ func TestJobDetailViews(t *testing.T) {
 
 	// The pages.
 	page := getBody(t, srv.URL+"/ui/jobs/"+job+"?round="+round, http.StatusOK)
-	for _, want := range []string{`data-stage="0"`, `data-stage="1"`, `data-round="`+round+`"`, "coalesce-partitions",
+	for _, want := range []string{`data-stage="0"`, `data-stage="1"`, `data-round="` + round + `"`, "coalesce-partitions",
 		`data-outcome="retrying"`, `data-outcome="committed"`, "select x from t"} {
 		if !strings.Contains(page, want) {
 			t.Errorf("job page lacks %s", want)
@@ -153,4 +153,56 @@ func getBody(t *testing.T, u string, code int) string {
 		t.Fatalf("GET %s: %d, want %d: %s", u, resp.StatusCode, code, b)
 	}
 	return string(b)
+}
+
+// TestJobDetailFailed: a job failed by a user error shows the error with
+// its code, the failed attempt on the timeline, and the stage that never
+// ran as pending.
+func TestJobDetailFailed(t *testing.T) {
+	e := newFakeEnv(t, 2)
+	e.inv.behave = func(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error, bool) {
+		if spec.Stage == 0 && spec.Task == 1 {
+			return &function.TaskResult{Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt,
+				Fence: spec.Fence, Error: "SL104: division by zero", Kind: function.ErrUser}, nil, true
+		}
+		return nil, nil, false
+	}
+	c := e.coordinator(t, testConfig("c1"))
+	job, err := c.Submit(context.Background(), "select 1/0 from t", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := waitJob(t, c, job); m["state"] != StateFailed {
+		t.Fatalf("job %s, want failed", m["state"])
+	}
+	srv := httptest.NewServer(NewAPI(c).Handler())
+	defer srv.Close()
+	var d webui.JobDetail
+	getJSON(t, srv.URL+"/v1/jobs/"+job+"/detail", http.StatusOK, &d)
+	if d.Code != "SL104" || !strings.Contains(d.Error, "division by zero") {
+		t.Errorf("error %q, code %q", d.Error, d.Code)
+	}
+	var outcomes []string
+	for _, tk := range d.Tasks {
+		if tk.Stage == 0 && tk.Task == 1 {
+			for _, a := range tk.Attempts {
+				outcomes = append(outcomes, a.Outcome)
+			}
+		}
+	}
+	if strings.Join(outcomes, ",") != "failed" {
+		t.Errorf("failed task's attempts: %v, want [failed]", outcomes)
+	}
+	if s := d.Stages[1]; s.State != StagePending {
+		t.Errorf("stage 1 is %s, want pending", s.State)
+	}
+	page := getBody(t, srv.URL+"/ui/jobs/"+job, http.StatusOK)
+	for _, want := range []string{`<span class="code">SL104</span>`, `data-outcome="failed"`, `data-stage="1" data-state="pending"`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("job page lacks %s", want)
+		}
+	}
+	if body := getBody(t, srv.URL+"/ui/?state=failed", http.StatusOK); !strings.Contains(body, `data-job="`+job+`"`) || !strings.Contains(body, "SL104") {
+		t.Errorf("the failed filter does not list the failed job with its code")
+	}
 }

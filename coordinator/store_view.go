@@ -366,10 +366,7 @@ func graphView(g *plan.Graph, state func(id int) (state, reason string, tasks in
 			if src := g.Stage(in); src != nil {
 				label = partitioningText(src.Output)
 			}
-			if whole[in] {
-				label += " (read whole)"
-			}
-			out.Edges = append(out.Edges, webui.Edge{From: in, To: st.ID, Label: label})
+			out.Edges = append(out.Edges, webui.Edge{From: in, To: st.ID, Label: label, Whole: whole[in]})
 		}
 	}
 	return out

@@ -10,7 +10,7 @@ import (
 const (
 	nodeW   = 184
 	nodeH   = 66
-	layerDX = 250 // from one layer's left edge to the next one's
+	layerDX = 300 // from one layer's left edge to the next one's
 	rowDY   = 90
 	margin  = 16
 )
@@ -36,6 +36,7 @@ type svgEdge struct {
 	Path     string
 	LX, LY   int
 	Label    string
+	Note     string // a second label line ("read whole")
 	Changed  bool
 }
 
@@ -108,7 +109,7 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 		mx := (x1 + x2) / 2
 		out.Edges = append(out.Edges, svgEdge{From: e.From, To: e.To,
 			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
-			LX:   mx, LY: (y1+y2)/2 - 5, Label: e.Label,
+			LX:   mx, LY: (y1+y2)/2 - 5, Label: e.Label, Note: wholeNote(e.Whole),
 			Changed: len(changes[e.To]) > 0 && len(changes[e.From]) > 0})
 	}
 	return out
@@ -224,4 +225,11 @@ func tickStep(span int64) int64 {
 		}
 	}
 	return span / 10
+}
+
+func wholeNote(whole bool) string {
+	if whole {
+		return "read whole"
+	}
+	return ""
 }

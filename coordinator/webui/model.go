@@ -74,8 +74,11 @@ type Edge struct {
 	From int `json:"from"`
 	To   int `json:"to"`
 	// Label is the partitioning of the exchange ("hash(#0) x8",
-	// "broadcast", "single"; "whole" when every task reads all of it).
+	// "broadcast", "single").
 	Label string `json:"label"`
+	// Whole is set when every task of To reads all of it (a hash
+	// partitioned output broadcast by the re-planner).
+	Whole bool `json:"whole,omitempty"`
 }
 
 // Round is the plan after one re-planning round.

@@ -14,6 +14,7 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // Source reads the views the UI shows; the coordinator's Store is one.
@@ -188,6 +189,7 @@ func (u *UI) fail(w http.ResponseWriter, code int, err error) {
 
 var funcs = template.FuncMap{
 	"bytes": humanBytes,
+	"when":  humanTime,
 	"secs":  humanSeconds,
 	"short": shortSQL,
 	"ints":  joinInts,
@@ -218,6 +220,15 @@ func humanBytes(n int64) string {
 		exp++
 	}
 	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// humanTime shortens an RFC 3339 timestamp to the second, in UTC.
+func humanTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
 }
 
 func humanSeconds(s float64) string {
