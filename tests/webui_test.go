@@ -8,11 +8,14 @@ import (
 	"slices"
 	"sort"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/local"
 )
 
@@ -251,4 +254,105 @@ func uiEval[T any](ctx context.Context, expr string) (T, error) {
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	return chromedp.Run(ctx, chromedp.Evaluate[T](expr))
+}
+
+// gatedInvoker holds every invocation of a task that reads exchanges (a
+// stage after the scans) until open is closed.
+type gatedInvoker struct {
+	next coordinator.Invoker
+	open chan struct{}
+}
+
+func (g *gatedInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) {
+	spec, err := function.DecodeSpec(body)
+	if err == nil && len(spec.Inputs) > 0 {
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.next.Invoke(ctx, body)
+}
+
+// TestWebUILiveUpdates opens the page of a job held after its scan
+// stages, sees it running (live badge, a done scan stage, running tasks on
+// the timeline), lets the job go on and watches the same page, never
+// reloaded, turn to succeeded with every stage done.
+func TestWebUILiveUpdates(t *testing.T) {
+	ctx := uiBrowser(t)
+	dir := dataDir(t, *sfFlag)
+	gate := &gatedInvoker{open: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate.open) }) }
+	t.Cleanup(release)
+	st := startStack(t, "", func(o *local.Options) {
+		o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker { gate.next = inv; return gate }
+	})
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	cl := coordinator.NewClient(st.APIURL, "")
+	on := true
+	job, err := cl.Submit(context.Background(), `select n_name, count(*) as n from nation, region
+		where n_regionkey = r_regionkey group by n_name`, &on)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The page while the job is held: some stage done, some running.
+	if err := uiDo(ctx, chromedp.Navigate(coordinator.UIURL(st.APIURL, job)),
+		chromedp.WaitVisible(chromedp.CSS(`#summary[data-state="running"]`))); err != nil {
+		t.Fatalf("job page: %v", err)
+	}
+	type liveView struct {
+		State   string   `json:"state"`
+		Live    bool     `json:"live"`
+		Nodes   []string `json:"nodes"`
+		Running int      `json:"running"`
+	}
+	const view = `({
+		state: document.querySelector("#summary").dataset.state,
+		live: !document.getElementById("live").hidden,
+		nodes: [...document.querySelectorAll("#graph-now .node[data-stage]")].map(n => n.dataset.state),
+		running: document.querySelectorAll('#timeline .attempt[data-outcome="running"]').length,
+	})`
+	var before liveView
+	deadline := time.Now().Add(time.Minute)
+	for {
+		before, err = uiEval[liveView](ctx, view)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// Refreshed by the page itself until a downstream task is in flight.
+		if before.Running > 0 && slices.Contains(before.Nodes, "done") || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	if before.State != "running" || !before.Live || !slices.Contains(before.Nodes, "done") ||
+		!slices.Contains(before.Nodes, "running") || before.Running == 0 {
+		t.Fatalf("held job's page: %+v", before)
+	}
+	uiScreenshot(t, ctx, "job-running.png")
+
+	release()
+	if err := uiDo(ctx, chromedp.WaitVisible(chromedp.CSS(`#summary[data-state="succeeded"]`))); err != nil {
+		t.Fatalf("the page did not turn to succeeded by itself: %v", err)
+	}
+	after, err := uiEval[liveView](ctx, view)
+	if err != nil {
+		t.Fatal(err)
+	}
+	js, err := cl.Status(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.Live || after.Running != 0 || len(after.Nodes) != len(js.Stages) {
+		t.Errorf("finished job's page: %+v (status has %d stages)", after, len(js.Stages))
+	}
+	for _, s := range after.Nodes {
+		if s != "done" && s != "skipped" {
+			t.Errorf("finished job's page shows a stage %s: %v", s, after.Nodes)
+		}
+	}
 }
