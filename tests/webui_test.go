@@ -224,6 +224,21 @@ func TestWebUIJobPage(t *testing.T) {
 		t.Fatal(err)
 	}
 	uiScreenshot(t, ctx, "job.png")
+
+	// A laptop screen: the page fits its width (wide tables scroll inside
+	// their cards) and the round graphs stack.
+	if err := uiDo(ctx, chromedp.EmulateViewport(1024, 700), chromedp.Navigate(st.APIURL+"/ui/jobs/"+res.Job),
+		chromedp.WaitVisible(chromedp.CSS(`#graph-now svg .node[data-stage]`))); err != nil {
+		t.Fatal(err)
+	}
+	overflow, err := uiEval[int](ctx, `document.documentElement.scrollWidth - window.innerWidth`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if overflow > 0 {
+		t.Errorf("at 1024 px the page is %d px too wide", overflow)
+	}
+	uiScreenshot(t, ctx, "job-laptop.png")
 }
 
 func uiScreenshot(t *testing.T, ctx context.Context, name string) {

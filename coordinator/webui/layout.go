@@ -191,7 +191,9 @@ func layoutTimeline(tasks []Task, now int64) *svgTimeline {
 			}
 			inv := a.Invoked
 			if inv == 0 {
-				inv = endOf(a, now)
+				// Not known until the attempt ends (running, or cancelled
+				// without an outcome): drawn as running from its open.
+				inv = a.Open
 			}
 			end := endOf(a, now)
 			qx, x := scale(a.Open), scale(inv)
