@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicedb/sluice/coordinator/webui"
 	"github.com/sluicedb/sluice/function"
@@ -204,5 +205,53 @@ func TestJobDetailFailed(t *testing.T) {
 	}
 	if body := getBody(t, srv.URL+"/ui/?state=failed", http.StatusOK); !strings.Contains(body, `data-job="`+job+`"`) || !strings.Contains(body, "SL104") {
 		t.Errorf("the failed filter does not list the failed job with its code")
+	}
+}
+
+// TestJobDetailHedge: a straggling attempt gets a duplicate that commits;
+// the view marks the duplicate as a hedge and the straggler, which never
+// reported, as cancelled when the duplicate committed.
+func TestJobDetailHedge(t *testing.T) {
+	e := newFakeEnv(t, 4)
+	e.inv.behave = func(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error, bool) {
+		if spec.Stage == 0 && spec.Task == 3 && spec.Attempt == 1 {
+			<-ctx.Done() // a straggler, until the duplicate wins
+			return nil, ctx.Err(), true
+		}
+		return nil, nil, false
+	}
+	cfg := testConfig("c1")
+	cfg.HedgeFactor = 3
+	cfg.HedgeAfter = 20 * time.Millisecond
+	c := e.coordinator(t, cfg)
+	job, err := c.Submit(context.Background(), "select x from t", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := waitJob(t, c, job); m["state"] != StateSucceeded {
+		t.Fatalf("job %s: %s", m["state"], m["error"])
+	}
+	d, err := c.store.JobDetail(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tk := range d.Tasks {
+		hedged := tk.Stage == 0 && tk.Task == 3
+		if !hedged {
+			if len(tk.Attempts) != 1 || tk.Attempts[0].Hedge || tk.Attempts[0].Outcome != "committed" {
+				t.Errorf("task %d/%d: %+v", tk.Stage, tk.Task, tk.Attempts)
+			}
+			continue
+		}
+		if len(tk.Attempts) != 2 {
+			t.Fatalf("hedged task: %+v", tk.Attempts)
+		}
+		first, dup := tk.Attempts[0], tk.Attempts[1]
+		if first.Outcome != "cancelled" || first.Hedge || first.End != dup.End {
+			t.Errorf("straggler %+v, want cancelled when the duplicate (%+v) committed", first, dup)
+		}
+		if dup.Outcome != "committed" || !dup.Hedge || tk.Committed != 2 {
+			t.Errorf("duplicate %+v, want a committed hedge", dup)
+		}
 	}
 }
