@@ -513,10 +513,16 @@ func taskView(stage, task int, m map[string]string, settled bool) (webui.Task, f
 		t.Attempts = append(t.Attempts, at)
 	}
 	// A duplicate started while an earlier attempt still ran is a hedge.
+	// Times are in ms: an earlier attempt ending the same ms counts as
+	// still running unless it failed (a retry follows only a failure).
 	for i := range t.Attempts {
 		for j := 0; j < i; j++ {
 			p, a := t.Attempts[j], t.Attempts[i]
-			if p.Open != 0 && a.Open != 0 && p.Open <= a.Open && (p.End == 0 || p.End > a.Open) {
+			if p.Open == 0 || a.Open == 0 || p.Open > a.Open {
+				continue
+			}
+			failed := p.Outcome == "retrying" || p.Outcome == "failed" || p.Outcome == "input_lost"
+			if p.End == 0 || p.End > a.Open || (p.End == a.Open && !failed) {
 				t.Attempts[i].Hedge = true
 			}
 		}
