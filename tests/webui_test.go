@@ -2,9 +2,11 @@ package tests
 
 import (
 	"context"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"sort"
 	"strconv"
@@ -15,6 +17,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/webui"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/local"
 )
@@ -369,5 +372,38 @@ func TestWebUILiveUpdates(t *testing.T) {
 		if s != "done" && s != "skipped" {
 			t.Errorf("finished job's page shows a stage %s: %v", s, after.Nodes)
 		}
+	}
+}
+
+// TestJobsShowJSON: `sluice jobs show --json` prints the same view the
+// job page is rendered from (GET /v1/jobs/{id}/detail).
+func TestJobsShowJSON(t *testing.T) {
+	bin := buildSluice(t)
+	dir := dataDir(t, *sfFlag)
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, st, `select r_name, count(*) as n from nation, region where n_regionkey = r_regionkey group by r_name`, true)
+	out, errOut, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "show", "--json", "--coordinator", st.APIURL, res.Job)
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, errOut)
+	}
+	var cli webui.JobDetail
+	if err := json.Unmarshal([]byte(out), &cli); err != nil {
+		t.Fatalf("decode jobs show --json: %v\n%s", err, out)
+	}
+	api, err := coordinator.NewClient(st.APIURL, "").Detail(context.Background(), res.Job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cli.Now, api.Now = 0, 0
+	if !reflect.DeepEqual(&cli, api) {
+		t.Errorf("jobs show --json differs from GET /v1/jobs/{id}/detail:\n%s", out)
+	}
+	if cli.ID != res.Job || cli.State != "succeeded" || len(cli.Stages) != len(res.Status.Stages) ||
+		len(cli.Rounds) != len(res.Status.Rounds)+1 || len(cli.Tasks) == 0 {
+		t.Errorf("jobs show --json: %d stages, %d rounds, %d tasks; status has %d stages, %d rounds",
+			len(cli.Stages), len(cli.Rounds), len(cli.Tasks), len(res.Status.Stages), len(res.Status.Rounds))
 	}
 }
