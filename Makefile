@@ -53,7 +53,7 @@ $(DATA)/lineitem:
 # The main job on the embedded stack: MinIO + miniredis + in-process functions.
 demo: build $(BIN)/minio
 	@$(MAKE) --no-print-directory $(DATA)/lineitem
-	$(BIN)/sluice local demo --data $(DATA)
+	$(BIN)/sluice local demo --data $(DATA) --serve
 
 # All tests: unit, end-to-end against a real MinIO, miniredis and (when
 # redis-server is installed) a real Redis, checked against DuckDB.

@@ -15,6 +15,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
+	"github.com/sluicedb/sluice/coordinator/webui"
 	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
@@ -27,6 +28,10 @@ import (
 //	GET  /v1/jobs              -> [id, ...] newest first
 //	GET  /v1/jobs/{id}         -> JobStatus
 //	GET  /v1/jobs/{id}/result  -> Arrow IPC stream of the result
+//	GET  /v1/jobs/{id}/detail  -> webui.JobDetail (what the job page shows)
+//	GET  /v1/jobs/{id}/objects?key=K -> one shuffle object of the job
+//	GET  /v1/jobs?detail=1     -> [webui.JobSummary, ...] newest first
+//	GET  /ui/                  the web UI (jobs list; /ui/jobs/{id} a job)
 //	POST /v1/jobs/{id}/cancel
 //	POST /v1/explain           {"sql": "..."} -> {"explain": text}
 //	GET  /metrics              Prometheus metrics
@@ -59,6 +64,12 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs", a.list)
 	mux.HandleFunc("GET /v1/jobs/{id}", a.status)
 	mux.HandleFunc("GET /v1/jobs/{id}/result", a.result)
+	mux.HandleFunc("GET /v1/jobs/{id}/detail", a.detail)
+	mux.HandleFunc("GET /v1/jobs/{id}/objects", a.object)
+	ui := webui.New(a.c.store, a.c.log).Handler()
+	mux.Handle("GET /ui/", ui)
+	mux.Handle("GET /ui", ui)
+	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	mux.HandleFunc("POST /v1/explain", a.explain)
 	mux.Handle("GET /metrics", a.c.metrics.Handler())
@@ -74,7 +85,11 @@ func (a *API) auth(h http.Handler) http.Handler {
 			writeErr(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
 			return
 		}
-		if rest, ok := strings.CutPrefix(r.URL.Path, "/v1/jobs/"); ok {
+		rest, ok := strings.CutPrefix(r.URL.Path, "/v1/jobs/")
+		if !ok {
+			rest, ok = strings.CutPrefix(r.URL.Path, "/ui/jobs/")
+		}
+		if ok {
 			// Job ids become Redis keys and object keys: nothing else gets in.
 			id, _, _ := strings.Cut(rest, "/")
 			if err := shuffle.ValidateJobID(id); err != nil {
@@ -185,6 +200,15 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	n, _ := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
 	if n <= 0 {
 		n = 100
+	}
+	if r.URL.Query().Get("detail") == "1" {
+		js, err := a.c.store.JobSummaries(r.Context(), n)
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, err)
+			return
+		}
+		writeJSON(w, http.StatusOK, js)
+		return
 	}
 	ids, err := a.c.store.Jobs(r.Context(), n)
 	if err != nil {

@@ -263,6 +263,7 @@ func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions
 		"sql":      sql,
 		"created":  time.Now().UTC().Format(time.RFC3339Nano),
 		"graph":    string(gj),
+		"graph0":   string(gj), // the plan as submitted, for the web UI's round 0
 		"explain":  explain,
 		"adaptive": boolStr(adaptiveOn),
 		"groups":   string(groups),

@@ -436,7 +436,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	sort.Ints(after)
 	run.round++
 	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: run.state.FormatPlan(c.planner.Format)}
-	rj, _ := json.Marshal(r)
+	rj, _ := json.Marshal(roundRecord{Round: r, Graph: run.state.Graph, Skipped: run.state.Skipped, Tasks: plannedTasks(&run.state)})
 	if err := c.store.AddRound(ctx, run.id, run.fence, rj); err != nil {
 		return err
 	}

@@ -300,7 +300,7 @@ type AttemptStart struct {
 
 // Begin opens the next attempt of a task, one round trip (task_begin).
 func (s *Store) Begin(ctx context.Context, job string, fence int64, stage, task int) (AttemptStart, error) {
-	v, err := s.do(ctx, trTaskBegin, "", s.taskKeys(job, stage, task), fence)
+	v, err := s.do(ctx, trTaskBegin, "", s.taskKeys(job, stage, task), fence, time.Now().UnixMilli())
 	if err != nil {
 		return AttemptStart{}, fmt.Errorf("start attempt of task %d/%d: %w", stage, task, err)
 	}

@@ -286,7 +286,8 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
 				StoppedEarly: true, NotInvoked: true}
 			rj, _ := json.Marshal(res)
-			if _, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj); err != nil {
+			now := time.Now()
+			if _, err := c.store.CommitAt(ctx, run.id, run.fence, st.ID, t, attempt, rj, AttemptTimes{Invoked: now, Ended: now}); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeStale)
 			}
 			res, err := c.committedResult(ctx, run, st.ID, t)
@@ -306,6 +307,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		spec.Limit, spec.LimitKey = limit, limitKey
 	}
 	began := time.Now()
+	times := func() AttemptTimes { return AttemptTimes{Invoked: began, Ended: time.Now()} }
 	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
 	if err != nil {
@@ -320,13 +322,13 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		}
 		log.Warn("task attempt failed", "err", err)
 		if c.withinOutage(ctx, run, functionsDown(err), err.Error()) {
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), TaskWaiting); err != nil {
+			if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, err.Error(), TaskWaiting, times()); err != nil {
 				return ended(attemptOutcome{err: err}, label)
 			}
 			return ended(attemptOutcome{retry: err.Error(), noCount: true, outage: functionsDown(err)}, label)
 		}
 		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, err.Error(), TaskRetrying); err != nil {
+		if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, err.Error(), TaskRetrying, times()); err != nil {
 			return ended(attemptOutcome{err: err}, label)
 		}
 		return ended(attemptOutcome{retry: err.Error(), timeout: label == outcomeTimeout}, label)
@@ -344,7 +346,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			}
 			log.Info("task failed: not retried", "err", res.Error, "code", code, "class", class)
 			c.metrics.Failures.WithLabelValues(string(class)).Inc()
-			_ = c.store.Fail(ctx, run.id, run.fence, st.ID, t, code+": "+res.Error, TaskFailed)
+			_ = c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, code+": "+res.Error, TaskFailed, times())
 			c.metrics.Tasks.WithLabelValues("failed").Inc()
 			return ended(attemptOutcome{err: &JobError{Code: code, Msg: fmt.Sprintf("stage %d task %d: %s", st.ID, t, res.Error)}}, outcomeUser)
 		}
@@ -363,26 +365,26 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 				break // an older function that does not name the object: retry
 			}
 			log.Warn("task input lost: running its producer again", "err", res.Error, "object", res.LostKey)
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskInputLost); err != nil {
+			if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, res.Error, TaskInputLost, times()); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeInputLost)
 			}
 			return ended(attemptOutcome{retry: res.Error, noCount: true, lost: res.LostKey}, outcomeInputLost)
 		}
 		log.Warn("task attempt failed", "err", res.Error, "kind", res.Kind)
 		if res.Kind == function.ErrTransient && c.withinOutage(ctx, run, res.Outage, res.Error) {
-			if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskWaiting); err != nil {
+			if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, res.Error, TaskWaiting, times()); err != nil {
 				return ended(attemptOutcome{err: err}, outcomeTransient)
 			}
 			return ended(attemptOutcome{retry: res.Error, noCount: true, outage: res.Outage}, outcomeTransient)
 		}
 		c.metrics.Failures.WithLabelValues(string(plan.ClassTransient)).Inc()
-		if err := c.store.Fail(ctx, run.id, run.fence, st.ID, t, res.Error, TaskRetrying); err != nil {
+		if err := c.store.FailAt(ctx, run.id, run.fence, st.ID, t, attempt, res.Error, TaskRetrying, times()); err != nil {
 			return ended(attemptOutcome{err: err}, outcomeTransient)
 		}
 		return ended(attemptOutcome{retry: res.Error}, outcomeTransient)
 	}
 	rj, _ := json.Marshal(res)
-	won, err := c.store.Commit(ctx, run.id, run.fence, st.ID, t, attempt, rj)
+	won, err := c.store.CommitAt(ctx, run.id, run.fence, st.ID, t, attempt, rj, times())
 	if err != nil {
 		return ended(attemptOutcome{err: err}, outcomeStale)
 	}

@@ -56,14 +56,19 @@ func jobsCommand() *cli.Command {
 				if c.NArg() != 1 {
 					return errors.New("usage: sluice jobs show JOB")
 				}
+				if c.Bool("json") {
+					// The web UI's view of the job (GET /v1/jobs/{id}/detail).
+					d, err := client(c).Detail(c.Context, c.Args().First())
+					if err != nil {
+						return err
+					}
+					enc := json.NewEncoder(os.Stdout)
+					enc.SetIndent("", "  ")
+					return enc.Encode(d)
+				}
 				js, err := client(c).Status(c.Context, c.Args().First())
 				if err != nil {
 					return err
-				}
-				if c.Bool("json") {
-					enc := json.NewEncoder(os.Stdout)
-					enc.SetIndent("", "  ")
-					return enc.Encode(js)
 				}
 				printStats(os.Stdout, js)
 				printAttempts(os.Stdout, js)

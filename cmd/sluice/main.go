@@ -190,6 +190,7 @@ func localCommand() *cli.Command {
 						}
 					}
 					fmt.Printf("coordinator: %s\n", st.APIURL)
+					fmt.Printf("web ui:      %s\n", coordinator.UIURL(st.APIURL, ""))
 					fmt.Printf("redis:       %s\n", st.RedisURL)
 					fmt.Printf("s3:          http://%s bucket %s\n", st.S3.Endpoint, st.S3.Bucket)
 					fmt.Printf("\n# to inspect from another shell:\n")
@@ -312,6 +313,7 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 		Usage: "start the embedded stack, load --data, run the demo queries and show what the adaptive planner did",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "data", Required: true, Usage: "folder of table folders (sluice tpch gen --out)"},
+			&cli.BoolFlag{Name: "serve", Usage: "after the queries, keep the stack (and its web UI) running until Ctrl-C"},
 		}, stackFlags...),
 		Action: func(c *cli.Context) error {
 			st, err := startStack(c, stackFlags)
@@ -321,6 +323,7 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 			defer st.Close()
 			fmt.Printf("embedded stack: MinIO at %s, Redis at %s, coordinator at %s, %d in-process functions\n",
 				st.S3.Endpoint, st.RedisURL, st.APIURL, c.Int("functions"))
+			fmt.Printf("web UI: %s\n", coordinator.UIURL(st.APIURL, ""))
 			tables, err := st.LoadDir(c.Context, c.String("data"))
 			if err != nil {
 				return err
@@ -340,7 +343,13 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 					return err
 				}
 				printStats(os.Stdout, res.Status)
+				fmt.Printf("job page: %s\n", coordinator.UIURL(st.APIURL, res.Job))
 				res.Release()
+			}
+			if c.Bool("serve") {
+				fmt.Printf("\nweb UI: %s (every job above, its stage graph per adaptive round, its tasks; Ctrl-C stops)\n",
+					coordinator.UIURL(st.APIURL, ""))
+				<-c.Context.Done()
 			}
 			return nil
 		},

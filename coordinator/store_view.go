@@ -1,0 +1,588 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"regexp"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/coordinator/webui"
+	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// The read-only views of the web UI and of `sluice jobs show --json`,
+// built from the job's records in Redis (so every coordinator replica
+// serves the same view).
+
+var _ webui.Source = (*Store)(nil)
+
+// errorCode finds the stable code (SLnnn) an error message starts with or
+// carries.
+var errorCode = regexp.MustCompile(`\bSL\d{3}\b`)
+
+// stageMention finds the stages a rule's note names ("stage 3", "stages
+// 5 (probe side) and 6").
+var stageMention = regexp.MustCompile(`\b(?:stages?|and)\s+(\d+)\b`)
+
+// isCostField says whether a job or stage record field is a cost figure
+// (S3 requests, bytes transferred, dollars) to show as is.
+func isCostField(k string) bool {
+	return strings.HasPrefix(k, "cost_") || strings.HasPrefix(k, "s3_") || k == "usd" || k == "dollars"
+}
+
+func costFields(m map[string]string) map[string]string {
+	var out map[string]string
+	for k, v := range m {
+		if isCostField(k) {
+			if out == nil {
+				out = map[string]string{}
+			}
+			out[k] = v
+		}
+	}
+	return out
+}
+
+// jobView is a job's records read in two round trips.
+type jobView struct {
+	job    map[string]string
+	graph  plan.Graph
+	stages map[int]map[string]string
+	rounds []roundRecord
+}
+
+func (s *Store) readJobView(ctx context.Context, job string) (*jobView, error) {
+	m, err := s.Job(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	v := &jobView{job: m, stages: map[int]map[string]string{}}
+	if err := json.Unmarshal([]byte(m["graph"]), &v.graph); err != nil {
+		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	}
+	ids := stageIDs(&v.graph, nil)
+	err = s.retry(ctx, "read job view", func() error {
+		pipe := s.rdb.Pipeline()
+		cmds := make([]*redis.MapStringStringCmd, len(ids))
+		for i, id := range ids {
+			cmds[i] = pipe.HGetAll(ctx, kStage(job, id))
+		}
+		rounds := pipe.LRange(ctx, kRounds(job), 0, -1)
+		if _, err := pipe.Exec(ctx); err != nil {
+			return err
+		}
+		for i, id := range ids {
+			v.stages[id] = cmds[i].Val()
+		}
+		v.rounds = v.rounds[:0]
+		for _, r := range rounds.Val() {
+			var rr roundRecord
+			if json.Unmarshal([]byte(r), &rr) == nil {
+				v.rounds = append(v.rounds, rr)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read job %s: %w", job, err)
+	}
+	return v, nil
+}
+
+// stageIDs returns the ids of g's stages and of the extra stages, sorted.
+func stageIDs(g *plan.Graph, extra map[int]string) []int {
+	seen := map[int]bool{}
+	var ids []int
+	for _, st := range g.Stages {
+		if !seen[st.ID] {
+			seen[st.ID] = true
+			ids = append(ids, st.ID)
+		}
+	}
+	for id := range extra {
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	sort.Ints(ids)
+	return ids
+}
+
+func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
+	m := v.job
+	js := webui.JobSummary{ID: id, State: m["state"], SQL: m["sql"], Error: m["error"], Adaptive: m["adaptive"] == "1",
+		Created: m["created"], Finished: m["finished"], StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: costFields(m)}
+	js.Code = m["code"]
+	if js.Code == "" && js.Error != "" {
+		js.Code = errorCode.FindString(js.Error)
+	}
+	if c, err := time.Parse(time.RFC3339Nano, js.Created); err == nil {
+		end := now
+		if f, err := time.Parse(time.RFC3339Nano, js.Finished); err == nil {
+			end = f
+		}
+		js.Seconds = end.Sub(c).Seconds()
+	}
+	for sid, sm := range v.stages {
+		n, _ := strconv.Atoi(sm["attempts"])
+		js.Invoked += n
+		if sid != v.graph.Result {
+			b, _ := strconv.ParseInt(sm["bytes"], 10, 64)
+			js.ShuffledBytes += b
+		}
+	}
+	for _, r := range v.rounds {
+		js.RulesFired += len(r.Fired)
+	}
+	return js
+}
+
+// JobSummaries returns up to n jobs, newest first, for the jobs list.
+func (s *Store) JobSummaries(ctx context.Context, n int64) ([]webui.JobSummary, error) {
+	ids, err := s.Jobs(ctx, n)
+	if err != nil {
+		return nil, fmt.Errorf("list jobs: %w", err)
+	}
+	now := time.Now()
+	out := make([]webui.JobSummary, 0, len(ids))
+	for _, id := range ids {
+		v, err := s.readJobView(ctx, id)
+		if errors.Is(err, ErrJobNotFound) {
+			continue // expired or deleted since listed
+		}
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, v.summary(id, now))
+	}
+	return out, nil
+}
+
+// JobDetail returns everything the job page shows: the plan now and after
+// every round, the stages with their task-duration quantiles and shuffle
+// objects, and every task's attempts.
+func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, error) {
+	v, err := s.readJobView(ctx, job)
+	if errors.Is(err, ErrJobNotFound) {
+		return nil, fmt.Errorf("%w: %w", webui.ErrNotFound, err)
+	}
+	if err != nil {
+		return nil, err
+	}
+	now := time.Now()
+	d := &webui.JobDetail{JobSummary: v.summary(job, now), Columns: v.graph.Columns, Explain: v.job["explain"], Now: now.UnixMilli()}
+	finished := Terminal(d.State)
+
+	// Tasks of every stage that started, one round trip.
+	ids := stageIDs(&v.graph, nil)
+	type key struct{ stage, task int }
+	var keys []key
+	for _, id := range ids {
+		n, _ := strconv.Atoi(v.stages[id]["tasks"])
+		for t := 0; t < n; t++ {
+			keys = append(keys, key{id, t})
+		}
+	}
+	taskRecs := make([]map[string]string, len(keys))
+	if len(keys) > 0 {
+		err = s.retry(ctx, "read tasks", func() error {
+			pipe := s.rdb.Pipeline()
+			cmds := make([]*redis.MapStringStringCmd, len(keys))
+			for i, k := range keys {
+				cmds[i] = pipe.HGetAll(ctx, kTask(job, k.stage, k.task))
+			}
+			if _, err := pipe.Exec(ctx); err != nil {
+				return err
+			}
+			for i := range keys {
+				taskRecs[i] = cmds[i].Val()
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read tasks of job %s: %w", job, err)
+		}
+	}
+	durations := map[int][]float64{}
+	peak := map[int]int64{}
+	for i, k := range keys {
+		stageState := v.stages[k.stage]["state"]
+		t, dur, pk := taskView(k.stage, k.task, taskRecs[i], finished || stageState != string(StageRunning))
+		d.Tasks = append(d.Tasks, t)
+		if dur >= 0 {
+			durations[k.stage] = append(durations[k.stage], dur)
+		}
+		peak[k.stage] = max(peak[k.stage], pk)
+	}
+	sort.SliceStable(d.Tasks, func(i, j int) bool { return firstOpen(d.Tasks[i]) < firstOpen(d.Tasks[j]) })
+
+	// Stages, in id order.
+	for _, id := range ids {
+		sm := v.stages[id]
+		st := v.graph.Stage(id)
+		row := webui.Stage{ID: id, State: displayState(sm, d.State), Reason: sm["reason"], Output: plan.FormatPartitioning(st.Output, st.Root), Cost: costFields(sm)}
+		row.Tasks, _ = strconv.Atoi(sm["tasks"])
+		row.TasksDone, _ = strconv.Atoi(sm["done"])
+		row.Invoked, _ = strconv.Atoi(sm["invoked"])
+		row.Attempts, _ = strconv.Atoi(sm["attempts"])
+		row.Retries, _ = strconv.Atoi(sm["failures"])
+		row.Rows, _ = strconv.ParseInt(sm["rows"], 10, 64)
+		row.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
+		row.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
+		row.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
+		row.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
+		row.P50, row.P90, row.Max = quantiles(durations[id])
+		row.PeakMemory = peak[id]
+		if o := sm["output"]; o != "" {
+			var out stageOutput
+			if json.Unmarshal([]byte(o), &out) == nil {
+				parts := make([]int, 0, len(out.Objects))
+				for p := range out.Objects {
+					parts = append(parts, p)
+				}
+				sort.Ints(parts)
+				for _, p := range parts {
+					for _, ref := range out.Objects[p] {
+						row.Objects = append(row.Objects, webui.Object{Partition: p, Key: ref.Key, Bytes: ref.Bytes, Rows: ref.Rows})
+					}
+				}
+			}
+		}
+		d.Stages = append(d.Stages, row)
+	}
+
+	// The plan now, with live states, and round by round.
+	var skippedNow map[int]string
+	_ = json.Unmarshal([]byte(v.job["skipped"]), &skippedNow)
+	var groupsNow map[int][][]int
+	_ = json.Unmarshal([]byte(v.job["groups"]), &groupsNow)
+	tasksNow := map[int]int{}
+	for id, g := range groupsNow {
+		tasksNow[id] = len(g)
+	}
+	d.Graph = graphView(&v.graph, func(id int) (string, string, int) {
+		sm := v.stages[id]
+		n, _ := strconv.Atoi(sm["tasks"])
+		if n == 0 {
+			n = tasksNow[id]
+		}
+		return displayState(sm, d.State), sm["reason"], n
+	})
+	var prev *webui.Round
+	if g0 := v.job["graph0"]; g0 != "" {
+		var g plan.Graph
+		if json.Unmarshal([]byte(g0), &g) == nil {
+			tasks := map[int]int{}
+			for id, gr := range adaptive.InitialGroups(&g) {
+				tasks[id] = len(gr)
+			}
+			r0 := webui.Round{Round: 0, Graph: graphView(&g, roundStates(nil, nil, tasks)), Plan: v.job["explain"]}
+			d.Rounds = append(d.Rounds, r0)
+			prev = &d.Rounds[0]
+		}
+	}
+	for _, rr := range v.rounds {
+		r := webui.Round{Round: rr.Round.Round, After: rr.After, Plan: rr.PlanAfter}
+		for _, f := range rr.Fired {
+			r.Fired = append(r.Fired, webui.Fired{Rule: f.Rule, Note: f.Note, Stages: mentionedStages(f.Note)})
+		}
+		if rr.Graph != nil {
+			r.Graph = graphView(rr.Graph, roundStates(rr.After, rr.Skipped, rr.Tasks))
+			if prev != nil && prev.Graph != nil {
+				r.Changes = graphChanges(prev.Graph, r.Graph)
+			}
+		}
+		d.Rounds = append(d.Rounds, r)
+		prev = &d.Rounds[len(d.Rounds)-1]
+	}
+	return d, nil
+}
+
+// displayState is the state a stage is shown in: a stage skipped after
+// it started (its tasks were cancelled) is "cancelled", and so is a stage
+// left running or pending by a job that failed or was cancelled.
+func displayState(sm map[string]string, jobState string) string {
+	st := StageState(sm["state"])
+	if st == "" {
+		st = StagePending
+	}
+	n, _ := strconv.Atoi(sm["tasks"])
+	switch {
+	case st == StageSkipped && n > 0:
+		return "cancelled"
+	case (st == StageRunning || st == StagePending) && (JobState(jobState) == StateFailed || JobState(jobState) == StateCancelled):
+		if st == StageRunning {
+			return "cancelled"
+		}
+		return string(StagePending)
+	}
+	return string(st)
+}
+
+// roundStates gives the stages of a round's plan their state as of that
+// round: done when finished before it, skipped when the plan skips them,
+// pending otherwise.
+func roundStates(after []int, skipped map[int]string, tasks map[int]int) func(int) (string, string, int) {
+	done := map[int]bool{}
+	for _, id := range after {
+		done[id] = true
+	}
+	return func(id int) (string, string, int) {
+		if why, ok := skipped[id]; ok {
+			return string(StageSkipped), why, 0
+		}
+		if done[id] {
+			return string(StageDone), "", tasks[id]
+		}
+		return string(StagePending), "", tasks[id]
+	}
+}
+
+// graphView draws g: one node per stage, one edge per exchange labelled
+// with the partitioning it carries.
+func graphView(g *plan.Graph, state func(id int) (state, reason string, tasks int)) *webui.Graph {
+	out := &webui.Graph{Result: g.Result}
+	for _, st := range g.Stages {
+		s, why, n := state(st.ID)
+		out.Stages = append(out.Stages, webui.GraphStage{ID: st.ID, Ops: opsText(st.Root), Output: plan.FormatPartitioning(st.Output, st.Root),
+			Tasks: n, State: s, Reason: why})
+		whole := map[int]bool{}
+		plan.Walk(st.Root, func(n *plan.Node) {
+			if n.Kind == plan.KindExchange && n.Whole {
+				whole[n.Stage] = true
+			}
+		})
+		for _, in := range st.Inputs {
+			label := "?"
+			if src := g.Stage(in); src != nil {
+				label = plan.FormatPartitioning(src.Output, src.Root)
+			}
+			out.Edges = append(out.Edges, webui.Edge{From: in, To: st.ID, Label: label, Whole: whole[in]})
+		}
+	}
+	return out
+}
+
+// opsText summarizes a fragment from its root down, one word per
+// operator that matters (filters and projections left out).
+func opsText(root *plan.Node) string {
+	var parts []string
+	var walk func(n *plan.Node)
+	walk = func(n *plan.Node) {
+		if n == nil {
+			return
+		}
+		switch n.Kind {
+		case plan.KindFilter, plan.KindProject:
+		case plan.KindScan:
+			if n.Scan != nil {
+				parts = append(parts, "scan "+n.Scan.Table)
+			}
+		case plan.KindExchange:
+			parts = append(parts, "read s"+strconv.Itoa(n.Stage))
+		case plan.KindAggregate:
+			w := "agg"
+			if n.Aggregate != nil && n.Aggregate.Mode != "" {
+				w += " " + string(n.Aggregate.Mode)
+			}
+			parts = append(parts, w)
+		default:
+			parts = append(parts, strings.ReplaceAll(string(n.Kind), "_", " "))
+		}
+		for _, c := range n.Inputs {
+			walk(c)
+		}
+	}
+	walk(root)
+	s := strings.Join(parts, " ← ")
+	if r := []rune(s); len(r) > 30 {
+		s = string(r[:29]) + "…"
+	}
+	return s
+}
+
+// graphChanges says, by stage, what cur changed against prev.
+func graphChanges(prev, cur *webui.Graph) map[int][]string {
+	out := map[int][]string{}
+	before := map[int]webui.GraphStage{}
+	for _, s := range prev.Stages {
+		before[s.ID] = s
+	}
+	inputs := func(g *webui.Graph) map[int][]int {
+		m := map[int][]int{}
+		for _, e := range g.Edges {
+			m[e.To] = append(m[e.To], e.From)
+		}
+		return m
+	}
+	inPrev, inCur := inputs(prev), inputs(cur)
+	now := map[int]bool{}
+	for _, s := range cur.Stages {
+		now[s.ID] = true
+		b, ok := before[s.ID]
+		switch {
+		case !ok:
+			out[s.ID] = append(out[s.ID], "added")
+			continue
+		case s.State == string(StageSkipped) && b.State != string(StageSkipped):
+			out[s.ID] = append(out[s.ID], "skipped ("+s.Reason+")")
+			continue
+		}
+		if s.Output != b.Output {
+			out[s.ID] = append(out[s.ID], "output "+b.Output+" → "+s.Output)
+		}
+		if a, c := fmt.Sprint(inPrev[s.ID]), fmt.Sprint(inCur[s.ID]); a != c {
+			out[s.ID] = append(out[s.ID], "inputs "+a+" → "+c)
+		}
+		if s.Ops != b.Ops {
+			out[s.ID] = append(out[s.ID], "fragment rewritten")
+		}
+		if b.Tasks > 0 && s.Tasks > 0 && b.Tasks != s.Tasks && s.State == string(StagePending) {
+			out[s.ID] = append(out[s.ID], fmt.Sprintf("tasks %d → %d", b.Tasks, s.Tasks))
+		}
+	}
+	for id := range before {
+		if !now[id] {
+			out[id] = append(out[id], "removed")
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+func mentionedStages(note string) []int {
+	var out []int
+	seen := map[int]bool{}
+	for _, m := range stageMention.FindAllStringSubmatch(note, -1) {
+		id, err := strconv.Atoi(m[1])
+		if err == nil && !seen[id] {
+			seen[id] = true
+			out = append(out, id)
+		}
+	}
+	return out
+}
+
+// taskView reads a task record: its attempts with their times and
+// outcomes, the duration of its committed attempt in seconds (-1 when not
+// committed) and the peak memory its result reported. settled says the
+// task's stage is no longer running (attempts without an outcome were
+// cancelled).
+func taskView(stage, task int, m map[string]string, settled bool) (webui.Task, float64, int64) {
+	t := webui.Task{Stage: stage, Task: task, State: m["state"], Error: m["error"]}
+	if t.State == "" {
+		t.State = "pending"
+	}
+	t.Committed, _ = strconv.Atoi(m["committed"])
+	n, _ := strconv.Atoi(m["attempts"])
+	for a := 1; a <= n; a++ {
+		at := webui.Attempt{Attempt: a}
+		at.Open, _ = strconv.ParseInt(m["open:"+strconv.Itoa(a)], 10, 64)
+		if e := m["end:"+strconv.Itoa(a)]; e != "" {
+			f := strings.SplitN(e, ",", 3)
+			if len(f) == 3 {
+				at.Invoked, _ = strconv.ParseInt(f[0], 10, 64)
+				at.End, _ = strconv.ParseInt(f[1], 10, 64)
+				at.Outcome = f[2]
+			}
+		}
+		if at.Outcome == "" {
+			switch {
+			case t.Committed == a:
+				at.Outcome = "committed" // committed by a coordinator that did not record times
+			case t.Committed != 0 || settled:
+				at.Outcome = "cancelled"
+			default:
+				at.Outcome = "running"
+			}
+		}
+		if at.Outcome == "cancelled" && at.End == 0 {
+			at.End = cancelledAt(m, t.Committed)
+		}
+		t.Attempts = append(t.Attempts, at)
+	}
+	// A duplicate started while an earlier attempt still ran is a hedge.
+	// Times are in ms: an earlier attempt ending the same ms counts as
+	// still running unless it failed (a retry follows only a failure).
+	for i := range t.Attempts {
+		for j := 0; j < i; j++ {
+			p, a := t.Attempts[j], t.Attempts[i]
+			if p.Open == 0 || a.Open == 0 || p.Open > a.Open {
+				continue
+			}
+			failed := p.Outcome == "retrying" || p.Outcome == "failed" || p.Outcome == "input_lost"
+			if p.End == 0 || p.End > a.Open || (p.End == a.Open && !failed) {
+				t.Attempts[i].Hedge = true
+			}
+		}
+	}
+	dur := -1.0
+	var peak int64
+	if t.Committed > 0 {
+		if c := t.Attempts[min(t.Committed, len(t.Attempts))-1]; c.End > 0 && c.Invoked > 0 {
+			dur = float64(c.End-c.Invoked) / 1000
+		}
+		var res map[string]any
+		if json.Unmarshal([]byte(m["result"]), &res) == nil {
+			if dur < 0 {
+				if s, ok := res["seconds"].(float64); ok {
+					dur = s
+				}
+			}
+			for _, k := range []string{"peak_memory", "peak_memory_bytes", "peak_bytes"} {
+				if v, ok := res[k].(float64); ok {
+					peak = max(peak, int64(v))
+				}
+			}
+		}
+	}
+	return t, dur, peak
+}
+
+// cancelledAt is when an attempt with no outcome stopped, as near as the
+// record tells: when the winning attempt committed (0: unknown).
+func cancelledAt(m map[string]string, committed int) int64 {
+	if committed == 0 {
+		return 0
+	}
+	f := strings.SplitN(m["end:"+strconv.Itoa(committed)], ",", 3)
+	if len(f) < 2 {
+		return 0
+	}
+	end, _ := strconv.ParseInt(f[1], 10, 64)
+	return end
+}
+
+func firstOpen(t webui.Task) int64 {
+	for _, a := range t.Attempts {
+		if a.Open != 0 {
+			return a.Open
+		}
+	}
+	return 1 << 62
+}
+
+// quantiles returns the p50, p90 and max of ds (nearest rank).
+func quantiles(ds []float64) (p50, p90, mx float64) {
+	if len(ds) == 0 {
+		return 0, 0, 0
+	}
+	s := append([]float64(nil), ds...)
+	sort.Float64s(s)
+	rank := func(q float64) float64 {
+		i := int(q*float64(len(s))+0.999999) - 1
+		return s[min(max(i, 0), len(s)-1)]
+	}
+	return rank(0.5), rank(0.9), s[len(s)-1]
+}

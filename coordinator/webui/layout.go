@@ -1,0 +1,237 @@
+package webui
+
+import (
+	"fmt"
+	"sort"
+	"strconv"
+)
+
+// Sizes of the stage graph drawing, in SVG user units.
+const (
+	nodeW   = 184
+	nodeH   = 66
+	layerDX = 300 // from one layer's left edge to the next one's
+	rowDY   = 90
+	margin  = 16
+)
+
+// svgGraph is a stage graph laid out for drawing: stages in layers from
+// left (scans) to right (the result), edges as curves with their labels.
+type svgGraph struct {
+	W, H  int
+	Nodes []svgNode
+	Edges []svgEdge
+}
+
+type svgNode struct {
+	X, Y    int
+	W, H    int
+	Stage   GraphStage
+	Result  bool
+	Changed []string // what the round changed in this stage (highlighted)
+}
+
+type svgEdge struct {
+	From, To int
+	Path     string
+	LX, LY   int
+	Label    string
+	Note     string // a second label line ("read whole")
+	Changed  bool
+}
+
+// layoutGraph places every stage in the layer of its longest path from a
+// source stage; stages within a layer keep their id order, each layer
+// centred vertically. changes marks stages to highlight.
+func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
+	if g == nil || len(g.Stages) == 0 {
+		return &svgGraph{W: 2 * margin, H: 2 * margin}
+	}
+	inputs := map[int][]int{}
+	for _, e := range g.Edges {
+		inputs[e.To] = append(inputs[e.To], e.From)
+	}
+	layer := map[int]int{}
+	var depth func(id int, seen map[int]bool) int
+	depth = func(id int, seen map[int]bool) int {
+		if l, ok := layer[id]; ok {
+			return l
+		}
+		if seen[id] {
+			return 0 // a cycle (not a valid plan): draw it anyway
+		}
+		seen[id] = true
+		l := 0
+		for _, in := range inputs[id] {
+			l = max(l, depth(in, seen)+1)
+		}
+		layer[id] = l
+		return l
+	}
+	ids := make([]int, 0, len(g.Stages))
+	byID := map[int]GraphStage{}
+	for _, s := range g.Stages {
+		ids = append(ids, s.ID)
+		byID[s.ID] = s
+	}
+	sort.Ints(ids)
+	nLayers := 0
+	for _, id := range ids {
+		nLayers = max(nLayers, depth(id, map[int]bool{})+1)
+	}
+	layers := make([][]int, nLayers)
+	for _, id := range ids {
+		layers[layer[id]] = append(layers[layer[id]], id)
+	}
+	maxRows := 0
+	for _, l := range layers {
+		maxRows = max(maxRows, len(l))
+	}
+	out := &svgGraph{W: 2*margin + (nLayers-1)*layerDX + nodeW, H: 2*margin + (maxRows-1)*rowDY + nodeH}
+	pos := map[int][2]int{}
+	for li, l := range layers {
+		top := margin + (maxRows-len(l))*rowDY/2
+		for ri, id := range l {
+			x, y := margin+li*layerDX, top+ri*rowDY
+			pos[id] = [2]int{x, y}
+			out.Nodes = append(out.Nodes, svgNode{X: x, Y: y, W: nodeW, H: nodeH, Stage: byID[id],
+				Result: id == g.Result, Changed: changes[id]})
+		}
+	}
+	for _, e := range g.Edges {
+		a, okA := pos[e.From]
+		b, okB := pos[e.To]
+		if !okA || !okB {
+			continue
+		}
+		x1, y1 := a[0]+nodeW, a[1]+nodeH/2
+		x2, y2 := b[0], b[1]+nodeH/2
+		mx := (x1 + x2) / 2
+		out.Edges = append(out.Edges, svgEdge{From: e.From, To: e.To,
+			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
+			LX:   mx, LY: (y1+y2)/2 - 5, Label: e.Label, Note: wholeNote(e.Whole),
+			Changed: len(changes[e.To]) > 0 && len(changes[e.From]) > 0})
+	}
+	return out
+}
+
+// svgTimeline is the task timeline laid out for drawing: one row per task,
+// one bar per attempt (a light part while queued, a solid part while its
+// function ran), on a common time axis.
+type svgTimeline struct {
+	W, H  int
+	Left  int // width of the row labels
+	Rows  []tlRow
+	Ticks []tlTick
+	Span  float64 // seconds from the first attempt opened to the last end
+}
+
+type tlRow struct {
+	Y     int
+	Label string
+	Stage int
+	Task  int
+	Bars  []tlBar
+}
+
+type tlBar struct {
+	Attempt     Attempt
+	QX, QW      int // queued part
+	X, W        int // running part
+	Title       string
+	Stage, Task int
+	Y           int
+}
+
+type tlTick struct {
+	X     int
+	Label string
+}
+
+const (
+	tlWidth = 1200
+	tlLeft  = 86
+	tlRowH  = 16
+	tlTop   = 22
+)
+
+// layoutTimeline draws tasks' attempts between the first open time and
+// the last end (now for attempts still running).
+func layoutTimeline(tasks []Task, now int64) *svgTimeline {
+	var t0, t1 int64
+	for _, t := range tasks {
+		for _, a := range t.Attempts {
+			if a.Open == 0 {
+				continue
+			}
+			if t0 == 0 || a.Open < t0 {
+				t0 = a.Open
+			}
+			t1 = max(t1, a.Open, a.Invoked, endOf(a, now))
+		}
+	}
+	out := &svgTimeline{W: tlWidth, Left: tlLeft}
+	if t0 == 0 {
+		out.H = tlTop
+		return out
+	}
+	span := max(t1-t0, 1)
+	out.Span = float64(span) / 1000
+	scale := func(ms int64) int { return tlLeft + int(float64(ms-t0)/float64(span)*float64(tlWidth-tlLeft-8)) }
+	step := tickStep(span)
+	for ms := int64(0); ms <= span; ms += step {
+		out.Ticks = append(out.Ticks, tlTick{X: scale(t0 + ms), Label: strconv.FormatFloat(float64(ms)/1000, 'f', -1, 64) + "s"})
+	}
+	y := tlTop
+	for _, t := range tasks {
+		row := tlRow{Y: y, Label: fmt.Sprintf("s%d t%d", t.Stage, t.Task), Stage: t.Stage, Task: t.Task}
+		for _, a := range t.Attempts {
+			if a.Open == 0 {
+				continue
+			}
+			inv := a.Invoked
+			if inv == 0 {
+				// Not known until the attempt ends (running, or cancelled
+				// without an outcome): drawn as running from its open.
+				inv = a.Open
+			}
+			end := endOf(a, now)
+			qx, x := scale(a.Open), scale(inv)
+			b := tlBar{Attempt: a, QX: qx, QW: max(x-qx, 0), X: x, W: max(scale(end)-x, 2), Stage: t.Stage, Task: t.Task, Y: y}
+			b.Title = fmt.Sprintf("stage %d task %d attempt %d: %s", t.Stage, t.Task, a.Attempt, a.Outcome)
+			if a.Hedge {
+				b.Title += " (hedge)"
+			}
+			b.Title += fmt.Sprintf(", queued %.3fs, ran %.3fs", float64(inv-a.Open)/1000, float64(end-inv)/1000)
+			row.Bars = append(row.Bars, b)
+		}
+		out.Rows = append(out.Rows, row)
+		y += tlRowH
+	}
+	out.H = y + 4
+	return out
+}
+
+func endOf(a Attempt, now int64) int64 {
+	if a.End != 0 {
+		return a.End
+	}
+	return max(now, a.Invoked, a.Open)
+}
+
+// tickStep picks a round axis step giving 5 to 12 ticks.
+func tickStep(span int64) int64 {
+	for _, s := range []int64{1, 2, 5, 10, 20, 50, 100, 200, 500, 1000, 2000, 5000, 10000, 20000, 30000, 60000, 120000, 300000, 600000, 1800000, 3600000} {
+		if span/s <= 10 {
+			return s
+		}
+	}
+	return span / 10
+}
+
+func wholeNote(whole bool) string {
+	if whole {
+		return "read whole"
+	}
+	return ""
+}

@@ -1,0 +1,167 @@
+// Package webui is the coordinator's web UI: a jobs list and a job page
+// showing what the adaptive planner did (the stage graph after every
+// re-planning round, the rules that fired, the stages and their tasks on a
+// timeline). Pages are rendered on the server from the same JSON views the
+// API serves (JobSummary, JobDetail), which a Source reads from Redis, so
+// every coordinator replica shows the same thing. Templates, CSS and the
+// little JavaScript (live refresh, round selector) are embedded.
+package webui
+
+// JobSummary is one line of the jobs list (GET /v1/jobs?detail=1).
+type JobSummary struct {
+	ID       string `json:"id"`
+	State    string `json:"state"`
+	SQL      string `json:"sql"`
+	Error    string `json:"error,omitempty"`
+	Code     string `json:"code,omitempty"` // the error's stable code (SLnnn), when it has one
+	Adaptive bool   `json:"adaptive"`
+	Created  string `json:"created"`
+	Finished string `json:"finished,omitempty"`
+	// Seconds is the wall time from submit to finish (to now while running).
+	Seconds    float64 `json:"seconds"`
+	StageCount int     `json:"stage_count"`
+	// Invoked counts function invocations (attempts started).
+	Invoked       int   `json:"invoked"`
+	ShuffledBytes int64 `json:"shuffled_bytes"`
+	RoundCount    int   `json:"round_count"`
+	RulesFired    int   `json:"rules_fired"`
+	// Cost holds the cost fields recorded with the job (S3 requests, $),
+	// by name, when the coordinator records any.
+	Cost map[string]string `json:"cost,omitempty"`
+}
+
+// JobDetail is everything the job page shows (GET /v1/jobs/{id}/detail).
+type JobDetail struct {
+	JobSummary
+	Columns []string `json:"columns"`
+	Explain string   `json:"explain,omitempty"`
+	// Graph is the plan as it stands now, with every stage's state.
+	Graph *Graph `json:"graph"`
+	// Rounds starts with round 0, the plan as submitted; every later
+	// entry is the plan after one re-planning round.
+	Rounds []Round `json:"rounds"`
+	Stages []Stage `json:"stages"`
+	Tasks  []Task  `json:"tasks"`
+	// Now is the server's clock (Unix ms) when the view was read, the end
+	// of attempts still running on the timeline.
+	Now int64 `json:"now"`
+}
+
+// Graph is a stage graph: one node per stage, one edge per exchange.
+type Graph struct {
+	Stages []GraphStage `json:"stages"`
+	Edges  []Edge       `json:"edges"`
+	Result int          `json:"result"`
+}
+
+// GraphStage is a node of the stage graph.
+type GraphStage struct {
+	ID int `json:"id"`
+	// Ops summarizes the stage's fragment, leaves last ("aggregate final ←
+	// hash_join ← scan lineitem").
+	Ops    string `json:"ops"`
+	Output string `json:"output"` // its output partitioning
+	// Tasks is the number of tasks planned (0: one per scan split, unknown
+	// until it starts).
+	Tasks int `json:"tasks,omitempty"`
+	// State is pending, running, done, skipped (or failed, cancelled).
+	State  string `json:"state"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Edge is an exchange: stage To reads the output of stage From.
+type Edge struct {
+	From int `json:"from"`
+	To   int `json:"to"`
+	// Label is the partitioning of the exchange ("hash(#0) x8",
+	// "broadcast", "single").
+	Label string `json:"label"`
+	// Whole is set when every task of To reads all of it (a hash
+	// partitioned output broadcast by the re-planner).
+	Whole bool `json:"whole,omitempty"`
+}
+
+// Round is the plan after one re-planning round.
+type Round struct {
+	Round int `json:"round"`
+	// After lists the stages that had finished when the round ran.
+	After []int   `json:"after_stages"`
+	Fired []Fired `json:"fired"`
+	// Graph is the plan after the round (nil for rounds recorded before
+	// the coordinator kept it: then only Plan is known).
+	Graph *Graph `json:"graph,omitempty"`
+	// Plan is the round's plan as EXPLAIN text, with its task groups.
+	Plan string `json:"plan,omitempty"`
+	// Changes lists, by stage, what the round changed against the
+	// previous one (added, skipped, partitioning, inputs, tasks).
+	Changes map[int][]string `json:"changes,omitempty"`
+}
+
+// Fired is one rule that changed the plan in a round.
+type Fired struct {
+	Rule string `json:"rule"`
+	Note string `json:"note"`
+	// Stages are the stages the note names.
+	Stages []int `json:"stages,omitempty"`
+}
+
+// Stage is one row of the stage table.
+type Stage struct {
+	ID         int     `json:"id"`
+	State      string  `json:"state"`
+	Reason     string  `json:"reason,omitempty"`
+	Output     string  `json:"output"`
+	Tasks      int     `json:"tasks"`
+	TasksDone  int     `json:"tasks_done"`
+	Invoked    int     `json:"invoked"`
+	Attempts   int     `json:"attempts"`
+	Retries    int     `json:"retries"`
+	Rows       int64   `json:"rows"`
+	Bytes      int64   `json:"bytes"`
+	InputRows  int64   `json:"input_rows"`
+	InputBytes int64   `json:"input_bytes"`
+	Seconds    float64 `json:"seconds"`
+	// Task durations of the committed attempts, in seconds.
+	P50 float64 `json:"task_p50"`
+	P90 float64 `json:"task_p90"`
+	Max float64 `json:"task_max"`
+	// PeakMemory is the largest peak memory a task reported (0: none did).
+	PeakMemory int64             `json:"peak_memory,omitempty"`
+	Objects    []Object          `json:"objects,omitempty"`
+	Cost       map[string]string `json:"cost,omitempty"`
+}
+
+// Object is one committed shuffle object of a stage.
+type Object struct {
+	Partition int    `json:"partition"`
+	Key       string `json:"key"`
+	Bytes     int64  `json:"bytes"`
+	Rows      int64  `json:"rows"`
+}
+
+// Task is one task of a stage with all its attempts.
+type Task struct {
+	Stage     int       `json:"stage"`
+	Task      int       `json:"task"`
+	State     string    `json:"state"`
+	Committed int       `json:"committed,omitempty"` // the winning attempt
+	Error     string    `json:"error,omitempty"`
+	Attempts  []Attempt `json:"attempts"`
+}
+
+// Attempt is one attempt of a task on the timeline. Times are Unix ms; 0
+// when not recorded (attempts of coordinators older than the timeline).
+type Attempt struct {
+	Attempt int   `json:"attempt"`
+	Open    int64 `json:"open"`    // opened (then queued for a dispatch slot)
+	Invoked int64 `json:"invoked"` // its function was invoked
+	End     int64 `json:"end"`     // its outcome was known
+	// Outcome is committed, lost_race, retrying, failed, input_lost,
+	// running (no outcome yet) or cancelled (no outcome and the task is
+	// decided: a duplicate stopped when another attempt won, or the
+	// stage cancelled).
+	Outcome string `json:"outcome"`
+	// Hedge is set on a duplicate started while another attempt of the
+	// task was still running.
+	Hedge bool `json:"hedge,omitempty"`
+}

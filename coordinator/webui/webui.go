@@ -1,0 +1,298 @@
+package webui
+
+import (
+	"bytes"
+	"context"
+	"embed"
+	"errors"
+	"fmt"
+	"html/template"
+	"io/fs"
+	"log/slog"
+	"net/http"
+	"net/url"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// Source reads the views the UI shows; the coordinator's Store is one.
+type Source interface {
+	// JobSummaries returns up to n jobs, newest first.
+	JobSummaries(ctx context.Context, n int64) ([]JobSummary, error)
+	// JobDetail returns one job; an unknown id gives an error matching
+	// ErrNotFound.
+	JobDetail(ctx context.Context, id string) (*JobDetail, error)
+}
+
+// ErrNotFound is matched by the error a Source returns for an unknown job.
+var ErrNotFound = errors.New("job not found")
+
+//go:embed templates/*.html
+var templateFS embed.FS
+
+//go:embed static
+var staticFS embed.FS
+
+// States the jobs list filters by.
+var listStates = []string{"running", "succeeded", "failed", "cancelled"}
+
+// UI serves the pages under /ui/.
+type UI struct {
+	src  Source
+	log  *slog.Logger
+	tmpl *template.Template
+}
+
+// New returns the UI over src.
+func New(src Source, log *slog.Logger) *UI {
+	if log == nil {
+		log = slog.Default()
+	}
+	return &UI{src: src, log: log, tmpl: template.Must(template.New("").Funcs(funcs).ParseFS(templateFS, "templates/*.html"))}
+}
+
+// Handler serves GET /ui/ (the jobs list, ?state= filters), GET
+// /ui/jobs/{id} (a job) and GET /ui/static/ (embedded assets).
+func (u *UI) Handler() http.Handler {
+	mux := http.NewServeMux()
+	static, _ := fs.Sub(staticFS, "static")
+	mux.Handle("GET /ui/static/", http.StripPrefix("/ui/static/", http.FileServerFS(static)))
+	mux.HandleFunc("GET /ui/{$}", u.list)
+	mux.HandleFunc("GET /ui/jobs/{id}", u.job)
+	mux.HandleFunc("GET /ui", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
+	return mux
+}
+
+type listPage struct {
+	Title  string
+	Live   bool
+	State  string
+	States []string
+	Counts map[string]int
+	Jobs   []JobSummary
+	Total  int
+}
+
+func (u *UI) list(w http.ResponseWriter, r *http.Request) {
+	n, _ := strconv.ParseInt(r.URL.Query().Get("n"), 10, 64)
+	if n <= 0 || n > 1000 {
+		n = 200
+	}
+	jobs, err := u.src.JobSummaries(r.Context(), n)
+	if err != nil {
+		u.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	p := listPage{Title: "jobs", Live: true, State: r.URL.Query().Get("state"), States: listStates, Counts: map[string]int{}, Total: len(jobs)}
+	for _, j := range jobs {
+		p.Counts[j.State]++
+		if p.State == "" || j.State == p.State {
+			p.Jobs = append(p.Jobs, j)
+		}
+	}
+	u.render(w, "list.html", p)
+}
+
+type jobPage struct {
+	Title    string
+	Live     bool
+	Job      *JobDetail
+	Current  *svgGraph
+	Rounds   []roundView
+	Initial  *svgGraph
+	Final    *svgGraph
+	Timeline *svgTimeline
+	Peak     bool // some stage reported peak memory
+	Selected string
+}
+
+type roundView struct {
+	Round   int
+	After   []int
+	Fired   []Fired
+	Changes map[int][]string
+	Plan    string
+	SVG     *svgGraph
+}
+
+func (u *UI) job(w http.ResponseWriter, r *http.Request) {
+	d, err := u.src.JobDetail(r.Context(), r.PathValue("id"))
+	if errors.Is(err, ErrNotFound) {
+		u.fail(w, http.StatusNotFound, err)
+		return
+	}
+	if err != nil {
+		u.fail(w, http.StatusInternalServerError, err)
+		return
+	}
+	p := jobPage{Title: "job " + d.ID, Live: d.State == "running", Job: d, Current: layoutGraph(d.Graph, nil),
+		Timeline: layoutTimeline(d.Tasks, d.Now), Selected: r.URL.Query().Get("round")}
+	for _, rd := range d.Rounds {
+		g := rd.Graph
+		if g == nil {
+			g = d.Graph // an old round without its graph: the plan's shape as it is now
+		}
+		p.Rounds = append(p.Rounds, roundView{Round: rd.Round, After: rd.After, Fired: rd.Fired, Changes: rd.Changes,
+			Plan: rd.Plan, SVG: layoutGraph(g, rd.Changes)})
+	}
+	if len(p.Rounds) > 0 {
+		p.Initial = p.Rounds[0].SVG
+		p.Final = layoutGraph(d.Graph, finalChanges(d))
+	}
+	for _, s := range d.Stages {
+		if s.PeakMemory > 0 {
+			p.Peak = true
+		}
+	}
+	if p.Selected == "" {
+		p.Selected = "compare"
+	}
+	u.render(w, "job.html", p)
+}
+
+// finalChanges marks the stages of the final plan that any round changed.
+func finalChanges(d *JobDetail) map[int][]string {
+	out := map[int][]string{}
+	for _, r := range d.Rounds {
+		for id, c := range r.Changes {
+			for _, what := range c {
+				out[id] = append(out[id], fmt.Sprintf("round %d: %s", r.Round, what))
+			}
+		}
+	}
+	return out
+}
+
+func (u *UI) render(w http.ResponseWriter, name string, data any) {
+	var b bytes.Buffer
+	if err := u.tmpl.ExecuteTemplate(&b, name, data); err != nil {
+		u.fail(w, http.StatusInternalServerError, fmt.Errorf("render %s: %w", name, err))
+		return
+	}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.Header().Set("Cache-Control", "no-store")
+	_, _ = w.Write(b.Bytes())
+}
+
+func (u *UI) fail(w http.ResponseWriter, code int, err error) {
+	if code >= 500 {
+		u.log.Error("web ui", "err", err)
+	}
+	var b bytes.Buffer
+	_ = u.tmpl.ExecuteTemplate(&b, "error.html", map[string]any{"Title": "error", "Code": code, "Error": err.Error()})
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
+	_, _ = w.Write(b.Bytes())
+}
+
+var funcs = template.FuncMap{
+	"bytes": humanBytes,
+	"when":  humanTime,
+	"secs":  humanSeconds,
+	"short": shortSQL,
+	"ints":  joinInts,
+	"join":  strings.Join,
+	"objURL": func(job, key string) string {
+		return "/v1/jobs/" + url.PathEscape(job) + "/objects?key=" + url.QueryEscape(key)
+	},
+	"costs":   sortedCosts,
+	"inc":     func(i int) int { return i + 1 },
+	"half":    func(i int) int { return i / 2 },
+	"add":     func(a, b int) int { return a + b },
+	"hasCost": func(js []JobSummary) bool { return anyCost(js) },
+	"comma":   func(n int64) string { return commaInt(n) },
+	"skewed":  func(p50, mx float64) bool { return p50 > 0 && mx > 2*p50 },
+	"stagesAttr": func(ids []int) string {
+		return joinInts(ids)
+	},
+}
+
+func humanBytes(n int64) string {
+	const unit = 1024
+	if n < unit {
+		return strconv.FormatInt(n, 10) + " B"
+	}
+	div, exp := int64(unit), 0
+	for m := n / unit; m >= unit; m /= unit {
+		div *= unit
+		exp++
+	}
+	return fmt.Sprintf("%.1f %ciB", float64(n)/float64(div), "KMGTPE"[exp])
+}
+
+// humanTime shortens an RFC 3339 timestamp to the second, in UTC.
+func humanTime(s string) string {
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return s
+	}
+	return t.UTC().Format("2006-01-02 15:04:05")
+}
+
+func humanSeconds(s float64) string {
+	switch {
+	case s <= 0:
+		return "–"
+	case s < 1:
+		return fmt.Sprintf("%.0f ms", s*1000)
+	case s < 60:
+		return fmt.Sprintf("%.2f s", s)
+	default:
+		return fmt.Sprintf("%dm%02ds", int(s)/60, int(s)%60)
+	}
+}
+
+func shortSQL(s string) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > 110 {
+		return string(r[:107]) + "…"
+	}
+	return s
+}
+
+func joinInts(ids []int) string {
+	out := make([]string, len(ids))
+	for i, id := range ids {
+		out[i] = strconv.Itoa(id)
+	}
+	return strings.Join(out, " ")
+}
+
+func commaInt(n int64) string {
+	s := strconv.FormatInt(n, 10)
+	neg := strings.HasPrefix(s, "-")
+	s = strings.TrimPrefix(s, "-")
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	if neg {
+		return "-" + b.String()
+	}
+	return b.String()
+}
+
+type costField struct{ Name, Value string }
+
+func sortedCosts(m map[string]string) []costField {
+	out := make([]costField, 0, len(m))
+	for k, v := range m {
+		out = append(out, costField{k, v})
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	return out
+}
+
+func anyCost(js []JobSummary) bool {
+	for _, j := range js {
+		if len(j.Cost) > 0 {
+			return true
+		}
+	}
+	return false
+}
