@@ -49,6 +49,8 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/jobs/{id}/result", a.result)
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	mux.HandleFunc("POST /v1/explain", a.explain)
+	mux.HandleFunc("GET /v1/tables", a.tables)
+	mux.HandleFunc("GET /v1/tables/{name}", a.tables)
 	mux.Handle("GET /metrics", a.c.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return a.auth(mux)

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/schollz/progressbar/v3"
@@ -13,7 +14,8 @@ import (
 // progress shows stages and tasks done and bytes shuffled on a terminal;
 // on anything else it stays silent so piped output stays clean.
 type progress struct {
-	bar *progressbar.ProgressBar
+	bar   *progressbar.ProgressBar
+	start time.Time
 }
 
 func newProgress(w io.Writer) *progress {
@@ -22,7 +24,7 @@ func newProgress(w io.Writer) *progress {
 	}
 	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSpinnerType(14),
 		progressbar.OptionSetDescription("planning"), progressbar.OptionClearOnFinish())
-	return &progress{bar: bar}
+	return &progress{bar: bar, start: time.Now()}
 }
 
 func (p *progress) update(js *coordinator.JobStatus) {
@@ -30,8 +32,9 @@ func (p *progress) update(js *coordinator.JobStatus) {
 		return
 	}
 	var stages, done, tasks, tasksDone int
-	var bytes int64
+	var bytes, rows int64
 	for _, s := range js.Stages {
+		rows += s.Rows
 		stages++
 		if s.State == coordinator.StageDone || s.State == coordinator.StageSkipped {
 			done++
@@ -40,7 +43,8 @@ func (p *progress) update(js *coordinator.JobStatus) {
 		tasksDone += s.TasksDone
 		bytes += s.Bytes
 	}
-	p.bar.Describe(fmt.Sprintf("stages %d/%d  tasks %d/%d  shuffled %s", done, stages, tasksDone, tasks, humanize.IBytes(uint64(bytes))))
+	p.bar.Describe(fmt.Sprintf("%s  stages %d/%d  tasks %d/%d  rows %s  shuffled %s  %.1fs", js.State, done, stages, tasksDone, tasks,
+		humanize.Comma(rows), humanize.IBytes(uint64(bytes)), time.Since(p.start).Seconds()))
 	_ = p.bar.Add(1)
 }
 
@@ -56,8 +60,9 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprintf(w, "job %s: %s (adaptive=%v)\n", js.ID, js.State, js.Adaptive)
 	fmt.Fprintf(w, "  %-6s %-8s %-22s %6s %8s %12s %12s %10s %8s\n", "stage", "state", "output", "tasks", "invoked", "rows in", "rows out", "shuffled", "seconds")
 	var invoked int
-	var bytes int64
+	var bytes, rows int64
 	for _, s := range js.Stages {
+		rows += s.Rows
 		fmt.Fprintf(w, "  %-6d %-8s %-22s %6d %8d %12d %12d %10s %8.3f\n", s.ID, s.State, s.Output, s.Tasks, s.Invoked,
 			s.InputRows, s.Rows, humanize.IBytes(uint64(s.Bytes)), s.Seconds)
 		if s.Reason != "" {
