@@ -72,6 +72,8 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	mux.HandleFunc("POST /v1/explain", a.explain)
+	mux.HandleFunc("GET /v1/tables", a.tables)
+	mux.HandleFunc("GET /v1/tables/{name}", a.tables)
 	mux.Handle("GET /metrics", a.c.metrics.Handler())
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
 	return a.auth(mux)

@@ -328,6 +328,25 @@ func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string,
 	return pl.Graph, planner.Explain(pl), nil
 }
 
+// ListTables implements coordinator.TableLister when the catalog is the
+// Redis catalog.
+func (p *SQLPlanner) ListTables(ctx context.Context) ([]coordinator.TableInfo, error) {
+	st, ok := p.Catalog.(*catalog.Store)
+	if !ok {
+		return nil, fmt.Errorf("catalog %T cannot list tables", p.Catalog)
+	}
+	ts, err := st.List(ctx)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]coordinator.TableInfo, len(ts))
+	for i, t := range ts {
+		out[i] = coordinator.TableInfo{Name: t.Name, Format: t.Format, Location: t.Location, Columns: t.Columns,
+			Files: len(t.Files), Rows: t.Rows, Bytes: t.Bytes}
+	}
+	return out, nil
+}
+
 // Format implements coordinator.Planner.
 func (p *SQLPlanner) Format(g *plan.Graph) string { return planner.FormatGraph(g) }
 

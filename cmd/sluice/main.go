@@ -11,7 +11,9 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync"
 	"syscall"
+	"time"
 
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
@@ -24,11 +26,45 @@ import (
 )
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	app := &cli.App{
-		Name:  "sluice",
-		Usage: "an adaptive, serverless, distributed SQL engine",
+	// SIGINT and SIGTERM cancel the root context. The shell detaches the
+	// root context from them (without cancelling it) and handles Ctrl-C
+	// per statement.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	sigs := make(chan os.Signal, 1)
+	signal.Notify(sigs, os.Interrupt, syscall.SIGTERM)
+	detached := make(chan struct{})
+	go func() {
+		select {
+		case <-sigs:
+			cancel()
+		case <-detached:
+		}
+	}()
+	var once sync.Once
+	app := newApp()
+	app.Metadata = map[string]any{stopSignalsKey: func() {
+		once.Do(func() {
+			signal.Stop(sigs)
+			close(detached)
+		})
+	}}
+	if err := app.RunContext(ctx, normalizeArgs(app, os.Args)); err != nil {
+		fmt.Fprintln(os.Stderr, "error:", redact.String(err.Error(), redact.URLPassword(os.Getenv("SLUICE_REDIS_URL"))))
+		var intr *errInterrupted
+		if errors.As(err, &intr) || ctx.Err() != nil {
+			os.Exit(130)
+		}
+		os.Exit(1)
+	}
+}
+
+// newApp builds the command tree.
+func newApp() *cli.App {
+	return &cli.App{
+		Name:    "sluice",
+		Usage:   "an adaptive, serverless, distributed SQL engine",
+		Version: version(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "warn", EnvVars: []string{"SLUICE_LOG_LEVEL"}, Usage: "debug, info, warn or error (JSON logs on stderr)"},
 		},
@@ -43,12 +79,9 @@ func main() {
 			jobsCommand(),
 			shuffleCommand(),
 			deployCommand(),
+			sqlCommand(stackFlags()),
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {},
-	}
-	if err := app.RunContext(ctx, os.Args); err != nil {
-		fmt.Fprintln(os.Stderr, "error:", redact.String(err.Error(), redact.URLPassword(os.Getenv("SLUICE_REDIS_URL"))))
-		os.Exit(1)
 	}
 }
 
@@ -115,21 +148,26 @@ var queryFlags = []cli.Flag{
 	&cli.BoolFlag{Name: "analyze", Usage: "after the result, print the plan history (adaptive rounds) and per-stage metrics"},
 }
 
-func localCommand() *cli.Command {
-	stackFlags := []cli.Flag{
+// stackFlags are the settings of the embedded stack (local query|start|demo, sql --local).
+func stackFlags() []cli.Flag {
+	return []cli.Flag{
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
 		&cli.IntFlag{Name: "functions", Value: 4, Usage: "size of the in-process function pool"},
 		&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
-		&cli.Int64Flag{Name: "target-partition-bytes", Value: 64 << 20, Usage: "adaptive coalescing target size"},
-		&cli.Int64Flag{Name: "split-bytes", Value: 32 << 20, Usage: "table bytes per scan task"},
-		&cli.Int64Flag{Name: "plan-broadcast-bytes", Value: 0, Usage: "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"},
-		&cli.Int64Flag{Name: "broadcast-bytes", Value: 8 << 20, Usage: "adaptive: broadcast a finished join side up to this estimated in-memory size"},
-		&cli.Int64Flag{Name: "unbroadcast-bytes", Value: 64 << 20, Usage: "adaptive: repartition a broadcast join side bigger than this in memory (0: never)"},
+		bytesFlag("target-partition-bytes", 64<<20, "adaptive coalescing target size"),
+		bytesFlag("split-bytes", 32<<20, "table bytes per scan task"),
+		bytesFlag("plan-broadcast-bytes", 0, "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"),
+		bytesFlag("broadcast-bytes", 8<<20, "adaptive: broadcast a finished join side up to this estimated in-memory size"),
+		bytesFlag("unbroadcast-bytes", 64<<20, "adaptive: repartition a broadcast join side bigger than this in memory (0: never)"),
 		&cli.Float64Flag{Name: "skew-factor", Value: 4, Usage: "adaptive: split partitions larger than this many times the median"},
-		&cli.Int64Flag{Name: "skew-min-bytes", Value: 16 << 20, Usage: "adaptive: and larger than this"},
+		bytesFlag("skew-min-bytes", 16<<20, "adaptive: and larger than this"),
 		&cli.BoolFlag{Name: "limit-early-stop", Value: true, Usage: "let tasks of a bare LIMIT stop once enough rows exist"},
 	}
+}
+
+func localCommand() *cli.Command {
+	stackFlags := stackFlags()
 	return &cli.Command{
 		Name:  "local",
 		Usage: "the embedded stack: MinIO, miniredis, in-process functions and a coordinator",
@@ -214,13 +252,13 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.Functions = c.Int("functions")
 	opts.Partitions = c.Int("partitions")
 	opts.APIAddr = c.String("addr")
-	opts.Coordinator.AQE.TargetPartitionBytes = c.Int64("target-partition-bytes")
-	opts.Coordinator.SplitBytes = c.Int64("split-bytes")
-	opts.BroadcastBytes = c.Int64("plan-broadcast-bytes")
-	opts.Coordinator.AQE.BroadcastBytes = c.Int64("broadcast-bytes")
-	opts.Coordinator.AQE.UnbroadcastBytes = c.Int64("unbroadcast-bytes")
+	opts.Coordinator.AQE.TargetPartitionBytes = bytesValue(c, "target-partition-bytes")
+	opts.Coordinator.SplitBytes = bytesValue(c, "split-bytes")
+	opts.BroadcastBytes = bytesValue(c, "plan-broadcast-bytes")
+	opts.Coordinator.AQE.BroadcastBytes = bytesValue(c, "broadcast-bytes")
+	opts.Coordinator.AQE.UnbroadcastBytes = bytesValue(c, "unbroadcast-bytes")
 	opts.Coordinator.AQE.SkewFactor = c.Float64("skew-factor")
-	opts.Coordinator.AQE.SkewMinBytes = c.Int64("skew-min-bytes")
+	opts.Coordinator.AQE.SkewMinBytes = bytesValue(c, "skew-min-bytes")
 	opts.Coordinator.LimitEarlyStop = c.Bool("limit-early-stop")
 	opts.Log = logger(c)
 	return local.Start(c.Context, opts)
@@ -234,6 +272,7 @@ func submitCommand() *cli.Command {
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "coordinator", EnvVars: []string{"SLUICE_COORDINATOR"}, Required: true, Usage: "coordinator API URL"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "bearer token of the coordinator API"},
+			&cli.BoolFlag{Name: "detach", Usage: "print the job id and return at once, without waiting for the result"},
 		}, queryFlags...),
 		Action: func(c *cli.Context) error {
 			sql := strings.TrimSpace(strings.Join(c.Args().Slice(), " "))
@@ -275,29 +314,92 @@ func explainCommand() *cli.Command {
 	}
 }
 
+// errInterrupted is returned when the user pressed Ctrl-C while a job ran:
+// the job was cancelled on the coordinator and the CLI exits 130.
+type errInterrupted struct{ job string }
+
+func (e *errInterrupted) Error() string { return "interrupted: cancelled job " + e.job }
+
+// queryOpts are the output and run settings of one query.
+type queryOpts struct {
+	format   string
+	adaptive bool
+	stats    bool
+	analyze  bool
+	detach   bool
+	quiet    bool // no job id line (the shell)
+}
+
+// runAndPrint runs one query for the submit and local query commands.
 func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
-	adaptive := c.Bool("adaptive")
-	prog := newProgress(os.Stderr)
-	res, err := local.RunQuery(c.Context, cl, sql, &adaptive, prog.update)
-	prog.done()
+	return execQuery(c.Context, cl, sql, queryOpts{format: c.String("format"), adaptive: c.Bool("adaptive"),
+		stats: c.Bool("stats"), analyze: c.Bool("analyze"), detach: c.Bool("detach")}, os.Stdout, os.Stderr)
+}
+
+// execQuery submits sql, prints the job id on stderr, waits with a
+// progress line, and prints the result. When ctx ends (Ctrl-C) the job is
+// cancelled on the coordinator, not just abandoned, and errInterrupted is
+// returned.
+func execQuery(ctx context.Context, cl *coordinator.Client, sql string, o queryOpts, out, errw io.Writer) error {
+	job, err := cl.Submit(ctx, sql, &o.adaptive)
 	if err != nil {
-		if res != nil && res.Status != nil && c.Bool("stats") {
-			printStats(os.Stderr, res.Status)
+		return err
+	}
+	if o.detach {
+		fmt.Fprintln(out, job)
+		return nil
+	}
+	if !o.quiet {
+		fmt.Fprintf(errw, "job %s\n", job)
+	}
+	prog := newProgress(errw)
+	js, err := cl.Wait(ctx, job, prog.update)
+	prog.done()
+	if ctx.Err() != nil {
+		return cancelJob(cl, job)
+	}
+	if err != nil {
+		return err
+	}
+	if js.State != coordinator.StateSucceeded {
+		if o.stats {
+			printStats(errw, js)
+		}
+		return fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
+	}
+	schema, recs, err := cl.Result(ctx, job)
+	if err != nil {
+		if ctx.Err() != nil {
+			return &errInterrupted{job: job}
 		}
 		return err
 	}
-	defer res.Release()
-	if err := writeResult(os.Stdout, c.String("format"), res.Schema, res.Records); err != nil {
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	if err := writeResult(out, o.format, schema, recs); err != nil {
 		return err
 	}
-	if c.Bool("stats") {
-		printStats(os.Stderr, res.Status)
+	if o.stats {
+		printStats(errw, js)
 	}
-	if c.Bool("analyze") {
-		fmt.Println()
-		printAnalyze(os.Stdout, res.Status)
+	if o.analyze {
+		printAnalyze(errw, js)
 	}
 	return nil
+}
+
+// cancelJob cancels job on the coordinator after the user interrupted the
+// client (its own context is done, so a fresh one bounds the call).
+func cancelJob(cl *coordinator.Client, job string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := cl.Cancel(ctx, job); err != nil {
+		return fmt.Errorf("interrupted, and cancelling job %s failed: %w", job, err)
+	}
+	return &errInterrupted{job: job}
 }
 
 func getenv(k string) string { return os.Getenv(k) }

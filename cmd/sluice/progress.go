@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"time"
 
 	"github.com/dustin/go-humanize"
 	"github.com/schollz/progressbar/v3"
@@ -18,6 +19,7 @@ type progress struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
 	waiting string
+	start   time.Time
 }
 
 func newProgress(w io.Writer) *progress {
@@ -26,7 +28,7 @@ func newProgress(w io.Writer) *progress {
 	}
 	bar := progressbar.NewOptions(-1, progressbar.OptionSetWriter(w), progressbar.OptionSpinnerType(14),
 		progressbar.OptionSetDescription("planning"), progressbar.OptionClearOnFinish())
-	return &progress{bar: bar, w: w}
+	return &progress{bar: bar, w: w, start: time.Now()}
 }
 
 func (p *progress) update(js *coordinator.JobStatus) {
@@ -45,8 +47,9 @@ func (p *progress) update(js *coordinator.JobStatus) {
 		return
 	}
 	var stages, done, tasks, tasksDone int
-	var bytes int64
+	var bytes, rows int64
 	for _, s := range js.Stages {
+		rows += s.Rows
 		stages++
 		if s.State == coordinator.StageDone || s.State == coordinator.StageSkipped {
 			done++
@@ -55,7 +58,8 @@ func (p *progress) update(js *coordinator.JobStatus) {
 		tasksDone += s.TasksDone
 		bytes += s.Bytes
 	}
-	p.bar.Describe(fmt.Sprintf("stages %d/%d  tasks %d/%d  shuffled %s", done, stages, tasksDone, tasks, humanize.IBytes(uint64(bytes))))
+	p.bar.Describe(fmt.Sprintf("%s  stages %d/%d  tasks %d/%d  rows %s  shuffled %s  %.1fs", js.State, done, stages, tasksDone, tasks,
+		humanize.Comma(rows), humanize.IBytes(uint64(bytes)), time.Since(p.start).Seconds()))
 	_ = p.bar.Add(1)
 }
 
@@ -74,8 +78,9 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 	}
 	fmt.Fprintf(w, "  %-6s %-8s %-22s %6s %8s %12s %12s %10s %8s\n", "stage", "state", "output", "tasks", "invoked", "rows in", "rows out", "shuffled", "seconds")
 	var invoked int
-	var bytes int64
+	var bytes, rows int64
 	for _, s := range js.Stages {
+		rows += s.Rows
 		fmt.Fprintf(w, "  %-6d %-8s %-22s %6d %8d %12d %12d %10s %8.3f\n", s.ID, s.State, s.Output, s.Tasks, s.Invoked,
 			s.InputRows, s.Rows, humanize.IBytes(uint64(s.Bytes)), s.Seconds)
 		if s.Reason != "" {

@@ -1,0 +1,214 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+	"strconv"
+	"strings"
+
+	"github.com/dustin/go-humanize"
+	"github.com/urfave/cli/v2"
+)
+
+// normalizeArgs makes flags work before or after positionals in every
+// command, once for the whole app: urfave/cli/v2 stops parsing a command's
+// flags at its first positional argument, so `sluice tables add people
+// s3://b/p/ --format csv` would treat `--format csv` as positionals.
+//
+// It walks the command path (global flags, then command and subcommand
+// names), then splits the leaf command's remaining arguments into its flags
+// (with their values) and positionals, and rebuilds the line as
+// `path... flags... -- positionals...`. A literal `--` ends the flags: all
+// that follows is positional. A token that looks like a flag but names none
+// of the command's flags stays positional, so SQL text that begins with a
+// `--` comment is never read as a flag.
+func normalizeArgs(app *cli.App, args []string) []string {
+	if len(args) == 0 {
+		return args
+	}
+	out := []string{args[0]}
+	cmds := app.Commands
+	flags := app.Flags
+	i := 1
+	var leaf *cli.Command
+	// Descend the command path; flags of the app or of intermediate
+	// commands stay where they are.
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			break
+		}
+		if f, inline, ok := lookupFlag(flags, a); ok {
+			out = append(out, a)
+			i++
+			if takesValue(f) && !inline && i < len(args) {
+				out = append(out, args[i])
+				i++
+			}
+			continue
+		}
+		c := findCommand(cmds, a)
+		if c == nil {
+			break
+		}
+		out = append(out, a)
+		i++
+		leaf = c
+		cmds = c.Subcommands
+		flags = c.Flags
+		if len(cmds) == 0 {
+			break
+		}
+	}
+	if leaf == nil {
+		return append(out, args[i:]...)
+	}
+	var fl, pos []string
+	for i < len(args) {
+		a := args[i]
+		if a == "--" {
+			pos = append(pos, args[i+1:]...)
+			break
+		}
+		if f, inline, ok := lookupFlag(flags, a); ok {
+			fl = append(fl, a)
+			i++
+			if takesValue(f) && !inline && i < len(args) {
+				fl = append(fl, args[i])
+				i++
+			}
+			continue
+		}
+		pos = append(pos, a)
+		i++
+	}
+	out = append(out, fl...)
+	if len(pos) > 0 {
+		out = append(out, "--")
+		out = append(out, pos...)
+	}
+	return out
+}
+
+// lookupFlag reports whether a is one of flags (or -h/--help), written as
+// -name, --name or --name=value (inline is true for the last form).
+func lookupFlag(flags []cli.Flag, a string) (cli.Flag, bool, bool) {
+	if len(a) < 2 || a[0] != '-' {
+		return nil, false, false
+	}
+	name := strings.TrimPrefix(strings.TrimPrefix(a, "-"), "-")
+	inline := false
+	if j := strings.IndexByte(name, '='); j >= 0 {
+		name, inline = name[:j], true
+	}
+	if name == "" || strings.ContainsAny(name, " \t\n") {
+		return nil, false, false
+	}
+	if name == "help" || name == "h" {
+		return cli.HelpFlag, inline, true
+	}
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			if n == name {
+				return f, inline, true
+			}
+		}
+	}
+	return nil, false, false
+}
+
+func takesValue(f cli.Flag) bool {
+	if d, ok := f.(cli.DocGenerationFlag); ok {
+		return d.TakesValue()
+	}
+	return false
+}
+
+func findCommand(cmds []*cli.Command, name string) *cli.Command {
+	for _, c := range cmds {
+		if c.Name == name {
+			return c
+		}
+		for _, a := range c.Aliases {
+			if a == name {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// ByteSize is a flag value in bytes that accepts units: 8MiB, 1GiB, 64MB
+// (decimal), 512KiB, or a plain number of bytes; -1 is kept for settings
+// where it means "never".
+type ByteSize int64
+
+// Set parses s.
+func (b *ByteSize) Set(s string) error {
+	s = strings.TrimSpace(s)
+	neg := strings.HasPrefix(s, "-")
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		*b = ByteSize(n)
+		return nil
+	}
+	if neg {
+		return fmt.Errorf("invalid byte size %q: only plain -1 may be negative", s)
+	}
+	n, err := humanize.ParseBytes(s)
+	if err != nil || n > 1<<62 {
+		return fmt.Errorf("invalid byte size %q (want e.g. 8MiB, 1GiB, 64MB or a number of bytes)", s)
+	}
+	*b = ByteSize(n)
+	return nil
+}
+
+func (b *ByteSize) String() string {
+	if b == nil {
+		return "0"
+	}
+	if *b > 0 && *b%1024 == 0 {
+		return strings.ReplaceAll(humanize.IBytes(uint64(*b)), " ", "")
+	}
+	return strconv.FormatInt(int64(*b), 10)
+}
+
+// bytesFlag is a flag holding a ByteSize.
+func bytesFlag(name string, def int64, usage string, env ...string) *cli.GenericFlag {
+	v := ByteSize(def)
+	return &cli.GenericFlag{Name: name, Value: &v, Usage: usage + " (units allowed: 8MiB, 1GiB)", EnvVars: env}
+}
+
+// bytesValue reads a flag made by bytesFlag.
+func bytesValue(c *cli.Context, name string) int64 {
+	if g, ok := c.Generic(name).(*ByteSize); ok && g != nil {
+		return int64(*g)
+	}
+	return 0
+}
+
+// version is the build's module version and VCS revision.
+func version() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "unknown"
+	}
+	v := bi.Main.Version
+	var rev, dirty string
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			if s.Value == "true" {
+				dirty = "-dirty"
+			}
+		}
+	}
+	if len(rev) > 12 {
+		rev = rev[:12]
+	}
+	if rev != "" {
+		return fmt.Sprintf("%s (%s%s, %s)", v, rev, dirty, bi.GoVersion)
+	}
+	return fmt.Sprintf("%s (%s)", v, bi.GoVersion)
+}
