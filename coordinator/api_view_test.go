@@ -50,8 +50,8 @@ func TestJobDetailViews(t *testing.T) {
 	if d.State != string(StateSucceeded) || d.StageCount != 2 || len(d.Graph.Stages) != 2 || len(d.Graph.Edges) != 1 {
 		t.Fatalf("detail: state %s, %d stages, graph %+v", d.State, d.StageCount, d.Graph)
 	}
-	if e := d.Graph.Edges[0]; e.From != 0 || e.To != 1 || e.Label != "hash(#0) x2" {
-		t.Errorf("edge %+v, want 0 -> 1 labelled hash(#0) x2", e)
+	if e := d.Graph.Edges[0]; e.From != 0 || e.To != 1 || e.Label != "hash(x) x2" {
+		t.Errorf("edge %+v, want 0 -> 1 labelled hash(x) x2", e)
 	}
 	for _, s := range d.Graph.Stages {
 		if s.State != string(StageDone) {
@@ -164,7 +164,7 @@ func TestJobDetailFailed(t *testing.T) {
 	e.inv.behave = func(ctx context.Context, spec *function.TaskSpec) (*function.TaskResult, error, bool) {
 		if spec.Stage == 0 && spec.Task == 1 {
 			return &function.TaskResult{Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt,
-				Fence: spec.Fence, Error: "SL104: division by zero", Kind: function.ErrUser}, nil, true
+				Fence: spec.Fence, Error: "division by zero", Code: "SL104", Kind: function.ErrUser}, nil, true
 		}
 		return nil, nil, false
 	}

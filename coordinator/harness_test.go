@@ -35,14 +35,16 @@ func (p fakePlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string,
 
 func (p fakePlanner) Format(g *plan.Graph) string { return "fake plan\n" }
 
+var xSchema = plan.Schema{{Name: "x", Type: plan.DataType{ID: plan.Int64}}}
+
 // twoStageGraph: stage 0 scans "t" into 2 hash partitions; stage 1 (the
 // result) reads them, one task per partition.
 func twoStageGraph() plan.Graph {
 	return plan.Graph{
 		Stages: []*plan.Stage{
-			{ID: 0, Root: &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t"}},
+			{ID: 0, Root: &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Columns: []string{"x"}}, Schema: xSchema},
 				Output: plan.Partitioning{Kind: plan.PartitionHash, Keys: []int{0}, Count: 2}},
-			{ID: 1, Root: &plan.Node{Kind: plan.KindExchange, Stage: 0}, Inputs: []int{0},
+			{ID: 1, Root: &plan.Node{Kind: plan.KindExchange, Stage: 0, Schema: xSchema}, Inputs: []int{0},
 				Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}},
 		},
 		Result: 1, Columns: []string{"x"},

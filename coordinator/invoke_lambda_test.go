@@ -195,8 +195,10 @@ func TestLambdaInvokerTimeout(t *testing.T) {
 	if inv.Stats().Timeouts != 1 {
 		t.Fatalf("stats %+v", inv.Stats())
 	}
-	// Not retried by the invoker (the coordinator runs a new attempt).
-	if f.calls.Load() != 1 {
+	// Not retried by the invoker (the coordinator runs a new attempt); on
+	// a loaded machine the 50 ms deadline may pass before the request
+	// reached the function at all.
+	if f.calls.Load() > 1 {
 		t.Fatalf("%d calls", f.calls.Load())
 	}
 	if _, err := inv.Invoke(context.Background(), testSpec(t, 0)); err != nil {
