@@ -52,11 +52,11 @@ func TestExprTyping(t *testing.T) {
 		{"true", "bool", "true"},
 		{"null + 1", "int64", "NULL"},
 		// arithmetic
-		{"l_extendedprice * (1 - l_discount)", "decimal(18,4)", "(l_extendedprice * (1.00 - l_discount))"},
-		{"l_extendedprice * (1 - l_discount) * (1 + l_tax)", "decimal(18,6)", "((l_extendedprice * (1.00 - l_discount)) * (1.00 + l_tax))"},
+		{"l_extendedprice * (1 - l_discount)", "decimal(31,4)", "(l_extendedprice * (1.00 - l_discount))"},
+		{"l_extendedprice * (1 - l_discount) * (1 + l_tax)", "decimal(38,6)", "((l_extendedprice * (1.00 - l_discount)) * (1.00 + l_tax))"},
 		{"l_quantity + 1", "decimal(16,2)", "(l_quantity + 1.00)"},
 		{"l_quantity + 0.005", "decimal(17,3)", "(CAST(l_quantity AS decimal(16,3)) + 0.005)"},
-		{"l_quantity + l_orderkey", "decimal(18,2)", "(l_quantity + CAST(l_orderkey AS decimal(18,2)))"},
+		{"l_quantity + l_orderkey", "decimal(21,2)", "(l_quantity + CAST(l_orderkey AS decimal(20,2)))"},
 		{"l_quantity * 2", "decimal(16,2)", "(l_quantity * 2)"},
 		{"l_quantity / 2", "float64", "(CAST(l_quantity AS float64) / 2)"},
 		{"5 / 2", "float64", "2.5"},
@@ -89,11 +89,11 @@ func TestExprTyping(t *testing.T) {
 		{"l_discount >= 0.06 - 0.01", "bool", "(l_discount >= 0.05)"},
 		{"l_quantity > 10.505", "bool", "(CAST(l_quantity AS decimal(16,3)) > 10.505)"},
 		{"l_orderkey = 1.0", "bool", "(l_orderkey = 1)"},
-		{"l_orderkey < 1.5", "bool", "(CAST(l_orderkey AS decimal(18,1)) < 1.5)"},
+		{"l_orderkey < 1.5", "bool", "(CAST(l_orderkey AS decimal(19,1)) < 1.5)"},
 		{"'1998-12-01' < l_shipdate", "bool", "(DATE '1998-12-01' < l_shipdate)"},
 		{"l_orderkey = '5'", "bool", "(l_orderkey = 5)"},
 		{"l_quantity = '5.5'", "bool", "(l_quantity = 5.50)"},
-		{"l_orderkey < l_quantity", "bool", "(CAST(l_orderkey AS decimal(18,2)) < CAST(l_quantity AS decimal(18,2)))"},
+		{"l_orderkey < l_quantity", "bool", "(CAST(l_orderkey AS decimal(20,2)) < CAST(l_quantity AS decimal(20,2)))"},
 		{"l_orderkey = null", "bool", "NULL"},
 		{"null = null", "bool", "NULL"},
 		{"1 < 2", "bool", "true"},
@@ -112,7 +112,7 @@ func TestExprTyping(t *testing.T) {
 		{"l_orderkey in (1, 2, 3)", "bool", "(l_orderkey IN (1, 2, 3))"},
 		{"l_shipmode not in ('MAIL', 'SHIP')", "bool", "(l_shipmode NOT IN ('MAIL', 'SHIP'))"},
 		{"l_quantity in (1, 2.5)", "bool", "(l_quantity IN (1.00, 2.50))"},
-		{"l_orderkey in (1, 2.5)", "bool", "((l_orderkey = 1) OR (CAST(l_orderkey AS decimal(18,1)) = 2.5))"},
+		{"l_orderkey in (1, 2.5)", "bool", "((l_orderkey = 1) OR (CAST(l_orderkey AS decimal(19,1)) = 2.5))"},
 		{"l_orderkey in (1, null)", "bool", "((l_orderkey IN (1)) OR NULL)"},
 		{"l_orderkey not in (1, null)", "bool", "((l_orderkey NOT IN (1)) AND NULL)"},
 		{"l_shipdate in ('1998-01-01', date '1998-01-02')", "bool", "(l_shipdate IN (DATE '1998-01-01', DATE '1998-01-02'))"},
@@ -159,6 +159,10 @@ func TestParseNumber(t *testing.T) {
 		{"000000000000000000001.5", "decimal(2,1)", "1.5"},
 		{"123456789012345678", "int64", "123456789012345678"},
 		{"1e-2", "float64", "0.01"},
+		// beyond int64 / 18 digits: wide decimals (DuckDB types the integer HUGEINT)
+		{"12345678901234567890", "decimal(20,0)", "12345678901234567890"},
+		{"-1234567890123456789.0123", "decimal(23,4)", "-1234567890123456789.0123"},
+		{"99999999999999999999999999999999999999", "decimal(38,0)", "99999999999999999999999999999999999999"},
 	}
 	for _, c := range cases {
 		e, err := parseNumber(c.in)
@@ -170,7 +174,7 @@ func TestParseNumber(t *testing.T) {
 			t.Errorf("%s: got %s %s, want %s %s", c.in, e.Type, exprString(e), c.typ, c.val)
 		}
 	}
-	for _, bad := range []string{"", "-", "1.2.3", "--1", "1a", "12345678901234567890"} {
+	for _, bad := range []string{"", "-", "1.2.3", "--1", "1a", "123456789012345678901234567890123456789"} {
 		if _, err := parseNumber(bad); err == nil {
 			t.Errorf("%q: no error", bad)
 		}

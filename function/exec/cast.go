@@ -26,6 +26,12 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 	if from.ID == plan.Null || to.ID == plan.Null {
 		return makeNulls(mem, at, n), nil
 	}
+	if from.Wide() != to.Wide() || (from.Wide() && from.Scale != to.Scale) {
+		return castWide(mem, a, from, to)
+	}
+	if from.ID == plan.Timestamp || to.ID == plan.Timestamp {
+		return castTimestamp(mem, a, from, to)
+	}
 	if from.ID == to.ID && (from.ID != plan.Decimal || from.Scale == to.Scale) {
 		if arrow.TypeEqual(a.DataType(), at) {
 			a.Retain()

@@ -550,6 +550,9 @@ func (ev *evaluator) inByEquality(e *plan.Expr, args []vec) (arrow.Array, error)
 
 func (ev *evaluator) extract(e *plan.Expr, v vec) (arrow.Array, error) {
 	a := v.arr
+	if a.DataType().ID() == arrow.TIMESTAMP {
+		return ev.extractTimestamp(strings.ToLower(e.Field), a)
+	}
 	if a.DataType().ID() != arrow.DATE32 {
 		return nil, fmt.Errorf("EXTRACT from %s, want date", a.DataType())
 	}
