@@ -251,6 +251,9 @@ func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
 	if err != nil {
 		return nil, err
 	}
+	if b.isTryCast(tc.Location) {
+		return b.tryCast(arg, t, loc)
+	}
 	return b.cast(arg, t, loc)
 }
 

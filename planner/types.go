@@ -17,7 +17,8 @@ import (
 //   - decimal + - %: both sides are cast to the larger scale S; the result
 //     is decimal(min(38, max integer digits + S + 1), S).
 //   - decimal *: scale s1+s2 (more than 38 is an error), precision
-//     min(38, p1+p2).
+//     p1+p2, but 18 when both operands have at most 18 digits (DuckDB
+//     keeps such products 64-bit and checks overflow), else min(38, p1+p2).
 //   - /: both sides are cast to float64; the result is float64.
 //   - comparisons cast both sides to one type. A literal that converts
 //     exactly to the other side's type is converted (so a column is never
@@ -337,7 +338,13 @@ func (b *binder) arith(op plan.Op, l, r *plan.Expr, loc int32) (out *plan.Expr, 
 		if s > plan.MaxDecimalPrecision {
 			return nil, b.errorf(CodeValue, loc, "decimal out of range: %s * %s needs scale %d, more than %d", dl, dr, s, plan.MaxDecimalPrecision)
 		}
-		return fold(plan.Call(op, plan.DecimalType(dl.Precision+dr.Precision, s), l, r)), nil
+		p := dl.Precision + dr.Precision
+		if p > plan.MaxDecimal64Precision && !dl.Wide() && !dr.Wide() && s <= plan.MaxDecimal64Precision {
+			// DuckDB: a product of two 64-bit decimals stays 64-bit
+			// (decimal(18,s1+s2)), checked for overflow at run time.
+			p = plan.MaxDecimal64Precision
+		}
+		return fold(plan.Call(op, plan.DecimalType(p, s), l, r)), nil
 	default: // + - %
 		s := max(dl.Scale, dr.Scale)
 		if l, err = b.alignScale(l, s, loc); err != nil {

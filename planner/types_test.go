@@ -52,8 +52,8 @@ func TestExprTyping(t *testing.T) {
 		{"true", "bool", "true"},
 		{"null + 1", "int64", "NULL"},
 		// arithmetic
-		{"l_extendedprice * (1 - l_discount)", "decimal(31,4)", "(l_extendedprice * (1.00 - l_discount))"},
-		{"l_extendedprice * (1 - l_discount) * (1 + l_tax)", "decimal(38,6)", "((l_extendedprice * (1.00 - l_discount)) * (1.00 + l_tax))"},
+		{"l_extendedprice * (1 - l_discount)", "decimal(18,4)", "(l_extendedprice * (1.00 - l_discount))"},
+		{"l_extendedprice * (1 - l_discount) * (1 + l_tax)", "decimal(18,6)", "((l_extendedprice * (1.00 - l_discount)) * (1.00 + l_tax))"},
 		{"l_quantity + 1", "decimal(16,2)", "(l_quantity + 1.00)"},
 		{"l_quantity + 0.005", "decimal(17,3)", "(CAST(l_quantity AS decimal(16,3)) + 0.005)"},
 		{"l_quantity + l_orderkey", "decimal(21,2)", "(l_quantity + CAST(l_orderkey AS decimal(20,2)))"},

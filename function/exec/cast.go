@@ -419,8 +419,8 @@ func castString(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Ar
 				continue
 			}
 			s := data[offs[i]:offs[i+1]]
-			v, err := strconv.ParseInt(bstr(trimSpace(s)), 10, 64)
-			if err != nil {
+			v, ok := parseIntText(trimSpace(s))
+			if !ok {
 				buf.Release()
 				return nil, bad(s)
 			}

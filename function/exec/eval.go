@@ -226,6 +226,13 @@ func (ev *evaluator) apply(e *plan.Expr, args []vec) (arrow.Array, error) {
 		}
 		defer a.Release()
 		return castArray(ev.mem, a, e.Type)
+	case plan.OpTryCast:
+		a, err := ev.materialize(retained(args[0]))
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		return tryCastArray(ev.mem, a, e.Type)
 	case plan.OpLike:
 		if err := need(2); err != nil {
 			return nil, err

@@ -45,6 +45,9 @@ const (
 	OpCase Op = "case"
 	// OpCast converts Args[0] to Type.
 	OpCast Op = "cast"
+	// OpTryCast converts Args[0] to Type, NULL where a value cannot be
+	// converted (TRY_CAST).
+	OpTryCast Op = "try_cast"
 	// OpLike: Args[0] LIKE Args[1] where Args[1] is a string literal
 	// pattern with % and _; Negated for NOT LIKE.
 	OpLike Op = "like"
@@ -146,6 +149,8 @@ func (e *Expr) String() string {
 		return fmt.Sprintf("(%s IS NOT NULL)", e.Args[0])
 	case OpCast:
 		return fmt.Sprintf("CAST(%s AS %s)", e.Args[0], e.Type)
+	case OpTryCast:
+		return fmt.Sprintf("TRY_CAST(%s AS %s)", e.Args[0], e.Type)
 	case OpLike:
 		not := ""
 		if e.Negated {
