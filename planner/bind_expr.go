@@ -804,16 +804,19 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)
 		}
 		field := strings.ToLower(fc.Args[0].GetAConst().GetSval().GetSval())
+		arg, err := b.bindExpr(fc.Args[1], c)
+		if err != nil {
+			return nil, err
+		}
+		if arg.Type.ID == plan.Timestamp && field != "" {
+			return b.extractTimestamp(field, arg, loc)
+		}
 		switch field {
 		case "year", "month", "day":
 		case "":
 			return nil, b.unsupported(loc, "non-constant EXTRACT field")
 		default:
 			return nil, b.unsupported(loc, "EXTRACT("+strings.ToUpper(field)+")")
-		}
-		arg, err := b.bindExpr(fc.Args[1], c)
-		if err != nil {
-			return nil, err
 		}
 		if isStringLit(arg) || arg.Type.ID == plan.Null {
 			if arg, err = b.cast(arg, plan.DateType, loc); err != nil {

@@ -111,3 +111,20 @@ func (b *binder) timestampArith(op plan.Op, l, r *plan.Expr, loc int32) (*plan.E
 	}
 	return nil, b.errorf(CodeType, loc, "type mismatch: operator %s is not defined for %s and %s", op, l.Type, r.Type)
 }
+
+// timestampFields are the EXTRACT / date_part fields of a timestamp.
+var timestampFields = map[string]bool{
+	"year": true, "month": true, "day": true, "quarter": true, "dow": true, "doy": true,
+	"hour": true, "minute": true, "second": true, "millisecond": true, "microsecond": true,
+}
+
+// extractTimestamp binds EXTRACT(field FROM ts) (int64, as DuckDB's
+// date_part; second is the whole seconds).
+func (b *binder) extractTimestamp(field string, arg *plan.Expr, loc int32) (*plan.Expr, error) {
+	if !timestampFields[field] {
+		return nil, b.unsupported(loc, "EXTRACT("+strings.ToUpper(field)+") of a timestamp")
+	}
+	e := plan.Call(plan.OpExtract, plan.Int64Type, arg)
+	e.Field = field
+	return e, nil
+}

@@ -466,6 +466,9 @@ func castString(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Ar
 			s := data[offs[i]:offs[i+1]]
 			v, ok := parseDate(s)
 			if !ok {
+				v, ok = dateOfTimestampText(s) // DuckDB accepts a timestamp's text
+			}
+			if !ok {
 				buf.Release()
 				return nil, bad(s)
 			}

@@ -139,7 +139,7 @@ func (ev *evaluator) timestampArith(op plan.Op, a, b vec, rt plan.DataType) (arr
 		buf.Release()
 		return nil, fmt.Errorf("unsupported timestamp arithmetic %s %s %s", a.t, op, b.t)
 	}
-	res := makeArray(arrow.FixedWidthTypes.Timestamp_us, n, copyValidity(ev.mem, a.arr), buf)
+	res := makeArray(plan.ArrowTimestamp, n, copyValidity(ev.mem, a.arr), buf)
 	if rt.ID == plan.Date {
 		defer res.Release()
 		return castTimestamp(ev.mem, res, plan.TimestampType, plan.DateType)
@@ -250,7 +250,7 @@ func TruncTimestamps(mem memory.Allocator, field string, a arrow.Array) (arrow.A
 		}
 		out[i] = r
 	}
-	return makeArray(arrow.FixedWidthTypes.Timestamp_us, len(x), copyValidity(mem, a), buf), nil
+	return makeArray(plan.ArrowTimestamp, len(x), copyValidity(mem, a), buf), nil
 }
 
 // timestampToMicros converts a timestamp array of any unit and zone to the
@@ -288,5 +288,18 @@ func timestampToMicros(mem memory.Allocator, a arrow.Array, tt *arrow.TimestampT
 			out[i] = floorDivI(v, 1000)
 		}
 	}
-	return makeArray(arrow.FixedWidthTypes.Timestamp_us, n, copyValidity(mem, a), buf), nil
+	return makeArray(plan.ArrowTimestamp, n, copyValidity(mem, a), buf), nil
+}
+
+// dateOfTimestampText parses a timestamp's text and returns its day.
+func dateOfTimestampText(b []byte) (int32, bool) {
+	us, err := plan.ParseTimestamp(string(b))
+	if err != nil {
+		return 0, false
+	}
+	d := floorDivI(us, usPerDay)
+	if d < math.MinInt32 || d > math.MaxInt32 {
+		return 0, false
+	}
+	return int32(d), true
 }

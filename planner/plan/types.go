@@ -106,7 +106,7 @@ func (t DataType) Arrow() arrow.DataType {
 		}
 		return &arrow.Decimal64Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
 	case Timestamp:
-		return arrow.FixedWidthTypes.Timestamp_us
+		return ArrowTimestamp
 	case String:
 		return arrow.BinaryTypes.String
 	case Date:
@@ -115,6 +115,10 @@ func (t DataType) Arrow() arrow.DataType {
 		return arrow.Null
 	}
 }
+
+// ArrowTimestamp is the engine's timestamp layout: microseconds, no zone
+// (arrow-go's FixedWidthTypes.Timestamp_us carries a UTC zone).
+var ArrowTimestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
 
 // FromArrow maps an Arrow type (as read from Parquet or IPC) to the engine
 // type it is converted to on read. ok is false for unsupported types.
