@@ -233,6 +233,37 @@ func TestWideMoneySums(t *testing.T) {
 			t.Errorf("sum_charge %v does not exceed 18 digits: the test data is too small", got[0][4])
 		}
 	}
+	// Result types follow DuckDB's decimal rules (asked with typeof).
+	for _, e := range []string{
+		"sum(l_quantity)", "avg(l_quantity)", "l_extendedprice * (1 - l_discount)",
+		"l_extendedprice * (1 - l_discount) * (1 + l_tax)", "sum(l_extendedprice * (1 - l_discount) * (1 + l_tax))",
+		"cast(l_quantity as decimal(30,2)) * l_tax", "cast(l_quantity as decimal(30,2)) + l_tax",
+		"sum(cast(l_quantity as decimal(30,2)))", "l_quantity - l_tax", "max(cast(l_tax as decimal(25,3)))",
+	} {
+		var want string
+		if err := db.QueryRow("select typeof(" + e + ") from money limit 1").Scan(&want); err != nil {
+			t.Fatal(err)
+		}
+		res := run(t, st, "select "+e+" from money limit 1", false)
+		if got := duckTypeName(res.Schema.Field(0).Type); got != want {
+			t.Errorf("%s: sluice type %s, DuckDB %s", e, got, want)
+		}
+	}
+}
+
+// duckTypeName spells an engine Arrow type as DuckDB's typeof does.
+func duckTypeName(t arrow.DataType) string {
+	switch tt := t.(type) {
+	case *arrow.Decimal64Type:
+		return fmt.Sprintf("DECIMAL(%d,%d)", tt.Precision, tt.Scale)
+	case *arrow.Decimal128Type:
+		return fmt.Sprintf("DECIMAL(%d,%d)", tt.Precision, tt.Scale)
+	case *arrow.Float64Type:
+		return "DOUBLE"
+	case *arrow.Int64Type:
+		return "BIGINT"
+	}
+	return t.String()
 }
 
 // openDuckTables opens DuckDB with a view per named table folder.
