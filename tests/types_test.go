@@ -283,3 +283,38 @@ func openDuckTables(t *testing.T, dir string, tables ...string) *sql.DB {
 	}
 	return db
 }
+
+// TestTypesCSV: boolean and small-width integer columns written by DuckDB
+// as CSV (types inferred at registration) give DuckDB's answers.
+func TestTypesCSV(t *testing.T) {
+	dir := t.TempDir()
+	writeParquet(t, dir, "typed", typedSchema, 1, 3000, fillTyped(rand.New(rand.NewPCG(3, 4))))
+	db := openDuckTables(t, dir, "typed")
+	csvDir := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(csvDir, "small"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(csvDir, "small", "small.csv")
+	if _, err := db.Exec("COPY (SELECT id, b, i8, i16, i32, u8, u32, dt FROM typed) TO '" + out + "' (HEADER, DELIMITER ',')"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Exec("CREATE VIEW small AS SELECT id, b, i8, i16, i32, u8, u32, dt FROM typed"); err != nil {
+		t.Fatal(err)
+	}
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(context.Background(), csvDir); err != nil {
+		t.Fatal(err)
+	}
+	for i, q := range []string{
+		"select * from small order by id",
+		"select b, count(*), sum(i8), min(i16), max(u32), sum(u8), count(i8) from small group by b order by b",
+		"select count(*) from small where b and i8 > 0 or not b and i32 < 0",
+		"select id, dt - date '2024-01-01', dt + interval '1' month from small where i8 is null order by id",
+	} {
+		want := duckRows(t, db, q)
+		t.Run(fmt.Sprint(i), func(t *testing.T) {
+			res := run(t, st, q, true)
+			compareRows(t, sluiceRows(res), want, strings.Contains(q, "order by"))
+		})
+	}
+}
