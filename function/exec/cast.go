@@ -26,7 +26,7 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 	if from.ID == plan.Null || to.ID == plan.Null {
 		return makeNulls(mem, at, n), nil
 	}
-	if from.Wide() != to.Wide() || (from.Wide() && from.Scale != to.Scale) {
+	if from.Wide() != to.Wide() || (from.Wide() && (from.Scale != to.Scale || to.Precision < from.Precision)) {
 		return castWide(mem, a, from, to)
 	}
 	if from.ID == plan.Timestamp || to.ID == plan.Timestamp {
