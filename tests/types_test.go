@@ -78,6 +78,7 @@ var typedSchema = arrow.NewSchema([]arrow.Field{
 	{Name: "f32", Type: arrow.PrimitiveTypes.Float32, Nullable: true},
 	{Name: "dt", Type: arrow.FixedWidthTypes.Date32},
 	{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
+	{Name: "u64", Type: arrow.PrimitiveTypes.Uint64},
 }, nil)
 
 func fillTyped(rng *rand.Rand) func(b *array.RecordBuilder, i int) {
@@ -141,12 +142,13 @@ func fillTyped(rng *rand.Rand) func(b *array.RecordBuilder, i int) {
 		} else {
 			b.Field(14).(*array.StringBuilder).Append(texts[i%len(texts)])
 		}
+		b.Field(15).(*array.Uint64Builder).Append(rng.Uint64() >> 1)
 	}
 }
 
 // TestTypesParquet registers a Parquet table with timestamp (us, ms UTC,
 // ns), decimal(38,4), decimal(20,2), boolean, int8/16/32, uint8/32,
-// float32, date and string columns and checks queries over each against
+// uint64 (below 2^63), float32, date and string columns and checks queries over each against
 // DuckDB on the same file, adaptive and static.
 func TestTypesParquet(t *testing.T) {
 	dir := t.TempDir()
@@ -175,7 +177,7 @@ func TestTypesParquet(t *testing.T) {
 		"select id, cast(i32 as decimal(38,2)) + d38, d38 * 2, d20 * d20, d38 - d20, -d38, d20 * 1.5, cast(d38 as double), cast(d20 as bigint), cast(d38 as decimal(38,1)), cast(d20 as decimal(18,0)) from typed order by id",
 		"select id, d38 from typed order by d38 desc nulls last, id limit 30",
 		"select id, ts_ns from typed order by ts_ns nulls first, id limit 30",
-		"select sum(f32), min(f32), max(i16), min(u8), sum(i32), count(b), sum(case when b then 1 else 0 end) from typed",
+		"select sum(f32), min(f32), max(i16), min(u8), sum(i32), count(b), sum(case when b then 1 else 0 end), max(u64), min(u64) from typed",
 		"select case when b then d38 else d20 end, case when i8 > 0 then ts_us else ts_ns end from typed order by id",
 		"select count(distinct d38), count(distinct ts_ms), count(distinct b) from typed",
 	}

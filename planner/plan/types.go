@@ -127,7 +127,7 @@ func FromArrow(t arrow.DataType) (DataType, bool) {
 	case *arrow.BooleanType:
 		return BoolType, true
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
-		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type:
+		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Uint64Type: // uint64 above the int64 range fails on read
 		return Int64Type, true
 	case *arrow.Float32Type, *arrow.Float64Type:
 		return Float64Type, true
