@@ -201,6 +201,8 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 		return plan.StringType, nil
 	case "date":
 		return plan.DateType, nil
+	case "timestamp", "datetime", "timestamp_us":
+		return plan.TimestampType, nil
 	case "bool", "boolean":
 		return plan.BoolType, nil
 	case "numeric", "decimal":
@@ -226,7 +228,7 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d)", p, s)
 		}
 		if p > plan.MaxDecimalPrecision {
-			return plan.DataType{}, b.unsupported(tn.Location, "decimal precision above 18")
+			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d): precision is at most %d", p, s, plan.MaxDecimalPrecision)
 		}
 		return plan.DecimalType(p, s), nil
 	}
@@ -239,7 +241,7 @@ func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
 		loc = tc.TypeName.GetLocation()
 	}
 	if typeNameOf(tc.TypeName) == "interval" {
-		return nil, b.unsupported(loc, "INTERVAL values outside date +/- INTERVAL")
+		return nil, b.unsupported(loc, "INTERVAL values outside date/timestamp +/- INTERVAL")
 	}
 	t, err := b.resolveType(tc.TypeName)
 	if err != nil {
@@ -248,6 +250,9 @@ func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
 	arg, err := b.bindExpr(tc.Arg, c)
 	if err != nil {
 		return nil, err
+	}
+	if b.isTryCast(tc.Location) {
+		return b.tryCast(arg, t, loc)
 	}
 	return b.cast(arg, t, loc)
 }
@@ -285,8 +290,9 @@ func (b *binder) intervalOf(n *pg.Node) (interval, bool, error) {
 	return iv, true, nil
 }
 
-// dateShift folds date ± interval (sign -1 for minus). Only constant dates
-// are supported: the engine has no interval arithmetic at runtime.
+// dateShift builds date|timestamp ± interval (sign -1 for minus): a
+// constant date ± a days/months interval folds to a date; anything else is
+// a timestamp (computed per row unless constant).
 func (b *binder) dateShift(d *plan.Expr, iv interval, sign int64, loc int32) (*plan.Expr, error) {
 	if isStringLit(d) {
 		var err error
@@ -297,11 +303,18 @@ func (b *binder) dateShift(d *plan.Expr, iv interval, sign int64, loc int32) (*p
 	if d.Type.ID == plan.Null {
 		return nullOf(plan.DateType), nil
 	}
+	if d.Type.ID == plan.Timestamp {
+		return b.shiftByInterval(d, iv, sign, loc)
+	}
 	if d.Type.ID != plan.Date {
 		return nil, b.errorf(CodeType, loc, "type mismatch: cannot add an interval to %s", d.Type)
 	}
-	if !isLit(d) {
-		return nil, b.unsupported(loc, "date +/- INTERVAL on a non-constant date")
+	if !isLit(d) || iv.micros != 0 {
+		// per row (or with a time part): a timestamp, as in DuckDB
+		if isLit(d) && !d.Value.Null {
+			d = lit(plan.Value{I: d.Value.I * plan.MicrosPerDay}, plan.TimestampType)
+		}
+		return b.shiftByInterval(d, iv, sign, loc)
 	}
 	if d.Value.Null {
 		return d, nil
@@ -429,6 +442,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		return b.compare(op, l, r, loc)
 	}
 	if op, ok := arithOps[name]; ok {
+		if l.Type.ID == plan.Timestamp || r.Type.ID == plan.Timestamp {
+			return b.timestampArith(op, l, r, loc)
+		}
 		if l.Type.ID == plan.Date || r.Type.ID == plan.Date {
 			return b.dateArith(op, l, r, loc)
 		}
@@ -454,7 +470,7 @@ func (b *binder) dateArith(op plan.Op, l, r *plan.Expr, loc int32) (*plan.Expr, 
 	}
 	if (op == plan.OpAdd || op == plan.OpSub) && l.Type.ID == plan.Date && r.Type.ID == plan.Int64 {
 		if !isLit(l) || !isLit(r) {
-			return nil, b.unsupported(loc, "date arithmetic on non-constant values")
+			return plan.Call(op, plan.DateType, l, r), nil // date ± days, per row
 		}
 		if l.Value.Null || r.Value.Null {
 			return nullOf(plan.DateType), nil
@@ -470,7 +486,13 @@ func (b *binder) dateArith(op plan.Op, l, r *plan.Expr, loc int32) (*plan.Expr, 
 		return lit(plan.Value{I: int64(out)}, plan.DateType), nil
 	}
 	if op == plan.OpSub && l.Type.ID == plan.Date && r.Type.ID == plan.Date {
-		return nil, b.unsupported(loc, "date - date")
+		if isLit(l) && isLit(r) {
+			if l.Value.Null || r.Value.Null {
+				return nullOf(plan.Int64Type), nil
+			}
+			return intLit(l.Value.I - r.Value.I), nil
+		}
+		return plan.Call(plan.OpSub, plan.Int64Type, l, r), nil // days between, as in DuckDB
 	}
 	return nil, b.errorf(CodeType, loc, "type mismatch: operator %s is not defined for %s and %s", op, l.Type, r.Type)
 }
@@ -782,16 +804,19 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)
 		}
 		field := strings.ToLower(fc.Args[0].GetAConst().GetSval().GetSval())
+		arg, err := b.bindExpr(fc.Args[1], c)
+		if err != nil {
+			return nil, err
+		}
+		if arg.Type.ID == plan.Timestamp && field != "" {
+			return b.extractTimestamp(field, arg, loc)
+		}
 		switch field {
 		case "year", "month", "day":
 		case "":
 			return nil, b.unsupported(loc, "non-constant EXTRACT field")
 		default:
 			return nil, b.unsupported(loc, "EXTRACT("+strings.ToUpper(field)+")")
-		}
-		arg, err := b.bindExpr(fc.Args[1], c)
-		if err != nil {
-			return nil, err
 		}
 		if isStringLit(arg) || arg.Type.ID == plan.Null {
 			if arg, err = b.cast(arg, plan.DateType, loc); err != nil {

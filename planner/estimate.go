@@ -61,6 +61,10 @@ func typeWidth(t plan.DataType) float64 {
 		return 1
 	case plan.Date:
 		return 4
+	case plan.Decimal:
+		if t.Wide() {
+			return 16
+		}
 	case plan.String:
 		return defaultStrWidth
 	}

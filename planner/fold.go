@@ -101,6 +101,9 @@ func evalConst(e *plan.Expr) (plan.Value, bool) {
 	for i, a := range e.Args {
 		args[i] = *a.Value
 		anyNull = anyNull || a.Value.Null
+		if a.Value.H != 0 && e.Op != plan.OpIsNull && e.Op != plan.OpIsNotNull {
+			return null, false // a literal beyond int64: left to the runtime
+		}
 	}
 	switch e.Op {
 	case plan.OpIsNull:
@@ -241,7 +244,8 @@ func mulChecked(a, b int64) (int64, bool) {
 	return r, true
 }
 
-// fitsPrecision reports whether an unscaled decimal has at most p digits.
+// fitsPrecision reports whether an unscaled decimal has at most p digits
+// (an int64 always fits 19 digits or more).
 func fitsPrecision(v int64, p int) bool {
 	if p >= 19 {
 		return true
@@ -252,7 +256,10 @@ func fitsPrecision(v int64, p int) bool {
 // compareValues orders two non-NULL values of type t.
 func compareValues(a, b plan.Value, t plan.DataType) (int, bool) {
 	switch t.ID {
-	case plan.Int64, plan.Decimal, plan.Date:
+	case plan.Int64, plan.Decimal, plan.Date, plan.Timestamp:
+		if a.H != 0 || b.H != 0 {
+			return a.Dec128().Cmp(b.Dec128()), true
+		}
 		return cmp3(a.I < b.I, a.I > b.I), true
 	case plan.Float64:
 		if math.IsNaN(a.F) || math.IsNaN(b.F) {
@@ -284,12 +291,12 @@ func rescale(v int64, from, to int) (int64, bool) {
 	case to == from:
 		return v, true
 	case to > from:
-		if to-from > plan.MaxDecimalPrecision {
-			return 0, false
+		if to-from > plan.MaxDecimal64Precision {
+			return 0, v == 0
 		}
 		return mulChecked(v, plan.Pow10[to-from])
 	default:
-		if from-to > plan.MaxDecimalPrecision {
+		if from-to > plan.MaxDecimal64Precision {
 			return 0, true
 		}
 		d := plan.Pow10[from-to]
@@ -313,11 +320,20 @@ func castValue(v plan.Value, from, to plan.DataType) (out plan.Value, folded boo
 	if from == to {
 		return v, true, nil
 	}
+	if v.H != 0 {
+		return v, false, nil // a literal beyond int64: converted by the runtime
+	}
+	if from.ID == plan.Timestamp || to.ID == plan.Timestamp {
+		return castTimestampValue(v, from, to)
+	}
 	switch from.ID {
 	case plan.Int64:
 		switch to.ID {
 		case plan.Decimal:
 			r, ok := rescale(v.I, 0, to.Scale)
+			if !ok && to.Wide() {
+				return v, false, nil // fits 128 bits only: converted by the runtime
+			}
 			if !ok || !fitsPrecision(r, to.Precision) {
 				return v, false, fmt.Errorf("value out of range: %d does not fit in %s", v.I, to)
 			}
@@ -333,6 +349,9 @@ func castValue(v plan.Value, from, to plan.DataType) (out plan.Value, folded boo
 		switch to.ID {
 		case plan.Decimal:
 			r, ok := rescale(v.I, from.Scale, to.Scale)
+			if !ok && to.Wide() {
+				return v, false, nil
+			}
 			if !ok || !fitsPrecision(r, to.Precision) {
 				return v, false, fmt.Errorf("value out of range: %s does not fit in %s", plan.FormatDecimal(v.I, from.Scale), to)
 			}
@@ -443,17 +462,17 @@ func parseNumber(s string) (*plan.Expr, error) {
 	if !hasPoint {
 		n, err := strconv.ParseInt(s, 10, 64)
 		if err != nil {
-			return nil, fmt.Errorf("integer out of range: %s", s)
+			return wideLiteral(s, neg, intPart, "") // a wide decimal(p,0), as DuckDB's HUGEINT
 		}
 		return intLit(n), nil
 	}
 	trimmed := strings.TrimLeft(intPart, "0")
 	p := len(intPart) + len(frac)
-	if p > plan.MaxDecimalPrecision {
+	if p > plan.MaxDecimal64Precision {
 		p = max(len(trimmed)+len(frac), 1)
 	}
-	if p > plan.MaxDecimalPrecision {
-		return nil, fmt.Errorf("numeric literal out of range: %s has more than %d digits", s, plan.MaxDecimalPrecision)
+	if p > plan.MaxDecimal64Precision {
+		return wideLiteral(s, neg, intPart, frac)
 	}
 	var u int64
 	if trimmed+frac != "" {
@@ -468,11 +487,11 @@ func parseNumber(s string) (*plan.Expr, error) {
 	return lit(plan.Value{I: u}, plan.DecimalType(p, len(frac))), nil
 }
 
-// interval is a constant INTERVAL: months and days (time parts are not
-// supported; the engine has no timestamps).
+// interval is a constant INTERVAL: months, days and microseconds.
 type interval struct {
 	months int64
 	days   int64
+	micros int64
 }
 
 // The dates a literal may have: years 1 to 9999, as YYYY-MM-DD can spell.
@@ -520,9 +539,16 @@ const (
 // arithmetic on it overflows (dates only span years 1 to 9999 anyway).
 const maxIntervalUnits = 10_000_000
 
-// errIntervalTime reports an interval with a time part or a field range,
-// which the engine (no timestamps) does not support.
-var errIntervalTime = errors.New("INTERVAL with time fields or field ranges")
+// errIntervalTime reports an interval with a field range (INTERVAL '1-2'
+// YEAR TO MONTH), which the engine does not support.
+var errIntervalTime = errors.New("INTERVAL with field ranges")
+
+// Postgres interval masks of the time fields.
+const (
+	intervalHour   = 1 << 10
+	intervalMinute = 1 << 11
+	intervalSecond = 1 << 12
+)
 
 // parseInterval parses an interval literal's text: a bare number in the
 // unit of field (a single YEAR, MONTH or DAY qualifier), or "<n> <unit>"
@@ -543,6 +569,12 @@ func parseInterval(text string, mask int) (interval, error) {
 				iv.months = n
 			case intervalDay:
 				iv.days = n
+			case intervalHour:
+				iv.micros = n * 3600 * plan.MicrosPerSecond
+			case intervalMinute:
+				iv.micros = n * 60 * plan.MicrosPerSecond
+			case intervalSecond:
+				iv.micros = n * plan.MicrosPerSecond
 			case intervalNoMask, intervalAll:
 				return iv, fmt.Errorf("invalid interval %q: a number needs a unit (YEAR, MONTH or DAY)", text)
 			default:
@@ -568,8 +600,16 @@ func parseInterval(text string, mask int) (interval, error) {
 			iv.days += 7 * n
 		case "day", "d":
 			iv.days += n
-		case "hour", "minute", "min", "second", "sec", "millisecond", "ms", "microsecond", "us":
-			return iv, errIntervalTime
+		case "hour", "hr", "h":
+			iv.micros += n * 3600 * plan.MicrosPerSecond
+		case "minute", "min", "m":
+			iv.micros += n * 60 * plan.MicrosPerSecond
+		case "second", "sec":
+			iv.micros += n * plan.MicrosPerSecond
+		case "millisecond", "ms":
+			iv.micros += n * 1000
+		case "microsecond", "us":
+			iv.micros += n
 		default:
 			return iv, fmt.Errorf("invalid interval %q", text)
 		}

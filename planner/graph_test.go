@@ -386,6 +386,27 @@ func bindAndOptimize(t *testing.T, sql string) (node, *ruleCtx) {
 	return root, rc
 }
 
+func temporal(t plan.DataType) bool {
+	return t.ID == plan.Date || t.ID == plan.Timestamp || t.ID == plan.Interval
+}
+
+// temporalArithError checks the date/time forms of + and - in the plan
+// contract: date ± int64 -> date, date - date -> int64, date|timestamp ±
+// interval -> timestamp.
+func temporalArithError(x *plan.Expr) string {
+	l, r := x.Args[0].Type.ID, x.Args[1].Type.ID
+	switch {
+	case x.Op == plan.OpMod:
+		return "modulo of a date or time"
+	case l == plan.Date && r == plan.Int64 && x.Type.ID == plan.Date:
+	case l == plan.Date && r == plan.Date && x.Op == plan.OpSub && x.Type.ID == plan.Int64:
+	case (l == plan.Date || l == plan.Timestamp) && r == plan.Interval && x.Type.ID == plan.Timestamp:
+	default:
+		return "date/time arithmetic form"
+	}
+	return ""
+}
+
 // exprTypeError checks one operator against the typing rules of the plan
 // contract (planner/plan/expr.go); "" if it obeys them.
 func exprTypeError(x *plan.Expr) string {
@@ -396,6 +417,9 @@ func exprTypeError(x *plan.Expr) string {
 			return "comparison operands differ"
 		}
 	case plan.OpAdd, plan.OpSub, plan.OpMod:
+		if temporal(a[0].Type) || temporal(a[1].Type) {
+			return temporalArithError(x)
+		}
 		if a[0].Type.ID != a[1].Type.ID || a[0].Type.Scale != a[1].Type.Scale || x.Type.ID != a[0].Type.ID || x.Type.Scale != a[0].Type.Scale {
 			return "operands/result differ"
 		}

@@ -333,6 +333,8 @@ func exprString(e *plan.Expr) string {
 		return "(" + exprString(e.Args[0]) + " IS NOT NULL)"
 	case plan.OpCast:
 		return fmt.Sprintf("CAST(%s AS %s)", exprString(e.Args[0]), e.Type)
+	case plan.OpTryCast:
+		return fmt.Sprintf("TRY_CAST(%s AS %s)", exprString(e.Args[0]), e.Type)
 	case plan.OpLike:
 		not := ""
 		if e.Negated {

@@ -76,7 +76,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if opts.BroadcastBytes == 0 {
 		opts.BroadcastBytes = DefaultBroadcastBytes
 	}
-	tree, err := pg.Parse(sql)
+	tree, err := pg.Parse(maskTryCast(sql))
 	if err != nil {
 		return nil, syntaxError(sql, err)
 	}

@@ -141,7 +141,7 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 // narrowest picks the cheapest column to read when a scan needs none (for
 // count(*)): the first of the narrowest type.
 func narrowest(cols []colID, md *metadata) int {
-	rank := map[plan.TypeID]int{plan.Bool: 0, plan.Date: 1, plan.Int64: 2, plan.Float64: 2, plan.Decimal: 2, plan.String: 3}
+	rank := map[plan.TypeID]int{plan.Bool: 0, plan.Date: 1, plan.Timestamp: 2, plan.Int64: 2, plan.Float64: 2, plan.Decimal: 2, plan.String: 3}
 	best := 0
 	for i, id := range cols {
 		if rank[md.col(id).typ.ID] < rank[md.col(cols[best]).typ.ID] {

@@ -15,15 +15,20 @@ import (
 //   - int64 meets decimal: the int64 side becomes decimal(digits,0) for a
 //     literal, decimal(18,0) otherwise. Anything meets float64: float64.
 //   - decimal + - %: both sides are cast to the larger scale S; the result
-//     is decimal(min(18, max integer digits + S + 1), S).
-//   - decimal *: scale s1+s2 (more than 18 is an error), precision
-//     min(18, p1+p2), as DuckDB does for 64-bit decimals.
+//     is decimal(min(38, max integer digits + S + 1), S).
+//   - decimal *: scale s1+s2 (more than 38 is an error), precision
+//     p1+p2, but 18 when both operands have at most 18 digits (DuckDB
+//     keeps such products 64-bit and checks overflow), else min(38, p1+p2).
 //   - /: both sides are cast to float64; the result is float64.
 //   - comparisons cast both sides to one type. A literal that converts
 //     exactly to the other side's type is converted (so a column is never
 //     cast only to meet a literal); a string literal converts to a date,
 //     number or bool on the other side.
-//   - sum(decimal(p,s)) is decimal(18,s), avg is float64, count int64.
+//   - decimal results wider than 18 digits use the 128-bit layout, up to
+//     38 digits (DuckDB's rules): + - give max integer digits + S + 1, *
+//     gives p1+p2 with scale s1+s2 (a scale above 38 is an error).
+//   - sum(decimal(p,s)) is decimal(38,s), avg is float64, count int64.
+//   - see types_wide.go for timestamps and intervals.
 
 // Expression shapes.
 func isLit(e *plan.Expr) bool     { return e.Op == plan.OpLiteral }
@@ -67,9 +72,9 @@ func asDecimal(e *plan.Expr) plan.DataType {
 		if isLit(e) && !e.Value.Null {
 			return plan.DecimalType(digits(e.Value.I), 0)
 		}
-		return plan.DecimalType(plan.MaxDecimalPrecision, 0)
+		return plan.DecimalType(plan.MaxDecimal64Precision, 0)
 	}
-	return plan.DecimalType(plan.MaxDecimalPrecision, 0)
+	return plan.DecimalType(plan.MaxDecimal64Precision, 0)
 }
 
 // numericSuper returns the type two numeric expressions are compared or
@@ -99,6 +104,8 @@ func supertype(a, b *plan.Expr) (plan.DataType, bool) {
 		return a.Type, true
 	case a.Type.IsNumeric() && b.Type.IsNumeric():
 		return numericSuper(a, b), true
+	case a.Type.ID == plan.Date && b.Type.ID == plan.Timestamp, a.Type.ID == plan.Timestamp && b.Type.ID == plan.Date:
+		return plan.TimestampType, true
 	case isStringLit(a) && b.Type.ID != plan.Bool:
 		return b.Type, true
 	case isStringLit(b) && a.Type.ID != plan.Bool:
@@ -115,6 +122,10 @@ func castAllowed(from, to plan.DataType) bool {
 	case from.IsNumeric() && to.IsNumeric():
 		return true
 	case from.ID == plan.Bool && to.ID == plan.Int64, from.ID == plan.Int64 && to.ID == plan.Bool:
+		return true
+	case from.ID == plan.Bool && to.IsNumeric(), from.IsNumeric() && to.ID == plan.Bool:
+		return true
+	case from.ID == plan.Date && to.ID == plan.Timestamp, from.ID == plan.Timestamp && to.ID == plan.Date:
 		return true
 	}
 	return false
@@ -175,7 +186,7 @@ func exactLiteral(e *plan.Expr, t plan.DataType) (*plan.Expr, bool) {
 // text spells (then unified as numbers). ok false if t is no such type.
 func (b *binder) stringLitAs(e *plan.Expr, t plan.DataType, loc int32) (*plan.Expr, bool, error) {
 	switch {
-	case t.ID == plan.Date || t.ID == plan.Bool:
+	case t.ID == plan.Date || t.ID == plan.Bool || t.ID == plan.Timestamp:
 		v, _, err := castValue(*e.Value, plan.StringType, t)
 		if err != nil {
 			return nil, false, b.errorf(CodeValue, loc, "%v", err)
@@ -219,6 +230,17 @@ func (b *binder) unifyCompare(l, r *plan.Expr, loc int32) (*plan.Expr, *plan.Exp
 		if ok {
 			return b.unifyCompare(l, nr, loc)
 		}
+	}
+	if (l.Type.ID == plan.Date && r.Type.ID == plan.Timestamp) || (l.Type.ID == plan.Timestamp && r.Type.ID == plan.Date) {
+		nl, err := b.cast(l, plan.TimestampType, loc)
+		if err != nil {
+			return nil, nil, err
+		}
+		nr, err := b.cast(r, plan.TimestampType, loc)
+		if err != nil {
+			return nil, nil, err
+		}
+		return nl, nr, nil
 	}
 	if nl, ok := exactLiteral(l, r.Type); ok {
 		return nl, r, nil
@@ -316,7 +338,13 @@ func (b *binder) arith(op plan.Op, l, r *plan.Expr, loc int32) (out *plan.Expr, 
 		if s > plan.MaxDecimalPrecision {
 			return nil, b.errorf(CodeValue, loc, "decimal out of range: %s * %s needs scale %d, more than %d", dl, dr, s, plan.MaxDecimalPrecision)
 		}
-		return fold(plan.Call(op, plan.DecimalType(dl.Precision+dr.Precision, s), l, r)), nil
+		p := dl.Precision + dr.Precision
+		if p > plan.MaxDecimal64Precision && !dl.Wide() && !dr.Wide() && s <= plan.MaxDecimal64Precision {
+			// DuckDB: a product of two 64-bit decimals stays 64-bit
+			// (decimal(18,s1+s2)), checked for overflow at run time.
+			p = plan.MaxDecimal64Precision
+		}
+		return fold(plan.Call(op, plan.DecimalType(p, s), l, r)), nil
 	default: // + - %
 		s := max(dl.Scale, dr.Scale)
 		if l, err = b.alignScale(l, s, loc); err != nil {

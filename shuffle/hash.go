@@ -28,6 +28,11 @@ import (
 //     Date32 (days, widened to int64), Decimal64 (the unscaled int64), Bool
 //     (0 or 1): mix(uint64(x)). So equal values of the engine's Int64, Date
 //     and Decimal types (same scale) hash alike.
+//   - Timestamp (any unit; the int64 count of its unit): as an integer.
+//   - Decimal128 (the unscaled two's complement 128-bit value, hi and lo
+//     64-bit words): mix(lo) when the value fits an int64 (hi is lo's sign
+//     extension), so it hashes as the same Decimal64 would; otherwise
+//     mix(lo ^ mix(uint64(hi))).
 //   - Float64 and Float32 (widened): mix(IEEE-754 bits), with -0 as +0 and
 //     every NaN as the canonical quiet NaN 0x7FF8000000000000.
 //   - String, LargeString, Binary: XXH3-64 of the bytes, seed 0.
@@ -76,7 +81,7 @@ func HashSupported(t arrow.DataType) bool {
 	switch t.ID() {
 	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL64, arrow.DATE32,
+		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DATE32, arrow.TIMESTAMP,
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.NULL:
 		return true
 	}
@@ -137,6 +142,21 @@ func hashColumn(c arrow.Array, out []uint64) error {
 		hashInts(a, a.Date32Values(), out)
 	case *array.Decimal64:
 		hashInts(a, a.Values(), out)
+	case *array.Timestamp:
+		hashInts(a, a.TimestampValues(), out)
+	case *array.Decimal128:
+		for i, v := range a.Values() {
+			if a.IsNull(i) {
+				out[i] = combine(out[i], NullHash)
+				continue
+			}
+			lo, hi := v.LowBits(), v.HighBits()
+			if hi == int64(lo)>>63 {
+				out[i] = combine(out[i], mix(lo))
+			} else {
+				out[i] = combine(out[i], mix(lo^mix(uint64(hi))))
+			}
+		}
 	case *array.Float64:
 		vals := a.Float64Values()
 		for i, v := range vals {

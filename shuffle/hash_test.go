@@ -3,11 +3,13 @@ package shuffle_test
 import (
 	"fmt"
 	"math"
+	"math/big"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/sluicedb/sluice/shuffle"
 )
@@ -62,6 +64,31 @@ func decimals(vals []int64, valid []bool) arrow.Array {
 	return b.NewArray()
 }
 
+func decimal128s(t *testing.T, vals []string, valid []bool) arrow.Array {
+	t.Helper()
+	b := array.NewDecimal128Builder(memory.DefaultAllocator, &arrow.Decimal128Type{Precision: 38, Scale: 0})
+	defer b.Release()
+	for i, v := range vals {
+		if valid != nil && !valid[i] {
+			b.AppendNull()
+			continue
+		}
+		n, ok := new(big.Int).SetString(v, 10)
+		if !ok {
+			t.Fatalf("bad decimal %q", v)
+		}
+		b.Append(decimal128.FromBigInt(n))
+	}
+	return b.NewArray()
+}
+
+func timestamps(vals []arrow.Timestamp, valid []bool) arrow.Array {
+	b := array.NewTimestampBuilder(memory.DefaultAllocator, &arrow.TimestampType{Unit: arrow.Microsecond})
+	defer b.Release()
+	b.AppendValues(vals, valid)
+	return b.NewArray()
+}
+
 func bools(vals []bool, valid []bool) arrow.Array {
 	b := array.NewBooleanBuilder(memory.DefaultAllocator)
 	defer b.Release()
@@ -89,6 +116,12 @@ func TestHashGolden(t *testing.T) {
 			[]uint64{0x11b555e6af3f0c51, 0x514fd5a3976aa718}},
 		{"int64,string", []arrow.Array{int64s([]int64{7, 7}, nil), strs([]string{"x", "y"}, []bool{true, false})},
 			[]uint64{0xcb49c4d8da14ec04, 0x0dce05fa070ea8ea}},
+		// 0 and -1 equal the int64 case: a Decimal128 that fits an int64
+		// hashes as that int64 (and so as a Decimal64 of the same scale).
+		{"decimal128", []arrow.Array{decimal128s(t, []string{"0", "-1", "100000000000000000000", "-30000000000000000000000000000000000000", "123456789012345678901234567890", "0"}, []bool{true, true, true, true, true, false})},
+			[]uint64{0x11b555e6af3f0c51, 0xc699b7970d429178, 0x01451f595460444c, 0xeabd5911a5dbc09b, 0x5f9ca90a37741eac, 0xd2ae856618816e44}},
+		{"timestamp", []arrow.Array{timestamps([]arrow.Timestamp{1700000000000000, 0}, nil)},
+			[]uint64{0x22ae6c22c1eb638a, 0x11b555e6af3f0c51}},
 	}
 	for _, c := range cases {
 		got := hashOf(t, c.cols...)

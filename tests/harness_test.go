@@ -142,7 +142,7 @@ func normDuck(v any) any {
 	case bool:
 		return x
 	case time.Time:
-		return x.UTC().Format("2006-01-02")
+		return normTime(x)
 	}
 	return fmt.Sprint(v)
 }
@@ -173,6 +173,11 @@ func normArrow(col arrow.Array, i int) any {
 	case *array.Decimal64:
 		scale := int(c.DataType().(*arrow.Decimal64Type).Scale)
 		return float64(int64(c.Value(i))) / math.Pow10(scale)
+	case *array.Decimal128:
+		return c.Value(i).ToFloat64(c.DataType().(*arrow.Decimal128Type).Scale)
+	case *array.Timestamp:
+		us := int64(c.Value(i))
+		return normTime(time.UnixMicro(us))
 	case *array.String:
 		return c.Value(i)
 	case *array.Date32:
@@ -181,6 +186,17 @@ func normArrow(col arrow.Array, i int) any {
 		return c.Value(i)
 	}
 	return col.ValueStr(i)
+}
+
+// normTime renders a date or timestamp: the date alone at midnight (so a
+// DuckDB DATE and TIMESTAMP of one day compare equal), else with the time
+// of day to the microsecond.
+func normTime(t time.Time) string {
+	t = t.UTC()
+	if t.Hour() == 0 && t.Minute() == 0 && t.Second() == 0 && t.Nanosecond() == 0 {
+		return t.Format("2006-01-02")
+	}
+	return t.Format("2006-01-02 15:04:05.999999")
 }
 
 func equalValue(a, b any) bool {

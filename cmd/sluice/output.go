@@ -40,6 +40,8 @@ func formatValue(col arrow.Array, i int) (string, bool) {
 		return c.Value(i), true
 	case *array.Date32:
 		return plan.FormatDate(int32(c.Value(i))), true
+	case *array.Timestamp: // engine timestamps are microseconds
+		return plan.FormatTimestamp(int64(c.Value(i))), true
 	case *array.Boolean:
 		return strconv.FormatBool(c.Value(i)), true
 	}

@@ -69,6 +69,10 @@ func (ev *evaluator) arith(e *plan.Expr, a, b vec) (arrow.Array, error) {
 		}
 		defer out.Release()
 		return castArray(ev.mem, out, rt)
+	case rt.Wide():
+		return ev.wideArith(e, a, b)
+	case a.t.ID == plan.Timestamp || b.t.ID == plan.Timestamp || rt.ID == plan.Timestamp:
+		return ev.timestampArith(e.Op, a, b, rt)
 	case rt.ID == plan.Date || (a.t.ID == plan.Date && b.t.ID == plan.Date):
 		return ev.dateArith(e.Op, a, b, rt)
 	case rt.ID == plan.Int64:
@@ -426,6 +430,8 @@ func (ev *evaluator) neg(e *plan.Expr, v vec) (arrow.Array, error) {
 			}
 		}
 		return makeArray(a.DataType(), n, copyValidity(ev.mem, a), buf), nil
+	case arrow.DECIMAL128:
+		return ev.negWide(a)
 	case arrow.FLOAT64:
 		x := values[float64](a)
 		buf, out := newFixed[float64](ev.mem, n)

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -23,10 +24,11 @@ const (
 	kFloat64             // arrow Float64
 	kDate                // arrow Date32 (int32 values)
 	kString              // arrow String (int32 offsets)
+	kDec128              // arrow Decimal128 (16-byte values), decimals above 18 digits
 )
 
 func (k kind) String() string {
-	return [...]string{"null", "bool", "int64", "float64", "date32", "string"}[k]
+	return [...]string{"null", "bool", "int64", "float64", "date32", "string", "decimal128"}[k]
 }
 
 // kindOf maps an Arrow type to its engine layout.
@@ -36,8 +38,10 @@ func kindOf(t arrow.DataType) (kind, error) {
 		return kNull, nil
 	case arrow.BOOL:
 		return kBool, nil
-	case arrow.INT64, arrow.DECIMAL64:
+	case arrow.INT64, arrow.DECIMAL64, arrow.TIMESTAMP:
 		return kInt64, nil
+	case arrow.DECIMAL128:
+		return kDec128, nil
 	case arrow.FLOAT64:
 		return kFloat64, nil
 	case arrow.DATE32:
@@ -63,7 +67,12 @@ func kindOfType(t plan.DataType) kind {
 	switch t.ID {
 	case plan.Bool:
 		return kBool
-	case plan.Int64, plan.Decimal:
+	case plan.Decimal:
+		if t.Wide() {
+			return kDec128
+		}
+		return kInt64
+	case plan.Int64, plan.Timestamp:
 		return kInt64
 	case plan.Float64:
 		return kFloat64
@@ -79,7 +88,7 @@ func kindOfType(t plan.DataType) kind {
 
 // values returns the fixed-width values of a (Int64/Decimal64 as int64,
 // Float64, Date32 as int32), adjusted for the array offset.
-func values[T int64 | float64 | int32 | int8 | int16 | uint8 | uint16 | uint32 | float32 | uint64](a arrow.Array) []T {
+func values[T int64 | float64 | int32 | int8 | int16 | uint8 | uint16 | uint32 | float32 | uint64 | decimal128.Num](a arrow.Array) []T {
 	d := a.Data()
 	bufs := d.Buffers()
 	if len(bufs) < 2 || bufs[1] == nil || a.Len() == 0 {
@@ -160,7 +169,7 @@ func newBuf(mem memory.Allocator, nbytes int) *memory.Buffer {
 }
 
 // newFixed allocates a buffer of n values of T.
-func newFixed[T int64 | float64 | int32](mem memory.Allocator, n int) (*memory.Buffer, []T) {
+func newFixed[T int64 | float64 | int32 | decimal128.Num](mem memory.Allocator, n int) (*memory.Buffer, []T) {
 	var z T
 	b := newBuf(mem, n*int(unsafe.Sizeof(z)))
 	if n == 0 {
@@ -372,7 +381,15 @@ func broadcast(mem memory.Allocator, t plan.DataType, v plan.Value, n int) (arro
 			b, _ = newBitmap(mem, n)
 		}
 		return makeArray(at, n, nil, b), nil
-	case plan.Int64, plan.Decimal:
+	case plan.Int64, plan.Decimal, plan.Timestamp:
+		if t.Wide() {
+			b, vals := newFixed[decimal128.Num](mem, n)
+			d := v.Dec128()
+			for i := range vals {
+				vals[i] = d
+			}
+			return makeArray(at, n, nil, b), nil
+		}
 		b, vals := newFixed[int64](mem, n)
 		for i := range vals {
 			vals[i] = v.I
@@ -409,8 +426,10 @@ func scalarAt(a arrow.Array, i int) plan.Value {
 	case arrow.BOOL:
 		bs, off := bitsOf(a)
 		return plan.Value{B: bit(bs, off+i)}
-	case arrow.INT64, arrow.DECIMAL64:
+	case arrow.INT64, arrow.DECIMAL64, arrow.TIMESTAMP:
 		return plan.Value{I: values[int64](a)[i]}
+	case arrow.DECIMAL128:
+		return plan.Dec128Value(values[decimal128.Num](a)[i])
 	case arrow.FLOAT64:
 		return plan.Value{F: values[float64](a)[i]}
 	case arrow.DATE32:
@@ -435,6 +454,11 @@ func conform(mem memory.Allocator, a arrow.Array, t arrow.DataType) (arrow.Array
 	}
 	if at, ok := a.DataType().(*arrow.Decimal64Type); ok {
 		if bt, ok := t.(*arrow.Decimal64Type); ok && at.Scale == bt.Scale {
+			return relabel(a, t), nil
+		}
+	}
+	if at, ok := a.DataType().(*arrow.Decimal128Type); ok {
+		if bt, ok := t.(*arrow.Decimal128Type); ok && at.Scale == bt.Scale {
 			return relabel(a, t), nil
 		}
 	}

@@ -26,6 +26,12 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 	if from.ID == plan.Null || to.ID == plan.Null {
 		return makeNulls(mem, at, n), nil
 	}
+	if from.Wide() != to.Wide() || (from.Wide() && (from.Scale != to.Scale || to.Precision < from.Precision)) {
+		return castWide(mem, a, from, to)
+	}
+	if from.ID == plan.Timestamp || to.ID == plan.Timestamp {
+		return castTimestamp(mem, a, from, to)
+	}
 	if from.ID == to.ID && (from.ID != plan.Decimal || from.Scale == to.Scale) {
 		if arrow.TypeEqual(a.DataType(), at) {
 			a.Retain()
@@ -413,8 +419,8 @@ func castString(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Ar
 				continue
 			}
 			s := data[offs[i]:offs[i+1]]
-			v, err := strconv.ParseInt(bstr(trimSpace(s)), 10, 64)
-			if err != nil {
+			v, ok := parseIntText(trimSpace(s))
+			if !ok {
 				buf.Release()
 				return nil, bad(s)
 			}
@@ -459,6 +465,9 @@ func castString(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Ar
 			}
 			s := data[offs[i]:offs[i+1]]
 			v, ok := parseDate(s)
+			if !ok {
+				v, ok = dateOfTimestampText(s) // DuckDB accepts a timestamp's text
+			}
 			if !ok {
 				buf.Release()
 				return nil, bad(s)

@@ -34,7 +34,14 @@ func commonType(a, b plan.DataType) (plan.DataType, error) {
 		return plan.Float64Type, nil
 	case a.ID == plan.Decimal && (b.ID == plan.Decimal || b.ID == plan.Int64),
 		b.ID == plan.Decimal && a.ID == plan.Int64:
+		if a.Wide() || b.Wide() {
+			return plan.DecimalType(plan.MaxDecimalPrecision, max(decScale(a), decScale(b))), nil
+		}
 		return plan.DecimalType(18, max(decScale(a), decScale(b))), nil
+	case a.ID == plan.Timestamp && (b.ID == plan.String || b.ID == plan.Date):
+		return a, nil
+	case b.ID == plan.Timestamp && (a.ID == plan.String || a.ID == plan.Date):
+		return b, nil
 	case a.ID == plan.Date && b.ID == plan.String:
 		return a, nil
 	case b.ID == plan.Date && a.ID == plan.String:
@@ -94,6 +101,8 @@ func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
 		} else {
 			cmpAA(op, x, values[int32](b.arr), out)
 		}
+	case kDec128:
+		cmpWide(op, a.arr, b, out)
 	case kString:
 		offs, data := strOffsets(a.arr)
 		if b.scalar() {

@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -71,6 +72,9 @@ func typeOfArrow(t arrow.DataType) plan.DataType {
 	switch tt := t.(type) {
 	case *arrow.Decimal64Type:
 		return plan.DataType{ID: plan.Decimal, Precision: int(tt.Precision), Scale: int(tt.Scale)}
+	case *arrow.Decimal128Type:
+		// The engine keeps only decimals above 18 digits in this layout.
+		return plan.DataType{ID: plan.Decimal, Precision: max(int(tt.Precision), plan.MaxDecimal64Precision+1), Scale: int(tt.Scale)}
 	}
 	dt, ok := plan.FromArrow(t)
 	if !ok {
@@ -222,6 +226,13 @@ func (ev *evaluator) apply(e *plan.Expr, args []vec) (arrow.Array, error) {
 		}
 		defer a.Release()
 		return castArray(ev.mem, a, e.Type)
+	case plan.OpTryCast:
+		a, err := ev.materialize(retained(args[0]))
+		if err != nil {
+			return nil, err
+		}
+		defer a.Release()
+		return tryCastArray(ev.mem, a, e.Type)
 	case plan.OpLike:
 		if err := need(2); err != nil {
 			return nil, err
@@ -274,7 +285,7 @@ func sameType(a, b plan.DataType) bool {
 	if a.ID != b.ID {
 		return false
 	}
-	return a.ID != plan.Decimal || a.Scale == b.Scale
+	return a.ID != plan.Decimal || (a.Scale == b.Scale && a.Wide() == b.Wide())
 }
 
 // ---- subsets ----------------------------------------------------------------
@@ -667,7 +678,7 @@ func (ev *evaluator) caseResult(e *plan.Expr, then *plan.Expr) (vec, error) {
 	return ev.castVec(v, e.Type)
 }
 
-type fixedSrc[T int64 | float64 | int32] struct {
+type fixedSrc[T int64 | float64 | int32 | decimal128.Num] struct {
 	vals    []T
 	c       T
 	isConst bool
@@ -690,6 +701,8 @@ func chooseKernel(mem memory.Allocator, t plan.DataType, srcs []vec, branch []in
 		return chooseFixed[float64](mem, at, srcs, branch, func(v plan.Value) float64 { return v.F }), nil
 	case kDate:
 		return chooseFixed[int32](mem, at, srcs, branch, func(v plan.Value) int32 { return int32(v.I) }), nil
+	case kDec128:
+		return chooseFixed[decimal128.Num](mem, at, srcs, branch, func(v plan.Value) decimal128.Num { return v.Dec128() }), nil
 	case kBool:
 		type bsrc struct {
 			bs              []byte
@@ -776,7 +789,7 @@ func chooseKernel(mem memory.Allocator, t plan.DataType, srcs []vec, branch []in
 	return nil, fmt.Errorf("unsupported result type %s", t)
 }
 
-func chooseFixed[T int64 | float64 | int32](mem memory.Allocator, at arrow.DataType, srcs []vec, branch []int32, conv func(plan.Value) T) arrow.Array {
+func chooseFixed[T int64 | float64 | int32 | decimal128.Num](mem memory.Allocator, at arrow.DataType, srcs []vec, branch []int32, conv func(plan.Value) T) arrow.Array {
 	n := len(branch)
 	ss := make([]fixedSrc[T], len(srcs))
 	for i, s := range srcs {

@@ -7,6 +7,7 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -256,6 +257,7 @@ type aggAcc struct {
 	i64 []int64
 	f64 []float64
 	i32 []int32
+	w   []decimal128.Num // wide decimal sums (any decimal input) and min/max
 	bl  []bool
 	str []string
 	has []bool  // a non-NULL value was seen (sum/min/max/avg)
@@ -320,7 +322,7 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)) + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.w)*16+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)) + a.strBytes
 	if a.distinct != nil {
 		n += a.distinct.bytes()
 	}
@@ -356,6 +358,8 @@ func (a *aggAcc) grow(n int) {
 		a.f64 = growTo(a.f64, n)
 	case kDate:
 		a.i32 = growTo(a.i32, n)
+	case kDec128:
+		a.w = growTo(a.w, n)
 	case kBool:
 		a.bl = growTo(a.bl, n)
 	case kString:
@@ -490,11 +494,14 @@ func addCounts(cnt []int64, gids []uint32, st arrow.Array) error {
 }
 
 func (a *aggAcc) checkKind(arg arrow.Array) error {
-	if k := layoutOf(arg); k != a.k {
+	if k := layoutOf(arg); k != a.k && !(a.k == kDec128 && k == kInt64 && a.call.Func != plan.AggMin && a.call.Func != plan.AggMax) {
 		return fmt.Errorf("input of type %s, state is %s", arg.DataType(), a.k)
 	}
 	if a.dec {
 		if dt, ok := arg.DataType().(*arrow.Decimal64Type); ok && int(dt.Scale) != a.scale {
+			return fmt.Errorf("input of type %s, state scale is %d", arg.DataType(), a.scale)
+		}
+		if dt, ok := arg.DataType().(*arrow.Decimal128Type); ok && int(dt.Scale) != a.scale {
 			return fmt.Errorf("input of type %s, state scale is %d", arg.DataType(), a.scale)
 		}
 	}
@@ -516,6 +523,12 @@ func (a *aggAcc) sum(arg arrow.Array, gids []uint32) error {
 		}
 	case kFloat64:
 		sumF64(a.f64, a.has, gids, values[float64](arg), vb, voff)
+	case kDec128:
+		if layoutOf(arg) == kInt64 {
+			sumNarrowWide(a.w, a.has, gids, values[int64](arg), vb, voff)
+		} else if sumWide(a.w, a.has, gids, values[decimal128.Num](arg), vb, voff) {
+			return fmt.Errorf("%w: SUM exceeds the 128-bit decimal range", plan.ErrDecimalOverflow)
+		}
 	default:
 		return fmt.Errorf("SUM over %s", arg.DataType())
 	}
@@ -610,6 +623,8 @@ func (a *aggAcc) minMax(arg arrow.Array, gids []uint32, isMax bool) error {
 		minMaxFixed(a.f64, a.has, gids, values[float64](arg), vb, voff, isMax)
 	case kDate:
 		minMaxFixed(a.i32, a.has, gids, values[int32](arg), vb, voff, isMax)
+	case kDec128:
+		minMaxWide(a.w, a.has, gids, values[decimal128.Num](arg), vb, voff, isMax)
 	case kBool:
 		bs, off := bitsOf(arg)
 		for i := 0; i < arg.Len(); i++ {
@@ -716,6 +731,10 @@ func (a *aggAcc) valueArray(mem memory.Allocator, t arrow.DataType, lo, hi int) 
 		buf, out := newFixed[int32](mem, n)
 		copy(out, a.i32[lo:hi])
 		return makeArray(t, n, valid, buf), nil
+	case kDec128:
+		buf, out := newFixed[decimal128.Num](mem, n)
+		copy(out, a.w[lo:hi])
+		return makeArray(t, n, valid, buf), nil
 	case kBool:
 		buf, out := newBitmap(mem, n)
 		for i, b := range a.bl[lo:hi] {
@@ -773,7 +792,13 @@ func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arr
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		return countArray(mem, a.cnt[lo:hi]), nil
 	case plan.AggSum:
-		if a.dec {
+		if a.k == kDec128 {
+			for g := lo; g < hi; g++ {
+				if v := a.w[g]; a.has[g] && !fitsDigits(v, plan.MaxDecimalPrecision) {
+					return nil, fmt.Errorf("%w: SUM %s does not fit %s", plan.ErrDecimalOverflow, formatDec128(v, a.scale), t)
+				}
+			}
+		} else if a.dec {
 			for g := lo; g < hi; g++ {
 				if v := a.i64[g]; a.has[g] && (v > maxDecimal || v < -maxDecimal) {
 					return nil, fmt.Errorf("%w: SUM %s does not fit %s", plan.ErrDecimalOverflow, plan.FormatDecimal(v, a.scale), t)
@@ -802,6 +827,8 @@ func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arr
 				out[i] = avgInt(a.i64[g], c, div)
 			case kFloat64:
 				out[i] = a.f64[g] / float64(c)
+			case kDec128:
+				out[i] = avgWide(a.w[g], c, a.scale)
 			}
 		}
 		return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf), nil

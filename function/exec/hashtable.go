@@ -5,6 +5,7 @@ import (
 	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/zeebo/xxh3"
 )
@@ -80,6 +81,8 @@ func hashColumn(a arrow.Array, h []uint64) error {
 		for i := range h {
 			h[i] = hashCombine(h[i], uint64(x[i]))
 		}
+	case kDec128:
+		hashWide(a, h)
 	case kFloat64:
 		x := values[float64](a)
 		for i := range h {
@@ -109,6 +112,7 @@ type keyCol struct {
 	i64   []int64
 	f64   []uint64 // normalized float bits
 	i32   []int32
+	d128  []decimal128.Num
 	bl    []bool
 	soff  []int64 // len groups+1
 	sdata []byte
@@ -125,7 +129,7 @@ func newKeyCol(k kind) *keyCol {
 }
 
 func (c *keyCol) bytes() int64 {
-	return int64(cap(c.i64)*8 + cap(c.f64)*8 + cap(c.i32)*4 + cap(c.bl) + cap(c.soff)*8 + cap(c.sdata) + cap(c.valid))
+	return int64(cap(c.i64)*8 + cap(c.f64)*8 + cap(c.i32)*4 + cap(c.d128)*16 + cap(c.bl) + cap(c.soff)*8 + cap(c.sdata) + cap(c.valid))
 }
 
 // appendRows stores the keys of rows (new groups, in group order).
@@ -158,6 +162,11 @@ func (c *keyCol) appendRows(a arrow.Array, rows []int32) {
 		for _, r := range rows {
 			c.i32 = append(c.i32, x[r])
 		}
+	case kDec128:
+		x := values[decimal128.Num](a)
+		for _, r := range rows {
+			c.d128 = append(c.d128, x[r])
+		}
 	case kBool:
 		bs, off := bitsOf(a)
 		for _, r := range rows {
@@ -189,6 +198,8 @@ func (c *keyCol) appendZero() {
 		c.f64 = append(c.f64, 0)
 	case kDate:
 		c.i32 = append(c.i32, 0)
+	case kDec128:
+		c.d128 = append(c.d128, decimal128.Num{})
 	case kBool:
 		c.bl = append(c.bl, false)
 	case kString:
@@ -204,6 +215,8 @@ func (c *keyCol) zero(g int) {
 		c.f64[g] = 0
 	case kDate:
 		c.i32[g] = 0
+	case kDec128:
+		c.d128[g] = decimal128.Num{}
 	case kBool:
 		c.bl[g] = false
 	case kString:
@@ -272,6 +285,14 @@ func (c *keyCol) verify(a arrow.Array, gids []uint32, bad []bool) bool {
 				bad[i], any = true, true
 			}
 		}
+	case kDec128:
+		x := values[decimal128.Num](a)
+		st := c.d128
+		for i, g := range gids {
+			if x[i] != st[g] && isValid(vb, voff, i) {
+				bad[i], any = true, true
+			}
+		}
 	case kBool:
 		bs, off := bitsOf(a)
 		st := c.bl
@@ -310,6 +331,8 @@ func (c *keyCol) equalRow(a arrow.Array, i int, g uint32) bool {
 		return normFloat(values[float64](a)[i]) == c.f64[g]
 	case kDate:
 		return values[int32](a)[i] == c.i32[g]
+	case kDec128:
+		return values[decimal128.Num](a)[i] == c.d128[g]
 	case kBool:
 		bs, off := bitsOf(a)
 		return bit(bs, off+i) == c.bl[g]
@@ -350,6 +373,10 @@ func (c *keyCol) build(mem memory.Allocator, t arrow.DataType, lo, hi int) (arro
 	case kDate:
 		buf, out := newFixed[int32](mem, n)
 		copy(out, c.i32[lo:hi])
+		return makeArray(t, n, valid, buf), nil
+	case kDec128:
+		buf, out := newFixed[decimal128.Num](mem, n)
+		copy(out, c.d128[lo:hi])
 		return makeArray(t, n, valid, buf), nil
 	case kBool:
 		buf, out := newBitmap(mem, n)
@@ -665,6 +692,13 @@ func (c *keyCol) verifyRows(a arrow.Array, rows []int32, gids []uint32, bad []bo
 		}
 	case kDate:
 		x, st := values[int32](a), c.i32
+		for j, r := range rows {
+			if x[r] != st[gids[r]] && isValid(vb, voff, int(r)) {
+				bad[j], any = true, true
+			}
+		}
+	case kDec128:
+		x, st := values[decimal128.Num](a), c.d128
 		for j, r := range rows {
 			if x[r] != st[gids[r]] && isValid(vb, voff, int(r)) {
 				bad[j], any = true, true

@@ -182,6 +182,10 @@ func goVals(a arrow.Array) []any {
 			out[i] = plan.FormatDate(int32(x.Value(i)))
 		case *array.Decimal64:
 			out[i] = plan.FormatDecimal(int64(x.Value(i)), int(x.DataType().(*arrow.Decimal64Type).Scale))
+		case *array.Decimal128:
+			out[i] = formatDec128(x.Value(i), int(x.DataType().(*arrow.Decimal128Type).Scale))
+		case *array.Timestamp:
+			out[i] = plan.FormatTimestamp(int64(x.Value(i)))
 		default:
 			out[i] = fmt.Sprintf("?%s", a.DataType())
 		}

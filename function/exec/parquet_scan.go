@@ -321,8 +321,9 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		}
 		return makeArray(&arrow.Decimal64Type{Precision: tt.Precision, Scale: tt.Scale}, n, copyValidity(mem, a), buf), nil
 	case *arrow.Decimal128Type:
-		if tt.Precision > plan.MaxDecimalPrecision {
-			return nil, fmt.Errorf("decimal(%d,%d) has more than %d digits", tt.Precision, tt.Scale, plan.MaxDecimalPrecision)
+		if tt.Precision > plan.MaxDecimal64Precision {
+			a.Retain() // wide decimals keep the 128-bit layout
+			return a, nil
 		}
 		nums := a.(*array.Decimal128).Values()
 		vb, voff := validityOf(a)
@@ -336,6 +337,8 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 			out[i] = lo
 		}
 		return makeArray(&arrow.Decimal64Type{Precision: tt.Precision, Scale: tt.Scale}, n, copyValidity(mem, a), buf), nil
+	case *arrow.TimestampType:
+		return timestampToMicros(mem, a, tt)
 	case *arrow.LargeStringType, *arrow.LargeBinaryType:
 		d := a.Data()
 		offs := arrow.Int64Traits.CastFromBytes(d.Buffers()[1].Bytes())[d.Offset() : d.Offset()+n+1]

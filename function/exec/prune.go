@@ -210,6 +210,9 @@ func (cr *colRange) may(op plan.Op, lit *plan.Expr) bool {
 		default:
 			return true
 		}
+		if lit.Value.H != 0 {
+			return true // a literal beyond int64: no pruning
+		}
 		v := lit.Value.I
 		mn, mx := cr.min, cr.max
 		ls := decScale(lit.Type)
@@ -252,7 +255,7 @@ func commonScale(v int64, ls int, mn, mx int64, cs int) (int64, int64, int64, bo
 	if ls == cs {
 		return v, mn, mx, true
 	}
-	if ls > plan.MaxDecimalPrecision || cs > plan.MaxDecimalPrecision || ls < 0 || cs < 0 {
+	if ls > plan.MaxDecimal64Precision || cs > plan.MaxDecimal64Precision || ls < 0 || cs < 0 {
 		return 0, 0, 0, false
 	}
 	var o1, o2, o3 bool

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -328,6 +329,7 @@ type flatKey struct {
 	i64        []int64
 	f64        []float64
 	i32        []int32
+	d128       []decimal128.Num
 	bl         []bool
 	str        []string // views of the Arrow buffers (valid while the batches are held)
 	null       []bool   // nil: no NULLs
@@ -356,6 +358,8 @@ func (s *sortOp) flatten(keyArrs [][]arrow.Array) ([]*flatKey, error) {
 			f.f64 = make([]float64, 0, total)
 		case kDate:
 			f.i32 = make([]int32, 0, total)
+		case kDec128:
+			f.d128 = make([]decimal128.Num, 0, total)
 		case kBool:
 			f.bl = make([]bool, 0, total)
 		case kString:
@@ -388,6 +392,8 @@ func (s *sortOp) flatten(keyArrs [][]arrow.Array) ([]*flatKey, error) {
 						f.f64 = append(f.f64, 0)
 					case kDate:
 						f.i32 = append(f.i32, 0)
+					case kDec128:
+						f.d128 = append(f.d128, decimal128.Num{})
 					case kBool:
 						f.bl = append(f.bl, false)
 					case kString:
@@ -400,6 +406,8 @@ func (s *sortOp) flatten(keyArrs [][]arrow.Array) ([]*flatKey, error) {
 				f.f64 = append(f.f64, values[float64](a)...)
 			case f.k == kDate:
 				f.i32 = append(f.i32, values[int32](a)...)
+			case f.k == kDec128:
+				f.d128 = append(f.d128, values[decimal128.Num](a)...)
 			case f.k == kBool:
 				bs, off := bitsOf(a)
 				for i := 0; i < n; i++ {
@@ -459,6 +467,8 @@ func (f *flatKey) cmp(a, b int32) int {
 		c = cmpFloat(f.f64[a], f.f64[b])
 	case kDate:
 		c = cmp.Compare(f.i32[a], f.i32[b])
+	case kDec128:
+		c = f.d128[a].Cmp(f.d128[b])
 	case kBool:
 		c = cmp.Compare(b2u(f.bl[a]), b2u(f.bl[b]))
 	case kString:
@@ -489,6 +499,8 @@ func (f *flatKey) prefix(r int32) uint64 {
 		p = uint64(f.i64[r]) ^ 1<<63
 	case kDate:
 		p = uint64(int64(f.i32[r])) ^ 1<<63
+	case kDec128: // the high word: order-preserving, ties broken by cmp
+		p = uint64(f.d128[r].HighBits()) ^ 1<<63
 	case kFloat64:
 		v := f.f64[r]
 		switch {
@@ -556,7 +568,7 @@ func sortPerm(keys []*flatKey, n int) []int32 {
 		}
 		ents = append(ents, sortEntry{k0.prefix(r), r})
 	}
-	exact := k0.k != kString
+	exact := k0.k != kString && k0.k != kDec128
 	full := func(a, b sortEntry) int {
 		if a.p != b.p {
 			if a.p < b.p {
@@ -586,7 +598,7 @@ func sortPerm(keys []*flatKey, n int) []int32 {
 			}
 			switch {
 			case j-i == 1:
-			case !exact && j-i >= 512 && level < 3:
+			case k0.k == kString && j-i >= 512 && level < 3:
 				run := ents[i:j]
 				for t := range run {
 					run[t].p = k0.strPrefix(run[t].r, 8*(level+1))

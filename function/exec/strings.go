@@ -412,6 +412,15 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 			set[i] = int32(l.I)
 		}
 		inInts(values[int32](a.arr), set, out)
+	case kDec128:
+		for i, v := range values[num](a.arr) {
+			for _, l := range lits {
+				if v == l.Dec128() {
+					setBit(out, i)
+					break
+				}
+			}
+		}
 	case kFloat64:
 		set := make(map[float64]struct{}, len(lits))
 		for _, l := range lits {
@@ -550,6 +559,9 @@ func (ev *evaluator) inByEquality(e *plan.Expr, args []vec) (arrow.Array, error)
 
 func (ev *evaluator) extract(e *plan.Expr, v vec) (arrow.Array, error) {
 	a := v.arr
+	if a.DataType().ID() == arrow.TIMESTAMP {
+		return ev.extractTimestamp(strings.ToLower(e.Field), a)
+	}
 	if a.DataType().ID() != arrow.DATE32 {
 		return nil, fmt.Errorf("EXTRACT from %s, want date", a.DataType())
 	}

@@ -5,6 +5,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 )
 
@@ -78,6 +79,11 @@ func takeImpl(mem memory.Allocator, a arrow.Array, idx []int32, nullable bool) (
 		b, out := newFixed[int32](mem, n)
 		gather(out, src, idx)
 		return makeArray(a.DataType(), n, valid, b), nil
+	case kDec128:
+		src := values[decimal128.Num](a)
+		b, out := newFixed[decimal128.Num](mem, n)
+		gather(out, src, idx)
+		return makeArray(a.DataType(), n, valid, b), nil
 	case kString:
 		offs, data := strOffsets(a)
 		total := 0
@@ -96,7 +102,7 @@ func takeImpl(mem memory.Allocator, a arrow.Array, idx []int32, nullable bool) (
 	return nil, fmt.Errorf("take: unsupported type %s", a.DataType())
 }
 
-func gather[T int64 | float64 | int32](out, src []T, idx []int32) {
+func gather[T int64 | float64 | int32 | decimal128.Num](out, src []T, idx []int32) {
 	out = out[:len(idx)]
 	for i, j := range idx {
 		out[i] = src[j]
@@ -216,6 +222,8 @@ func takeMultiImpl(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, b
 		return takeMultiFixed[float64](mem, t, srcs, bi, ri, valid), nil
 	case kDate:
 		return takeMultiFixed[int32](mem, t, srcs, bi, ri, valid), nil
+	case kDec128:
+		return takeMultiFixed[decimal128.Num](mem, t, srcs, bi, ri, valid), nil
 	case kString:
 		type ssrc struct {
 			offs []int32
@@ -250,7 +258,7 @@ func takeMultiImpl(mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, b
 	return nil, fmt.Errorf("take: unsupported type %s", t)
 }
 
-func takeMultiFixed[T int64 | float64 | int32](mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, ri []int32, valid *memory.Buffer) arrow.Array {
+func takeMultiFixed[T int64 | float64 | int32 | decimal128.Num](mem memory.Allocator, t arrow.DataType, srcs []arrow.Array, bi, ri []int32, valid *memory.Buffer) arrow.Array {
 	vals := make([][]T, len(srcs))
 	for s, a := range srcs {
 		vals[s] = values[T](a)

@@ -177,8 +177,8 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, int
 			switch {
 			case g.isInt:
 				t = plan.Int64Type
-			case g.isDec && g.digits+g.scale <= plan.MaxDecimalPrecision && g.scale <= 6:
-				t = plan.DecimalType(plan.MaxDecimalPrecision, g.scale)
+			case g.isDec && g.digits+g.scale <= plan.MaxDecimal64Precision && g.scale <= 6:
+				t = plan.DecimalType(plan.MaxDecimal64Precision, g.scale)
 			case g.isFloat:
 				t = plan.Float64Type
 			case g.isDate:
@@ -257,7 +257,7 @@ func parseType(t string) (plan.DataType, error) {
 	if m := decTypeRE.FindStringSubmatch(t); m != nil {
 		p, _ := strconv.Atoi(m[1])
 		s, _ := strconv.Atoi(m[2])
-		if p > plan.MaxDecimalPrecision || s > p {
+		if p > plan.MaxDecimal64Precision || s > p { // the CSV reader parses into the int64 layout
 			return plan.DataType{}, fmt.Errorf("decimal(%d,%d) not supported (precision at most 18, scale at most precision)", p, s)
 		}
 		return plan.DecimalType(p, s), nil

@@ -15,6 +15,8 @@ const (
 	// Arithmetic. Operands of Add/Sub have the same type (decimals the same
 	// scale); Mul of decimals yields scale s1+s2; Div always yields float64
 	// (both operands are float64, the planner casts them), as in DuckDB.
+	// Date/time forms of Add/Sub: date ± int64 -> date (days), date - date
+	// -> int64 (days), date|timestamp ± interval literal -> timestamp.
 	OpAdd Op = "+"
 	OpSub Op = "-"
 	OpMul Op = "*"
@@ -43,6 +45,9 @@ const (
 	OpCase Op = "case"
 	// OpCast converts Args[0] to Type.
 	OpCast Op = "cast"
+	// OpTryCast converts Args[0] to Type, NULL where a value cannot be
+	// converted (TRY_CAST).
+	OpTryCast Op = "try_cast"
 	// OpLike: Args[0] LIKE Args[1] where Args[1] is a string literal
 	// pattern with % and _; Negated for NOT LIKE.
 	OpLike Op = "like"
@@ -57,14 +62,21 @@ const (
 	OpSubstring Op = "substring"
 )
 
-// Value is a literal value. I holds Int64 values, Date days and Decimal
-// unscaled values; F holds Float64; S holds String; B holds Bool.
+// Value is a literal value. I holds Int64 values, Date days, Timestamp
+// microseconds and Decimal unscaled values; F holds Float64; S holds
+// String; B holds Bool. A 128-bit decimal is I + H*2^64 (H is 0 whenever
+// the value fits an int64; see Dec128).
 type Value struct {
-	Null bool    `json:"null,omitempty"`
-	I    int64   `json:"i,omitempty"`
-	F    float64 `json:"f,omitempty"`
-	S    string  `json:"s,omitempty"`
-	B    bool    `json:"b,omitempty"`
+	Null bool  `json:"null,omitempty"`
+	I    int64 `json:"i,omitempty"`
+	H    int64 `json:"h,omitempty"`
+	// Months and Days are the calendar parts of an Interval (I holds its
+	// microseconds).
+	Months int32   `json:"mo,omitempty"`
+	Days   int32   `json:"d,omitempty"`
+	F      float64 `json:"f,omitempty"`
+	S      string  `json:"s,omitempty"`
+	B      bool    `json:"b,omitempty"`
 }
 
 // Expr is a typed, serializable scalar expression evaluated over the
@@ -137,6 +149,8 @@ func (e *Expr) String() string {
 		return fmt.Sprintf("(%s IS NOT NULL)", e.Args[0])
 	case OpCast:
 		return fmt.Sprintf("CAST(%s AS %s)", e.Args[0], e.Type)
+	case OpTryCast:
+		return fmt.Sprintf("TRY_CAST(%s AS %s)", e.Args[0], e.Type)
 	case OpLike:
 		not := ""
 		if e.Negated {
@@ -188,7 +202,14 @@ func (v *Value) Format(t DataType) string {
 	case Float64:
 		return fmt.Sprint(v.F)
 	case Decimal:
+		if v.H != 0 {
+			return v.Dec128().ToString(int32(t.Scale))
+		}
 		return FormatDecimal(v.I, t.Scale)
+	case Timestamp:
+		return "TIMESTAMP '" + FormatTimestamp(v.I) + "'"
+	case Interval:
+		return fmt.Sprintf("INTERVAL '%d months %d days %d us'", v.Months, v.Days, v.I)
 	case String:
 		return "'" + strings.ReplaceAll(v.S, "'", "''") + "'"
 	case Date:

@@ -134,7 +134,8 @@ func (a AggCall) NumStates() int {
 	return 1
 }
 
-// SumType is the result type of SUM over t.
+// SumType is the result type of SUM over t: as in DuckDB, the sum of a
+// decimal(p,s) is decimal(38,s), so money sums do not overflow.
 func SumType(t DataType) DataType {
 	if t.ID == Decimal {
 		return DecimalType(MaxDecimalPrecision, t.Scale)

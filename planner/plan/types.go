@@ -20,16 +20,29 @@ const (
 	Bool    TypeID = "bool"
 	Int64   TypeID = "int64"   // all SQL integer types widen to int64
 	Float64 TypeID = "float64" // REAL, DOUBLE PRECISION
-	Decimal TypeID = "decimal" // exact decimal, int64 scaled by 10^Scale (precision <= 18)
-	String  TypeID = "string"  // VARCHAR, CHAR, TEXT (utf8)
-	Date    TypeID = "date"    // days since 1970-01-01 (arrow date32)
-	Null    TypeID = "null"    // type of an untyped NULL literal
+	// Decimal is an exact decimal scaled by 10^Scale: an int64 (arrow
+	// Decimal64) for precision <= 18, 128 bits (arrow Decimal128) above.
+	Decimal TypeID = "decimal"
+	String  TypeID = "string" // VARCHAR, CHAR, TEXT (utf8)
+	Date    TypeID = "date"   // days since 1970-01-01 (arrow date32)
+	// Timestamp is microseconds since 1970-01-01 00:00:00, without a time
+	// zone (arrow Timestamp(us)).
+	Timestamp TypeID = "timestamp"
+	// Interval is a constant-only type: an INTERVAL literal (Value.Months,
+	// Value.Days and Value.I microseconds) that is an operand of date or
+	// timestamp arithmetic. No column holds intervals.
+	Interval TypeID = "interval"
+	Null     TypeID = "null" // type of an untyped NULL literal
 )
 
-// MaxDecimalPrecision is the largest decimal precision the engine keeps in
-// its int64 representation. Arithmetic whose result would not fit fails
-// with ErrDecimalOverflow rather than losing digits.
-const MaxDecimalPrecision = 18
+// MaxDecimalPrecision is the largest decimal precision (arrow Decimal128).
+// Arithmetic whose result would not fit fails with ErrDecimalOverflow
+// rather than losing digits.
+const MaxDecimalPrecision = 38
+
+// MaxDecimal64Precision is the largest precision kept in the int64 layout
+// (arrow Decimal64); wider decimals are 128-bit.
+const MaxDecimal64Precision = 18
 
 // DataType is a value type. Precision and Scale are set for Decimal only.
 type DataType struct {
@@ -45,6 +58,9 @@ func (t DataType) String() string {
 	return string(t.ID)
 }
 
+// Wide reports whether t is a decimal in the 128-bit layout.
+func (t DataType) Wide() bool { return t.ID == Decimal && t.Precision > MaxDecimal64Precision }
+
 // IsNumeric reports whether t is Int64, Float64 or Decimal.
 func (t DataType) IsNumeric() bool {
 	return t.ID == Int64 || t.ID == Float64 || t.ID == Decimal
@@ -57,7 +73,11 @@ var (
 	Float64Type = DataType{ID: Float64}
 	StringType  = DataType{ID: String}
 	DateType    = DataType{ID: Date}
-	NullType    = DataType{ID: Null}
+	// TimestampType is a timestamp in microseconds.
+	TimestampType = DataType{ID: Timestamp}
+	// IntervalType is the type of an INTERVAL literal.
+	IntervalType = DataType{ID: Interval}
+	NullType     = DataType{ID: Null}
 )
 
 // DecimalType returns decimal(p,s), with p capped at MaxDecimalPrecision.
@@ -69,7 +89,9 @@ func DecimalType(p, s int) DataType {
 }
 
 // Arrow returns the in-memory Arrow type for t. Decimals are arrow
-// Decimal64; dates are Date32; strings are (32-bit offset) String.
+// Decimal64 up to 18 digits and Decimal128 above; dates are Date32;
+// timestamps Timestamp(us) without a zone; strings are (32-bit offset)
+// String.
 func (t DataType) Arrow() arrow.DataType {
 	switch t.ID {
 	case Bool:
@@ -79,7 +101,12 @@ func (t DataType) Arrow() arrow.DataType {
 	case Float64:
 		return arrow.PrimitiveTypes.Float64
 	case Decimal:
+		if t.Wide() {
+			return &arrow.Decimal128Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+		}
 		return &arrow.Decimal64Type{Precision: int32(t.Precision), Scale: int32(t.Scale)}
+	case Timestamp:
+		return ArrowTimestamp
 	case String:
 		return arrow.BinaryTypes.String
 	case Date:
@@ -89,6 +116,10 @@ func (t DataType) Arrow() arrow.DataType {
 	}
 }
 
+// ArrowTimestamp is the engine's timestamp layout: microseconds, no zone
+// (arrow-go's FixedWidthTypes.Timestamp_us carries a UTC zone).
+var ArrowTimestamp = &arrow.TimestampType{Unit: arrow.Microsecond}
+
 // FromArrow maps an Arrow type (as read from Parquet or IPC) to the engine
 // type it is converted to on read. ok is false for unsupported types.
 func FromArrow(t arrow.DataType) (DataType, bool) {
@@ -96,14 +127,12 @@ func FromArrow(t arrow.DataType) (DataType, bool) {
 	case *arrow.BooleanType:
 		return BoolType, true
 	case *arrow.Int8Type, *arrow.Int16Type, *arrow.Int32Type, *arrow.Int64Type,
-		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type:
+		*arrow.Uint8Type, *arrow.Uint16Type, *arrow.Uint32Type, *arrow.Uint64Type: // uint64 above the int64 range fails on read
 		return Int64Type, true
 	case *arrow.Float32Type, *arrow.Float64Type:
 		return Float64Type, true
 	case *arrow.Decimal128Type:
-		if tt.Precision > MaxDecimalPrecision {
-			return DataType{}, false
-		}
+		// Up to 18 digits it is narrowed to the int64 layout on read.
 		return DecimalType(int(tt.Precision), int(tt.Scale)), true
 	case *arrow.Decimal64Type:
 		return DecimalType(int(tt.Precision), int(tt.Scale)), true
@@ -111,6 +140,10 @@ func FromArrow(t arrow.DataType) (DataType, bool) {
 		return StringType, true
 	case *arrow.Date32Type:
 		return DateType, true
+	case *arrow.TimestampType:
+		// Any unit and zone: converted to microseconds on read (a UTC
+		// adjusted timestamp keeps its UTC wall clock).
+		return TimestampType, true
 	case *arrow.NullType:
 		return NullType, true
 	}
