@@ -157,4 +157,3 @@ func ResultSchema(g *plan.Graph) *arrow.Schema {
 	}
 	return fs.Arrow()
 }
-
