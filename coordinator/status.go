@@ -4,9 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"sort"
 	"strconv"
-	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -168,31 +166,4 @@ func ResultSchema(g *plan.Graph) *arrow.Schema {
 		}
 	}
 	return fs.Arrow()
-}
-
-// PlanText renders the stage graph (with format, the planner's EXPLAIN
-// text) followed by the task groups and skipped stages the re-planner
-// decided, for the plan history.
-func PlanText(g *plan.Graph, groups map[int][][]int, skew map[int][]adaptive.SkewTask, skipped map[int]string, format func(*plan.Graph) string) string {
-	var b strings.Builder
-	b.WriteString(format(g))
-	ids := make([]int, 0, len(g.Stages))
-	for _, st := range g.Stages {
-		ids = append(ids, st.ID)
-	}
-	sort.Ints(ids)
-	b.WriteString("tasks\n")
-	for _, id := range ids {
-		if why, ok := skipped[id]; ok {
-			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
-		} else if gr, ok := groups[id]; ok {
-			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(skew[id]), gr)
-			for _, t := range skew[id] {
-				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
-			}
-		} else {
-			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
-		}
-	}
-	return b.String()
 }

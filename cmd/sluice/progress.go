@@ -92,6 +92,10 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", invoked, humanize.IBytes(uint64(bytes)))
 	for _, r := range js.Rounds {
 		for _, f := range r.Fired {
+			if f.Discarded != "" {
+				fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s discarded: %s\n", r.Round, r.After, f.Rule, f.Discarded)
+				continue
+			}
 			fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s: %s\n", r.Round, r.After, f.Rule, f.Note)
 		}
 	}

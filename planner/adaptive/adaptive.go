@@ -146,7 +146,8 @@ type Round struct {
 // rule's rewrite in this round is discarded (logged on s.Log, recorded in
 // the returned Fired with Discarded set) and the next rule starts from the
 // last valid plan, so one faulty rule costs an optimization, never the
-// job. A rule that panics is discarded the same way. Replan returns an
+// job. A rule that panics is discarded the same way. s.Graph keeps
+// pointing to the same Graph value, whose contents a kept rewrite replaces. Replan returns an
 // error only when s itself does not validate on entry.
 func Replan(s *State, rules []Rule) ([]Fired, error) {
 	if err := s.Graph.Validate(); err != nil {
@@ -171,7 +172,10 @@ func Replan(s *State, rules []Rule) ([]Fired, error) {
 			fired = append(fired, Fired{Rule: r.Name(), Discarded: err.Error()})
 			continue
 		}
-		s.Graph, s.Groups, s.Skew, s.Skipped = c.Graph, c.Groups, c.Skew, c.Skipped
+		// The Graph s points to is updated in place: the driver holds
+		// that pointer across rounds.
+		*s.Graph = *c.Graph
+		s.Groups, s.Skew, s.Skipped = c.Groups, c.Skew, c.Skipped
 		if note != "" {
 			fired = append(fired, Fired{Rule: r.Name(), Note: note})
 		}

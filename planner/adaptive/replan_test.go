@@ -64,9 +64,13 @@ func TestBrokenRuleDiscarded(t *testing.T) {
 	// Broken rules before, between and after the good ones.
 	rules := append(append(append([]Rule{}, broken[:2]...), good[:2]...), broken[2])
 	rules = append(append(rules, good[2:]...), broken[3])
+	g := s.Graph
 	fired, err := Replan(s, rules)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if s.Graph != g {
+		t.Error("Replan replaced the Graph pointer; the driver holds it across rounds")
 	}
 	if snapshot(t, s) != snapshot(t, want) || !reflect.DeepEqual(s.Skew, want.Skew) {
 		t.Errorf("plan after broken rules differs from the plan of the good rules alone:\n%s\nwant\n%s", snapshot(t, s), snapshot(t, want))

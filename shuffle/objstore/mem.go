@@ -11,7 +11,7 @@ import (
 )
 
 // Mem is an in-memory Bucket. It keeps the Bucket guarantees (it passes
-// AcceptanceTest) and is meant for unit tests of code above the bucket and
+// objstoretest.AcceptanceTest) and is meant for unit tests of code above the bucket and
 // for single-process tools; it is not durable.
 type Mem struct {
 	name string
