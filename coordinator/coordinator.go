@@ -19,6 +19,7 @@ import (
 
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -66,6 +67,11 @@ type Invoker interface {
 type Config struct {
 	Bucket string
 	Prefix string
+	// KeySpread is the number of hex digits of the hash component put
+	// between a stage and its tasks in shuffle keys, so that S3 can split
+	// a busy stage over several key prefixes (see shuffle.SpreadDigits;
+	// 0: none).
+	KeySpread int
 	// Owner identifies this coordinator in leases.
 	Owner    string
 	LeaseTTL time.Duration
@@ -122,6 +128,7 @@ func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
 		Bucket:          "sluice",
+		KeySpread:       shuffle.SpreadDigits,
 		Owner:           fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
 		LeaseTTL:        10 * time.Second,
 		MaxAttempts:     4,

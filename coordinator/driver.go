@@ -612,8 +612,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 			invoked++
 		}
 		for _, p := range r.Partitions {
-			out.Objects[p.Partition] = append(out.Objects[p.Partition], shuffle.ObjectRef{
-				Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum})
+			out.Objects[p.Partition] = append(out.Objects[p.Partition], p.Ref())
 			ps := parts[p.Partition]
 			if ps == nil {
 				ps = &adaptive.PartitionStats{Partition: p.Partition}

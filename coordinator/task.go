@@ -278,7 +278,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return ended(attemptOutcome{res: res, err: err}, outcomeSkipped)
 		}
 	}
-	prefix := shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt)
+	prefix := shuffle.SpreadAttemptPrefix(c.cfg.Prefix, c.cfg.KeySpread, run.id, st.ID, t, attempt)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
 		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,

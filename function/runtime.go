@@ -337,7 +337,9 @@ func newExchangeReader(ctx context.Context, b objstore.Bucket, refs []shuffle.Ob
 	e := &exchangeReader{schema: schema, ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(e.ch)
-		e.err = shuffle.ReadObjects(ctx, b, refs, func(rec arrow.RecordBatch) error {
+		// The exchange's schema is its producer's output schema: partitions
+		// of data objects are decoded with it (they carry no schema).
+		e.err = shuffle.ReadObjectsWith(ctx, b, refs, shuffle.ReadOptions{Schema: schema}, func(rec arrow.RecordBatch) error {
 			rec.Retain()
 			select {
 			case e.ch <- rec:
