@@ -67,6 +67,9 @@ type Invoker interface {
 type Config struct {
 	Bucket string
 	Prefix string
+	// FunctionMemory is each function's memory in bytes: the cost
+	// report's GB-seconds are invocation seconds times it.
+	FunctionMemory int64
 	// KeySpread is the number of hex digits of the hash component put
 	// between a stage and its tasks in shuffle keys, so that S3 can split
 	// a busy stage over several key prefixes (see shuffle.SpreadDigits;
@@ -129,6 +132,7 @@ func DefaultConfig() Config {
 	return Config{
 		Bucket:          "sluice",
 		KeySpread:       shuffle.SpreadDigits,
+		FunctionMemory:  1 << 30,
 		Owner:           fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
 		LeaseTTL:        10 * time.Second,
 		MaxAttempts:     4,

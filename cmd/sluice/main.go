@@ -119,7 +119,8 @@ func localCommand() *cli.Command {
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
 		&cli.IntFlag{Name: "functions", Value: 4, Usage: "size of the in-process function pool"},
-		&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
+		&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
+		functionMemoryFlag(),
 		&cli.Int64Flag{Name: "target-partition-bytes", Value: 64 << 20, Usage: "adaptive coalescing target size"},
 		&cli.Int64Flag{Name: "split-bytes", Value: 32 << 20, Usage: "table bytes per scan task"},
 		&cli.Int64Flag{Name: "plan-broadcast-bytes", Value: 0, Usage: "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"},
@@ -211,6 +212,7 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.MinIOBin = c.String("minio")
 	opts.Functions = c.Int("functions")
 	opts.Partitions = c.Int("partitions")
+	opts.FunctionMemory = c.Generic("function-memory").(*byteSize).Get().(int64)
 	opts.APIAddr = c.String("addr")
 	opts.Coordinator.AQE.TargetPartitionBytes = c.Int64("target-partition-bytes")
 	opts.Coordinator.SplitBytes = c.Int64("split-bytes")
