@@ -146,6 +146,10 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		writeErr(w, code, err)
 		return
 	}
+	if cost, err := a.c.store.Cost(r.Context(), js.ID); err == nil {
+		cost.Price(a.c.cfg.Prices)
+		js.Cost = cost
+	}
 	writeJSON(w, http.StatusOK, js)
 }
 

@@ -70,6 +70,8 @@ type Config struct {
 	// FunctionMemory is each function's memory in bytes: the cost
 	// report's GB-seconds are invocation seconds times it.
 	FunctionMemory int64
+	// Prices is the price table of the cost report's $ estimate.
+	Prices Prices
 	// KeySpread is the number of hex digits of the hash component put
 	// between a stage and its tasks in shuffle keys, so that S3 can split
 	// a busy stage over several key prefixes (see shuffle.SpreadDigits;
@@ -133,6 +135,7 @@ func DefaultConfig() Config {
 		Bucket:          "sluice",
 		KeySpread:       shuffle.SpreadDigits,
 		FunctionMemory:  1 << 30,
+		Prices:          DefaultPrices(),
 		Owner:           fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
 		LeaseTTL:        10 * time.Second,
 		MaxAttempts:     4,

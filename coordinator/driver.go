@@ -16,6 +16,7 @@ import (
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // Stage states.
@@ -87,6 +88,12 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	defer c.store.Release(context.WithoutCancel(ctx), job, c.cfg.Owner)
 	var retake atomic.Bool
 	go c.renew(ctx, cancel, job, fence, &retake)
+
+	// The driver's own requests (plans, specs by reference, LISTs) count
+	// to the job's cost; in-process functions count their own.
+	var s3 objstore.Counter
+	ctx = objstore.WithCounter(ctx, &s3)
+	defer c.chargeDriver(ctx, job, &s3)
 
 	log := c.log.With("job", job)
 	run, err := c.load(ctx, job, fence)

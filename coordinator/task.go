@@ -292,6 +292,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	began := time.Now()
 	res, err := c.invoke(ctx, spec)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
+	c.chargeAttempt(ctx, run.id, res, time.Since(began))
 	if err != nil {
 		c.discard(prefix)
 		if ctx.Err() != nil {

@@ -82,11 +82,14 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 		defer stop(nil)
 		go r.watchCancel(ctx, spec.Job, stop)
 	}
-	err := r.run(ctx, spec, res)
+	var s3 objstore.Counter
+	err := r.run(objstore.WithCounter(ctx, &s3), spec, res)
 	if err != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		err = errCancelled
 	}
 	res.Seconds = time.Since(start).Seconds()
+	st := s3.Snapshot()
+	res.S3 = &st
 	if err != nil {
 		res.Error = err.Error()
 		res.Kind = Classify(err)

@@ -74,3 +74,9 @@ func functionMemoryFlag() cli.Flag {
 	return &cli.GenericFlag{Name: "function-memory", Value: &v, EnvVars: []string{"SLUICE_FUNCTION_MEMORY"},
 		Usage: "each function's memory (e.g. 512MiB, 1GiB): tasks are sized to it and the cost report's GB-seconds use it"}
 }
+
+// pricesFlag is --prices: the cost report's price table.
+func pricesFlag() cli.Flag {
+	return &cli.StringFlag{Name: "prices", EnvVars: []string{"SLUICE_PRICES"},
+		Usage: "price table of the cost report: a JSON file, or s3_put_per_1000=..,s3_get_per_1000=..,s3_list_per_1000=..,s3_delete_per_1000=..,lambda_gb_second=..,lambda_per_million=.. (default: AWS list prices)"}
+}

@@ -121,6 +121,7 @@ func localCommand() *cli.Command {
 		&cli.IntFlag{Name: "functions", Value: 4, Usage: "size of the in-process function pool"},
 		&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
 		functionMemoryFlag(),
+		pricesFlag(),
 		&cli.Int64Flag{Name: "target-partition-bytes", Value: 64 << 20, Usage: "adaptive coalescing target size"},
 		&cli.Int64Flag{Name: "split-bytes", Value: 32 << 20, Usage: "table bytes per scan task"},
 		&cli.Int64Flag{Name: "plan-broadcast-bytes", Value: 0, Usage: "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"},
@@ -213,6 +214,11 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.Functions = c.Int("functions")
 	opts.Partitions = c.Int("partitions")
 	opts.FunctionMemory = c.Generic("function-memory").(*byteSize).Get().(int64)
+	prices, err := coordinator.ParsePrices(c.String("prices"))
+	if err != nil {
+		return nil, fmt.Errorf("--prices: %w", err)
+	}
+	opts.Coordinator.Prices = prices
 	opts.APIAddr = c.String("addr")
 	opts.Coordinator.AQE.TargetPartitionBytes = c.Int64("target-partition-bytes")
 	opts.Coordinator.SplitBytes = c.Int64("split-bytes")

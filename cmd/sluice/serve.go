@@ -70,6 +70,7 @@ func coordinatorCommand() *cli.Command {
 				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size, HTTP or Lambda concurrency)"},
 				&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
 				functionMemoryFlag(),
+				pricesFlag(),
 				&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage by default"},
 				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
 			),
@@ -122,6 +123,9 @@ func coordinatorCommand() *cli.Command {
 				}
 				cat := catalog.NewStore(rdb)
 				cfg.FunctionMemory = c.Generic("function-memory").(*byteSize).Get().(int64)
+				if cfg.Prices, err = coordinator.ParsePrices(c.String("prices")); err != nil {
+					return fmt.Errorf("--prices: %w", err)
+				}
 				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: c.Int("partitions"),
 					TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
