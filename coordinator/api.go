@@ -231,6 +231,10 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	js.Error, js.Waiting = redact.String(js.Error), redact.String(js.Waiting)
+	if cost, err := a.c.store.Cost(r.Context(), js.ID); err == nil {
+		cost.Price(a.c.cfg.Prices)
+		js.Cost = cost
+	}
 	writeJSON(w, http.StatusOK, js)
 }
 

@@ -20,6 +20,7 @@ import (
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -47,6 +48,16 @@ type Invoker interface {
 type Config struct {
 	Bucket string
 	Prefix string
+	// FunctionMemory is each function's memory in bytes: the cost
+	// report's GB-seconds are invocation seconds times it.
+	FunctionMemory int64
+	// Prices is the price table of the cost report's $ estimate.
+	Prices Prices
+	// KeySpread is the number of hex digits of the hash component put
+	// between a stage and its tasks in shuffle keys, so that S3 can split
+	// a busy stage over several key prefixes (see shuffle.SpreadDigits;
+	// 0: none).
+	KeySpread int
 	// Owner identifies this coordinator in leases.
 	Owner    string
 	LeaseTTL time.Duration
@@ -118,6 +129,9 @@ func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
 		Bucket:             "sluice",
+		KeySpread:          shuffle.SpreadDigits,
+		FunctionMemory:     1 << 30,
+		Prices:             DefaultPrices(),
 		Owner:              fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
 		LeaseTTL:           10 * time.Second,
 		MaxAttempts:        4,
@@ -186,6 +200,7 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	if s3, ok := bucket.(*objstore.S3); ok {
 		m.ObserveS3(s3)
 	}
+	store.Prices = cfg.Prices
 	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency), store: store,
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
 		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},

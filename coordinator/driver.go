@@ -18,6 +18,7 @@ import (
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // JobError is a job's failure with its registry code (plan.Codes), whose
@@ -90,6 +91,12 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	defer c.store.Release(context.WithoutCancel(ctx), job, c.cfg.Owner)
 	var retake atomic.Bool
 	go c.renew(ctx, cancel, job, fence, &retake)
+
+	// The driver's own requests (plans, specs by reference, LISTs) count
+	// to the job's cost; in-process functions count their own.
+	var s3 objstore.Counter
+	ctx = objstore.WithCounter(ctx, &s3)
+	defer c.chargeDriver(ctx, job, &s3)
 
 	log := c.log.With("job", job)
 	run, err := c.load(ctx, job, fence)
@@ -637,8 +644,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 			invoked++
 		}
 		for _, p := range r.Partitions {
-			out.Objects[p.Partition] = append(out.Objects[p.Partition], shuffle.ObjectRef{
-				Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum})
+			out.Objects[p.Partition] = append(out.Objects[p.Partition], p.Ref())
 			ps := parts[p.Partition]
 			if ps == nil {
 				ps = &adaptive.PartitionStats{Partition: p.Partition}

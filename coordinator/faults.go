@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -220,15 +221,13 @@ func (f *FaultInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) 
 			return nil, ctx.Err()
 		}
 	case "lose", "corrupt":
-		var keys []string
+		var refs []shuffle.ObjectRef
 		for _, in := range spec.Inputs {
-			for _, o := range in.Objects {
-				keys = append(keys, o.Key)
-			}
+			refs = append(refs, in.Objects...)
 		}
-		if len(keys) > 0 && f.Bucket != nil {
-			key := keys[int(x*float64(len(keys)))%len(keys)]
-			if err := f.damage(ctx, fault, key); err == nil {
+		if len(refs) > 0 && f.Bucket != nil {
+			ref := refs[int(x*float64(len(refs)))%len(refs)]
+			if err := f.damage(ctx, fault, ref); err == nil {
 				f.count(fault)
 			}
 		}
@@ -236,16 +235,24 @@ func (f *FaultInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) 
 	return f.Next.Invoke(ctx, body)
 }
 
-func (f *FaultInvoker) damage(ctx context.Context, fault, key string) error {
+// damage deletes or corrupts the object of ref; corruption flips bytes in
+// the middle of the part the task reads (its partition's range of a data
+// object).
+func (f *FaultInvoker) damage(ctx context.Context, fault string, ref shuffle.ObjectRef) error {
 	if fault == "lose" {
-		return f.Bucket.Delete(ctx, key)
+		return f.Bucket.Delete(ctx, ref.Key)
 	}
-	data, err := f.Bucket.Get(ctx, key)
+	data, err := f.Bucket.Get(ctx, ref.Key)
 	if err != nil || len(data) == 0 {
 		return errors.New("nothing to corrupt")
 	}
-	for i := len(data) / 2; i < len(data) && i < len(data)/2+16; i++ {
+	lo, hi := 0, len(data)
+	if ref.Ranged() && ref.Offset+ref.Bytes <= int64(len(data)) {
+		lo, hi = int(ref.Offset), int(ref.Offset+ref.Bytes)
+	}
+	mid := lo + (hi-lo)/2
+	for i := mid; i < hi && i < mid+16; i++ {
 		data[i] ^= 0x5a
 	}
-	return f.Bucket.Put(ctx, key, data)
+	return f.Bucket.Put(ctx, ref.Key, data)
 }

@@ -36,6 +36,33 @@ type Metrics struct {
 	S3Errors      *prometheus.CounterVec // op (the coordinator's own requests)
 	GCJobs        prometheus.Counter
 	GCObjects     prometheus.Counter
+	// The cost report, over all jobs.
+	S3Requests      *prometheus.CounterVec // verb: GET, PUT, LIST, DELETE, HEAD, other
+	S3Bytes         *prometheus.CounterVec // direction: read, written
+	Invocations     prometheus.Counter
+	FunctionSeconds prometheus.Counter
+	GBSeconds       prometheus.Counter
+	CostDollars     prometheus.Counter
+}
+
+// addCost adds one attempt's (or a driver's) cost to the metrics.
+func (m *Metrics) addCost(s3 objstore.RequestStats, invocations int64, secs, gbs float64, p Prices) {
+	for _, v := range []struct {
+		verb string
+		n    int64
+	}{{"GET", s3.Get}, {"PUT", s3.Put}, {"LIST", s3.List}, {"DELETE", s3.Delete}, {"HEAD", s3.Head}, {"other", s3.Other}} {
+		if v.n > 0 {
+			m.S3Requests.WithLabelValues(v.verb).Add(float64(v.n))
+		}
+	}
+	m.S3Bytes.WithLabelValues("read").Add(float64(s3.BytesRead))
+	m.S3Bytes.WithLabelValues("written").Add(float64(s3.BytesWritten))
+	m.Invocations.Add(float64(invocations))
+	m.FunctionSeconds.Add(secs)
+	m.GBSeconds.Add(gbs)
+	c := Cost{S3: s3, Invocations: invocations, FunctionSeconds: secs, GBSeconds: gbs}
+	c.Price(p)
+	m.CostDollars.Add(c.Dollars)
 }
 
 // Attempt outcomes (label values of sluice_task_attempts_total).
@@ -96,7 +123,19 @@ func NewMetrics() *Metrics {
 		Help: "Finished jobs whose shuffle objects were deleted after the retention period."})
 	m.GCObjects = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_gc_prefixes_deleted_total",
 		Help: "Object prefixes (losing or abandoned attempts, finished jobs) deleted."})
-	for _, c := range []prometheus.Collector{m.JobsSubmitted, m.JobsFinished, m.JobsDriving, m.JobsTakenOver, m.Stages,
+	m.S3Requests = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_s3_requests_total",
+		Help: "Object store requests of jobs (functions and drivers), by verb."}, []string{"verb"})
+	m.S3Bytes = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_s3_bytes_total",
+		Help: "Object bytes moved by jobs' requests, by direction."}, []string{"direction"})
+	m.Invocations = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_function_invocations_total",
+		Help: "Function invocations (task attempts that reached a function)."})
+	m.FunctionSeconds = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_function_seconds_total",
+		Help: "Wall seconds of function invocations."})
+	m.GBSeconds = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_function_gb_seconds_total",
+		Help: "Function invocation seconds times function memory in GB."})
+	m.CostDollars = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_cost_dollars_total",
+		Help: "Estimated cost of jobs (S3 requests and Lambda) from the price table."})
+	for _, c := range []prometheus.Collector{m.S3Requests, m.S3Bytes, m.Invocations, m.FunctionSeconds, m.GBSeconds, m.CostDollars, m.JobsSubmitted, m.JobsFinished, m.JobsDriving, m.JobsTakenOver, m.Stages,
 		m.Tasks, m.Attempts, m.Retries, m.Failures, m.JobFailures, m.Hedges, m.InputRepairs, m.Invocation, m.StaleFence, m.RedisErrors, m.S3Errors,
 		m.GCJobs, m.GCObjects} {
 		f(c)

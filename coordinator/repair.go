@@ -89,7 +89,7 @@ func (x *runExtras) fix(w taskWork) taskWork {
 // resolve follows replacements of o (an object lost, its replacement lost
 // too, ...). Called with repairMu held.
 func (x *runExtras) resolve(o shuffle.ObjectRef, depth int) []shuffle.ObjectRef {
-	r, ok := x.replaced[o.Key]
+	r, ok := x.replaced[o.ID()]
 	if !ok || depth > 100 {
 		return []shuffle.ObjectRef{o}
 	}
@@ -100,9 +100,11 @@ func (x *runExtras) resolve(o shuffle.ObjectRef, depth int) []shuffle.ObjectRef 
 	return out
 }
 
-// repair makes the shuffle object key readable again by running the task
+// repair makes the shuffle object key (an ObjectRef ID: a whole object,
+// or one partition of a data object) readable again by running the task
 // that wrote it once more (unless a concurrent or earlier repair did).
-// It returns once readers can retry.
+// It returns once readers can retry. Every partition of the lost attempt
+// is replaced, since they share its data object.
 func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *slog.Logger) error {
 	x := run.x
 	info, err := shuffle.ParseKey(key)
@@ -190,16 +192,16 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 	oldKeys := map[string]int{key: info.Part}
 	if old.Attempt == info.Attempt {
 		for _, p := range old.Partitions {
-			oldKeys[p.Key] = p.Partition
+			oldKeys[p.ID()] = p.Partition
 		}
 	}
 	byPart := map[int]shuffle.ObjectRef{}
 	for _, p := range res.Partitions {
-		byPart[p.Partition] = shuffle.ObjectRef{Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum}
+		byPart[p.Partition] = p.Ref()
 	}
 	repl := map[string][]shuffle.ObjectRef{}
 	for k, p := range oldKeys {
-		if r, ok := byPart[p]; ok && r.Key != k {
+		if r, ok := byPart[p]; ok && r.ID() != k {
 			repl[k] = []shuffle.ObjectRef{r}
 		} else if !ok {
 			repl[k] = nil
@@ -233,7 +235,7 @@ func (c *Coordinator) replaceOutput(ctx context.Context, run *jobRun, stage int,
 	for p, refs := range out.Objects {
 		var n []shuffle.ObjectRef
 		for _, r := range refs {
-			if rr, ok := repl[r.Key]; ok {
+			if rr, ok := repl[r.ID()]; ok {
 				n = append(n, rr...)
 			} else {
 				n = append(n, r)

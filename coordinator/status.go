@@ -61,6 +61,8 @@ type JobStatus struct {
 	Stages    []StageStatus    `json:"stages"`
 	Rounds    []adaptive.Round `json:"rounds,omitempty"`
 	Explain   string           `json:"explain,omitempty"`
+	// Cost is the job's cost report so far.
+	Cost *Cost `json:"cost,omitempty"`
 }
 
 // Status reads a job's status from Redis.

@@ -34,6 +34,9 @@ type Store struct {
 	// Outage bounds how long an operation waits for an unreachable Redis
 	// (retrying with backoff) before it fails with ErrRedisUnavailable.
 	Outage time.Duration
+	// Prices price the cost report in views (the coordinator sets its
+	// configured table).
+	Prices Prices
 	// observe, when set, sees every Redis error an operation met (retried
 	// or not), for metrics.
 	observe func(op string, err error)

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicedb/sluice/coordinator/webui"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // The read-only views of the web UI and of `sluice jobs show --json`,
@@ -51,8 +52,43 @@ func costFields(m map[string]string) map[string]string {
 	return out
 }
 
+// costView is the job's cost report (sluice:{J}:cost) priced with the
+// Store's price table, as fields for the web UI; nil when nothing was
+// charged yet.
+func (s *Store) costView(ctx context.Context, job string) map[string]string {
+	c, err := s.Cost(ctx, job)
+	if err != nil || (c.Invocations == 0 && c.S3 == objstore.RequestStats{}) {
+		return nil
+	}
+	c.Price(s.Prices)
+	r := c.S3
+	return map[string]string{
+		"s3_requests":      strconv.FormatInt(r.Get+r.Put+r.List+r.Delete+r.Head+r.Other, 10),
+		"s3_get":           strconv.FormatInt(r.Get+r.Head, 10),
+		"s3_put":           strconv.FormatInt(r.Put, 10),
+		"s3_list":          strconv.FormatInt(r.List, 10),
+		"s3_delete":        strconv.FormatInt(r.Delete, 10),
+		"cost_invocations": strconv.FormatInt(c.Invocations, 10),
+		"cost_gb_seconds":  strconv.FormatFloat(c.GBSeconds, 'f', 3, 64),
+		"usd":              strconv.FormatFloat(c.Dollars, 'f', 6, 64),
+	}
+}
+
+// costFields are the job record's own cost fields and its priced report.
+func (v *jobView) costFields() map[string]string {
+	out := costFields(v.job)
+	for k, val := range v.cost {
+		if out == nil {
+			out = map[string]string{}
+		}
+		out[k] = val
+	}
+	return out
+}
+
 // jobView is a job's records read in two round trips.
 type jobView struct {
+	cost   map[string]string // the cost report, priced (costView)
 	job    map[string]string
 	graph  plan.Graph
 	stages map[int]map[string]string
@@ -64,7 +100,7 @@ func (s *Store) readJobView(ctx context.Context, job string) (*jobView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &jobView{job: m, stages: map[int]map[string]string{}}
+	v := &jobView{job: m, stages: map[int]map[string]string{}, cost: s.costView(ctx, job)}
 	if err := json.Unmarshal([]byte(m["graph"]), &v.graph); err != nil {
 		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
 	}
@@ -120,7 +156,7 @@ func stageIDs(g *plan.Graph, extra map[int]string) []int {
 func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 	m := v.job
 	js := webui.JobSummary{ID: id, State: m["state"], SQL: m["sql"], Error: m["error"], Adaptive: m["adaptive"] == "1",
-		Created: m["created"], Finished: m["finished"], StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: costFields(m)}
+		Created: m["created"], Finished: m["finished"], StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: v.costFields()}
 	js.Code = m["code"]
 	if js.Code == "" && js.Error != "" {
 		js.Code = errorCode.FindString(js.Error)

@@ -294,7 +294,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return ended(attemptOutcome{res: res, err: err}, outcomeSkipped)
 		}
 	}
-	prefix := shuffle.AttemptPrefix(c.cfg.Prefix, run.id, st.ID, t, attempt)
+	prefix := shuffle.SpreadAttemptPrefix(c.cfg.Prefix, c.cfg.KeySpread, run.id, st.ID, t, attempt)
 	deadline := c.taskDeadline(w)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
@@ -310,6 +310,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	times := func() AttemptTimes { return AttemptTimes{Invoked: began, Ended: time.Now()} }
 	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
+	c.chargeAttempt(ctx, run.id, res, time.Since(began))
 	if err != nil {
 		c.discard(prefix)
 		if ctx.Err() != nil {

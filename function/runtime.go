@@ -83,14 +83,18 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 		defer stop(nil)
 		go r.watchCancel(ctx, spec.Job, stop)
 	}
-	err := r.checkOutput(ctx, spec)
+	var s3 objstore.Counter
+	cctx := objstore.WithCounter(ctx, &s3)
+	err := r.checkOutput(cctx, spec)
 	if err == nil {
-		err = r.run(ctx, spec, res)
+		err = r.run(cctx, spec, res)
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		err = errCancelled
 	}
 	res.Seconds = time.Since(start).Seconds()
+	st := s3.Snapshot()
+	res.S3 = &st
 	if err != nil {
 		res.Error = err.Error()
 		res.Kind = Classify(err)
@@ -130,7 +134,11 @@ var ErrAttemptWritten = errors.New("attempt already written: refusing to overwri
 // prefix, or over an attempt that already finished writing.
 func (r *Runtime) checkOutput(ctx context.Context, spec *TaskSpec) error {
 	want := shuffle.AttemptPrefix(spec.Prefix, spec.Job, spec.Stage, spec.Task, spec.Attempt)
-	if spec.OutputPrefix != want {
+	own := false
+	for digits := 0; digits <= shuffle.MaxSpreadDigits && !own; digits++ { // with or without the key-spread component
+		own = spec.OutputPrefix == shuffle.SpreadAttemptPrefix(spec.Prefix, digits, spec.Job, spec.Stage, spec.Task, spec.Attempt)
+	}
+	if !own {
 		return plan.UserErrorf("task spec output prefix %q is not the attempt's own (%q): refused", spec.OutputPrefix, want)
 	}
 	_, err := r.Bucket.Stat(ctx, shuffle.ManifestKey(spec.OutputPrefix))
@@ -393,7 +401,9 @@ func newExchangeReader(ctx context.Context, b objstore.Bucket, refs []shuffle.Ob
 	e := &exchangeReader{schema: schema, ch: make(chan arrow.RecordBatch, 2), done: make(chan struct{}), cancel: cancel}
 	go func() {
 		defer close(e.ch)
-		e.err = shuffle.ReadObjects(ctx, b, refs, func(rec arrow.RecordBatch) error {
+		// The exchange's schema is its producer's output schema: partitions
+		// of data objects are decoded with it (they carry no schema).
+		e.err = shuffle.ReadObjectsWith(ctx, b, refs, shuffle.ReadOptions{Schema: schema}, func(rec arrow.RecordBatch) error {
 			rec.Retain()
 			select {
 			case e.ch <- rec:

@@ -11,6 +11,7 @@ import (
 
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // SpecVersion is the TaskSpec wire version this runtime understands.
@@ -102,6 +103,9 @@ type TaskResult struct {
 	// for a task it did not need to run.
 	NotInvoked bool    `json:"not_invoked,omitempty"`
 	Seconds    float64 `json:"seconds"`
+	// S3 counts the object store requests and bytes of the attempt (for
+	// the job's cost report).
+	S3 *objstore.RequestStats `json:"s3,omitempty"`
 	// Error, when set, says why the task failed; Kind says what to do.
 	Error string    `json:"error,omitempty"`
 	Kind  ErrorKind `json:"kind,omitempty"`

@@ -40,8 +40,12 @@ type Options struct {
 	MinIOBin string
 	// Functions is the size of the in-process function pool.
 	Functions int
-	// Partitions is the hash partition count of shuffle exchanges.
+	// Partitions, when set, is the hash partition count of every shuffle
+	// exchange; 0 sizes it from the data and FunctionMemory.
 	Partitions int
+	// FunctionMemory is each function's memory budget in bytes (the
+	// planner sizes tasks to it; the cost report's GB-seconds use it).
+	FunctionMemory int64
 	// BroadcastBytes is the planner's broadcast threshold on estimated
 	// sizes (0: the planner's default; negative: never broadcast).
 	BroadcastBytes int64
@@ -57,7 +61,7 @@ type Options struct {
 
 // DefaultOptions returns the embedded stack's defaults.
 func DefaultOptions() Options {
-	return Options{Functions: 4, Partitions: 8, Coordinator: coordinator.DefaultConfig()}
+	return Options{Functions: 4, FunctionMemory: planner.DefaultFunctionMemory, Coordinator: coordinator.DefaultConfig()}
 }
 
 // Stack is a running embedded stack.
@@ -146,7 +150,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
-	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes}}
+	if opts.FunctionMemory > 0 {
+		opts.Coordinator.FunctionMemory = opts.FunctionMemory
+	}
+	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes,
+		TaskBytes: planner.TaskBytesFor(opts.Coordinator.FunctionMemory)}}
 	var inv coordinator.Invoker = s.Pool
 	if opts.WrapInvoker != nil {
 		inv = opts.WrapInvoker(inv)

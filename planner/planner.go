@@ -15,6 +15,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -42,9 +43,18 @@ type TableInfo struct {
 
 // Options tune planning.
 type Options struct {
-	// Partitions is the number of hash partitions of shuffle exchanges
-	// (default 8).
+	// Partitions, when set, is the number of hash partitions of every
+	// shuffle exchange (an override); when 0 the count comes from the data
+	// (see PartitionsFor).
 	Partitions int
+	// TaskBytes is the estimated exchange input (in-memory bytes) one
+	// task is sized for: a query's hash exchanges get enough partitions
+	// that the biggest one's partitions hold at most this much. 0:
+	// DefaultTaskBytes. Set from the function memory by TaskBytesFor.
+	TaskBytes int64
+	// MinPartitions and MaxPartitions bound the count from the data
+	// (defaults DefaultMinPartitions, DefaultMaxPartitions).
+	MinPartitions, MaxPartitions int
 	// BroadcastBytes is the estimated size up to which the build side of a
 	// join is broadcast to the probe side's tasks rather than both sides
 	// shuffled on the join keys (default DefaultBroadcastBytes; negative:
@@ -53,8 +63,72 @@ type Options struct {
 	BroadcastBytes int64
 }
 
-// DefaultPartitions is Options.Partitions when it is zero.
-const DefaultPartitions = 8
+// Partition counts from the data. Extra partitions are nearly free (a
+// task writes one object whatever the count, and adaptive coalescing packs
+// small partitions into one task whose adjacent ranges are one GET), while
+// too few cannot be undone except by skew splitting; so the count from
+// the data never goes below DefaultMinPartitions.
+const (
+	DefaultMinPartitions = 8
+	DefaultMaxPartitions = 4096
+	// DefaultFunctionMemory is a function's memory when none is given.
+	DefaultFunctionMemory = 1 << 30
+	// DefaultTaskBytes is TaskBytesFor(DefaultFunctionMemory).
+	DefaultTaskBytes = DefaultFunctionMemory / taskMemoryShare
+	// taskMemoryShare: a task's exchange input is sized to 1/4 of its
+	// function's memory, leaving room for decoded batches, hash tables,
+	// output buffers and the runtime.
+	taskMemoryShare = 4
+)
+
+// DefaultPartitions is kept for callers that want the old fixed count.
+const DefaultPartitions = DefaultMinPartitions
+
+// TaskBytesFor returns Options.TaskBytes for functions of mem bytes.
+func TaskBytesFor(mem int64) int64 {
+	if mem <= 0 {
+		mem = DefaultFunctionMemory
+	}
+	return max(mem/taskMemoryShare, 1)
+}
+
+// PartitionsFor returns the hash partition count for a query whose
+// biggest exchange input is estimated at bytes: ceil(bytes/TaskBytes),
+// clamped to [MinPartitions, MaxPartitions]; Options.Partitions when set.
+func PartitionsFor(bytes float64, opts Options) int {
+	if opts.Partitions > 0 {
+		return opts.Partitions
+	}
+	tb, lo, hi := opts.TaskBytes, opts.MinPartitions, opts.MaxPartitions
+	if tb <= 0 {
+		tb = DefaultTaskBytes
+	}
+	if lo <= 0 {
+		lo = DefaultMinPartitions
+	}
+	if hi <= 0 {
+		hi = DefaultMaxPartitions
+	}
+	hi = max(hi, lo)
+	n := math.Ceil(bytes / float64(tb))
+	if math.IsNaN(n) || n < float64(lo) {
+		return lo
+	}
+	if n > float64(hi) {
+		return hi
+	}
+	return int(n)
+}
+
+// maxBytes returns the biggest estimated output of n and its inputs: an
+// upper bound of what any exchange of the query moves.
+func maxBytes(es *estimator, n node) float64 {
+	m := es.bytes(n)
+	for _, c := range n.children() {
+		m = math.Max(m, maxBytes(es, c))
+	}
+	return m
+}
 
 // Planned is a planned query.
 type Planned struct {
@@ -70,9 +144,6 @@ type Planned struct {
 // are *Error with a stable code; catalog failures other than an unknown
 // table are returned wrapped.
 func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned, error) {
-	if opts.Partitions <= 0 {
-		opts.Partitions = DefaultPartitions
-	}
 	if opts.BroadcastBytes == 0 {
 		opts.BroadcastBytes = DefaultBroadcastBytes
 	}
@@ -97,7 +168,11 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err != nil {
 		return nil, err
 	}
-	l := &lowerer{md: b.md, opts: opts, rc: rc, est: newEstimator(b.md)}
+	est := newEstimator(b.md)
+	// One count for the whole query, so that exchanges on the same keys
+	// stay co-partitioned (a join of two such sides runs in place).
+	opts.Partitions = PartitionsFor(maxBytes(est, root), opts)
+	l := &lowerer{md: b.md, opts: opts, rc: rc, est: est}
 	g, err := l.lowerPlan(root)
 	if err != nil {
 		return nil, err

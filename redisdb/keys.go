@@ -53,6 +53,11 @@ func TaskKey(job string, stage, task int) string {
 // RoundsKey is job's LIST of re-planning rounds.
 func RoundsKey(job string) string { return jobKey(job, "rounds") }
 
+// CostKey is job's cost report HASH: S3 requests by verb, bytes moved,
+// invocations, function seconds and GB-seconds (HINCRBY, not fenced: a
+// stale coordinator's invocations were paid for too).
+func CostKey(job string) string { return jobKey(job, "cost") }
+
 // CancelKey is set when job is cancelled; functions poll it between batches.
 func CancelKey(job string) string { return jobKey(job, "cancel") }
 

@@ -98,11 +98,15 @@ type fileBlock struct {
 	body   int64
 }
 
-// partFile accumulates one partition's IPC file.
+// partFile accumulates one partition's run of record batch messages.
+// Block offsets are relative to the start of the run; the first spilled
+// bytes of the run may have moved to the writer's spill file (segs).
 type partFile struct {
-	buf    bytes.Buffer
-	blocks []fileBlock
-	rows   int64
+	buf     bytes.Buffer
+	blocks  []fileBlock
+	rows    int64
+	spilled int64      // bytes of the run in the spill file, before buf
+	segs    [][2]int64 // (offset, length) of the spilled bytes in the spill file
 }
 
 // batchEncoder encodes record batches as IPC messages. Not safe for
@@ -186,12 +190,7 @@ func (e *batchEncoder) encode(rec arrow.RecordBatch, pf *partFile) error {
 	}
 	meta := e.message(rec.NumRows(), int64(e.body.Len()))
 
-	if pf.buf.Len() == 0 {
-		pf.buf.Write(arrowMagic)
-		pf.buf.Write(zeros[:2])
-		pf.buf.Write(e.schemaMsg)
-	}
-	off := pf.buf.Len()
+	off := pf.spilled + int64(pf.buf.Len())
 	metaLen := len(meta) + 8
 	if r := metaLen % 8; r != 0 {
 		metaLen += 8 - r
@@ -203,7 +202,7 @@ func (e *batchEncoder) encode(rec arrow.RecordBatch, pf *partFile) error {
 	pf.buf.Write(meta)
 	pf.buf.Write(zeros[:metaLen-8-len(meta)])
 	pf.buf.Write(e.body.Bytes())
-	pf.blocks = append(pf.blocks, fileBlock{offset: int64(off), meta: int32(metaLen), body: int64(e.body.Len())})
+	pf.blocks = append(pf.blocks, fileBlock{offset: off, meta: int32(metaLen), body: int64(e.body.Len())})
 	pf.rows += rec.NumRows()
 	return nil
 }
@@ -354,19 +353,30 @@ func (e *batchEncoder) message(length, bodyLen int64) []byte {
 	return b.FinishedBytes()
 }
 
-// finish completes pf as an IPC file and returns its bytes.
-func (pf *partFile) finish(schema *arrow.Schema, mem memory.Allocator) ([]byte, error) {
-	footer, err := footerFor(schema, mem, pf.blocks)
+// fileHeader returns the bytes of an IPC file before its first record
+// batch: magic, padding and the schema message.
+func (e *batchEncoder) fileHeader() []byte {
+	h := make([]byte, 0, len(arrowMagic)+2+len(e.schemaMsg))
+	h = append(h, arrowMagic...)
+	h = append(h, zeros[:2]...)
+	return append(h, e.schemaMsg...)
+}
+
+// fileTrailer returns the bytes of an IPC file after its last record
+// batch (EOS, footer, footer size, magic), for the given blocks.
+func fileTrailer(schema *arrow.Schema, mem memory.Allocator, blocks []fileBlock) ([]byte, error) {
+	footer, err := footerFor(schema, mem, blocks)
 	if err != nil {
 		return nil, err
 	}
-	pf.buf.Write(eosMarker)
-	pf.buf.Write(footer)
+	var b bytes.Buffer
+	b.Write(eosMarker)
+	b.Write(footer)
 	var n [4]byte
 	binary.LittleEndian.PutUint32(n[:], uint32(len(footer)))
-	pf.buf.Write(n[:])
-	pf.buf.Write(arrowMagic)
-	return pf.buf.Bytes(), nil
+	b.Write(n[:])
+	b.Write(arrowMagic)
+	return b.Bytes(), nil
 }
 
 // footerFor returns the IPC file footer (the Footer flatbuffer) of a file

@@ -100,11 +100,20 @@ func encodeOurs(t testing.TB, codec Compression, recs []arrow.RecordBatch) []byt
 			t.Fatal(err)
 		}
 	}
-	out, err := pf.finish(ipcSchema, mem)
+	// One partition's run as a whole file: header, the run (block offsets
+	// shifted past the header), trailer.
+	head := e.fileHeader()
+	blocks := make([]fileBlock, len(pf.blocks))
+	for i, b := range pf.blocks {
+		b.offset += int64(len(head))
+		blocks[i] = b
+	}
+	tail, err := fileTrailer(ipcSchema, mem, blocks)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return bytes.Clone(out)
+	out := append(append(bytes.Clone(head), pf.buf.Bytes()...), tail...)
+	return out
 }
 
 // encodeArrow encodes recs with arrow-go's ipc.FileWriter.

@@ -13,22 +13,38 @@ import (
 	"github.com/zeebo/xxh3"
 )
 
-// ManifestVersion is the manifest format version this package writes.
-const ManifestVersion = 1
+// ManifestVersion is the manifest format version this package writes:
+// 2, one data object per attempt with a byte range per partition. Version
+// 1 (one object per partition) is still read.
+const ManifestVersion = 2
 
 // PartitionStat describes one non-empty output partition of an attempt.
+//
+// Version 2: Key is the attempt's data object and the partition is its
+// bytes [Offset, Offset+Bytes), a run of whole record batch messages
+// (Offset > 0: the file header precedes every run); Checksum covers that
+// range. Version 1: Key is the partition's own object of Bytes bytes
+// (Offset 0).
 type PartitionStat struct {
 	Partition int    `json:"partition"`
 	Rows      int64  `json:"rows"`
-	Bytes     int64  `json:"bytes"` // object size
+	Offset    int64  `json:"offset,omitempty"`
+	Bytes     int64  `json:"bytes"`
 	Key       string `json:"key"`
 	Checksum  string `json:"checksum"` // see Checksum
 }
 
-// Ref returns the ObjectRef of the partition's object.
+// Ref returns the ObjectRef of the partition.
 func (p PartitionStat) Ref() ObjectRef {
-	return ObjectRef{Key: p.Key, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum}
+	r := ObjectRef{Key: p.Key, Offset: p.Offset, Bytes: p.Bytes, Rows: p.Rows, Checksum: p.Checksum}
+	if p.Offset > 0 {
+		r.Part = p.Partition
+	}
+	return r
 }
+
+// ID identifies the partition as ObjectRef.ID does.
+func (p PartitionStat) ID() string { return p.Ref().ID() }
 
 // Field is a column of a manifest's schema. Type is the engine type
 // (plan.DataType.String(), e.g. "decimal(15,2)") when the column has one,
@@ -52,10 +68,16 @@ type Manifest struct {
 	NumPartitions int     `json:"num_partitions"`
 	Compression   string  `json:"compression"`
 	Schema        []Field `json:"schema,omitempty"`
+	// Object is the key of the data object (version 2; "" when the
+	// attempt wrote no rows) and ObjectBytes its size, header and footer
+	// included.
+	Object      string `json:"object,omitempty"`
+	ObjectBytes int64  `json:"object_bytes,omitempty"`
 	// Partitions lists the non-empty partitions in partition order.
 	Partitions []PartitionStat `json:"partitions"`
 	Rows       int64           `json:"rows"`
-	Bytes      int64           `json:"bytes"`
+	// Bytes sums the partitions' bytes.
+	Bytes int64 `json:"bytes"`
 }
 
 // AttemptPrefix returns the attempt prefix of the manifest's objects.
@@ -84,17 +106,25 @@ func (m *Manifest) Refs() []ObjectRef {
 
 // validate checks a decoded manifest's internal consistency.
 func (m *Manifest) validate() error {
-	if m.Version != ManifestVersion {
-		return fmt.Errorf("unsupported manifest version %d (want %d)", m.Version, ManifestVersion)
+	if m.Version != ManifestVersion && m.Version != 1 {
+		return fmt.Errorf("unsupported manifest version %d (want 1 or %d)", m.Version, ManifestVersion)
 	}
 	var rows, bytes int64
 	last := -1
+	var end int64
 	for _, p := range m.Partitions {
 		if p.Partition <= last {
 			return fmt.Errorf("partitions not in increasing order at %d", p.Partition)
 		}
 		if m.NumPartitions > 0 && p.Partition >= m.NumPartitions {
 			return fmt.Errorf("partition %d out of range [0,%d)", p.Partition, m.NumPartitions)
+		}
+		if m.Version >= 2 {
+			if p.Key != m.Object || p.Offset < 8 || p.Offset < end || p.Bytes <= 0 || p.Offset+p.Bytes > m.ObjectBytes {
+				return fmt.Errorf("partition %d: range [%d,+%d) of %s is not inside the data object %s of %d bytes after the previous partition",
+					p.Partition, p.Offset, p.Bytes, p.Key, m.Object, m.ObjectBytes)
+			}
+			end = p.Offset + p.Bytes
 		}
 		last = p.Partition
 		rows += p.Rows

@@ -142,36 +142,51 @@ func TestRoundTrip(t *testing.T) {
 			if !reflect.DeepEqual(sortedCopy(rows), sortedCopy(written)) {
 				t.Fatal("multi-object read differs")
 			}
-			// Every object is a plain Arrow IPC file.
-			for _, ps := range m.Partitions {
-				data, err := bucket.Get(context.Background(), ps.Key)
+			// The attempt wrote one data object, a plain Arrow IPC file
+			// whose batches are the partitions' runs, in partition order.
+			data, err := bucket.Get(context.Background(), m.Object)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if int64(len(data)) != m.ObjectBytes {
+				t.Errorf("object has %d bytes, manifest says %d", len(data), m.ObjectBytes)
+			}
+			fr, err := ipc.NewFileReader(bytes.NewReader(data))
+			if err != nil {
+				t.Fatalf("%s is not an Arrow IPC file: %v", m.Object, err)
+			}
+			if !fr.Schema().Equal(testSchema) {
+				t.Errorf("%s schema %s", m.Object, fr.Schema())
+			}
+			var fileRows []string
+			for i := 0; i < fr.NumRecords(); i++ {
+				rec, err := fr.RecordBatch(i)
 				if err != nil {
 					t.Fatal(err)
 				}
-				fr, err := ipc.NewFileReader(bytes.NewReader(data))
-				if err != nil {
-					t.Fatalf("%s is not an Arrow IPC file: %v", ps.Key, err)
-				}
-				if !fr.Schema().Equal(testSchema) {
-					t.Errorf("%s schema %s", ps.Key, fr.Schema())
-				}
-				fr.Close()
-				// The file's stream part (after the 8-byte magic) reads as
-				// an IPC stream too.
-				sr, err := ipc.NewReader(bytes.NewReader(data[8:]))
-				if err != nil {
-					t.Fatalf("%s: stream part: %v", ps.Key, err)
-				}
-				var n int64
-				for sr.Next() {
-					n += sr.RecordBatch().NumRows()
-				}
-				if sr.Err() != nil || n != ps.Rows {
-					t.Errorf("%s: stream part read %d rows (%v), want %d", ps.Key, n, sr.Err(), ps.Rows)
-				}
-				sr.Release()
-				if ps.Checksum != shuffle.Checksum(data) || ps.Bytes != int64(len(data)) {
-					t.Errorf("%s: manifest checksum/bytes do not match the object", ps.Key)
+				fileRows = append(fileRows, rowStrings(rec)...)
+			}
+			fr.Close()
+			if !reflect.DeepEqual(sortedCopy(fileRows), sortedCopy(written)) {
+				t.Errorf("arrow-go's FileReader read %d rows, wrote %d", len(fileRows), len(written))
+			}
+			// The file's stream part (after the 8-byte magic) reads as an
+			// IPC stream too.
+			sr, err := ipc.NewReader(bytes.NewReader(data[8:]))
+			if err != nil {
+				t.Fatalf("%s: stream part: %v", m.Object, err)
+			}
+			var n int64
+			for sr.Next() {
+				n += sr.RecordBatch().NumRows()
+			}
+			if sr.Err() != nil || n != m.Rows {
+				t.Errorf("%s: stream part read %d rows (%v), want %d", m.Object, n, sr.Err(), m.Rows)
+			}
+			sr.Release()
+			for _, ps := range m.Partitions {
+				if ps.Key != m.Object || ps.Checksum != shuffle.Checksum(data[ps.Offset:ps.Offset+ps.Bytes]) {
+					t.Errorf("partition %d: manifest checksum does not match its range", ps.Partition)
 				}
 			}
 		})
@@ -249,8 +264,8 @@ func TestEmptyPartitionsWriteNoObject(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(m.Partitions) == 0 || len(m.Partitions) > 3 || len(objs) != len(m.Partitions)+1 {
-		t.Fatalf("%d non-empty partitions, %d objects (want one per non-empty partition + manifest)", len(m.Partitions), len(objs))
+	if len(m.Partitions) == 0 || len(m.Partitions) > 3 || len(objs) != 2 || objs[1].Key != m.Object {
+		t.Fatalf("%d non-empty partitions, objects %+v (want the data object and the manifest)", len(m.Partitions), objs)
 	}
 	if m.NumPartitions != 64 {
 		t.Errorf("NumPartitions = %d", m.NumPartitions)
@@ -297,6 +312,17 @@ func (r *recordingBucket) Put(ctx context.Context, key string, data []byte) erro
 	return err
 }
 
+func (r *recordingBucket) PutReader(ctx context.Context, key string, rd io.Reader, size int64) error {
+	if r.failOn != "" && strings.Contains(key, r.failOn) {
+		return errors.New("injected put failure")
+	}
+	err := r.Bucket.PutReader(ctx, key, rd, size)
+	r.mu.Lock()
+	r.puts = append(r.puts, key)
+	r.mu.Unlock()
+	return err
+}
+
 func TestManifestWrittenLast(t *testing.T) {
 	ctx := context.Background()
 	job := newJob(t)
@@ -304,8 +330,8 @@ func TestManifestWrittenLast(t *testing.T) {
 	rb := &recordingBucket{Bucket: bucket}
 	ap := shuffle.AttemptPrefix("", job, 3, 0, 0)
 	m, _ := writeAttempt(t, rb, ap, part, shuffle.WriterOptions{UploadConcurrency: 8}, [][2]int{{0, 2000}})
-	if len(rb.puts) != len(m.Partitions)+1 || rb.puts[len(rb.puts)-1] != shuffle.ManifestKey(ap) {
-		t.Fatalf("puts %q: manifest not last", rb.puts)
+	if len(rb.puts) != 2 || rb.puts[0] != shuffle.DataKey(ap) || rb.puts[1] != shuffle.ManifestKey(ap) || len(m.Partitions) < 8 {
+		t.Fatalf("puts %q for %d partitions: want one data object, then the manifest", rb.puts, len(m.Partitions))
 	}
 	// The manifest is readable JSON with the documented fields.
 	data, err := bucket.Get(ctx, shuffle.ManifestKey(ap))
@@ -316,14 +342,14 @@ func TestManifestWrittenLast(t *testing.T) {
 	if err := json.Unmarshal(data, &raw); err != nil {
 		t.Fatal(err)
 	}
-	for _, f := range []string{"version", "job", "stage", "task", "attempt", "partitions", "rows", "bytes", "schema", "partitioning"} {
+	for _, f := range []string{"version", "job", "stage", "task", "attempt", "partitions", "rows", "bytes", "schema", "partitioning", "object", "object_bytes"} {
 		if _, ok := raw[f]; !ok {
 			t.Errorf("manifest lacks %q: %s", f, data)
 		}
 	}
 
 	// A failed part upload leaves no manifest.
-	fb := &recordingBucket{Bucket: bucket, failOn: "part-"}
+	fb := &recordingBucket{Bucket: bucket, failOn: shuffle.DataName}
 	ap2 := shuffle.AttemptPrefix("", job, 3, 1, 0)
 	w := shuffle.NewWriter(fb, ap2, testSchema, part, shuffle.WriterOptions{})
 	rec := genRecord(memory.DefaultAllocator, 0, 500)
@@ -411,21 +437,28 @@ func TestReaderRejectsDamagedObjects(t *testing.T) {
 		t.Fatal(err)
 	}
 	flipped := bytes.Clone(good)
-	flipped[len(flipped)/2] ^= 0xff
+	flipped[ps.Offset+ps.Bytes/2] ^= 0xff
 	garbage := bytes.Repeat([]byte("not arrow"), 100)
+	// Cut inside the partition's range, and cut only the footer (the
+	// partition's bytes intact: a ranged read needs no footer).
+	cut := good[:ps.Offset+ps.Bytes-100]
+	noFooter := good[:ps.Offset+ps.Bytes]
 
 	cases := []struct {
 		name    string
 		content []byte // nil: delete the object
 		ref     shuffle.ObjectRef
-		want    error
+		want    error // nil: reads fine
 	}{
-		{"truncated, size checked", good[:len(good)-100], ps.Ref(), shuffle.ErrCorrupt},
-		{"truncated, checksum only", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key, Checksum: ps.Checksum}, shuffle.ErrCorrupt},
-		{"truncated, unchecked", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key}, shuffle.ErrCorrupt},
-		{"byte flipped", flipped, ps.Ref(), shuffle.ErrCorrupt},
-		{"garbage, unchecked", garbage, shuffle.ObjectRef{Key: ps.Key}, shuffle.ErrCorrupt},
-		{"row count differs", good, shuffle.ObjectRef{Key: ps.Key, Rows: ps.Rows + 1}, shuffle.ErrCorrupt},
+		{"truncated, ranged", cut, ps.Ref(), shuffle.ErrCorrupt},
+		{"footer cut, ranged", noFooter, ps.Ref(), nil},
+		{"truncated, whole, checksum only", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key, Checksum: shuffle.Checksum(good)}, shuffle.ErrCorrupt},
+		{"truncated, whole, unchecked", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key}, shuffle.ErrCorrupt},
+		{"byte flipped, ranged", flipped, ps.Ref(), shuffle.ErrCorrupt},
+		{"garbage, ranged", garbage, ps.Ref(), shuffle.ErrCorrupt},
+		{"garbage, whole, unchecked", garbage, shuffle.ObjectRef{Key: ps.Key}, shuffle.ErrCorrupt},
+		{"row count differs, ranged", good, func() shuffle.ObjectRef { r := ps.Ref(); r.Rows++; return r }(), shuffle.ErrCorrupt},
+		{"row count differs, whole", good, shuffle.ObjectRef{Key: ps.Key, Rows: ps.Rows + 1}, shuffle.ErrCorrupt},
 		{"deleted", nil, ps.Ref(), shuffle.ErrMissing},
 	}
 	for _, c := range cases {
@@ -437,12 +470,23 @@ func TestReaderRejectsDamagedObjects(t *testing.T) {
 			} else if err := bucket.Put(ctx, ps.Key, c.content); err != nil {
 				t.Fatal(err)
 			}
-			err := shuffle.ReadObjects(ctx, bucket, []shuffle.ObjectRef{c.ref}, func(arrow.RecordBatch) error { return nil })
+			var rows int64
+			err := shuffle.ReadObjectsWith(ctx, bucket, []shuffle.ObjectRef{c.ref}, shuffle.ReadOptions{Schema: testSchema},
+				func(r arrow.RecordBatch) error { rows += r.NumRows(); return nil })
+			if c.want == nil {
+				if err != nil || rows != ps.Rows {
+					t.Fatalf("ReadObjects = %v, %d rows; want %d rows", err, rows, ps.Rows)
+				}
+				return
+			}
 			if !errors.Is(err, c.want) {
 				t.Fatalf("ReadObjects = %v, want %v", err, c.want)
 			}
-			if key, ok := shuffle.FailedObject(err); !ok || key != ps.Key {
-				t.Errorf("FailedObject = %q, %v; want %q", key, ok, ps.Key)
+			if key, ok := shuffle.FailedObject(err); !ok || key != c.ref.ID() {
+				t.Errorf("FailedObject = %q, %v; want %q", key, ok, c.ref.ID())
+			}
+			if info, err := shuffle.ParseKey(c.ref.ID()); err != nil || info.Task != 0 || (c.ref.Ranged() && info.Part != ps.Partition) {
+				t.Errorf("ParseKey(%q) = %+v, %v", c.ref.ID(), info, err)
 			}
 			var ce *shuffle.CorruptError
 			var me *shuffle.MissingError
@@ -677,14 +721,24 @@ func TestListJobAndCat(t *testing.T) {
 		t.Error("unfinished attempt not listed")
 	}
 
-	// Cat decodes a part object; the rows match the manifest.
-	ps := lowest[0].Partitions[0]
+	// Cat decodes a whole data object, or one partition of it; the rows
+	// match the manifest.
+	m0 := lowest[0]
 	var n int64
-	if err := shuffle.Cat(ctx, bucket, ps.Key, func(rec arrow.RecordBatch) error { n += rec.NumRows(); return nil }); err != nil {
+	if err := shuffle.Cat(ctx, bucket, m0.Object, func(rec arrow.RecordBatch) error { n += rec.NumRows(); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	if n != ps.Rows {
-		t.Errorf("Cat read %d rows, want %d", n, ps.Rows)
+	if n != m0.Rows {
+		t.Errorf("Cat of the object read %d rows, want %d", n, m0.Rows)
+	}
+	for _, ps := range m0.Partitions {
+		n = 0
+		if err := shuffle.Cat(ctx, bucket, ps.ID(), func(rec arrow.RecordBatch) error { n += rec.NumRows(); return nil }); err != nil {
+			t.Fatal(err)
+		}
+		if n != ps.Rows {
+			t.Errorf("Cat of %s read %d rows, want %d", ps.ID(), n, ps.Rows)
+		}
 	}
 	if err := shuffle.Cat(ctx, bucket, shuffle.ManifestKey(shuffle.AttemptPrefix("p", job, 2, 0, 0)), func(arrow.RecordBatch) error { return nil }); err == nil {
 		t.Error("Cat of a manifest succeeded")
@@ -706,7 +760,7 @@ func TestReaderAtOverShuffleObject(t *testing.T) {
 		shuffle.WriterOptions{BatchRows: 1000}, [][2]int{{0, 1000}, {1000, 1000}, {2000, 1000}, {3000, 1000}, {4000, 1000}})
 	ps := m.Partitions[0]
 	before := bucket.Stats()
-	ra := objstore.NewReaderAt(ctx, bucket, ps.Key, ps.Bytes, objstore.WithMinRead(4<<10))
+	ra := objstore.NewReaderAt(ctx, bucket, ps.Key, m.ObjectBytes, objstore.WithMinRead(4<<10))
 	fr, err := ipc.NewFileReader(ra)
 	if err != nil {
 		t.Fatal(err)

@@ -119,9 +119,10 @@ func StatsFromManifests(ms []*Manifest) StageStats {
 
 // attemptListing is what a LIST shows of one task attempt.
 type attemptListing struct {
+	prefix       string // the attempt prefix (spread component included)
 	manifest     bool
 	manifestSize int64
-	parts        map[string]int64 // key -> size
+	parts        map[string]int64 // data or part object key -> size
 }
 
 // listStage lists a stage prefix and groups the shuffle objects by task
@@ -142,7 +143,7 @@ func listStage(ctx context.Context, b objstore.Bucket, prefix, job string, stage
 		}
 		a := tasks[k.Task][k.Attempt]
 		if a == nil {
-			a = &attemptListing{parts: map[string]int64{}}
+			a = &attemptListing{prefix: k.AttemptPrefix(), parts: map[string]int64{}}
 			tasks[k.Task][k.Attempt] = a
 		}
 		if k.Manifest {
@@ -202,7 +203,7 @@ func StatsFromListing(ctx context.Context, b objstore.Bucket, prefix, job string
 	ms := make([]*Manifest, len(picks))
 	err = forEach(ctx, len(picks), 8, func(ctx context.Context, i int) error {
 		pk := picks[i]
-		ap := AttemptPrefix(prefix, job, stage, pk.task, pk.attempt)
+		ap := pk.l.prefix
 		m, err := ReadManifest(ctx, b, ap)
 		if err != nil {
 			return err
@@ -212,14 +213,28 @@ func StatsFromListing(ctx context.Context, b objstore.Bucket, prefix, job string
 				"manifest names job %s stage %d task %d attempt %d", m.Job, m.Stage, m.Task, m.Attempt)}
 		}
 		named := map[string]bool{}
-		for _, p := range m.Partitions {
-			named[p.Key] = true
-			size, ok := pk.l.parts[p.Key]
+		check := func(key string, want int64) error {
+			named[key] = true
+			size, ok := pk.l.parts[key]
 			switch {
 			case !ok:
-				return &MissingError{Key: p.Key, Err: fmt.Errorf("named by the manifest but not listed: %w", objstore.ErrNotFound)}
-			case size != p.Bytes:
-				return &CorruptError{Key: p.Key, Reason: fmt.Sprintf("listed size %d, manifest says %d", size, p.Bytes)}
+				return &MissingError{Key: key, Err: fmt.Errorf("named by the manifest but not listed: %w", objstore.ErrNotFound)}
+			case size != want:
+				return &CorruptError{Key: key, Reason: fmt.Sprintf("listed size %d, manifest says %d", size, want)}
+			}
+			return nil
+		}
+		if m.Version >= 2 {
+			if m.Object != "" {
+				if err := check(m.Object, m.ObjectBytes); err != nil {
+					return err
+				}
+			}
+		} else {
+			for _, p := range m.Partitions {
+				if err := check(p.Key, p.Bytes); err != nil {
+					return err
+				}
 			}
 		}
 		for key := range pk.l.parts {
@@ -242,9 +257,13 @@ type ObjectEntry struct {
 	Stage    int
 	Task     int
 	Attempt  int
-	Part     int  // -1 for a manifest
+	Part     int  // -1 for a manifest and a data object
 	Manifest bool // the attempt's _manifest.json
-	Size     int64
+	Data     bool // the attempt's data.arrow
+	// Partitions is the number of non-empty partitions a data object
+	// holds, from its manifest.
+	Partitions int
+	Size       int64
 	// Rows from the attempt's manifest (for a manifest: the attempt's
 	// total); -1 when unknown (no or unreadable manifest).
 	Rows int64
@@ -273,7 +292,7 @@ func ListJob(ctx context.Context, b objstore.Bucket, prefix, job string) ([]Obje
 			continue // plans, results and other non-shuffle keys
 		}
 		e := ObjectEntry{Key: o.Key, Stage: k.Stage, Task: k.Task, Attempt: k.Attempt, Part: k.Part,
-			Manifest: k.Manifest, Size: o.Size, Rows: -1}
+			Manifest: k.Manifest, Data: k.Data, Size: o.Size, Rows: -1}
 		if k.Manifest {
 			manifests[k.AttemptPrefix()] = len(out)
 		}
@@ -314,6 +333,15 @@ func ListJob(ctx context.Context, b objstore.Bucket, prefix, job string) ([]Obje
 			e.Note = r.err.Error()
 		case e.Manifest:
 			e.Rows = r.m.Rows
+		case e.Data:
+			if r.m.Object != e.Key {
+				e.Note = "not in manifest"
+				break
+			}
+			e.Rows, e.Partitions = r.m.Rows, len(r.m.Partitions)
+			if r.m.ObjectBytes != e.Size {
+				e.Note = "size differs from manifest"
+			}
 		default:
 			if ps, found := r.m.Partition(e.Part); found && ps.Key == e.Key {
 				e.Rows = ps.Rows

@@ -1,10 +1,14 @@
 package shuffle
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os"
+	"sort"
 	"sync"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -12,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
+	"github.com/zeebo/xxh3"
 )
 
 // Compression names an IPC body compression codec.
@@ -36,8 +41,16 @@ type WriterOptions struct {
 	// MaxBufferedRows bounds the rows held in all partitions' builders
 	// together; past it every partition is encoded. Default 1<<20.
 	MaxBufferedRows int
-	// UploadConcurrency is the number of part objects uploaded at once by
-	// Close; default 4.
+	// MaxBufferedBytes bounds the encoded bytes held in memory over all
+	// partitions; past it the biggest partitions' runs move to the spill
+	// file until half of it is left. Default 64 MiB.
+	MaxBufferedBytes int64
+	// SpillDir is where the spill file is created; default os.TempDir()
+	// (a function's /tmp on Lambda).
+	SpillDir string
+	// UploadConcurrency is the number of parts of a multipart upload sent
+	// at once by the object store (S3); kept for compatibility, unused by
+	// the in-memory store.
 	UploadConcurrency int
 	// Allocator for builders and IPC encoding; default memory.DefaultAllocator.
 	Allocator memory.Allocator
@@ -56,15 +69,19 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	if o.UploadConcurrency <= 0 {
 		o.UploadConcurrency = 4
 	}
+	if o.MaxBufferedBytes <= 0 {
+		o.MaxBufferedBytes = 64 << 20
+	}
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator
 	}
 	return o
 }
 
-// Writer writes one task attempt's output: it partitions rows, encodes each
-// non-empty partition as an Arrow IPC file in memory and, at Close, uploads
-// the part objects and then the manifest.
+// Writer writes one task attempt's output: it partitions rows, encodes them
+// as Arrow IPC record batches per partition and, at Close, uploads one data
+// object (an Arrow IPC file holding every non-empty partition as a
+// contiguous run of batches, in partition order) and then the manifest.
 //
 // Rows are partitioned by HashColumns over the key columns modulo Count
 // for plan.PartitionHash; for plan.PartitionSingle and
@@ -73,9 +90,13 @@ func (o WriterOptions) withDefaults() WriterOptions {
 //
 // Memory: each partition buffers up to BatchRows rows in Arrow builders
 // (MaxBufferedRows over all partitions), then encodes them as one
-// compressed record batch appended to the partition's in-memory IPC file;
-// the encoded files (the attempt's whole compressed output) are held until
-// Close uploads them. All partitions share one compressor.
+// compressed record batch appended to the partition's in-memory run. When
+// the runs held pass MaxBufferedBytes, the biggest are appended to a local
+// spill file (SpillDir) until half of that is left; Close then streams the
+// object from the header, each partition's spilled segments and in-memory
+// tail, and the footer, without copying it (a seekable reader, so that a
+// failed upload is retried; S3 turns a big one into a multipart upload).
+// All partitions share one compressor.
 type Writer struct {
 	b      objstore.Bucket
 	prefix string
@@ -94,9 +115,17 @@ type Writer struct {
 	keyCols  []arrow.Array
 	all      []int32 // 0..n-1, for single-partition writes
 
+	held      int64    // encoded bytes in partitions' in-memory runs
+	spill     *os.File // nil until the first spill
+	spillEnd  int64
+	spilledTo int64 // bytes ever spilled
+
 	err    error // sticky
 	closed bool
 }
+
+// Spilled returns the bytes the writer moved to its spill file so far.
+func (w *Writer) Spilled() int64 { return w.spilledTo }
 
 type partBuf struct {
 	bld     *array.RecordBuilder
@@ -300,16 +329,57 @@ func (w *Writer) encode(p int, rec arrow.RecordBatch) error {
 		return nil
 	}
 	pb := w.partBuf(p)
+	before := pb.file.buf.Len()
 	if err := w.enc.encode(rec, &pb.file); err != nil {
 		return fmt.Errorf("shuffle: writer: encoding partition %d: %w", p, err)
+	}
+	w.held += int64(pb.file.buf.Len() - before)
+	if w.held > w.opts.MaxBufferedBytes {
+		return w.spillRuns()
 	}
 	return nil
 }
 
-// Close encodes what is buffered, uploads every non-empty partition's
-// object and then the manifest, and returns the manifest. After an error
-// the attempt has no manifest (so it is never read); objects already
-// uploaded are left for garbage collection.
+// spillRuns appends the biggest in-memory runs to the spill file until at
+// most half of MaxBufferedBytes is held.
+func (w *Writer) spillRuns() error {
+	if w.spill == nil {
+		f, err := os.CreateTemp(w.opts.SpillDir, "sluice-shuffle-*.spill")
+		if err != nil {
+			return fmt.Errorf("shuffle: writer: creating spill file: %w", err)
+		}
+		w.spill = f
+	}
+	order := make([]int, 0, len(w.parts))
+	for p, pb := range w.parts {
+		if pb != nil && pb.file.buf.Len() > 0 {
+			order = append(order, p)
+		}
+	}
+	sort.Slice(order, func(i, j int) bool { return w.parts[order[i]].file.buf.Len() > w.parts[order[j]].file.buf.Len() })
+	for _, p := range order {
+		if w.held <= w.opts.MaxBufferedBytes/2 {
+			break
+		}
+		pf := &w.parts[p].file
+		n, err := w.spill.WriteAt(pf.buf.Bytes(), w.spillEnd)
+		if err != nil {
+			return fmt.Errorf("shuffle: writer: spilling partition %d: %w", p, err)
+		}
+		pf.segs = append(pf.segs, [2]int64{w.spillEnd, int64(n)})
+		pf.spilled += int64(n)
+		w.spillEnd += int64(n)
+		w.spilledTo += int64(n)
+		w.held -= int64(n)
+		pf.buf = bytes.Buffer{} // free it: the partition may not grow again
+	}
+	return nil
+}
+
+// Close encodes what is buffered, uploads the attempt's data object (when
+// it has rows) and then the manifest, and returns the manifest. After an
+// error the attempt has no manifest (so it is never read); a data object
+// already uploaded is left for garbage collection.
 func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 	if w.err != nil {
 		w.Abort()
@@ -331,78 +401,61 @@ func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 		Schema:        schemaFields(w.schema),
 		Partitions:    []PartitionStat{},
 	}
-	// Partitions are finished one by one and uploaded as soon as they are,
-	// so that uploads overlap the encoding of the remaining ones.
-	uctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	type upload struct {
-		key  string
-		data []byte
+	if err := w.flushAll(); err != nil {
+		return nil, err
 	}
-	jobs := make(chan upload)
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		upErr error
-	)
-	for g := 0; g < w.opts.UploadConcurrency; g++ {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for u := range jobs {
-				if uctx.Err() != nil {
-					continue
-				}
-				if err := w.b.Put(uctx, u.key, u.data); err != nil {
-					mu.Lock()
-					if upErr == nil {
-						upErr = fmt.Errorf("shuffle: writer: uploading %s: %w", u.key, err)
-					}
-					mu.Unlock()
-					cancel()
-				}
-			}
-		}()
-	}
-	var encErr error
+	key := DataKey(w.prefix)
+	header := w.enc.fileHeader()
+	obj := &concatReader{}
+	obj.add(bytes.NewReader(header), int64(len(header)))
+	pos := int64(len(header))
+	var blocks []fileBlock
 	for p, pb := range w.parts {
-		if pb == nil {
+		if pb == nil || pb.file.rows == 0 {
 			continue
 		}
-		if encErr = w.flush(p); encErr != nil {
-			break
+		pf := &pb.file
+		run := &concatReader{}
+		for _, seg := range pf.segs {
+			run.add(io.NewSectionReader(w.spill, seg[0], seg[1]), seg[1])
 		}
-		if pb.file.rows == 0 {
-			continue
+		run.add(bytes.NewReader(pf.buf.Bytes()), int64(pf.buf.Len()))
+		var sum string
+		if len(pf.segs) == 0 {
+			sum = Checksum(pf.buf.Bytes())
+		} else {
+			h := xxh3.New()
+			if _, err := io.Copy(h, run); err != nil {
+				return nil, fmt.Errorf("shuffle: writer: reading back spilled partition %d: %w", p, err)
+			}
+			sum = fmt.Sprintf("%s:%016x", ChecksumAlgo, h.Sum64())
 		}
-		data, err := pb.file.finish(w.schema, w.opts.Allocator)
-		if err != nil {
-			encErr = fmt.Errorf("shuffle: writer: finishing partition %d: %w", p, err)
-			break
+		for _, seg := range run.segs {
+			obj.add(seg.r, seg.n)
 		}
-		key := PartKey(w.prefix, p)
+		for _, b := range pf.blocks {
+			b.offset += pos
+			blocks = append(blocks, b)
+		}
 		m.Partitions = append(m.Partitions, PartitionStat{
-			Partition: p, Rows: pb.file.rows, Bytes: int64(len(data)), Key: key, Checksum: Checksum(data),
-		})
-		m.Rows += pb.file.rows
-		m.Bytes += int64(len(data))
-		select {
-		case jobs <- upload{key, data}:
-		case <-uctx.Done():
+			Partition: p, Rows: pf.rows, Offset: pos, Bytes: run.size, Key: key, Checksum: sum})
+		m.Rows += pf.rows
+		m.Bytes += run.size
+		pos += run.size
+	}
+	if len(blocks) > 0 {
+		trailer, err := fileTrailer(w.schema, w.opts.Allocator, blocks)
+		if err != nil {
+			return nil, fmt.Errorf("shuffle: writer: footer: %w", err)
 		}
-		if uctx.Err() != nil {
-			break
+		obj.add(bytes.NewReader(trailer), int64(len(trailer)))
+		m.Object, m.ObjectBytes = key, obj.size
+		if err := w.b.PutReader(ctx, key, obj, obj.size); err != nil {
+			return nil, fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
 		}
 	}
-	close(jobs)
-	wg.Wait()
-	switch {
-	case encErr != nil:
-		return nil, encErr
-	case upErr != nil:
-		return nil, upErr
-	case ctx.Err() != nil:
-		return nil, ctx.Err()
+	if err := ctx.Err(); err != nil {
+		return nil, err
 	}
 	js, err := json.MarshalIndent(m, "", "  ")
 	if err != nil {
@@ -414,8 +467,9 @@ func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 	return m, nil
 }
 
-// Abort releases the writer's memory without writing a manifest. It is
-// safe to call after Close (a no-op then) and more than once.
+// Abort releases the writer's memory and spill file without writing a
+// manifest. It is safe to call after Close (a no-op then) and more than
+// once.
 func (w *Writer) Abort() {
 	w.closed = true
 	for p, pb := range w.parts {
@@ -427,8 +481,74 @@ func (w *Writer) Abort() {
 		}
 		w.parts[p] = nil
 	}
+	if w.spill != nil {
+		name := w.spill.Name()
+		_ = w.spill.Close()
+		_ = os.Remove(name)
+		w.spill = nil
+	}
 	w.enc = nil
 	w.buffered = 0
+	w.held = 0
+}
+
+// concatReader reads segments of known sizes one after the other; it is
+// an io.ReadSeeker, so an upload from it can be retried.
+type concatReader struct {
+	segs []concatSeg
+	size int64
+	pos  int64
+}
+
+type concatSeg struct {
+	r     io.ReaderAt
+	start int64
+	n     int64
+}
+
+func (c *concatReader) add(r io.ReaderAt, n int64) {
+	if n > 0 {
+		c.segs = append(c.segs, concatSeg{r: r, start: c.size, n: n})
+		c.size += n
+	}
+}
+
+func (c *concatReader) Read(p []byte) (int, error) {
+	if c.pos >= c.size {
+		return 0, io.EOF
+	}
+	i := sort.Search(len(c.segs), func(i int) bool { return c.segs[i].start+c.segs[i].n > c.pos })
+	seg := c.segs[i]
+	off := c.pos - seg.start
+	if rest := seg.n - off; int64(len(p)) > rest {
+		p = p[:rest]
+	}
+	n, err := seg.r.ReadAt(p, off)
+	c.pos += int64(n)
+	if err == io.EOF && n == len(p) {
+		err = nil
+	}
+	if err == io.EOF {
+		err = io.ErrUnexpectedEOF
+	}
+	return n, err
+}
+
+func (c *concatReader) Seek(offset int64, whence int) (int64, error) {
+	switch whence {
+	case io.SeekStart:
+	case io.SeekCurrent:
+		offset += c.pos
+	case io.SeekEnd:
+		offset += c.size
+	default:
+		return 0, errors.New("concatReader: bad whence")
+	}
+	if offset < 0 {
+		return 0, errors.New("concatReader: negative position")
+	}
+	c.pos = offset
+	return offset, nil
 }
 
 // forEach runs f(0..n-1) on up to conc goroutines and returns the first

@@ -29,6 +29,7 @@ import (
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/shuffle"
 )
 
 // rieBin returns the AWS Lambda Runtime Interface Emulator (bin/aws-lambda-rie,
@@ -228,7 +229,7 @@ func startS3Proxy(tb testing.TB, endpoint string) *s3Proxy {
 	rp := httputil.NewSingleHostReverseProxy(target) // keeps the signed Host header
 	rp.ErrorLog = log.New(io.Discard, "", 0)         // requests of killed functions
 	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/part-") && p.armed.CompareAndSwap(true, false) {
+		if r.Method == http.MethodGet && strings.Contains(r.URL.Path, "/"+shuffle.DataName) && p.armed.CompareAndSwap(true, false) {
 			p.held.Add(1)
 			p.onHold(r)
 		}

@@ -385,7 +385,9 @@ func (r *rig) jobKeys(job string) string {
 	sort.Strings(keys)
 	var b strings.Builder
 	for _, k := range keys {
-		if strings.HasSuffix(k, ":lease") {
+		// The lease moves; the cost report counts a stale driver's
+		// invocations too (they were paid for): neither is job state.
+		if strings.HasSuffix(k, ":lease") || strings.HasSuffix(k, ":cost") {
 			continue
 		}
 		switch r.rdb.Type(ctx, k).Val() {

@@ -6,7 +6,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/dustin/go-humanize"
 	"github.com/urfave/cli/v2"
 )
 
@@ -143,20 +142,15 @@ func findCommand(cmds []*cli.Command, name string) *cli.Command {
 // where it means "never".
 type ByteSize int64
 
-// Set parses s.
+// Set parses s (see parseByteSize).
 func (b *ByteSize) Set(s string) error {
-	s = strings.TrimSpace(s)
-	neg := strings.HasPrefix(s, "-")
-	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+	if n, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64); err == nil {
 		*b = ByteSize(n)
 		return nil
 	}
-	if neg {
-		return fmt.Errorf("invalid byte size %q: only plain -1 may be negative", s)
-	}
-	n, err := humanize.ParseBytes(s)
-	if err != nil || n > 1<<62 {
-		return fmt.Errorf("invalid byte size %q (want e.g. 8MiB, 1GiB, 64MB or a number of bytes)", s)
+	n, err := parseByteSize(s)
+	if err != nil {
+		return err
 	}
 	*b = ByteSize(n)
 	return nil
@@ -166,10 +160,7 @@ func (b *ByteSize) String() string {
 	if b == nil {
 		return "0"
 	}
-	if *b > 0 && *b%1024 == 0 {
-		return strings.ReplaceAll(humanize.IBytes(uint64(*b)), " ", "")
-	}
-	return strconv.FormatInt(int64(*b), 10)
+	return formatByteSize(int64(*b))
 }
 
 // bytesFlag is a flag holding a ByteSize.

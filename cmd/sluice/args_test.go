@@ -60,6 +60,7 @@ func TestByteSize(t *testing.T) {
 		{"0", 0, false},
 		{"lots", 0, true},
 		{"-8MiB", 0, true},
+		{"1.5G", 3 << 29, false},
 	}
 	for _, tc := range cases {
 		var b ByteSize

@@ -128,8 +128,11 @@ func shuffleCommand() *cli.Command {
 				fmt.Fprintln(tw, "STAGE\tTASK\tATTEMPT\tPART\tBYTES\tROWS\tKEY\tNOTE")
 				for _, e := range entries {
 					part := fmt.Sprint(e.Part)
-					if e.Manifest {
+					switch {
+					case e.Manifest:
 						part = "manifest"
+					case e.Data:
+						part = fmt.Sprintf("data (%d partitions)", e.Partitions)
 					}
 					fmt.Fprintf(tw, "%d\t%d\t%d\t%s\t%d\t%d\t%s\t%s\n", e.Stage, e.Task, e.Attempt, part, e.Size, e.Rows, e.Key, e.Note)
 				}
@@ -159,10 +162,18 @@ func shuffleCommand() *cli.Command {
 				fmt.Fprintf(tw, "total\t%d\t%d\t\n", st.Rows, st.Bytes)
 				return tw.Flush()
 			}},
-			{Name: "cat", ArgsUsage: "KEY", Usage: "decode an Arrow IPC shuffle object and print its rows", Flags: append(s3Flags(),
-				&cli.StringFlag{Name: "format", Value: "table"}), Action: func(c *cli.Context) error {
+			{Name: "cat", ArgsUsage: "KEY", Usage: "decode an Arrow IPC shuffle object (every partition of a data object, or one with --partition) and print its rows", Flags: append(s3Flags(),
+				&cli.StringFlag{Name: "format", Value: "table"},
+				&cli.IntFlag{Name: "partition", Value: -1, Usage: "print only this output partition of a data object (its byte range, checked against the manifest)"}), Action: func(c *cli.Context) error {
 				if c.NArg() != 1 {
-					return errors.New("usage: sluice shuffle cat KEY")
+					return errors.New("usage: sluice shuffle cat KEY [--partition P]")
+				}
+				key := c.Args().First()
+				if p := c.Int("partition"); p >= 0 {
+					if k, err := shuffle.ParseKey(key); err != nil || !k.Data {
+						return fmt.Errorf("--partition needs the key of a %s data object, not %q", shuffle.DataName, key)
+					}
+					key = fmt.Sprintf("%s#%d", key, p) // a partition ID, as shuffle.ObjectRef.ID builds it
 				}
 				b, err := openBucket(c)
 				if err != nil {
@@ -170,7 +181,7 @@ func shuffleCommand() *cli.Command {
 				}
 				var recs []arrow.RecordBatch
 				var schema *arrow.Schema
-				err = shuffle.Cat(c.Context, b, c.Args().First(), func(rec arrow.RecordBatch) error {
+				err = shuffle.Cat(c.Context, b, key, func(rec arrow.RecordBatch) error {
 					rec.Retain()
 					recs = append(recs, rec)
 					schema = rec.Schema()

@@ -154,7 +154,9 @@ func stackFlags() []cli.Flag {
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
 		&cli.IntFlag{Name: "functions", Value: 4, Usage: "size of the in-process function pool"},
-		&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
+		&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
+		functionMemoryFlag(),
+		pricesFlag(),
 		bytesFlag("target-partition-bytes", 64<<20, "adaptive coalescing target size"),
 		bytesFlag("split-bytes", 32<<20, "table bytes per scan task"),
 		bytesFlag("plan-broadcast-bytes", 0, "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"),
@@ -251,6 +253,12 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.MinIOBin = c.String("minio")
 	opts.Functions = c.Int("functions")
 	opts.Partitions = c.Int("partitions")
+	opts.FunctionMemory = bytesValue(c, "function-memory")
+	prices, err := coordinator.ParsePrices(c.String("prices"))
+	if err != nil {
+		return nil, fmt.Errorf("--prices: %w", err)
+	}
+	opts.Coordinator.Prices = prices
 	opts.APIAddr = c.String("addr")
 	opts.Coordinator.AQE.TargetPartitionBytes = bytesValue(c, "target-partition-bytes")
 	opts.Coordinator.SplitBytes = bytesValue(c, "split-bytes")

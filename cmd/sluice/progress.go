@@ -90,6 +90,13 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 		bytes += s.Bytes
 	}
 	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", invoked, humanize.IBytes(uint64(bytes)))
+	if c := js.Cost; c != nil {
+		s := c.S3
+		fmt.Fprintf(w, "  S3 requests: GET %d, PUT %d, LIST %d, DELETE %d, HEAD %d, other %d; read %s, written %s\n",
+			s.Get, s.Put, s.List, s.Delete, s.Head, s.Other, humanize.IBytes(uint64(s.BytesRead)), humanize.IBytes(uint64(s.BytesWritten)))
+		fmt.Fprintf(w, "  functions: %d invocations, %.2f function-seconds, %.3f GB-seconds\n", c.Invocations, c.FunctionSeconds, c.GBSeconds)
+		fmt.Fprintf(w, "  estimated cost: $%.6f (S3 $%.6f, Lambda $%.6f)\n", c.Dollars, c.S3Dollars, c.LambdaDollars)
+	}
 	for _, r := range js.Rounds {
 		for _, f := range r.Fired {
 			if f.Discarded != "" {

@@ -70,7 +70,9 @@ func coordinatorCommand() *cli.Command {
 				&cli.IntFlag{Name: "lambda-payload-limit", Value: coordinator.LambdaPayloadLimit, Usage: "TaskSpecs larger than this many bytes are passed by reference through the bucket"},
 				&cli.DurationFlag{Name: "function-timeout", Value: 15 * time.Minute, Usage: "timeout of one HTTP function request"},
 				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size, HTTP or Lambda concurrency)"},
-				&cli.IntFlag{Name: "partitions", Value: 8, Usage: "hash partitions per shuffle exchange"},
+				&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
+				functionMemoryFlag(),
+				pricesFlag(),
 				&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage by default"},
 				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
 			),
@@ -130,7 +132,12 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				cat := catalog.NewStore(rdb)
-				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: c.Int("partitions")}}
+				cfg.FunctionMemory = bytesValue(c, "function-memory")
+				if cfg.Prices, err = coordinator.ParsePrices(c.String("prices")); err != nil {
+					return fmt.Errorf("--prices: %w", err)
+				}
+				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: c.Int("partitions"),
+					TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
 				defer co.Close()
 				go co.Recover(c.Context, cfg.LeaseTTL/2)

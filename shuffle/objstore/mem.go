@@ -42,6 +42,7 @@ func (m *Mem) Put(ctx context.Context, key string, data []byte) error {
 	m.mu.Lock()
 	m.objs[key] = bytes.Clone(data)
 	m.mu.Unlock()
+	count(ctx, RequestStats{Put: 1, BytesWritten: int64(len(data))})
 	return nil
 }
 
@@ -80,6 +81,7 @@ func (m *Mem) GetRange(ctx context.Context, key string, off, n int64) ([]byte, e
 	m.mu.RLock()
 	data, ok := m.objs[key]
 	m.mu.RUnlock()
+	count(ctx, RequestStats{Get: 1})
 	if !ok {
 		return nil, m.notFound(key)
 	}
@@ -91,6 +93,7 @@ func (m *Mem) GetRange(ctx context.Context, key string, off, n int64) ([]byte, e
 	if n >= 0 && off+n < size {
 		end = off + n
 	}
+	count(ctx, RequestStats{BytesRead: end - off})
 	return bytes.Clone(data[off:end]), nil
 }
 
@@ -116,6 +119,7 @@ func (m *Mem) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	count(ctx, RequestStats{List: 1})
 	m.mu.RLock()
 	var out []ObjectInfo
 	for k, v := range m.objs {
@@ -135,6 +139,7 @@ func (m *Mem) Delete(ctx context.Context, keys ...string) error {
 			return err
 		}
 	}
+	count(ctx, RequestStats{Delete: 1})
 	m.mu.Lock()
 	for _, k := range keys {
 		delete(m.objs, k)

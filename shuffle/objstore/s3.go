@@ -664,54 +664,70 @@ func (t *countingTransport) snapshot() RequestStats {
 func (t *countingTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	q := req.URL.Query()
 	isObjectGet := false
+	var r RequestStats // this request, for the context's Counter
 	switch req.Method {
 	case http.MethodHead:
-		t.c.head.Add(1)
+		r.Head = 1
 	case http.MethodGet:
 		// Object keys of ours never sit at the bucket root URL; list
 		// requests do (path style) or carry list parameters.
 		if q.Has("list-type") || q.Has("prefix") || q.Has("delimiter") || q.Has("continuation-token") {
-			t.c.list.Add(1)
+			r.List = 1
 		} else if q.Has("location") || q.Has("uploads") || q.Has("versioning") {
-			t.c.other.Add(1)
+			r.Other = 1
 		} else {
-			t.c.get.Add(1)
+			r.Get = 1
 			isObjectGet = true
 		}
 	case http.MethodPut:
 		if req.ContentLength > 0 {
-			t.c.written.Add(req.ContentLength)
+			r.BytesWritten = req.ContentLength
 		}
-		t.c.put.Add(1)
+		r.Put = 1
 	case http.MethodDelete:
 		if q.Has("uploadId") {
-			t.c.other.Add(1)
+			r.Other = 1
 		} else {
-			t.c.del.Add(1)
+			r.Delete = 1
 		}
 	case http.MethodPost:
 		if q.Has("delete") {
-			t.c.del.Add(1)
+			r.Delete = 1
 		} else {
-			t.c.other.Add(1)
+			r.Other = 1
 		}
 	default:
-		t.c.other.Add(1)
+		r.Other = 1
+	}
+	t.c.get.Add(r.Get)
+	t.c.put.Add(r.Put)
+	t.c.list.Add(r.List)
+	t.c.del.Add(r.Delete)
+	t.c.head.Add(r.Head)
+	t.c.other.Add(r.Other)
+	t.c.written.Add(r.BytesWritten)
+	ctr := counterFrom(req.Context())
+	if ctr != nil {
+		ctr.Add(r)
 	}
 	resp, err := t.next.RoundTrip(req)
 	if err == nil && isObjectGet && resp.Body != nil && resp.StatusCode/100 == 2 {
-		resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.c.read}
+		resp.Body = &countingBody{ReadCloser: resp.Body, n: &t.c.read, job: ctr}
 	}
 	return resp, err
 }
 
 type countingBody struct {
 	io.ReadCloser
-	n *atomic.Int64
+	n   *atomic.Int64
+	job *Counter // the request context's, if any
 }
 
 func (b *countingBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	b.n.Add(int64(n))
+	if b.job != nil {
+		b.job.read.Add(int64(n))
+	}
 	return n, err
 }
