@@ -21,6 +21,7 @@ func resilienceFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "hedge-factor", Value: d.HedgeFactor, Usage: "duplicate an attempt running this many times its stage's median (0: no hedging)"},
 		&cli.DurationFlag{Name: "hedge-after", Value: d.HedgeAfter, Usage: "never duplicate an attempt younger than this"},
 		&cli.DurationFlag{Name: "retention", Value: d.Retention, EnvVars: []string{"SLUICE_RETENTION"}, Usage: "delete a finished job's shuffle objects this long after it finished (0: keep them)"},
+		&cli.DurationFlag{Name: "record-retention", Value: d.RecordRetention, EnvVars: []string{"SLUICE_RECORD_RETENTION"}, Usage: "expire a finished job's Redis keys (status, history, result index) this long after it finished (0: keep them)"},
 		&cli.DurationFlag{Name: "redis-outage", Value: d.RedisOutage, Usage: "how long to wait for an unreachable Redis before leaving a job to other coordinators"},
 		&cli.Int64Flag{Name: "split-bytes", Value: d.SplitBytes, Usage: "table bytes per scan task"},
 		&cli.StringFlag{Name: "faults", EnvVars: []string{"SLUICE_FAULTS"}, Usage: "TESTS ONLY: inject function faults, e.g. crash=0.05,hang=0.01,error=0.05,duplicate=0.05,lose=0.02,corrupt=0.02,seed=1"},
@@ -36,6 +37,7 @@ func applyResilience(c *cli.Context, cfg *coordinator.Config, inv *coordinator.I
 	cfg.HedgeFactor = c.Float64("hedge-factor")
 	cfg.HedgeAfter = c.Duration("hedge-after")
 	cfg.Retention = c.Duration("retention")
+	cfg.RecordRetention = c.Duration("record-retention")
 	cfg.RedisOutage = c.Duration("redis-outage")
 	cfg.SplitBytes = c.Int64("split-bytes")
 	if s := c.String("faults"); s != "" {
