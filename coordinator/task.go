@@ -317,6 +317,12 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 	if res.Error != "" {
 		c.discard(prefix)
+		if ctx.Err() != nil {
+			// The attempt was stopped (its task decided, its stage or job
+			// cancelled): whatever it reports comes from the stop and is
+			// no failure of the task.
+			return ended(attemptOutcome{err: ctx.Err()}, outcomeCancelled)
+		}
 		switch class := resultClass(res); {
 		case res.Kind == function.ErrCancelled, res.Kind == function.ErrInputLost:
 		case !class.Retryable():
