@@ -28,7 +28,9 @@ var ErrJobGone = errors.New("job state is gone from Redis (restarted without per
 
 // Store keeps all job state in Redis. Every key of a job shares the hash
 // tag {job} so the scripts run unchanged on Redis Cluster. Every state
-// change goes through one Lua script that checks the job's fencing token.
+// change is one named transition (states.go, lua/): a Lua script that
+// checks its precondition and, but for the lease and create transitions,
+// the job's fencing token.
 type Store struct {
 	rdb redis.UniversalClient
 	// Outage bounds how long an operation waits for an unreachable Redis
