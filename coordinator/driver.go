@@ -70,7 +70,16 @@ type jobRun struct {
 	round    int
 	state    adaptive.State
 	outputs  map[int]*stageOutput
-	x        *runExtras // shared with task goroutines (task.go, repair.go)
+	// resume lists stages that were running when this driver loaded the
+	// job (another coordinator died or lost the lease): they restart first,
+	// with the task groups they started with; their committed tasks are
+	// adopted, not run again.
+	resume []int
+	// Shared with task goroutines (the rest is the loop goroutine's):
+	times   *stageTimes      // task durations per stage, for hedging
+	repairs *repairState     // lost shuffle objects and their replacements
+	workReq chan workRequest // asks the loop for the work of a finished stage's task (to run it again)
+	outage  *outageClock     // since when the job's attempts meet an infrastructure outage
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -197,7 +206,8 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	if err != nil {
 		return nil, err
 	}
-	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{}, x: newRunExtras()}
+	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{},
+		times: newStageTimes(), repairs: newRepairState(), workReq: make(chan workRequest), outage: &outageClock{}}
 	run.graph = adaptive.NewExecutionGraph(run.adaptive)
 	run.round, _ = strconv.Atoi(m["round"])
 	var g plan.Graph
@@ -235,7 +245,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			// (the re-planner must not change it), adopting its committed
 			// tasks.
 			run.state.Running[st.ID] = true
-			run.x.resume = append(run.x.resume, st.ID)
+			run.resume = append(run.resume, st.ID)
 		}
 	}
 	return run, nil
@@ -331,7 +341,7 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		for {
 			select {
 			case f = <-doneCh:
-			case req := <-run.x.workReq:
+			case req := <-run.workReq:
 				c.serveWork(ctx, run, req)
 				continue
 			case <-ctx.Done():
@@ -683,7 +693,7 @@ func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 	}
 	errs := make(chan error, len(only))
-	run.x.tracker(st.ID).setTasks(len(work))
+	run.times.tracker(st.ID).setTasks(len(work))
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	for _, t := range only {

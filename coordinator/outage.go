@@ -33,7 +33,7 @@ func (c *Coordinator) withinOutage(ctx context.Context, run *jobRun, what, msg s
 	if what == "" || c.cfg.OutageBudget <= 0 {
 		return false
 	}
-	o := &run.x.outage
+	o := run.outage
 	o.mu.Lock()
 	if o.since.IsZero() {
 		o.since, o.what, o.spent = time.Now(), what, false
@@ -59,7 +59,7 @@ func (c *Coordinator) withinOutage(ctx context.Context, run *jobRun, what, msg s
 
 // outageOver ends the job's outage once a task committed.
 func (c *Coordinator) outageOver(run *jobRun) {
-	o := &run.x.outage
+	o := run.outage
 	o.mu.Lock()
 	showing := o.showing || o.spent
 	was := o.what
@@ -74,7 +74,7 @@ func (c *Coordinator) outageOver(run *jobRun) {
 // outageBackoff waits before the next attempt during an outage: 250ms,
 // doubling up to 5s over the job's consecutive outage retries.
 func (c *Coordinator) outageBackoff(ctx context.Context, run *jobRun) {
-	o := &run.x.outage
+	o := run.outage
 	o.mu.Lock()
 	o.waits++
 	n := o.waits

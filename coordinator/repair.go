@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"strconv"
+	"sync"
 
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -54,7 +55,7 @@ func (c *Coordinator) serveWork(ctx context.Context, run *jobRun, req workReques
 func (c *Coordinator) producerWork(ctx context.Context, run *jobRun, s, t int) (workReply, error) {
 	req := workRequest{stage: s, task: t, reply: make(chan workReply, 1)}
 	select {
-	case run.x.workReq <- req:
+	case run.workReq <- req:
 	case <-ctx.Done():
 		return workReply{}, ctx.Err()
 	}
@@ -66,11 +67,25 @@ func (c *Coordinator) producerWork(ctx context.Context, run *jobRun, s, t int) (
 	}
 }
 
+// repairState is what the repairs of lost shuffle objects of one job
+// share (task goroutines run them): safe for concurrent use.
+type repairState struct {
+	mu        sync.Mutex
+	replaced  map[string][]shuffle.ObjectRef // lost object key -> its replacement (none: now empty)
+	repairing map[string]chan struct{}       // "stage/task" being run again -> closed when done
+	count     int                            // repairs started
+	outputMu  sync.Mutex                     // serializes updates of a stage's recorded output
+}
+
+func newRepairState() *repairState {
+	return &repairState{replaced: map[string][]shuffle.ObjectRef{}, repairing: map[string]chan struct{}{}}
+}
+
 // fix replaces, in a task's inputs, the objects that were lost and
 // written again since the task's work was computed.
-func (x *runExtras) fix(w taskWork) taskWork {
-	x.repairMu.Lock()
-	defer x.repairMu.Unlock()
+func (x *repairState) fix(w taskWork) taskWork {
+	x.mu.Lock()
+	defer x.mu.Unlock()
 	if len(x.replaced) == 0 {
 		return w
 	}
@@ -88,7 +103,7 @@ func (x *runExtras) fix(w taskWork) taskWork {
 
 // resolve follows replacements of o (an object lost, its replacement lost
 // too, ...). Called with repairMu held.
-func (x *runExtras) resolve(o shuffle.ObjectRef, depth int) []shuffle.ObjectRef {
+func (x *repairState) resolve(o shuffle.ObjectRef, depth int) []shuffle.ObjectRef {
 	r, ok := x.replaced[o.ID()]
 	if !ok || depth > 100 {
 		return []shuffle.ObjectRef{o}
@@ -106,42 +121,42 @@ func (x *runExtras) resolve(o shuffle.ObjectRef, depth int) []shuffle.ObjectRef 
 // It returns once readers can retry. Every partition of the lost attempt
 // is replaced, since they share its data object.
 func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *slog.Logger) error {
-	x := run.x
+	x := run.repairs
 	info, err := shuffle.ParseKey(key)
 	if key == "" || err != nil || info.Job != run.id || info.Manifest {
 		return &JobError{Code: plan.CodeInternal, Msg: fmt.Sprintf("a task reported a lost input %q that is not a shuffle object of job %s", key, run.id)}
 	}
 	tk := strconv.Itoa(info.Stage) + "/" + strconv.Itoa(info.Task)
 	for {
-		x.repairMu.Lock()
+		x.mu.Lock()
 		if _, ok := x.replaced[key]; ok {
-			x.repairMu.Unlock()
+			x.mu.Unlock()
 			return nil
 		}
 		ch, busy := x.repairing[tk]
 		if !busy {
 			break // with repairMu held
 		}
-		x.repairMu.Unlock()
+		x.mu.Unlock()
 		select {
 		case <-ch:
 		case <-ctx.Done():
 			return ctx.Err()
 		}
 	}
-	if x.repairs >= c.cfg.MaxInputRepairs {
-		x.repairMu.Unlock()
+	if x.count >= c.cfg.MaxInputRepairs {
+		x.mu.Unlock()
 		return &JobError{Code: plan.CodeInputsLost, Msg: fmt.Sprintf("more than %d shuffle objects of the job were lost or corrupt (last: %s); giving up", c.cfg.MaxInputRepairs, key)}
 	}
-	x.repairs++
+	x.count++
 	done := make(chan struct{})
 	x.repairing[tk] = done
-	x.repairMu.Unlock()
+	x.mu.Unlock()
 	defer func() {
-		x.repairMu.Lock()
+		x.mu.Lock()
 		delete(x.repairing, tk)
 		close(done)
-		x.repairMu.Unlock()
+		x.mu.Unlock()
 	}()
 
 	tm, err := c.store.Task(ctx, run.id, info.Stage, info.Task)
@@ -210,18 +225,18 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 	if err := c.replaceOutput(ctx, run, info.Stage, repl); err != nil {
 		return err
 	}
-	x.repairMu.Lock()
+	x.mu.Lock()
 	for k, r := range repl {
 		x.replaced[k] = r
 	}
-	x.repairMu.Unlock()
+	x.mu.Unlock()
 	return nil
 }
 
 // replaceOutput rewrites the committed objects recorded for a finished
 // stage, so that a driver loading the job later reads the new objects.
 func (c *Coordinator) replaceOutput(ctx context.Context, run *jobRun, stage int, repl map[string][]shuffle.ObjectRef) error {
-	x := run.x
+	x := run.repairs
 	x.outputMu.Lock()
 	defer x.outputMu.Unlock()
 	sm, err := c.store.Stage(ctx, run.id, stage)

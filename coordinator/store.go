@@ -28,7 +28,9 @@ var ErrJobGone = errors.New("job state is gone from Redis (restarted without per
 
 // Store keeps all job state in Redis. Every key of a job shares the hash
 // tag {job} so the scripts run unchanged on Redis Cluster. Every state
-// change goes through one Lua script that checks the job's fencing token.
+// change is one named transition (states.go, lua/): a Lua script that
+// checks its precondition and, but for the lease and create transitions,
+// the job's fencing token.
 type Store struct {
 	rdb redis.UniversalClient
 	// Outage bounds how long an operation waits for an unreachable Redis
@@ -150,8 +152,7 @@ func (s *Store) SetJob(ctx context.Context, job string, fence int64, kv ...any) 
 }
 
 // FinishJob moves a running job to a terminal state (job_finish), with
-// fields such as its error; stages still running become cancelled (failed
-// when the job failed). With retention > 0 every Redis key of the job
+// fields such as its error; stages still running become cancelled. With retention > 0 every Redis key of the job
 // expires that long after. The job then leaves the running index and
 // enters the finished one (for GC); those are other hash slots, so a crash
 // in between leaves a finished job in the running index, which recovery
@@ -164,10 +165,7 @@ func (s *Store) FinishJob(ctx context.Context, job string, fence int64, state Jo
 	if err != nil {
 		return err
 	}
-	running := StageCancelled
-	if state == StateFailed {
-		running = StageFailed
-	}
+	running := StageCancelled // the stage that failed the job is failed already (FailStage)
 	keys := append(append([]string{kFence(job), kJob(job)}, stages...), others...)
 	args := append([]any{fence, string(state), string(running), len(stages), retention.Milliseconds()}, kv...)
 	if _, err := s.do(ctx, trJobFinish, string(state), keys, args...); err != nil {

@@ -19,6 +19,7 @@ func redisBackends(t *testing.T) map[string]redis.UniversalClient {
 	out := map[string]redis.UniversalClient{}
 	mr := miniredis.RunT(t)
 	out["miniredis"] = redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	miniredisByAddr[mr.Addr()] = mr
 	srv, err := redisserver.Start(context.Background())
 	switch {
 	case errors.Is(err, redisserver.ErrNotInstalled) && os.Getenv("CI") == "":

@@ -18,38 +18,16 @@ import (
 	"github.com/sluicedb/sluice/shuffle"
 )
 
-// runExtras is the part of a job's run state that task goroutines share:
-// stage timing for hedging, lost-input repairs, and the stages a new
-// driver resumes. It is safe for concurrent use (the rest of jobRun is
-// owned by the loop goroutine).
-type runExtras struct {
+// stageTimes keeps, per stage, the durations of its finished tasks (for
+// hedging). Task goroutines share it: it is safe for concurrent use.
+type stageTimes struct {
 	mu       sync.Mutex
 	trackers map[int]*stageTracker
-	// resume lists stages that were running when this driver loaded the
-	// job (another coordinator died or lost the lease): they restart first,
-	// with the task groups they started with; their committed tasks are
-	// adopted, not run again.
-	resume []int
-
-	// workReq asks the loop goroutine, which owns the plan state, for the
-	// work of a task of a finished stage (to run it again).
-	workReq chan workRequest
-
-	repairMu  sync.Mutex
-	replaced  map[string][]shuffle.ObjectRef // lost object key -> its replacement (none: now empty)
-	repairing map[string]chan struct{}       // "stage/task" being run again -> closed when done
-	repairs   int
-	outputMu  sync.Mutex // serializes updates of a stage's recorded output
-
-	outage outageClock
 }
 
-func newRunExtras() *runExtras {
-	return &runExtras{trackers: map[int]*stageTracker{}, workReq: make(chan workRequest),
-		replaced: map[string][]shuffle.ObjectRef{}, repairing: map[string]chan struct{}{}}
-}
+func newStageTimes() *stageTimes { return &stageTimes{trackers: map[int]*stageTracker{}} }
 
-func (x *runExtras) tracker(stage int) *stageTracker {
+func (x *stageTimes) tracker(stage int) *stageTracker {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	tr := x.trackers[stage]
@@ -123,7 +101,7 @@ func (c *Coordinator) maxAttemptsTotal() int { return 10*c.cfg.MaxAttempts + 100
 func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork, limit int64) (*function.TaskResult, error) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops attempts still running once the task is decided
-	tr := run.x.tracker(st.ID)
+	tr := run.times.tracker(st.ID)
 	outs := make(chan attemptOutcome, 4)
 	type began struct {
 		attempt int
@@ -172,7 +150,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			}
 			at := time.Now()
 			running <- began{attempt, at}
-			o := c.attempt(tctx, run, st, planKey, t, run.x.fix(w), limit, attempt, log.With("attempt", attempt))
+			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, log.With("attempt", attempt))
 			c.dispatch.release()
 			o.attempt, o.took = attempt, time.Since(at)
 			if o.lost != "" {
@@ -336,6 +314,12 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 	if res.Error != "" {
 		c.discard(prefix)
+		if ctx.Err() != nil {
+			// The attempt was stopped (its task decided, its stage or job
+			// cancelled): whatever it reports comes from the stop and is
+			// no failure of the task.
+			return ended(attemptOutcome{err: ctx.Err()}, outcomeCancelled)
+		}
 		switch class := resultClass(res); {
 		case res.Kind == function.ErrCancelled, res.Kind == function.ErrInputLost:
 		case !class.Retryable():
@@ -483,14 +467,14 @@ func PlanKey(prefix, job string, stage, round int, fence int64) string {
 // the job and has not restarted yet (once: the loop starts them now).
 func (c *Coordinator) resumable(run *jobRun) []int {
 	var out []int
-	for _, id := range run.x.resume {
+	for _, id := range run.resume {
 		_, done := run.state.Done[id]
 		_, skipped := run.state.Skipped[id]
 		if !done && !skipped {
 			out = append(out, id)
 		}
 	}
-	run.x.resume = nil
+	run.resume = nil
 	return out
 }
 

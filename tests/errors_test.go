@@ -104,10 +104,20 @@ func TestErrorCodesThroughAPI(t *testing.T) {
 	resp.Body.Close()
 	for _, want := range []string{`sluice_job_failures_total{class="user"} 2`, `sluice_task_failures_total{class="transient"} 0`} {
 		if !strings.Contains(string(b), want) {
-			t.Errorf("metrics lack %q", want)
+			t.Errorf("metrics lack %q:\n%s", want, grepLines(string(b), "failures_total"))
 		}
 	}
 	if strings.Contains(string(b), `sluice_task_failures_total{class="user"} 0`) {
 		t.Error("no user-class task failure counted")
 	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -25,6 +25,7 @@ func resilienceFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "hedge-factor", Value: d.HedgeFactor, Usage: "duplicate an attempt running this many times its stage's median (0: no hedging)"},
 		&cli.DurationFlag{Name: "hedge-after", Value: d.HedgeAfter, Usage: "never duplicate an attempt younger than this"},
 		&cli.DurationFlag{Name: "retention", Value: d.Retention, EnvVars: []string{"SLUICE_RETENTION"}, Usage: "delete a finished job's shuffle objects this long after it finished (0: keep them)"},
+		&cli.DurationFlag{Name: "record-retention", Value: d.RecordRetention, EnvVars: []string{"SLUICE_RECORD_RETENTION"}, Usage: "expire a finished job's Redis keys (status, history, result index) this long after it finished (0: keep them)"},
 		&cli.DurationFlag{Name: "redis-outage", Value: d.RedisOutage, Usage: "how long to wait for an unreachable Redis before leaving a job to other coordinators"},
 		bytesFlag("split-bytes", d.SplitBytes, "table bytes per scan task"),
 		&cli.IntFlag{Name: "key-spread", Value: d.KeySpread, Usage: "hex digits of the hash component of shuffle keys after the stage, spreading a stage over S3 key prefixes (0: none, at most 4)"},
@@ -45,6 +46,7 @@ func applyResilience(c *cli.Context, cfg *coordinator.Config, inv *coordinator.I
 	cfg.HedgeFactor = c.Float64("hedge-factor")
 	cfg.HedgeAfter = c.Duration("hedge-after")
 	cfg.Retention = c.Duration("retention")
+	cfg.RecordRetention = c.Duration("record-retention")
 	cfg.RedisOutage = c.Duration("redis-outage")
 	cfg.SplitBytes = bytesValue(c, "split-bytes")
 	cfg.KeySpread = c.Int("key-spread")

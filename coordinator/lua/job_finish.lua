@@ -1,6 +1,6 @@
 -- job_finish: running -> succeeded, failed or cancelled. Stages still
--- running become ARGV[3] (cancelled, or failed): a finished job has no
--- running stage. With a retention (ARGV[5] ms > 0) every key given
+-- running become ARGV[3] (cancelled): a finished job has no running
+-- stage. With a retention (ARGV[5] ms > 0) every key given
 -- expires then.
 -- KEYS: fence, job, the job's stage keys (ARGV[4] of them), then its
 -- other keys (tasks, rounds, cancel flag, limit counters).

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math"
@@ -40,16 +41,31 @@ type ParquetScan struct {
 	closed    bool
 }
 
-// countingReader counts the bytes read from the file.
+// countingReader counts the bytes read from the file and remembers
+// whether a read failed: a decoding error without a failed read means the
+// file itself is not valid Parquet.
 type countingReader struct {
-	r parquet.ReaderAtSeeker
-	n atomic.Int64
+	r      parquet.ReaderAtSeeker
+	n      atomic.Int64
+	failed atomic.Bool
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.n.Add(int64(n))
+	if err != nil && err != io.EOF { // EOF: a read past the end, which a truncated file makes
+		c.failed.Store(true)
+	}
 	return n, err
+}
+
+// decodeErr gives a decoding error the corrupt-input code when every read
+// of the file succeeded (a read error stays what it is: transient).
+func (c *countingReader) decodeErr(err error) error {
+	if c.failed.Load() || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+		return err
+	}
+	return plan.WithCode(plan.CodeCorruptInput, err)
 }
 
 func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
@@ -83,7 +99,7 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 	}
 	pf, err := file.NewParquetReader(s.src, file.WithReadProps(parquet.NewReaderProperties(memory.NewGoAllocator())))
 	if err != nil {
-		return nil, fmt.Errorf("exec: parquet scan of %s: open: %w", s.table, err)
+		return nil, s.src.decodeErr(fmt.Errorf("exec: parquet scan of %s: open: %w", s.table, err))
 	}
 	s.pf = pf
 	md := pf.MetaData()
@@ -208,7 +224,7 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if !s.rr.Next() {
 			s.done = true
 			if err := s.rr.Err(); err != nil {
-				return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
+				return nil, s.src.decodeErr(fmt.Errorf("exec: parquet scan of %s: %w", s.table, err))
 			}
 			return nil, io.EOF
 		}

@@ -2,10 +2,12 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -242,5 +244,54 @@ func TestParquetRowGroupPruning(t *testing.T) {
 				t.Errorf("decAsInt=%v %s: pruned %d rows %d, want pruned %d rows %d", decAsInt, tc.name, op.Pruned(), n, tc.pruned, tc.rows)
 			}
 		}
+	}
+}
+
+// failingReader fails every read, as an unreachable object store does.
+type failingReader struct{ *os.File }
+
+func (failingReader) ReadAt(p []byte, off int64) (int, error) {
+	return 0, errors.New("connection reset by peer")
+}
+
+// TestParquetCorruptInput: a file that reads fine but does not decode is
+// corrupt input (SL106, the user's: never retried); a file that cannot be
+// read is not (a transient error, without a code).
+func TestParquetCorruptInput(t *testing.T) {
+	path := writeTestParquet(t, false)
+	good, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cases := map[string][]byte{
+		"garbage":   []byte("this is not a parquet file at all, but long enough to have a footer"),
+		"truncated": good[:len(good)/2],
+		"footer":    append(append([]byte(nil), good[:len(good)-12]...), []byte("\x00\x00\x00\x00\x00\x00\x00\x00PAR1")...),
+	}
+	for name, body := range cases {
+		t.Run(name, func(t *testing.T) {
+			p := filepath.Join(t.TempDir(), name+".parquet")
+			if err := os.WriteFile(p, body, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			f, err := os.Open(p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer f.Close()
+			_, err = NewParquetScan(context.Background(), f, scanNode(nil), nil, Options{Mem: memory.NewGoAllocator()})
+			if err == nil || plan.CodeOf(err) != plan.CodeCorruptInput || !strings.Contains(err.Error(), "parquet scan of t") {
+				t.Fatalf("err %v: code %q, want %s naming the table", err, plan.CodeOf(err), plan.CodeCorruptInput)
+			}
+		})
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	_, err = NewParquetScan(context.Background(), failingReader{f}, scanNode(nil), nil, Options{Mem: memory.NewGoAllocator()})
+	if err == nil || plan.CodeOf(err) != "" {
+		t.Fatalf("unreadable file: err %v, code %q; want an error without a code", err, plan.CodeOf(err))
 	}
 }

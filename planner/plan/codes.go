@@ -62,6 +62,7 @@ const (
 	CodeDecimalOverflow = "SL103"
 	CodeMemoryLimit     = "SL104"
 	CodeBadInput        = "SL105"
+	CodeCorruptInput    = "SL106"
 
 	CodeRetriesExhausted = "SL200"
 	CodeTaskTimeout      = "SL201"
@@ -95,6 +96,8 @@ var registry = []CodeInfo{
 	{CodeDecimalOverflow, ClassUser, "decimal_overflow", "A decimal result does not fit in 18 digits."},
 	{CodeMemoryLimit, ClassUser, "memory_limit", "An operator needed more memory than a task's limit (a join build side or aggregate too large for one task)."},
 	{CodeBadInput, ClassUser, "bad_input_data", "A table file cannot be read as its format says (a malformed CSV line, a value that does not parse as its column's type)."},
+
+	{CodeCorruptInput, ClassUser, "corrupt_input", "A table file is not valid in its format (a damaged Parquet footer or page): every read of it succeeded, its contents do not decode."},
 
 	{CodeRetriesExhausted, ClassTransient, "retries_exhausted", "A task failed with retryable errors on every attempt of its budget (--max-attempts); the message gives the last error."},
 	{CodeTaskTimeout, ClassTransient, "task_timeout", "A task attempt ran past its deadline (--task-timeout) on every attempt."},
