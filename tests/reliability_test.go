@@ -298,8 +298,8 @@ func TestSecurityDefaults(t *testing.T) {
 	}
 	const pw = "hunter2-pw-8a7e"
 	for _, u := range []string{
-		"redis://:" + pw + "%zz@127.0.0.1:6379/0", // does not parse (bad escape)
-		"redis://:" + pw + "@127.0.0.1:notaport",  // does not parse (bad port)
+		"redis://:" + pw + "%zz@127.0.0.1:6379/0",  // does not parse (bad escape)
+		"redis://:" + pw + "@127.0.0.1:notaport",   // does not parse (bad port)
 		"redis://default:" + pw + "@127.0.0.1:1/0", // parses, unreachable
 		"redis://" + pw + "@127.0.0.1:1/0",         // the password as the whole userinfo
 	} {
