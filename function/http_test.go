@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -116,5 +117,31 @@ func TestRunRefusesOverwrite(t *testing.T) {
 	}
 	if err := rt.checkOutput(ctx, &TaskSpec{Prefix: "p", Job: "j1", Attempt: 3, OutputPrefix: shuffle.AttemptPrefix("p", "j1", 0, 0, 3)}); err != nil {
 		t.Fatalf("a fresh attempt is refused: %v", err)
+	}
+}
+
+// TestRunChangedFile: a table file rewritten since it was registered is a
+// user error naming the file and both sizes.
+func TestRunChangedFile(t *testing.T) {
+	ctx := context.Background()
+	b := objstore.NewMem("b")
+	st := plan.Stage{ID: 0, Root: &plan.Node{Kind: plan.KindScan, Schema: plan.Schema{{Name: "x", Type: plan.Int64Type}},
+		Scan: &plan.Scan{Table: "t", Format: "parquet", Columns: []string{"x"}}},
+		Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}}
+	sj, _ := json.Marshal(st)
+	if err := b.Put(ctx, "p/jobs/j1/plans/0.json", sj); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Put(ctx, "tables/t/f1.parquet", []byte("rewritten: 22 bytes..")); err != nil {
+		t.Fatal(err)
+	}
+	rt := NewRuntime(b, nil, nil)
+	var res TaskResult
+	_ = json.Unmarshal(rt.Handle(ctx, specBytes(t, func(s *TaskSpec) {
+		s.Splits = []Split{{Key: "tables/t/f1.parquet", Size: 1000}}
+	})), &res)
+	want := "file tables/t/f1.parquet changed since registered: size 1000, now 21"
+	if res.Kind != ErrUser || !strings.Contains(res.Error, want) {
+		t.Fatalf("result %+v, want a user error %q", res, want)
 	}
 }

@@ -183,6 +183,9 @@ func Classify(err error) ErrorKind {
 		return ErrInputLost
 	case !plan.ClassOf(plan.CodeOf(err)).Retryable():
 		return ErrUser // user, unsupported or internal: another attempt fails the same way
+	case plan.IsUserError(err), errors.Is(err, exec.ErrMemoryLimit), errors.Is(err, exec.ErrIntegerOverflow),
+		errors.Is(err, exec.ErrCorruptFile):
+		return ErrUser
 	}
 	return ErrTransient
 }
@@ -329,6 +332,7 @@ type splitScan struct {
 	n      *plan.Node
 	splits []Split
 	cur    exec.Operator
+	curKey string
 	schema *arrow.Schema
 }
 
@@ -347,7 +351,7 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				return nil, fmt.Errorf("scan %s: %w", sp.Key, err)
 			}
 			s.l.bytes += sp.Size
-			s.cur = op
+			s.cur, s.curKey = op, sp.Key
 		}
 		rec, err := s.cur.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -359,6 +363,9 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		if err != nil {
+			if ctx.Err() == nil {
+				err = fmt.Errorf("file %s: %w", s.curKey, err)
+			}
 			return nil, err
 		}
 		s.l.rows += rec.NumRows()
@@ -374,6 +381,18 @@ func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
 			return nil, err
 		}
 		return exec.NewCSVScan(ctx, bytes.NewReader(body), s.n, s.l.rt.Exec)
+	}
+	if sp.Size > 0 {
+		// The catalog's row groups and offsets hold only for the file as
+		// registered: a file rewritten since is an error naming it.
+		info, err := s.l.rt.Bucket.Stat(ctx, sp.Key)
+		if err != nil {
+			return nil, err
+		}
+		if info.Size != sp.Size {
+			return nil, plan.UserErrorf("table %s: file %s changed since registered: size %d, now %d (register the table again)",
+				s.n.Scan.Table, sp.Key, sp.Size, info.Size)
+		}
 	}
 	ra := objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size)
 	return exec.NewParquetScan(ctx, ra, s.n, sp.RowGroups, s.l.rt.Exec)

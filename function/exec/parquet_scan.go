@@ -30,6 +30,8 @@ type ParquetScan struct {
 	src     *countingReader
 	pf      *file.Reader
 	rr      pqarrow.RecordReader
+	fr      *pqarrow.FileReader
+	leaves  []int // the file columns read
 	readCol []int // output column -> column of the record reader
 	outT    []plan.DataType
 	table   string
@@ -45,24 +47,26 @@ type ParquetScan struct {
 // whether a read failed: a decoding error without a failed read means the
 // file itself is not valid Parquet.
 type countingReader struct {
-	r      parquet.ReaderAtSeeker
-	n      atomic.Int64
-	failed atomic.Bool
+	r parquet.ReaderAtSeeker
+	n atomic.Int64
+	// ioErr is set once a read failed (not io.EOF): a decoding error
+	// after it is the storage's fault, not a corrupt file.
+	ioErr atomic.Bool
 }
 
 func (c *countingReader) ReadAt(p []byte, off int64) (int, error) {
 	n, err := c.r.ReadAt(p, off)
 	c.n.Add(int64(n))
-	if err != nil && err != io.EOF { // EOF: a read past the end, which a truncated file makes
-		c.failed.Store(true)
+	if err != nil && (err != io.EOF || n < len(p)) {
+		c.ioErr.Store(true)
 	}
 	return n, err
 }
 
-// decodeErr gives a decoding error the corrupt-input code when every read
-// of the file succeeded (a read error stays what it is: transient).
+// decodeErr classes an error of opening the file: corrupt input (SL106,
+// not retried) unless a read failed, which is the storage's fault.
 func (c *countingReader) decodeErr(err error) error {
-	if c.failed.Load() || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
+	if c.ioErr.Load() || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) {
 		return err
 	}
 	return plan.WithCode(plan.CodeCorruptInput, err)
@@ -174,8 +178,38 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 	if err != nil {
 		return fail("%v", err)
 	}
-	s.rr = rr
+	s.rr, s.fr, s.leaves = rr, fr, uniq
 	return s, nil
+}
+
+// ErrCorruptFile is matched by the error of a scan whose file does not
+// decode (while every read of it succeeded).
+var ErrCorruptFile = errors.New("corrupt Parquet file")
+
+// readErr describes a failed read of the record reader: when the bytes
+// were read fine, the file is corrupt, and the column whose pages do not
+// decode is found by reading each column alone.
+func (s *ParquetScan) readErr(ctx context.Context, err error) error {
+	if s.src.ioErr.Load() || ctx.Err() != nil {
+		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
+	}
+	for _, leaf := range s.leaves {
+		rr, cerr := s.fr.GetRecordReader(ctx, []int{leaf}, s.rowGroups)
+		if cerr == nil {
+			for rr.Next() {
+			}
+			cerr = rr.Err()
+			rr.Release()
+		}
+		if s.src.ioErr.Load() {
+			break // the storage failed meanwhile: say nothing about pages
+		}
+		if cerr != nil {
+			return plan.WithCode(plan.CodeCorruptInput, fmt.Errorf("exec: parquet scan of %s: %w: corrupt page in column %s: %v", s.table, ErrCorruptFile,
+				s.pf.MetaData().Schema.Column(leaf).Path(), cerr))
+		}
+	}
+	return plan.WithCode(plan.CodeCorruptInput, fmt.Errorf("exec: parquet scan of %s: %w: %v", s.table, ErrCorruptFile, err))
 }
 
 // Pruned reports how many row groups the scan skipped from statistics.
@@ -224,7 +258,7 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if !s.rr.Next() {
 			s.done = true
 			if err := s.rr.Err(); err != nil {
-				return nil, s.src.decodeErr(fmt.Errorf("exec: parquet scan of %s: %w", s.table, err))
+				return nil, s.readErr(ctx, err)
 			}
 			return nil, io.EOF
 		}

@@ -25,7 +25,7 @@ var (
 	// userinfo may be a password, as Redis URLs allow).
 	urlUserinfo = regexp.MustCompile(`([a-zA-Z][a-zA-Z0-9+.\-]*://)([^/@\s:"']*)(:[^@\s"']*)?@`)
 	queryCred   = regexp.MustCompile(`(?i)((?:password|passwd|pwd|secret|token|signature|credential|secret_key|access_key|x-amz-security-token)=)([^&\s"']+)`)
-	bearer      = regexp.MustCompile(`(?i)(bearer\s+)[^\s"']+`)
+	bearer      = regexp.MustCompile(`(Bearer\s+)([A-Za-z0-9._~+/=\-]+)`) // the header's form, not the word in prose
 )
 
 // String returns s with credentials replaced by Mask, and the values of
@@ -42,7 +42,13 @@ func String(s string, extra ...string) string {
 		return sub[1] + sub[2] + ":" + Mask + "@"
 	})
 	s = queryCred.ReplaceAllString(s, "${1}"+Mask)
-	s = bearer.ReplaceAllString(s, "${1}"+Mask)
+	s = bearer.ReplaceAllStringFunc(s, func(m string) string {
+		sub := bearer.FindStringSubmatch(m)
+		if sub[2] == "token" || sub[2] == "tokens" {
+			return m // "Bearer token" in prose
+		}
+		return sub[1] + Mask
+	})
 	for _, e := range SecretEnvs {
 		s = secret(s, os.Getenv(e))
 	}

@@ -21,6 +21,8 @@ func TestString(t *testing.T) {
 		{"Authorization: Bearer tok-123", "Authorization: Bearer [REDACTED]"},
 		{"secret key wJalrXUtnFEMIK7MDENG rejected", "secret key [REDACTED] rejected"},
 		{"no secrets here: 10 rows", "no secrets here: 10 rows"},
+		{"missing or wrong bearer token", "missing or wrong bearer token"},
+		{"want a Bearer token", "want a Bearer token"},
 	} {
 		if got := String(tc.in); got != tc.want {
 			t.Errorf("String(%q) = %q, want %q", tc.in, got, tc.want)
