@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -37,6 +38,8 @@ type binder struct {
 	// outerRefs are the columns some subquery refers to in an enclosing
 	// query.
 	outerRefs map[colID]bool
+	// now is the query's statement time (current_date), fixed once read.
+	now time.Time
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -208,6 +211,9 @@ func (b *binder) bindWith(w *pg.WithClause) error {
 func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 	if err := b.checkSelectClauses(sel); err != nil {
 		return nil, err
+	}
+	if len(sel.ValuesLists) > 0 {
+		return b.bindValues(sel, parent) // values.go
 	}
 	sc := newScope(parent)
 	root, err := b.bindFrom(sel.FromClause, sc)
@@ -421,8 +427,6 @@ func (b *binder) buildAggregate(root node, ag *aggBuilder) (node, error) {
 // checkSelectClauses rejects SELECT features sluice does not run.
 func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 	switch {
-	case len(sel.ValuesLists) > 0:
-		return b.unsupported(-1, "VALUES lists")
 	case sel.IntoClause != nil:
 		return b.unsupported(-1, "SELECT INTO")
 	case len(sel.LockingClause) > 0:
@@ -539,7 +543,7 @@ func (b *binder) castColumns(n node, types []plan.DataType) (node, []colID, erro
 // rule turn into proper joins.
 func (b *binder) bindFrom(from []*pg.Node, sc *scope) (node, error) {
 	if len(from) == 0 {
-		return nil, b.unsupported(-1, "SELECT without FROM")
+		return b.oneRow(), nil // values.go
 	}
 	var root node
 	for _, item := range from {

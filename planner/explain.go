@@ -142,6 +142,8 @@ func describeNode(n *plan.Node) string {
 		return fmt.Sprintf("Exchange: stage=%d", n.Stage)
 	case plan.KindEmpty:
 		return "Empty:"
+	case plan.KindValues:
+		return fmt.Sprintf("Values: rows=%d", len(n.Rows))
 	case plan.KindFilter:
 		return "Filter: " + n.Predicate.String()
 	case plan.KindProject:

@@ -349,6 +349,11 @@ func exprString(e *plan.Expr) string {
 		return fmt.Sprintf("EXTRACT(%s FROM %s)", strings.ToUpper(e.Field), exprString(e.Args[0]))
 	case plan.OpSubstring:
 		return "SUBSTRING(" + joinExprs(e.Args, ", ") + ")"
+	case plan.OpFunc:
+		if e.Func == "||" {
+			return "(" + joinExprs(e.Args, " || ") + ")"
+		}
+		return e.Func + "(" + joinExprs(e.Args, ", ") + ")"
 	case plan.OpCase:
 		var b strings.Builder
 		b.WriteString("CASE")

@@ -7,6 +7,7 @@ const (
 	KindScan      Kind = "scan"      // leaf: reads table files (the task's splits)
 	KindExchange  Kind = "exchange"  // leaf: reads shuffle output of an upstream stage
 	KindEmpty     Kind = "empty"     // leaf: produces no rows (empty propagation)
+	KindValues    Kind = "values"    // leaf: the constant rows of Rows (VALUES, SELECT without FROM)
 	KindFilter    Kind = "filter"    // keeps rows where Predicate is true
 	KindProject   Kind = "project"   // computes Exprs, one output column each
 	KindAggregate Kind = "aggregate" // hash aggregation, see Aggregate.Mode
@@ -36,6 +37,9 @@ type Node struct {
 	// of its stage (a broadcast read of a hash-partitioned output, which
 	// the adaptive planner introduces when a join side turns out small).
 	Whole bool `json:"whole,omitempty"`
+	// Rows are the rows of a KindValues leaf: one constant expression
+	// (no column references) per column of Schema, already of its type.
+	Rows [][]*Expr `json:"rows,omitempty"`
 }
 
 // Scan describes a table scan. The files and row groups a task reads come
