@@ -106,9 +106,9 @@ func dateTrunc(field string, days int64) (int64, error) {
 	y, m, _ := civilFromDays(days)
 	switch field {
 	case "millennium":
-		return daysFromCivil(floorDiv(y-1, 1000)*1000+1, 1, 1), nil
+		return daysFromCivil(floorDiv(y, 1000)*1000, 1, 1), nil
 	case "century":
-		return daysFromCivil(floorDiv(y-1, 100)*100+1, 1, 1), nil
+		return daysFromCivil(floorDiv(y, 100)*100, 1, 1), nil
 	case "decade":
 		return daysFromCivil(floorDiv(y, 10)*10, 1, 1), nil
 	case "year", "isoyear":

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"regexp"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -42,7 +43,7 @@ func stringFunctions() []*ScalarFunction {
 	str := plan.StringType
 	return []*ScalarFunction{
 		{Name: "upper", Aliases: []string{"ucase"}, Doc: "the string in upper case",
-			Signatures: []Signature{sig(str, tS)}, Kernel: strMap(strings.ToUpper)},
+			Signatures: []Signature{sig(str, tS)}, Kernel: strMap(upperString)},
 		{Name: "lower", Aliases: []string{"lcase"}, Doc: "the string in lower case",
 			Signatures: []Signature{sig(str, tS)}, Kernel: strMap(strings.ToLower)},
 		{Name: "length", Aliases: []string{"char_length", "character_length", "len"}, Doc: "the number of characters",
@@ -71,7 +72,14 @@ func stringFunctions() []*ScalarFunction {
 			Signatures: []Signature{sig(str, tS, tS, tS)},
 			Kernel: func(c *Call) (arrow.Array, error) {
 				a, f, t := c.Args[0], c.Args[1], c.Args[2]
-				return eachRow(c, func(i int, o *out) error { o.str(strings.ReplaceAll(a.Str(i), f.Str(i), t.Str(i))); return nil })
+				return eachRow(c, func(i int, o *out) error {
+					if f.Str(i) == "" { // as DuckDB: nothing to replace
+						o.str(a.Str(i))
+						return nil
+					}
+					o.str(strings.ReplaceAll(a.Str(i), f.Str(i), t.Str(i)))
+					return nil
+				})
 			}},
 		{Name: "strpos", Aliases: []string{"position", "instr"}, Doc: "1-based character position of the second argument in the first, 0 if absent",
 			Signatures: []Signature{sig(plan.Int64Type, tS, tS)},
@@ -102,10 +110,9 @@ func stringFunctions() []*ScalarFunction {
 				a, d, n := c.Args[0], c.Args[1], c.Args[2]
 				return eachRow(c, func(i int, o *out) error {
 					var parts []string
-					if d.Str(i) == "" {
-						parts = []string{a.Str(i)}
-						if a.Str(i) == "" {
-							parts = nil
+					if d.Str(i) == "" { // as DuckDB: split into characters
+						for _, r := range a.Str(i) {
+							parts = append(parts, string(r))
 						}
 					} else {
 						parts = strings.Split(a.Str(i), d.Str(i))
@@ -305,6 +312,16 @@ func padKernel(leftSide bool) Kernel {
 			return nil
 		})
 	}
+}
+
+// upperString upper-cases as DuckDB does (ß becomes ẞ, not SS or ß).
+func upperString(s string) string {
+	return strings.Map(func(r rune) rune {
+		if r == 'ß' {
+			return 'ẞ'
+		}
+		return unicode.ToUpper(r)
+	}, s)
 }
 
 func reverseString(s string) string {
