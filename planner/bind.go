@@ -1129,6 +1129,10 @@ func (b *binder) nullable(e *plan.Expr) bool {
 // aggFuncs are the aggregate functions, by SQL name.
 var aggFuncs = map[string]plan.AggFunc{
 	"sum": plan.AggSum, "avg": plan.AggAvg, "count": plan.AggCount, "min": plan.AggMin, "max": plan.AggMax,
+	// aggregates.go: the variance family; bool_and/bool_or are min/max of a bool.
+	"var_samp": plan.AggVarSamp, "variance": plan.AggVarSamp, "var_pop": plan.AggVarPop,
+	"stddev_samp": plan.AggStddevSamp, "stddev": plan.AggStddevSamp, "stddev_pop": plan.AggStddevPop,
+	"bool_and": plan.AggMin, "every": plan.AggMin, "bool_or": plan.AggMax,
 }
 
 // funcName returns the unqualified, lower-case name of a function call.

@@ -864,6 +864,12 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 		arg = nullOf(plan.Int64Type)
 	}
 	a := aggExpr{fn: fn, arg: arg, distinct: fc.AggDistinct && fn != plan.AggMin && fn != plan.AggMax}
+	if done, err := b.libraryAggregate(name, &a, loc); done || err != nil { // aggregates.go
+		if err != nil {
+			return nil, err
+		}
+		return b.addAgg(c.aggs, a), nil
+	}
 	switch fn {
 	case plan.AggSum, plan.AggAvg:
 		if !arg.Type.IsNumeric() {

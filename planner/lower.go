@@ -495,6 +495,9 @@ func stateName(c plan.AggCall, j int) string {
 	if c.Func == plan.AggAvg {
 		return c.Name + [...]string{"[sum]", "[count]"}[j]
 	}
+	if c.Func.IsVariance() {
+		return c.Name + [...]string{"[count]", "[mean]", "[m2]"}[j]
+	}
 	return c.Name
 }
 

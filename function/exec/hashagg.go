@@ -259,7 +259,9 @@ type aggAcc struct {
 	bl  []bool
 	str []string
 	has []bool  // a non-NULL value was seen (sum/min/max/avg)
-	cnt []int64 // count, count_star, avg
+	cnt []int64 // count, count_star, avg, the variance family
+
+	vmean, vm2 []float64 // the variance family (agg_variance.go)
 
 	strBytes int64
 	inCol    int // final mode: first state column in the input
@@ -273,6 +275,12 @@ type aggAcc struct {
 
 func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (*aggAcc, error) {
 	a := &aggAcc{call: c, mode: mode, inCol: col}
+	if c.Func.IsVariance() {
+		if mode != plan.AggFinal && c.Arg == nil {
+			return nil, fmt.Errorf("missing argument")
+		}
+		return a, nil
+	}
 	switch c.Func {
 	case plan.AggCount, plan.AggCountStar:
 		return a, nil
@@ -320,7 +328,7 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)) + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8) + a.strBytes
 	if a.distinct != nil {
 		n += a.distinct.bytes()
 	}
@@ -341,6 +349,10 @@ func growTo[T any](s []T, n int) []T {
 }
 
 func (a *aggAcc) grow(n int) {
+	if a.call.Func.IsVariance() {
+		a.growVariance(n)
+		return
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		a.cnt = growTo(a.cnt, n)
@@ -381,6 +393,9 @@ func (a *aggAcc) update(rec arrow.RecordBatch, gids []uint32, n int, mem memory.
 	if arg.DataType().ID() == arrow.NULL {
 		return nil // every value NULL: nothing to fold
 	}
+	if a.call.Func.IsVariance() {
+		return a.updateVariance(arg, gids)
+	}
 	switch a.call.Func {
 	case plan.AggCount:
 		countValid(a.cnt, gids, arg)
@@ -403,6 +418,9 @@ func (a *aggAcc) merge(rec arrow.RecordBatch, gids []uint32, n int) error {
 	ns := a.call.NumStates()
 	if a.inCol+ns > int(rec.NumCols()) {
 		return fmt.Errorf("input has %d columns, state column %d missing", rec.NumCols(), a.inCol+ns-1)
+	}
+	if a.call.Func.IsVariance() {
+		return a.mergeVariance(rec, gids)
 	}
 	st := rec.Column(a.inCol)
 	switch a.call.Func {
@@ -749,6 +767,9 @@ func countArray(mem memory.Allocator, cnt []int64) arrow.Array {
 
 // states builds the partial state columns of groups [lo, hi).
 func (a *aggAcc) states(mem memory.Allocator, schema *arrow.Schema, col, lo, hi int) ([]arrow.Array, error) {
+	if a.call.Func.IsVariance() {
+		return a.varianceStates(mem, lo, hi), nil
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar:
 		return []arrow.Array{countArray(mem, a.cnt[lo:hi])}, nil
@@ -769,6 +790,9 @@ func (a *aggAcc) states(mem memory.Allocator, schema *arrow.Schema, col, lo, hi 
 // result builds the final values of groups [lo, hi).
 func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
 	n := hi - lo
+	if a.call.Func.IsVariance() {
+		return a.varianceResult(mem, lo, hi), nil
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		return countArray(mem, a.cnt[lo:hi]), nil

@@ -116,6 +116,9 @@ type AggCall struct {
 // (sum of decimal as decimal(18,s), of int64 as int64, of float as float64);
 // min, max -> [value].
 func (a AggCall) StateTypes() []DataType {
+	if a.Func.IsVariance() {
+		return varianceStates // aggs.go
+	}
 	switch a.Func {
 	case AggCount, AggCountStar:
 		return []DataType{Int64Type}
@@ -134,6 +137,9 @@ func (a AggCall) StateTypes() []DataType {
 func (a AggCall) NumStates() int {
 	if a.Func == AggAvg {
 		return 2
+	}
+	if a.Func.IsVariance() {
+		return len(varianceStates)
 	}
 	return 1
 }

@@ -1,0 +1,21 @@
+package plan
+
+// The variance family: sample and population variance and standard
+// deviation over float64 arguments. Their partial state is [count int64,
+// mean float64, m2 float64] (Welford's running moments), merged across
+// partial and final stages with Chan's formula, so they are exact up to
+// float64 rounding however the rows are split.
+const (
+	AggVarSamp    AggFunc = "var_samp"
+	AggVarPop     AggFunc = "var_pop"
+	AggStddevSamp AggFunc = "stddev_samp"
+	AggStddevPop  AggFunc = "stddev_pop"
+)
+
+// IsVariance reports whether f is one of the variance family.
+func (f AggFunc) IsVariance() bool {
+	return f == AggVarSamp || f == AggVarPop || f == AggStddevSamp || f == AggStddevPop
+}
+
+// varianceStates is the partial state layout of the variance family.
+var varianceStates = []DataType{Int64Type, Float64Type, Float64Type}
