@@ -164,7 +164,7 @@ func mathFunctions() []*ScalarFunction {
 	roundSigs := func() []Signature {
 		return []Signature{
 			{Params: []plan.TypeID{tI}, Return: sameAsFirst},
-			{Params: []plan.TypeID{tDec}, Return: decimalScale0},
+			{Params: []plan.TypeID{tDec}, Return: decimalScale0, ReturnDoc: "decimal(p-s, 0)"},
 			{Params: []plan.TypeID{tF}, Return: sameAsFirst},
 		}
 	}
@@ -286,10 +286,10 @@ func mathFunctions() []*ScalarFunction {
 				})
 			}},
 		{Name: "greatest", Doc: "the largest argument, ignoring NULLs (NULL when all are)",
-			Signatures: []Signature{{Params: []plan.TypeID{SameType}, Variadic: true, Return: sameAsFirst}},
+			Signatures: []Signature{{Params: []plan.TypeID{SameType}, Variadic: true, Return: sameAsFirst, ReturnDoc: "T"}},
 			Nulls:      NullCustom, Kernel: extremeKernel(1)},
 		{Name: "least", Doc: "the smallest argument, ignoring NULLs (NULL when all are)",
-			Signatures: []Signature{{Params: []plan.TypeID{SameType}, Variadic: true, Return: sameAsFirst}},
+			Signatures: []Signature{{Params: []plan.TypeID{SameType}, Variadic: true, Return: sameAsFirst, ReturnDoc: "T"}},
 			Nulls:      NullCustom, Kernel: extremeKernel(-1)},
 	}
 }

@@ -56,6 +56,9 @@ type Signature struct {
 	Returns plan.DataType
 	// Return computes the return type from the (cast) argument types.
 	Return func(args []plan.DataType) plan.DataType
+	// ReturnDoc describes Return for the docs (default: the type of the
+	// first argument).
+	ReturnDoc string
 }
 
 // Kernel evaluates a function over one batch: n rows, one Datum per
@@ -194,7 +197,7 @@ func (o *out) finish() arrow.Array {
 	return a
 }
 
-// rows runs f on every row whose arguments are all valid and appends NULL
+// eachRow runs f on every row whose arguments are all valid and appends NULL
 // for the others: the loop of a NullPropagates kernel. f appends exactly
 // one value (or NULL) to o.
 func eachRow(c *Call, f func(i int, o *out) error) (arrow.Array, error) {
@@ -271,9 +274,12 @@ func (f *ScalarFunction) SignatureString(s Signature) string {
 			ps[i] += "..."
 		}
 	}
-	ret := "depends on the arguments"
-	if s.Return == nil {
+	ret := s.ReturnDoc
+	switch {
+	case s.Return == nil:
 		ret = s.Returns.String()
+	case ret == "":
+		ret = "type of the first argument"
 	}
 	return fmt.Sprintf("%s(%s) -> %s", f.Name, strings.Join(ps, ", "), ret)
 }
