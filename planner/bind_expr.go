@@ -768,6 +768,9 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		return nil, b.unsupported(loc, "window functions")
 	}
 	if fn, ok := aggFuncs[name]; ok {
+		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
+			return b.bindPercentile(fc, fn, c) // aggregates.go
+		}
 		return b.bindAggregate(fc, fn, c)
 	}
 	switch name {

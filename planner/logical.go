@@ -108,6 +108,7 @@ type aggExpr struct {
 	arg      *plan.Expr
 	typ      plan.DataType
 	distinct bool
+	fraction float64 // percentile_cont/percentile_disc (aggregates.go)
 }
 
 // sortNode orders its input by keys.
@@ -235,6 +236,9 @@ func (a aggExpr) String() string {
 	}
 	if a.distinct {
 		return fmt.Sprintf("%s(DISTINCT %s)", a.fn, unparen(exprString(a.arg)))
+	}
+	if a.fn == plan.AggPercentileCont || a.fn == plan.AggPercentileDisc {
+		return fmt.Sprintf("%s(%g ORDER BY %s)", a.fn, a.fraction, unparen(exprString(a.arg)))
 	}
 	return fmt.Sprintf("%s(%s)", a.fn, unparen(exprString(a.arg)))
 }

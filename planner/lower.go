@@ -346,7 +346,7 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	}
 	distinct := false
 	for _, a := range n.aggs {
-		distinct = distinct || a.fn == plan.AggCountDistinct
+		distinct = distinct || a.fn == plan.AggCountDistinct || a.fn.Holistic()
 	}
 
 	// Project the inputs of the partial aggregation: group keys first, then
@@ -477,7 +477,7 @@ func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
 		if err != nil {
 			return nil, err
 		}
-		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name})
+		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction})
 	}
 	outCols := n.output()
 	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}

@@ -262,6 +262,8 @@ type aggAcc struct {
 	cnt []int64 // count, count_star, avg, the variance family
 
 	vmean, vm2 []float64 // the variance family (agg_variance.go)
+	hvals      [][]float64 // median, percentiles (agg_holistic.go)
+	hbytes     int64
 
 	strBytes int64
 	inCol    int // final mode: first state column in the input
@@ -275,6 +277,12 @@ type aggAcc struct {
 
 func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (*aggAcc, error) {
 	a := &aggAcc{call: c, mode: mode, inCol: col}
+	if c.Func.Holistic() {
+		if mode != plan.AggSingle || c.Arg == nil {
+			return nil, fmt.Errorf("%s is only supported in single mode with an argument", c.Func)
+		}
+		return a, nil
+	}
 	if c.Func.IsVariance() {
 		if mode != plan.AggFinal && c.Arg == nil {
 			return nil, fmt.Errorf("missing argument")
@@ -328,7 +336,7 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8) + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8+cap(a.hvals)*24) + a.hbytes + a.strBytes
 	if a.distinct != nil {
 		n += a.distinct.bytes()
 	}
@@ -351,6 +359,10 @@ func growTo[T any](s []T, n int) []T {
 func (a *aggAcc) grow(n int) {
 	if a.call.Func.IsVariance() {
 		a.growVariance(n)
+		return
+	}
+	if a.call.Func.Holistic() {
+		a.hvals = growTo(a.hvals, n)
 		return
 	}
 	switch a.call.Func {
@@ -395,6 +407,9 @@ func (a *aggAcc) update(rec arrow.RecordBatch, gids []uint32, n int, mem memory.
 	}
 	if a.call.Func.IsVariance() {
 		return a.updateVariance(arg, gids)
+	}
+	if a.call.Func.Holistic() {
+		return a.updateHolistic(arg, gids)
 	}
 	switch a.call.Func {
 	case plan.AggCount:
@@ -792,6 +807,9 @@ func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arr
 	n := hi - lo
 	if a.call.Func.IsVariance() {
 		return a.varianceResult(mem, lo, hi), nil
+	}
+	if a.call.Func.Holistic() {
+		return a.holisticResult(mem, lo, hi), nil
 	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:

@@ -12,6 +12,20 @@ const (
 	AggStddevPop  AggFunc = "stddev_pop"
 )
 
+// The holistic aggregates: exact, over every value of a group, so they
+// have no partial form; the planner shuffles rows on the group keys and
+// aggregates each group in one task (as count(DISTINCT)).
+const (
+	AggMedian         AggFunc = "median"
+	AggPercentileCont AggFunc = "percentile_cont" // AggCall.Fraction
+	AggPercentileDisc AggFunc = "percentile_disc" // AggCall.Fraction
+)
+
+// Holistic reports whether f needs all values of a group in one place.
+func (f AggFunc) Holistic() bool {
+	return f == AggMedian || f == AggPercentileCont || f == AggPercentileDisc
+}
+
 // IsVariance reports whether f is one of the variance family.
 func (f AggFunc) IsVariance() bool {
 	return f == AggVarSamp || f == AggVarPop || f == AggStddevSamp || f == AggStddevPop

@@ -109,6 +109,8 @@ type AggCall struct {
 	Arg  *Expr    `json:"arg,omitempty"`
 	Type DataType `json:"type"`
 	Name string   `json:"name,omitempty"`
+	// Fraction is the percentile of percentile_cont/percentile_disc.
+	Fraction float64 `json:"fraction,omitempty"`
 }
 
 // StateTypes is the layout of the partial state columns of a.
