@@ -261,7 +261,7 @@ type aggAcc struct {
 	has []bool  // a non-NULL value was seen (sum/min/max/avg)
 	cnt []int64 // count, count_star, avg, the variance family
 
-	vmean, vm2 []float64 // the variance family (agg_variance.go)
+	vmean, vm2 []float64   // the variance family (agg_variance.go)
 	hvals      [][]float64 // median, percentiles (agg_holistic.go)
 	hbytes     int64
 
