@@ -87,3 +87,47 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 	}
 	return b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}), nil
 }
+
+// bindStringAgg binds string_agg(x[, sep]) (sep a constant, default ',';
+// x cast to string). The order of the values within a group is the order
+// the rows arrive in; string_agg(... ORDER BY ...) is not supported yet.
+func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
+	loc := fc.Location
+	switch {
+	case c.inAgg:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
+	case c.aggs == nil:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
+	case fc.AggFilter != nil:
+		return nil, b.unsupported(loc, "FILTER in aggregate functions")
+	case len(fc.AggOrder) > 0:
+		return nil, b.unsupported(loc, "string_agg(... ORDER BY ...)")
+	case fc.AggDistinct:
+		return nil, b.unsupported(loc, "string_agg(DISTINCT ...)")
+	case len(fc.Args) < 1 || len(fc.Args) > 2:
+		return nil, b.errorf(CodeType, loc, "type mismatch: string_agg takes a value and an optional separator")
+	}
+	inner := c.with(func(c *exprCtx) { c.aggs, c.inAgg = nil, true })
+	arg, err := b.bindExpr(fc.Args[0], inner)
+	if err != nil {
+		return nil, err
+	}
+	if arg.Type.ID == plan.Null {
+		arg = nullOf(plan.StringType)
+	}
+	if arg, err = b.cast(arg, plan.StringType, loc); err != nil {
+		return nil, err
+	}
+	sep := ","
+	if len(fc.Args) == 2 {
+		s, err := b.bindExpr(fc.Args[1], inner)
+		if err != nil {
+			return nil, err
+		}
+		if !isStringLit(s) {
+			return nil, b.unsupported(loc, "string_agg with a non-constant separator")
+		}
+		sep = s.Value.S
+	}
+	return b.addAgg(c.aggs, aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep}), nil
+}

@@ -904,7 +904,7 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
-	k := fmt.Sprintf("%s(%g):%s", a.fn, a.fraction, exprKey(a.arg))
+	k := fmt.Sprintf("%s(%g,%q):%s", a.fn, a.fraction, a.sep, exprKey(a.arg))
 	if a.distinct {
 		k = "distinct " + k
 	}
@@ -1133,7 +1133,7 @@ var aggFuncs = map[string]plan.AggFunc{
 	"var_samp": plan.AggVarSamp, "variance": plan.AggVarSamp, "var_pop": plan.AggVarPop,
 	"stddev_samp": plan.AggStddevSamp, "stddev": plan.AggStddevSamp, "stddev_pop": plan.AggStddevPop,
 	"bool_and": plan.AggMin, "every": plan.AggMin, "bool_or": plan.AggMax,
-	"median": plan.AggMedian, "percentile_cont": plan.AggPercentileCont, "percentile_disc": plan.AggPercentileDisc,
+	"string_agg": plan.AggStringAgg, "median": plan.AggMedian, "percentile_cont": plan.AggPercentileCont, "percentile_disc": plan.AggPercentileDisc,
 }
 
 // funcName returns the unqualified, lower-case name of a function call.

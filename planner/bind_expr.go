@@ -771,6 +771,9 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
 			return b.bindPercentile(fc, fn, c) // aggregates.go
 		}
+		if fn == plan.AggStringAgg {
+			return b.bindStringAgg(fc, c) // aggregates.go
+		}
 		return b.bindAggregate(fc, fn, c)
 	}
 	switch name {

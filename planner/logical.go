@@ -109,6 +109,7 @@ type aggExpr struct {
 	typ      plan.DataType
 	distinct bool
 	fraction float64 // percentile_cont/percentile_disc (aggregates.go)
+	sep      string  // string_agg
 }
 
 // sortNode orders its input by keys.

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -18,6 +19,9 @@ import (
 // only in single mode: the planner brings each group's rows to one task.
 
 func (a *aggAcc) updateHolistic(arg arrow.Array, gids []uint32) error {
+	if a.call.Func == plan.AggStringAgg {
+		return a.updateStringAgg(arg, gids)
+	}
 	x, ok := arg.(*array.Float64)
 	if !ok {
 		return fmt.Errorf("%s over %s, want float64", a.call.Func, arg.DataType())
@@ -55,6 +59,18 @@ func quantile(v []float64, f float64, discrete bool) float64 {
 
 func (a *aggAcc) holisticResult(mem memory.Allocator, lo, hi int) arrow.Array {
 	n := hi - lo
+	if a.call.Func == plan.AggStringAgg {
+		b := array.NewStringBuilder(mem)
+		defer b.Release()
+		for i := 0; i < n; i++ {
+			if v := a.hstrs[lo+i]; len(v) > 0 {
+				b.Append(strings.Join(v, a.call.Sep))
+			} else {
+				b.AppendNull()
+			}
+		}
+		return b.NewArray()
+	}
 	vbuf, valid := newBitmap(mem, n)
 	buf, out := newFixed[float64](mem, n)
 	f := a.call.Fraction
@@ -71,4 +87,24 @@ func (a *aggAcc) holisticResult(mem memory.Allocator, lo, hi int) arrow.Array {
 		setBit(valid, i)
 	}
 	return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf)
+}
+
+func (a *aggAcc) updateStringAgg(arg arrow.Array, gids []uint32) error {
+	x, ok := arg.(*array.String)
+	if !ok {
+		return fmt.Errorf("string_agg over %s, want string", arg.DataType())
+	}
+	for i := 0; i < x.Len(); i++ {
+		if x.IsNull(i) {
+			continue
+		}
+		g := 0
+		if gids != nil {
+			g = int(gids[i])
+		}
+		v := strings.Clone(x.Value(i)) // the batch is released after update
+		a.hstrs[g] = append(a.hstrs[g], v)
+		a.hbytes += int64(len(v)) + 16
+	}
+	return nil
 }

@@ -263,6 +263,7 @@ type aggAcc struct {
 
 	vmean, vm2 []float64   // the variance family (agg_variance.go)
 	hvals      [][]float64 // median, percentiles (agg_holistic.go)
+	hstrs      [][]string  // string_agg
 	hbytes     int64
 
 	strBytes int64
@@ -336,7 +337,7 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8+cap(a.hvals)*24) + a.hbytes + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8+cap(a.hvals)*24+cap(a.hstrs)*24) + a.hbytes + a.strBytes
 	if a.distinct != nil {
 		n += a.distinct.bytes()
 	}
@@ -363,6 +364,7 @@ func (a *aggAcc) grow(n int) {
 	}
 	if a.call.Func.Holistic() {
 		a.hvals = growTo(a.hvals, n)
+		a.hstrs = growTo(a.hstrs, n)
 		return
 	}
 	switch a.call.Func {

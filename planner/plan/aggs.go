@@ -19,11 +19,12 @@ const (
 	AggMedian         AggFunc = "median"
 	AggPercentileCont AggFunc = "percentile_cont" // AggCall.Fraction
 	AggPercentileDisc AggFunc = "percentile_disc" // AggCall.Fraction
+	AggStringAgg      AggFunc = "string_agg"      // AggCall.Sep
 )
 
 // Holistic reports whether f needs all values of a group in one place.
 func (f AggFunc) Holistic() bool {
-	return f == AggMedian || f == AggPercentileCont || f == AggPercentileDisc
+	return f == AggMedian || f == AggPercentileCont || f == AggPercentileDisc || f == AggStringAgg
 }
 
 // IsVariance reports whether f is one of the variance family.

@@ -111,6 +111,8 @@ type AggCall struct {
 	Name string   `json:"name,omitempty"`
 	// Fraction is the percentile of percentile_cont/percentile_disc.
 	Fraction float64 `json:"fraction,omitempty"`
+	// Sep is the separator of string_agg.
+	Sep string `json:"sep,omitempty"`
 }
 
 // StateTypes is the layout of the partial state columns of a.
