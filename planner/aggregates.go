@@ -20,6 +20,9 @@ func (b *binder) libraryAggregate(name string, a *aggExpr, loc int32) (done bool
 		}
 		a.typ = plan.Float64Type
 		return true, nil
+	case a.fn == plan.AggApproxCountDistinct:
+		a.typ, a.distinct = plan.Int64Type, false
+		return true, nil
 	case a.fn == plan.AggMedian:
 		if !a.arg.Type.IsNumeric() {
 			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)

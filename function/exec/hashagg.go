@@ -264,6 +264,7 @@ type aggAcc struct {
 	vmean, vm2 []float64   // the variance family (agg_variance.go)
 	hvals      [][]float64 // median, percentiles (agg_holistic.go)
 	hstrs      [][]string  // string_agg
+	hll        [][]byte    // approx_count_distinct (agg_hll.go)
 	hbytes     int64
 
 	strBytes int64
@@ -278,6 +279,12 @@ type aggAcc struct {
 
 func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (*aggAcc, error) {
 	a := &aggAcc{call: c, mode: mode, inCol: col}
+	if c.Func == plan.AggApproxCountDistinct {
+		if mode != plan.AggFinal && c.Arg == nil {
+			return nil, fmt.Errorf("missing argument")
+		}
+		return a, nil
+	}
 	if c.Func.Holistic() {
 		if mode != plan.AggSingle || c.Arg == nil {
 			return nil, fmt.Errorf("%s is only supported in single mode with an argument", c.Func)
@@ -337,7 +344,7 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8+cap(a.hvals)*24+cap(a.hstrs)*24) + a.hbytes + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8+cap(a.hvals)*24+cap(a.hstrs)*24+cap(a.hll)*24) + a.hllBytes() + a.hbytes + a.strBytes
 	if a.distinct != nil {
 		n += a.distinct.bytes()
 	}
@@ -360,6 +367,10 @@ func growTo[T any](s []T, n int) []T {
 func (a *aggAcc) grow(n int) {
 	if a.call.Func.IsVariance() {
 		a.growVariance(n)
+		return
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		a.hll = growTo(a.hll, n)
 		return
 	}
 	if a.call.Func.Holistic() {
@@ -413,6 +424,9 @@ func (a *aggAcc) update(rec arrow.RecordBatch, gids []uint32, n int, mem memory.
 	if a.call.Func.Holistic() {
 		return a.updateHolistic(arg, gids)
 	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return a.updateHLL(arg, gids)
+	}
 	switch a.call.Func {
 	case plan.AggCount:
 		countValid(a.cnt, gids, arg)
@@ -438,6 +452,9 @@ func (a *aggAcc) merge(rec arrow.RecordBatch, gids []uint32, n int) error {
 	}
 	if a.call.Func.IsVariance() {
 		return a.mergeVariance(rec, gids)
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return a.mergeHLL(rec, gids)
 	}
 	st := rec.Column(a.inCol)
 	switch a.call.Func {
@@ -787,6 +804,9 @@ func (a *aggAcc) states(mem memory.Allocator, schema *arrow.Schema, col, lo, hi 
 	if a.call.Func.IsVariance() {
 		return a.varianceStates(mem, lo, hi), nil
 	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return []arrow.Array{a.hllStates(mem, lo, hi)}, nil
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar:
 		return []arrow.Array{countArray(mem, a.cnt[lo:hi])}, nil
@@ -812,6 +832,9 @@ func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arr
 	}
 	if a.call.Func.Holistic() {
 		return a.holisticResult(mem, lo, hi), nil
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return a.hllResult(mem, lo, hi), nil
 	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:

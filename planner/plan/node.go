@@ -123,6 +123,9 @@ func (a AggCall) StateTypes() []DataType {
 	if a.Func.IsVariance() {
 		return varianceStates // aggs.go
 	}
+	if a.Func == AggApproxCountDistinct {
+		return []DataType{StringType}
+	}
 	switch a.Func {
 	case AggCount, AggCountStar:
 		return []DataType{Int64Type}
