@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"time"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 	"google.golang.org/protobuf/reflect/protoreflect"
@@ -37,6 +38,8 @@ type binder struct {
 	// outerRefs are the columns some subquery refers to in an enclosing
 	// query.
 	outerRefs map[colID]bool
+	// now is the query's statement time (current_date), fixed once read.
+	now time.Time
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -208,6 +211,9 @@ func (b *binder) bindWith(w *pg.WithClause) error {
 func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 	if err := b.checkSelectClauses(sel); err != nil {
 		return nil, err
+	}
+	if len(sel.ValuesLists) > 0 {
+		return b.bindValues(sel, parent) // values.go
 	}
 	sc := newScope(parent)
 	root, err := b.bindFrom(sel.FromClause, sc)
@@ -421,8 +427,6 @@ func (b *binder) buildAggregate(root node, ag *aggBuilder) (node, error) {
 // checkSelectClauses rejects SELECT features sluice does not run.
 func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 	switch {
-	case len(sel.ValuesLists) > 0:
-		return b.unsupported(-1, "VALUES lists")
 	case sel.IntoClause != nil:
 		return b.unsupported(-1, "SELECT INTO")
 	case len(sel.LockingClause) > 0:
@@ -539,7 +543,7 @@ func (b *binder) castColumns(n node, types []plan.DataType) (node, []colID, erro
 // rule turn into proper joins.
 func (b *binder) bindFrom(from []*pg.Node, sc *scope) (node, error) {
 	if len(from) == 0 {
-		return nil, b.unsupported(-1, "SELECT without FROM")
+		return b.oneRow(), nil // values.go
 	}
 	var root node
 	for _, item := range from {
@@ -900,7 +904,7 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
-	k := string(a.fn) + ":" + exprKey(a.arg)
+	k := fmt.Sprintf("%s(%g,%q):%s", a.fn, a.fraction, a.sep, exprKey(a.arg))
 	if a.distinct {
 		k = "distinct " + k
 	}
@@ -1125,6 +1129,11 @@ func (b *binder) nullable(e *plan.Expr) bool {
 // aggFuncs are the aggregate functions, by SQL name.
 var aggFuncs = map[string]plan.AggFunc{
 	"sum": plan.AggSum, "avg": plan.AggAvg, "count": plan.AggCount, "min": plan.AggMin, "max": plan.AggMax,
+	// aggregates.go: the variance family; bool_and/bool_or are min/max of a bool.
+	"var_samp": plan.AggVarSamp, "variance": plan.AggVarSamp, "var_pop": plan.AggVarPop,
+	"stddev_samp": plan.AggStddevSamp, "stddev": plan.AggStddevSamp, "stddev_pop": plan.AggStddevPop,
+	"bool_and": plan.AggMin, "every": plan.AggMin, "bool_or": plan.AggMax,
+	"approx_count_distinct": plan.AggApproxCountDistinct, "string_agg": plan.AggStringAgg, "median": plan.AggMedian, "percentile_cont": plan.AggPercentileCont, "percentile_disc": plan.AggPercentileDisc,
 }
 
 // funcName returns the unqualified, lower-case name of a function call.

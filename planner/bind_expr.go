@@ -46,9 +46,9 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 	case *pg.Node_BooleanTest:
 		return nil, b.unsupported(x.BooleanTest.Location, "IS [NOT] TRUE/FALSE/UNKNOWN")
 	case *pg.Node_MinMaxExpr:
-		return nil, b.unsupported(x.MinMaxExpr.Location, "GREATEST and LEAST")
+		return b.bindMinMax(x.MinMaxExpr, c)
 	case *pg.Node_SqlvalueFunction:
-		return nil, b.unsupported(x.SqlvalueFunction.Location, "CURRENT_DATE and other SQL value functions")
+		return b.bindSQLValueFunction(x.SqlvalueFunction)
 	case *pg.Node_CollateClause:
 		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
 	}
@@ -372,7 +372,7 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		return nil, b.unsupported(loc, "IS [NOT] DISTINCT FROM")
 	case pg.A_Expr_Kind_AEXPR_ILIKE:
-		return nil, b.unsupported(loc, "ILIKE")
+		return b.bindILike(ae, c)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
 		return nil, b.unsupported(loc, "SIMILAR TO")
 	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
@@ -454,7 +454,7 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case "~~", "!~~":
 		return b.like(l, r, name == "!~~", loc)
 	case "||":
-		return nil, b.unsupported(loc, "string concatenation (||)")
+		return b.callByName("||", []*plan.Expr{l, r}, loc)
 	}
 	return nil, b.unsupported(loc, "operator "+name)
 }
@@ -790,6 +790,12 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		return nil, b.unsupported(loc, "window functions")
 	}
 	if fn, ok := aggFuncs[name]; ok {
+		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
+			return b.bindPercentile(fc, fn, c) // aggregates.go
+		}
+		if fn == plan.AggStringAgg {
+			return b.bindStringAgg(fc, c) // aggregates.go
+		}
 		return b.bindAggregate(fc, fn, c)
 	}
 	switch name {
@@ -804,19 +810,15 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)
 		}
 		field := strings.ToLower(fc.Args[0].GetAConst().GetSval().GetSval())
+		if field == "" {
+			return nil, b.unsupported(loc, "non-constant EXTRACT field")
+		}
 		arg, err := b.bindExpr(fc.Args[1], c)
 		if err != nil {
 			return nil, err
 		}
-		if arg.Type.ID == plan.Timestamp && field != "" {
+		if arg.Type.ID == plan.Timestamp {
 			return b.extractTimestamp(field, arg, loc)
-		}
-		switch field {
-		case "year", "month", "day":
-		case "":
-			return nil, b.unsupported(loc, "non-constant EXTRACT field")
-		default:
-			return nil, b.unsupported(loc, "EXTRACT("+strings.ToUpper(field)+")")
 		}
 		if isStringLit(arg) || arg.Type.ID == plan.Null {
 			if arg, err = b.cast(arg, plan.DateType, loc); err != nil {
@@ -825,6 +827,9 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		}
 		if arg.Type.ID != plan.Date {
 			return nil, b.errorf(CodeType, loc, "type mismatch: EXTRACT needs a date, not %s", arg.Type)
+		}
+		if field != "year" && field != "month" && field != "day" {
+			return b.libraryExtract(field, arg, loc) // functions.go
 		}
 		e := plan.Call(plan.OpExtract, plan.Int64Type, arg)
 		e.Field = field
@@ -858,7 +863,7 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		}
 		return plan.Call(plan.OpSubstring, plan.StringType, args...), nil
 	}
-	return nil, b.unsupported(loc, "function "+name+"()")
+	return b.bindScalarFuncCall(fc, name, c) // the function library (functions.go)
 }
 
 func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*plan.Expr, error) {
@@ -890,6 +895,12 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 		arg = nullOf(plan.Int64Type)
 	}
 	a := aggExpr{fn: fn, arg: arg, distinct: fc.AggDistinct && fn != plan.AggMin && fn != plan.AggMax}
+	if done, err := b.libraryAggregate(name, &a, loc); done || err != nil { // aggregates.go
+		if err != nil {
+			return nil, err
+		}
+		return b.addAgg(c.aggs, a), nil
+	}
 	switch fn {
 	case plan.AggSum, plan.AggAvg:
 		if !arg.Type.IsNumeric() {

@@ -181,6 +181,8 @@ func (es *estimator) compute(n node) *estimate {
 		return e
 	case *joinNode:
 		return es.join(n)
+	case *valuesNode:
+		return es.estimateValues(n)
 	}
 	return &estimate{rows: unknownRows, cols: map[colID]colStat{}}
 }

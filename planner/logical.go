@@ -108,6 +108,8 @@ type aggExpr struct {
 	arg      *plan.Expr
 	typ      plan.DataType
 	distinct bool
+	fraction float64 // percentile_cont/percentile_disc (aggregates.go)
+	sep      string  // string_agg
 }
 
 // sortNode orders its input by keys.
@@ -236,6 +238,9 @@ func (a aggExpr) String() string {
 	if a.distinct {
 		return fmt.Sprintf("%s(DISTINCT %s)", a.fn, unparen(exprString(a.arg)))
 	}
+	if a.fn == plan.AggPercentileCont || a.fn == plan.AggPercentileDisc {
+		return fmt.Sprintf("%s(%g ORDER BY %s)", a.fn, a.fraction, unparen(exprString(a.arg)))
+	}
 	return fmt.Sprintf("%s(%s)", a.fn, unparen(exprString(a.arg)))
 }
 
@@ -351,6 +356,11 @@ func exprString(e *plan.Expr) string {
 		return fmt.Sprintf("EXTRACT(%s FROM %s)", strings.ToUpper(e.Field), exprString(e.Args[0]))
 	case plan.OpSubstring:
 		return "SUBSTRING(" + joinExprs(e.Args, ", ") + ")"
+	case plan.OpFunc:
+		if e.Func == "||" {
+			return "(" + joinExprs(e.Args, " || ") + ")"
+		}
+		return e.Func + "(" + joinExprs(e.Args, ", ") + ")"
 	case plan.OpCase:
 		var b strings.Builder
 		b.WriteString("CASE")

@@ -196,6 +196,8 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.lowerJoin(n)
 	case *unionNode:
 		return l.lowerUnion(n)
+	case *valuesNode:
+		return l.lowerValues(n)
 	}
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }
@@ -344,7 +346,7 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	}
 	distinct := false
 	for _, a := range n.aggs {
-		distinct = distinct || a.fn == plan.AggCountDistinct
+		distinct = distinct || a.fn == plan.AggCountDistinct || a.fn.Holistic()
 	}
 
 	// Project the inputs of the partial aggregation: group keys first, then
@@ -475,7 +477,7 @@ func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
 		if err != nil {
 			return nil, err
 		}
-		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name})
+		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep})
 	}
 	outCols := n.output()
 	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}
@@ -492,6 +494,9 @@ func (l *lowerer) colRef(f *fragment, i int) *plan.Expr {
 func stateName(c plan.AggCall, j int) string {
 	if c.Func == plan.AggAvg {
 		return c.Name + [...]string{"[sum]", "[count]"}[j]
+	}
+	if c.Func.IsVariance() {
+		return c.Name + [...]string{"[count]", "[mean]", "[m2]"}[j]
 	}
 	return c.Name
 }

@@ -5,8 +5,9 @@ import "github.com/sluicedb/sluice/planner/plan"
 // pruneColumns drops the columns no operator above reads: scans read only
 // those columns, projections compute only those, aggregations compute only
 // the aggregates used, joins and unions pass on only those. The plan's own
-// output is kept whole. A scan keeps at least one column so that it still
-// yields its row count (and so does a union).
+// output is kept whole. Every operator keeps at least one column so that
+// its row count survives (a batch of zero columns cannot cross an exchange:
+// count(*) over a derived table with LIMIT once counted 0).
 type pruneColumns struct{}
 
 func (pruneColumns) name() string { return "prune_columns" }
@@ -55,6 +56,14 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 				exprCols(n.exprs[i], child)
 			}
 		}
+		if len(c.cols) == 0 && len(n.cols) > 0 {
+			// Nothing above reads a value, but the row count must survive
+			// (count(*) over a derived table): keep the cheapest column.
+			// An exchange cannot carry a batch of zero columns.
+			i := narrowest(n.cols, md)
+			c.exprs, c.cols = []*plan.Expr{n.exprs[i]}, []colID{n.cols[i]}
+			exprCols(n.exprs[i], child)
+		}
 		c.input = r.prune(n.input, child, md)
 		return &c
 	case *aggregateNode:
@@ -70,6 +79,11 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 				c.aggCols = append(c.aggCols, id)
 				exprCols(n.aggs[i].arg, child)
 			}
+		}
+		if len(n.groups) == 0 && len(c.aggCols) == 0 && len(n.aggCols) > 0 {
+			// A global aggregate yields one row even when no value is read.
+			c.aggs, c.aggCols = n.aggs[:1], n.aggCols[:1]
+			exprCols(n.aggs[0].arg, child)
 		}
 		c.input = r.prune(n.input, child, md)
 		return &c

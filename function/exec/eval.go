@@ -152,6 +152,9 @@ func opName(e *plan.Expr) string {
 	if e.Op == plan.OpExtract {
 		return "extract(" + e.Field + ")"
 	}
+	if e.Op == plan.OpFunc {
+		return e.Func + "()"
+	}
 	return string(e.Op)
 }
 
@@ -186,6 +189,9 @@ func (ev *evaluator) apply(e *plan.Expr, args []vec) (arrow.Array, error) {
 			return fmt.Errorf("needs %d argument(s), has %d", k, len(args))
 		}
 		return nil
+	}
+	if e.Op == plan.OpFunc { // the function library (functions.go)
+		return ev.evalFunc(e, args)
 	}
 	if err := need(1); err != nil {
 		return nil, err

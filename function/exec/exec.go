@@ -173,6 +173,8 @@ func build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (op O
 		return leaves.Exchange(ctx, n)
 	case plan.KindEmpty:
 		return NewEmpty(n), nil
+	case plan.KindValues:
+		return NewValues(n, opts)
 	case plan.KindHashJoin, plan.KindCrossJoin, plan.KindUnion:
 		want := 2
 		if n.Kind == plan.KindUnion {

@@ -261,7 +261,13 @@ type aggAcc struct {
 	bl  []bool
 	str []string
 	has []bool  // a non-NULL value was seen (sum/min/max/avg)
-	cnt []int64 // count, count_star, avg
+	cnt []int64 // count, count_star, avg, the variance family
+
+	vmean, vm2 []float64   // the variance family (agg_variance.go)
+	hvals      [][]float64 // median, percentiles (agg_holistic.go)
+	hstrs      [][]string  // string_agg
+	hll        [][]byte    // approx_count_distinct (agg_hll.go)
+	hbytes     int64
 
 	strBytes int64
 	inCol    int // final mode: first state column in the input
@@ -275,6 +281,24 @@ type aggAcc struct {
 
 func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (*aggAcc, error) {
 	a := &aggAcc{call: c, mode: mode, inCol: col}
+	if c.Func == plan.AggApproxCountDistinct {
+		if mode != plan.AggFinal && c.Arg == nil {
+			return nil, fmt.Errorf("missing argument")
+		}
+		return a, nil
+	}
+	if c.Func.Holistic() {
+		if mode != plan.AggSingle || c.Arg == nil {
+			return nil, fmt.Errorf("%s is only supported in single mode with an argument", c.Func)
+		}
+		return a, nil
+	}
+	if c.Func.IsVariance() {
+		if mode != plan.AggFinal && c.Arg == nil {
+			return nil, fmt.Errorf("missing argument")
+		}
+		return a, nil
+	}
 	switch c.Func {
 	case plan.AggCount, plan.AggCountStar:
 		return a, nil
@@ -322,7 +346,7 @@ func newAggAcc(c plan.AggCall, mode plan.AggMode, out plan.Schema, col, i int) (
 }
 
 func (a *aggAcc) bytes() int64 {
-	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.w)*16+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)) + a.strBytes
+	n := int64(cap(a.i64)*8+cap(a.f64)*8+cap(a.i32)*4+cap(a.w)*16+cap(a.bl)+cap(a.str)*16+cap(a.has)+cap(a.cnt)*8+cap(a.dseen)+cap(a.vmean)*8+cap(a.vm2)*8+cap(a.hvals)*24+cap(a.hstrs)*24+cap(a.hll)*24) + a.hllBytes() + a.hbytes + a.strBytes
 	if a.distinct != nil {
 		n += a.distinct.bytes()
 	}
@@ -343,6 +367,19 @@ func growTo[T any](s []T, n int) []T {
 }
 
 func (a *aggAcc) grow(n int) {
+	if a.call.Func.IsVariance() {
+		a.growVariance(n)
+		return
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		a.hll = growTo(a.hll, n)
+		return
+	}
+	if a.call.Func.Holistic() {
+		a.hvals = growTo(a.hvals, n)
+		a.hstrs = growTo(a.hstrs, n)
+		return
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		a.cnt = growTo(a.cnt, n)
@@ -385,6 +422,15 @@ func (a *aggAcc) update(rec arrow.RecordBatch, gids []uint32, n int, mem memory.
 	if arg.DataType().ID() == arrow.NULL {
 		return nil // every value NULL: nothing to fold
 	}
+	if a.call.Func.IsVariance() {
+		return a.updateVariance(arg, gids)
+	}
+	if a.call.Func.Holistic() {
+		return a.updateHolistic(arg, gids)
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return a.updateHLL(arg, gids)
+	}
 	switch a.call.Func {
 	case plan.AggCount:
 		countValid(a.cnt, gids, arg)
@@ -407,6 +453,12 @@ func (a *aggAcc) merge(rec arrow.RecordBatch, gids []uint32, n int) error {
 	ns := a.call.NumStates()
 	if a.inCol+ns > int(rec.NumCols()) {
 		return fmt.Errorf("input has %d columns, state column %d missing", rec.NumCols(), a.inCol+ns-1)
+	}
+	if a.call.Func.IsVariance() {
+		return a.mergeVariance(rec, gids)
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return a.mergeHLL(rec, gids)
 	}
 	st := rec.Column(a.inCol)
 	switch a.call.Func {
@@ -768,6 +820,12 @@ func countArray(mem memory.Allocator, cnt []int64) arrow.Array {
 
 // states builds the partial state columns of groups [lo, hi).
 func (a *aggAcc) states(mem memory.Allocator, schema *arrow.Schema, col, lo, hi int) ([]arrow.Array, error) {
+	if a.call.Func.IsVariance() {
+		return a.varianceStates(mem, lo, hi), nil
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return []arrow.Array{a.hllStates(mem, lo, hi)}, nil
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar:
 		return []arrow.Array{countArray(mem, a.cnt[lo:hi])}, nil
@@ -788,6 +846,15 @@ func (a *aggAcc) states(mem memory.Allocator, schema *arrow.Schema, col, lo, hi 
 // result builds the final values of groups [lo, hi).
 func (a *aggAcc) result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
 	n := hi - lo
+	if a.call.Func.IsVariance() {
+		return a.varianceResult(mem, lo, hi), nil
+	}
+	if a.call.Func.Holistic() {
+		return a.holisticResult(mem, lo, hi), nil
+	}
+	if a.call.Func == plan.AggApproxCountDistinct {
+		return a.hllResult(mem, lo, hi), nil
+	}
 	switch a.call.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
 		return countArray(mem, a.cnt[lo:hi]), nil

@@ -89,6 +89,7 @@ type Expr struct {
 	Value   *Value   `json:"value,omitempty"`
 	Args    []*Expr  `json:"args,omitempty"`
 	Field   string   `json:"field,omitempty"` // OpExtract field
+	Func    string   `json:"func,omitempty"`  // OpFunc: the registered function's name
 	Negated bool     `json:"negated,omitempty"`
 }
 
@@ -169,6 +170,8 @@ func (e *Expr) String() string {
 		return fmt.Sprintf("(%s %sIN (%s))", e.Args[0], not, strings.Join(parts, ", "))
 	case OpExtract:
 		return fmt.Sprintf("EXTRACT(%s FROM %s)", strings.ToUpper(e.Field), e.Args[0])
+	case OpFunc:
+		return FuncString(e.Func, e.Args)
 	case OpCase:
 		var b strings.Builder
 		b.WriteString("CASE")

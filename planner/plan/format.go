@@ -116,6 +116,8 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		return fmt.Sprintf("Exchange: stage=%d", n.Stage)
 	case KindEmpty:
 		return "Empty:"
+	case KindValues:
+		return fmt.Sprintf("Values: rows=%d", len(n.Rows))
 	case KindFilter:
 		return "Filter: " + n.Predicate.String()
 	case KindProject:

@@ -7,6 +7,7 @@ const (
 	KindScan      Kind = "scan"      // leaf: reads table files (the task's splits)
 	KindExchange  Kind = "exchange"  // leaf: reads shuffle output of an upstream stage
 	KindEmpty     Kind = "empty"     // leaf: produces no rows (empty propagation)
+	KindValues    Kind = "values"    // leaf: the constant rows of Rows (VALUES, SELECT without FROM)
 	KindFilter    Kind = "filter"    // keeps rows where Predicate is true
 	KindProject   Kind = "project"   // computes Exprs, one output column each
 	KindAggregate Kind = "aggregate" // hash aggregation, see Aggregate.Mode
@@ -36,6 +37,9 @@ type Node struct {
 	// of its stage (a broadcast read of a hash-partitioned output, which
 	// the adaptive planner introduces when a join side turns out small).
 	Whole bool `json:"whole,omitempty"`
+	// Rows are the rows of a KindValues leaf: one constant expression
+	// (no column references) per column of Schema, already of its type.
+	Rows [][]*Expr `json:"rows,omitempty"`
 }
 
 // Scan describes a table scan. The files and row groups a task reads come
@@ -105,6 +109,10 @@ type AggCall struct {
 	Arg  *Expr    `json:"arg,omitempty"`
 	Type DataType `json:"type"`
 	Name string   `json:"name,omitempty"`
+	// Fraction is the percentile of percentile_cont/percentile_disc.
+	Fraction float64 `json:"fraction,omitempty"`
+	// Sep is the separator of string_agg.
+	Sep string `json:"sep,omitempty"`
 }
 
 // StateTypes is the layout of the partial state columns of a.
@@ -112,6 +120,12 @@ type AggCall struct {
 // (sum of decimal as decimal(18,s), of int64 as int64, of float as float64);
 // min, max -> [value].
 func (a AggCall) StateTypes() []DataType {
+	if a.Func.IsVariance() {
+		return varianceStates // aggs.go
+	}
+	if a.Func == AggApproxCountDistinct {
+		return []DataType{StringType}
+	}
 	switch a.Func {
 	case AggCount, AggCountStar:
 		return []DataType{Int64Type}
@@ -130,6 +144,9 @@ func (a AggCall) StateTypes() []DataType {
 func (a AggCall) NumStates() int {
 	if a.Func == AggAvg {
 		return 2
+	}
+	if a.Func.IsVariance() {
+		return len(varianceStates)
 	}
 	return 1
 }

@@ -1,0 +1,136 @@
+package planner
+
+import (
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// libraryAggregate types the aggregates beyond sum/avg/count/min/max:
+// the variance family (float64 over a numeric argument cast to float64)
+// and bool_and/bool_or (min/max of a bool). done is false for the others.
+func (b *binder) libraryAggregate(name string, a *aggExpr, loc int32) (done bool, err error) {
+	switch {
+	case a.fn.IsVariance():
+		if !a.arg.Type.IsNumeric() {
+			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)
+		}
+		if a.arg, err = b.cast(a.arg, plan.Float64Type, loc); err != nil {
+			return true, err
+		}
+		a.typ = plan.Float64Type
+		return true, nil
+	case a.fn == plan.AggApproxCountDistinct:
+		a.typ, a.distinct = plan.Int64Type, false
+		return true, nil
+	case a.fn == plan.AggMedian:
+		if !a.arg.Type.IsNumeric() {
+			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)
+		}
+		if a.arg, err = b.cast(a.arg, plan.Float64Type, loc); err != nil {
+			return true, err
+		}
+		a.typ, a.distinct = plan.Float64Type, false
+		return true, nil
+	case name == "bool_and" || name == "bool_or" || name == "every":
+		if a.arg.Type.ID != plan.Bool {
+			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)
+		}
+		a.typ, a.distinct = plan.BoolType, false
+		return true, nil
+	}
+	return false, nil
+}
+
+// bindPercentile binds percentile_cont(f) / percentile_disc(f) WITHIN
+// GROUP (ORDER BY x): f a constant in [0, 1], x numeric (as float64).
+func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*plan.Expr, error) {
+	name, loc := funcName(fc), fc.Location
+	switch {
+	case c.inAgg:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
+	case c.aggs == nil:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
+	case fc.AggFilter != nil:
+		return nil, b.unsupported(loc, "FILTER in aggregate functions")
+	case !fc.AggWithinGroup || len(fc.AggOrder) != 1 || len(fc.Args) != 1:
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a fraction and WITHIN GROUP (ORDER BY one value)", name)
+	}
+	inner := c.with(func(c *exprCtx) { c.aggs, c.inAgg = nil, true })
+	f, err := b.bindExpr(fc.Args[0], inner)
+	if err != nil {
+		return nil, err
+	}
+	if f, err = b.cast(f, plan.Float64Type, loc); err != nil {
+		return nil, err
+	}
+	if !isLit(f) || f.Value.Null || f.Value.F < 0 || f.Value.F > 1 {
+		return nil, b.errorf(CodeValue, loc, "%s needs a constant fraction between 0 and 1", name)
+	}
+	sb := fc.AggOrder[0].GetSortBy()
+	if sb == nil {
+		return nil, b.unsupported(loc, "this WITHIN GROUP form")
+	}
+	frac := f.Value.F
+	if sb.SortbyDir == pg.SortByDir_SORTBY_DESC {
+		return nil, b.unsupported(loc, name+" WITHIN GROUP (ORDER BY ... DESC)")
+	}
+	arg, err := b.bindExpr(sb.Node, inner)
+	if err != nil {
+		return nil, err
+	}
+	if arg.Type.ID == plan.Null {
+		arg = nullOf(plan.Float64Type)
+	}
+	if !arg.Type.IsNumeric() {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
+	}
+	if arg, err = b.cast(arg, plan.Float64Type, loc); err != nil {
+		return nil, err
+	}
+	return b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}), nil
+}
+
+// bindStringAgg binds string_agg(x[, sep]) (sep a constant, default ',';
+// x cast to string). The order of the values within a group is the order
+// the rows arrive in; string_agg(... ORDER BY ...) is not supported yet.
+func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
+	loc := fc.Location
+	switch {
+	case c.inAgg:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
+	case c.aggs == nil:
+		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
+	case fc.AggFilter != nil:
+		return nil, b.unsupported(loc, "FILTER in aggregate functions")
+	case len(fc.AggOrder) > 0:
+		return nil, b.unsupported(loc, "string_agg(... ORDER BY ...)")
+	case fc.AggDistinct:
+		return nil, b.unsupported(loc, "string_agg(DISTINCT ...)")
+	case len(fc.Args) < 1 || len(fc.Args) > 2:
+		return nil, b.errorf(CodeType, loc, "type mismatch: string_agg takes a value and an optional separator")
+	}
+	inner := c.with(func(c *exprCtx) { c.aggs, c.inAgg = nil, true })
+	arg, err := b.bindExpr(fc.Args[0], inner)
+	if err != nil {
+		return nil, err
+	}
+	if arg.Type.ID == plan.Null {
+		arg = nullOf(plan.StringType)
+	}
+	if arg, err = b.cast(arg, plan.StringType, loc); err != nil {
+		return nil, err
+	}
+	sep := ","
+	if len(fc.Args) == 2 {
+		s, err := b.bindExpr(fc.Args[1], inner)
+		if err != nil {
+			return nil, err
+		}
+		if !isStringLit(s) {
+			return nil, b.unsupported(loc, "string_agg with a non-constant separator")
+		}
+		sep = s.Value.S
+	}
+	return b.addAgg(c.aggs, aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep}), nil
+}

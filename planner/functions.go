@@ -1,0 +1,301 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+	"time"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluicedb/sluice/function/exec"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Binding calls of the scalar function library (function/exec/functions.go):
+// the library entry gives the overloads and the return type rule; the
+// binder picks the overload whose parameters the arguments fit with the
+// fewest implicit casts, casts the arguments, and emits plan.OpFunc under
+// the function's canonical name. Errors name the SQL function: SL005 for a
+// function the library does not have, SL004 for arguments no overload
+// takes.
+
+// bindScalarFuncCall binds name(args) through the library.
+func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*plan.Expr, error) {
+	loc := fc.Location
+	f, ok := exec.LookupFunction(name)
+	if !ok {
+		return nil, b.unsupported(loc, "function "+name+"()")
+	}
+	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", f.Name)
+	}
+	args := make([]*plan.Expr, len(fc.Args))
+	for k, a := range fc.Args {
+		e, err := b.bindExpr(a, c)
+		if err != nil {
+			return nil, err
+		}
+		args[k] = e
+	}
+	return b.callLibrary(f, args, loc)
+}
+
+// callLibrary resolves f's overload for args and builds the call.
+func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int32) (*plan.Expr, error) {
+	best, bestCost := -1, 0
+	for k, s := range f.Signatures {
+		cost, ok := signatureCost(s, args)
+		if ok && (best < 0 || cost < bestCost) {
+			best, bestCost = k, cost
+		}
+	}
+	if best < 0 {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s(%s) is not defined; %s takes %s",
+			f.Name, argTypes(args), f.Name, candidates(f))
+	}
+	s := f.Signatures[best]
+	cast := make([]*plan.Expr, len(args))
+	same, _ := sameTypeOf(s, args)
+	for k, a := range args {
+		p, _ := s.ParamFor(k)
+		e, err := b.castToParam(a, p, same, loc)
+		if err != nil {
+			return nil, err
+		}
+		cast[k] = e
+	}
+	types := make([]plan.DataType, len(cast))
+	for k, a := range cast {
+		types[k] = a.Type
+	}
+	ret := s.ReturnType(types)
+	if f.Nulls == exec.NullPropagates {
+		for _, a := range cast {
+			if isNullLit(a) {
+				return nullOf(ret), nil
+			}
+		}
+	}
+	return plan.CallFunc(f.Name, ret, cast...), nil
+}
+
+// paramCost is the cost of passing a to a parameter of type p: 0 exact,
+// more for each implicit cast, ok false when a does not fit.
+func paramCost(a *plan.Expr, p plan.TypeID) (int, bool) {
+	t := a.Type.ID
+	switch {
+	case p == exec.AnyType || p == exec.SameType:
+		return 0, true
+	case t == plan.Null:
+		return 0, true
+	case p == exec.ToString:
+		if t == plan.String {
+			return 0, true
+		}
+		return 1, true
+	case p == exec.NumericType:
+		return 0, a.Type.IsNumeric()
+	case t == p:
+		return 0, true
+	case t == plan.Int64 && p == plan.Decimal:
+		return 1, true
+	case t == plan.Int64 && p == plan.Float64, t == plan.Decimal && p == plan.Float64:
+		return 2, true
+	case isStringLit(a) && p == plan.Date:
+		return 1, true
+	}
+	return 0, false
+}
+
+func signatureCost(s exec.Signature, args []*plan.Expr) (int, bool) {
+	if !s.Arity(len(args)) {
+		return 0, false
+	}
+	total := 0
+	for k, a := range args {
+		p, _ := s.ParamFor(k)
+		c, ok := paramCost(a, p)
+		if !ok {
+			return 0, false
+		}
+		total += c
+	}
+	if _, ok := sameTypeOf(s, args); !ok {
+		return 0, false
+	}
+	return total, true
+}
+
+// sameTypeOf is the common supertype of the SameType arguments.
+func sameTypeOf(s exec.Signature, args []*plan.Expr) (plan.DataType, bool) {
+	var acc *plan.Expr
+	for k, a := range args {
+		if p, _ := s.ParamFor(k); p != exec.SameType {
+			continue
+		}
+		if acc == nil {
+			acc = a
+			continue
+		}
+		t, ok := supertype(acc, a)
+		if !ok {
+			return plan.DataType{}, false
+		}
+		acc = &plan.Expr{Op: plan.OpColumn, Type: t}
+	}
+	if acc == nil {
+		return plan.NullType, true
+	}
+	if acc.Type.ID == plan.Null {
+		return plan.Int64Type, true
+	}
+	return acc.Type, true
+}
+
+// castToParam casts a to parameter type p.
+func (b *binder) castToParam(a *plan.Expr, p plan.TypeID, same plan.DataType, loc int32) (*plan.Expr, error) {
+	var t plan.DataType
+	switch p {
+	case exec.AnyType:
+		if a.Type.ID == plan.Null {
+			return nullOf(plan.StringType), nil
+		}
+		return a, nil
+	case exec.SameType:
+		t = same
+	case exec.ToString:
+		t = plan.StringType
+	case exec.NumericType:
+		if a.Type.ID == plan.Null {
+			return nullOf(plan.Int64Type), nil
+		}
+		return a, nil
+	case plan.Decimal:
+		if a.Type.ID == plan.Decimal {
+			return a, nil
+		}
+		t = asDecimal(a)
+	default:
+		t = plan.DataType{ID: p}
+	}
+	if a.Type.ID == plan.Null {
+		return nullOf(t), nil
+	}
+	return b.cast(a, t, loc)
+}
+
+func argTypes(args []*plan.Expr) string {
+	ts := make([]string, len(args))
+	for k, a := range args {
+		ts[k] = a.Type.String()
+	}
+	return strings.Join(ts, ", ")
+}
+
+func candidates(f *exec.ScalarFunction) string {
+	var out []string
+	for _, s := range f.Signatures {
+		ps := make([]string, len(s.Params))
+		for k, p := range s.Params {
+			ps[k] = string(p)
+			if s.Variadic && k == len(s.Params)-1 {
+				ps[k] += "..."
+			}
+		}
+		out = append(out, "("+strings.Join(ps, ", ")+")")
+	}
+	return strings.Join(out, " or ")
+}
+
+// callByName binds a library call from already bound arguments (operators
+// and SQL syntax that map to library functions: ||, GREATEST, ILIKE).
+func (b *binder) callByName(name string, args []*plan.Expr, loc int32) (*plan.Expr, error) {
+	f, ok := exec.LookupFunction(name)
+	if !ok {
+		return nil, b.unsupported(loc, "function "+name+"()")
+	}
+	return b.callLibrary(f, args, loc)
+}
+
+// bindMinMax binds GREATEST(...) and LEAST(...).
+func (b *binder) bindMinMax(mm *pg.MinMaxExpr, c *exprCtx) (*plan.Expr, error) {
+	name := "least"
+	if mm.Op == pg.MinMaxOp_IS_GREATEST {
+		name = "greatest"
+	}
+	var args []*plan.Expr
+	for _, a := range mm.Args {
+		e, err := b.bindExpr(a, c)
+		if err != nil {
+			return nil, err
+		}
+		args = append(args, e)
+	}
+	return b.callByName(name, args, mm.Location)
+}
+
+// bindSQLValueFunction binds CURRENT_DATE (the statement's date, UTC, the
+// same for every row and every call in the query).
+func (b *binder) bindSQLValueFunction(f *pg.SQLValueFunction) (*plan.Expr, error) {
+	switch f.Op {
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
+		return lit(plan.Value{I: int64(daysOf(b.statementTime()))}, plan.DateType), nil
+	}
+	return nil, b.unsupported(f.Location, "SQL value function "+strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+}
+
+func (b *binder) statementTime() time.Time {
+	if b.now.IsZero() {
+		b.now = time.Now().UTC()
+	}
+	return b.now
+}
+
+// bindILike binds a [NOT] ILIKE pattern as lower(a) [NOT] LIKE lower(pattern).
+func (b *binder) bindILike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	l, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	r, err := b.bindExpr(ae.Rexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	if l.Type.ID != plan.String && l.Type.ID != plan.Null {
+		return nil, b.errorf(CodeType, ae.Location, "type mismatch: ILIKE needs a string, not %s", l.Type)
+	}
+	if isStringLit(r) {
+		r = lit(plan.Value{S: strings.ToLower(r.Value.S)}, plan.StringType)
+	}
+	if l.Type.ID == plan.String {
+		if l, err = b.callByName("lower", []*plan.Expr{l}, ae.Location); err != nil {
+			return nil, err
+		}
+	}
+	return b.like(l, r, opName(ae) == "!~~*", ae.Location)
+}
+
+// libraryExtract binds EXTRACT(field FROM d) / date_part for the fields
+// beyond year, month and day through the library's date_part.
+func (b *binder) libraryExtract(field string, arg *plan.Expr, loc int32) (*plan.Expr, error) {
+	if !exec.IsDatePart(field) {
+		return nil, b.errorf(CodeValue, loc, "unknown date part %q in EXTRACT/date_part", field)
+	}
+	return b.callByName("date_part", []*plan.Expr{lit(plan.Value{S: field}, plan.StringType), arg}, loc)
+}
+
+// FunctionDocs renders the library as a Markdown table (name, aliases,
+// signatures, description), for the README and `sluice functions`.
+func FunctionDocs() string {
+	var sb strings.Builder
+	sb.WriteString("| function | aliases | arguments | description |\n|---|---|---|---|\n")
+	for _, f := range exec.Functions() {
+		var sigs []string
+		for _, s := range f.Signatures {
+			sigs = append(sigs, "`"+f.SignatureString(s)+"`")
+		}
+		aliases := strings.Join(f.Aliases, ", ")
+		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", f.Name, aliases, strings.Join(sigs, "<br>"), strings.ReplaceAll(f.Doc, "|", "\\|"))
+	}
+	return sb.String()
+}

@@ -1,0 +1,33 @@
+package planner
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestFunctionDocs keeps docs/functions.md equal to the library's table
+// (go test ./planner -run TestFunctionDocs -update rewrites it).
+func TestFunctionDocs(t *testing.T) {
+	const path = "../docs/functions.md"
+	got := "# SQL function library\n\nGenerated from the registry (`function/exec/functions.go`) by `go test ./planner -run TestFunctionDocs -update`; do not edit.\n" +
+		"Parameter types: `numeric` is any number as it is, `any->string` any value cast to a string, `T` the common type of those arguments.\n" +
+		"Unless stated, a NULL argument gives NULL.\n\n" + FunctionDocs() +
+		"\nAggregates: `count`, `sum`, `avg`, `min`, `max`, `count(DISTINCT x)`, `var_samp`/`variance`, `var_pop`, `stddev_samp`/`stddev`, `stddev_pop`, `bool_and`/`every`, `bool_or`, `median`, `percentile_cont(f)`/`percentile_disc(f) WITHIN GROUP (ORDER BY x)`, `string_agg(x[, sep])`, `approx_count_distinct(x)`.\n"
+	if *update {
+		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./planner -run TestFunctionDocs -update)", err)
+	}
+	if string(want) != got {
+		t.Errorf("%s is stale (run go test ./planner -run TestFunctionDocs -update)", path)
+	}
+	if !strings.Contains(got, "| `trim` | btrim |") {
+		t.Errorf("trim is not documented under its SQL name")
+	}
+}
