@@ -467,7 +467,7 @@ func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
 	names := make([]string, len(lo))
 	for i := range lo {
 		lc, rc := b.md.col(lo[i]), b.md.col(ro[i])
-		t, ok := supertype(b.md.ref(lo[i]), b.md.ref(ro[i]))
+		t, ok := b.setOpType(l, r, lo[i], ro[i])
 		if !ok {
 			return nil, b.errorf(CodeType, -1, "type mismatch: UNION column %d has types %s and %s", i+1, lc.typ, rc.typ)
 		}
