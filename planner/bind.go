@@ -110,6 +110,10 @@ type exprCtx struct {
 	// subs, when set, collects the scalar subqueries of the clause; nil
 	// where subqueries are not supported.
 	subs *subqueries
+	// windows, when set, collects the window function calls of the clause
+	// (select list, ORDER BY); inWindow is set inside one (bind_window.go).
+	windows  *windowBuilder
+	inWindow bool
 }
 
 func (c *exprCtx) with(f func(*exprCtx)) *exprCtx {
@@ -247,7 +251,11 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 
 	var ag *aggBuilder
 	post := &subqueries{}
-	base := &exprCtx{scope: sc, subs: post}
+	wb, err := b.newWindowBuilder(sel)
+	if err != nil {
+		return nil, err
+	}
+	base := &exprCtx{scope: sc, subs: post, windows: wb}
 	if grouped {
 		ag = &aggBuilder{groupKeys: map[string]int{}, aggKeys: map[string]int{}, extra: map[colID]bool{}, outer: sc.outer}
 		for _, g := range sel.GroupClause {
@@ -269,7 +277,7 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 
 	var having *boundPred
 	if sel.HavingClause != nil {
-		c := base.with(func(c *exprCtx) { c.clause = "HAVING"; c.targets = targets })
+		c := base.with(func(c *exprCtx) { c.clause = "HAVING"; c.targets = targets; c.windows = nil })
 		having, err = b.bindPredicate(sel.HavingClause, c, func(e *plan.Expr) (*plan.Expr, error) {
 			return b.grouped(e, ag, "HAVING")
 		})
@@ -315,6 +323,9 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 		}
 	}
 	root = b.attachScalars(root, post)
+	if len(wb.calls) > 0 {
+		root = b.buildWindows(root, wb)
+	}
 	proj := &projectNode{input: root, exprs: outExprs}
 	for i, e := range outExprs {
 		name := ""
@@ -427,8 +438,6 @@ func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 		return b.unsupported(-1, "SELECT INTO")
 	case len(sel.LockingClause) > 0:
 		return b.unsupported(-1, "locking clauses (FOR UPDATE/SHARE)")
-	case len(sel.WindowClause) > 0:
-		return b.unsupported(exprLoc(sel.WindowClause[0]), "window functions")
 	case sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
 		return b.unsupported(exprLoc(sel.LimitCount), "FETCH ... WITH TIES")
 	case sel.GroupDistinct:

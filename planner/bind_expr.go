@@ -765,7 +765,7 @@ func (b *binder) bindCoalesce(ce *pg.CoalesceExpr, c *exprCtx) (*plan.Expr, erro
 func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
 	if fc.Over != nil {
-		return nil, b.unsupported(loc, "window functions")
+		return b.bindWindowCall(fc, c)
 	}
 	if fn, ok := aggFuncs[name]; ok {
 		return b.bindAggregate(fc, fn, c)

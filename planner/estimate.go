@@ -177,6 +177,12 @@ func (es *estimator) compute(n node) *estimate {
 		return e
 	case *joinNode:
 		return es.join(n)
+	case *windowNode:
+		e := es.copyOf(n.input)
+		for i, id := range n.cols {
+			e.cols[id] = colStat{ndv: e.rows, base: e.rows, width: typeWidth(n.calls[i].typ)}
+		}
+		return e
 	}
 	return &estimate{rows: unknownRows, cols: map[colID]colStat{}}
 }

@@ -161,6 +161,8 @@ func describeNode(n *plan.Node) string {
 			aggs[i] += ":" + c.Type.String()
 		}
 		return fmt.Sprintf("Aggregate: mode=%s group_by=[%s] aggs=[%s]", a.Mode, physExprs(a.GroupBy, nil), strings.Join(aggs, ", "))
+	case plan.KindWindow:
+		return describeWindow(n)
 	case plan.KindSort:
 		keys := make([]string, len(n.SortKeys))
 		for i, k := range n.SortKeys {

@@ -196,6 +196,8 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.lowerJoin(n)
 	case *unionNode:
 		return l.lowerUnion(n)
+	case *windowNode:
+		return l.lowerWindow(n)
 	}
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }
