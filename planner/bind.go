@@ -92,6 +92,11 @@ type aggBuilder struct {
 	// and (outer) columns of enclosing queries.
 	extra map[colID]bool
 	outer map[colID]bool
+	// sets are the grouping sets (indices into groups) of GROUPING SETS,
+	// ROLLUP and CUBE, and gid the column of the set number
+	// (bind_groupingsets.go); nil for a plain GROUP BY.
+	sets [][]int
+	gid  colID
 }
 
 // exprCtx is the context an expression is bound in.
@@ -258,7 +263,15 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 	base := &exprCtx{scope: sc, subs: post, windows: wb}
 	if grouped {
 		ag = &aggBuilder{groupKeys: map[string]int{}, aggKeys: map[string]int{}, extra: map[colID]bool{}, outer: sc.outer}
+		if hasGroupingSets(sel.GroupClause) {
+			if err := b.bindGroupingSets(sel.GroupClause, targets, sc, ag); err != nil {
+				return nil, err
+			}
+		}
 		for _, g := range sel.GroupClause {
+			if ag.sets != nil {
+				break
+			}
 			e, err := b.bindGroupItem(g, targets, sc)
 			if err != nil {
 				return nil, err
@@ -315,6 +328,9 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 
 	// Assemble.
 	if ag != nil {
+		if ag.sets != nil {
+			root = b.expandGroupingSets(root, ag)
+		}
 		if root, err = b.buildAggregate(root, ag); err != nil {
 			return nil, err
 		}

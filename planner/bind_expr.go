@@ -41,6 +41,8 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		return b.bindFuncCall(x.FuncCall, c)
 	case *pg.Node_SubLink:
 		return b.bindScalarSubquery(x.SubLink, c)
+	case *pg.Node_GroupingFunc:
+		return b.bindGroupingFunc(x.GroupingFunc, c)
 	case *pg.Node_ParamRef:
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:

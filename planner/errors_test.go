@@ -88,7 +88,7 @@ func TestErrors(t *testing.T) {
 		{"select 1", CodeUnsupported, 0, "SELECT without FROM"},
 		{"insert into lineitem values (1)", CodeUnsupported, 1, "unsupported: INSERT statements"},
 		{"select 1 from lineitem; select 2 from lineitem", CodeUnsupported, 24, "more than one statement"},
-		{"select l_returnflag, count(*) from lineitem group by rollup (l_returnflag)", CodeUnsupported, 54, "GROUPING SETS"},
+		{"select l_returnflag, grouping(l_tax) from lineitem group by rollup (l_returnflag)", CodeGrouping, 31, "arguments to GROUPING must be grouping expressions"},
 		{"select distinct on (l_returnflag) l_returnflag from lineitem", CodeUnsupported, 21, "DISTINCT ON"},
 		{"select cast(l_orderkey as timestamp) from lineitem", CodeUnsupported, 27, "unsupported: type timestamp"},
 		{"select * from lineitem where l_comment ilike 'a%'", CodeUnsupported, 40, "unsupported: ILIKE"},

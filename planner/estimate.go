@@ -177,6 +177,13 @@ func (es *estimator) compute(n node) *estimate {
 		return e
 	case *joinNode:
 		return es.join(n)
+	case *expandNode:
+		in := es.of(n.input)
+		e := &estimate{rows: in.rows * float64(len(n.projs)), cols: map[colID]colStat{}}
+		for i, id := range n.cols {
+			e.cols[id] = es.exprStat(n.projs[0][i], in)
+		}
+		return e
 	case *windowNode:
 		e := es.copyOf(n.input)
 		for i, id := range n.cols {

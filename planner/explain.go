@@ -163,6 +163,12 @@ func describeNode(n *plan.Node) string {
 		return fmt.Sprintf("Aggregate: mode=%s group_by=[%s] aggs=[%s]", a.Mode, physExprs(a.GroupBy, nil), strings.Join(aggs, ", "))
 	case plan.KindWindow:
 		return describeWindow(n)
+	case plan.KindExpand:
+		sets := make([]string, len(n.Expand))
+		for i, p := range n.Expand {
+			sets[i] = "[" + physExprs(p, nil) + "]"
+		}
+		return "Expand: " + strings.Join(sets, ", ")
 	case plan.KindSort:
 		keys := make([]string, len(n.SortKeys))
 		for i, k := range n.SortKeys {

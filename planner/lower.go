@@ -198,6 +198,8 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.lowerUnion(n)
 	case *windowNode:
 		return l.lowerWindow(n)
+	case *expandNode:
+		return l.lowerExpand(n)
 	}
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }

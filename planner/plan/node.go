@@ -27,6 +27,7 @@ type Node struct {
 	Join      *Join      `json:"join,omitempty"`
 	SortKeys  []SortKey  `json:"sort_keys,omitempty"`
 	Window    *Window    `json:"window,omitempty"` // KindWindow (window.go)
+	Expand    [][]*Expr  `json:"expand,omitempty"` // KindExpand (expand.go)
 	// Limit is the row limit of KindLimit and KindSort (-1: none);
 	// Offset applies to KindLimit only.
 	Limit  int64 `json:"limit"`
