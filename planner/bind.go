@@ -171,10 +171,10 @@ func (b *binder) bindQuery(sel *pg.SelectStmt, parent *scope) (node, error) {
 	switch sel.Op {
 	case pg.SetOperation_SETOP_NONE:
 		return b.bindSelect(sel, parent)
-	case pg.SetOperation_SETOP_UNION:
+	case pg.SetOperation_SETOP_UNION, pg.SetOperation_SETOP_INTERSECT, pg.SetOperation_SETOP_EXCEPT:
 		return b.bindUnion(sel, parent)
 	}
-	return nil, b.unsupported(-1, "INTERSECT and EXCEPT")
+	return nil, b.unsupported(-1, "this set operation")
 }
 
 // bindWith puts a WITH clause's CTEs in view, in order.
@@ -485,8 +485,11 @@ func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
 	}
 	lo, ro := l.output(), r.output()
 	if len(lo) != len(ro) {
-		return nil, b.errorf(CodeType, -1, "type mismatch: each UNION query must have the same number of columns (%d and %d)", len(lo), len(ro))
+		return nil, b.errorf(CodeType, -1, "type mismatch: each %s query must have the same number of columns (%d and %d)", map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION",
+			pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[sel.Op], len(lo), len(ro))
 	}
+	op := map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION",
+		pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[sel.Op]
 	u := &unionNode{}
 	types := make([]plan.DataType, len(lo))
 	names := make([]string, len(lo))
@@ -494,7 +497,7 @@ func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
 		lc, rc := b.md.col(lo[i]), b.md.col(ro[i])
 		t, ok := b.setOpType(l, r, lo[i], ro[i])
 		if !ok {
-			return nil, b.errorf(CodeType, -1, "type mismatch: UNION column %d has types %s and %s", i+1, lc.typ, rc.typ)
+			return nil, b.errorf(CodeType, -1, "type mismatch: %s column %d has types %s and %s", op, i+1, lc.typ, rc.typ)
 		}
 		if t.ID == plan.Null {
 			t = plan.Int64Type
@@ -511,7 +514,9 @@ func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
 		u.inCols = append(u.inCols, cols)
 	}
 	var root node = u
-	if !sel.All {
+	if sel.Op != pg.SetOperation_SETOP_UNION {
+		root = b.intersectExcept(u, sel.Op == pg.SetOperation_SETOP_INTERSECT, sel.All)
+	} else if !sel.All {
 		d := &aggregateNode{input: root}
 		for _, id := range u.cols {
 			d.groups = append(d.groups, b.md.ref(id))
