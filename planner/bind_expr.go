@@ -845,14 +845,19 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
 	case c.aggs == nil:
 		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
-	case fc.AggFilter != nil:
-		return nil, b.unsupported(loc, "FILTER in aggregate functions")
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
 		return nil, b.unsupported(loc, "ORDER BY in aggregate functions")
 	}
 	if fc.AggStar {
 		if fn != plan.AggCount {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s(*) is not defined", name)
+		}
+		if fc.AggFilter != nil {
+			arg, err := b.aggFiltered(fc, nil, c)
+			if err != nil {
+				return nil, err
+			}
+			return b.addAgg(c.aggs, aggExpr{fn: plan.AggCount, arg: arg, typ: plan.Int64Type}), nil
 		}
 		return b.addAgg(c.aggs, aggExpr{fn: plan.AggCountStar, typ: plan.Int64Type}), nil
 	}
@@ -865,6 +870,9 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 	}
 	if arg.Type.ID == plan.Null {
 		arg = nullOf(plan.Int64Type)
+	}
+	if arg, err = b.aggFiltered(fc, arg, c); err != nil {
+		return nil, err
 	}
 	a := aggExpr{fn: fn, arg: arg, distinct: fc.AggDistinct && fn != plan.AggMin && fn != plan.AggMax}
 	switch fn {
