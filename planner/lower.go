@@ -200,6 +200,8 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.lowerWindow(n)
 	case *expandNode:
 		return l.lowerExpand(n)
+	case *singleRowNode:
+		return l.lowerSingleRow(n)
 	}
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }

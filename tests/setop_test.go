@@ -1,6 +1,9 @@
 package tests
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // setOpQueries cover UNION, INTERSECT and EXCEPT, distinct and ALL, with
 // NULLs, type coercion between branches and ORDER BY/LIMIT of the whole.
@@ -26,4 +29,28 @@ var setOpQueries = []query{
 // TestSetOperations checks set operations against DuckDB.
 func TestSetOperations(t *testing.T) {
 	sqlCases(t, setOpQueries)
+}
+
+// scalarQueries cover scalar subqueries that are not aggregates: one row,
+// no row (NULL), and more than one (a run-time error).
+var scalarQueries = []query{
+	{"scalar-distinct", `select n_name from nation where n_regionkey = (select distinct r_regionkey from region where r_name = 'ASIA')`, false},
+	{"scalar-limit", `select c_custkey, (select o_orderkey from orders order by o_totalprice desc limit 1) as top
+		from customer where c_custkey < 5`, false},
+	{"scalar-empty", `select n_name, (select r_name from region where r_regionkey = 99) as none from nation`, false},
+}
+
+// TestScalarSubqueries checks scalar subqueries against DuckDB, and that
+// one with several rows fails with a clear error.
+func TestScalarSubqueries(t *testing.T) {
+	sqlCases(t, scalarQueries)
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(t.Context(), dataDir(t, *sfFlag)); err != nil {
+		t.Fatal(err)
+	}
+	adaptive := true
+	_, err := st.Query(t.Context(), `select n_name from nation where n_regionkey = (select r_regionkey from region)`, &adaptive, nil)
+	if err == nil || !strings.Contains(err.Error(), "more than one row returned by a subquery") {
+		t.Fatalf("got %v, want the more-than-one-row error", err)
+	}
 }
