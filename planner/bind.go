@@ -52,6 +52,9 @@ type relation struct {
 	table string // the table (or alias) named in messages
 	cols  []colID
 	names []string // the column names references match, one per col
+	// hidden, when set, marks columns only qualified references and t.*
+	// see: the sides' columns of JOIN ... USING (bind_using.go).
+	hidden []bool
 }
 
 // scope is what column references resolve against: the FROM items of one
@@ -652,10 +655,6 @@ func (b *binder) bindFromItem(item *pg.Node, parent *scope) (node, []*relation, 
 func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, error) {
 	loc := exprLoc(je.Larg)
 	switch {
-	case je.IsNatural:
-		return nil, nil, b.unsupported(loc, "NATURAL JOIN")
-	case len(je.UsingClause) > 0:
-		return nil, nil, b.unsupported(loc, "JOIN ... USING")
 	case je.Alias != nil:
 		return nil, nil, b.unsupported(loc, "aliases on joins")
 	}
@@ -688,6 +687,13 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 		return nil, nil, err
 	}
 	j := &joinNode{typ: typ, left: l, right: r}
+	var using *usingJoin
+	if je.IsNatural || len(je.UsingClause) > 0 {
+		var err error
+		if using, err = b.bindUsing(je, j, lrels, rrels); err != nil {
+			return nil, nil, err
+		}
+	}
 	if je.Quals != nil {
 		cond, err := b.bindExpr(je.Quals, &exprCtx{clause: "JOIN ... ON", scope: js})
 		if err != nil {
@@ -714,6 +720,9 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 		if !keyed {
 			return nil, nil, b.unsupported(exprLoc(je.Quals), strings.ToUpper(string(typ))+" JOIN without an equality between its two sides")
 		}
+	}
+	if using != nil {
+		return b.finishUsing(j, js, using)
 	}
 	return j, js.rels, nil
 }
@@ -850,6 +859,9 @@ func (b *binder) expandTargets(list []*pg.Node, sc *scope) ([]*target, error) {
 				}
 				found = true
 				for i, id := range r.cols {
+					if qual == "" && r.hidden != nil && r.hidden[i] {
+						continue
+					}
 					ref := b.md.ref(id)
 					b.pos[ref] = cr.Location
 					out = append(out, &target{col: ref, name: r.names[i]})

@@ -139,6 +139,9 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 		}
 		qualFound, qualRel = true, r
 		for i, id := range r.cols {
+			if qual == "" && r.hidden != nil && r.hidden[i] {
+				continue
+			}
 			if r.names[i] == name {
 				matches = append(matches, id)
 			}
