@@ -218,7 +218,7 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 		}
 		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
 	case pg.SubLinkType_EXISTS_SUBLINK:
-		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
+		return b.bindExistsValue(sl, c)
 	case pg.SubLinkType_ALL_SUBLINK:
 		return nil, b.unsupported(sl.Location, "ALL (subquery)")
 	default:

@@ -38,6 +38,11 @@ var scalarQueries = []query{
 	{"scalar-limit", `select c_custkey, (select o_orderkey from orders order by o_totalprice desc limit 1) as top
 		from customer where c_custkey < 5`, false},
 	{"scalar-empty", `select n_name, (select r_name from region where r_regionkey = 99) as none from nation`, false},
+	{"exists-or", `select c_custkey from customer where c_nationkey = 3 and (exists (select * from orders where o_custkey = c_custkey and o_orderpriority = '1-URGENT')
+		or exists (select * from orders where o_custkey = c_custkey and o_totalprice > 300000))`, false},
+	{"not-exists-or", `select c_custkey from customer where c_custkey < 200 and (not exists (select * from orders where o_custkey = c_custkey) or c_acctbal < 0)`, false},
+	{"exists-select-list", `select n_name, exists (select * from supplier where s_nationkey = n_nationkey and s_acctbal > 9000) as rich,
+		exists (select * from region where r_name = 'MARS') as mars from nation`, false},
 }
 
 // TestScalarSubqueries checks scalar subqueries against DuckDB, and that
