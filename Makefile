@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-tpch test-faults bench bench-aqe bench-coordinator vet clean function bench-invoke
+.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults bench bench-aqe bench-coordinator vet clean function bench-invoke
 
 all: build
 
@@ -82,6 +82,18 @@ bench-invoke: $(BIN)/minio $(BIN)/aws-lambda-rie
 # All 22 TPC-H queries against DuckDB at a larger scale factor (SF=0.1).
 test-tpch: $(BIN)/minio
 	$(GO) test -count=1 -run 'TestTPCH' -timeout 30m ./tests/ -args -sf $(SF)
+
+# DuckDB's 99 TPC-DS queries on the embedded stack against DuckDB, adaptive
+# and static, at TPCDS_SF (dsdgen data cached under .tmp; the tpcds extension
+# is linked once from the duckdb-go bindings with g++). Prints the tally of
+# passes, refusals (SL005) and wrong answers.
+TPCDS_SF ?= 1
+test-tpcds: $(BIN)/minio
+	$(GO) test -count=1 -run 'TestTPCDS' -timeout 60m -v ./tests/ -args -tpcds-sf $(TPCDS_SF)
+
+# The TPC-DS queries sluice runs, sluice vs DuckDB per query and in total.
+bench-tpcds: $(BIN)/minio
+	$(GO) test -run '^$$' -bench BenchmarkTPCDS -benchtime 1x -timeout 60m ./tests/ -args -tpcds-sf $(TPCDS_SF)
 
 # The long fault-injection and load tests: kill -9 of coordinators at 60+
 # points, coordinators racing and paused past their lease, function faults

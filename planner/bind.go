@@ -55,6 +55,9 @@ type relation struct {
 	table string // the table (or alias) named in messages
 	cols  []colID
 	names []string // the column names references match, one per col
+	// hidden, when set, marks columns only qualified references and t.*
+	// see: the sides' columns of JOIN ... USING (bind_using.go).
+	hidden []bool
 }
 
 // scope is what column references resolve against: the FROM items of one
@@ -95,6 +98,11 @@ type aggBuilder struct {
 	// and (outer) columns of enclosing queries.
 	extra map[colID]bool
 	outer map[colID]bool
+	// sets are the grouping sets (indices into groups) of GROUPING SETS,
+	// ROLLUP and CUBE, and gid the column of the set number
+	// (bind_groupingsets.go); nil for a plain GROUP BY.
+	sets [][]int
+	gid  colID
 }
 
 // exprCtx is the context an expression is bound in.
@@ -113,6 +121,10 @@ type exprCtx struct {
 	// subs, when set, collects the scalar subqueries of the clause; nil
 	// where subqueries are not supported.
 	subs *subqueries
+	// windows, when set, collects the window function calls of the clause
+	// (select list, ORDER BY); inWindow is set inside one (bind_window.go).
+	windows  *windowBuilder
+	inWindow bool
 }
 
 func (c *exprCtx) with(f func(*exprCtx)) *exprCtx {
@@ -165,10 +177,10 @@ func (b *binder) bindQuery(sel *pg.SelectStmt, parent *scope) (node, error) {
 	switch sel.Op {
 	case pg.SetOperation_SETOP_NONE:
 		return b.bindSelect(sel, parent)
-	case pg.SetOperation_SETOP_UNION:
+	case pg.SetOperation_SETOP_UNION, pg.SetOperation_SETOP_INTERSECT, pg.SetOperation_SETOP_EXCEPT:
 		return b.bindUnion(sel, parent)
 	}
-	return nil, b.unsupported(-1, "INTERSECT and EXCEPT")
+	return nil, b.unsupported(-1, "this set operation")
 }
 
 // bindWith puts a WITH clause's CTEs in view, in order.
@@ -253,10 +265,22 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 
 	var ag *aggBuilder
 	post := &subqueries{}
-	base := &exprCtx{scope: sc, subs: post}
+	wb, err := b.newWindowBuilder(sel)
+	if err != nil {
+		return nil, err
+	}
+	base := &exprCtx{scope: sc, subs: post, windows: wb}
 	if grouped {
 		ag = &aggBuilder{groupKeys: map[string]int{}, aggKeys: map[string]int{}, extra: map[colID]bool{}, outer: sc.outer}
+		if hasGroupingSets(sel.GroupClause) {
+			if err := b.bindGroupingSets(sel.GroupClause, targets, sc, ag); err != nil {
+				return nil, err
+			}
+		}
 		for _, g := range sel.GroupClause {
+			if ag.sets != nil {
+				break
+			}
 			e, err := b.bindGroupItem(g, targets, sc)
 			if err != nil {
 				return nil, err
@@ -275,7 +299,7 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 
 	var having *boundPred
 	if sel.HavingClause != nil {
-		c := base.with(func(c *exprCtx) { c.clause = "HAVING"; c.targets = targets })
+		c := base.with(func(c *exprCtx) { c.clause = "HAVING"; c.targets = targets; c.windows = nil })
 		having, err = b.bindPredicate(sel.HavingClause, c, func(e *plan.Expr) (*plan.Expr, error) {
 			return b.grouped(e, ag, "HAVING")
 		})
@@ -313,6 +337,9 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 
 	// Assemble.
 	if ag != nil {
+		if ag.sets != nil {
+			root = b.expandGroupingSets(root, ag)
+		}
 		if root, err = b.buildAggregate(root, ag); err != nil {
 			return nil, err
 		}
@@ -321,6 +348,9 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 		}
 	}
 	root = b.attachScalars(root, post)
+	if len(wb.calls) > 0 {
+		root = b.buildWindows(root, wb)
+	}
 	proj := &projectNode{input: root, exprs: outExprs}
 	for i, e := range outExprs {
 		name := ""
@@ -431,8 +461,6 @@ func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 		return b.unsupported(-1, "SELECT INTO")
 	case len(sel.LockingClause) > 0:
 		return b.unsupported(-1, "locking clauses (FOR UPDATE/SHARE)")
-	case len(sel.WindowClause) > 0:
-		return b.unsupported(exprLoc(sel.WindowClause[0]), "window functions")
 	case sel.LimitOption == pg.LimitOption_LIMIT_OPTION_WITH_TIES:
 		return b.unsupported(exprLoc(sel.LimitCount), "FETCH ... WITH TIES")
 	case sel.GroupDistinct:
@@ -464,16 +492,19 @@ func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
 	}
 	lo, ro := l.output(), r.output()
 	if len(lo) != len(ro) {
-		return nil, b.errorf(CodeType, -1, "type mismatch: each UNION query must have the same number of columns (%d and %d)", len(lo), len(ro))
+		return nil, b.errorf(CodeType, -1, "type mismatch: each %s query must have the same number of columns (%d and %d)", map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION",
+			pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[sel.Op], len(lo), len(ro))
 	}
+	op := map[pg.SetOperation]string{pg.SetOperation_SETOP_UNION: "UNION",
+		pg.SetOperation_SETOP_INTERSECT: "INTERSECT", pg.SetOperation_SETOP_EXCEPT: "EXCEPT"}[sel.Op]
 	u := &unionNode{}
 	types := make([]plan.DataType, len(lo))
 	names := make([]string, len(lo))
 	for i := range lo {
 		lc, rc := b.md.col(lo[i]), b.md.col(ro[i])
-		t, ok := supertype(b.md.ref(lo[i]), b.md.ref(ro[i]))
+		t, ok := b.setOpType(l, r, lo[i], ro[i])
 		if !ok {
-			return nil, b.errorf(CodeType, -1, "type mismatch: UNION column %d has types %s and %s", i+1, lc.typ, rc.typ)
+			return nil, b.errorf(CodeType, -1, "type mismatch: %s column %d has types %s and %s", op, i+1, lc.typ, rc.typ)
 		}
 		if t.ID == plan.Null {
 			t = plan.Int64Type
@@ -490,7 +521,9 @@ func (b *binder) bindUnion(sel *pg.SelectStmt, parent *scope) (node, error) {
 		u.inCols = append(u.inCols, cols)
 	}
 	var root node = u
-	if !sel.All {
+	if sel.Op != pg.SetOperation_SETOP_UNION {
+		root = b.intersectExcept(u, sel.Op == pg.SetOperation_SETOP_INTERSECT, sel.All)
+	} else if !sel.All {
 		d := &aggregateNode{input: root}
 		for _, id := range u.cols {
 			d.groups = append(d.groups, b.md.ref(id))
@@ -626,10 +659,6 @@ func (b *binder) bindFromItem(item *pg.Node, parent *scope) (node, []*relation, 
 func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, error) {
 	loc := exprLoc(je.Larg)
 	switch {
-	case je.IsNatural:
-		return nil, nil, b.unsupported(loc, "NATURAL JOIN")
-	case len(je.UsingClause) > 0:
-		return nil, nil, b.unsupported(loc, "JOIN ... USING")
 	case je.Alias != nil:
 		return nil, nil, b.unsupported(loc, "aliases on joins")
 	}
@@ -662,6 +691,13 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 		return nil, nil, err
 	}
 	j := &joinNode{typ: typ, left: l, right: r}
+	var using *usingJoin
+	if je.IsNatural || len(je.UsingClause) > 0 {
+		var err error
+		if using, err = b.bindUsing(je, j, lrels, rrels); err != nil {
+			return nil, nil, err
+		}
+	}
 	if je.Quals != nil {
 		cond, err := b.bindExpr(je.Quals, &exprCtx{clause: "JOIN ... ON", scope: js})
 		if err != nil {
@@ -688,6 +724,9 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 		if !keyed {
 			return nil, nil, b.unsupported(exprLoc(je.Quals), strings.ToUpper(string(typ))+" JOIN without an equality between its two sides")
 		}
+	}
+	if using != nil {
+		return b.finishUsing(j, js, using)
 	}
 	return j, js.rels, nil
 }
@@ -824,6 +863,9 @@ func (b *binder) expandTargets(list []*pg.Node, sc *scope) ([]*target, error) {
 				}
 				found = true
 				for i, id := range r.cols {
+					if qual == "" && r.hidden != nil && r.hidden[i] {
+						continue
+					}
 					ref := b.md.ref(id)
 					b.pos[ref] = cr.Location
 					out = append(out, &target{col: ref, name: r.names[i]})

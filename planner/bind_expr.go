@@ -41,6 +41,8 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		return b.bindFuncCall(x.FuncCall, c)
 	case *pg.Node_SubLink:
 		return b.bindScalarSubquery(x.SubLink, c)
+	case *pg.Node_GroupingFunc:
+		return b.bindGroupingFunc(x.GroupingFunc, c)
 	case *pg.Node_ParamRef:
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:
@@ -137,6 +139,9 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 		}
 		qualFound, qualRel = true, r
 		for i, id := range r.cols {
+			if qual == "" && r.hidden != nil && r.hidden[i] {
+				continue
+			}
 			if r.names[i] == name {
 				matches = append(matches, id)
 			}
@@ -787,7 +792,7 @@ func (b *binder) bindCoalesce(ce *pg.CoalesceExpr, c *exprCtx) (*plan.Expr, erro
 func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
 	if fc.Over != nil {
-		return nil, b.unsupported(loc, "window functions")
+		return b.bindWindowCall(fc, c)
 	}
 	if fn, ok := aggFuncs[name]; ok {
 		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
@@ -873,14 +878,19 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
 	case c.aggs == nil:
 		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
-	case fc.AggFilter != nil:
-		return nil, b.unsupported(loc, "FILTER in aggregate functions")
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
 		return nil, b.unsupported(loc, "ORDER BY in aggregate functions")
 	}
 	if fc.AggStar {
 		if fn != plan.AggCount {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s(*) is not defined", name)
+		}
+		if fc.AggFilter != nil {
+			arg, err := b.aggFiltered(fc, nil, c)
+			if err != nil {
+				return nil, err
+			}
+			return b.addAgg(c.aggs, aggExpr{fn: plan.AggCount, arg: arg, typ: plan.Int64Type}), nil
 		}
 		return b.addAgg(c.aggs, aggExpr{fn: plan.AggCountStar, typ: plan.Int64Type}), nil
 	}
@@ -893,6 +903,9 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 	}
 	if arg.Type.ID == plan.Null {
 		arg = nullOf(plan.Int64Type)
+	}
+	if arg, err = b.aggFiltered(fc, arg, c); err != nil {
+		return nil, err
 	}
 	a := aggExpr{fn: fn, arg: arg, distinct: fc.AggDistinct && fn != plan.AggMin && fn != plan.AggMax}
 	if done, err := b.libraryAggregate(name, &a, loc); done || err != nil { // aggregates.go

@@ -218,7 +218,7 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 		}
 		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
 	case pg.SubLinkType_EXISTS_SUBLINK:
-		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
+		return b.bindExistsValue(sl, c)
 	case pg.SubLinkType_ALL_SUBLINK:
 		return nil, b.unsupported(sl.Location, "ALL (subquery)")
 	default:
@@ -247,7 +247,9 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 		// Correlated: a left join, each left row gets its value or NULL.
 		j.typ, j.dependent = plan.JoinLeft, true
 	} else if !oneRow(sub) {
-		return nil, b.unsupported(sl.Location, "scalar subqueries that may not return exactly one row (only an aggregate without GROUP BY is)")
+		// Checked at run time, NULL for no row (bind_scalar.go).
+		j.right, j.scalarCol = b.scalarValue(sub, out[0])
+		out = []colID{j.scalarCol}
 	}
 	c.subs.items = append(c.subs.items, j)
 	if c.aggs != nil {

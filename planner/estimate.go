@@ -183,6 +183,19 @@ func (es *estimator) compute(n node) *estimate {
 		return es.join(n)
 	case *valuesNode:
 		return es.estimateValues(n)
+	case *expandNode:
+		in := es.of(n.input)
+		e := &estimate{rows: in.rows * float64(len(n.projs)), cols: map[colID]colStat{}}
+		for i, id := range n.cols {
+			e.cols[id] = es.exprStat(n.projs[0][i], in)
+		}
+		return e
+	case *windowNode:
+		e := es.copyOf(n.input)
+		for i, id := range n.cols {
+			e.cols[id] = colStat{ndv: e.rows, base: e.rows, width: typeWidth(n.calls[i].typ)}
+		}
+		return e
 	}
 	return &estimate{rows: unknownRows, cols: map[colID]colStat{}}
 }

@@ -198,6 +198,12 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.lowerUnion(n)
 	case *valuesNode:
 		return l.lowerValues(n)
+	case *windowNode:
+		return l.lowerWindow(n)
+	case *expandNode:
+		return l.lowerExpand(n)
+	case *singleRowNode:
+		return l.lowerSingleRow(n)
 	}
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }

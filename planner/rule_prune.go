@@ -142,6 +142,10 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 			c.inputs[i] = r.prune(in, child, md)
 		}
 		return &c
+	case *windowNode:
+		return r.pruneWindow(n, need, md)
+	case *expandNode:
+		return r.pruneExpand(n, need, md)
 	default: // limit, and operators that read everything they pass on
 		ch := n.children()
 		nc := make([]node, len(ch))

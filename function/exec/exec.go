@@ -224,6 +224,12 @@ func build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (op O
 		return NewHashAggregate(in, n, opts)
 	case plan.KindSort:
 		return NewSort(in, n, opts)
+	case plan.KindWindow:
+		return NewWindow(in, n, opts)
+	case plan.KindExpand:
+		return NewExpand(in, n, opts)
+	case plan.KindSingleRow:
+		return NewSingleRow(in, n, opts)
 	}
 	return nil, fmt.Errorf("exec: build: unsupported operator kind %q", n.Kind)
 }

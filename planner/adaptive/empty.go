@@ -156,7 +156,7 @@ func collapse(n *plan.Node) *plan.Node {
 	}
 	out := false
 	switch n.Kind {
-	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion:
+	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion, plan.KindWindow, plan.KindExpand:
 		out = allEmpty
 	case plan.KindAggregate:
 		// Partial aggregation never emits a row for no input; final and

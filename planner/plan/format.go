@@ -118,6 +118,35 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		return "Empty:"
 	case KindValues:
 		return fmt.Sprintf("Values: rows=%d", len(n.Rows))
+	case KindWindow:
+		w := n.Window
+		keys := make([]string, len(w.OrderBy))
+		for i, k := range w.OrderBy {
+			keys[i] = k.String()
+		}
+		calls := make([]string, len(w.Calls))
+		for i, c := range w.Calls {
+			args := make([]string, len(c.Args))
+			for j, a := range c.Args {
+				args[j] = a.String()
+			}
+			call := string(c.Func) + "(" + strings.Join(args, ", ") + ")"
+			if c.Func == WindowFunc(AggCountStar) {
+				call = "count(*)"
+			}
+			if c.Func.UsesFrame() {
+				call += " " + c.Frame.String()
+			}
+			calls[i] = call + ":" + c.Type.String()
+		}
+		return fmt.Sprintf("Window: partition_by=[%s] order_by=[%s] calls=[%s]",
+			physExprs(w.PartitionBy, nil, exprName), strings.Join(keys, ", "), strings.Join(calls, ", "))
+	case KindExpand:
+		sets := make([]string, len(n.Expand))
+		for i, p := range n.Expand {
+			sets[i] = "[" + physExprs(p, nil, exprName) + "]"
+		}
+		return "Expand: " + strings.Join(sets, ", ")
 	case KindFilter:
 		return "Filter: " + n.Predicate.String()
 	case KindProject:
@@ -191,4 +220,18 @@ func (k SortKey) String() string {
 		return s + " NULLS FIRST"
 	}
 	return s + " NULLS LAST"
+}
+
+// String renders a window frame for EXPLAIN: MODE BETWEEN start AND end.
+func (f Frame) String() string {
+	bound := func(b FrameBound) string {
+		switch b.Kind {
+		case BoundPreceding:
+			return fmt.Sprintf("%g PRECEDING", b.Offset)
+		case BoundFollowing:
+			return fmt.Sprintf("%g FOLLOWING", b.Offset)
+		}
+		return strings.ToUpper(strings.ReplaceAll(string(b.Kind), "_", " "))
+	}
+	return fmt.Sprintf("%s BETWEEN %s AND %s", strings.ToUpper(string(f.Mode)), bound(f.Start), bound(f.End))
 }

@@ -27,6 +27,8 @@ type Node struct {
 	Aggregate *Aggregate `json:"aggregate,omitempty"`
 	Join      *Join      `json:"join,omitempty"`
 	SortKeys  []SortKey  `json:"sort_keys,omitempty"`
+	Window    *Window    `json:"window,omitempty"` // KindWindow (window.go)
+	Expand    [][]*Expr  `json:"expand,omitempty"` // KindExpand (expand.go)
 	// Limit is the row limit of KindLimit and KindSort (-1: none);
 	// Offset applies to KindLimit only.
 	Limit  int64 `json:"limit"`

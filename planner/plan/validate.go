@@ -197,7 +197,7 @@ func validatePartitioning(p Partitioning, schema Schema) error {
 // validateNode checks one node against its kind's contract (node.go,
 // join.go).
 func validateNode(n *Node) error {
-	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindFilter: 1, KindProject: 1,
+	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindSingleRow: 1, KindFilter: 1, KindProject: 1,
 		KindAggregate: 1, KindSort: 1, KindLimit: 1, KindHashJoin: 2, KindCrossJoin: 2}
 	if want, ok := inputs[n.Kind]; ok && len(n.Inputs) != want {
 		return fmt.Errorf("%d inputs, want %d", len(n.Inputs), want)

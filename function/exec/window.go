@@ -1,0 +1,772 @@
+package exec
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// windowOp evaluates window functions (plan.KindWindow). Its input holds
+// every row of each window partition it sees (the planner hashes on the
+// partition keys first). It sorts the input by the partition keys, then
+// the ORDER BY keys (stably, with the sort operator), holds the sorted rows
+// as one record, finds partition and peer boundaries, and computes each
+// call over the whole record: ranks from the boundaries, offsets as
+// gathers, and frame aggregates from each row's frame [lo, hi) with prefix
+// counts and a segment tree (sum, min, max), so every frame costs
+// O(log n) whatever its width.
+type windowOp struct {
+	in     Operator
+	w      *plan.Window
+	schema *arrow.Schema
+	opts   Options
+	res    *reservation
+
+	out     arrow.RecordBatch
+	emitted int
+	done    bool
+}
+
+// NewWindow evaluates n.Window over in.
+func NewWindow(in Operator, n *plan.Node, opts Options) (Operator, error) {
+	opts = opts.withDefaults()
+	w := n.Window
+	if w == nil {
+		return nil, fmt.Errorf("exec: window: node has no window")
+	}
+	nin := len(n.Schema) - len(w.Calls)
+	if nin < 0 || in.Schema().NumFields() != nin {
+		return nil, fmt.Errorf("exec: window: input has %d columns, schema wants %d", in.Schema().NumFields(), nin)
+	}
+	for _, c := range w.Calls {
+		lo, hi := windowArgs(c.Func)
+		if len(c.Args) < lo || len(c.Args) > hi {
+			return nil, fmt.Errorf("exec: window: %s has %d arguments, want %d to %d", c.Func, len(c.Args), lo, hi)
+		}
+	}
+	var keys []plan.SortKey
+	for _, p := range w.PartitionBy {
+		keys = append(keys, plan.SortKey{Expr: p})
+	}
+	keys = append(keys, w.OrderBy...)
+	if len(keys) > 0 {
+		s, err := NewSort(in, &plan.Node{Kind: plan.KindSort, Schema: n.Schema[:nin], SortKeys: keys, Limit: -1}, opts)
+		if err != nil {
+			return nil, fmt.Errorf("exec: window: %w", err)
+		}
+		in = s
+	}
+	return &windowOp{in: in, w: w, schema: n.Schema.Arrow(), opts: opts, res: opts.tracker.reserve("window")}, nil
+}
+
+func (o *windowOp) Schema() *arrow.Schema { return o.schema }
+
+func (o *windowOp) Close() error {
+	if o.out != nil {
+		o.out.Release()
+		o.out = nil
+	}
+	o.res.release()
+	return o.in.Close()
+}
+
+func (o *windowOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if !o.done {
+		o.done = true
+		if err := o.compute(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if o.out == nil || o.emitted >= int(o.out.NumRows()) {
+		return nil, io.EOF
+	}
+	lo := o.emitted
+	hi := min(int(o.out.NumRows()), lo+o.opts.BatchRows)
+	o.emitted = hi
+	return o.out.NewSlice(int64(lo), int64(hi)), nil
+}
+
+// compute reads the sorted input and builds the whole output record.
+func (o *windowOp) compute(ctx context.Context) error {
+	mem := o.opts.Mem
+	batches, err := Drain(ctx, o.in)
+	if err != nil {
+		return err
+	}
+	defer func() {
+		for _, b := range batches {
+			b.Release()
+		}
+	}()
+	n := 0
+	var held int64
+	for _, b := range batches {
+		n += int(b.NumRows())
+		held += bytesOf(b)
+	}
+	if n == 0 {
+		return nil
+	}
+	if err := o.res.set(2 * held); err != nil {
+		return err
+	}
+	nin := o.in.Schema().NumFields()
+	inSchema := arrow.NewSchema(o.schema.Fields()[:nin], nil)
+	cols := make([]arrow.Array, nin)
+	for c := range cols {
+		parts := make([]arrow.Array, 0, len(batches))
+		for _, b := range batches {
+			if b.NumRows() > 0 {
+				parts = append(parts, b.Column(c))
+			}
+		}
+		if len(parts) == 1 {
+			parts[0].Retain()
+			cols[c] = parts[0]
+		} else if cols[c], err = array.Concatenate(parts, mem); err != nil {
+			releaseAll(cols)
+			return fmt.Errorf("exec: window: %w", err)
+		}
+	}
+	rec, err := conformRecord(mem, inSchema, cols, n)
+	if err != nil {
+		return fmt.Errorf("exec: window: %w", err)
+	}
+	defer rec.Release()
+
+	f, err := o.frames(rec)
+	if err != nil {
+		return fmt.Errorf("exec: window: %w", err)
+	}
+	out := make([]arrow.Array, 0, o.schema.NumFields())
+	for c := 0; c < nin; c++ {
+		a := rec.Column(c)
+		a.Retain()
+		out = append(out, a)
+	}
+	for i, call := range o.w.Calls {
+		a, err := o.eval(call, rec, f, o.schema.Field(nin+i).Type)
+		if err != nil {
+			releaseAll(out)
+			return fmt.Errorf("exec: window: %s: %w", call.Func, err)
+		}
+		out = append(out, a)
+	}
+	if o.out, err = conformRecord(mem, o.schema, out, n); err != nil {
+		return fmt.Errorf("exec: window: %w", err)
+	}
+	return nil
+}
+
+// partitions are the boundaries of the sorted rows: for row i, its window
+// partition is [ps[i], pe[i]) and its peers (equal ORDER BY keys) [qs[i],
+// qe[i]). ord is the single ORDER BY key as float64 (negated when
+// descending, so it never decreases within a partition) with its NULLs,
+// for RANGE frames with offsets.
+type partitions struct {
+	n              int
+	ps, pe, qs, qe []int32
+	ord            []float64
+	ordNull        []bool
+}
+
+func (o *windowOp) frames(rec arrow.RecordBatch) (*partitions, error) {
+	mem := o.opts.Mem
+	n := int(rec.NumRows())
+	flat := func(keys []plan.SortKey) ([]*flatKey, error) {
+		if len(keys) == 0 {
+			return nil, nil
+		}
+		arrs := make([]arrow.Array, len(keys))
+		defer releaseAll(arrs)
+		for i, k := range keys {
+			a, err := Eval(k.Expr, rec, mem)
+			if err != nil {
+				return nil, err
+			}
+			arrs[i] = a
+		}
+		return (&sortOp{keys: keys}).flatten([][]arrow.Array{arrs})
+	}
+	var pkeys []plan.SortKey
+	for _, p := range o.w.PartitionBy {
+		pkeys = append(pkeys, plan.SortKey{Expr: p})
+	}
+	pf, err := flat(pkeys)
+	if err != nil {
+		return nil, err
+	}
+	of, err := flat(o.w.OrderBy)
+	if err != nil {
+		return nil, err
+	}
+	p := &partitions{n: n, ps: make([]int32, n), pe: make([]int32, n), qs: make([]int32, n), qe: make([]int32, n)}
+	for i := 0; i < n; i++ {
+		newPart := i == 0 || compareRows(pf, int32(i-1), int32(i)) != 0
+		switch {
+		case newPart:
+			p.ps[i], p.qs[i] = int32(i), int32(i)
+		case compareRows(of, int32(i-1), int32(i)) != 0:
+			p.ps[i], p.qs[i] = p.ps[i-1], int32(i)
+		default:
+			p.ps[i], p.qs[i] = p.ps[i-1], p.qs[i-1]
+		}
+	}
+	for i := n - 1; i >= 0; i-- {
+		if i == n-1 || p.ps[i+1] != p.ps[i] {
+			p.pe[i] = int32(i + 1)
+		} else {
+			p.pe[i] = p.pe[i+1]
+		}
+		if i == n-1 || p.qs[i+1] != p.qs[i] {
+			p.qe[i] = int32(i + 1)
+		} else {
+			p.qe[i] = p.qe[i+1]
+		}
+	}
+	if len(o.w.OrderBy) == 1 && len(of) == 1 {
+		k := of[0]
+		p.ord = make([]float64, n)
+		p.ordNull = k.null
+		scale := 1.0
+		if t := o.w.OrderBy[0].Expr.Type; t.ID == plan.Decimal {
+			scale = math.Pow10(int(t.Scale))
+		}
+		for i := 0; i < n; i++ {
+			var v float64
+			switch k.k {
+			case kInt64:
+				v = float64(k.i64[i]) / scale
+			case kFloat64:
+				v = k.f64[i]
+			case kDate:
+				v = float64(k.i32[i])
+			}
+			if k.desc {
+				v = -v
+			}
+			p.ord[i] = v
+		}
+	}
+	return p, nil
+}
+
+// frame returns row i's frame [lo, hi) (hi <= lo: empty).
+func (p *partitions) frame(fr plan.Frame, i int) (int, int) {
+	ps, pe := int(p.ps[i]), int(p.pe[i])
+	if fr.Mode == plan.FrameRange {
+		return p.rangeBound(fr.Start, i, true), p.rangeBound(fr.End, i, false)
+	}
+	bound := func(b plan.FrameBound, start bool) int {
+		var at int
+		switch b.Kind {
+		case plan.BoundUnboundedPreceding:
+			at = ps
+		case plan.BoundUnboundedFollowing:
+			at = pe
+		case plan.BoundCurrentRow:
+			at = i
+		case plan.BoundPreceding:
+			at = i - int(b.Offset)
+		case plan.BoundFollowing:
+			at = i + int(b.Offset)
+		}
+		if !start && b.Kind != plan.BoundUnboundedFollowing && b.Kind != plan.BoundUnboundedPreceding {
+			at++ // the end bound's row is in the frame
+		}
+		return min(max(at, ps), pe)
+	}
+	return bound(fr.Start, true), bound(fr.End, false)
+}
+
+// rangeBound is one end of a RANGE frame: CURRENT ROW is the edge of the
+// row's peers; an offset is a distance in the ORDER BY key's value, found
+// by binary search among the partition's non-NULL keys (a NULL key's frame
+// offsets reach exactly its NULL peers).
+func (p *partitions) rangeBound(b plan.FrameBound, i int, start bool) int {
+	ps, pe := int(p.ps[i]), int(p.pe[i])
+	switch b.Kind {
+	case plan.BoundUnboundedPreceding:
+		return ps
+	case plan.BoundUnboundedFollowing:
+		return pe
+	case plan.BoundCurrentRow:
+		if start {
+			return int(p.qs[i])
+		}
+		return int(p.qe[i])
+	}
+	if p.ord == nil || (p.ordNull != nil && p.ordNull[i]) {
+		if start {
+			return int(p.qs[i])
+		}
+		return int(p.qe[i])
+	}
+	// The non-NULL keys of the partition: NULLs sort at one end.
+	lo, hi := ps, pe
+	if p.ordNull != nil {
+		for lo < hi && p.ordNull[lo] {
+			lo++
+		}
+		for hi > lo && p.ordNull[hi-1] {
+			hi--
+		}
+	}
+	x := p.ord[i] - b.Offset
+	if b.Kind == plan.BoundFollowing {
+		x = p.ord[i] + b.Offset
+	}
+	// start: first key >= x; end: first key > x.
+	for lo < hi {
+		m := int(uint(lo+hi) >> 1)
+		if p.ord[m] < x || !start && p.ord[m] == x {
+			lo = m + 1
+		} else {
+			hi = m
+		}
+	}
+	return lo
+}
+
+// eval computes one call over all rows.
+func (o *windowOp) eval(call plan.WindowCall, rec arrow.RecordBatch, p *partitions, t arrow.DataType) (arrow.Array, error) {
+	mem := o.opts.Mem
+	n := p.n
+	args := make([]arrow.Array, len(call.Args))
+	defer releaseAll(args)
+	for i, e := range call.Args {
+		a, err := Eval(e, rec, mem)
+		if err != nil {
+			return nil, err
+		}
+		args[i] = a
+	}
+	ints := func(f func(i int) int64) arrow.Array {
+		buf, v := newFixed[int64](mem, n)
+		for i := range v {
+			v[i] = f(i)
+		}
+		return makeArray(t, n, nil, buf)
+	}
+	floats := func(f func(i int) float64) arrow.Array {
+		buf, v := newFixed[float64](mem, n)
+		for i := range v {
+			v[i] = f(i)
+		}
+		return makeArray(t, n, nil, buf)
+	}
+	switch call.Func {
+	case plan.WinRowNumber:
+		return ints(func(i int) int64 { return int64(i) - int64(p.ps[i]) + 1 }), nil
+	case plan.WinRank:
+		return ints(func(i int) int64 { return int64(p.qs[i]-p.ps[i]) + 1 }), nil
+	case plan.WinDenseRank:
+		var d int64
+		return ints(func(i int) int64 {
+			switch {
+			case i == int(p.ps[i]):
+				d = 1
+			case i == int(p.qs[i]):
+				d++
+			}
+			return d
+		}), nil
+	case plan.WinPercentRank:
+		return floats(func(i int) float64 {
+			size := p.pe[i] - p.ps[i]
+			if size <= 1 {
+				return 0
+			}
+			return float64(p.qs[i]-p.ps[i]) / float64(size-1)
+		}), nil
+	case plan.WinCumeDist:
+		return floats(func(i int) float64 { return float64(p.qe[i]-p.ps[i]) / float64(p.pe[i]-p.ps[i]) }), nil
+	case plan.WinNtile:
+		return ntile(mem, t, p, args)
+	case plan.WinLag, plan.WinLead:
+		return lagLead(mem, t, call, p, args)
+	case plan.WinFirstValue, plan.WinLastValue, plan.WinNthValue:
+		idx := make([]int32, n)
+		for i := range idx {
+			lo, hi := p.frame(call.Frame, i)
+			at := -1
+			switch call.Func {
+			case plan.WinFirstValue:
+				at = lo
+			case plan.WinLastValue:
+				at = hi - 1
+			default:
+				k, ok, err := constInt(args[1], i)
+				if err != nil {
+					return nil, err
+				}
+				if ok {
+					if k <= 0 {
+						return nil, fmt.Errorf("nth_value: n must be positive, got %d", k)
+					}
+					at = lo + int(k) - 1
+				}
+			}
+			if hi <= lo || at < lo || at >= hi {
+				at = -1
+			}
+			idx[i] = int32(at)
+		}
+		return takeNullable(mem, args[0], idx)
+	}
+	if call.Func.IsAggregate() {
+		return frameAggregate(mem, t, call, p, args)
+	}
+	return nil, fmt.Errorf("unknown window function %q", call.Func)
+}
+
+// constInt reads an int64 argument at row i (ok false when NULL).
+func constInt(a arrow.Array, i int) (int64, bool, error) {
+	if layoutOf(a) != kInt64 || a.DataType().ID() != arrow.INT64 {
+		if layoutOf(a) == kNull {
+			return 0, false, nil
+		}
+		return 0, false, fmt.Errorf("argument of type %s, want int64", a.DataType())
+	}
+	if a.IsNull(i) {
+		return 0, false, nil
+	}
+	return values[int64](a)[i], true, nil
+}
+
+func ntile(mem memory.Allocator, t arrow.DataType, p *partitions, args []arrow.Array) (arrow.Array, error) {
+	n := p.n
+	buf, v := newFixed[int64](mem, n)
+	valid, vb := newOnes(mem, n)
+	for i := 0; i < n; i++ {
+		k, ok, err := constInt(args[0], i)
+		if err != nil {
+			buf.Release()
+			valid.Release()
+			return nil, err
+		}
+		if !ok {
+			clearBit(vb, i)
+			continue
+		}
+		if k <= 0 {
+			buf.Release()
+			valid.Release()
+			return nil, fmt.Errorf("ntile: the number of buckets must be positive, got %d", k)
+		}
+		size := int64(p.pe[i] - p.ps[i])
+		r := int64(i) - int64(p.ps[i])
+		per, extra := size/k, size%k
+		switch {
+		case per == 0:
+			v[i] = r + 1
+		case r < extra*(per+1):
+			v[i] = r/(per+1) + 1
+		default:
+			v[i] = (r-extra*(per+1))/per + extra + 1
+		}
+	}
+	return makeArray(t, n, valid, buf), nil
+}
+
+// lagLead is lag(x, off, default) / lead(...): x of the row off rows
+// before (after) in the partition, else default (NULL without one).
+func lagLead(mem memory.Allocator, t arrow.DataType, call plan.WindowCall, p *partitions, args []arrow.Array) (arrow.Array, error) {
+	n := p.n
+	x := args[0]
+	var def arrow.Array
+	if len(args) >= 3 {
+		def = args[2]
+	} else {
+		def = makeNulls(mem, x.DataType(), n)
+		defer def.Release()
+	}
+	if !arrow.TypeEqual(def.DataType(), x.DataType()) {
+		if layoutOf(def) != kNull {
+			return nil, fmt.Errorf("default of type %s for a value of type %s", def.DataType(), x.DataType())
+		}
+		def = makeNulls(mem, x.DataType(), n)
+		defer def.Release()
+	}
+	bi := make([]int32, n)
+	ri := make([]int32, n)
+	for i := 0; i < n; i++ {
+		off := int64(1)
+		if len(args) >= 2 {
+			k, ok, err := constInt(args[1], i)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				bi[i], ri[i] = 1, int32(i) // a NULL offset yields the default
+				continue
+			}
+			off = k
+		}
+		if call.Func == plan.WinLead {
+			off = -off
+		}
+		j := int64(i) - off
+		if j >= int64(p.ps[i]) && j < int64(p.pe[i]) {
+			bi[i], ri[i] = 0, int32(j)
+		} else {
+			bi[i], ri[i] = 1, int32(i)
+		}
+	}
+	return takeMulti(mem, x.DataType(), []arrow.Array{x, def}, bi, ri)
+}
+
+// frameAggregate computes sum, count, avg, min or max over each row's frame.
+func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall, p *partitions, args []arrow.Array) (arrow.Array, error) {
+	n := p.n
+	fn := plan.AggFunc(call.Func)
+	if fn == plan.AggCountStar {
+		buf, v := newFixed[int64](mem, n)
+		for i := range v {
+			lo, hi := p.frame(call.Frame, i)
+			v[i] = int64(max(hi-lo, 0))
+		}
+		return makeArray(t, n, nil, buf), nil
+	}
+	if len(args) != 1 {
+		return nil, fmt.Errorf("%s takes one argument", fn)
+	}
+	x := args[0]
+	vb, voff := validityOf(x)
+	isNull := layoutOf(x) == kNull
+	// Prefix counts of non-NULL values.
+	cnt := make([]int64, n+1)
+	for i := 0; i < n; i++ {
+		c := int64(1)
+		if isNull || !isValid(vb, voff, i) {
+			c = 0
+		}
+		cnt[i+1] = cnt[i] + c
+	}
+	count := func(lo, hi int) int64 {
+		if hi <= lo {
+			return 0
+		}
+		return cnt[hi] - cnt[lo]
+	}
+	if fn == plan.AggCount {
+		buf, v := newFixed[int64](mem, n)
+		for i := range v {
+			lo, hi := p.frame(call.Frame, i)
+			v[i] = count(lo, hi)
+		}
+		return makeArray(t, n, nil, buf), nil
+	}
+	valid, outBits := newOnes(mem, n)
+	fail := func(err error) (arrow.Array, error) {
+		valid.Release()
+		return nil, err
+	}
+	if isNull {
+		valid.Release()
+		return makeNulls(mem, t, n), nil
+	}
+	switch fn {
+	case plan.AggMin, plan.AggMax:
+		less, err := lessAt(x)
+		if err != nil {
+			return fail(err)
+		}
+		better := func(a, b int32) int32 { // the min (max) of two row ids, -1 for none
+			switch {
+			case a < 0:
+				return b
+			case b < 0:
+				return a
+			case fn == plan.AggMin && less(b, a), fn == plan.AggMax && less(a, b):
+				return b
+			}
+			return a
+		}
+		leaf := func(i int) int32 {
+			if !isValid(vb, voff, i) {
+				return -1
+			}
+			return int32(i)
+		}
+		tree := newSegTree(n, int32(-1), leaf, better)
+		idx := make([]int32, n)
+		for i := range idx {
+			lo, hi := p.frame(call.Frame, i)
+			idx[i] = -1
+			if hi > lo {
+				idx[i] = tree.query(lo, hi)
+			}
+		}
+		valid.Release()
+		return takeNullable(mem, x, idx)
+	case plan.AggSum, plan.AggAvg:
+	default:
+		return fail(fmt.Errorf("unsupported window aggregate %s", fn))
+	}
+	switch layoutOf(x) {
+	case kInt64:
+		xs := values[int64](x)
+		scale := 1.0
+		if dt, ok := x.DataType().(*arrow.Decimal64Type); ok {
+			scale = math.Pow10(int(dt.Scale))
+		}
+		type acc struct {
+			s        int64
+			overflow bool
+		}
+		tree := newSegTree(n, acc{}, func(i int) acc {
+			if !isValid(vb, voff, i) {
+				return acc{}
+			}
+			return acc{s: xs[i]}
+		}, func(a, b acc) acc {
+			s, over := addChecked(a.s, b.s)
+			return acc{s: s, overflow: a.overflow || b.overflow || over}
+		})
+		if fn == plan.AggSum {
+			buf, v := newFixed[int64](mem, n)
+			for i := range v {
+				lo, hi := p.frame(call.Frame, i)
+				if count(lo, hi) == 0 {
+					clearBit(outBits, i)
+					continue
+				}
+				a := tree.query(lo, hi)
+				if a.overflow {
+					buf.Release()
+					return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
+				}
+				v[i] = a.s
+			}
+			return makeArray(t, n, valid, buf), nil
+		}
+		buf, v := newFixed[float64](mem, n)
+		for i := range v {
+			lo, hi := p.frame(call.Frame, i)
+			c := count(lo, hi)
+			if c == 0 {
+				clearBit(outBits, i)
+				continue
+			}
+			a := tree.query(lo, hi)
+			if a.overflow {
+				buf.Release()
+				return fail(fmt.Errorf("%w: window avg", ErrIntegerOverflow))
+			}
+			v[i] = avgInt(a.s, c, scale)
+		}
+		return makeArray(t, n, valid, buf), nil
+	case kFloat64:
+		xs := values[float64](x)
+		tree := newSegTree(n, 0.0, func(i int) float64 {
+			if !isValid(vb, voff, i) {
+				return 0
+			}
+			return xs[i]
+		}, func(a, b float64) float64 { return a + b })
+		buf, v := newFixed[float64](mem, n)
+		for i := range v {
+			lo, hi := p.frame(call.Frame, i)
+			c := count(lo, hi)
+			if c == 0 {
+				clearBit(outBits, i)
+				continue
+			}
+			v[i] = tree.query(lo, hi)
+			if fn == plan.AggAvg {
+				v[i] /= float64(c)
+			}
+		}
+		return makeArray(t, n, valid, buf), nil
+	}
+	return fail(fmt.Errorf("%s of %s", fn, x.DataType()))
+}
+
+func addChecked(a, b int64) (int64, bool) {
+	s := a + b
+	return s, (a >= 0) == (b >= 0) && (s >= 0) != (a >= 0)
+}
+
+// lessAt compares two rows of a (both non-NULL).
+func lessAt(a arrow.Array) (func(i, j int32) bool, error) {
+	switch layoutOf(a) {
+	case kInt64:
+		v := values[int64](a)
+		return func(i, j int32) bool { return v[i] < v[j] }, nil
+	case kFloat64:
+		v := values[float64](a)
+		return func(i, j int32) bool { return cmpFloat(v[i], v[j]) < 0 }, nil
+	case kDate:
+		v := values[int32](a)
+		return func(i, j int32) bool { return v[i] < v[j] }, nil
+	case kBool:
+		bs, off := bitsOf(a)
+		return func(i, j int32) bool { return !bit(bs, off+int(i)) && bit(bs, off+int(j)) }, nil
+	case kString:
+		s := a.(*array.String)
+		return func(i, j int32) bool { return s.Value(int(i)) < s.Value(int(j)) }, nil
+	}
+	return nil, fmt.Errorf("min/max of %s", a.DataType())
+}
+
+// segTree is a bottom-up segment tree over n leaves with an associative
+// (and here commutative) combine.
+type segTree[T any] struct {
+	n    int
+	zero T
+	t    []T
+	comb func(a, b T) T
+}
+
+func newSegTree[T any](n int, zero T, leaf func(i int) T, comb func(a, b T) T) *segTree[T] {
+	s := &segTree[T]{n: n, zero: zero, t: make([]T, 2*n), comb: comb}
+	for i := 0; i < n; i++ {
+		s.t[n+i] = leaf(i)
+	}
+	for i := n - 1; i >= 1; i-- {
+		s.t[i] = comb(s.t[2*i], s.t[2*i+1])
+	}
+	return s
+}
+
+// query combines leaves [lo, hi).
+func (s *segTree[T]) query(lo, hi int) T {
+	res := s.zero
+	for lo, hi = lo+s.n, hi+s.n; lo < hi; lo, hi = lo>>1, hi>>1 {
+		if lo&1 == 1 {
+			res = s.comb(res, s.t[lo])
+			lo++
+		}
+		if hi&1 == 1 {
+			hi--
+			res = s.comb(res, s.t[hi])
+		}
+	}
+	return res
+}
+
+// windowArgs is the range of argument counts of f.
+func windowArgs(f plan.WindowFunc) (lo, hi int) {
+	switch f {
+	case plan.WinNtile, plan.WinFirstValue, plan.WinLastValue:
+		return 1, 1
+	case plan.WinNthValue:
+		return 2, 2
+	case plan.WinLag, plan.WinLead:
+		return 1, 3
+	case plan.WindowFunc(plan.AggCountStar):
+		return 0, 0
+	}
+	if f.IsAggregate() {
+		return 1, 1
+	}
+	return 0, 0
+}

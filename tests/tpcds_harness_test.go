@@ -1,0 +1,335 @@
+package tests
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	duckdb "github.com/duckdb/duckdb-go/v2"
+)
+
+// The TPC-DS harness: DuckDB's own tpcds extension (dsdgen and the 99
+// query texts) built offline from the static library the duckdb-go
+// bindings ship, loaded into a test-only DuckDB, and used to write the
+// tables as Parquet. Everything is cached under the repository's .tmp, so
+// the extension is linked once per machine and the data once per scale
+// factor. DuckDB stays a test oracle: none of this is linked into sluice.
+
+var tpcdsSF = flag.Float64("tpcds-sf", 0.01, "TPC-DS scale factor of TestTPCDS and BenchmarkTPCDS")
+
+// tpcdsTables are the 24 TPC-DS tables dsdgen creates.
+var tpcdsTables = []string{
+	"call_center", "catalog_page", "catalog_returns", "catalog_sales", "customer",
+	"customer_address", "customer_demographics", "date_dim", "household_demographics",
+	"income_band", "inventory", "item", "promotion", "reason", "ship_mode", "store",
+	"store_returns", "store_sales", "time_dim", "warehouse", "web_page", "web_returns",
+	"web_sales", "web_site",
+}
+
+// tpcdsQuery is one of the 99 queries as DuckDB ships them.
+type tpcdsQuery struct {
+	Nr  int    `json:"nr"`
+	SQL string `json:"sql"`
+}
+
+func (q tpcdsQuery) name() string { return fmt.Sprintf("q%02d", q.Nr) }
+
+// tmpDir is the repository's .tmp folder (gitignored).
+func tmpDir(tb testing.TB) string {
+	tb.Helper()
+	root, err := filepath.Abs(filepath.Join("..", ".tmp"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
+// bindingsLibDir finds the duckdb-go-bindings static libraries for this
+// platform in the Go module cache (downloading the module if needed).
+func bindingsLibDir(tb testing.TB) string {
+	tb.Helper()
+	const mod = "github.com/duckdb/duckdb-go-bindings/lib/linux-amd64"
+	out, err := exec.Command("go", "list", "-m", "-json", mod).Output()
+	if err != nil {
+		tb.Fatalf("go list -m %s: %v", mod, err)
+	}
+	var m struct{ Dir, Version string }
+	if err := json.Unmarshal(out, &m); err != nil {
+		tb.Fatal(err)
+	}
+	if m.Dir == "" {
+		out, err := exec.Command("go", "mod", "download", "-json", mod+"@"+m.Version).Output()
+		if err != nil {
+			tb.Fatalf("go mod download %s: %v", mod, err)
+		}
+		if err := json.Unmarshal(out, &m); err != nil {
+			tb.Fatal(err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(m.Dir, "libtpcds_extension.a")); err != nil {
+		tb.Fatalf("tpcds extension library: %v", err)
+	}
+	return m.Dir
+}
+
+// duckVersion is the version string of the linked DuckDB ("v1.5.6"): a
+// C++-ABI extension loads only into exactly the version it names.
+func duckVersion(tb testing.TB) string {
+	tb.Helper()
+	conn, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	defer db.Close()
+	var v string
+	if err := db.QueryRow("SELECT version()").Scan(&v); err != nil {
+		tb.Fatal(err)
+	}
+	return v
+}
+
+// extensionFooter is DuckDB's extension metadata (the layout of its
+// scripts/append_metadata.cmake): a WebAssembly custom section named
+// duckdb_signature whose 512-byte payload is eight 32-byte fields in
+// reverse order (metadata version, platform, DuckDB version, extension
+// version, ABI type, three unused), then a 256-byte signature, all zero
+// for an unsigned extension.
+func extensionFooter(platform, version string) []byte {
+	field := func(s string) []byte {
+		b := make([]byte, 32)
+		copy(b, s)
+		return b
+	}
+	var f bytes.Buffer
+	// Custom section (id 0) of 531 bytes (LEB128 0x93 0x04): the name's
+	// length, the name, the payload's length (512, LEB128 0x80 0x04).
+	f.Write([]byte{0x00, 0x93, 0x04, 16})
+	f.WriteString("duckdb_signature")
+	f.Write([]byte{0x80, 0x04})
+	fields := []string{"4", platform, version, version, "CPP", "", "", ""}
+	for i := len(fields) - 1; i >= 0; i-- {
+		f.Write(field(fields[i]))
+	}
+	f.Write(make([]byte, 256))
+	return f.Bytes()
+}
+
+// tpcdsExtension links (once) the tpcds extension into a loadable
+// .duckdb_extension under .tmp and returns its absolute path.
+func tpcdsExtension(tb testing.TB) string {
+	tb.Helper()
+	version := duckVersion(tb)
+	dir := filepath.Join(tmpDir(tb), "duckdb-ext", version)
+	path := filepath.Join(dir, "tpcds.duckdb_extension")
+	if _, err := os.Stat(path); err == nil {
+		return path
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		tb.Fatal(err)
+	}
+	lib := filepath.Join(bindingsLibDir(tb), "libtpcds_extension.a")
+	so := filepath.Join(dir, fmt.Sprintf("tpcds-%d.so", os.Getpid()))
+	cmd := exec.Command("g++", "-shared", "-fPIC", "-Wl,--whole-archive", lib, "-Wl,--no-whole-archive", "-o", so)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		tb.Fatalf("link tpcds extension (needs g++): %v\n%s", err, out)
+	}
+	defer os.Remove(so)
+	b, err := os.ReadFile(so)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b = append(b, extensionFooter("linux_amd64", version)...)
+	tmp := path + fmt.Sprintf(".%d", os.Getpid())
+	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		tb.Fatal(err)
+	}
+	return path
+}
+
+// openDuckTPCDS opens a DuckDB that may load the unsigned tpcds extension
+// (the setting is only accepted when the database opens) and loads it.
+func openDuckTPCDS(tb testing.TB) *sql.DB {
+	tb.Helper()
+	ext := tpcdsExtension(tb)
+	conn, err := duckdb.NewConnector("?allow_unsigned_extensions=true", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	db.SetMaxOpenConns(1) // the extension is loaded per database, views per connection stay visible
+	if _, err := db.Exec(fmt.Sprintf("LOAD '%s'", ext)); err != nil {
+		db.Close()
+		tb.Fatalf("duckdb: load %s: %v", ext, err)
+	}
+	return db
+}
+
+// tpcdsData generates (once per scale factor, cached under .tmp) the 24
+// tables as Parquet, DIR/<table>/<table>.parquet with small row groups so
+// scans split into several tasks, and the 99 queries as queries.json.
+func tpcdsData(tb testing.TB, sf float64) (string, []tpcdsQuery) {
+	tb.Helper()
+	root := filepath.Join(tmpDir(tb), fmt.Sprintf("tpcds-sf%g", sf))
+	if _, err := os.Stat(filepath.Join(root, ".complete")); err != nil {
+		os.RemoveAll(root)
+		generateTPCDS(tb, root, sf)
+	}
+	b, err := os.ReadFile(filepath.Join(root, "queries.json"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var qs []tpcdsQuery
+	if err := json.Unmarshal(b, &qs); err != nil {
+		tb.Fatal(err)
+	}
+	return root, qs
+}
+
+func generateTPCDS(tb testing.TB, root string, sf float64) {
+	tb.Helper()
+	db := openDuckTPCDS(tb)
+	defer db.Close()
+	if _, err := db.Exec(fmt.Sprintf("CALL dsdgen(sf=%g)", sf)); err != nil {
+		tb.Fatalf("duckdb: dsdgen(sf=%g): %v", sf, err)
+	}
+	rowGroup := 4096
+	if sf >= 0.1 {
+		rowGroup = 122880
+	}
+	for _, t := range tpcdsTables {
+		dir := filepath.Join(root, t)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		q := fmt.Sprintf("COPY %s TO '%s' (FORMAT parquet, ROW_GROUP_SIZE %d)", t, filepath.Join(dir, t+".parquet"), rowGroup)
+		if _, err := db.Exec(q); err != nil {
+			tb.Fatalf("duckdb: %s: %v", q, err)
+		}
+	}
+	rs, err := db.Query("SELECT query_nr, query FROM tpcds_queries() ORDER BY query_nr")
+	if err != nil {
+		tb.Fatalf("duckdb: tpcds_queries(): %v", err)
+	}
+	var qs []tpcdsQuery
+	for rs.Next() {
+		var q tpcdsQuery
+		if err := rs.Scan(&q.Nr, &q.SQL); err != nil {
+			tb.Fatal(err)
+		}
+		qs = append(qs, q)
+	}
+	if err := errors.Join(rs.Err(), rs.Close()); err != nil {
+		tb.Fatal(err)
+	}
+	b, err := json.MarshalIndent(qs, "", " ")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, "queries.json"), b, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(root, ".complete"), nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+}
+
+// openDuckOn opens a plain DuckDB with a view per table folder under dir:
+// the oracle reads the very Parquet files sluice reads.
+func openDuckOn(tb testing.TB, dir string, tables []string) *sql.DB {
+	tb.Helper()
+	conn, err := duckdb.NewConnector("", nil)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	db := sql.OpenDB(conn)
+	tb.Cleanup(func() { db.Close() })
+	for _, t := range tables {
+		q := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet('%s/*.parquet')", t, filepath.Join(dir, t))
+		if _, err := db.Exec(q); err != nil {
+			tb.Fatalf("duckdb: %s: %v", q, err)
+		}
+	}
+	return db
+}
+
+// duckRowsErr is duckRows returning the error.
+func duckRowsErr(ctx context.Context, db *sql.DB, q string) ([]row, error) {
+	rs, err := db.QueryContext(ctx, q)
+	if err != nil {
+		return nil, err
+	}
+	defer rs.Close()
+	cols, _ := rs.Columns()
+	var out []row
+	for rs.Next() {
+		vals := make([]any, len(cols))
+		ptrs := make([]any, len(cols))
+		for i := range vals {
+			ptrs[i] = &vals[i]
+		}
+		if err := rs.Scan(ptrs...); err != nil {
+			return nil, err
+		}
+		r := make(row, len(cols))
+		for i, v := range vals {
+			r[i] = normDuck(v)
+		}
+		out = append(out, r)
+	}
+	return out, rs.Err()
+}
+
+// diffRows compares got with want, in order when ordered, and describes
+// the first difference ("" when equal). An ordered answer that differs only
+// in the order of rows the query's ORDER BY leaves tied also compares as a
+// multiset, so ties do not count as wrong.
+func diffRows(got, want []row, ordered bool) string {
+	if len(got) != len(want) {
+		return fmt.Sprintf("got %d rows, want %d\ngot:  %v\nwant: %v", len(got), len(want), head(got), head(want))
+	}
+	d := diffAligned(got, want)
+	if d != "" && ordered {
+		if diffAligned(sortedRows(got), sortedRows(want)) == "" {
+			return ""
+		}
+	}
+	if d != "" && !ordered {
+		d = diffAligned(sortedRows(got), sortedRows(want))
+	}
+	return d
+}
+
+func diffAligned(got, want []row) string {
+	for i := range got {
+		if len(got[i]) != len(want[i]) {
+			return fmt.Sprintf("row %d: got %d columns, want %d", i, len(got[i]), len(want[i]))
+		}
+		for c := range got[i] {
+			if !equalValue(got[i][c], want[i][c]) {
+				return fmt.Sprintf("row %d column %d: got %v (%T), want %v (%T)\ngot row:  %v\nwant row: %v",
+					i, c, got[i][c], got[i][c], want[i][c], want[i][c], got[i], want[i])
+			}
+		}
+	}
+	return ""
+}
+
+// isOrdered reports whether a query's outermost SELECT orders its rows.
+func isOrdered(sql string) bool {
+	s := strings.ToLower(sql)
+	i := strings.LastIndex(s, "order by")
+	return i >= 0 && !strings.Contains(s[i:], ")")
+}

@@ -1,0 +1,202 @@
+package tests
+
+import (
+	"bufio"
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/local"
+)
+
+var (
+	updateTPCDS = flag.Bool("update-tpcds", false, "TestTPCDS: rewrite testdata/tpcds_pass.txt with the queries that pass")
+	onlyTPCDS   = flag.String("tpcds-queries", "", "TestTPCDS, BenchmarkTPCDS: run only these queries (q01,q27,...)")
+)
+
+// selectTPCDS keeps the queries -tpcds-queries names (all without it).
+func selectTPCDS(qs []tpcdsQuery) []tpcdsQuery {
+	if *onlyTPCDS == "" {
+		return qs
+	}
+	want := map[string]bool{}
+	for _, n := range strings.Split(*onlyTPCDS, ",") {
+		want[strings.TrimSpace(n)] = true
+	}
+	var out []tpcdsQuery
+	for _, q := range qs {
+		if want[q.name()] {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// tpcdsPassFile lists the TPC-DS queries that must equal DuckDB; one
+// that stops passing is a regression.
+const tpcdsPassFile = "testdata/tpcds_pass.txt"
+
+type tpcdsOutcome string
+
+const (
+	tpcdsPass    tpcdsOutcome = "pass"
+	tpcdsRefused tpcdsOutcome = "refused" // SL005: a known gap, reported, not a failure
+	tpcdsWrong   tpcdsOutcome = "wrong"
+	tpcdsError   tpcdsOutcome = "error" // any other failure: a crash, an internal error, a wrong refusal
+)
+
+// runTPCDSQuery runs one query on sluice and compares it with want.
+func runTPCDSQuery(st *local.Stack, q tpcdsQuery, want []row, adaptive bool) (tpcdsOutcome, string, time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	t0 := time.Now()
+	res, err := st.Query(ctx, q.SQL, &adaptive, nil)
+	took := time.Since(t0)
+	if err != nil {
+		if strings.Contains(err.Error(), "SL005") {
+			return tpcdsRefused, firstLine(err.Error()), took
+		}
+		return tpcdsError, err.Error(), took
+	}
+	defer res.Release()
+	if d := diffRows(sluiceRows(res), want, isOrdered(q.SQL)); d != "" {
+		return tpcdsWrong, d, took
+	}
+	return tpcdsPass, "", took
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i]
+	}
+	return s
+}
+
+func readPassList(t *testing.T) map[string]bool {
+	f, err := os.Open(tpcdsPassFile)
+	if os.IsNotExist(err) {
+		return map[string]bool{}
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	out := map[string]bool{}
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		l := strings.TrimSpace(sc.Text())
+		if l != "" && !strings.HasPrefix(l, "#") {
+			out[l] = true
+		}
+	}
+	return out
+}
+
+// TestTPCDS runs DuckDB's 99 TPC-DS queries on the embedded stack (at
+// -tpcds-sf, 0.01 by default), adaptive and static, against DuckDB on the
+// same Parquet files, and prints the tally. A query sluice refuses with
+// SL005 is a known gap; a wrong answer, any other error, or a query of
+// testdata/tpcds_pass.txt that no longer passes fails the test.
+func TestTPCDS(t *testing.T) {
+	if testing.Short() {
+		t.Skip("short")
+	}
+	dir, qs := tpcdsData(t, *tpcdsSF)
+	db := openDuckOn(t, dir, tpcdsTables)
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	qs = selectTPCDS(qs)
+	if *updateTPCDS && *onlyTPCDS != "" {
+		t.Fatal("-update-tpcds needs all 99 queries: drop -tpcds-queries")
+	}
+	expected := readPassList(t)
+	tally := map[tpcdsOutcome]int{}
+	var passed []string
+	var report strings.Builder
+	for _, q := range qs {
+		want, err := duckRowsErr(context.Background(), db, q.SQL)
+		if err != nil {
+			t.Fatalf("%s: duckdb: %v", q.name(), err)
+		}
+		outcome := tpcdsPass
+		for _, adaptive := range []bool{true, false} {
+			mode := map[bool]string{true: "adaptive", false: "static"}[adaptive]
+			o, detail, _ := runTPCDSQuery(st, q, want, adaptive)
+			if o != tpcdsPass {
+				fmt.Fprintf(&report, "%s/%s: %s: %s\n", q.name(), mode, o, firstLine(detail))
+				if o == tpcdsWrong || o == tpcdsError {
+					t.Errorf("%s/%s: %s: %s", q.name(), mode, o, detail)
+				}
+			}
+			if outcome == tpcdsPass || o == tpcdsWrong || o == tpcdsError {
+				outcome = o
+			}
+		}
+		tally[outcome]++
+		if outcome == tpcdsPass {
+			passed = append(passed, q.name())
+		} else if expected[q.name()] {
+			t.Errorf("%s: listed in %s but %s", q.name(), tpcdsPassFile, outcome)
+		}
+	}
+	t.Logf("TPC-DS SF %g: %d/%d pass, %d refused (SL005), %d wrong, %d error\n%s",
+		*tpcdsSF, tally[tpcdsPass], len(qs), tally[tpcdsRefused], tally[tpcdsWrong], tally[tpcdsError], report.String())
+	if *updateTPCDS {
+		sort.Strings(passed)
+		body := "# TPC-DS queries that equal DuckDB at SF 0.01, adaptive and static (go test ./tests -run TestTPCDS -update-tpcds)\n" +
+			strings.Join(passed, "\n") + "\n"
+		if err := os.MkdirAll(filepath.Dir(tpcdsPassFile), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tpcdsPassFile, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTPCDS runs the TPC-DS queries sluice accepts on the embedded
+// stack and on DuckDB over the same Parquet files, at -tpcds-sf, and prints
+// both times per query and in total (refused queries are listed as such).
+func BenchmarkTPCDS(b *testing.B) {
+	dir, qs := tpcdsData(b, *tpcdsSF)
+	db := openDuckOn(b, dir, tpcdsTables)
+	st := startStack(b, "", func(o *local.Options) {
+		o.Coordinator.SplitBytes = 32 << 20
+		o.Functions = 4
+	})
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		b.Fatal(err)
+	}
+	qs = selectTPCDS(qs)
+	var totS, totD time.Duration
+	report := fmt.Sprintf("\nTPC-DS SF %g, %d in-process functions\n%-6s %10s %10s %8s  %s\n",
+		*tpcdsSF, 4, "query", "sluice(s)", "duckdb(s)", "ratio", "outcome")
+	for _, q := range qs {
+		t0 := time.Now()
+		want, err := duckRowsErr(context.Background(), db, q.SQL)
+		dk := time.Since(t0)
+		if err != nil {
+			b.Fatalf("%s: duckdb: %v", q.name(), err)
+		}
+		o, _, sl := runTPCDSQuery(st, q, want, true)
+		if o == tpcdsRefused || o == tpcdsError {
+			report += fmt.Sprintf("%-6s %10s %10.3f %8s  %s\n", q.name(), "-", dk.Seconds(), "-", o)
+			continue
+		}
+		totS += sl
+		totD += dk
+		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f  %s\n", q.name(), sl.Seconds(), dk.Seconds(), sl.Seconds()/dk.Seconds(), o)
+	}
+	if totD > 0 {
+		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f  (queries sluice ran)\n", "total", totS.Seconds(), totD.Seconds(), totS.Seconds()/totD.Seconds())
+	}
+	fmt.Fprint(os.Stderr, report)
+}
