@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/function"
-	"github.com/sluicedb/sluice/redisdb"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 

@@ -14,7 +14,7 @@ import (
 	dto "github.com/prometheus/client_model/go"
 
 	"github.com/sluicedb/sluice/function"
-	"github.com/sluicedb/sluice/redisdb"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/shuffle"
 )
 

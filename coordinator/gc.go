@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicedb/sluice/redisdb"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/shuffle"
 )
 

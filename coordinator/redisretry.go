@@ -3,7 +3,7 @@ package coordinator
 import (
 	"context"
 
-	"github.com/sluicedb/sluice/redisdb"
+	"github.com/sluicedb/sluice/function/redisdb"
 )
 
 // ErrRedisUnavailable is returned when Redis stayed unreachable for longer

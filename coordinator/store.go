@@ -10,8 +10,8 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/planner/plan"
-	"github.com/sluicedb/sluice/redisdb"
 )
 
 // ErrStaleFence is returned by every fenced transition when the job's

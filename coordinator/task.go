@@ -13,8 +13,8 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/planner/plan"
-	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle"
 )
 

@@ -7,7 +7,7 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
-	"github.com/sluicedb/sluice/redisdb"
+	"github.com/sluicedb/sluice/function/redisdb"
 )
 
 // Pool is the in-process invoker: it runs tasks on this process's Runtime

@@ -24,13 +24,13 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/local/minioserver"
 	"github.com/sluicedb/sluice/local/redisserver"
 	"github.com/sluicedb/sluice/local/tpch"
 	"github.com/sluicedb/sluice/planner/catalog"
 	"github.com/sluicedb/sluice/planner/plan"
-	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 

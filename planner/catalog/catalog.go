@@ -18,10 +18,10 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
-	"github.com/sluicedb/sluice/redisdb"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 

@@ -10,10 +10,10 @@ import (
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
-	"github.com/sluicedb/sluice/redisdb"
 )
 
 func testTable() *Table {

@@ -91,7 +91,7 @@ var rules = []rule{
 	},
 	{
 		name:      "the Redis keyspace imports no sluice package",
-		from:      func(p string) bool { return under(p, "redisdb") },
+		from:      func(p string) bool { return under(p, "function/redisdb") },
 		forbidden: ours,
 	},
 	{
@@ -173,8 +173,8 @@ func TestRulesCatchViolations(t *testing.T) {
 		"the plan contract imports no sluice package":                                                 {m("planner/plan"), m("shuffle")},
 		"function/... imports neither planner (except the plan contract) nor coordinator":             {m("function/exec"), m("planner")},
 		"the catalog does not import the coordinator":                                                 {m("planner/catalog"), m("coordinator")},
-		"the table layout imports only the plan contract":                                             {m("planner/catalog/layout"), m("redisdb")},
-		"the Redis keyspace imports no sluice package":                                                {m("redisdb"), m("planner/plan")},
+		"the table layout imports only the plan contract":                                             {m("planner/catalog/layout"), m("function/redisdb")},
+		"the Redis keyspace imports no sluice package":                                                {m("function/redisdb"), m("planner/plan")},
 		"the shuffle layer knows nothing of planner (but the plan contract), coordinator or function": {m("shuffle"), m("function")},
 		"the coordinator does not link the SQL front end (it plans through its Planner interface)":    {m("coordinator"), m("planner")},
 		"DuckDB is a test oracle only: no sluice package links it":                                    {m("cmd/sluice"), "github.com/duckdb/duckdb-go/v2"},
@@ -191,7 +191,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		}
 		// and the allowed edge of the function rule stays allowed
 	}
-	ok := map[string]*pkg{m("function"): {ImportPath: m("function"), Deps: []string{m("planner/plan"), m("redisdb")}}}
+	ok := map[string]*pkg{m("function"): {ImportPath: m("function"), Deps: []string{m("planner/plan"), m("function/redisdb")}}}
 	for _, r := range rules {
 		if v := check(r, ok); len(v) > 0 {
 			t.Errorf("rule %q rejects an allowed edge: %v", r.name, v)
