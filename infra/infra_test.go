@@ -66,7 +66,7 @@ func defaultPort(t *testing.T) int {
 	if err != nil {
 		t.Fatal(err)
 	}
-	m := regexp.MustCompile(`\*addr = ":(\d+)"`).FindSubmatch(b)
+	m := regexp.MustCompile(`\*addr = "(?:127\.0\.0\.1)?:(\d+)"`).FindSubmatch(b)
 	if m == nil {
 		t.Fatal("default listen address not found in cmd/sluice-function/main.go")
 	}

@@ -280,6 +280,11 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		return c, nil
 	}
 	fn, ok := aggFuncs[name]
+	switch fn {
+	case plan.AggSum, plan.AggAvg, plan.AggCount, plan.AggMin, plan.AggMax:
+	default:
+		ok = false // the window operator evaluates these frame aggregates only
+	}
 	if !ok {
 		return c, b.unsupported(loc, "window function "+name+"()")
 	}

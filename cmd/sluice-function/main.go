@@ -45,7 +45,7 @@ func main() {
 }
 
 func run() error {
-	addr := flag.String("addr", "", "HTTP listen address (default :$PORT or :8080); ignored under the Lambda runtime")
+	addr := flag.String("addr", "", "HTTP listen address (default :$PORT, else 127.0.0.1:8080); ignored under the Lambda runtime")
 	flag.Parse()
 	var lvl slog.Level
 	if err := lvl.UnmarshalText([]byte(os.Getenv("SLUICE_LOG_LEVEL"))); err != nil {

@@ -611,6 +611,66 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 	default:
 		return fail(fmt.Errorf("unsupported window aggregate %s", fn))
 	}
+	// Wide decimals: a sum of decimal(p,s) is decimal(38,s) (DuckDB's rule),
+	// and the input may be wide already (a sum over a sum).
+	if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 {
+		scale := 0
+		if ok {
+			scale = int(wt.Scale)
+		} else {
+			scale = int(x.DataType().(*arrow.Decimal128Type).Scale)
+		}
+		xs, err := toWide(x, scale)
+		if err != nil {
+			return fail(err)
+		}
+		type acc struct {
+			s        num
+			overflow bool
+		}
+		tree := newSegTree(n, acc{}, func(i int) acc {
+			if !isValid(vb, voff, i) {
+				return acc{}
+			}
+			return acc{s: xs[i]}
+		}, func(a, b acc) acc {
+			s, over := add128(a.s, b.s)
+			return acc{s: s, overflow: a.overflow || b.overflow || over || !fitsDigits(s, 38)}
+		})
+		if fn == plan.AggSum {
+			buf, v := newFixed[num](mem, n)
+			for i := range v {
+				lo, hi := p.frame(call.Frame, i)
+				if count(lo, hi) == 0 {
+					clearBit(outBits, i)
+					continue
+				}
+				a := tree.query(lo, hi)
+				if a.overflow {
+					buf.Release()
+					return fail(fmt.Errorf("%w: window sum does not fit decimal(38,%d)", plan.ErrDecimalOverflow, scale))
+				}
+				v[i] = a.s
+			}
+			return makeArray(t, n, valid, buf), nil
+		}
+		buf, v := newFixed[float64](mem, n)
+		for i := range v {
+			lo, hi := p.frame(call.Frame, i)
+			c := count(lo, hi)
+			if c == 0 {
+				clearBit(outBits, i)
+				continue
+			}
+			a := tree.query(lo, hi)
+			if a.overflow {
+				buf.Release()
+				return fail(fmt.Errorf("%w: window avg", plan.ErrDecimalOverflow))
+			}
+			v[i] = avgWide(a.s, c, scale)
+		}
+		return makeArray(t, n, valid, buf), nil
+	}
 	switch layoutOf(x) {
 	case kInt64:
 		xs := values[int64](x)

@@ -217,6 +217,22 @@ func validateNode(n *Node) error {
 		in = n.Inputs[0].Schema
 	}
 	switch n.Kind {
+	case KindWindow:
+		if n.Window == nil {
+			return errors.New("no Window")
+		}
+		if want := len(in) + len(n.Window.Calls); len(n.Schema) != want {
+			return fmt.Errorf("window has %d schema fields, want its input's %d plus %d calls", len(n.Schema), len(in), len(n.Window.Calls))
+		}
+	case KindExpand:
+		if len(n.Expand) == 0 {
+			return errors.New("expand without projections")
+		}
+		for i, p := range n.Expand {
+			if len(p) != len(n.Schema) {
+				return fmt.Errorf("expand projection %d has %d expressions for %d schema fields", i, len(p), len(n.Schema))
+			}
+		}
 	case KindScan:
 		if n.Scan == nil {
 			return errors.New("no Scan")

@@ -90,7 +90,7 @@ func TestValidate(t *testing.T) {
 		{"scan columns", func(g *Graph) { g.Stage(1).Root.Scan.Columns = nil }, "reads 0 columns into 1"},
 		{"scan without Scan", func(g *Graph) { g.Stage(1).Root.Scan = nil }, "no Scan"},
 		{"sort with two inputs", func(g *Graph) { r := g.Stage(3).Root; r.Inputs = append(r.Inputs, r.Inputs[0]) }, "2 inputs, want 1"},
-		{"unknown node kind", func(g *Graph) { g.Stage(3).Root.Kind = "window" }, "unknown node kind"},
+		{"unknown node kind", func(g *Graph) { g.Stage(3).Root.Kind = "teleport" }, "unknown node kind"},
 		{"filter without predicate", func(g *Graph) {
 			r := g.Stage(3).Root
 			g.Stage(3).Root = &Node{Kind: KindFilter, Schema: r.Schema, Inputs: []*Node{r}}
