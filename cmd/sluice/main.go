@@ -423,7 +423,7 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 		Usage: "start the embedded stack, load --data, run the demo queries and show what the adaptive planner did",
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "data", Required: true, Usage: "folder of table folders (sluice tpch gen --out)"},
-			&cli.BoolFlag{Name: "serve", Usage: "after the queries, keep the stack (and its web UI) running until Ctrl-C"},
+			&cli.BoolFlag{Name: "serve", Usage: "after the queries, keep the stack (and its web UI) running until Ctrl-C (when stdin is a terminal)"},
 		}, stackFlags...),
 		Action: func(c *cli.Context) error {
 			st, err := startStack(c, stackFlags)
@@ -456,7 +456,9 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 				fmt.Printf("job page: %s\n", coordinator.UIURL(st.APIURL, res.Job))
 				res.Release()
 			}
-			if c.Bool("serve") {
+			// --serve waits only for a person at a terminal: a script or CI
+			// running `make demo` must not hang.
+			if c.Bool("serve") && isTerminal(os.Stdin) {
 				fmt.Printf("\nweb UI: %s (every job above, its stage graph per adaptive round, its tasks; Ctrl-C stops)\n",
 					coordinator.UIURL(st.APIURL, ""))
 				<-c.Context.Done()
