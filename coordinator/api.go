@@ -318,7 +318,12 @@ func CheckObjects(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectR
 				err = &shuffle.MissingError{Key: ref.Key, Err: err}
 			case err != nil:
 				err = fmt.Errorf("stat %s: %w", ref.Key, err)
-			case ref.Bytes > 0 && info.Size != ref.Bytes:
+			case ref.Ranged() && info.Size < ref.Offset+ref.Bytes:
+				// A partition's byte range of a data object: the object
+				// must hold it whole.
+				err = &shuffle.CorruptError{Key: ref.Key, Reason: fmt.Sprintf("size %d, shorter than partition %d at bytes [%d,%d)",
+					info.Size, ref.Part, ref.Offset, ref.Offset+ref.Bytes)}
+			case !ref.Ranged() && ref.Bytes > 0 && info.Size != ref.Bytes:
 				err = &shuffle.CorruptError{Key: ref.Key, Reason: fmt.Sprintf("size %d, want %d", info.Size, ref.Bytes)}
 			}
 			if err != nil {
