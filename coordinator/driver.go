@@ -442,7 +442,15 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 		if wasSkipped[id] {
 			continue
 		}
-		if err := c.store.SkipStage(ctx, run.id, run.fence, id, "reason", why); err != nil {
+		if _, done := run.state.Done[id]; done {
+			// A finished stage whose output a re-plan made useless stays
+			// done in Redis: done is final in the state machine.
+			continue
+		}
+		if err := c.store.SkipStage(ctx, run.id, run.fence, id, "reason", why); errors.Is(err, ErrRefused) {
+			// It finished meanwhile (done is final): nothing to skip.
+			c.log.Info("re-plan skips a stage that already finished", "job", run.id, "stage", id, "err", err)
+		} else if err != nil {
 			return err
 		}
 	}
