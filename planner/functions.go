@@ -42,6 +42,21 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 
 // callLibrary resolves f's overload for args and builds the call.
 func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int32) (*plan.Expr, error) {
+	// The library's kernels take decimals in the 64-bit layout: a wide
+	// decimal argument (a sum, which is decimal(38,s)) is narrowed to
+	// decimal(18,s), exactly, or failing with a decimal overflow (SL103)
+	// when a value does not fit, never a wrong answer. DuckDB keeps 38
+	// digits here; the values are the same.
+	for k, a := range args {
+		if a.Type.Wide() {
+			s := min(a.Type.Scale, plan.MaxDecimal64Precision)
+			n, err := b.cast(a, plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimal64Precision, Scale: s}, loc)
+			if err != nil {
+				return nil, err
+			}
+			args[k] = n
+		}
+	}
 	best, bestCost := -1, 0
 	for k, s := range f.Signatures {
 		cost, ok := signatureCost(s, args)

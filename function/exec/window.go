@@ -773,6 +773,9 @@ func lessAt(a arrow.Array) (func(i, j int32) bool, error) {
 	case kString:
 		s := a.(*array.String)
 		return func(i, j int32) bool { return s.Value(int(i)) < s.Value(int(j)) }, nil
+	case kDec128:
+		v := values[num](a)
+		return func(i, j int32) bool { return v[i].Less(v[j]) }, nil
 	}
 	return nil, fmt.Errorf("min/max of %s", a.DataType())
 }
