@@ -52,7 +52,7 @@ type API struct {
 const DefaultMaxSQLBytes = 1 << 20
 
 // CodeSQLTooLarge is the error code of SQL text over the limit.
-const CodeSQLTooLarge = "SL090"
+const CodeSQLTooLarge = plan.CodeSQLTooLarge
 
 // NewAPI returns the HTTP API of c.
 func NewAPI(c *Coordinator) *API { return &API{c: c, MaxSQLBytes: DefaultMaxSQLBytes} }

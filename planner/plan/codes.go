@@ -55,6 +55,7 @@ const (
 	CodeAmbiguous   = "SL006"
 	CodeGrouping    = "SL007"
 	CodeValue       = "SL008"
+	CodeSQLTooLarge = "SL090"
 
 	CodeRuntime         = "SL100"
 	CodeInvalidCast     = "SL101"
@@ -89,6 +90,7 @@ var registry = []CodeInfo{
 	{CodeAmbiguous, ClassUser, "ambiguous_column", "A name resolves to more than one column."},
 	{CodeGrouping, ClassUser, "grouping_error", "Misuse of GROUP BY or aggregates: an ungrouped column, an aggregate in WHERE, nested aggregates."},
 	{CodeValue, ClassUser, "invalid_value", "A constant is invalid or out of range (a bad date, LIMIT -1, ORDER BY 9 of 2 columns)."},
+	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413); nothing reaches the planner or Redis."},
 
 	{CodeRuntime, ClassUser, "runtime_error", "The query failed on its data in a way no more specific code names."},
 	{CodeInvalidCast, ClassUser, "invalid_cast", "A value cannot be cast to the target type (CAST('abc' AS INTEGER))."},
