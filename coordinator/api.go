@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"crypto/subtle"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -37,7 +36,8 @@ import (
 //	GET  /metrics              Prometheus metrics
 //	GET  /healthz
 //
-// With a Token every route but /healthz requires it as a bearer token.
+// With a Token every route but /healthz requires it as a bearer token;
+// the web UI also takes a session cookie from /ui/login (api_auth.go).
 // Error answers never carry credentials (redact.String).
 type API struct {
 	c *Coordinator
@@ -69,6 +69,8 @@ func (a *API) Handler() http.Handler {
 	ui := webui.New(a.c.store, a.c.log).Handler()
 	mux.Handle("GET /ui/", ui)
 	mux.Handle("GET /ui", ui)
+	mux.HandleFunc("GET "+loginPath, a.login)
+	mux.HandleFunc("POST "+loginPath, a.login)
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	mux.HandleFunc("POST /v1/explain", a.explain)
@@ -80,11 +82,8 @@ func (a *API) Handler() http.Handler {
 }
 
 func (a *API) auth(h http.Handler) http.Handler {
-	want := []byte("Bearer " + a.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.Token != "" && r.URL.Path != "/healthz" &&
-			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
-			writeErr(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
+		if !a.guard(w, r) {
 			return
 		}
 		rest, ok := strings.CutPrefix(r.URL.Path, "/v1/jobs/")

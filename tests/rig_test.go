@@ -254,7 +254,15 @@ func (r *rig) startCoordinatorEnv(t *testing.T, env []string, args ...string) *p
 		logf.Close()
 		close(p.exited)
 	}()
-	t.Cleanup(func() { p.kill() })
+	t.Cleanup(func() {
+		p.kill()
+		if t.Failed() { // what the coordinator did is the first thing a failure needs
+			b, _ := os.ReadFile(p.log)
+			lines := strings.Split(strings.TrimRight(string(b), "\n"), "\n")
+			t.Logf("coordinator %s log (last %d of %d lines):\n%s", p.Owner, min(len(lines), 80), len(lines),
+				strings.Join(lines[max(0, len(lines)-80):], "\n"))
+		}
+	})
 	line := make(chan string, 1)
 	go func() {
 		sc := bufio.NewScanner(out)
