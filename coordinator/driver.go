@@ -110,6 +110,13 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	log := c.log.With("job", job)
 	run, err := c.load(ctx, job, fence)
 	if err != nil {
+		if errors.Is(err, errCorruptRecord) {
+			// No coordinator can drive this record: left running, every
+			// recovery would take it, fail again and give it back, a job
+			// stuck forever that its client waits on in silence.
+			log.Error("job record cannot be loaded: failing the job", "err", err)
+			return c.finish(ctx, &jobRun{id: job, fence: fence}, StateFailed, plan.WithCode(plan.CodeInternal, err))
+		}
 		return err
 	}
 	if err := c.store.SetJob(ctx, job, fence, "owner", c.cfg.Owner); err != nil {
@@ -143,6 +150,9 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 }
 
 var errCancelled = errors.New("cancelled by user")
+
+// errCorruptRecord marks a job record in Redis that does not decode.
+var errCorruptRecord = errors.New("corrupt job record")
 
 // errRetake: the driver's lease expired (a Redis outage longer than the
 // lease) and this coordinator took it again, with a new fence: the drive
@@ -212,19 +222,19 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	run.round, _ = strconv.Atoi(m["round"])
 	var g plan.Graph
 	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
-		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+		return nil, fmt.Errorf("%w: decode plan of job %s: %w", errCorruptRecord, job, err)
 	}
 	run.state = adaptive.State{Graph: &g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
 		Groups: map[int][][]int{}, Skipped: map[int]string{}, Config: c.cfg.AQE, Log: c.log.With("job", job)}
 	if err := json.Unmarshal([]byte(m["groups"]), &run.state.Groups); err != nil {
-		return nil, fmt.Errorf("decode task groups of job %s: %w", job, err)
+		return nil, fmt.Errorf("%w: decode task groups of job %s: %w", errCorruptRecord, job, err)
 	}
 	if err := json.Unmarshal([]byte(m["skipped"]), &run.state.Skipped); err != nil {
-		return nil, fmt.Errorf("decode skipped stages of job %s: %w", job, err)
+		return nil, fmt.Errorf("%w: decode skipped stages of job %s: %w", errCorruptRecord, job, err)
 	}
 	if sk := m["skew"]; sk != "" {
 		if err := json.Unmarshal([]byte(sk), &run.state.Skew); err != nil {
-			return nil, fmt.Errorf("decode skew splits of job %s: %w", job, err)
+			return nil, fmt.Errorf("%w: decode skew splits of job %s: %w", errCorruptRecord, job, err)
 		}
 	}
 	for _, st := range g.Stages {
@@ -235,7 +245,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 		if StageState(sm["state"]) == StageDone {
 			var out stageOutput
 			if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
-				return nil, fmt.Errorf("decode output of stage %d: %w", st.ID, err)
+				return nil, fmt.Errorf("%w: decode output of stage %d: %w", errCorruptRecord, st.ID, err)
 			}
 			run.outputs[st.ID] = &out
 			run.state.Done[st.ID] = &out.Stats
