@@ -2,60 +2,18 @@ package shuffle
 
 import (
 	"fmt"
-	"math"
 
 	"github.com/apache/arrow-go/v18/arrow"
-	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/zeebo/xxh3"
+
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
-// The partitioning hash. It decides which partition of a shuffle a row goes
-// to, so two processes (and two versions of sluice) that hash equal keys
-// must get equal hashes: the definition below is part of the on-storage
-// format and must not change (TestHashGolden pins it).
-//
-// For a row, with columns c1..ck:
-//
-//	h = HashSeed
-//	for each column c: h = combine(h, value(c))
-//	partition = h % count
-//
-// where combine(h, v) = mix(h ^ (v + 0x9E3779B97F4A7C15 + (h << 6) + (h >> 2)))
-// and mix is MurmurHash3's 64-bit finalizer (fmix64). value(x) is:
-//
-//   - NULL (any type): NullHash
-//   - integers (int8..int64, uint8..uint64 as their 64-bit two's complement),
-//     Date32 (days, widened to int64), Decimal64 (the unscaled int64), Bool
-//     (0 or 1): mix(uint64(x)). So equal values of the engine's Int64, Date
-//     and Decimal types (same scale) hash alike.
-//   - Timestamp (any unit; the int64 count of its unit): as an integer.
-//   - Decimal128 (the unscaled two's complement 128-bit value, hi and lo
-//     64-bit words): mix(lo) when the value fits an int64 (hi is lo's sign
-//     extension), so it hashes as the same Decimal64 would; otherwise
-//     mix(lo ^ mix(uint64(hi))).
-//   - Float64 and Float32 (widened): mix(IEEE-754 bits), with -0 as +0 and
-//     every NaN as the canonical quiet NaN 0x7FF8000000000000.
-//   - String, LargeString, Binary: XXH3-64 of the bytes, seed 0.
+// The partitioning hash is defined in package kernel (kernel.HashSeed and
+// kernel.Fold), where the executor's hash tables share its column walk.
 const (
-	HashSeed uint64 = 0x5A17CE5EED5A17CE
-	NullHash uint64 = 0x6A09E667F3BCC908
+	HashSeed = kernel.HashSeed
+	NullHash = kernel.NullHash
 )
-
-const golden = 0x9E3779B97F4A7C15
-
-// mix is MurmurHash3's fmix64.
-func mix(x uint64) uint64 {
-	x ^= x >> 33
-	x *= 0xff51afd7ed558ccd
-	x ^= x >> 33
-	x *= 0xc4ceb9fe1a85ec53
-	x ^= x >> 33
-	return x
-}
-
-func combine(h, v uint64) uint64 {
-	return mix(h ^ (v + golden + (h << 6) + (h >> 2)))
-}
 
 // HashColumns sets out[i] to the partitioning hash of row i of cols (see
 // HashSeed for the definition). All columns and out must have the same
@@ -69,7 +27,7 @@ func HashColumns(cols []arrow.Array, out []uint64) error {
 		if c.Len() != len(out) {
 			return fmt.Errorf("shuffle: hash: column %d has %d rows, want %d", ci, c.Len(), len(out))
 		}
-		if err := hashColumn(c, out); err != nil {
+		if err := kernel.Fold(c, out); err != nil {
 			return fmt.Errorf("shuffle: hash: column %d: %w", ci, err)
 		}
 	}
@@ -77,148 +35,4 @@ func HashColumns(cols []arrow.Array, out []uint64) error {
 }
 
 // HashSupported reports whether HashColumns can hash columns of type t.
-func HashSupported(t arrow.DataType) bool {
-	switch t.ID() {
-	case arrow.BOOL, arrow.INT8, arrow.INT16, arrow.INT32, arrow.INT64,
-		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
-		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DATE32, arrow.TIMESTAMP,
-		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.NULL:
-		return true
-	}
-	return false
-}
-
-type intValues interface {
-	~int8 | ~int16 | ~int32 | ~int64 | ~uint8 | ~uint16 | ~uint32 | ~uint64
-}
-
-// hashInts folds integer values; nulls get NullHash.
-func hashInts[T intValues](a arrow.Array, vals []T, out []uint64) {
-	if a.NullN() == 0 {
-		for i, v := range vals {
-			out[i] = combine(out[i], mix(uint64(int64(v))))
-		}
-		return
-	}
-	for i, v := range vals {
-		if a.IsNull(i) {
-			out[i] = combine(out[i], NullHash)
-		} else {
-			out[i] = combine(out[i], mix(uint64(int64(v))))
-		}
-	}
-}
-
-// floatBits returns the bits hashed for a float: -0 as +0, NaNs canonical.
-func floatBits(f float64) uint64 {
-	if f == 0 {
-		return 0 // -0 == +0
-	}
-	if math.IsNaN(f) {
-		return 0x7FF8000000000000
-	}
-	return math.Float64bits(f)
-}
-
-func hashColumn(c arrow.Array, out []uint64) error {
-	switch a := c.(type) {
-	case *array.Int64:
-		hashInts(a, a.Int64Values(), out)
-	case *array.Int32:
-		hashInts(a, a.Int32Values(), out)
-	case *array.Int16:
-		hashInts(a, a.Int16Values(), out)
-	case *array.Int8:
-		hashInts(a, a.Int8Values(), out)
-	case *array.Uint64:
-		hashInts(a, a.Uint64Values(), out)
-	case *array.Uint32:
-		hashInts(a, a.Uint32Values(), out)
-	case *array.Uint16:
-		hashInts(a, a.Uint16Values(), out)
-	case *array.Uint8:
-		hashInts(a, a.Uint8Values(), out)
-	case *array.Date32:
-		hashInts(a, a.Date32Values(), out)
-	case *array.Decimal64:
-		hashInts(a, a.Values(), out)
-	case *array.Timestamp:
-		hashInts(a, a.TimestampValues(), out)
-	case *array.Decimal128:
-		for i, v := range a.Values() {
-			if a.IsNull(i) {
-				out[i] = combine(out[i], NullHash)
-				continue
-			}
-			lo, hi := v.LowBits(), v.HighBits()
-			if hi == int64(lo)>>63 {
-				out[i] = combine(out[i], mix(lo))
-			} else {
-				out[i] = combine(out[i], mix(lo^mix(uint64(hi))))
-			}
-		}
-	case *array.Float64:
-		vals := a.Float64Values()
-		for i, v := range vals {
-			if a.IsNull(i) {
-				out[i] = combine(out[i], NullHash)
-			} else {
-				out[i] = combine(out[i], mix(floatBits(v)))
-			}
-		}
-	case *array.Float32:
-		vals := a.Float32Values()
-		for i, v := range vals {
-			if a.IsNull(i) {
-				out[i] = combine(out[i], NullHash)
-			} else {
-				out[i] = combine(out[i], mix(floatBits(float64(v))))
-			}
-		}
-	case *array.Boolean:
-		for i := range out {
-			switch {
-			case a.IsNull(i):
-				out[i] = combine(out[i], NullHash)
-			case a.Value(i):
-				out[i] = combine(out[i], mix(1))
-			default:
-				out[i] = combine(out[i], mix(0))
-			}
-		}
-	case *array.String:
-		hasNulls := a.NullN() > 0
-		for i := range out {
-			if hasNulls && a.IsNull(i) {
-				out[i] = combine(out[i], NullHash)
-			} else {
-				out[i] = combine(out[i], xxh3.HashString(a.Value(i)))
-			}
-		}
-	case *array.LargeString:
-		hasNulls := a.NullN() > 0
-		for i := range out {
-			if hasNulls && a.IsNull(i) {
-				out[i] = combine(out[i], NullHash)
-			} else {
-				out[i] = combine(out[i], xxh3.HashString(a.Value(i)))
-			}
-		}
-	case *array.Binary:
-		hasNulls := a.NullN() > 0
-		for i := range out {
-			if hasNulls && a.IsNull(i) {
-				out[i] = combine(out[i], NullHash)
-			} else {
-				out[i] = combine(out[i], xxh3.Hash(a.Value(i)))
-			}
-		}
-	case *array.Null:
-		for i := range out {
-			out[i] = combine(out[i], NullHash)
-		}
-	default:
-		return fmt.Errorf("cannot hash type %s", c.DataType())
-	}
-	return nil
-}
+func HashSupported(t arrow.DataType) bool { return kernel.Supported(t) }

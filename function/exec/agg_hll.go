@@ -10,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // approx_count_distinct: a HyperLogLog sketch of plan.HLLRegisters
@@ -48,7 +49,7 @@ func (a *aggAcc) updateHLL(arg arrow.Array, gids []uint32) error {
 		if gids != nil {
 			g = int(gids[i])
 		}
-		x = fmix64(x)
+		x = kernel.Mix(x)
 		reg := x >> (64 - hllBits)
 		rank := byte(bits.LeadingZeros64(x<<hllBits|1<<(hllBits-1)) + 1)
 		if s := a.sketch(g); rank > s[reg] {

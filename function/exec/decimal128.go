@@ -513,19 +513,6 @@ func (ev *evaluator) negWide(a arrow.Array) (arrow.Array, error) {
 	return makeArray(a.DataType(), len(x), copyValidity(ev.mem, a), buf), nil
 }
 
-// hashWide folds 128-bit decimals: a value that fits an int64 hashes as
-// that int64 would, so narrow and wide decimals of one scale hash alike.
-func hashWide(a arrow.Array, h []uint64) {
-	for i, v := range values[num](a) {
-		lo := v.LowBits()
-		hv := hashCombine(h[i], lo)
-		if v.HighBits() != int64(lo)>>63 {
-			hv = hashCombine(hv, uint64(v.HighBits()))
-		}
-		h[i] = hv
-	}
-}
-
 // sumNarrowWide adds int64 (Decimal64) values into 128-bit sums by group
 // (gids nil: all rows are group 0). It cannot overflow: 2^63 rows of 18
 // digits stay below 10^38.

@@ -7,29 +7,12 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 	"github.com/apache/arrow-go/v18/arrow/memory"
-	"github.com/zeebo/xxh3"
+
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
-// Hashing: every key column folds its values into a per-row 64-bit hash
-// (integers directly, strings through xxh3, NULL as a fixed marker), mixed
-// with the murmur3 finalizer.
-
-const (
-	hashSeed   = 0x243f6a8885a308d3
-	hashMul    = 0x9e3779b97f4a7c15
-	nullMarker = 0x6a09e667f3bcc909
-)
-
-func fmix64(k uint64) uint64 {
-	k ^= k >> 33
-	k *= 0xff51afd7ed558ccd
-	k ^= k >> 33
-	k *= 0xc4ceb9fe1a85ec53
-	k ^= k >> 33
-	return k
-}
-
-func hashCombine(h, v uint64) uint64 { return fmix64((h ^ v) * hashMul) }
+// hashSeed starts the hash tables' row hashes (see hashColumn).
+const hashSeed = 0x243f6a8885a308d3
 
 // normFloat maps -0 to +0 and every NaN to one NaN, so equal keys hash and
 // compare equal bitwise.
@@ -43,67 +26,11 @@ func normFloat(f float64) uint64 {
 	return math.Float64bits(f)
 }
 
-// hashColumn folds column a into h (len(h) == a.Len()). NULL rows fold a
-// fixed marker instead of their (garbage) value.
-func hashColumn(a arrow.Array, h []uint64) error {
-	k, err := kindOf(a.DataType())
-	if err != nil {
-		return err
-	}
-	n := a.Len()
-	h = h[:n]
-	if k == kNull {
-		for i := range h {
-			h[i] = hashCombine(h[i], nullMarker)
-		}
-		return nil
-	}
-	type nullRow struct {
-		i int
-		h uint64
-	}
-	var nulls []nullRow
-	if vb, voff := validityOf(a); vb != nil {
-		for i := range h {
-			if !bit(vb, voff+i) {
-				nulls = append(nulls, nullRow{i, hashCombine(h[i], nullMarker)})
-			}
-		}
-	}
-	switch k {
-	case kInt64:
-		x := values[int64](a)
-		for i := range h {
-			h[i] = hashCombine(h[i], uint64(x[i]))
-		}
-	case kDate:
-		x := values[int32](a)
-		for i := range h {
-			h[i] = hashCombine(h[i], uint64(x[i]))
-		}
-	case kDec128:
-		hashWide(a, h)
-	case kFloat64:
-		x := values[float64](a)
-		for i := range h {
-			h[i] = hashCombine(h[i], normFloat(x[i]))
-		}
-	case kBool:
-		bs, off := bitsOf(a)
-		for i := range h {
-			h[i] = hashCombine(h[i], uint64(b2u(bit(bs, off+i))))
-		}
-	case kString:
-		offs, data := strOffsets(a)
-		for i := range h {
-			h[i] = hashCombine(h[i], xxh3.Hash(data[offs[i]:offs[i+1]]))
-		}
-	}
-	for _, r := range nulls {
-		h[r.i] = r.h
-	}
-	return nil
-}
+// hashColumn folds column a into h (len(h) == a.Len()), with the column
+// walk the shuffle's partitioning hash uses (kernel.Fold, written once).
+// The hash tables start from their own seed (hashSeed), so a table built
+// from one shuffle partition is not skewed by the partition's hash bits.
+func hashColumn(a arrow.Array, h []uint64) error { return kernel.Fold(a, h[:a.Len()]) }
 
 // keyCol stores one group-key column, one value per group, in a typed
 // slice.

@@ -102,6 +102,11 @@ var rules = []rule{
 		},
 	},
 	{
+		name:      "the shared column kernels import no sluice package (executor and shuffle both link them)",
+		from:      func(p string) bool { return under(p, "shuffle/kernel") },
+		forbidden: ours,
+	},
+	{
 		name:      "the coordinator does not link the SQL front end (it plans through its Planner interface)",
 		from:      func(p string) bool { return p == module+"/coordinator" },
 		forbidden: func(p string) bool { return p == module+"/planner" || p == module+"/planner/catalog" },
@@ -177,6 +182,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		"the Redis keyspace imports no sluice package":                                                {m("function/redisdb"), m("planner/plan")},
 		"the shuffle layer knows nothing of planner (but the plan contract), coordinator or function": {m("shuffle"), m("function")},
 		"the coordinator does not link the SQL front end (it plans through its Planner interface)":    {m("coordinator"), m("planner")},
+		"the shared column kernels import no sluice package (executor and shuffle both link them)":    {m("shuffle/kernel"), m("planner/plan")},
 		"DuckDB is a test oracle only: no sluice package links it":                                    {m("cmd/sluice"), "github.com/duckdb/duckdb-go/v2"},
 	}
 	for _, r := range rules {
