@@ -1,7 +1,9 @@
 package tests
 
 import (
+	"encoding/json"
 	"flag"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -9,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/webui"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -97,6 +100,9 @@ func TestOperatorMetrics(t *testing.T) {
 				if want := count(c.duck); got != want {
 					t.Fatalf("output_rows = %d, DuckDB counts %d (%s)", got, want, c.duck)
 				}
+				if c.name == "full scan" {
+					checkDetailMetrics(t, st.APIURL, res.Job, count(c.duck))
+				}
 				for _, s := range js.Stages {
 					if s.State != coordinator.StageDone {
 						continue
@@ -173,5 +179,40 @@ func TestExplainAnalyzeGolden(t *testing.T) {
 	}
 	if left := leftovers(t, tmp); left != "" {
 		t.Fatalf("processes left running:\n%s", left)
+	}
+}
+
+// checkDetailMetrics reads the job page's JSON (GET /v1/jobs/{id}/detail)
+// and checks that it carries the stages' operator metrics and phases: the
+// lineitem scan's output_rows summed over its stage is scanRows.
+func checkDetailMetrics(t *testing.T, api, job string, scanRows int64) {
+	t.Helper()
+	resp, err := http.Get(api + "/v1/jobs/" + job + "/detail")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var d webui.JobDetail
+	if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+		t.Fatalf("decode job detail: %v", err)
+	}
+	var got int64
+	found := false
+	for _, s := range d.Stages {
+		if len(s.Operators) == 0 || s.PhaseSum == nil || s.PhaseMax == nil {
+			t.Fatalf("stage %d of the job detail has no metrics: %+v", s.ID, s)
+		}
+		if s.Operators[0].Node != function.WriterNode || s.Operators[0].Rows != s.Rows {
+			t.Fatalf("stage %d: first operator %+v, want the shuffle writer with the stage's %d rows", s.ID, s.Operators[0], s.Rows)
+		}
+		for _, o := range s.Operators {
+			if o.Kind == string(plan.KindScan) && strings.Contains(o.Text, "lineitem") {
+				got += o.Rows
+				found = true
+			}
+		}
+	}
+	if !found || got != scanRows {
+		t.Fatalf("job detail: lineitem scan output_rows %d (found %v), want %d", got, found, scanRows)
 	}
 }
