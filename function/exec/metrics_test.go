@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -83,5 +84,55 @@ func TestNodeIDsPreOrder(t *testing.T) {
 	ids := NodeIDs(p)
 	if ids[p] != 0 || ids[j] != 1 || ids[a] != 2 || ids[b] != 3 || len(ids) != 4 {
 		t.Fatalf("ids %v", ids)
+	}
+}
+
+// BenchmarkMetricsOverhead runs filter -> project over 64 batches of 8192
+// rows with and without the per-operator meters.
+func BenchmarkMetricsOverhead(b *testing.B) {
+	mem := memory.NewGoAllocator()
+	vals := make([]any, 8192)
+	for i := range vals {
+		vals[i] = int64(i)
+	}
+	batch := mkRec(mem, ints("v", vals...))
+	defer batch.Release()
+	schema := plan.Schema{{Name: "v", Type: i64T}}
+	scan := &plan.Node{Kind: plan.KindScan, Schema: schema, Scan: &plan.Scan{Table: "t", Columns: []string{"v"}}}
+	filter := &plan.Node{Kind: plan.KindFilter, Schema: schema, Inputs: []*plan.Node{scan},
+		Predicate: call(plan.OpGt, boolT, cref(0, i64T), litI(100))}
+	proj := &plan.Node{Kind: plan.KindProject, Schema: schema, Inputs: []*plan.Node{filter},
+		Exprs: []*plan.Expr{call(plan.OpAdd, i64T, cref(0, i64T), litI(1))}}
+	leaves := &fakeLeaves{recs: func() []arrow.RecordBatch {
+		out := make([]arrow.RecordBatch, 64)
+		for i := range out {
+			batch.Retain()
+			out[i] = batch
+		}
+		return out
+	}}
+	for _, metered := range []bool{false, true} {
+		name := "plain"
+		if metered {
+			name = "metered"
+		}
+		b.Run(name, func(b *testing.B) {
+			for b.Loop() {
+				opts := Options{Mem: mem}
+				if metered {
+					opts.Metrics = NewMetrics()
+				}
+				op, err := Build(context.Background(), proj, leaves, opts)
+				if err != nil {
+					b.Fatal(err)
+				}
+				recs, err := Drain(context.Background(), op)
+				if err != nil {
+					b.Fatal(err)
+				}
+				releaseRecs(recs)
+				op.Close()
+			}
+		})
 	}
 }
