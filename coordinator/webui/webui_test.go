@@ -98,7 +98,7 @@ func TestPages(t *testing.T) {
 			`data-rule="coalesce-partitions" data-stages="2"`, "tasks 4 → 1",
 			`class="node st-pending changed result" data-stage="2"`, // highlighted in round 1
 			`data-attempt="2" data-outcome="running"`, `attempt a-running hedge`,
-			"3.0 MiB", // peak memory column
+			"3.0 MiB",                                                            // peak memory column
 			`data-node="0" data-kind="scan"`, "12,345", "Scan: t format=parquet", // operator metrics
 			"queue 250 ms, startup 12 ms, read 500 ms", // phase breakdown
 			"/v1/jobs/j1/objects?key=jobs%2Fj1%2Fstage-0%2Ftask-0%2Fa1%2Fpart-0.arrow", "2.0 KiB",
