@@ -216,3 +216,25 @@ func checkDetailMetrics(t *testing.T, api, job string, scanRows int64) {
 		t.Fatalf("job detail: lineitem scan output_rows %d (found %v), want %d", got, found, scanRows)
 	}
 }
+
+// checkStageMetrics checks that every done stage of job has its metrics
+// (as after a coordinator takeover: they are read back from Redis) and
+// that its shuffle writer wrote the stage's rows.
+func checkStageMetrics(t *testing.T, cl *coordinator.Client, job string) {
+	t.Helper()
+	js, err := cl.Status(t.Context(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range js.Stages {
+		if s.State != coordinator.StageDone {
+			continue
+		}
+		if s.Metrics == nil || s.Metrics.Tasks == 0 || s.Metrics.Tasks > s.Tasks {
+			t.Fatalf("job %s stage %d: metrics %+v for %d tasks", job, s.ID, s.Metrics, s.Tasks)
+		}
+		if w := s.Metrics.Operator(function.WriterNode); w == nil || w.Rows != s.Rows {
+			t.Fatalf("job %s stage %d: shuffle writer %+v, stage rows %d", job, s.ID, w, s.Rows)
+		}
+	}
+}
