@@ -692,7 +692,8 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		return out.Stats.Partitions[i].Partition < out.Stats.Partitions[j].Partition
 	})
 	oj, _ := json.Marshal(out)
-	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj),
+	mj, _ := json.Marshal(function.AggregateMetrics(results)) // per-operator and phase metrics (kept with the stage)
+	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj), "metrics", string(mj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
 		"seconds", time.Since(started).Seconds()); err != nil {
 		return nil, err

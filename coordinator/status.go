@@ -8,6 +8,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
@@ -32,6 +33,11 @@ type StageStatus struct {
 	InputBytes int64   `json:"input_bytes"`
 	Seconds    float64 `json:"seconds"`
 	Output     string  `json:"output"`
+	// Metrics are the stage's per-operator metrics and phase breakdown,
+	// summed over its committed tasks (nil until the stage is done).
+	Metrics *function.StageMetrics `json:"metrics,omitempty"`
+	// Plan is the stage's fragment, whose node ids Metrics uses.
+	Plan *plan.Node `json:"plan,omitempty"`
 }
 
 // JobStatus is a job's state as recorded in Redis.
@@ -108,6 +114,12 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
 		ss.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
 		ss.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
+		if mj := sm["metrics"]; mj != "" && mj != "null" {
+			var m function.StageMetrics
+			if json.Unmarshal([]byte(mj), &m) == nil {
+				ss.Metrics, ss.Plan = &m, st.Root
+			}
+		}
 		js.Stages = append(js.Stages, ss)
 	}
 	rounds, err := s.Rounds(ctx, job)

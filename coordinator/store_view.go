@@ -14,6 +14,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/coordinator/webui"
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
@@ -250,7 +251,11 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	}
 	durations := map[int][]float64{}
 	peak := map[int]int64{}
+	committed := map[int][]*function.TaskResult{} // by stage, for the metrics
 	for i, k := range keys {
+		if res := committedResultOf(taskRecs[i]); res != nil {
+			committed[k.stage] = append(committed[k.stage], res)
+		}
 		stageState := v.stages[k.stage]["state"]
 		t, dur, pk := taskView(k.stage, k.task, taskRecs[i], finished || stageState != string(StageRunning))
 		d.Tasks = append(d.Tasks, t)
@@ -278,6 +283,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 		row.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
 		row.P50, row.P90, row.Max = quantiles(durations[id])
 		row.PeakMemory = peak[id]
+		metricsView(&row, st.Root, committed[id])
 		if o := sm["output"]; o != "" {
 			var out stageOutput
 			if json.Unmarshal([]byte(o), &out) == nil {

@@ -144,13 +144,14 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		inflight++
 		live[a.Attempt] = true
 		go func(attempt int) {
+			queued := time.Now()
 			if err := c.dispatch.acquire(tctx, w.bytes); err != nil {
 				outs <- attemptOutcome{attempt: attempt, err: err}
 				return
 			}
 			at := time.Now()
 			running <- began{attempt, at}
-			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, log.With("attempt", attempt))
+			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), log.With("attempt", attempt))
 			c.dispatch.release()
 			o.attempt, o.took = attempt, time.Since(at)
 			if o.lost != "" {
@@ -247,8 +248,10 @@ func (c *Coordinator) hedgeCheck(tr *stageTracker, since time.Time, hedges int) 
 // attempt runs one attempt of a task while holding a dispatch slot and
 // says how it ended: committed (res), to be retried (retry), or failing the
 // task (err). An attempt that will never commit has its output deleted.
+// waited is how long the attempt waited for its dispatch slot (the queue
+// phase of its metrics, with the invocation's overhead).
 func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork,
-	limit int64, attempt int, log *slog.Logger) attemptOutcome {
+	limit int64, attempt int, waited time.Duration, log *slog.Logger) attemptOutcome {
 	ended := func(o attemptOutcome, label string) attemptOutcome {
 		c.metrics.Attempts.WithLabelValues(label).Inc()
 		if errors.Is(o.err, ErrStaleFence) {
@@ -367,6 +370,11 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return ended(attemptOutcome{err: err}, outcomeTransient)
 		}
 		return ended(attemptOutcome{retry: res.Error}, outcomeTransient)
+	}
+	if res.Phases != nil {
+		// Queue: the slot wait, and the invocation's round trip not spent
+		// in the function (network, cold start); no clocks compared.
+		res.Phases.Queue = waited.Seconds() + max(time.Since(began).Seconds()-res.Seconds, 0)
 	}
 	rj, _ := json.Marshal(res)
 	won, err := c.store.CommitAt(ctx, run.id, run.fence, st.ID, t, attempt, rj, times())

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -87,7 +88,7 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	cctx := objstore.WithCounter(ctx, &s3)
 	err := r.checkOutput(cctx, spec)
 	if err == nil {
-		err = r.run(cctx, spec, res)
+		err = r.run(cctx, spec, res, start)
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		err = errCancelled
@@ -229,7 +230,7 @@ func (r *Runtime) stage(ctx context.Context, key string) (*plan.Stage, error) {
 	return st, nil
 }
 
-func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) error {
+func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, start time.Time) error {
 	st, err := r.stage(ctx, spec.PlanKey)
 	if err != nil {
 		return err
@@ -239,21 +240,28 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 		// enough rows reads nothing.
 		if n, err := r.Signals.AddRows(ctx, spec.LimitKey, 0); err == nil && n >= spec.Limit {
 			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{})
+			t0 := time.Now()
 			m, err := w.Close(ctx)
 			if err != nil {
 				return fmt.Errorf("commit shuffle output: %w", err)
 			}
 			res.Partitions, res.StoppedEarly = m.Partitions, true
+			res.Phases = &Phases{Startup: t0.Sub(start).Seconds(), Commit: time.Since(t0).Seconds()}
 			return nil
 		}
 	}
 	lv := &leaves{rt: r, spec: spec}
-	op, err := exec.Build(ctx, st.Root, lv, r.Exec)
+	opts := r.Exec
+	opts.Metrics = exec.NewMetrics() // one per task: the operators' metrics
+	op, err := exec.Build(ctx, st.Root, lv, opts)
 	if err != nil {
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
 	}
 	defer op.Close()
 	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{})
+	ph := &Phases{Startup: time.Since(start).Seconds()}
+	var writing time.Duration // inside w.Write
+	var batches int64
 	for {
 		rec, err := op.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -264,7 +272,10 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 			return err
 		}
 		rows := rec.NumRows()
+		t0 := time.Now()
 		err = w.Write(ctx, rec)
+		writing += time.Since(t0)
+		batches++
 		rec.Release()
 		if err != nil {
 			w.Abort()
@@ -280,13 +291,31 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 			}
 		}
 	}
+	t0 := time.Now()
 	m, err := w.Close(ctx)
 	if err != nil {
 		return fmt.Errorf("commit shuffle output: %w", err)
 	}
+	closing := time.Since(t0)
 	res.Partitions = m.Partitions
 	res.Rows, res.Bytes = m.Rows, m.Bytes
 	res.InputRows, res.InputBytes, res.RowGroupsPruned = lv.rows, lv.bytes, lv.pruned
+
+	ops := opts.Metrics.Snapshot()
+	for _, o := range ops {
+		if o.Leaf {
+			ph.Read += time.Duration(o.ComputeNanos).Seconds()
+		} else {
+			ph.Compute += time.Duration(o.ComputeNanos).Seconds()
+		}
+	}
+	ph.Write, ph.Commit = writing.Seconds(), closing.Seconds()
+	wm := exec.OpMetrics{Node: WriterNode, Kind: WriterKind, Rows: m.Rows, Batches: batches,
+		ComputeNanos: int64(writing + closing), Bytes: m.Bytes}
+	if len(ops) > 0 {
+		wm.WallNanos = int64(time.Since(start)) - int64(ph.Startup*1e9)
+	}
+	res.Phases, res.Operators = ph, append([]exec.OpMetrics{wm}, ops...)
 	return nil
 }
 
@@ -323,11 +352,16 @@ func (l *leaves) Exchange(ctx context.Context, n *plan.Node) (exec.Operator, err
 		l.bytes += ref.Bytes
 		l.rows += ref.Rows
 	}
-	return newExchangeReader(ctx, l.rt.Bucket, refs, n.Schema.Arrow()), nil
+	e := newExchangeReader(ctx, l.rt.Bucket, refs, n.Schema.Arrow())
+	for _, ref := range refs {
+		e.bytes += ref.Bytes
+	}
+	return e, nil
 }
 
 // splitScan reads the task's splits one after the other.
 type splitScan struct {
+	read   atomic.Int64 // bytes read of the files (the parquet reader may read columns concurrently)
 	l      *leaves
 	n      *plan.Node
 	splits []Split
@@ -337,6 +371,9 @@ type splitScan struct {
 }
 
 func (s *splitScan) Schema() *arrow.Schema { return s.schema }
+
+// BytesRead is the bytes the scan read of its files (exec.BytesReader).
+func (s *splitScan) BytesRead() int64 { return s.read.Load() }
 
 func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
@@ -380,6 +417,7 @@ func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
 		if err != nil {
 			return nil, err
 		}
+		s.read.Add(int64(len(body)))
 		return exec.NewCSVScan(ctx, bytes.NewReader(body), s.n, s.l.rt.Exec)
 	}
 	if sp.Size > 0 {
@@ -394,8 +432,20 @@ func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
 				s.n.Scan.Table, sp.Key, sp.Size, info.Size)
 		}
 	}
-	ra := objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size)
+	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size), n: &s.read}
 	return exec.NewParquetScan(ctx, ra, s.n, sp.RowGroups, s.l.rt.Exec)
+}
+
+// countingReaderAt adds the bytes read through it to *n.
+type countingReaderAt struct {
+	*objstore.ReaderAt
+	n *atomic.Int64
+}
+
+func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	k, err := c.ReaderAt.ReadAt(p, off)
+	c.n.Add(int64(k))
+	return k, err
 }
 
 func (s *splitScan) Close() error {
@@ -408,6 +458,7 @@ func (s *splitScan) Close() error {
 // exchangeReader turns shuffle.ReadObjects' push stream into a pull-based
 // operator.
 type exchangeReader struct {
+	bytes  int64 // of the objects read
 	schema *arrow.Schema
 	ch     chan arrow.RecordBatch
 	done   chan struct{}
@@ -437,6 +488,9 @@ func newExchangeReader(ctx context.Context, b objstore.Bucket, refs []shuffle.Ob
 }
 
 func (e *exchangeReader) Schema() *arrow.Schema { return e.schema }
+
+// BytesRead is the bytes of the shuffle objects read (exec.BytesReader).
+func (e *exchangeReader) BytesRead() int64 { return e.bytes }
 
 func (e *exchangeReader) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	select {

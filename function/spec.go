@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
@@ -103,6 +104,13 @@ type TaskResult struct {
 	// for a task it did not need to run.
 	NotInvoked bool    `json:"not_invoked,omitempty"`
 	Seconds    float64 `json:"seconds"`
+	// Phases break the attempt's time into queue, startup, read,
+	// compute, write and commit (metrics.go).
+	Phases *Phases `json:"phases,omitempty"`
+	// Operators are the metrics of every operator of the fragment, by
+	// plan node id (pre-order from the stage root, exec.NodeIDs), and of
+	// the shuffle writer (node -1).
+	Operators []exec.OpMetrics `json:"operators,omitempty"`
 	// S3 counts the object store requests and bytes of the attempt (for
 	// the job's cost report).
 	S3 *objstore.RequestStats `json:"s3,omitempty"`

@@ -94,6 +94,7 @@ func TestFaultCoordinatorCrash(t *testing.T) {
 			co = r.startCoordinator(t)
 		}
 		compareRows(t, fetch(t, co.client(), job), q.want, q.q.ordered)
+		checkStageMetrics(t, co.client(), job) // kept across the takeovers
 		now := r.doneStages(job)
 		for _, snap := range snaps {
 			for id, before := range snap {

@@ -140,6 +140,8 @@ func TestWebUIJobPage(t *testing.T) {
 		Attempts int      `json:"attempts"`
 		Rows     int      `json:"rows"`
 		Code     string   `json:"code"`
+		// OpStages are "stage:rows written" of the operator tables.
+		OpStages []string `json:"op_stages"`
 	}
 	if err := uiDo(ctx, chromedp.Navigate(st.APIURL+"/ui/jobs/"+res.Job), chromedp.WaitVisible(chromedp.CSS(`#graph-now svg .node[data-stage]`))); err != nil {
 		t.Fatalf("job page: %v", err)
@@ -150,6 +152,8 @@ func TestWebUIJobPage(t *testing.T) {
 			rules: [...new Set([...document.querySelectorAll("#rounds li.rule")].map(l => l.dataset.rule))],
 			attempts: document.querySelectorAll("#timeline .attempt").length,
 			rows: document.querySelectorAll("#stages tbody tr").length,
+			op_stages: [...document.querySelectorAll("#operators details.ops")].map(d =>
+				d.dataset.stage + ":" + d.querySelector('tr[data-node="-1"] td:nth-child(3)').textContent.replaceAll(",", "")),
 		})`)
 	if err != nil {
 		t.Fatalf("job page: %v", err)
@@ -169,6 +173,17 @@ func TestWebUIJobPage(t *testing.T) {
 	}
 	if pv.Rows != len(js.Stages) {
 		t.Errorf("stage table has %d rows, want %d", pv.Rows, len(js.Stages))
+	}
+	// Every stage that ran has its operator table, whose shuffle writer
+	// wrote the stage's rows.
+	var wantOps []string
+	for _, s := range js.Stages {
+		if s.Metrics != nil {
+			wantOps = append(wantOps, strconv.Itoa(s.ID)+":"+strconv.FormatInt(s.Rows, 10))
+		}
+	}
+	if len(wantOps) == 0 || !slices.Equal(pv.OpStages, wantOps) {
+		t.Errorf("operator tables %v, want %v", pv.OpStages, wantOps)
 	}
 	// "compare", round 0 (as submitted), then every re-planning round.
 	if len(pv.Tabs) != len(js.Rounds)+2 || pv.Tabs[0] != "compare" || pv.Tabs[1] != "0" {

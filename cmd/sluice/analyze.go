@@ -31,6 +31,8 @@ func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
 		}
 		fmt.Fprintln(w)
 	}
+	printPhases(w, js)
+	printOperatorMetrics(w, js)
 	if js.Error != "" {
 		fmt.Fprintf(w, "error: %s\n", js.Error)
 	}

@@ -90,6 +90,7 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 		bytes += s.Bytes
 	}
 	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", invoked, humanize.IBytes(uint64(bytes)))
+	printPhases(w, js)
 	if c := js.Cost; c != nil {
 		s := c.S3
 		fmt.Fprintf(w, "  S3 requests: GET %d, PUT %d, LIST %d, DELETE %d, HEAD %d, other %d; read %s, written %s\n",

@@ -129,6 +129,47 @@ type Stage struct {
 	PeakMemory int64             `json:"peak_memory,omitempty"`
 	Objects    []Object          `json:"objects,omitempty"`
 	Cost       map[string]string `json:"cost,omitempty"`
+	// Phases break the committed tasks' time into queue, startup, read,
+	// compute, write and commit: summed over the tasks and the slowest
+	// task's (nil: no task reported them yet).
+	PhaseSum *Phases `json:"phase_sum,omitempty"`
+	PhaseMax *Phases `json:"phase_max,omitempty"`
+	// Operators are the stage's operators (the shuffle writer first, then
+	// the fragment in pre-order) with their metrics summed over the
+	// committed tasks.
+	Operators []Operator `json:"operators,omitempty"`
+}
+
+// Phases are where tasks' time went, in seconds.
+type Phases struct {
+	Queue   float64 `json:"queue"`
+	Startup float64 `json:"startup"`
+	Read    float64 `json:"read"`
+	Compute float64 `json:"compute"`
+	Write   float64 `json:"write"`
+	Commit  float64 `json:"commit"`
+}
+
+// Operator is one operator of a stage with its metrics (DataFusion's
+// output_rows, elapsed_compute, ...), summed over the stage's tasks.
+type Operator struct {
+	// Node is the plan node id (pre-order from the stage root, 0); -1 is
+	// the shuffle writer.
+	Node  int    `json:"node"`
+	Depth int    `json:"depth"`
+	Kind  string `json:"kind"`
+	Text  string `json:"text"`
+	// Tasks counts the tasks that reported the operator.
+	Tasks   int   `json:"tasks"`
+	Rows    int64 `json:"output_rows"`
+	Batches int64 `json:"output_batches"`
+	// Bytes read (scan, exchange) or written (shuffle writer).
+	Bytes int64 `json:"bytes,omitempty"`
+	// Compute is elapsed_compute summed over tasks (s); ComputeMax and
+	// WallMax the slowest task's.
+	Compute    float64 `json:"elapsed_compute"`
+	ComputeMax float64 `json:"elapsed_compute_max"`
+	WallMax    float64 `json:"wall_max"`
 }
 
 // Object is one committed shuffle object of a stage.

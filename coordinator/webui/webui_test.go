@@ -53,6 +53,10 @@ func runningJob() JobDetail {
 				Changes: map[int][]string{2: {"tasks 4 → 1"}}},
 		},
 		Stages: []Stage{{ID: 0, State: "done", Tasks: 1, TasksDone: 1, P50: 0.1, P90: 0.1, Max: 0.1, PeakMemory: 3 << 20,
+			PhaseSum: &Phases{Queue: 0.25, Startup: 0.012, Read: 0.5, Compute: 0.125, Write: 0.03, Commit: 0.04},
+			PhaseMax: &Phases{Queue: 0.25, Startup: 0.012, Read: 0.5, Compute: 0.125, Write: 0.03, Commit: 0.04},
+			Operators: []Operator{{Node: -1, Kind: "shuffle_write", Text: "ShuffleWriter: hash(#0) x4", Tasks: 1, Rows: 10, Batches: 1, Bytes: 2048},
+				{Node: 0, Depth: 1, Kind: "scan", Text: "Scan: t format=parquet columns=[k]", Tasks: 1, Rows: 12345, Batches: 2, Bytes: 4096, Compute: 0.5}},
 			Objects: []Object{{Partition: 0, Key: "jobs/j1/stage-0/task-0/a1/part-0.arrow", Bytes: 2048, Rows: 10}}},
 			{ID: 1, State: "running", Tasks: 1}, {ID: 2, State: "pending"}},
 		Tasks: []Task{
@@ -94,7 +98,9 @@ func TestPages(t *testing.T) {
 			`data-rule="coalesce-partitions" data-stages="2"`, "tasks 4 → 1",
 			`class="node st-pending changed result" data-stage="2"`, // highlighted in round 1
 			`data-attempt="2" data-outcome="running"`, `attempt a-running hedge`,
-			"3.0 MiB", // peak memory column
+			"3.0 MiB",                                                            // peak memory column
+			`data-node="0" data-kind="scan"`, "12,345", "Scan: t format=parquet", // operator metrics
+			"queue 250 ms, startup 12 ms, read 500 ms", // phase breakdown
 			"/v1/jobs/j1/objects?key=jobs%2Fj1%2Fstage-0%2Ftask-0%2Fa1%2Fpart-0.arrow", "2.0 KiB",
 			"0.0001", "cost_usd",
 		}, nil},

@@ -51,6 +51,9 @@ type Options struct {
 	// fragment (0 = DefaultMemoryLimit). Exceeding it fails with a
 	// *MemoryLimitError (errors.Is(err, ErrMemoryLimit)).
 	MemoryLimit int64
+	// Metrics, when set, collects per-operator metrics: every operator
+	// Build makes is wrapped in one meter (a fresh Metrics per Build).
+	Metrics *Metrics
 
 	// tracker is shared by the operators of one Build call.
 	tracker *memTracker
@@ -136,10 +139,22 @@ func (r *reservation) release() {
 // come from leaves.
 func Build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (Operator, error) {
 	opts = opts.withDefaults()
+	if opts.Metrics != nil {
+		opts.Metrics.ids = NodeIDs(n)
+	}
 	return build(ctx, n, leaves, opts)
 }
 
-func build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (op Operator, err error) {
+// build builds n and its inputs, each metered when opts.Metrics is set.
+func build(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (Operator, error) {
+	op, err := buildNode(ctx, n, leaves, opts)
+	if err != nil || opts.Metrics == nil {
+		return op, err
+	}
+	return opts.Metrics.wrap(n, op), nil
+}
+
+func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (op Operator, err error) {
 	if n == nil {
 		return nil, errors.New("exec: build: nil plan node")
 	}
