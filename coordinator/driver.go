@@ -658,7 +658,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	for _, r := range results {
 		inRows += r.InputRows
 		inBytes += r.InputBytes
-		if !r.NotInvoked {
+		if !r.NotInvoked && !r.SharedInvocation {
 			invoked++
 		}
 		for _, p := range r.Partitions {
