@@ -24,14 +24,14 @@ import (
 // commit and retries. A pack that fails as a whole (the invocation did not
 // answer) fails each member's attempt, and each is retried on its own.
 
-// packWindow bounds how long the first member of a pack waits for others;
-// packLinger closes a pack once no member joined for that long. Tasks of
-// the stages one loop round starts reach the packer within a few
-// milliseconds of each other (each stage first uploads its plan and opens
-// its attempts in Redis).
+// A pack closes when every task the driver announced (expect) has
+// arrived, or packWindow after its first member joined, or when it is
+// full. The tasks of the stages one loop round starts reach the packer
+// within milliseconds of each other (each stage first uploads its plan and
+// opens its attempts in Redis); a task nobody announced (a retry, a hedge)
+// finds no expected company and goes at once.
 const (
-	packWindow = 25 * time.Millisecond
-	packLinger = 4 * time.Millisecond
+	packWindow = 100 * time.Millisecond
 	packTasks  = 16 // most tasks in one pack
 )
 
@@ -43,12 +43,54 @@ type packer struct {
 
 	mu  sync.Mutex
 	cur *pack
+	// incoming counts announced tasks that have not arrived yet.
+	incoming int
+}
+
+// arrival is one announced task: it arrives once, when its first attempt
+// is invoked (packed or not) or when it turns out to need no invocation.
+type arrival struct {
+	p    *packer
+	once sync.Once
+}
+
+// expect announces n tasks about to be dispatched and returns their
+// arrivals.
+func (p *packer) expect(n int) []*arrival {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.incoming += n
+	out := make([]*arrival, n)
+	for i := range out {
+		out[i] = &arrival{p: p}
+	}
+	return out
+}
+
+// arrive records that the task will not join a pack (nil-safe; only the
+// first call counts).
+func (a *arrival) arrive() {
+	if a == nil {
+		return
+	}
+	a.p.mu.Lock()
+	defer a.p.mu.Unlock()
+	a.once.Do(a.p.arrivedLocked)
+	if a.p.incoming == 0 && a.p.cur != nil {
+		a.p.closeLocked(a.p.cur)
+	}
+}
+
+func (p *packer) arrivedLocked() {
+	if p.incoming > 0 {
+		p.incoming--
+	}
 }
 
 type pack struct {
 	members  []*packMember
 	bytes    int64
-	first    time.Time
+	first    time.Time // when the first member joined
 	deadline time.Time
 	timer    *time.Timer
 	closed   bool
@@ -76,9 +118,14 @@ func newPacker(ctx context.Context, inv Invoker, maxBytes int64) *packer {
 // returns the member's encoded TaskResult once the pack was invoked.
 // shared reports whether another member of the pack counts the
 // invocation.
-func (p *packer) invoke(ctx context.Context, body []byte, bytes int64, deadline time.Time) (out []byte, shared bool, err error) {
+//
+// a is the task's arrival (nil for a task nobody announced).
+func (p *packer) invoke(ctx context.Context, body []byte, bytes int64, deadline time.Time, a *arrival) (out []byte, shared bool, err error) {
 	m := &packMember{ctx: ctx, body: body, done: make(chan packOutcome, 1)}
 	p.mu.Lock()
+	if a != nil {
+		a.once.Do(p.arrivedLocked)
+	}
 	if pk := p.cur; pk != nil && (pk.bytes+bytes > p.maxBytes || len(pk.members) >= packTasks) {
 		p.closeLocked(pk)
 	}
@@ -87,14 +134,15 @@ func (p *packer) invoke(ctx context.Context, body []byte, bytes int64, deadline 
 	if pk == nil {
 		pk = &pack{first: now}
 		p.cur = pk
-		pk.timer = time.AfterFunc(packLinger, func() { p.close(pk) })
-	} else {
-		pk.timer.Reset(max(min(packLinger, time.Until(pk.first.Add(packWindow))), 0))
+		pk.timer = time.AfterFunc(packWindow, func() { p.close(pk) })
 	}
 	pk.members = append(pk.members, m)
 	pk.bytes += bytes
 	if deadline.After(pk.deadline) {
 		pk.deadline = deadline
+	}
+	if p.incoming == 0 {
+		p.closeLocked(pk) // nobody else is on the way
 	}
 	p.mu.Unlock()
 	select {

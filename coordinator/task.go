@@ -165,6 +165,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 
 	if res, done, err := start(); done {
+		w.arrival.arrive() // committed already, or failed for good: no invocation
 		return res, err
 	}
 	var hedgeTimer <-chan time.Time
@@ -259,6 +260,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	limitKey := redisdb.LimitKey(run.id, st.ID)
 	if limit > 0 {
 		if n, _ := c.store.rdb.Get(ctx, limitKey).Int64(); n >= limit {
+			w.arrival.arrive()
 			// The stage already has enough rows: commit an empty output
 			// without invoking a function.
 			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
@@ -292,7 +294,10 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 			packBytes = max(b, 1)
 		}
 	}
-	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline, packBytes)
+	if packBytes == 0 {
+		w.arrival.arrive()
+	}
+	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline, packBytes, w.arrival)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
 	c.chargeAttempt(ctx, run.id, res, time.Since(began))
 	if err != nil {
@@ -428,7 +433,7 @@ func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t
 // A task of packBytes > 0 input bytes goes through the packer and may share
 // its invocation with other small tasks (the result then says
 // SharedInvocation unless it is the member that counts the invocation).
-func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadline time.Duration, packBytes int64) (*function.TaskResult, error) {
+func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadline time.Duration, packBytes int64, a *arrival) (*function.TaskResult, error) {
 	body, err := spec.Encode()
 	if err != nil {
 		return nil, err
@@ -438,7 +443,7 @@ func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadl
 	var out []byte
 	shared := false
 	if packBytes > 0 {
-		out, shared, err = c.packer.invoke(ictx, body, packBytes, time.Now().Add(deadline))
+		out, shared, err = c.packer.invoke(ictx, body, packBytes, time.Now().Add(deadline), a)
 	} else {
 		out, err = c.invoker.Invoke(ictx, body)
 	}
