@@ -121,7 +121,12 @@ type Config struct {
 	// LimitEarlyStop lets the tasks of a stage that ends in a bare LIMIT
 	// stop once the stage produced enough rows (the default).
 	LimitEarlyStop bool
-	AQE            adaptive.Config
+	// PackBytes: in adaptive jobs, task attempts reading at most this many
+	// input bytes that are dispatched within a few milliseconds of each
+	// other share one invocation, a function.Batch of at most PackBytes
+	// input in total (default 16 MiB; 0 turns packing off).
+	PackBytes int64
+	AQE       adaptive.Config
 }
 
 // DefaultConfig returns the defaults documented in the README.
@@ -150,6 +155,7 @@ func DefaultConfig() Config {
 		Adaptive:           true,
 		LimitEarlyStop:     true,
 		DeferProbeRatio:    8,
+		PackBytes:          16 << 20,
 		Concurrency:        64,
 		AQE:                adaptive.DefaultConfig(),
 	}
@@ -163,6 +169,7 @@ type Coordinator struct {
 	planner Planner
 	tables  Tables
 	invoker Invoker
+	packer  *packer // nil: packing off
 	log     *slog.Logger
 	metrics *Metrics
 
@@ -205,6 +212,9 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
 		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},
 		ctx: ctx, cancel: cancel}
+	if cfg.PackBytes > 0 {
+		c.packer = newPacker(ctx, inv, cfg.PackBytes)
+	}
 	if cfg.Retention > 0 || cfg.RecordRetention > 0 {
 		c.wg.Add(1)
 		go func() {

@@ -158,9 +158,15 @@ func (c *Coordinator) chargeAttempt(ctx context.Context, job string, res *functi
 		s3 = *res.S3
 	}
 	secs := took.Seconds()
+	invocations := int64(1)
+	if res != nil && res.SharedInvocation {
+		// Packed with other tasks: the member that counts the
+		// invocation is charged its duration.
+		invocations, secs = 0, 0
+	}
 	gbs := secs * float64(c.cfg.FunctionMemory) / (1 << 30)
-	c.metrics.addCost(s3, 1, secs, gbs, c.cfg.Prices)
-	if err := c.store.AddCost(context.WithoutCancel(ctx), job, s3, 1, secs, gbs); err != nil {
+	c.metrics.addCost(s3, invocations, secs, gbs, c.cfg.Prices)
+	if err := c.store.AddCost(context.WithoutCancel(ctx), job, s3, invocations, secs, gbs); err != nil {
 		c.log.Warn("recording the cost of a task attempt", "job", job, "err", err)
 	}
 }

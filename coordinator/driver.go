@@ -324,10 +324,26 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 				stageBytes[id] = work[0].bytes
 			}
 		}
+		launch := map[int][]taskWork{}
+		announced := 0
 		for id, work := range works {
 			if run.graph.Adaptive() && c.cfg.DeferProbeRatio > 0 && !slices.Contains(resumed, id) && c.deferProbe(run, id, works, running, stageBytes) {
 				continue
 			}
+			launch[id] = work
+			announced += len(work)
+		}
+		if run.graph.Adaptive() && c.packer != nil && announced > 0 {
+			// Announce every task of this round at once, so the packer
+			// waits for all of them before it closes a pack.
+			arrivals := c.packer.expect(announced)
+			for _, work := range launch {
+				for i := range work {
+					work[i].arrival, arrivals = arrivals[0], arrivals[1:]
+				}
+			}
+		}
+		for id, work := range launch {
 			st := g.Stage(id)
 			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round, run.fence)
 			if err := c.recordWork(ctx, run, id, work, slices.Contains(resumed, id)); err != nil {
@@ -490,6 +506,8 @@ type taskWork struct {
 	inputs []function.Input
 	// bytes is the stage's total input, the task's dispatch priority.
 	bytes int64
+	// arrival, when set, announced the task to the packer.
+	arrival *arrival
 }
 
 // plan the tasks of a stage from the table files and upstream outputs.
@@ -668,7 +686,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	for _, r := range results {
 		inRows += r.InputRows
 		inBytes += r.InputBytes
-		if !r.NotInvoked {
+		if !r.NotInvoked && !r.SharedInvocation {
 			invoked++
 		}
 		for _, p := range r.Partitions {

@@ -166,6 +166,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 
 	if res, done, err := start(); done {
+		w.arrival.arrive() // committed already, or failed for good: no invocation
 		return res, err
 	}
 	var hedgeTimer <-chan time.Time
@@ -262,6 +263,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	limitKey := redisdb.LimitKey(run.id, st.ID)
 	if limit > 0 {
 		if n, _ := c.store.rdb.Get(ctx, limitKey).Int64(); n >= limit {
+			w.arrival.arrive()
 			// The stage already has enough rows: commit an empty output
 			// without invoking a function.
 			res := &function.TaskResult{Job: run.id, Stage: st.ID, Task: t, Attempt: attempt, Fence: run.fence,
@@ -289,7 +291,16 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 	began := time.Now()
 	times := func() AttemptTimes { return AttemptTimes{Invoked: began, Ended: time.Now()} }
-	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline)
+	var packBytes int64 // 0: invoked alone
+	if run.graph.Adaptive() && c.packer != nil {
+		if b := specBytes(spec); b <= c.cfg.PackBytes {
+			packBytes = max(b, 1)
+		}
+	}
+	if packBytes == 0 {
+		w.arrival.arrive()
+	}
+	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline, packBytes, w.arrival)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
 	c.chargeAttempt(ctx, run.id, res, time.Since(began))
 	if err != nil {
@@ -427,14 +438,23 @@ func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t
 	return &res, nil
 }
 
-func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadline time.Duration) (*function.TaskResult, error) {
+// A task of packBytes > 0 input bytes goes through the packer and may share
+// its invocation with other small tasks (the result then says
+// SharedInvocation unless it is the member that counts the invocation).
+func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadline time.Duration, packBytes int64, a *arrival) (*function.TaskResult, error) {
 	body, err := spec.Encode()
 	if err != nil {
 		return nil, err
 	}
 	ictx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
-	out, err := c.invoker.Invoke(ictx, body)
+	var out []byte
+	shared := false
+	if packBytes > 0 {
+		out, shared, err = c.packer.invoke(ictx, body, packBytes, time.Now().Add(deadline), a)
+	} else {
+		out, err = c.invoker.Invoke(ictx, body)
+	}
 	if err == nil && ictx.Err() != nil && ctx.Err() == nil {
 		err = ictx.Err() // an invoker that returned a result past the deadline
 	}
@@ -449,7 +469,23 @@ func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadl
 		return nil, fmt.Errorf("task result is for %s/%d/%d/a%d (fence %d), not the attempt invoked",
 			res.Job, res.Stage, res.Task, res.Attempt, res.Fence)
 	}
+	res.SharedInvocation = shared
 	return &res, nil
+}
+
+// specBytes is the input a task reads: its table splits and shuffle
+// objects.
+func specBytes(spec *function.TaskSpec) int64 {
+	var n int64
+	for _, sp := range spec.Splits {
+		n += sp.Size
+	}
+	for _, in := range spec.Inputs {
+		for _, o := range in.Objects {
+			n += o.Bytes
+		}
+	}
+	return n
 }
 
 func (c *Coordinator) backoff(ctx context.Context, attempt int) {

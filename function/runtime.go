@@ -56,7 +56,13 @@ func NewRuntime(bucket objstore.Bucket, sig Signals, log *slog.Logger) *Runtime 
 
 // Handle is the core every adapter calls: encoded TaskSpec in, encoded
 // TaskResult out. It never fails: errors are reported in the result.
+//
+// A Batch body runs its members concurrently, each exactly as if it had
+// been invoked alone, and returns a Batch of their results.
 func (r *Runtime) Handle(ctx context.Context, body []byte) []byte {
+	if IsBatch(body) {
+		return r.handleBatch(ctx, body)
+	}
 	spec, err := DecodeSpec(body)
 	var res *TaskResult
 	if err != nil {
@@ -65,6 +71,32 @@ func (r *Runtime) Handle(ctx context.Context, body []byte) []byte {
 		res = r.Run(ctx, spec)
 	}
 	out, _ := json.Marshal(res)
+	return out
+}
+
+// handleBatch runs the members of a Batch concurrently. A member that is
+// itself a batch fails alone (batches do not nest).
+func (r *Runtime) handleBatch(ctx context.Context, body []byte) []byte {
+	var b Batch
+	if err := json.Unmarshal(body, &b); err != nil {
+		out, _ := json.Marshal(&TaskResult{Error: fmt.Sprintf("decode task batch: %v", err), Kind: ErrUser, Code: plan.CodeBadSpec})
+		return out
+	}
+	results := make([]json.RawMessage, len(b.Specs))
+	var wg sync.WaitGroup
+	for i, spec := range b.Specs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if IsBatch(spec) {
+				results[i], _ = json.Marshal(&TaskResult{Error: "a task batch inside a task batch", Kind: ErrUser, Code: plan.CodeBadSpec})
+				return
+			}
+			results[i] = r.Handle(ctx, spec)
+		}()
+	}
+	wg.Wait()
+	out, _ := json.Marshal(&Batch{Version: SpecVersion, Results: results})
 	return out
 }
 

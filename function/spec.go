@@ -102,8 +102,11 @@ type TaskResult struct {
 	StoppedEarly bool `json:"stopped_early,omitempty"`
 	// NotInvoked is set by the coordinator on the empty result it commits
 	// for a task it did not need to run.
-	NotInvoked bool    `json:"not_invoked,omitempty"`
-	Seconds    float64 `json:"seconds"`
+	NotInvoked bool `json:"not_invoked,omitempty"`
+	// SharedInvocation is set by the coordinator on a task that ran in a
+	// Batch whose invocation another member of it counts and is charged.
+	SharedInvocation bool    `json:"shared_invocation,omitempty"`
+	Seconds          float64 `json:"seconds"`
 	// Phases break the attempt's time into queue, startup, read,
 	// compute, write and commit (metrics.go).
 	Phases *Phases `json:"phases,omitempty"`
@@ -155,4 +158,24 @@ func decodeStage(b []byte) (*plan.Stage, error) {
 		return nil, fmt.Errorf("decode stage plan: %w", err)
 	}
 	return &st, nil
+}
+
+// Batch is the wire form of one invocation that carries several task
+// attempts (small tasks packed together so they cost one invocation, see
+// coordinator.Config.PackBytes). Each member is an encoded TaskSpec; the
+// function runs them concurrently and answers with a Batch whose Results
+// hold, in the same order, each member's encoded TaskResult. A batch never
+// nests.
+type Batch struct {
+	Version int               `json:"version"`
+	Specs   []json.RawMessage `json:"batch,omitempty"`
+	Results []json.RawMessage `json:"results,omitempty"`
+}
+
+// IsBatch reports whether an encoded invocation body is a Batch.
+func IsBatch(body []byte) bool {
+	var probe struct {
+		Specs []json.RawMessage `json:"batch"`
+	}
+	return json.Unmarshal(body, &probe) == nil && len(probe.Specs) > 0
 }

@@ -6,8 +6,9 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// DefaultBroadcastBytes is Options.BroadcastBytes when it is zero.
-const DefaultBroadcastBytes = 8 << 20
+// DefaultBroadcastBytes is Options.BroadcastBytes when it is zero: the
+// one broadcast threshold, plan.BroadcastBytes.
+const DefaultBroadcastBytes = plan.BroadcastBytes
 
 // joinStrategy is how a join's sides meet.
 type joinStrategy int

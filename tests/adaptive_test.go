@@ -109,6 +109,9 @@ func TestSplitSkew(t *testing.T) {
 		o.Coordinator.AQE.BroadcastBytes = -1 // and it stays partitioned
 		o.Coordinator.AQE.SkewMinBytes = 1 << 10
 		o.Coordinator.SplitBytes = 64 << 10 // several map tasks over fact
+		// Tasks this small would share invocations (packing): the split
+		// must show as tasks of their own.
+		o.Coordinator.PackBytes = 0
 	})
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)

@@ -142,7 +142,7 @@ func tpchCommand() *cli.Command {
 
 var queryFlags = []cli.Flag{
 	&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
-	&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage (false: static plan)"},
+	adaptiveFlag("re-plan after every stage (false: static plan)"),
 	&cli.BoolFlag{Name: "stats", Usage: "print what the job did (stages, tasks, rows and bytes shuffled, adaptive rules) on stderr"},
 	&cli.BoolFlag{Name: "explain", Usage: "print the plan instead of running the query"},
 	&cli.BoolFlag{Name: "analyze", Usage: "after the result, print the plan history (adaptive rounds) and per-stage metrics"},
@@ -150,22 +150,11 @@ var queryFlags = []cli.Flag{
 
 // stackFlags are the settings of the embedded stack (local query|start|demo, sql --local).
 func stackFlags() []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
 		&cli.IntFlag{Name: "functions", Value: 4, Usage: "size of the in-process function pool"},
-		&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
-		functionMemoryFlag(),
-		pricesFlag(),
-		bytesFlag("target-partition-bytes", 64<<20, "adaptive coalescing target size"),
-		bytesFlag("split-bytes", 32<<20, "table bytes per scan task"),
-		bytesFlag("plan-broadcast-bytes", 0, "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"),
-		bytesFlag("broadcast-bytes", 8<<20, "adaptive: broadcast a finished join side up to this estimated in-memory size"),
-		bytesFlag("unbroadcast-bytes", 64<<20, "adaptive: repartition a broadcast join side bigger than this in memory (0: never)"),
-		&cli.Float64Flag{Name: "skew-factor", Value: 4, Usage: "adaptive: split partitions larger than this many times the median"},
-		bytesFlag("skew-min-bytes", 16<<20, "adaptive: and larger than this"),
-		&cli.BoolFlag{Name: "limit-early-stop", Value: true, Usage: "let tasks of a bare LIMIT stop once enough rows exist"},
-	}
+	}, engineFlags()...)
 }
 
 func localCommand() *cli.Command {
@@ -252,22 +241,12 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.RedisURL = c.String("redis")
 	opts.MinIOBin = c.String("minio")
 	opts.Functions = c.Int("functions")
-	opts.Partitions = c.Int("partitions")
-	opts.FunctionMemory = bytesValue(c, "function-memory")
-	prices, err := coordinator.ParsePrices(c.String("prices"))
+	e, err := applyEngine(c, &opts.Coordinator)
 	if err != nil {
-		return nil, fmt.Errorf("--prices: %w", err)
+		return nil, err
 	}
-	opts.Coordinator.Prices = prices
+	opts.Partitions, opts.FunctionMemory, opts.BroadcastBytes = e.partitions, e.functionMemory, e.planBroadcast
 	opts.APIAddr = c.String("addr")
-	opts.Coordinator.AQE.TargetPartitionBytes = bytesValue(c, "target-partition-bytes")
-	opts.Coordinator.SplitBytes = bytesValue(c, "split-bytes")
-	opts.BroadcastBytes = bytesValue(c, "plan-broadcast-bytes")
-	opts.Coordinator.AQE.BroadcastBytes = bytesValue(c, "broadcast-bytes")
-	opts.Coordinator.AQE.UnbroadcastBytes = bytesValue(c, "unbroadcast-bytes")
-	opts.Coordinator.AQE.SkewFactor = c.Float64("skew-factor")
-	opts.Coordinator.AQE.SkewMinBytes = bytesValue(c, "skew-min-bytes")
-	opts.Coordinator.LimitEarlyStop = c.Bool("limit-early-stop")
 	opts.Log = logger(c)
 	return local.Start(c.Context, opts)
 }

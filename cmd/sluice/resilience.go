@@ -27,7 +27,6 @@ func resilienceFlags() []cli.Flag {
 		&cli.DurationFlag{Name: "retention", Value: d.Retention, EnvVars: []string{"SLUICE_RETENTION"}, Usage: "delete a finished job's shuffle objects this long after it finished (0: keep them)"},
 		&cli.DurationFlag{Name: "record-retention", Value: d.RecordRetention, EnvVars: []string{"SLUICE_RECORD_RETENTION"}, Usage: "expire a finished job's Redis keys (status, history, result index) this long after it finished (0: keep them)"},
 		&cli.DurationFlag{Name: "redis-outage", Value: d.RedisOutage, Usage: "how long to wait for an unreachable Redis before leaving a job to other coordinators"},
-		bytesFlag("split-bytes", d.SplitBytes, "table bytes per scan task"),
 		&cli.IntFlag{Name: "key-spread", Value: d.KeySpread, Usage: "hex digits of the hash component of shuffle keys after the stage, spreading a stage over S3 key prefixes (0: none, at most 4)"},
 		&cli.StringFlag{Name: "faults", EnvVars: []string{"SLUICE_FAULTS"}, Usage: "TESTS ONLY: inject function faults, e.g. crash=0.05,hang=0.01,error=0.05,duplicate=0.05,lose=0.02,corrupt=0.02,seed=1"},
 	}
@@ -48,7 +47,6 @@ func applyResilience(c *cli.Context, cfg *coordinator.Config, inv *coordinator.I
 	cfg.Retention = c.Duration("retention")
 	cfg.RecordRetention = c.Duration("record-retention")
 	cfg.RedisOutage = c.Duration("redis-outage")
-	cfg.SplitBytes = bytesValue(c, "split-bytes")
 	cfg.KeySpread = c.Int("key-spread")
 	if s := c.String("faults"); s != "" {
 		fc, err := coordinator.ParseFaults(s)

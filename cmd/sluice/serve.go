@@ -56,7 +56,7 @@ func coordinatorCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "serve",
 			Usage: "serve the coordinator API and drive jobs (any number of replicas may run against one Redis)",
-			Flags: append(append(s3Flags(), resilienceFlags()...),
+			Flags: append(append(append(s3Flags(), resilienceFlags()...),
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL (rediss:// for TLS)"},
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API (required on a non-loopback --addr)"},
@@ -70,12 +70,9 @@ func coordinatorCommand() *cli.Command {
 				&cli.IntFlag{Name: "lambda-payload-limit", Value: coordinator.LambdaPayloadLimit, Usage: "TaskSpecs larger than this many bytes are passed by reference through the bucket"},
 				&cli.DurationFlag{Name: "function-timeout", Value: 15 * time.Minute, Usage: "timeout of one HTTP function request"},
 				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size, HTTP or Lambda concurrency)"},
-				&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
-				functionMemoryFlag(),
-				pricesFlag(),
-				&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage by default"},
+				adaptiveFlag("re-plan after every stage, for jobs that do not say (false: static plan)"),
 				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
-			),
+			), engineFlags()...),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
 				if err := requireAuth(c, log, c.String("addr"), "coordinator API", "set --token (or SLUICE_TOKEN)", c.String("token") != ""); err != nil {
@@ -132,12 +129,12 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				cat := catalog.NewStore(rdb)
-				cfg.FunctionMemory = bytesValue(c, "function-memory")
-				if cfg.Prices, err = coordinator.ParsePrices(c.String("prices")); err != nil {
-					return fmt.Errorf("--prices: %w", err)
+				e, err := applyEngine(c, &cfg)
+				if err != nil {
+					return err
 				}
-				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: c.Int("partitions"),
-					TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
+				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: e.partitions,
+					BroadcastBytes: e.planBroadcast, TaskBytes: planner.TaskBytesFor(e.functionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
 				defer co.Close()
 				go co.Recover(c.Context, cfg.LeaseTTL/2)

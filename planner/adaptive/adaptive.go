@@ -46,10 +46,10 @@ func (s *StageStats) Partition(p int) PartitionStats {
 type Config struct {
 	// TargetPartitionBytes is the size coalescing packs partitions toward.
 	TargetPartitionBytes int64 `json:"target_partition_bytes"`
-	// BroadcastBytes is the estimated in-memory size up to which a
-	// finished join side is broadcast instead of joined partition by
-	// partition (the planner's threshold on its estimates is the same
-	// kind of size).
+	// BroadcastBytes is the in-memory size up to which a finished join
+	// side is broadcast instead of joined partition by partition (default
+	// plan.BroadcastBytes, the threshold the planner applies to its
+	// estimates).
 	BroadcastBytes int64 `json:"broadcast_bytes"`
 	// UnbroadcastBytes: a broadcast join side that turns out larger than
 	// this in memory is repartitioned (0 turns it off).
@@ -62,7 +62,7 @@ type Config struct {
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
-	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: 8 << 20, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
+	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
 }
 
 // State is the view of a job a rule rewrites.

@@ -61,3 +61,12 @@ type Join struct {
 	Filter    *Expr    `json:"filter,omitempty"`
 	NullAware bool     `json:"null_aware,omitempty"`
 }
+
+// BroadcastBytes is sluice's one broadcast threshold: a join side up to
+// this size is sent whole to every task of the other side instead of being
+// shuffled on the join keys. The planner applies it to its estimates
+// (planner.Options.BroadcastBytes, flag --plan-broadcast-bytes), the
+// re-planner to the real in-memory size of a finished side
+// (adaptive.Config.BroadcastBytes, flag --broadcast-bytes); both default
+// to it.
+const BroadcastBytes = 8 << 20
