@@ -147,6 +147,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	}
 	// Functions, catalog, coordinator, API.
 	s.Catalog = catalog.NewStore(s.RDB)
+	s.Catalog.Bucket = s.Bucket // external tables are re-listed when used
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
@@ -329,6 +330,14 @@ type SQLPlanner struct {
 
 // Plan implements coordinator.Planner.
 func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string, error) {
+	st, err := planner.ParseStatement(sql)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Kind != planner.StmtQuery {
+		return nil, "", &planner.Error{Code: plan.CodeNotStatement, Pos: 1,
+			Msg: fmt.Sprintf("%s is a statement, not a query: run it through POST /v1/statements (sluice sql and sluice submit do)", st.Kind)}
+	}
 	pl, err := planner.Plan(ctx, sql, p.Catalog, p.Options)
 	if err != nil {
 		return nil, "", err

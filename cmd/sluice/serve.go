@@ -132,6 +132,7 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				cat := catalog.NewStore(rdb)
+				cat.Bucket = bucket // external tables are re-listed when used
 				cfg.FunctionMemory = bytesValue(c, "function-memory")
 				if cfg.Prices, err = coordinator.ParsePrices(c.String("prices")); err != nil {
 					return fmt.Errorf("--prices: %w", err)
