@@ -3,6 +3,7 @@ package planner
 import (
 	"errors"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -112,4 +113,28 @@ func indexOf(s, sub string) int {
 		}
 	}
 	return -1
+}
+
+// FuzzParseStatement: no input panics, an error is always an *Error with
+// a code and a position inside the text, and the query part of a
+// statement is a substring at QueryOffset.
+func FuzzParseStatement(f *testing.F) {
+	for _, s := range []string{"select 1", "create external table t stored as csv location 's3://b/'",
+		"copy (select '(') to 's3://b/' (format csv)", "drop table if exists a.b", "explain analyze select 1",
+		"create table t as select 1;", "describe \"x\"\"y\"", "/* c */ show tables", "copy ((((", "create external table t ((a int)"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, sql string) {
+		st, err := ParseStatement(sql)
+		if err != nil {
+			var pe *Error
+			if !errors.As(err, &pe) || pe.Code == "" || pe.Pos < 0 || pe.Pos > len([]rune(sql))+1 {
+				t.Fatalf("%q: error %v (%#v)", sql, err, pe)
+			}
+			return
+		}
+		if st.Kind != StmtQuery && st.Query != "" && (st.QueryOffset > len(sql) || !strings.HasPrefix(sql[st.QueryOffset:], st.Query)) {
+			t.Fatalf("%q: query %q not at offset %d", sql, st.Query, st.QueryOffset)
+		}
+	})
 }
