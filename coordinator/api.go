@@ -33,6 +33,7 @@ import (
 //	GET  /ui/                  the web UI (jobs list; /ui/jobs/{id} a job)
 //	POST /v1/jobs/{id}/cancel
 //	POST /v1/explain           {"sql": "..."} -> {"explain": text}
+//	POST /v1/statements        {"sql": "..."} -> {"job": id} (a query) or an Arrow IPC result (DDL, SHOW, DESCRIBE, CTAS, COPY, EXPLAIN)
 //	GET  /metrics              Prometheus metrics
 //	GET  /healthz
 //
@@ -74,6 +75,7 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, r *http.Request) { http.Redirect(w, r, "/ui/", http.StatusFound) })
 	mux.HandleFunc("POST /v1/jobs/{id}/cancel", a.cancelJob)
 	mux.HandleFunc("POST /v1/explain", a.explain)
+	mux.HandleFunc("POST /v1/statements", a.statement)
 	mux.HandleFunc("GET /v1/tables", a.tables)
 	mux.HandleFunc("GET /v1/tables/{name}", a.tables)
 	mux.Handle("GET /metrics", a.c.metrics.Handler())

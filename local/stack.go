@@ -147,6 +147,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	}
 	// Functions, catalog, coordinator, API.
 	s.Catalog = catalog.NewStore(s.RDB)
+	s.Catalog.Bucket = s.Bucket // external tables are re-listed when used
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
@@ -321,6 +322,41 @@ func RunQuery(ctx context.Context, c *coordinator.Client, sql string, adaptive *
 	return &Result{Job: job, Schema: schema, Records: recs, Status: js}, nil
 }
 
+// Statement runs one SQL statement of any kind (a query, DDL, SHOW,
+// DESCRIBE, CREATE TABLE AS, COPY, EXPLAIN) through the coordinator API.
+func (s *Stack) Statement(ctx context.Context, sql string, adaptive *bool) (*Result, error) {
+	return RunStatement(ctx, coordinator.NewClient(s.APIURL, ""), sql, adaptive, nil)
+}
+
+// RunStatement runs one statement through POST /v1/statements: a query is
+// waited for and its result fetched as RunQuery does; any other statement
+// returns its result set at once (Job "").
+func RunStatement(ctx context.Context, c *coordinator.Client, sql string, adaptive *bool, progress func(*coordinator.JobStatus)) (*Result, error) {
+	job, schema, recs, err := c.Statement(ctx, sql, adaptive)
+	if err != nil {
+		return nil, err
+	}
+	if job == "" {
+		return &Result{Schema: schema, Records: recs}, nil
+	}
+	js, err := c.Wait(ctx, job, progress)
+	if err != nil {
+		return nil, err
+	}
+	if js.State != coordinator.StateSucceeded {
+		err := fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
+		if js.Code != "" {
+			err = plan.WithCode(js.Code, err)
+		}
+		return &Result{Job: job, Status: js}, err
+	}
+	schema, recs, err = c.Result(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	return &Result{Job: job, Schema: schema, Records: recs, Status: js}, nil
+}
+
 // SQLPlanner plans SQL against the catalog for the coordinator.
 type SQLPlanner struct {
 	Catalog planner.Catalog
@@ -329,6 +365,14 @@ type SQLPlanner struct {
 
 // Plan implements coordinator.Planner.
 func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string, error) {
+	st, err := planner.ParseStatement(sql)
+	if err != nil {
+		return nil, "", err
+	}
+	if st.Kind != planner.StmtQuery {
+		return nil, "", &planner.Error{Code: plan.CodeNotStatement, Pos: 1,
+			Msg: fmt.Sprintf("%s is a statement, not a query: run it through POST /v1/statements (sluice sql and sluice submit do)", st.Kind)}
+	}
 	pl, err := planner.Plan(ctx, sql, p.Catalog, p.Options)
 	if err != nil {
 		return nil, "", err

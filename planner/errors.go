@@ -20,6 +20,9 @@ const (
 	CodeAmbiguous   = plan.CodeAmbiguous   // a name resolves to more than one column
 	CodeGrouping    = plan.CodeGrouping    // misuse of GROUP BY / aggregates (ungrouped column, aggregate in WHERE, nesting)
 	CodeValue       = plan.CodeValue       // a constant is invalid or out of range (bad date, LIMIT -1, ORDER BY 9 of 2 columns)
+	CodeTableExists = plan.CodeTableExists // CREATE of a table that exists
+	CodeBadLocation = plan.CodeBadLocation // a LOCATION or COPY target that is not usable
+	CodeBadOption   = plan.CodeBadOption   // an unknown or invalid statement option
 )
 
 // ErrUnknownTable is wrapped by a Catalog's error for a table it does not

@@ -305,7 +305,12 @@ func explainCommand() *cli.Command {
 // the job was cancelled on the coordinator and the CLI exits 130.
 type errInterrupted struct{ job string }
 
-func (e *errInterrupted) Error() string { return "interrupted: cancelled job " + e.job }
+func (e *errInterrupted) Error() string {
+	if e.job == "" {
+		return "interrupted: the statement was cancelled on the coordinator"
+	}
+	return "interrupted: cancelled job " + e.job
+}
 
 // queryOpts are the output and run settings of one query.
 type queryOpts struct {
@@ -328,9 +333,23 @@ func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
 // cancelled on the coordinator, not just abandoned, and errInterrupted is
 // returned.
 func execQuery(ctx context.Context, cl *coordinator.Client, sql string, o queryOpts, out, errw io.Writer) error {
-	job, err := cl.Submit(ctx, sql, &o.adaptive)
+	// Every statement goes through /v1/statements: a query comes back as a
+	// job to wait for, any other statement (DDL, SHOW, DESCRIBE, COPY,
+	// CTAS, EXPLAIN) with its result set.
+	job, schema, recs, err := cl.Statement(ctx, sql, &o.adaptive)
 	if err != nil {
+		if ctx.Err() != nil {
+			return &errInterrupted{}
+		}
 		return err
+	}
+	if job == "" {
+		defer func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		}()
+		return writeResult(out, o.format, schema, recs)
 	}
 	if o.detach {
 		fmt.Fprintln(out, job)
@@ -354,7 +373,7 @@ func execQuery(ctx context.Context, cl *coordinator.Client, sql string, o queryO
 		}
 		return fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
 	}
-	schema, recs, err := cl.Result(ctx, job)
+	schema, recs, err = cl.Result(ctx, job)
 	if err != nil {
 		if ctx.Err() != nil {
 			return &errInterrupted{job: job}

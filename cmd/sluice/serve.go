@@ -129,6 +129,7 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				cat := catalog.NewStore(rdb)
+				cat.Bucket = bucket // external tables are re-listed when used
 				e, err := applyEngine(c, &cfg)
 				if err != nil {
 					return err

@@ -12,12 +12,30 @@ import (
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
 
+	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/planner/catalog"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 func tablesCommand() *cli.Command {
-	redisFlag := &cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL of the catalog"}
+	redisFlag := &cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL of the catalog (only without --coordinator)"}
+	apiFlags := []cli.Flag{
+		&cli.StringFlag{Name: "coordinator", EnvVars: []string{"SLUICE_COORDINATOR"}, Usage: "coordinator API URL: the command runs as SQL statements there (preferred)"},
+		&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "bearer token of the coordinator API"},
+	}
+	// viaAPI runs the command as one SQL statement on the coordinator
+	// when one is given: the tables commands are then thin clients of
+	// POST /v1/statements, like the shell.
+	viaAPI := func(c *cli.Context, sql string) (bool, error) {
+		if c.String("coordinator") == "" {
+			if c.String("redis") == "" {
+				return true, errors.New("give --coordinator (or SLUICE_COORDINATOR), or --redis for the catalog itself")
+			}
+			return false, nil
+		}
+		cl := coordinator.NewClient(c.String("coordinator"), c.String("token"))
+		return true, execQuery(c.Context, cl, sql, queryOpts{format: "table", quiet: true}, os.Stdout, os.Stderr)
+	}
 	openCatalog := func(c *cli.Context) (*catalog.Store, func(), error) {
 		o, err := redis.ParseURL(c.String("redis"))
 		if err != nil {
@@ -38,17 +56,20 @@ func tablesCommand() *cli.Command {
 				Name:      "add",
 				Usage:     "register the files under an S3 prefix as a table",
 				ArgsUsage: "NAME s3://BUCKET/PREFIX/",
-				Flags: []cli.Flag{redisFlag,
+				Flags: append([]cli.Flag{redisFlag,
 					&cli.StringFlag{Name: "s3-endpoint", EnvVars: []string{"SLUICE_S3_ENDPOINT"}, Usage: "S3 endpoint host:port"},
 					&cli.StringFlag{Name: "bucket", EnvVars: []string{"SLUICE_S3_BUCKET"}, Value: "sluice", Usage: "the bucket sluice runs on"},
 					&cli.StringFlag{Name: "format", Value: "parquet", Usage: "parquet or csv"},
 					&cli.StringFlag{Name: "schema", Usage: `CSV columns, e.g. "id bigint, name varchar, price decimal(15,2), day date" (default: header names, types inferred)`},
 					&cli.BoolFlag{Name: "header", Value: true, Usage: "CSV files start with a header row"},
 					&cli.StringFlag{Name: "delimiter", Value: ",", Usage: "CSV field separator"},
-				},
+				}, apiFlags...),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 2 {
 						return errors.New("usage: sluice tables add NAME s3://BUCKET/PREFIX/")
+					}
+					if done, err := viaAPI(c, createExternalSQL(c)); done {
+						return err
 					}
 					name := c.Args().Get(0)
 					u, err := url.Parse(c.Args().Get(1))
@@ -109,8 +130,11 @@ func tablesCommand() *cli.Command {
 			{
 				Name:  "ls",
 				Usage: "list registered tables",
-				Flags: []cli.Flag{redisFlag},
+				Flags: append([]cli.Flag{redisFlag}, apiFlags...),
 				Action: func(c *cli.Context) error {
+					if done, err := viaAPI(c, "SHOW TABLES"); done {
+						return err
+					}
 					cat, done, err := openCatalog(c)
 					if err != nil {
 						return err
@@ -132,10 +156,13 @@ func tablesCommand() *cli.Command {
 				Name:      "show",
 				Usage:     "a table's schema, files, rows and bytes",
 				ArgsUsage: "NAME",
-				Flags:     []cli.Flag{redisFlag},
+				Flags:     append([]cli.Flag{redisFlag}, apiFlags...),
 				Action: func(c *cli.Context) error {
 					if c.NArg() != 1 {
 						return errors.New("usage: sluice tables show NAME")
+					}
+					if done, err := viaAPI(c, "DESCRIBE "+quoteIdent(c.Args().First())); done {
+						return err
 					}
 					cat, done, err := openCatalog(c)
 					if err != nil {
@@ -163,6 +190,48 @@ func tablesCommand() *cli.Command {
 					return tw.Flush()
 				},
 			},
+			{
+				Name:      "drop",
+				Usage:     "remove a table from the catalog (its files stay)",
+				ArgsUsage: "NAME",
+				Flags:     append([]cli.Flag{redisFlag, &cli.BoolFlag{Name: "if-exists", Usage: "no error when the table does not exist"}}, apiFlags...),
+				Action: func(c *cli.Context) error {
+					if c.NArg() != 1 {
+						return errors.New("usage: sluice tables drop NAME")
+					}
+					ifExists := ""
+					if c.Bool("if-exists") {
+						ifExists = "IF EXISTS "
+					}
+					if done, err := viaAPI(c, "DROP TABLE "+ifExists+quoteIdent(c.Args().First())); done {
+						return err
+					}
+					cat, done, err := openCatalog(c)
+					if err != nil {
+						return err
+					}
+					defer done()
+					return cat.Drop(c.Context, strings.ToLower(c.Args().First()))
+				},
+			},
 		},
 	}
 }
+
+// createExternalSQL is the CREATE EXTERNAL TABLE statement of `tables add`.
+func createExternalSQL(c *cli.Context) string {
+	var b strings.Builder
+	b.WriteString("CREATE EXTERNAL TABLE " + quoteIdent(c.Args().Get(0)))
+	if s := c.String("schema"); s != "" {
+		b.WriteString(" (" + s + ")")
+	}
+	b.WriteString(" STORED AS " + strings.ToUpper(c.String("format")) + " LOCATION " + quoteString(c.Args().Get(1)))
+	if strings.EqualFold(c.String("format"), "csv") {
+		fmt.Fprintf(&b, " OPTIONS (header '%v', delimiter %s)", c.Bool("header"), quoteString(c.String("delimiter")))
+	}
+	return b.String()
+}
+
+func quoteIdent(s string) string { return `"` + strings.ReplaceAll(s, `"`, `""`) + `"` }
+
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

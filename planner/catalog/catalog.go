@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"path"
 	"regexp"
 	"sort"
 	"strings"
@@ -35,6 +34,10 @@ type Table struct {
 	Files    []layout.File   `json:"files"`
 	Rows     int64           `json:"rows"`
 	Bytes    int64           `json:"bytes"`
+	// External tables (CREATE EXTERNAL TABLE) are re-listed whenever a
+	// query uses them (Store.Bucket set), so new files under the location
+	// are seen without registering the table again.
+	External bool `json:"external,omitempty"`
 }
 
 // Store is the catalog in Redis (the hash redisdb.CatalogKey).
@@ -44,6 +47,10 @@ type Store struct {
 	// Redis before it fails with redisdb.ErrUnavailable: the same outage
 	// bound as the coordinator's job store.
 	Retry redisdb.Retry
+	// Bucket, when set, is where external tables' files are re-listed
+	// when a query plans or runs against them (Relist); without it a
+	// table's files are those found at registration.
+	Bucket objstore.Bucket
 }
 
 // NewStore returns the catalog kept in rdb, waiting up to two minutes for
@@ -118,9 +125,28 @@ func (s *Store) Drop(ctx context.Context, name string) error {
 	return s.Retry.Do(ctx, "drop table", func() error { return s.rdb.HDel(ctx, redisdb.CatalogKey, name).Err() })
 }
 
+// current returns a table, re-listing an external table's location first
+// (and saving the new file list when it changed).
+func (s *Store) current(ctx context.Context, name string) (*Table, error) {
+	t, err := s.Get(ctx, name)
+	if err != nil || !t.External || s.Bucket == nil {
+		return t, err
+	}
+	changed, err := Relist(ctx, s.Bucket, t)
+	if err != nil {
+		return nil, err
+	}
+	if changed {
+		if err := s.Put(ctx, t); err != nil {
+			return nil, err
+		}
+	}
+	return t, nil
+}
+
 // Layout implements coordinator.Tables.
 func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) {
-	t, err := s.Get(ctx, name)
+	t, err := s.current(ctx, name)
 	if err != nil {
 		return nil, err
 	}
@@ -129,27 +155,23 @@ func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) 
 
 // Table implements planner.Catalog.
 func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, error) {
-	t, err := s.Get(ctx, name)
+	t, err := s.current(ctx, name)
 	if err != nil {
 		return nil, err
 	}
 	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes}, nil
 }
 
-// Inspect builds a table's catalog entry from the Parquet files under
-// prefix: the schema from the footers (all files must agree), and the row
+// Inspect builds a table's catalog entry from the Parquet files at prefix
+// (a prefix ending in "/", or one file; see ListFiles): the schema from the footers (all files must agree), and the row
 // groups of every file. It reads footers only, through ranged GETs.
 func Inspect(ctx context.Context, b objstore.Bucket, name, prefix string) (*Table, error) {
-	prefix = strings.TrimSuffix(prefix, "/") + "/"
-	objs, err := b.List(ctx, prefix)
+	objs, err := ListFiles(ctx, b, prefix, ".parquet")
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
 	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix}
 	for _, o := range objs {
-		if path.Ext(o.Key) != ".parquet" {
-			continue
-		}
 		f, cols, err := inspectFile(ctx, b, o)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", name, err)

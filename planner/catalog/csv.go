@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"fmt"
 	"io"
-	"path"
 	"regexp"
 	"strconv"
 	"strings"
@@ -31,10 +30,9 @@ const sampleBytes = 256 << 10
 // InspectCSV builds a CSV table's catalog entry from the .csv files under
 // prefix. Row counts are estimated from the sample's average line length.
 func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opts CSVOptions) (*Table, error) {
-	prefix = strings.TrimSuffix(prefix, "/") + "/"
-	objs, err := b.List(ctx, prefix)
+	objs, err := ListFiles(ctx, b, prefix, ".csv")
 	if err != nil {
-		return nil, fmt.Errorf("list %s: %w", prefix, err)
+		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
 	if opts.Delimiter == 0 {
 		opts.Delimiter = ','
@@ -42,9 +40,6 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	t := &Table{Name: strings.ToLower(name), Format: "csv", Location: prefix,
 		CSV: &plan.CSVFormat{Header: opts.Header, Delimiter: string(opts.Delimiter)}}
 	for _, o := range objs {
-		if path.Ext(o.Key) != ".csv" {
-			continue
-		}
 		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size,
 			RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
 		t.Bytes += o.Size

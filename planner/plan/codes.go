@@ -57,6 +57,11 @@ const (
 	CodeValue       = "SL008"
 	CodeSQLTooLarge = "SL090"
 
+	CodeTableExists  = "SL020"
+	CodeBadLocation  = "SL021"
+	CodeBadOption    = "SL022"
+	CodeNotStatement = "SL023"
+
 	CodeRuntime         = "SL100"
 	CodeInvalidCast     = "SL101"
 	CodeIntegerOverflow = "SL102"
@@ -90,6 +95,10 @@ var registry = []CodeInfo{
 	{CodeAmbiguous, ClassUser, "ambiguous_column", "A name resolves to more than one column."},
 	{CodeGrouping, ClassUser, "grouping_error", "Misuse of GROUP BY or aggregates: an ungrouped column, an aggregate in WHERE, nested aggregates."},
 	{CodeValue, ClassUser, "invalid_value", "A constant is invalid or out of range (a bad date, LIMIT -1, ORDER BY 9 of 2 columns)."},
+	{CodeTableExists, ClassUser, "table_exists", "CREATE names a table the catalog already has (use DROP TABLE first, or IF NOT EXISTS)."},
+	{CodeBadLocation, ClassUser, "bad_location", "A LOCATION or COPY target is not s3://BUCKET/PREFIX in the bucket sluice runs on, holds no files of the format, or is not empty where it must be."},
+	{CodeBadOption, ClassUser, "bad_option", "An unknown or invalid statement option: STORED AS, FORMAT, OPTIONS(...) or an external table's column list."},
+	{CodeNotStatement, ClassUser, "statement_needs_api", "A statement other than a query (DDL, COPY, EXPLAIN as SQL) was sent where only a query is accepted: send it to POST /v1/statements."},
 	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413); nothing reaches the planner or Redis."},
 
 	{CodeRuntime, ClassUser, "runtime_error", "The query failed on its data in a way no more specific code names."},

@@ -7,7 +7,11 @@
 // end.
 package layout
 
-import "github.com/sluicedb/sluice/planner/plan"
+import (
+	"fmt"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
 
 // RowGroup is one row group of a table file (a CSV file is one row group).
 type RowGroup struct {
@@ -28,4 +32,19 @@ type Table struct {
 	Format string
 	CSV    *plan.CSVFormat
 	Files  []File
+}
+
+// Commit protocol of the files sluice writes (CREATE TABLE AS, COPY TO):
+// a writer puts its data files as <prefix><writer>-<n>.<ext> (DataFileName),
+// where <writer> is its job id, and writes the marker
+// <prefix>_sluice_commit_<writer> (CommitMarkerPrefix) last, holding the
+// list of its files. A listing shows a file named like a writer's data
+// file only once that writer's marker exists, so readers never see
+// half-written output.
+const CommitMarkerPrefix = "_sluice_commit_"
+
+// DataFileName is the name of part n of writer's output in format ext
+// ("parquet", "csv").
+func DataFileName(writer string, n int, ext string) string {
+	return fmt.Sprintf("%s-%05d.%s", writer, n, ext)
 }

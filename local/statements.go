@@ -1,0 +1,378 @@
+package local
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+	"unicode/utf8"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/catalog"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// RunStatement implements coordinator.StatementRunner: plain queries are
+// submitted as jobs; table statements work on the Redis catalog; CREATE
+// TABLE AS and COPY run their query as a job and write its result into
+// the bucket with the commit protocol (coordinator.StatementEnv.WriteResult).
+func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	st, err := planner.ParseStatement(sql)
+	if err != nil {
+		return nil, err
+	}
+	if st.Kind == planner.StmtQuery {
+		job, err := env.Submit(ctx, sql)
+		if err != nil {
+			return nil, err
+		}
+		return &coordinator.StatementResult{Job: job}, nil
+	}
+	if st.Kind == planner.StmtExplain {
+		return p.explain(ctx, st, env)
+	}
+	cat, ok := p.Catalog.(*catalog.Store)
+	if !ok {
+		return nil, fmt.Errorf("catalog %T cannot run %s", p.Catalog, st.Kind)
+	}
+	switch st.Kind {
+	case planner.StmtShowTables:
+		ts, err := cat.List(ctx)
+		if err != nil {
+			return nil, err
+		}
+		rs := newResultSet("name", "format", "columns:int", "files:int", "rows:int", "bytes:int", "location")
+		for _, t := range ts {
+			rs.add(t.Name, t.Format, int64(len(t.Columns)), int64(len(t.Files)), t.Rows, t.Bytes, p.s3URL(env, t.Location))
+		}
+		return rs.result(), nil
+	case planner.StmtDescribe:
+		t, err := cat.Get(ctx, st.Name)
+		if err != nil {
+			return nil, unknownTable(st, err)
+		}
+		rs := newResultSet("column", "type", "nullable")
+		for _, c := range t.Columns {
+			null := "yes"
+			if !c.Nullable {
+				null = "no"
+			}
+			rs.add(c.Name, sqlTypeName(c.Type), null)
+		}
+		return rs.result(), nil
+	case planner.StmtDropTable:
+		if _, err := cat.Get(ctx, st.Name); err != nil {
+			if errors.Is(err, planner.ErrUnknownTable) && st.IfExists {
+				return status("table %s does not exist, nothing dropped", st.Name), nil
+			}
+			return nil, unknownTable(st, err)
+		}
+		if err := cat.Drop(ctx, st.Name); err != nil {
+			return nil, err
+		}
+		return status("dropped table %s (its files stay in the bucket)", st.Name), nil
+	case planner.StmtCreateExternal:
+		return p.createExternal(ctx, cat, st, env)
+	case planner.StmtCreateTableAs:
+		return p.createTableAs(ctx, cat, st, env)
+	case planner.StmtCopy:
+		return p.copyTo(ctx, st, env)
+	}
+	return nil, &planner.Error{Code: planner.CodeUnsupported, Pos: 1, Msg: "unsupported: statement " + string(st.Kind)}
+}
+
+func unknownTable(st *planner.Statement, err error) error {
+	if errors.Is(err, planner.ErrUnknownTable) {
+		return &planner.Error{Code: planner.CodeUnknownTbl, Pos: st.NamePos, Msg: fmt.Sprintf("unknown table %s", st.Name)}
+	}
+	return err
+}
+
+// s3URL names a key prefix of the coordinator's bucket as a location.
+func (p *SQLPlanner) s3URL(env *coordinator.StatementEnv, key string) string {
+	return "s3://" + env.BucketName() + "/" + key
+}
+
+// location checks an s3:// location of a statement and returns its key.
+func location(st *planner.Statement, env *coordinator.StatementEnv) (string, error) {
+	u, err := url.Parse(st.Location)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return "", &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos,
+			Msg: fmt.Sprintf("location %q: want 's3://BUCKET/PREFIX/'", st.Location)}
+	}
+	if u.Host != env.BucketName() {
+		return "", &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos,
+			Msg: fmt.Sprintf("location %q: files must be in the bucket sluice runs on (%s)", st.Location, env.BucketName())}
+	}
+	return strings.TrimPrefix(u.Path, "/"), nil
+}
+
+func (p *SQLPlanner) exists(ctx context.Context, cat *catalog.Store, st *planner.Statement) (bool, error) {
+	_, err := cat.Get(ctx, st.Name)
+	switch {
+	case err == nil:
+		if st.IfNotExists {
+			return true, nil
+		}
+		return true, &planner.Error{Code: planner.CodeTableExists, Pos: st.NamePos,
+			Msg: fmt.Sprintf("table %s already exists (DROP TABLE %s first, or CREATE ... IF NOT EXISTS)", st.Name, st.Name)}
+	case errors.Is(err, planner.ErrUnknownTable):
+		return false, nil
+	}
+	return false, err
+}
+
+func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	if ok, err := p.exists(ctx, cat, st); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return status("table %s exists, not created", st.Name), nil
+	}
+	key, err := location(st, env)
+	if err != nil {
+		return nil, err
+	}
+	var t *catalog.Table
+	switch st.Format {
+	case "parquet":
+		if st.Schema != "" {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos,
+				Msg: "a column list is for CSV tables: a Parquet table's columns come from its files"}
+		}
+		if len(st.Options) > 0 {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "Parquet tables take no OPTIONS"}
+		}
+		t, err = catalog.Inspect(ctx, env.Bucket(), st.Name, key)
+	case "csv":
+		opts := catalog.CSVOptions{Header: true, Delimiter: ','}
+		for k, v := range st.Options {
+			switch k {
+			case "header":
+				switch strings.ToLower(v) {
+				case "true", "yes", "1":
+					opts.Header = true
+				case "false", "no", "0":
+					opts.Header = false
+				default:
+					return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("OPTIONS header %q: want true or false", v)}
+				}
+			case "delimiter":
+				if utf8.RuneCountInString(v) != 1 {
+					return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("OPTIONS delimiter %q: want one character", v)}
+				}
+				opts.Delimiter, _ = utf8.DecodeRuneInString(v)
+			default:
+				return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos,
+					Msg: fmt.Sprintf("unknown CSV option %q (known: header, delimiter)", k)}
+			}
+		}
+		if st.Schema != "" {
+			if opts.Schema, err = catalog.ParseSchema(st.Schema); err != nil {
+				return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "column list: " + err.Error()}
+			}
+		}
+		t, err = catalog.InspectCSV(ctx, env.Bucket(), st.Name, key, opts)
+	}
+	if err != nil {
+		return nil, &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos, Msg: err.Error()}
+	}
+	t.External = true
+	if err := cat.Put(ctx, t); err != nil {
+		return nil, err
+	}
+	return status("created external table %s: %d columns, %d files, %d rows", t.Name, len(t.Columns), len(t.Files), t.Rows), nil
+}
+
+// runQuery plans the query of st (so that its errors point into st) and
+// runs it to the end.
+func (p *SQLPlanner) runQuery(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.JobStatus, error) {
+	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
+	if err != nil {
+		return nil, st.QueryError(err)
+	}
+	if st.Kind == planner.StmtCreateTableAs {
+		seen := map[string]bool{}
+		for _, c := range pl.Graph.Columns {
+			if seen[strings.ToLower(c)] {
+				return nil, &planner.Error{Code: planner.CodeAmbiguous, Pos: st.NamePos,
+					Msg: fmt.Sprintf("CREATE TABLE AS: the query has two columns named %s; give them distinct aliases", c)}
+			}
+			seen[strings.ToLower(c)] = true
+		}
+	}
+	js, err := env.Run(ctx, st.Query)
+	if err != nil {
+		return nil, err
+	}
+	if js.State != coordinator.StateSucceeded {
+		err := fmt.Errorf("job %s %s: %s", js.ID, js.State, js.Error)
+		if js.Code != "" {
+			err = plan.WithCode(js.Code, err)
+		}
+		return nil, err
+	}
+	return js, nil
+}
+
+func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	if ok, err := p.exists(ctx, cat, st); ok || err != nil {
+		if err != nil {
+			return nil, err
+		}
+		return status("table %s exists, not created", st.Name), nil
+	}
+	prefix := env.Prefix() + "tables/" + st.Name + "/"
+	js, err := p.runQuery(ctx, st, env)
+	if err != nil {
+		return nil, err
+	}
+	// Every CTAS writes files of its own job id; files of an earlier table
+	// of the same name (dropped, its files left) are not this table's.
+	w, err := env.WriteResult(ctx, js.ID, prefix, "parquet")
+	if err != nil {
+		return nil, err
+	}
+	t, err := catalog.Inspect(ctx, env.Bucket(), st.Name, prefix)
+	if err != nil {
+		return nil, err
+	}
+	keep := map[string]bool{}
+	for _, k := range w.Keys {
+		keep[k] = true
+	}
+	files := t.Files[:0]
+	t.Rows, t.Bytes = 0, 0
+	for _, f := range t.Files {
+		if keep[f.Key] {
+			files = append(files, f)
+			t.Bytes += f.Size
+			for _, rg := range f.RowGroups {
+				t.Rows += rg.Rows
+			}
+		}
+	}
+	t.Files = files
+	if err := cat.Put(ctx, t); err != nil {
+		return nil, err
+	}
+	return status("created table %s: %d rows in %d files at %s", st.Name, w.Rows, len(w.Keys), p.s3URL(env, prefix)), nil
+}
+
+func (p *SQLPlanner) copyTo(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	key, err := location(st, env)
+	if err != nil {
+		return nil, err
+	}
+	if key != "" && !strings.HasSuffix(key, "/") {
+		key += "/"
+	}
+	for k := range st.Options {
+		return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("unknown COPY option %q (known: format)", k)}
+	}
+	js, err := p.runQuery(ctx, st, env)
+	if err != nil {
+		return nil, err
+	}
+	w, err := env.WriteResult(ctx, js.ID, key, st.Format)
+	if err != nil {
+		return nil, err
+	}
+	rs := newResultSet("rows:int", "files:int", "location")
+	rs.add(w.Rows, int64(len(w.Keys)), p.s3URL(env, key))
+	return rs.result(), nil
+}
+
+func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
+	if err != nil {
+		return nil, st.QueryError(err)
+	}
+	text := planner.Explain(pl)
+	if st.Analyze {
+		js, err := p.runQuery(ctx, st, env)
+		if err != nil {
+			return nil, err
+		}
+		var b strings.Builder
+		fmt.Fprintf(&b, "job %s: %s\n%s\n== stage metrics\n", js.ID, js.State, js.Explain)
+		for _, s := range js.Stages {
+			fmt.Fprintf(&b, "Stage %d [%s] tasks=%d input_rows=%d input_bytes=%d output_rows=%d output_bytes=%d elapsed=%.3fs\n",
+				s.ID, s.Output, s.Tasks, s.InputRows, s.InputBytes, s.Rows, s.Bytes, s.Seconds)
+		}
+		text = b.String()
+	}
+	rs := newResultSet("plan")
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		rs.add(line)
+	}
+	return rs.result(), nil
+}
+
+// status is a one-row result saying what a statement did.
+func status(format string, args ...any) *coordinator.StatementResult {
+	rs := newResultSet("status")
+	rs.add(fmt.Sprintf(format, args...))
+	return rs.result()
+}
+
+// resultSet builds a small result of string and int64 columns (a name
+// ending in ":int" is an int64 column).
+type resultSet struct {
+	schema *arrow.Schema
+	b      *array.RecordBuilder
+	rows   int
+}
+
+func newResultSet(cols ...string) *resultSet {
+	fs := make([]arrow.Field, len(cols))
+	for i, c := range cols {
+		if n, ok := strings.CutSuffix(c, ":int"); ok {
+			fs[i] = arrow.Field{Name: n, Type: arrow.PrimitiveTypes.Int64}
+		} else {
+			fs[i] = arrow.Field{Name: c, Type: arrow.BinaryTypes.String}
+		}
+	}
+	s := arrow.NewSchema(fs, nil)
+	return &resultSet{schema: s, b: array.NewRecordBuilder(memory.DefaultAllocator, s)}
+}
+
+func (r *resultSet) add(vals ...any) {
+	for i, v := range vals {
+		switch v := v.(type) {
+		case string:
+			r.b.Field(i).(*array.StringBuilder).Append(v)
+		case int64:
+			r.b.Field(i).(*array.Int64Builder).Append(v)
+		}
+	}
+	r.rows++
+}
+
+func (r *resultSet) result() *coordinator.StatementResult {
+	defer r.b.Release()
+	rec := r.b.NewRecordBatch()
+	return &coordinator.StatementResult{Schema: r.schema, Records: []arrow.RecordBatch{rec}}
+}
+
+// sqlTypeName names an engine type as SQL does (DESCRIBE).
+func sqlTypeName(t plan.DataType) string {
+	switch s := t.String(); s {
+	case "int64":
+		return "bigint"
+	case "float64":
+		return "double"
+	case "string":
+		return "varchar"
+	case "bool":
+		return "boolean"
+	default:
+		return s
+	}
+}

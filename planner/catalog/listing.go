@@ -1,0 +1,121 @@
+package catalog
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path"
+	"regexp"
+	"strings"
+
+	"github.com/sluicedb/sluice/planner/catalog/layout"
+	"github.com/sluicedb/sluice/shuffle/objstore"
+)
+
+// CommitMarkerPrefix: see layout.CommitMarkerPrefix. Files whose names
+// start with "_" or "." (markers, Spark's _SUCCESS, editors' temporaries)
+// are never data.
+const CommitMarkerPrefix = layout.CommitMarkerPrefix
+
+// writerFileRE matches the data files of a committed-write writer: the
+// writer id (a job id, 20060102-150405-hex8) and a part number.
+var writerFileRE = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}-[0-9a-f]{8})-[0-9]+\.[a-z]+$`)
+
+// ListFiles returns the committed data files with extension ext (".parquet",
+// ".csv") at location: the object itself when location names one (a single
+// file table), otherwise every file under the prefix location, in key
+// order, following the commit protocol. It is one LIST request (a Stat
+// for a single file).
+func ListFiles(ctx context.Context, b objstore.Bucket, location, ext string) ([]objstore.ObjectInfo, error) {
+	if location != "" && !strings.HasSuffix(location, "/") {
+		info, err := b.Stat(ctx, location)
+		if err == nil {
+			if path.Ext(location) != ext {
+				return nil, fmt.Errorf("%s is not a %s file", location, ext)
+			}
+			return []objstore.ObjectInfo{info}, nil
+		}
+		if !errors.Is(err, objstore.ErrNotFound) {
+			return nil, fmt.Errorf("stat %s: %w", location, err)
+		}
+		location += "/" // not an object: a prefix written without its slash
+	}
+	objs, err := b.List(ctx, location)
+	if err != nil {
+		return nil, fmt.Errorf("list %s: %w", location, err)
+	}
+	committed := map[string]bool{} // dir + writer id
+	for _, o := range objs {
+		dir, base := path.Split(o.Key)
+		if w, ok := strings.CutPrefix(base, CommitMarkerPrefix); ok {
+			committed[dir+w] = true
+		}
+	}
+	var out []objstore.ObjectInfo
+	for _, o := range objs {
+		dir, base := path.Split(o.Key)
+		if path.Ext(base) != ext || strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
+			continue
+		}
+		if m := writerFileRE.FindStringSubmatch(base); m != nil && !committed[dir+m[1]] {
+			continue // a write in progress (or abandoned): not visible
+		}
+		out = append(out, o)
+	}
+	return out, nil
+}
+
+// Relist brings an external table's file list up to date with its
+// location: files added since registration (or the last re-list) are
+// inspected (a footer read each for Parquet), files gone are dropped, and
+// known files are kept as they are. It reports whether anything changed.
+func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
+	ext := "." + t.Format
+	objs, err := ListFiles(ctx, b, t.Location, ext)
+	if err != nil {
+		return false, fmt.Errorf("table %s: %w", t.Name, err)
+	}
+	known := make(map[string]layout.File, len(t.Files))
+	for _, f := range t.Files {
+		known[f.Key] = f
+	}
+	changed := len(objs) != len(t.Files)
+	files := make([]layout.File, 0, len(objs))
+	var rows, bytes int64
+	avgRow := 0.0
+	if t.Rows > 0 {
+		avgRow = float64(t.Bytes) / float64(t.Rows)
+	}
+	for _, o := range objs {
+		f, ok := known[o.Key]
+		if !ok || f.Size != o.Size {
+			changed = true
+			switch t.Format {
+			case "parquet":
+				nf, cols, err := inspectFile(ctx, b, o)
+				if err != nil {
+					return false, fmt.Errorf("table %s: %w", t.Name, err)
+				}
+				if !sameColumns(t.Columns, cols) {
+					return false, fmt.Errorf("table %s: new file %s has a different schema than the table", t.Name, o.Key)
+				}
+				f = nf
+			default:
+				f = layout.File{Key: o.Key, Size: o.Size, RowGroups: []layout.RowGroup{{Bytes: o.Size}}}
+				if avgRow > 0 {
+					f.RowGroups[0].Rows = int64(float64(o.Size) / avgRow)
+				}
+			}
+		}
+		files = append(files, f)
+		bytes += f.Size
+		for _, rg := range f.RowGroups {
+			rows += rg.Rows
+		}
+	}
+	if !changed {
+		return false, nil
+	}
+	t.Files, t.Rows, t.Bytes = files, rows, bytes
+	return true, nil
+}
