@@ -1,0 +1,40 @@
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+
+	"github.com/sluicedb/sluice/coordinator/pgwire"
+)
+
+// PGOptions configure the stack's Postgres wire protocol server.
+type PGOptions struct {
+	Addr string // default a free loopback port
+	// User and Password are the login; an empty Password gets a random one.
+	User, Password string
+}
+
+// StartPG serves the Postgres wire protocol in front of the stack's
+// coordinator (stopped by Close) and returns its address and login.
+func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.User == "" {
+		o.User = "sluice"
+	}
+	if o.Password == "" {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		o.Password = hex.EncodeToString(b)
+	}
+	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password, Log: s.opts.Log}
+	addr, stop, err := srv.Listen(ctx, o.Addr)
+	if err != nil {
+		return o, err
+	}
+	o.Addr = addr
+	s.stops = append(s.stops, stop)
+	return o, nil
+}
