@@ -96,7 +96,6 @@ func (q *Queries) Explain(ctx context.Context, sql string) (string, error) {
 	return text, err
 }
 
-
 // Describe plans sql without running it and returns its result schema.
 func (q *Queries) Describe(ctx context.Context, sql string) (*arrow.Schema, error) {
 	g, _, err := q.c.planner.Plan(ctx, sql)

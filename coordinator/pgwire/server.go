@@ -146,6 +146,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}()
 	c := &conn{s: s, nc: nc, be: pgproto3.NewBackend(nc, nc), log: s.Log.With("remote", nc.RemoteAddr().String()),
 		stmts: map[string]*statement{}, portals: map[string]*portal{}, settings: defaultSettings()}
+	s.register(c)
+	defer s.unregister(c)
 	ok, err := c.startup()
 	if err != nil {
 		if !errors.Is(err, io.EOF) {
@@ -156,8 +158,6 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if !ok {
 		return
 	}
-	s.register(c)
-	defer s.unregister(c)
 	if err := c.loop(ctx); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 		c.log.Info("pgwire connection", "err", err)
 	}

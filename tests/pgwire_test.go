@@ -1,0 +1,248 @@
+package tests
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+
+	"github.com/sluicedb/sluice/coordinator"
+
+	"github.com/sluicedb/sluice/local"
+)
+
+// pgStack starts the embedded stack with the TPC-H tables and its Postgres
+// wire protocol server.
+func pgStack(t *testing.T) (*local.Stack, local.PGOptions) {
+	t.Helper()
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(context.Background(), dataDir(t, *sfFlag)); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := st.StartPG(context.Background(), local.PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st, pg
+}
+
+func pgURL(pg local.PGOptions) string {
+	return fmt.Sprintf("postgres://%s:%s@%s/sluice?sslmode=disable", pg.User, pg.Password, pg.Addr)
+}
+
+// pgxRows runs q through pgx and normalizes the values as the DuckDB
+// harness does.
+func pgxRows(t *testing.T, conn *pgx.Conn, q string, mode pgx.QueryExecMode, args ...any) []row {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	rs, err := conn.Query(ctx, q, append([]any{mode}, args...)...)
+	if err != nil {
+		t.Fatalf("pgx: %v\n%s", err, q)
+	}
+	defer rs.Close()
+	var out []row
+	for rs.Next() {
+		vals, err := rs.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		r := make(row, len(vals))
+		for i, v := range vals {
+			r[i] = normPG(v)
+		}
+		out = append(out, r)
+	}
+	if err := rs.Err(); err != nil {
+		t.Fatalf("pgx: %v\n%s", err, q)
+	}
+	return out
+}
+
+// normPG maps pgx's values to the harness's: numbers to float64, dates
+// and timestamps to their text.
+func normPG(v any) any {
+	switch x := v.(type) {
+	case pgtype.Numeric:
+		f, _ := x.Float64Value()
+		return f.Float64
+	case time.Time:
+		return normTime(x)
+	}
+	return normDuck(v)
+}
+
+// TestPGWireQueries runs queries through pgx in the extended protocol
+// (text and binary results, parameters) and the simple protocol, each
+// checked against DuckDB.
+func TestPGWireQueries(t *testing.T) {
+	db := openDuck(t, dataDir(t, *sfFlag))
+	_, pg := pgStack(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	cases := []struct {
+		sluice, duck string
+		args         []any
+	}{
+		{sluice: `select n_nationkey, n_name, n_regionkey from nation order by n_nationkey`},
+		{sluice: `select l_returnflag, l_linestatus, sum(l_quantity) as q, sum(l_extendedprice * (1 - l_discount)) as rev, avg(l_discount) as d, count(*) as n
+			from lineitem where l_shipdate <= date '1998-09-02' group by 1, 2 order by 1, 2`},
+		{sluice: `select o_orderkey, o_orderdate, o_totalprice, o_orderpriority from orders where o_orderkey < 200 order by o_orderkey`},
+		{sluice: `select n_name, n_nationkey > 10 as big, cast(null as varchar) as nothing from nation where n_regionkey = $1 order by n_name`,
+			duck: `select n_name, n_nationkey > 10 as big, cast(null as varchar) as nothing from nation where n_regionkey = 2 order by n_name`, args: []any{2}},
+		{sluice: `select c_name, c_acctbal from customer where c_mktsegment = $1 and c_acctbal > $2 order by c_custkey limit 20`,
+			duck: `select c_name, c_acctbal from customer where c_mktsegment = 'BUILDING' and c_acctbal > 9000 order by c_custkey limit 20`,
+			args: []any{"BUILDING", 9000}},
+		{sluice: `select n_name from nation where n_name = $1`, duck: `select n_name from nation where n_name = 'x'' or ''1''=''1'`,
+			args: []any{"x' or '1'='1"}},
+		{sluice: `select cast('2024-02-29 13:14:15.5' as timestamp) as ts, date '1992-01-01' as d, 1.5e300 as f, true as b`},
+	}
+	for _, c := range cases {
+		duck := c.duck
+		if duck == "" {
+			duck = c.sluice
+		}
+		want := duckRows(t, db, duck)
+		modes := []pgx.QueryExecMode{pgx.QueryExecModeCacheStatement, pgx.QueryExecModeDescribeExec, pgx.QueryExecModeSimpleProtocol}
+		for _, mode := range modes {
+			got := pgxRows(t, conn, c.sluice, mode, c.args...)
+			if len(want) == 0 && len(got) == 0 {
+				continue
+			}
+			t.Run(fmt.Sprintf("%v/%.40s", mode, c.sluice), func(t *testing.T) { compareRows(t, got, want, true) })
+		}
+	}
+	// Errors carry the SQLSTATE of the sluice code, the code and position.
+	_, err = conn.Exec(ctx, `select nope from nation`)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "42703" || !strings.HasPrefix(pe.Message, "SL003") || pe.Position == 0 {
+		t.Fatalf("unknown column: got %#v", err)
+	}
+	_, err = conn.Exec(ctx, `select * from nosuch`)
+	if !errors.As(err, &pe) || pe.Code != "42P01" || !strings.Contains(pe.Message, "SL002") {
+		t.Fatalf("unknown table: got %#v", err)
+	}
+	// The connection still works after errors; session statements answer.
+	var v, ds string
+	if err := conn.QueryRow(ctx, `select version()`).Scan(&v); err != nil || !strings.Contains(v, "sluice") {
+		t.Fatalf("version(): %q %v", v, err)
+	}
+	if _, err := conn.Exec(ctx, `set datestyle = 'ISO, DMY'`); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.QueryRow(ctx, `show datestyle`).Scan(&ds); err != nil || ds != "ISO, DMY" {
+		t.Fatalf("show datestyle: %q %v", ds, err)
+	}
+	// A wrong password is refused.
+	bad := pg
+	bad.Password = "wrong"
+	if c, err := pgx.Connect(ctx, pgURL(bad)); err == nil || !strings.Contains(err.Error(), "28P01") {
+		if c != nil {
+			c.Close(ctx)
+		}
+		t.Fatalf("wrong password: %v", err)
+	}
+}
+
+// TestPGWireCancel cancels a running query with the protocol's cancel
+// request: the client gets 57014 and the job is cancelled.
+func TestPGWireCancel(t *testing.T) {
+	st, pg := pgStack(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	qctx, cancel := context.WithCancel(ctx)
+	go func() { time.Sleep(1500 * time.Millisecond); cancel() }() // pgx sends a CancelRequest
+	_, err = conn.Exec(qctx, `select count(*) from lineitem a, lineitem b where a.l_orderkey <> b.l_orderkey`)
+	if err == nil {
+		t.Fatal("query was not cancelled")
+	}
+	cl := coordinator.NewClient(st.APIURL, "")
+	ids, err := cl.Jobs(ctx)
+	if err != nil || len(ids) == 0 {
+		t.Fatalf("jobs: %v %v", ids, err)
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		js2, err := cl.Status(ctx, ids[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		state := string(js2.State)
+		if state == "cancelled" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("job %s is %s, want cancelled", ids[0], state)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
+
+// TestPSQL runs the real psql (Debian's postgresql-client): a query, \dt
+// and \d TABLE, checked against DuckDB and the catalog.
+func TestPSQL(t *testing.T) {
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		t.Skip("psql not installed (apt-get install -y postgresql-client)")
+	}
+	db := openDuck(t, dataDir(t, *sfFlag))
+	_, pg := pgStack(t)
+	run := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(psql, append([]string{pgURL(pg), "-X", "-A", "-F", "|", "-v", "ON_ERROR_STOP=1"}, args...)...)
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("psql %v: %v\n%s", args, err, out)
+		}
+		return string(out)
+	}
+	// A query: unaligned rows against DuckDB's.
+	q := `select r_regionkey, r_name, count(*) as n from region, nation where n_regionkey = r_regionkey group by 1, 2 order by 1`
+	out := run("-t", "-c", q)
+	var lines []string
+	for _, r := range duckRows(t, db, q) {
+		lines = append(lines, fmt.Sprintf("%v|%v|%v", r[0], r[1], r[2]))
+	}
+	if got, want := strings.TrimSpace(out), strings.Join(lines, "\n"); got != want {
+		t.Fatalf("psql query:\n%s\nwant:\n%s", got, want)
+	}
+	// \dt lists every table.
+	out = run("-c", `\dt`)
+	for _, table := range []string{"customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"} {
+		if !strings.Contains(out, "public|"+table+"|table|"+pg.User) {
+			t.Fatalf("\\dt lacks %s:\n%s", table, out)
+		}
+	}
+	// \d nation: the columns and types DuckDB reports for the same file.
+	out = run("-c", `\d nation`)
+	for _, r := range duckRows(t, db, `select column_name, data_type from information_schema.columns where table_name = 'nation' order by ordinal_position`) {
+		name := fmt.Sprint(r[0])
+		if !strings.Contains(out, "\n"+name+"|") {
+			t.Fatalf("\\d nation lacks column %s:\n%s", name, out)
+		}
+	}
+	if !strings.Contains(out, `Table "public.nation"`) || !strings.Contains(out, "n_nationkey|bigint") {
+		t.Fatalf("\\d nation:\n%s", out)
+	}
+	// Errors: the code and SQLSTATE reach psql.
+	cmd := exec.Command(psql, pgURL(pg), "-X", "-v", "VERBOSITY=verbose", "-c", "select nope from nation")
+	eout, _ := cmd.CombinedOutput()
+	if !strings.Contains(string(eout), "42703") || !strings.Contains(string(eout), "SL003") {
+		t.Fatalf("psql error:\n%s", eout)
+	}
+}
