@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 
+	"github.com/sluicedb/sluice/coordinator/flightsql"
 	"github.com/sluicedb/sluice/coordinator/pgwire"
 )
 
@@ -37,4 +38,20 @@ func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
 	o.Addr = addr
 	s.stops = append(s.stops, stop)
 	return o, nil
+}
+
+// StartFlight serves Arrow Flight SQL in front of the stack's coordinator
+// (stopped by Close) on addr (default a free loopback port), requiring
+// token when it is set, and returns its address.
+func (s *Stack) StartFlight(addr, token string) (string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	srv := &flightsql.Server{Engine: s.Coordinator.Queries(), Token: token, Log: s.opts.Log}
+	got, stop, err := srv.Listen(addr)
+	if err != nil {
+		return "", err
+	}
+	s.stops = append(s.stops, stop)
+	return got, nil
 }
