@@ -3,6 +3,7 @@ package local
 import (
 	"context"
 	"crypto/rand"
+	"crypto/tls"
 	"encoding/hex"
 
 	"github.com/sluicedb/sluice/coordinator/flightsql"
@@ -14,6 +15,10 @@ type PGOptions struct {
 	Addr string // default a free loopback port
 	// User and Password are the login; an empty Password gets a random one.
 	User, Password string
+	// TLS, when set, is offered to clients (RequireTLS: demanded).
+	TLS        *tls.Config
+	RequireTLS bool
+	Version    string
 }
 
 // StartPG serves the Postgres wire protocol in front of the stack's
@@ -30,7 +35,8 @@ func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
 		_, _ = rand.Read(b)
 		o.Password = hex.EncodeToString(b)
 	}
-	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password, Log: s.opts.Log}
+	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password,
+		TLS: o.TLS, RequireTLS: o.RequireTLS, Version: o.Version, Log: s.opts.Log}
 	addr, stop, err := srv.Listen(ctx, o.Addr)
 	if err != nil {
 		return o, err

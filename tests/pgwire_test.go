@@ -1,11 +1,14 @@
 package tests
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -244,5 +247,58 @@ func TestPSQL(t *testing.T) {
 	eout, _ := cmd.CombinedOutput()
 	if !strings.Contains(string(eout), "42703") || !strings.Contains(string(eout), "SL003") {
 		t.Fatalf("psql error:\n%s", eout)
+	}
+}
+
+// TestLocalStartPSQL runs `sluice local start` and pastes the psql line it
+// prints into a shell, as the README says.
+func TestLocalStartPSQL(t *testing.T) {
+	if _, err := exec.LookPath("psql"); err != nil {
+		t.Skip("psql not installed (apt-get install -y postgresql-client)")
+	}
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	cmd := exec.Command(sluiceBin(t), "local", "start", "--data", dir)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
+		_ = cmd.Wait()
+	})
+	var psqlLine, exports string
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case strings.HasPrefix(line, "PGPASSWORD="):
+			psqlLine = line
+		case strings.HasPrefix(line, "export SLUICE_PG_USER="):
+			exports = line
+		}
+		if line == "ready" {
+			break
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	if psqlLine == "" || !strings.Contains(exports, "SLUICE_PG_PASSWORD=") {
+		t.Fatalf("local start printed no psql line / exports: %q %q", psqlLine, exports)
+	}
+	q := `select n_name from nation where n_regionkey = 3 order by n_name`
+	got, err := exec.Command("sh", "-c", psqlLine+` -X -A -t -c "`+q+`"`).CombinedOutput()
+	if err != nil {
+		t.Fatalf("%s: %v\n%s", psqlLine, err, got)
+	}
+	var want []string
+	for _, r := range duckRows(t, db, q) {
+		want = append(want, fmt.Sprint(r[0]))
+	}
+	if strings.TrimSpace(string(got)) != strings.Join(want, "\n") {
+		t.Fatalf("psql from local start:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
 	}
 }

@@ -56,7 +56,7 @@ func coordinatorCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "serve",
 			Usage: "serve the coordinator API and drive jobs (any number of replicas may run against one Redis)",
-			Flags: append(append(s3Flags(), resilienceFlags()...),
+			Flags: append(append(append(s3Flags(), resilienceFlags()...),
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL (rediss:// for TLS)"},
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API (required on a non-loopback --addr)"},
@@ -75,7 +75,7 @@ func coordinatorCommand() *cli.Command {
 				pricesFlag(),
 				&cli.BoolFlag{Name: "adaptive", Value: true, EnvVars: []string{"SLUICE_ADAPTIVE"}, Usage: "re-plan after every stage by default"},
 				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
-			),
+			), wireFlags("")...),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
 				if err := requireAuth(c, log, c.String("addr"), "coordinator API", "set --token (or SLUICE_TOKEN)", c.String("token") != ""); err != nil {
@@ -148,6 +148,12 @@ func coordinatorCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", c.String("addr"), err)
 				}
+				stopWire, err := startWire(c, co.Queries(), api.Token, log)
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				defer stopWire()
 				srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 				go func() {
 					<-c.Context.Done()
