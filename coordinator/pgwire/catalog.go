@@ -508,7 +508,9 @@ func (m *emulation) rows(rv *pg_query.RangeVar) ([]env, []string) {
 		add("oid", int64(1), "datname", db, "datdba", int64(10), "encoding", int64(6), "datcollate", "C", "datctype", "C",
 			"datistemplate", false, "datallowconn", true, "datconnlimit", int64(-1), "datacl", nil, "rolname", user)
 	case name == "pg_roles" || name == "pg_user" || name == "pg_authid":
-		add("oid", int64(10), "rolname", user, "usename", user, "rolsuper", false, "rolcanlogin", true, "usesysid", int64(10))
+		add("oid", int64(10), "rolname", user, "usename", user, "rolsuper", false, "rolinherit", true, "rolcreaterole", false,
+			"rolcreatedb", false, "rolcanlogin", true, "rolreplication", false, "rolbypassrls", false, "rolconnlimit", int64(-1),
+			"rolvaliduntil", nil, "usesysid", int64(10))
 	case name == "pg_tables":
 		for _, t := range m.tables {
 			add("schemaname", "public", "tablename", t.Name, "tableowner", user, "tablespace", nil,
