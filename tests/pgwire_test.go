@@ -242,6 +242,13 @@ func TestPSQL(t *testing.T) {
 	if !strings.Contains(out, `Table "public.nation"`) || !strings.Contains(out, "n_nationkey|bigint") {
 		t.Fatalf("\\d nation:\n%s", out)
 	}
+	// \dn and \l: the one schema and database.
+	if out := run("-c", `\dn`); !strings.Contains(out, "public|"+pg.User) {
+		t.Fatalf("\\dn:\n%s", out)
+	}
+	if out := run("-c", `\l`); !strings.Contains(out, "sluice|"+pg.User+"|UTF8") {
+		t.Fatalf("\\l:\n%s", out)
+	}
 	// Errors: the code and SQLSTATE reach psql.
 	cmd := exec.Command(psql, pgURL(pg), "-X", "-v", "VERBOSITY=verbose", "-c", "select nope from nation")
 	eout, _ := cmd.CombinedOutput()
