@@ -3,9 +3,17 @@ package tests
 import (
 	"bufio"
 	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
 	"errors"
 	"fmt"
 	"io"
+	"math/big"
+	"net"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -307,5 +315,53 @@ func TestLocalStartPSQL(t *testing.T) {
 	}
 	if strings.TrimSpace(string(got)) != strings.Join(want, "\n") {
 		t.Fatalf("psql from local start:\n%s\nwant:\n%s", got, strings.Join(want, "\n"))
+	}
+}
+
+// selfSigned makes a TLS certificate for 127.0.0.1.
+func selfSigned(t *testing.T) *tls.Config {
+	t.Helper()
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "sluice-test"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IPAddresses: []net.IP{net.ParseIP("127.0.0.1")}, KeyUsage: x509.KeyUsageDigitalSignature,
+		ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{{Certificate: [][]byte{der}, PrivateKey: key}}}
+}
+
+// TestPGWireTLS requires TLS: a TLS client runs a query, a plain one is
+// refused.
+func TestPGWireTLS(t *testing.T) {
+	st := startStack(t, "", nil)
+	pg, err := st.StartPG(context.Background(), local.PGOptions{TLS: selfSigned(t), RequireTLS: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	url := fmt.Sprintf("postgres://%s:%s@%s/sluice?sslmode=require", pg.User, pg.Password, pg.Addr)
+	conn, err := pgx.Connect(ctx, url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	if !conn.PgConn().Conn().(interface{ ConnectionState() tls.ConnectionState }).ConnectionState().HandshakeComplete {
+		t.Fatal("connection is not TLS")
+	}
+	var n int64
+	if err := conn.QueryRow(ctx, "select 40 + 2").Scan(&n); err != nil || n != 42 {
+		t.Fatalf("select 40 + 2 over TLS: %d %v", n, err)
+	}
+	if c, err := pgx.Connect(ctx, pgURL(pg)); err == nil || !strings.Contains(err.Error(), "requires TLS") {
+		if c != nil {
+			c.Close(ctx)
+		}
+		t.Fatalf("plain connection to a TLS-only server: %v", err)
 	}
 }
