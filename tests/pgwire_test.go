@@ -20,9 +20,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgtype"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/metadata"
 
 	"github.com/sluicedb/sluice/coordinator"
 
@@ -364,4 +368,47 @@ func TestPGWireTLS(t *testing.T) {
 		}
 		t.Fatalf("plain connection to a TLS-only server: %v", err)
 	}
+}
+
+func freePort(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+// TestServeWireFlags starts `sluice coordinator serve` with --pg-addr and
+// --flight-addr and queries through both, against DuckDB.
+func TestServeWireFlags(t *testing.T) {
+	r := newRig(t, rigOptions{})
+	pgAddr, flightAddr := freePort(t), freePort(t)
+	r.startCoordinator(t, "--token", "tok", "--pg-addr", pgAddr, "--pg-user", "analyst", "--pg-password", "pw",
+		"--flight-addr", flightAddr)
+	q := `select n_regionkey, count(*) as n from nation group by 1 order by 1`
+	want := duckRows(t, r.db, q)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var conn *pgx.Conn
+	var err error
+	for i := 0; i < 50; i++ { // the front ends start just before the API line
+		if conn, err = pgx.Connect(ctx, "postgres://analyst:pw@"+pgAddr+"/sluice?sslmode=disable"); err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	compareRows(t, pgxRows(t, conn, q, pgx.QueryExecModeCacheStatement), want, true)
+	cl, err := flightsql.NewClient(flightAddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	_, got := flightRows(t, metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer tok"), cl, q)
+	compareRows(t, got, want, true)
 }
