@@ -275,6 +275,14 @@ func (c *conn) selectCatalog(ctx context.Context, sel *pg_query.SelectStmt) (*re
 	for _, f := range sel.FromClause {
 		collect(f, false, &rels)
 	}
+	cat.aliases = map[string]string{}
+	for _, r := range rels {
+		name := lower(r.rv.Relname)
+		cat.aliases[name] = name
+		if r.rv.Alias != nil {
+			cat.aliases[r.rv.Alias.Aliasname] = name
+		}
+	}
 	rows := []env{{}}
 	var cols []string
 	if len(rels) > 0 {
@@ -315,6 +323,20 @@ func (c *conn) selectCatalog(ctx context.Context, sel *pg_query.SelectStmt) (*re
 		}
 		names = append(names, targetName(rt))
 		targets = append(targets, target{expr: rt.Val})
+	}
+	// count(*) without GROUP BY: one row over the filtered rows.
+	if len(sel.GroupClause) == 0 {
+		for _, t := range targets {
+			if fc := t.expr.GetFuncCall(); fc != nil && funcName(fc) == "count" {
+				row := make([]any, len(targets))
+				for j, t := range targets {
+					if fc := t.expr.GetFuncCall(); fc != nil && funcName(fc) == "count" {
+						row[j] = int64(len(kept))
+					}
+				}
+				return table(names, [][]any{row}), nil
+			}
+		}
 	}
 	out := make([][]any, len(kept))
 	for i, e := range kept {
@@ -419,8 +441,9 @@ func targetName(rt *pg_query.ResTarget) string {
 
 // emulation is the catalog as one query sees it.
 type emulation struct {
-	c      *conn
-	tables []coordinator.TableInfo
+	c       *conn
+	tables  []coordinator.TableInfo
+	aliases map[string]string // FROM alias -> relation name
 }
 
 const firstOID = 16384 // oids of user relations start here, as in Postgres
@@ -448,8 +471,11 @@ func (m *emulation) rows(rv *pg_query.RangeVar) ([]env, []string) {
 		for i := 0; i+1 < len(kv); i += 2 {
 			k := kv[i].(string)
 			e[k] = kv[i+1]
+			if strings.HasPrefix(k, "_") || strings.Contains(k, ".") {
+				continue // hidden, or a column of a related relation (pg_namespace.nspname)
+			}
 			e[alias+"."+k] = kv[i+1]
-			if len(rows) == 0 && !strings.HasPrefix(k, "_") {
+			if len(rows) == 0 {
 				cols = append(cols, k)
 			}
 		}
@@ -485,7 +511,8 @@ func (m *emulation) rows(rv *pg_query.RangeVar) ([]env, []string) {
 				"relchecks", int64(0), "reltablespace", int64(0), "reloftype", int64(0), "relpersistence", "p",
 				"relreplident", "d", "relam", int64(2), "relnatts", int64(len(t.Columns)), "relhassubclass", false,
 				"relacl", nil, "reloptions", nil, "relpartbound", nil,
-				"nspname", "public", "amname", "heap", "_bytes", t.Bytes, "_location", t.Location)
+				"pg_namespace.oid", int64(2200), "pg_namespace.nspname", "public", "pg_am.oid", int64(2), "pg_am.amname", "heap",
+				"_bytes", t.Bytes, "_location", t.Location)
 		}
 	case name == "pg_attribute":
 		for i, t := range m.tables {
@@ -494,7 +521,9 @@ func (m *emulation) rows(rv *pg_query.RangeVar) ([]env, []string) {
 				add("attrelid", int64(firstOID+i), "attname", f.Name, "atttypid", int64(pt.OID), "atttypmod", int64(pt.Mod),
 					"attnum", int64(j+1), "attnotnull", !f.Nullable, "attisdropped", false, "atthasdef", false,
 					"attidentity", "", "attgenerated", "", "attcollation", int64(0), "attlen", int64(pt.Size), "attndims", int64(0),
-					"relname", t.Name, "nspname", "public", "typname", udtName(pt.OID))
+					"pg_class.oid", int64(firstOID+i), "pg_class.relname", t.Name, "pg_class.relkind", "r",
+					"pg_class.relnamespace", int64(2200), "pg_namespace.oid", int64(2200), "pg_namespace.nspname", "public",
+					"pg_type.oid", int64(pt.OID), "pg_type.typname", udtName(pt.OID), "_bytes", t.Bytes)
 			}
 		}
 	case name == "pg_namespace":
@@ -520,7 +549,7 @@ func (m *emulation) rows(rv *pg_query.RangeVar) ([]env, []string) {
 		for _, t := range pgTypes {
 			add("oid", int64(t.oid), "typname", t.name, "typnamespace", int64(11), "typlen", int64(t.len), "typtype", "b",
 				"typcategory", t.cat, "typelem", int64(0), "typarray", int64(0), "typbasetype", int64(0), "typtypmod", int64(-1),
-				"typnotnull", false, "typrelid", int64(0), "nspname", "pg_catalog")
+				"typnotnull", false, "typrelid", int64(0), "pg_namespace.oid", int64(11), "pg_namespace.nspname", "pg_catalog")
 		}
 	case name == "pg_settings":
 		keys := make([]string, 0, len(m.c.settings))
@@ -638,16 +667,25 @@ func (m *emulation) eval(n *pg_query.Node, e env) any {
 		for _, f := range n.GetColumnRef().Fields {
 			parts = append(parts, strVal(f))
 		}
-		if v, ok := e[strings.Join(parts, ".")]; ok {
-			return v
-		}
+		col := parts[len(parts)-1]
 		if len(parts) == 1 {
-			if v, ok := e[parts[0]]; ok {
+			if v, ok := e[col]; ok {
 				return v
 			}
+			for k, v := range e { // a column of a related relation
+				if strings.HasSuffix(k, "."+col) {
+					return v
+				}
+			}
+			return unknown
 		}
-		// A column of a relation joined by name (n.nspname, am.amname).
-		if v, ok := e[parts[len(parts)-1]]; ok && len(parts) > 1 && !strings.Contains(strings.Join(parts, "."), "oid") {
+		q := parts[len(parts)-2]
+		if v, ok := e[q+"."+col]; ok {
+			return v
+		}
+		// A relation joined to the first one (n.nspname with n for
+		// pg_namespace): its columns the first relation's rows know.
+		if v, ok := e[m.aliases[q]+"."+col]; ok {
 			return v
 		}
 		return unknown
