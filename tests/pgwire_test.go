@@ -14,6 +14,7 @@ import (
 	"io"
 	"math/big"
 	"net"
+	"os"
 	"os/exec"
 	"strings"
 	"syscall"
@@ -211,10 +212,7 @@ func TestPGWireCancel(t *testing.T) {
 // TestPSQL runs the real psql (Debian's postgresql-client): a query, \dt
 // and \d TABLE, checked against DuckDB and the catalog.
 func TestPSQL(t *testing.T) {
-	psql, err := exec.LookPath("psql")
-	if err != nil {
-		t.Skip("psql not installed (apt-get install -y postgresql-client)")
-	}
+	psql := needPSQL(t)
 	db := openDuck(t, dataDir(t, *sfFlag))
 	_, pg := pgStack(t)
 	run := func(args ...string) string {
@@ -272,9 +270,7 @@ func TestPSQL(t *testing.T) {
 // TestLocalStartPSQL runs `sluice local start` and pastes the psql line it
 // prints into a shell, as the README says.
 func TestLocalStartPSQL(t *testing.T) {
-	if _, err := exec.LookPath("psql"); err != nil {
-		t.Skip("psql not installed (apt-get install -y postgresql-client)")
-	}
+	needPSQL(t)
 	dir := dataDir(t, *sfFlag)
 	db := openDuck(t, dir)
 	cmd := exec.Command(sluiceBin(t), "local", "start", "--data", dir)
@@ -411,4 +407,18 @@ func TestServeWireFlags(t *testing.T) {
 	defer cl.Close()
 	_, got := flightRows(t, metadata.AppendToOutgoingContext(ctx, "authorization", "Bearer tok"), cl, q)
 	compareRows(t, got, want, true)
+}
+
+// needPSQL returns the psql binary; without one the test is skipped, or
+// fails under CI (.ci/run installs postgresql-client).
+func needPSQL(t *testing.T) string {
+	t.Helper()
+	psql, err := exec.LookPath("psql")
+	if err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psql not installed: .ci/run installs postgresql-client")
+		}
+		t.Skip("psql not installed (apt-get install -y postgresql-client)")
+	}
+	return psql
 }
