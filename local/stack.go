@@ -80,6 +80,7 @@ type Stack struct {
 
 	server *http.Server
 	opts   Options
+	stops  []func() // front ends started on the stack (StartPG, StartFlight)
 }
 
 // Start starts the stack. On error nothing is left running.
@@ -178,6 +179,10 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 
 // Close stops everything the stack started. It is safe to call twice.
 func (s *Stack) Close() {
+	for i := len(s.stops) - 1; i >= 0; i-- {
+		s.stops[i]()
+	}
+	s.stops = nil
 	if s.server != nil {
 		ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 		_ = s.server.Shutdown(ctx)

@@ -202,7 +202,7 @@ func localCommand() *cli.Command {
 				Flags: append([]cli.Flag{
 					&cli.StringFlag{Name: "data", Usage: "folder of table folders to load"},
 					&cli.StringFlag{Name: "addr", Value: "127.0.0.1:0", Usage: "coordinator API address"},
-				}, stackFlags...),
+				}, append(append([]cli.Flag{}, stackFlags...), wireFlags("127.0.0.1:0")...)...),
 				Action: func(c *cli.Context) error {
 					st, err := startStack(c, stackFlags)
 					if err != nil {
@@ -227,6 +227,9 @@ func localCommand() *cli.Command {
 					fmt.Printf("export SLUICE_S3_ENDPOINT=%s SLUICE_S3_BUCKET=%s\n", st.S3.Endpoint, st.S3.Bucket)
 					fmt.Printf("export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s\n", st.S3.AccessKey, st.S3.SecretKey)
 					fmt.Printf("export SLUICE_REDIS_URL=%s\n", st.RedisURL)
+					if err := startLocalWire(c, st); err != nil {
+						return err
+					}
 					fmt.Println("ready")
 					<-c.Context.Done()
 					return nil

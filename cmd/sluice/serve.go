@@ -72,7 +72,7 @@ func coordinatorCommand() *cli.Command {
 				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size, HTTP or Lambda concurrency)"},
 				adaptiveFlag("re-plan after every stage, for jobs that do not say (false: static plan)"),
 				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
-			), engineFlags()...),
+			), append(engineFlags(), wireFlags("")...)...),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
 				if err := requireAuth(c, log, c.String("addr"), "coordinator API", "set --token (or SLUICE_TOKEN)", c.String("token") != ""); err != nil {
@@ -146,6 +146,12 @@ func coordinatorCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", c.String("addr"), err)
 				}
+				stopWire, err := startWire(c, co.Queries(), api.Token, log)
+				if err != nil {
+					ln.Close()
+					return err
+				}
+				defer stopWire()
 				srv := &http.Server{Handler: api.Handler(), ReadHeaderTimeout: 10 * time.Second}
 				go func() {
 					<-c.Context.Done()

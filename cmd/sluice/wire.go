@@ -1,0 +1,131 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/flightsql"
+	"github.com/sluicedb/sluice/coordinator/pgwire"
+	"github.com/sluicedb/sluice/local"
+)
+
+// wireFlags are the Postgres wire protocol and Flight SQL front ends of
+// `coordinator serve` and `local start`. pgDefault is the default
+// --pg-addr ("" leaves the server off).
+func wireFlags(pgDefault string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "pg-addr", Value: pgDefault, EnvVars: []string{"SLUICE_PG_ADDR"}, Usage: "serve the Postgres wire protocol (psql, JDBC, BI tools) on this address (\"\": off)"},
+		&cli.StringFlag{Name: "pg-user", Value: "sluice", EnvVars: []string{"SLUICE_PG_USER"}, Usage: "the user Postgres clients log in as"},
+		&cli.StringFlag{Name: "pg-password", EnvVars: []string{"SLUICE_PG_PASSWORD"}, Usage: "their password (local start: random when unset; required on a non-loopback --pg-addr)"},
+		&cli.StringFlag{Name: "pg-auth", Value: pgwire.AuthMD5, Usage: "password method: md5 or password (cleartext; use with TLS)"},
+		&cli.StringFlag{Name: "pg-tls-cert", EnvVars: []string{"SLUICE_PG_TLS_CERT"}, Usage: "TLS certificate (PEM) for Postgres clients"},
+		&cli.StringFlag{Name: "pg-tls-key", EnvVars: []string{"SLUICE_PG_TLS_KEY"}, Usage: "its key (PEM)"},
+		&cli.BoolFlag{Name: "pg-require-tls", Usage: "refuse Postgres clients that do not use TLS"},
+		&cli.StringFlag{Name: "flight-addr", EnvVars: []string{"SLUICE_FLIGHT_ADDR"}, Usage: "serve Arrow Flight SQL on this address (\"\": off); it takes the API's --token"},
+	}
+}
+
+// pgServer builds the Postgres wire protocol server the flags describe.
+func pgServer(c *cli.Context, q *coordinator.Queries, log *slog.Logger) (*pgwire.Server, error) {
+	auth := c.String("pg-auth")
+	if auth != pgwire.AuthMD5 && auth != pgwire.AuthCleartext {
+		return nil, fmt.Errorf("--pg-auth %q: want md5 or password", auth)
+	}
+	srv := &pgwire.Server{Engine: q, User: c.String("pg-user"), Password: c.String("pg-password"), Auth: auth,
+		RequireTLS: c.Bool("pg-require-tls"), Version: version(), Log: log}
+	cert, key := c.String("pg-tls-cert"), c.String("pg-tls-key")
+	if (cert == "") != (key == "") {
+		return nil, errors.New("--pg-tls-cert and --pg-tls-key go together")
+	}
+	if cert != "" {
+		var err error
+		if srv.TLS, err = pgwire.LoadTLS(cert, key); err != nil {
+			return nil, err
+		}
+	} else if srv.RequireTLS {
+		return nil, errors.New("--pg-require-tls needs --pg-tls-cert and --pg-tls-key")
+	}
+	return srv, nil
+}
+
+// startWire starts the front ends the flags ask for and returns a function
+// that stops them.
+func startWire(c *cli.Context, q *coordinator.Queries, token string, log *slog.Logger) (func(), error) {
+	var stops []func()
+	stop := func() {
+		for _, s := range stops {
+			s()
+		}
+	}
+	if addr := c.String("pg-addr"); addr != "" {
+		if err := requireAuth(c, log, addr, "Postgres wire protocol", "set --pg-password (or SLUICE_PG_PASSWORD)", c.String("pg-password") != ""); err != nil {
+			return nil, err
+		}
+		srv, err := pgServer(c, q, log)
+		if err != nil {
+			return nil, err
+		}
+		got, s, err := srv.Listen(c.Context, addr)
+		if err != nil {
+			return nil, err
+		}
+		stops = append(stops, s)
+		fmt.Printf("postgres wire protocol on %s (user %s)\n", got, srv.User)
+	}
+	if addr := c.String("flight-addr"); addr != "" {
+		if err := requireAuth(c, log, addr, "Flight SQL service", "set --token (or SLUICE_TOKEN)", token != ""); err != nil {
+			stop()
+			return nil, err
+		}
+		srv := &flightsql.Server{Engine: q, Token: token, Log: log}
+		got, s, err := srv.Listen(addr)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		stops = append(stops, s)
+		fmt.Printf("flight sql on grpc://%s\n", got)
+	}
+	return stop, nil
+}
+
+// startLocalWire starts the front ends of `local start` on the stack and
+// prints how to connect.
+func startLocalWire(c *cli.Context, st *local.Stack) error {
+	if addr := c.String("pg-addr"); addr != "" {
+		srv, err := pgServer(c, nil, nil) // checks the flags
+		if err != nil {
+			return err
+		}
+		pg, err := st.StartPG(c.Context, local.PGOptions{Addr: addr, User: c.String("pg-user"), Password: c.String("pg-password"),
+			TLS: srv.TLS, RequireTLS: srv.RequireTLS, Version: version()})
+		if err != nil {
+			return err
+		}
+		host, port, _ := net.SplitHostPort(pg.Addr)
+		sslmode := "disable"
+		if srv.TLS != nil {
+			sslmode = "require"
+		}
+		fmt.Printf("postgres:    %s (user %s)\n", pg.Addr, pg.User)
+		fmt.Printf("\n# connect with psql:\n")
+		fmt.Printf("PGPASSWORD=%s psql \"host=%s port=%s user=%s dbname=sluice sslmode=%s\"\n", pg.Password, host, port, pg.User, sslmode)
+		fmt.Printf("export SLUICE_PG_USER=%s SLUICE_PG_PASSWORD=%s\n", pg.User, pg.Password)
+	}
+	if addr := c.String("flight-addr"); addr != "" {
+		if !loopback(addr) {
+			return fmt.Errorf("local start serves Flight SQL without a token: --flight-addr %s must be a loopback address", addr)
+		}
+		got, err := st.StartFlight(addr, "")
+		if err != nil {
+			return err
+		}
+		fmt.Printf("flight sql:  grpc://%s\n", got)
+	}
+	return nil
+}

@@ -1,0 +1,328 @@
+// Package flightsql serves Arrow Flight SQL in front of a coordinator.
+// A statement runs as a sluice job through coordinator.Queries: the
+// FlightInfo answer comes when the job is done, and DoGet streams the
+// result records read from the bucket as they are, without conversion.
+// GetCatalogs, GetDbSchemas and GetTables answer from the sluice catalog
+// (one catalog "sluice", one schema "public"). Authentication is the
+// coordinator's bearer token, in the "authorization" gRPC header.
+package flightsql
+
+import (
+	"context"
+	"crypto/subtle"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"regexp"
+	"strings"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/flight"
+	fsql "github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql/schema_ref"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/metadata"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function/redact"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// Engine runs SQL. *coordinator.Queries is the production one.
+type Engine interface {
+	Submit(ctx context.Context, sql string) (string, error)
+	Wait(ctx context.Context, job string) error
+	Cancel(ctx context.Context, job string) error
+	Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error)
+	Schema(ctx context.Context, job string) (*arrow.Schema, error)
+	Tables(ctx context.Context) ([]coordinator.TableInfo, error)
+}
+
+var _ Engine = (*coordinator.Queries)(nil)
+
+// Catalog and Schema are the names Flight SQL clients see.
+const (
+	Catalog = "sluice"
+	Schema  = "public"
+)
+
+// Server is the Flight SQL service.
+type Server struct {
+	fsql.BaseServer
+	Engine Engine
+	// Token, when set, must come as "authorization: Bearer TOKEN".
+	Token string
+	Log   *slog.Logger
+}
+
+// Listen serves s on addr in the background and returns the address and a
+// function that stops it.
+func (s *Server) Listen(addr string, opts ...grpc.ServerOption) (string, func(), error) {
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	s.Alloc = memory.DefaultAllocator
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", nil, fmt.Errorf("flight sql listen on %s: %w", addr, err)
+	}
+	srv := flight.NewServerWithMiddleware([]flight.ServerMiddleware{s.auth()}, opts...)
+	srv.RegisterFlightService(fsql.NewFlightServer(s))
+	srv.InitListener(ln)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := srv.Serve(); err != nil {
+			s.Log.Error("flight sql serve", "err", err)
+		}
+	}()
+	return ln.Addr().String(), func() { srv.Shutdown(); <-done }, nil
+}
+
+func (s *Server) check(ctx context.Context) error {
+	if s.Token == "" {
+		return nil
+	}
+	md, _ := metadata.FromIncomingContext(ctx)
+	for _, v := range md.Get("authorization") {
+		if subtle.ConstantTimeCompare([]byte(v), []byte("Bearer "+s.Token)) == 1 {
+			return nil
+		}
+	}
+	return status.Error(codes.Unauthenticated, "missing or wrong bearer token (authorization: Bearer TOKEN)")
+}
+
+func (s *Server) auth() flight.ServerMiddleware {
+	return flight.ServerMiddleware{
+		Unary: func(ctx context.Context, req any, _ *grpc.UnaryServerInfo, h grpc.UnaryHandler) (any, error) {
+			if err := s.check(ctx); err != nil {
+				return nil, err
+			}
+			return h(ctx, req)
+		},
+		Stream: func(srv any, ss grpc.ServerStream, _ *grpc.StreamServerInfo, h grpc.StreamHandler) error {
+			if err := s.check(ss.Context()); err != nil {
+				return err
+			}
+			return h(srv, ss)
+		},
+	}
+}
+
+// grpcError maps an error to a gRPC status: user errors (a sluice code of
+// class user or unsupported) are InvalidArgument or Unimplemented, and the
+// message starts with the code.
+func grpcError(err error) error {
+	if _, ok := status.FromError(err); ok && status.Code(err) != codes.Unknown {
+		return err
+	}
+	code := plan.CodeOf(err)
+	msg := redact.String(err.Error())
+	if code != "" && !strings.HasPrefix(msg, code) {
+		msg = code + ": " + msg
+	}
+	if p := plan.PositionOf(err); p > 0 {
+		msg += fmt.Sprintf(" (position %d)", p)
+	}
+	switch {
+	case errors.Is(err, coordinator.ErrJobCancelled), errors.Is(err, context.Canceled):
+		return status.Error(codes.Canceled, msg)
+	case code == "":
+		return status.Error(codes.Internal, msg)
+	}
+	switch plan.ClassOf(code) {
+	case plan.ClassUser:
+		return status.Error(codes.InvalidArgument, msg)
+	case plan.ClassUnsupported:
+		return status.Error(codes.Unimplemented, msg)
+	case plan.ClassTransient:
+		return status.Error(codes.Unavailable, msg)
+	}
+	return status.Error(codes.Internal, msg)
+}
+
+// GetFlightInfoStatement runs the statement as a job and answers when it
+// is done, with its result schema and a ticket naming the job.
+func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	job, err := s.Engine.Submit(ctx, cmd.GetQuery())
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	s.Log.Info("flight sql statement", "job", job)
+	if err := s.Engine.Wait(ctx, job); err != nil {
+		if ctx.Err() != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5e9)
+			defer cancel()
+			_ = s.Engine.Cancel(cctx, job)
+		}
+		return nil, grpcError(err)
+	}
+	schema, err := s.Engine.Schema(ctx, job)
+	if err != nil {
+		return nil, grpcError(err)
+	}
+	tkt, err := fsql.CreateStatementQueryTicket([]byte(job))
+	if err != nil {
+		return nil, err
+	}
+	return &flight.FlightInfo{
+		Schema:           flight.SerializeSchema(schema, s.Alloc),
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: tkt}}},
+		FlightDescriptor: desc,
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}, nil
+}
+
+// DoGetStatement streams a done job's result records.
+func (s *Server) DoGetStatement(ctx context.Context, tkt fsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	job := string(tkt.GetStatementHandle())
+	if err := shuffle.ValidateJobID(job); err != nil {
+		return nil, nil, status.Error(codes.InvalidArgument, err.Error())
+	}
+	schema, err := s.Engine.Schema(ctx, job)
+	if err != nil {
+		return nil, nil, grpcError(err)
+	}
+	ch := make(chan flight.StreamChunk, 2)
+	go func() {
+		defer close(ch)
+		_, err := s.Engine.Result(ctx, job, func(rec arrow.RecordBatch) error {
+			rec.Retain() // the Flight SQL server releases it once written
+			select {
+			case ch <- flight.StreamChunk{Data: rec}:
+				return nil
+			case <-ctx.Done():
+				rec.Release()
+				return ctx.Err()
+			}
+		})
+		if err != nil {
+			select {
+			case ch <- flight.StreamChunk{Err: grpcError(err)}:
+			case <-ctx.Done():
+			}
+		}
+	}()
+	return schema, ch, nil
+}
+
+func (s *Server) info(desc *flight.FlightDescriptor, schema *arrow.Schema) *flight.FlightInfo {
+	return &flight.FlightInfo{
+		Endpoint:         []*flight.FlightEndpoint{{Ticket: &flight.Ticket{Ticket: desc.Cmd}}},
+		FlightDescriptor: desc,
+		Schema:           flight.SerializeSchema(schema, s.Alloc),
+		TotalRecords:     -1,
+		TotalBytes:       -1,
+	}
+}
+
+func (s *Server) GetFlightInfoCatalogs(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.Catalogs), nil
+}
+
+func (s *Server) DoGetCatalogs(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.Alloc, schema_ref.Catalogs, [][]any{{Catalog}})
+}
+
+func (s *Server) GetFlightInfoSchemas(_ context.Context, _ fsql.GetDBSchemas, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.DBSchemas), nil
+}
+
+func (s *Server) DoGetDBSchemas(_ context.Context, cmd fsql.GetDBSchemas) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	var rows [][]any
+	if matchCatalog(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), Schema) {
+		rows = append(rows, []any{Catalog, Schema})
+	}
+	return one(s.Alloc, schema_ref.DBSchemas, rows)
+}
+
+func (s *Server) GetFlightInfoTables(_ context.Context, cmd fsql.GetTables, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	if cmd.GetIncludeSchema() {
+		return s.info(desc, schema_ref.TablesWithIncludedSchema), nil
+	}
+	return s.info(desc, schema_ref.Tables), nil
+}
+
+func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	ts, err := s.Engine.Tables(ctx)
+	if err != nil {
+		return nil, nil, grpcError(err)
+	}
+	schema := schema_ref.Tables
+	if cmd.GetIncludeSchema() {
+		schema = schema_ref.TablesWithIncludedSchema
+	}
+	typeOK := len(cmd.GetTableTypes()) == 0
+	for _, t := range cmd.GetTableTypes() {
+		typeOK = typeOK || strings.EqualFold(t, "TABLE")
+	}
+	var rows [][]any
+	if typeOK && matchCatalog(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), Schema) {
+		for _, t := range ts {
+			if !like(cmd.GetTableNameFilterPattern(), t.Name) {
+				continue
+			}
+			r := []any{Catalog, Schema, t.Name, "TABLE"}
+			if cmd.GetIncludeSchema() {
+				fs := make([]arrow.Field, len(t.Columns))
+				for i, c := range t.Columns {
+					fs[i] = arrow.Field{Name: c.Name, Type: c.Type.Arrow(), Nullable: c.Nullable}
+				}
+				r = append(r, flight.SerializeSchema(arrow.NewSchema(fs, nil), s.Alloc))
+			}
+			rows = append(rows, r)
+		}
+	}
+	return one(s.Alloc, schema, rows)
+}
+
+func matchCatalog(c *string) bool { return c == nil || *c == "" || *c == Catalog }
+
+// like matches s against a SQL LIKE pattern (% and _); nil matches all.
+func like(pattern *string, s string) bool {
+	if pattern == nil || *pattern == "" {
+		return true
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	for _, r := range *pattern {
+		switch r {
+		case '%':
+			b.WriteString(".*")
+		case '_':
+			b.WriteString(".")
+		default:
+			b.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	b.WriteString("$")
+	ok, _ := regexp.MatchString(b.String(), s)
+	return ok
+}
+
+// one streams rows (strings and []byte) as a single record of schema.
+func one(mem memory.Allocator, schema *arrow.Schema, rows [][]any) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	b := array.NewRecordBuilder(mem, schema)
+	defer b.Release()
+	for _, r := range rows {
+		for i, v := range r {
+			switch fb := b.Field(i).(type) {
+			case *array.StringBuilder:
+				fb.Append(v.(string))
+			case *array.BinaryBuilder:
+				fb.Append(v.([]byte))
+			}
+		}
+	}
+	ch := make(chan flight.StreamChunk, 1)
+	ch <- flight.StreamChunk{Data: b.NewRecordBatch()}
+	close(ch)
+	return schema, ch, nil
+}

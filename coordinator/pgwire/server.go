@@ -1,0 +1,353 @@
+// Package pgwire serves the Postgres wire protocol (version 3) in front of
+// a coordinator, so that psql, pgx, JDBC and BI tools can run sluice SQL.
+// Protocol messages come from github.com/jackc/pgx/v5/pgproto3. Queries
+// take the coordinator's own path (coordinator.Queries: submit a job, wait
+// for it, read the result records from the bucket); the statements clients
+// send around queries (SET, SHOW, BEGIN, catalog probes) are answered here
+// (catalog.go). See docs/pgwire.md.
+package pgwire
+
+import (
+	"context"
+	"crypto/md5"
+	"crypto/rand"
+	"crypto/subtle"
+	"crypto/tls"
+	"encoding/binary"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/sluicedb/sluice/coordinator"
+)
+
+// Engine runs SQL. *coordinator.Queries is the production one.
+type Engine interface {
+	Submit(ctx context.Context, sql string) (string, error)
+	Wait(ctx context.Context, job string) error
+	Cancel(ctx context.Context, job string) error
+	Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error)
+	Schema(ctx context.Context, job string) (*arrow.Schema, error)
+	Tables(ctx context.Context) ([]coordinator.TableInfo, error)
+}
+
+var _ Engine = (*coordinator.Queries)(nil)
+
+// Auth methods.
+const (
+	AuthMD5       = "md5"
+	AuthCleartext = "password" // only sensible with TLS
+)
+
+// Server is a Postgres wire protocol server.
+type Server struct {
+	Engine Engine
+	// User and Password are the one login the server accepts. With an
+	// empty Password any user gets in without one (loopback only: the
+	// command line refuses it elsewhere).
+	User, Password string
+	// Auth is AuthMD5 (the default) or AuthCleartext.
+	Auth string
+	// TLS, when set, is offered to clients that ask (sslmode=prefer or
+	// require); with RequireTLS a client that does not is refused.
+	TLS        *tls.Config
+	RequireTLS bool
+	// Version is what version() and server_version report after the
+	// Postgres version clients parse.
+	Version string
+	Log     *slog.Logger
+
+	mu    sync.Mutex
+	conns map[uint32]*conn // by process id, for cancel requests
+	wg    sync.WaitGroup
+}
+
+// serverVersion is the Postgres version the server claims: clients pick
+// their catalog queries by it.
+const serverVersion = "15.0"
+
+// Serve accepts connections on ln until ctx ends or ln is closed.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.Log == nil {
+		s.Log = slog.New(slog.DiscardHandler)
+	}
+	go func() {
+		<-ctx.Done()
+		_ = ln.Close()
+	}()
+	defer s.wg.Wait()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
+				return nil
+			}
+			return fmt.Errorf("pgwire accept: %w", err)
+		}
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			s.serveConn(ctx, nc)
+		}()
+	}
+}
+
+func (s *Server) register(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.conns == nil {
+		s.conns = map[uint32]*conn{}
+	}
+	for {
+		var b [4]byte
+		_, _ = rand.Read(b[:])
+		c.pid = binary.BigEndian.Uint32(b[:]) & 0x7fffffff
+		if _, taken := s.conns[c.pid]; !taken && c.pid != 0 {
+			break
+		}
+	}
+	c.secret = make([]byte, 4)
+	_, _ = rand.Read(c.secret)
+	s.conns[c.pid] = c
+}
+
+func (s *Server) unregister(c *conn) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	delete(s.conns, c.pid)
+}
+
+// cancel handles a CancelRequest: the connection's running query, if the
+// key matches, is cancelled (its job too).
+func (s *Server) cancel(req *pgproto3.CancelRequest) {
+	s.mu.Lock()
+	c := s.conns[req.ProcessID]
+	s.mu.Unlock()
+	if c == nil || subtle.ConstantTimeCompare(c.secret, req.SecretKey) != 1 {
+		return
+	}
+	c.cancelRunning()
+}
+
+func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
+	defer nc.Close()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	go func() {
+		<-ctx.Done()
+		_ = nc.Close()
+	}()
+	c := &conn{s: s, nc: nc, be: pgproto3.NewBackend(nc, nc), log: s.Log.With("remote", nc.RemoteAddr().String()),
+		stmts: map[string]*statement{}, portals: map[string]*portal{}, settings: defaultSettings()}
+	s.register(c)
+	defer s.unregister(c)
+	ok, err := c.startup()
+	if err != nil {
+		if !errors.Is(err, io.EOF) {
+			c.log.Info("pgwire startup", "err", err)
+		}
+		return
+	}
+	if !ok {
+		return
+	}
+	if err := c.loop(ctx); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+		c.log.Info("pgwire connection", "err", err)
+	}
+}
+
+// conn is one client connection.
+type conn struct {
+	s   *Server
+	nc  net.Conn
+	be  *pgproto3.Backend
+	log *slog.Logger
+
+	pid      uint32
+	secret   []byte
+	user, db string
+	settings map[string]string
+
+	stmts   map[string]*statement
+	portals map[string]*portal
+
+	mu      sync.Mutex
+	running context.CancelFunc // the query running now, nil when none
+}
+
+func (c *conn) cancelRunning() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.running != nil {
+		c.running()
+	}
+}
+
+func (c *conn) send(msgs ...pgproto3.BackendMessage) error {
+	for _, m := range msgs {
+		c.be.Send(m)
+	}
+	return c.be.Flush()
+}
+
+func (c *conn) fatal(code, msg string) error {
+	return c.send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: code, Message: msg})
+}
+
+// startup runs the startup phase: TLS negotiation, the startup message,
+// authentication and the parameters clients expect. ok is false when the
+// connection is done (a cancel request, a refused login).
+func (c *conn) startup() (ok bool, err error) {
+	tlsDone := false
+	for {
+		msg, err := c.be.ReceiveStartupMessage()
+		if err != nil {
+			return false, err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.SSLRequest:
+			if c.s.TLS == nil || tlsDone {
+				if _, err := c.nc.Write([]byte{'N'}); err != nil {
+					return false, err
+				}
+				continue
+			}
+			if _, err := c.nc.Write([]byte{'S'}); err != nil {
+				return false, err
+			}
+			tc := tls.Server(c.nc, c.s.TLS)
+			if err := tc.Handshake(); err != nil {
+				return false, fmt.Errorf("TLS handshake: %w", err)
+			}
+			c.nc, tlsDone = tc, true
+			c.be = pgproto3.NewBackend(tc, tc)
+		case *pgproto3.GSSEncRequest:
+			if _, err := c.nc.Write([]byte{'N'}); err != nil {
+				return false, err
+			}
+		case *pgproto3.CancelRequest:
+			c.s.cancel(m)
+			return false, nil
+		case *pgproto3.StartupMessage:
+			if c.s.RequireTLS && !tlsDone {
+				return false, c.fatal("28000", "this server requires TLS (sslmode=require)")
+			}
+			c.user, c.db = m.Parameters["user"], m.Parameters["database"]
+			if c.db == "" {
+				c.db = c.user
+			}
+			for k, v := range m.Parameters {
+				if k != "user" && k != "database" {
+					c.settings[k] = v
+				}
+			}
+			if err := c.authenticate(); err != nil {
+				return false, err
+			}
+			return true, c.ready()
+		default:
+			return false, c.fatal("08P01", fmt.Sprintf("unexpected startup message %T", msg))
+		}
+	}
+}
+
+var errAuthFailed = errors.New("password authentication failed")
+
+func (c *conn) authenticate() error {
+	if c.s.Password == "" {
+		return nil
+	}
+	fail := func() error {
+		_ = c.fatal("28P01", fmt.Sprintf("password authentication failed for user %q", c.user))
+		return errAuthFailed
+	}
+	if c.s.Auth == AuthCleartext {
+		if err := c.send(&pgproto3.AuthenticationCleartextPassword{}); err != nil {
+			return err
+		}
+		pw, err := c.password(pgproto3.AuthTypeCleartextPassword)
+		if err != nil {
+			return err
+		}
+		if c.user != c.s.User || subtle.ConstantTimeCompare([]byte(pw), []byte(c.s.Password)) != 1 {
+			return fail()
+		}
+		return nil
+	}
+	var salt [4]byte
+	_, _ = rand.Read(salt[:])
+	if err := c.send(&pgproto3.AuthenticationMD5Password{Salt: salt}); err != nil {
+		return err
+	}
+	pw, err := c.password(pgproto3.AuthTypeMD5Password)
+	if err != nil {
+		return err
+	}
+	if c.user != c.s.User || subtle.ConstantTimeCompare([]byte(pw), []byte(md5Password(c.s.User, c.s.Password, salt))) != 1 {
+		return fail()
+	}
+	return nil
+}
+
+// md5Password is what a client sends for md5 auth:
+// "md5" + md5hex(md5hex(password + user) + salt).
+func md5Password(user, password string, salt [4]byte) string {
+	inner := md5.Sum([]byte(password + user))
+	h := md5.New()
+	h.Write([]byte(hex.EncodeToString(inner[:])))
+	h.Write(salt[:])
+	return "md5" + hex.EncodeToString(h.Sum(nil))
+}
+
+func (c *conn) password(authType uint32) (string, error) {
+	if err := c.be.SetAuthType(authType); err != nil {
+		return "", err
+	}
+	msg, err := c.be.Receive()
+	if err != nil {
+		return "", err
+	}
+	pm, ok := msg.(*pgproto3.PasswordMessage)
+	if !ok {
+		_ = c.fatal("08P01", fmt.Sprintf("expected a password message, got %T", msg))
+		return "", errAuthFailed
+	}
+	return pm.Password, nil
+}
+
+func (c *conn) ready() error {
+	c.be.Send(&pgproto3.AuthenticationOk{})
+	for _, k := range []string{"server_version", "server_encoding", "client_encoding", "DateStyle", "IntervalStyle",
+		"TimeZone", "integer_datetimes", "standard_conforming_strings", "application_name", "is_superuser", "session_authorization"} {
+		c.be.Send(&pgproto3.ParameterStatus{Name: k, Value: c.setting(k)})
+	}
+	c.be.Send(&pgproto3.BackendKeyData{ProcessID: c.pid, SecretKey: c.secret})
+	c.be.Send(&pgproto3.ReadyForQuery{TxStatus: 'I'})
+	return c.be.Flush()
+}
+
+func (c *conn) setting(k string) string {
+	switch k {
+	case "session_authorization", "current_user", "session_user":
+		return c.user
+	}
+	return c.settings[lower(k)]
+}
+
+func defaultSettings() map[string]string {
+	return map[string]string{
+		"server_version": serverVersion, "server_version_num": "150000", "server_encoding": "UTF8",
+		"client_encoding": "UTF8", "datestyle": "ISO, MDY", "intervalstyle": "postgres", "timezone": "UTC",
+		"integer_datetimes": "on", "standard_conforming_strings": "on", "application_name": "",
+		"is_superuser": "off", "search_path": `"$user", public`, "transaction_isolation": "read committed",
+		"default_transaction_isolation": "read committed", "transaction_read_only": "on", "max_identifier_length": "63",
+		"extra_float_digits": "1", "lc_collate": "C", "lc_ctype": "C", "lc_messages": "C", "statement_timeout": "0",
+	}
+}

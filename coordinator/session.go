@@ -1,0 +1,106 @@
+package coordinator
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// Queries is the coordinator's query path for in-process front ends (the
+// Postgres wire protocol and Flight SQL servers): the same steps the HTTP
+// API takes for POST /v1/jobs, GET /v1/jobs/{id} and GET /v1/jobs/{id}/result,
+// without the HTTP round trips. Results are read from the bucket as the
+// Arrow records the final stage committed.
+type Queries struct{ c *Coordinator }
+
+// Queries returns the coordinator's query path.
+func (c *Coordinator) Queries() *Queries { return &Queries{c: c} }
+
+// Submit plans sql and starts its job (a planning error carries its code
+// and position).
+func (q *Queries) Submit(ctx context.Context, sql string) (string, error) {
+	return q.c.Submit(ctx, sql, SubmitOptions{})
+}
+
+// Wait blocks until job is terminal. A failed job's error is returned as a
+// *JobError with the job's code; a cancelled job gives ErrJobCancelled.
+func (q *Queries) Wait(ctx context.Context, job string) error {
+	m, err := q.c.Wait(ctx, job)
+	if err != nil {
+		return err
+	}
+	switch JobState(m["state"]) {
+	case StateSucceeded:
+		return nil
+	case StateCancelled:
+		return fmt.Errorf("job %s: %w", job, ErrJobCancelled)
+	default:
+		return &JobError{Code: m["code"], Msg: fmt.Sprintf("job %s failed: %s", job, m["error"])}
+	}
+}
+
+// ErrJobCancelled is returned by Queries.Wait for a cancelled job.
+var ErrJobCancelled = errors.New("job cancelled")
+
+// Cancel asks the job to stop.
+func (q *Queries) Cancel(ctx context.Context, job string) error { return q.c.store.Cancel(ctx, job) }
+
+// Schema returns the result schema of a succeeded job, with the user's
+// column names.
+func (q *Queries) Schema(ctx context.Context, job string) (*arrow.Schema, error) {
+	_, schema, err := q.c.store.ResultObjects(ctx, job)
+	return schema, err
+}
+
+// Result calls fn with every record of a succeeded job's result, in order,
+// with the user's column names, and returns the result schema. Every
+// result object is checked before the first record goes out, as the HTTP
+// API does.
+func (q *Queries) Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error) {
+	refs, schema, err := q.c.store.ResultObjects(ctx, job)
+	if err != nil {
+		return nil, err
+	}
+	if err := CheckObjects(ctx, q.c.bucket, refs); err != nil {
+		return nil, fmt.Errorf("result of job %s cannot be read: %w", job, err)
+	}
+	err = shuffle.ReadObjects(ctx, q.c.bucket, refs, func(rec arrow.RecordBatch) error {
+		renamed := renameColumns(rec, schema)
+		defer renamed.Release()
+		return fn(renamed)
+	})
+	return schema, err
+}
+
+// Tables lists the catalog's tables (ErrNoTableLister when the planner's
+// catalog cannot be listed).
+func (q *Queries) Tables(ctx context.Context) ([]TableInfo, error) {
+	tl, ok := q.c.planner.(TableLister)
+	if !ok {
+		return nil, ErrNoTableLister
+	}
+	return tl.ListTables(ctx)
+}
+
+// ErrNoTableLister is returned by Queries.Tables when the planner cannot
+// list its catalog.
+var ErrNoTableLister = errors.New("this coordinator's planner cannot list tables")
+
+// Explain returns the plan text of sql.
+func (q *Queries) Explain(ctx context.Context, sql string) (string, error) {
+	_, text, err := q.c.planner.Plan(ctx, sql)
+	return text, err
+}
+
+// Describe plans sql without running it and returns its result schema.
+func (q *Queries) Describe(ctx context.Context, sql string) (*arrow.Schema, error) {
+	g, _, err := q.c.planner.Plan(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return ResultSchema(g), nil
+}

@@ -1,0 +1,63 @@
+package local
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/tls"
+	"encoding/hex"
+
+	"github.com/sluicedb/sluice/coordinator/flightsql"
+	"github.com/sluicedb/sluice/coordinator/pgwire"
+)
+
+// PGOptions configure the stack's Postgres wire protocol server.
+type PGOptions struct {
+	Addr string // default a free loopback port
+	// User and Password are the login; an empty Password gets a random one.
+	User, Password string
+	// TLS, when set, is offered to clients (RequireTLS: demanded).
+	TLS        *tls.Config
+	RequireTLS bool
+	Version    string
+}
+
+// StartPG serves the Postgres wire protocol in front of the stack's
+// coordinator (stopped by Close) and returns its address and login.
+func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
+	}
+	if o.User == "" {
+		o.User = "sluice"
+	}
+	if o.Password == "" {
+		b := make([]byte, 12)
+		_, _ = rand.Read(b)
+		o.Password = hex.EncodeToString(b)
+	}
+	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password,
+		TLS: o.TLS, RequireTLS: o.RequireTLS, Version: o.Version, Log: s.opts.Log}
+	addr, stop, err := srv.Listen(ctx, o.Addr)
+	if err != nil {
+		return o, err
+	}
+	o.Addr = addr
+	s.stops = append(s.stops, stop)
+	return o, nil
+}
+
+// StartFlight serves Arrow Flight SQL in front of the stack's coordinator
+// (stopped by Close) on addr (default a free loopback port), requiring
+// token when it is set, and returns its address.
+func (s *Stack) StartFlight(addr, token string) (string, error) {
+	if addr == "" {
+		addr = "127.0.0.1:0"
+	}
+	srv := &flightsql.Server{Engine: s.Coordinator.Queries(), Token: token, Log: s.opts.Log}
+	got, stop, err := srv.Listen(addr)
+	if err != nil {
+		return "", err
+	}
+	s.stops = append(s.stops, stop)
+	return got, nil
+}
