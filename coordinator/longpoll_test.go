@@ -16,7 +16,7 @@ import (
 
 // gatedJob submits a job whose stage-0 tasks wait for release, and serves
 // the coordinator's API.
-func gatedJob(t *testing.T) (srv *httptest.Server, job string, release func()) {
+func gatedJob(t testing.TB) (srv *httptest.Server, job string, release func()) {
 	t.Helper()
 	e := newFakeEnv(t, 2)
 	gate := make(chan struct{})
@@ -167,4 +167,42 @@ func (h headerDropper) WriteHeader(code int) {
 func (h headerDropper) Write(b []byte) (int, error) {
 	h.Header().Del(LongPollHeader)
 	return h.ResponseWriter.Write(b)
+}
+
+// BenchmarkWaitLatency measures the time from a job's tasks being
+// released to Client.Wait returning its end, against a long-polling
+// server and against one without long-poll (100 ms polling).
+func BenchmarkWaitLatency(b *testing.B) {
+	for _, old := range []bool{false, true} {
+		name := map[bool]string{false: "long-poll", true: "poll-100ms"}[old]
+		b.Run(name, func(b *testing.B) {
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				srv, job, release := gatedJob(b)
+				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if old {
+						r.URL.RawQuery = ""
+						w = headerDropper{w}
+					}
+					srv.Config.Handler.ServeHTTP(w, r)
+				}))
+				var start time.Time
+				var once sync.Once
+				b.StartTimer()
+				js, err := NewClient(front.URL, "").Wait(context.Background(), job, func(*JobStatus) {
+					once.Do(func() { start = time.Now(); release() })
+				})
+				total += time.Since(start)
+				b.StopTimer()
+				if err != nil || js.State != StateSucceeded {
+					b.Fatalf("%v %v", js, err)
+				}
+				front.Close()
+				srv.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-release-to-end")
+		})
+	}
 }
