@@ -206,3 +206,28 @@ func BenchmarkWaitLatency(b *testing.B) {
 		})
 	}
 }
+
+// TestShuffleCodecInSpecs: Config.ShuffleCodec reaches every task's spec.
+func TestShuffleCodecInSpecs(t *testing.T) {
+	e := newFakeEnv(t, 2)
+	cfg := testConfig("c1")
+	cfg.ShuffleCodec = "zstd"
+	c := e.coordinator(t, cfg)
+	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
+		t.Fatalf("job %s: %s", m["state"], m["error"])
+	}
+	e.inv.mu.Lock()
+	defer e.inv.mu.Unlock()
+	if len(e.inv.specs) == 0 {
+		t.Fatal("no task ran")
+	}
+	for _, s := range e.inv.specs {
+		if s.ShuffleCodec != "zstd" {
+			t.Errorf("stage %d task %d spec has shuffle codec %q, want zstd", s.Stage, s.Task, s.ShuffleCodec)
+		}
+	}
+}

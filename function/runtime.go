@@ -238,7 +238,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 		// LIMIT early stop: a task started after its stage already has
 		// enough rows reads nothing.
 		if n, err := r.Signals.AddRows(ctx, spec.LimitKey, 0); err == nil && n >= spec.Limit {
-			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{})
+			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{Compression: shuffle.Compression(spec.ShuffleCodec)})
 			m, err := w.Close(ctx)
 			if err != nil {
 				return fmt.Errorf("commit shuffle output: %w", err)
@@ -253,7 +253,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult) erro
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
 	}
 	defer op.Close()
-	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{})
+	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{Compression: shuffle.Compression(spec.ShuffleCodec)})
 	for {
 		rec, err := op.Next(ctx)
 		if errors.Is(err, io.EOF) {

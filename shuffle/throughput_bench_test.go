@@ -195,8 +195,67 @@ func BenchmarkShuffleThroughput(b *testing.B) {
 		b.ReportMetric(s/r, c.name+"-ratio")
 		b.ReportMetric(mb(logical*int64(b.N), c.acc.shuffle), c.name+"-logical-MB/s")
 		b.ReportMetric(float64(logical*int64(b.N))/float64(c.acc.stored), c.name+"-compress")
-		fmt.Printf("shuffle %-14s %7.1f MB/s stored (%6.1f MB/s logical), raw PUT+GET %7.1f MB/s, ratio %.2f, compress %.2fx\n",
+		fmt.Printf("\nshuffle %-14s %7.1f MB/s stored (%6.1f MB/s logical), raw PUT+GET %7.1f MB/s, ratio %.2f, compress %.2fx\n",
 			c.name, s, mb(logical*int64(b.N), c.acc.shuffle), r, s/r, float64(logical*int64(b.N))/float64(c.acc.stored))
 		_ = c.b.Close()
+	}
+}
+
+// BenchmarkCodecLineitem is the shuffle's own CPU per codec on TPC-H
+// lineitem batches (-shuffle-mib MiB), on an in-memory bucket: write
+// (partition, encode, compress, checksum) and read (checksum, decompress,
+// decode), with the stored size. -benchtime and -count repeat it; run the
+// codecs interleaved (-count 3) to compare them under the same load.
+func BenchmarkCodecLineitem(b *testing.B) {
+	recs, logical := lineitemBatches(b, *shuffleMiB)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	schema := recs[0].Schema()
+	ctx := context.Background()
+	mem := objstore.NewMem("bench")
+	part := plan.Partitioning{Kind: plan.PartitionHash, Keys: []int{0}, Count: 16}
+	for _, comp := range []shuffle.Compression{shuffle.CompressionLZ4, shuffle.CompressionZstd, shuffle.CompressionNone} {
+		var stored int64
+		b.Run("write/"+string(comp), func(b *testing.B) {
+			b.SetBytes(logical)
+			for i := 0; i < b.N; i++ {
+				w := shuffle.NewWriter(mem, shuffle.AttemptPrefix("", "codec-w", 0, i, 0), schema, part, shuffle.WriterOptions{Compression: comp})
+				for _, rec := range recs {
+					if err := w.Write(ctx, rec); err != nil {
+						b.Fatal(err)
+					}
+				}
+				m, err := w.Close(ctx)
+				if err != nil {
+					b.Fatal(err)
+				}
+				stored = m.ObjectBytes
+				mem.DeletePrefix(ctx, shuffle.AttemptPrefix("", "codec-w", 0, i, 0))
+			}
+			b.ReportMetric(float64(stored)/1e6, "stored-MB")
+			b.ReportMetric(float64(logical)/float64(stored), "compress")
+		})
+		w := shuffle.NewWriter(mem, shuffle.AttemptPrefix("", "codec-r", 0, 0, 0), schema, part, shuffle.WriterOptions{Compression: comp})
+		for _, rec := range recs {
+			if err := w.Write(ctx, rec); err != nil {
+				b.Fatal(err)
+			}
+		}
+		m, err := w.Close(ctx)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Run("read/"+string(comp), func(b *testing.B) {
+			b.SetBytes(logical)
+			for i := 0; i < b.N; i++ {
+				if err := shuffle.ReadObjects(ctx, mem, m.Refs(), func(arrow.RecordBatch) error { return nil }); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		mem.DeletePrefix(ctx, shuffle.AttemptPrefix("", "codec-r", 0, 0, 0))
 	}
 }

@@ -23,6 +23,7 @@ import (
 	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/local/tpch"
+	"github.com/sluicedb/sluice/shuffle"
 )
 
 func main() {
@@ -157,6 +158,7 @@ func stackFlags() []cli.Flag {
 		&cli.IntFlag{Name: "partitions", Value: 0, Usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)"},
 		functionMemoryFlag(),
 		pricesFlag(),
+		&cli.StringFlag{Name: "shuffle-codec", Usage: "codec of shuffle objects: lz4, zstd or none (default lz4, chosen by measurement; readers take all)"},
 		bytesFlag("target-partition-bytes", 64<<20, "adaptive coalescing target size"),
 		bytesFlag("split-bytes", 32<<20, "table bytes per scan task"),
 		bytesFlag("plan-broadcast-bytes", 0, "planner: broadcast a join side estimated below this (0: default 8 MiB; -1: never)"),
@@ -253,6 +255,11 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.MinIOBin = c.String("minio")
 	opts.Functions = c.Int("functions")
 	opts.Partitions = c.Int("partitions")
+	codec, err := shuffle.ParseCompression(c.String("shuffle-codec"))
+	if err != nil {
+		return nil, err
+	}
+	opts.Coordinator.ShuffleCodec = string(codec)
 	opts.FunctionMemory = bytesValue(c, "function-memory")
 	prices, err := coordinator.ParsePrices(c.String("prices"))
 	if err != nil {
