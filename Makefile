@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults bench bench-aqe bench-coordinator vet clean function bench-invoke
+.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults bench bench-shuffle bench-aqe bench-coordinator vet clean function bench-invoke
 
 all: build
 
@@ -65,8 +65,15 @@ test: $(BIN)/minio $(BIN)/aws-lambda-rie
 # The TPC-H queries at SF 1 (BENCH_SF) on the embedded stack, against DuckDB
 # on the same files in the same run.
 BENCH_SF ?= 1
-bench: $(BIN)/minio
+bench: $(BIN)/minio bench-shuffle
 	$(GO) test -run '^$$' -bench BenchmarkTPCH -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
+
+# Shuffle writer + reader vs raw MinIO PUT/GET of the same bytes, in the
+# same run: SHUFFLE_MIB MiB of TPC-H lineitem batches per iteration, lz4
+# and zstd, unsigned and SHA-256-signed payloads, the ratio printed.
+SHUFFLE_MIB ?= 32
+bench-shuffle: $(BIN)/minio
+	$(GO) test -run '^$$' -bench BenchmarkShuffleThroughput -benchtime 3x -timeout 20m ./shuffle/ -args -shuffle-mib $(SHUFFLE_MIB)
 
 # Adaptive on vs off: the TPC-H queries, a skewed join and a LIMIT, at BENCH_SF.
 bench-aqe: $(BIN)/minio

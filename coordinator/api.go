@@ -13,6 +13,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
+	"github.com/zeebo/xxh3"
 
 	"github.com/sluicedb/sluice/coordinator/webui"
 	"github.com/sluicedb/sluice/function/redact"
@@ -25,7 +26,7 @@ import (
 //
 //	POST /v1/jobs              {"sql": "...", "adaptive": true}  -> {"job": id}
 //	GET  /v1/jobs              -> [id, ...] newest first
-//	GET  /v1/jobs/{id}         -> JobStatus
+//	GET  /v1/jobs/{id}         -> JobStatus (?wait=10s&since=ETAG: long-poll until it changes)
 //	GET  /v1/jobs/{id}/result  -> Arrow IPC stream of the result
 //	GET  /v1/jobs/{id}/detail  -> webui.JobDetail (what the job page shows)
 //	GET  /v1/jobs/{id}/objects?key=K -> one shuffle object of the job
@@ -221,22 +222,75 @@ func (a *API) list(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, ids)
 }
 
+// Long-poll of GET /v1/jobs/{id}: with ?wait=D&since=TAG the answer is
+// held until the status differs from the one whose ETag was TAG, the job
+// is terminal, or D (at most MaxStatusWait) has passed; the status is
+// re-read every statusRecheck meanwhile. Every answer carries its ETag and
+// LongPollHeader, so a client knows the server can hold; an old server
+// ignores the parameters and answers at once without the header, and the
+// client falls back to polling.
+const (
+	LongPollHeader = "X-Sluice-Long-Poll"
+	MaxStatusWait  = 30 * time.Second
+	statusRecheck  = 20 * time.Millisecond
+)
+
 func (a *API) status(w http.ResponseWriter, r *http.Request) {
-	js, err := a.c.store.Status(r.Context(), r.PathValue("id"))
-	if err != nil {
-		code := http.StatusInternalServerError
-		if errors.Is(err, ErrJobNotFound) {
-			code = http.StatusNotFound
+	ctx, job := r.Context(), r.PathValue("id")
+	var wait time.Duration
+	if v := r.URL.Query().Get("wait"); v != "" {
+		d, err := time.ParseDuration(v)
+		if err != nil || d < 0 {
+			writeErr(w, http.StatusBadRequest, fmt.Errorf("bad wait %q: want a duration such as 10s (at most %s)", v, MaxStatusWait))
+			return
 		}
-		writeErr(w, code, err)
-		return
+		wait = min(d, MaxStatusWait)
+	}
+	since := r.URL.Query().Get("since")
+	deadline := time.Now().Add(wait)
+	for {
+		js, err := a.jobStatus(ctx, job)
+		if err != nil {
+			code := http.StatusInternalServerError
+			if errors.Is(err, ErrJobNotFound) {
+				code = http.StatusNotFound
+			}
+			writeErr(w, code, err)
+			return
+		}
+		body, err := json.Marshal(js)
+		if err != nil {
+			writeErr(w, http.StatusInternalServerError, err)
+			return
+		}
+		tag := fmt.Sprintf("%q", fmt.Sprintf("%016x", xxh3.Hash(body)))
+		if since == "" || tag != since || Terminal(js.State) || !time.Now().Before(deadline) {
+			w.Header().Set("ETag", tag)
+			w.Header().Set(LongPollHeader, "1")
+			w.Header().Set("Content-Type", "application/json")
+			_, _ = w.Write(append(body, '\n'))
+			return
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-time.After(min(statusRecheck, time.Until(deadline))):
+		}
+	}
+}
+
+// jobStatus is a job's status as the API shows it: redacted, with its cost.
+func (a *API) jobStatus(ctx context.Context, job string) (*JobStatus, error) {
+	js, err := a.c.store.Status(ctx, job)
+	if err != nil {
+		return nil, err
 	}
 	js.Error, js.Waiting = redact.String(js.Error), redact.String(js.Waiting)
-	if cost, err := a.c.store.Cost(r.Context(), js.ID); err == nil {
+	if cost, err := a.c.store.Cost(ctx, js.ID); err == nil {
 		cost.Price(a.c.cfg.Prices)
 		js.Cost = cost
 	}
-	writeJSON(w, http.StatusOK, js)
+	return js, nil
 }
 
 func (a *API) cancelJob(w http.ResponseWriter, r *http.Request) {
@@ -377,27 +431,4 @@ func renameColumns(rec arrow.RecordBatch, schema *arrow.Schema) arrow.RecordBatc
 		}
 	}
 	return arrowNewRecord(arrow.NewSchema(fs, nil), rec.Columns(), rec.NumRows())
-}
-
-// WaitHTTP polls a coordinator's API until the job is terminal.
-func waitPoll(ctx context.Context, get func() (*JobStatus, error), every time.Duration, progress func(*JobStatus)) (*JobStatus, error) {
-	t := time.NewTicker(every)
-	defer t.Stop()
-	for {
-		js, err := get()
-		if err != nil {
-			return nil, err
-		}
-		if progress != nil {
-			progress(js)
-		}
-		if Terminal(js.State) {
-			return js, nil
-		}
-		select {
-		case <-ctx.Done():
-			return nil, ctx.Err()
-		case <-t.C:
-		}
-	}
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"strings"
 	"time"
 
@@ -131,16 +132,27 @@ func (c *Client) Cancel(ctx context.Context, job string) error {
 	return c.getJSON(ctx, http.MethodPost, "/v1/jobs/"+job+"/cancel", nil, &out)
 }
 
-// Wait polls until the job is terminal, calling progress on every poll.
-// Polls that fail for a while (coordinator restarting, Redis outage) are
-// retried for up to two minutes; an unknown job fails at once.
+// StatusWait is how long Wait asks the server to hold each status request
+// (long-poll) before answering with an unchanged status.
+const StatusWait = 10 * time.Second
+
+// statusPoll is the polling interval against a server without long-poll.
+const statusPoll = 100 * time.Millisecond
+
+// Wait returns when the job is terminal, calling progress on every status
+// it gets. Against a server that long-polls (LongPollHeader) it asks for
+// the next change of status (?wait=&since=ETag), so it learns of the end
+// of a job at once; against an older server it polls every 100 ms.
+// Requests that fail for a while (coordinator restarting, Redis outage)
+// are retried for up to two minutes; an unknown job fails at once.
 func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)) (*JobStatus, error) {
 	var since time.Time
-	return waitPoll(ctx, func() (*JobStatus, error) {
-		for {
-			js, err := c.Status(ctx, job)
-			if err == nil || !retryableAPI(err) {
-				return js, err
+	tag, longPoll := "", false
+	for {
+		js, etag, lp, err := c.statusSince(ctx, job, tag)
+		if err != nil {
+			if !retryableAPI(err) {
+				return nil, err
 			}
 			if since.IsZero() {
 				since = time.Now()
@@ -152,8 +164,47 @@ func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)
 				return nil, err
 			case <-time.After(250 * time.Millisecond):
 			}
+			continue
 		}
-	}, 100*time.Millisecond, progress)
+		since = time.Time{}
+		if progress != nil {
+			progress(js)
+		}
+		if Terminal(js.State) {
+			return js, nil
+		}
+		tag, longPoll = "", lp && etag != ""
+		if longPoll {
+			tag = etag
+		} else {
+			select {
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			case <-time.After(statusPoll):
+			}
+		}
+	}
+}
+
+// statusSince reads a job's status; with tag set (the ETag of the status
+// already seen) the server holds the answer until the status changes or
+// StatusWait passes. It returns the answer's ETag and whether the server
+// long-polls.
+func (c *Client) statusSince(ctx context.Context, job, tag string) (*JobStatus, string, bool, error) {
+	path := "/v1/jobs/" + job
+	if tag != "" {
+		path += "?wait=" + StatusWait.String() + "&since=" + url.QueryEscape(tag)
+	}
+	resp, err := c.do(ctx, http.MethodGet, path, nil)
+	if err != nil {
+		return nil, "", false, err
+	}
+	defer resp.Body.Close()
+	var js JobStatus
+	if err := json.NewDecoder(resp.Body).Decode(&js); err != nil {
+		return nil, "", false, fmt.Errorf("coordinator %s: status of job %s: %w", c.URL, job, err)
+	}
+	return &js, resp.Header.Get("ETag"), resp.Header.Get(LongPollHeader) != "", nil
 }
 
 // Result fetches a succeeded job's result.

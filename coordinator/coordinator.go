@@ -53,6 +53,9 @@ type Config struct {
 	FunctionMemory int64
 	// Prices is the price table of the cost report's $ estimate.
 	Prices Prices
+	// ShuffleCodec is the codec of every task's shuffle output (lz4,
+	// zstd, none; "" is shuffle.DefaultCompression).
+	ShuffleCodec string
 	// KeySpread is the number of hex digits of the hash component put
 	// between a stage and its tasks in shuffle keys, so that S3 can split
 	// a busy stage over several key prefixes (see shuffle.SpreadDigits;

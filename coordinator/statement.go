@@ -74,7 +74,7 @@ func (e *StatementEnv) Run(ctx context.Context, sql string) (*JobStatus, error) 
 	if err != nil {
 		return nil, err
 	}
-	js, err := waitPoll(ctx, func() (*JobStatus, error) { return e.c.store.Status(ctx, job) }, 50*time.Millisecond, nil)
+	js, err := e.c.waitStatus(ctx, job, 50*time.Millisecond)
 	if err != nil {
 		if ctx.Err() != nil {
 			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
@@ -254,4 +254,24 @@ func (c *Client) Statement(ctx context.Context, sql string, adaptive *bool) (str
 		return "", nil, nil, fmt.Errorf("read statement result: %w", err)
 	}
 	return "", rd.Schema(), recs, nil
+}
+
+// waitStatus polls the job's status in Redis until it is terminal.
+func (c *Coordinator) waitStatus(ctx context.Context, job string, every time.Duration) (*JobStatus, error) {
+	t := time.NewTicker(every)
+	defer t.Stop()
+	for {
+		js, err := c.store.Status(ctx, job)
+		if err != nil {
+			return nil, err
+		}
+		if Terminal(js.State) {
+			return js, nil
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-t.C:
+		}
+	}
 }

@@ -284,6 +284,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
 		Splits: w.splits, Inputs: w.inputs,
 		OutputPrefix: prefix,
+		ShuffleCodec: c.cfg.ShuffleCodec,
 		Deadline:     time.Now().Add(deadline),
 	}
 	if limit > 0 {

@@ -3,6 +3,7 @@ package function
 import (
 	"io"
 	"net/http"
+	"runtime"
 	"time"
 )
 
@@ -23,10 +24,18 @@ func HTTPHandler(rt *Runtime) http.Handler { return NewHTTPHandler(rt, HTTPOptio
 type HTTPOptions struct {
 	// Secret, when set, is the shared secret invocations are signed with.
 	Secret []byte
+	// Concurrency is the number of tasks run at once (default: one per
+	// core, GOMAXPROCS); further invocations wait for a free slot (or
+	// their request's end).
+	Concurrency int
 }
 
 // NewHTTPHandler is HTTPHandler with options.
 func NewHTTPHandler(rt *Runtime, o HTTPOptions) http.Handler {
+	if o.Concurrency <= 0 {
+		o.Concurrency = runtime.GOMAXPROCS(0)
+	}
+	slots := make(chan struct{}, o.Concurrency)
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /invoke", func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(io.LimitReader(r.Body, MaxSpecBytes+1))
@@ -45,7 +54,14 @@ func NewHTTPHandler(rt *Runtime, o HTTPOptions) http.Handler {
 				return
 			}
 		}
+		select {
+		case slots <- struct{}{}:
+		case <-r.Context().Done():
+			http.Error(w, "waiting for a free function slot: "+r.Context().Err().Error(), http.StatusServiceUnavailable)
+			return
+		}
 		out, err := rt.HandlePayload(r.Context(), body)
+		<-slots
 		if err != nil {
 			http.Error(w, err.Error(), http.StatusInternalServerError)
 			return

@@ -22,6 +22,9 @@ type Pool struct {
 // Invocations returns how many tasks the pool has run.
 func (p *Pool) Invocations() int64 { return p.invocations.Load() }
 
+// Size returns the number of tasks the pool runs at once.
+func (p *Pool) Size() int { return cap(p.sem) }
+
 // NewPool returns a pool of size concurrent functions.
 func NewPool(rt *Runtime, size int) *Pool {
 	if size < 1 {

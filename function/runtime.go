@@ -271,7 +271,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		// LIMIT early stop: a task started after its stage already has
 		// enough rows reads nothing.
 		if n, err := r.Signals.AddRows(ctx, spec.LimitKey, 0); err == nil && n >= spec.Limit {
-			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{})
+			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{Compression: shuffle.Compression(spec.ShuffleCodec)})
 			t0 := time.Now()
 			m, err := w.Close(ctx)
 			if err != nil {
@@ -290,7 +290,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
 	}
 	defer op.Close()
-	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{})
+	w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, op.Schema(), st.Output, shuffle.WriterOptions{Compression: shuffle.Compression(spec.ShuffleCodec)})
 	ph := &Phases{Startup: time.Since(start).Seconds()}
 	var writing time.Duration // inside w.Write
 	var batches int64

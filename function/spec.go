@@ -47,6 +47,9 @@ type TaskSpec struct {
 	// the counter reaches Limit. (Used by LIMIT early stop.)
 	Limit    int64  `json:"limit,omitempty"`
 	LimitKey string `json:"limit_key,omitempty"`
+	// ShuffleCodec is the codec of the task's shuffle output (lz4, zstd,
+	// none; "" is shuffle.DefaultCompression).
+	ShuffleCodec string `json:"shuffle_codec,omitempty"`
 	// Deadline is when the coordinator stops waiting for this attempt.
 	Deadline time.Time `json:"deadline,omitzero"`
 }

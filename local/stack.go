@@ -12,6 +12,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -38,7 +39,8 @@ type Options struct {
 	S3 objstore.S3Config
 	// MinIOBin is the MinIO server binary (default: found by minioserver).
 	MinIOBin string
-	// Functions is the size of the in-process function pool.
+	// Functions is the size of the in-process function pool; 0: one per
+	// core (DefaultFunctions).
 	Functions int
 	// Partitions, when set, is the hash partition count of every shuffle
 	// exchange; 0 sizes it from the data and FunctionMemory.
@@ -59,9 +61,15 @@ type Options struct {
 	WrapInvoker func(coordinator.Invoker) coordinator.Invoker
 }
 
+// DefaultFunctions is the default size of the in-process function pool:
+// one slot per core the Go runtime may use (GOMAXPROCS). A task is CPU
+// work between object-store round trips, so more slots than cores only
+// interleave tasks and raise peak memory.
+func DefaultFunctions() int { return runtime.GOMAXPROCS(0) }
+
 // DefaultOptions returns the embedded stack's defaults.
 func DefaultOptions() Options {
-	return Options{Functions: 4, FunctionMemory: planner.DefaultFunctionMemory, Coordinator: coordinator.DefaultConfig()}
+	return Options{Functions: DefaultFunctions(), FunctionMemory: planner.DefaultFunctionMemory, Coordinator: coordinator.DefaultConfig()}
 }
 
 // Stack is a running embedded stack.
@@ -89,7 +97,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		opts.Log = slog.New(slog.DiscardHandler)
 	}
 	if opts.Functions <= 0 {
-		opts.Functions = 4
+		opts.Functions = DefaultFunctions()
 	}
 	if opts.Coordinator.Owner == "" {
 		opts.Coordinator = coordinator.DefaultConfig()

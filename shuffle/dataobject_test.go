@@ -384,7 +384,7 @@ func TestArrowJSReadsDataObject(t *testing.T) {
 	}
 	part := plan.Partitioning{Kind: plan.PartitionHash, Keys: []int{1}, Count: 5}
 	job := newJob(t)
-	m, _ := writeAttempt(t, bucket, shuffle.AttemptPrefix("", job, 0, 0, 0), part, shuffle.WriterOptions{BatchRows: 400}, [][2]int{{0, 5000}})
+	m, _ := writeAttempt(t, bucket, shuffle.AttemptPrefix("", job, 0, 0, 0), part, shuffle.WriterOptions{BatchRows: 400, Compression: shuffle.CompressionZstd}, [][2]int{{0, 5000}})
 	data, err := bucket.Get(context.Background(), m.Object)
 	if err != nil {
 		t.Fatal(err)

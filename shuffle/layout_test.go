@@ -110,3 +110,22 @@ func TestValidateJobID(t *testing.T) {
 		}
 	}
 }
+
+func TestParseCompression(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		want shuffle.Compression
+		err  bool
+	}{
+		{"", shuffle.DefaultCompression, false},
+		{"lz4", shuffle.CompressionLZ4, false},
+		{"ZSTD", shuffle.CompressionZstd, false},
+		{"none", shuffle.CompressionNone, false},
+		{"snappy", "", true},
+	} {
+		got, err := shuffle.ParseCompression(c.in)
+		if got != c.want || (err != nil) != c.err {
+			t.Errorf("ParseCompression(%q) = %q, %v; want %q, error %v", c.in, got, err, c.want, c.err)
+		}
+	}
+}

@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/sluicedb/sluice/local"
 )
+
+var benchFunctions = flag.Int("functions", 0, "BenchmarkTPCH: in-process function slots (0: the default, one per core)")
 
 // BenchmarkTPCH runs the TPC-H queries (Q1 and Q6 from the demo when the
 // query texts are absent) on the embedded stack and on DuckDB over the same
@@ -21,7 +24,7 @@ func BenchmarkTPCH(b *testing.B) {
 	db := openDuck(b, dir)
 	st := startStack(b, "", func(o *local.Options) {
 		o.Coordinator.SplitBytes = 32 << 20
-		o.Functions = 4
+		o.Functions = *benchFunctions // 0: one per core
 	})
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		b.Fatal(err)
@@ -32,7 +35,7 @@ func BenchmarkTPCH(b *testing.B) {
 	}
 	var totS, totD time.Duration
 	report := fmt.Sprintf("\nTPC-H SF %g, %d in-process functions\n%-6s %10s %10s %8s %10s %14s\n",
-		*sfFlag, 4, "query", "sluice(s)", "duckdb(s)", "ratio", "functions", "shuffled(B)")
+		*sfFlag, st.Pool.Size(), "query", "sluice(s)", "duckdb(s)", "ratio", "functions", "shuffled(B)")
 	for _, q := range qs {
 		b.Run(q.name, func(b *testing.B) {
 			var sl, dk time.Duration

@@ -6,6 +6,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/shuffle"
 )
 
 // adaptiveFlag is the one adaptive switch of the CLI: per job on query
@@ -36,6 +37,7 @@ func engineFlags() []cli.Flag {
 		&cli.Float64Flag{Name: "skew-factor", Value: d.AQE.SkewFactor, Usage: "adaptive: split partitions larger than this many times the median"},
 		bytesFlag("skew-min-bytes", d.AQE.SkewMinBytes, "adaptive: and larger than this"),
 		bytesFlag("pack-bytes", d.PackBytes, "adaptive: tasks reading at most this much, dispatched together, share one invocation (0: never)"),
+		&cli.StringFlag{Name: "shuffle-codec", Value: d.ShuffleCodec, Usage: "codec of shuffle objects: lz4, zstd or none (lz4 chosen by measurement; readers take all)"},
 		&cli.Int64Flag{Name: "defer-probe-ratio", Value: d.DeferProbeRatio, Usage: "adaptive: a join's probe side waits for a build side at most 1/N of its input (0: never)"},
 	}
 }
@@ -65,6 +67,11 @@ func applyEngine(c *cli.Context, cfg *coordinator.Config) (engine, error) {
 	cfg.AQE.SkewMinBytes = bytesValue(c, "skew-min-bytes")
 	cfg.PackBytes = bytesValue(c, "pack-bytes")
 	cfg.DeferProbeRatio = c.Int64("defer-probe-ratio")
+	codec, err := shuffle.ParseCompression(c.String("shuffle-codec"))
+	if err != nil {
+		return engine{}, fmt.Errorf("--shuffle-codec: %w", err)
+	}
+	cfg.ShuffleCodec = string(codec)
 	return engine{partitions: c.Int("partitions"), planBroadcast: bytesValue(c, "plan-broadcast-bytes"),
 		functionMemory: cfg.FunctionMemory}, nil
 }

@@ -153,7 +153,7 @@ func stackFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
-		&cli.IntFlag{Name: "functions", Value: 4, Usage: "size of the in-process function pool"},
+		&cli.IntFlag{Name: "functions", Value: 0, Usage: "size of the in-process function pool (0: one per core, GOMAXPROCS)"},
 	}, engineFlags()...)
 }
 
@@ -433,7 +433,7 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 			}
 			defer st.Close()
 			fmt.Printf("embedded stack: MinIO at %s, Redis at %s, coordinator at %s, %d in-process functions\n",
-				st.S3.Endpoint, st.RedisURL, st.APIURL, c.Int("functions"))
+				st.S3.Endpoint, st.RedisURL, st.APIURL, st.Pool.Size())
 			fmt.Printf("web UI: %s\n", coordinator.UIURL(st.APIURL, ""))
 			tables, err := st.LoadDir(c.Context, c.String("data"))
 			if err != nil {

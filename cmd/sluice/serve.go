@@ -179,6 +179,7 @@ func functionCommand() *cli.Command {
 			Flags: append(s3Flags(),
 				&cli.StringFlag{Name: "addr", Aliases: []string{"listen"}, Usage: "listen address (default 127.0.0.1:8080, or :$PORT on platforms that set PORT)"},
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL for job cancel flags (optional)"},
+				&cli.IntFlag{Name: "concurrency", Usage: "tasks run at once; more invocations wait (0: one per core, GOMAXPROCS)"},
 				insecureFlag(),
 			),
 			Action: func(c *cli.Context) error {
@@ -211,7 +212,7 @@ func functionCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", addr, err)
 				}
-				h := function.NewHTTPHandler(function.NewRuntime(bucket, sig, log), function.HTTPOptions{Secret: secret})
+				h := function.NewHTTPHandler(function.NewRuntime(bucket, sig, log), function.HTTPOptions{Secret: secret, Concurrency: c.Int("concurrency")})
 				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 				go func() {
 					<-c.Context.Done()

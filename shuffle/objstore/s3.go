@@ -46,6 +46,15 @@ type S3Config struct {
 	// PartSize is the multipart upload part size for large objects
 	// (default: minio-go's choice, 16 MiB minimum).
 	PartSize uint64
+	// SignPayload, when set, signs every upload's body with SHA-256 (over
+	// http minio-go then streams it as aws-chunked, hashing each chunk).
+	// By default bodies are sent as UNSIGNED-PAYLOAD with a CRC32C
+	// trailer the store checks (x-amz-checksum-crc32c): the request
+	// headers stay signed, TLS protects the body over https, and the
+	// shuffle checks its own xxh3 checksum of every partition on read.
+	// Set it for a store that refuses unsigned payloads or trailers
+	// ($SLUICE_S3_SIGN_PAYLOAD=true).
+	SignPayload bool
 }
 
 // S3ConfigFromEnv reads SLUICE_S3_ENDPOINT, AWS_ACCESS_KEY_ID,
@@ -61,6 +70,7 @@ func S3ConfigFromEnv() S3Config {
 		Bucket:       os.Getenv("SLUICE_S3_BUCKET"),
 		Region:       os.Getenv("AWS_REGION"),
 	}
+	cfg.SignPayload, _ = strconv.ParseBool(os.Getenv("SLUICE_S3_SIGN_PAYLOAD"))
 	if v, ok := os.LookupEnv("SLUICE_S3_SSL"); ok && v != "" {
 		cfg.UseSSL, _ = strconv.ParseBool(v)
 	} else {
@@ -100,6 +110,7 @@ type S3 struct {
 	region   string
 	retry    RetryPolicy
 	partSize uint64
+	signBody bool
 	stats    *countingTransport
 	tr       *http.Transport
 	// reached is set once a request got an answer from the endpoint: from
@@ -175,6 +186,9 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		Region:     region,
 		Transport:  ct,
 		MaxRetries: 1, // we retry ourselves, bounded (see RetryPolicy)
+		// A CRC32C trailer on unsigned uploads (see SignPayload): the
+		// store verifies the body it received at the cost of a CRC.
+		TrailingHeaders: !cfg.SignPayload,
 	})
 	if err != nil {
 		return nil, fmt.Errorf("objstore: S3 endpoint %q: %w", cfg.Endpoint, err)
@@ -191,6 +205,7 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		region:   region,
 		retry:    cfg.Retry.withDefaults(),
 		partSize: cfg.PartSize,
+		signBody: cfg.SignPayload,
 		stats:    ct,
 		tr:       tr,
 	}, nil
@@ -283,10 +298,21 @@ func (s *S3) PutReader(ctx context.Context, key string, r io.Reader, size int64)
 }
 
 func (s *S3) putOptions() minio.PutObjectOptions {
+	var sum minio.ChecksumType
+	if !s.signBody {
+		// Asked for explicitly: minio-go's automatic CRC is dropped on
+		// single PUTs (v7.4.1 sees its own algorithm header and skips it).
+		sum = minio.ChecksumCRC32C
+	}
 	return minio.PutObjectOptions{
+		Checksum:    sum,
 		ContentType: "application/octet-stream",
 		PartSize:    s.partSize,
 		NumThreads:  4,
+		// No SHA-256 of the body (it cost a full pass over every upload,
+		// per chunk over http): UNSIGNED-PAYLOAD plus minio-go's CRC32C
+		// trailer. See S3Config.SignPayload.
+		DisableContentSha256: !s.signBody,
 	}
 }
 

@@ -1,0 +1,233 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/sluicedb/sluice/function"
+)
+
+// gatedJob submits a job whose stage-0 tasks wait for release, and serves
+// the coordinator's API.
+func gatedJob(t testing.TB) (srv *httptest.Server, job string, release func()) {
+	t.Helper()
+	e := newFakeEnv(t, 2)
+	gate := make(chan struct{})
+	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err(), true
+		}
+		return nil, nil, false
+	}
+	c := e.coordinator(t, testConfig("c1"))
+	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv = httptest.NewServer(NewAPI(c).Handler())
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return srv, job, release
+}
+
+func getStatus(t *testing.T, srv *httptest.Server, job, query string) (*JobStatus, *http.Response) {
+	t.Helper()
+	resp, err := http.Get(srv.URL + "/v1/jobs/" + job + query)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return nil, resp
+	}
+	var js JobStatus
+	if err := json.NewDecoder(resp.Body).Decode(&js); err != nil {
+		t.Fatal(err)
+	}
+	return &js, resp
+}
+
+// TestStatusLongPoll: GET /v1/jobs/{id}?wait=&since= answers an unchanged
+// status only when the wait ran out, and a changed one as soon as the job
+// moves; every answer names its ETag and that the server long-polls; a
+// bad wait is a 400.
+func TestStatusLongPoll(t *testing.T) {
+	srv, job, release := gatedJob(t)
+	js, resp := getStatus(t, srv, job, "")
+	tag := resp.Header.Get("ETag")
+	if js == nil || tag == "" || resp.Header.Get(LongPollHeader) == "" {
+		t.Fatalf("status %d, ETag %q, %s %q", resp.StatusCode, tag, LongPollHeader, resp.Header.Get(LongPollHeader))
+	}
+	if Terminal(js.State) {
+		t.Fatalf("gated job is already %s", js.State)
+	}
+	// The first task invocations still change the status: let it settle.
+	for i := 0; i < 100; i++ {
+		js2, resp2 := getStatus(t, srv, job, "?wait=50ms&since="+url.QueryEscape(tag))
+		if resp2.Header.Get("ETag") == tag {
+			break
+		}
+		b1, _ := json.Marshal(js)
+		b2, _ := json.Marshal(js2)
+		t.Logf("status moved:\n%s\n%s", b1, b2)
+		js, tag = js2, resp2.Header.Get("ETag")
+	}
+	// Unchanged: held for the wait, then the same status again.
+	js2, resp2 := getStatus(t, srv, job, "?wait=50ms&since="+url.QueryEscape(tag))
+	if js2 == nil || resp2.Header.Get("ETag") != tag || js2.State != js.State {
+		t.Fatalf("unchanged long-poll answered %v with ETag %q, want %s and %q", js2, resp2.Header.Get("ETag"), js.State, tag)
+	}
+	// Changed: a request held with a long wait returns the job's next
+	// status once the tasks run; never the one the client already has.
+	type answer struct {
+		js  *JobStatus
+		tag string
+	}
+	got := make(chan answer, 1)
+	go func() {
+		js, resp := getStatus(t, srv, job, "?wait=30s&since="+url.QueryEscape(tag))
+		got <- answer{js, resp.Header.Get("ETag")}
+	}()
+	release()
+	a := <-got
+	if a.js == nil || a.tag == tag {
+		t.Fatalf("long-poll answered the status it was told the client has (ETag %q)", a.tag)
+	}
+	if _, resp := getStatus(t, srv, job, "?wait=soon"); resp.StatusCode != http.StatusBadRequest {
+		t.Errorf("wait=soon answered %d, want 400", resp.StatusCode)
+	}
+}
+
+// TestClientWaitLongPollAndOldServer: Client.Wait follows a job to its end
+// against a long-polling server (each request after the first carries
+// since=) and against a server that ignores the parameters and sends no
+// long-poll header (it polls then).
+func TestClientWaitLongPollAndOldServer(t *testing.T) {
+	for _, old := range []bool{false, true} {
+		name := map[bool]string{false: "long-poll", true: "old server"}[old]
+		t.Run(name, func(t *testing.T) {
+			srv, job, release := gatedJob(t)
+			var mu sync.Mutex
+			var queries []string
+			front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+				mu.Lock()
+				queries = append(queries, r.URL.RawQuery)
+				mu.Unlock()
+				if old {
+					r.URL.RawQuery = ""
+					w = headerDropper{w}
+				}
+				srv.Config.Handler.ServeHTTP(w, r)
+			}))
+			defer front.Close()
+			go func() {
+				time.Sleep(20 * time.Millisecond)
+				release()
+			}()
+			ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+			defer cancel()
+			var seen int
+			js, err := NewClient(front.URL, "").Wait(ctx, job, func(*JobStatus) { seen++ })
+			if err != nil {
+				t.Fatal(err)
+			}
+			if js.State != StateSucceeded || seen == 0 {
+				t.Fatalf("Wait ended with %s after %d statuses", js.State, seen)
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for i, q := range queries {
+				if hold := strings.Contains(q, "since="); hold != (i > 0 && !old) {
+					t.Errorf("request %d asked %q (all: %q)", i, q, queries)
+				}
+			}
+		})
+	}
+}
+
+// headerDropper hides the long-poll header, as a server from before it.
+type headerDropper struct{ http.ResponseWriter }
+
+func (h headerDropper) WriteHeader(code int) {
+	h.Header().Del(LongPollHeader)
+	h.ResponseWriter.WriteHeader(code)
+}
+
+func (h headerDropper) Write(b []byte) (int, error) {
+	h.Header().Del(LongPollHeader)
+	return h.ResponseWriter.Write(b)
+}
+
+// BenchmarkWaitLatency measures the time from a job's tasks being
+// released to Client.Wait returning its end, against a long-polling
+// server and against one without long-poll (100 ms polling).
+func BenchmarkWaitLatency(b *testing.B) {
+	for _, old := range []bool{false, true} {
+		name := map[bool]string{false: "long-poll", true: "poll-100ms"}[old]
+		b.Run(name, func(b *testing.B) {
+			var total time.Duration
+			for i := 0; i < b.N; i++ {
+				b.StopTimer()
+				srv, job, release := gatedJob(b)
+				front := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+					if old {
+						r.URL.RawQuery = ""
+						w = headerDropper{w}
+					}
+					srv.Config.Handler.ServeHTTP(w, r)
+				}))
+				var start time.Time
+				var once sync.Once
+				b.StartTimer()
+				js, err := NewClient(front.URL, "").Wait(context.Background(), job, func(*JobStatus) {
+					once.Do(func() { start = time.Now(); release() })
+				})
+				total += time.Since(start)
+				b.StopTimer()
+				if err != nil || js.State != StateSucceeded {
+					b.Fatalf("%v %v", js, err)
+				}
+				front.Close()
+				srv.Close()
+				b.StartTimer()
+			}
+			b.ReportMetric(float64(total.Milliseconds())/float64(b.N), "ms-release-to-end")
+		})
+	}
+}
+
+// TestShuffleCodecInSpecs: Config.ShuffleCodec reaches every task's spec.
+func TestShuffleCodecInSpecs(t *testing.T) {
+	e := newFakeEnv(t, 2)
+	cfg := testConfig("c1")
+	cfg.ShuffleCodec = "zstd"
+	c := e.coordinator(t, cfg)
+	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
+		t.Fatalf("job %s: %s", m["state"], m["error"])
+	}
+	e.inv.mu.Lock()
+	defer e.inv.mu.Unlock()
+	if len(e.inv.specs) == 0 {
+		t.Fatal("no task ran")
+	}
+	for _, s := range e.inv.specs {
+		if s.ShuffleCodec != "zstd" {
+			t.Errorf("stage %d task %d spec has shuffle codec %q, want zstd", s.Stage, s.Task, s.ShuffleCodec)
+		}
+	}
+}
