@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -356,6 +357,47 @@ func TestOrphanBehindThousandJobs(t *testing.T) {
 			b.Close() // the driver leaves the running index right after the final state
 			if ids, _ := rdb.ZRange(ctx, runningKey, 0, -1).Result(); len(ids) != 0 {
 				t.Fatalf("running index after recovery: %v", ids)
+			}
+		})
+	}
+}
+
+// TestOrphansSubmissionInFlight: an id in the running index whose record
+// is not written yet (a submission between CreateJob's writes, seen by
+// another coordinator's recovery) stays indexed, so the job it becomes
+// can still be recovered; one older than the grace period is what a
+// crash left and is dropped. This race once lost a job: the recovery of
+// the submitting coordinator dropped it, the coordinator died, and no
+// one ever took the job over.
+func TestOrphansSubmissionInFlight(t *testing.T) {
+	ctx := context.Background()
+	for name, rdb := range redisBackends(t) {
+		t.Run(name, func(t *testing.T) {
+			s := NewStore(rdb)
+			fresh, stale := "20260101-000000-0000fe5h", "20260101-000000-000057a1"
+			now := time.Now()
+			rdb.ZAdd(ctx, runningKey, redis.Z{Score: float64(now.UnixMilli()), Member: fresh})
+			rdb.ZAdd(ctx, runningKey, redis.Z{Score: float64(now.Add(-2 * orphanRecordGrace).UnixMilli()), Member: stale})
+			t.Cleanup(func() { rdb.ZRem(ctx, runningKey, fresh, stale) })
+			ids, err := s.Orphans(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(ids) != 0 {
+				t.Fatalf("orphans %v: a record-less id is nothing to drive yet", ids)
+			}
+			left, _ := rdb.ZRange(ctx, runningKey, 0, -1).Result()
+			if !slices.Contains(left, fresh) || slices.Contains(left, stale) {
+				t.Fatalf("running index %v: want %s kept (submission in flight), %s dropped (crash leftover)", left, fresh, stale)
+			}
+			// The submission completes: its job is running and unleased, so
+			// recovery now offers it.
+			if _, err := s.do(ctx, trJobCreate, "", []string{kJob(fresh)}, "graph", "{}"); err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { rdb.Del(ctx, kJob(fresh)) })
+			if ids, _ := s.Orphans(ctx); !slices.Contains(ids, fresh) {
+				t.Fatalf("orphans %v, want %s", ids, fresh)
 			}
 		})
 	}

@@ -404,19 +404,32 @@ func (s *Store) Cancelled(ctx context.Context, job string) (bool, error) {
 	return n > 0, err
 }
 
+// orphanRecordGrace is how long an id may sit in the running index without
+// a job record before recovery takes it for what a crash between
+// CreateJob's writes left behind and drops it.
+const orphanRecordGrace = time.Minute
+
 // Orphans returns the running jobs no coordinator holds the lease of,
 // oldest first, whatever their age: it reads the running index, not the
 // job index. It drops from the index the jobs that finished or whose
 // record vanished (what a crash between a job's state change and its
-// index update leaves).
+// index update leaves); an id without a record is dropped only once it is
+// older than orphanRecordGrace, since a submission in flight looks the
+// same for a moment.
 func (s *Store) Orphans(ctx context.Context) ([]string, error) {
-	var ids []string
+	var zs []redis.Z
 	err := s.retry(ctx, "list running jobs", func() (err error) {
-		ids, err = s.rdb.ZRange(ctx, runningKey, 0, -1).Result()
+		zs, err = s.rdb.ZRangeWithScores(ctx, runningKey, 0, -1).Result()
 		return err
 	})
 	if err != nil {
 		return nil, err
+	}
+	ids := make([]string, len(zs))
+	indexed := make(map[string]time.Time, len(zs))
+	for i, z := range zs {
+		ids[i], _ = z.Member.(string)
+		indexed[ids[i]] = time.UnixMilli(int64(z.Score))
 	}
 	var out, gone []string
 	for len(ids) > 0 {
@@ -442,6 +455,10 @@ func (s *Store) Orphans(ctx context.Context) ([]string, error) {
 		for i, id := range batch {
 			st, err := states[i].Result()
 			switch {
+			case errors.Is(err, redis.Nil) && time.Since(indexed[id]) < orphanRecordGrace:
+				// Indexed but no record yet: a submission between its two
+				// writes (CreateJob indexes first). Dropping it now would
+				// leave a running job no recovery can find.
 			case errors.Is(err, redis.Nil), err == nil && JobState(st) != StateRunning:
 				gone = append(gone, id)
 			case err == nil && leases[i].Val() == 0:
