@@ -32,6 +32,11 @@ type StageStatus struct {
 	InputBytes int64   `json:"input_bytes"`
 	Seconds    float64 `json:"seconds"`
 	Output     string  `json:"output"`
+	// PeakMemoryBytes is the most operator memory one task of the stage
+	// held; SpillBytes and SpillFiles what its tasks spilled to disk.
+	PeakMemoryBytes int64 `json:"peak_memory_bytes,omitempty"`
+	SpillBytes      int64 `json:"spill_bytes,omitempty"`
+	SpillFiles      int64 `json:"spill_files,omitempty"`
 }
 
 // JobStatus is a job's state as recorded in Redis.
@@ -108,6 +113,9 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
 		ss.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
 		ss.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
+		ss.PeakMemoryBytes, _ = strconv.ParseInt(sm["peak_memory"], 10, 64)
+		ss.SpillBytes, _ = strconv.ParseInt(sm["spill_bytes"], 10, 64)
+		ss.SpillFiles, _ = strconv.ParseInt(sm["spill_files"], 10, 64)
 		js.Stages = append(js.Stages, ss)
 	}
 	rounds, err := s.Rounds(ctx, job)

@@ -61,7 +61,7 @@ func NewHashAggregate(in Operator, n *plan.Node, opts Options) (Operator, error)
 		return nil, fmt.Errorf("exec: aggregate (%s): output schema has %d columns, want %d", a.Mode, len(n.Schema), want)
 	}
 	op := &hashAggOp{in: in, node: n, agg: a, schema: n.Schema.Arrow(), opts: opts,
-		res: opts.tracker.reserve("aggregate")}
+		res: opts.Pool.reserve("aggregate")}
 	for _, g := range a.GroupBy {
 		op.keyKinds = append(op.keyKinds, kindOfType(g.Type))
 	}

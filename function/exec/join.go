@@ -170,7 +170,7 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 	if kindName == "cross join" {
 		side = "right side"
 	}
-	op.res = opts.tracker.reserve(label + " " + side)
+	op.res = opts.Pool.reserve(label + " " + side)
 	return op, nil
 }
 
