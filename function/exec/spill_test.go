@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"fmt"
 	"math/rand"
 	"os"
 	"reflect"
@@ -71,6 +72,74 @@ func TestSortSpillEqualsInMemory(t *testing.T) {
 			}
 			if pool.Peak() > pool.Limit() {
 				t.Fatalf("peak %d over the budget %d", pool.Peak(), pool.Limit())
+			}
+			check()
+		})
+	}
+}
+
+// joinSpillInput is a probe and build side of n rows each (with NULLs
+// and duplicates): k int64 in 0..n/2, s string, v int64.
+func joinSpillInput(t *testing.T, seed int64, n int) (probe, build [][]col) {
+	rng := rand.New(rand.NewSource(seed))
+	side := func(off int) [][]col {
+		var out [][]col
+		for lo := 0; lo < n; lo += 2000 {
+			var k, s, v []any
+			for i := lo; i < min(n, lo+2000); i++ {
+				if rng.Intn(25) == 0 {
+					k = append(k, nil)
+				} else {
+					k = append(k, int64(rng.Intn(n/2)))
+				}
+				s = append(s, fmt.Sprintf("row-%d-%d", off, i))
+				v = append(v, int64(rng.Intn(100)))
+			}
+			out = append(out, []col{ints("k", k...), strs("s", s...), ints("v", v...)})
+		}
+		return out
+	}
+	return side(0), side(1)
+}
+
+// A grace hash join under a tiny budget gives the rows of the in-memory
+// join, for every join type, with and without a residual filter.
+func TestHashJoinSpillEqualsInMemory(t *testing.T) {
+	probe, build := joinSpillInput(t, 5, 6000)
+	ps, bs := schemaOf(probe[0]), schemaOf(build[0])
+	filter := plan.Call(plan.OpLt, plan.BoolType, cref(2, i64T), cref(5, i64T))
+	for _, tc := range []struct {
+		jt        plan.JoinType
+		nullAware bool
+		filter    *plan.Expr
+	}{
+		{jt: plan.JoinInner}, {jt: plan.JoinLeft}, {jt: plan.JoinRight}, {jt: plan.JoinFull},
+		{jt: plan.JoinSemi}, {jt: plan.JoinAnti}, {jt: plan.JoinAnti, nullAware: true},
+		{jt: plan.JoinInner, filter: filter}, {jt: plan.JoinLeft, filter: filter}, {jt: plan.JoinFull, filter: filter},
+		{jt: plan.JoinSemi, filter: filter}, {jt: plan.JoinAnti, filter: filter},
+	} {
+		name := fmt.Sprintf("%s null-aware=%v filter=%v", tc.jt, tc.nullAware, tc.filter != nil)
+		t.Run(name, func(t *testing.T) {
+			schema := append(plan.Schema{}, ps...)
+			if tc.jt != plan.JoinSemi && tc.jt != plan.JoinAnti {
+				schema = append(schema, bs...)
+			}
+			n := &plan.Node{Kind: plan.KindHashJoin, Schema: schema, Join: &plan.Join{Type: tc.jt, NullAware: tc.nullAware,
+				LeftKeys: []*plan.Expr{cref(0, i64T)}, RightKeys: []*plan.Expr{cref(0, i64T)}, Filter: tc.filter}}
+			run := func(opts Options) [][]any {
+				op, err := NewHashJoin(newSource(ps.Arrow(), recsOf(t, probe)...), newSource(bs.Arrow(), recsOf(t, build)...), n, opts)
+				got := runOp(t, op, err)
+				sortRows(got)
+				return got
+			}
+			want := run(Options{})
+			pool, check := spillPool(t, 128<<10)
+			got := run(Options{Mem: checkedMem(t), Pool: pool})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("spilled join differs: %d rows vs %d in memory", len(got), len(want))
+			}
+			if pool.SpillCount() == 0 {
+				t.Fatal("the join did not spill")
 			}
 			check()
 		})
