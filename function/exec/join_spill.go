@@ -227,5 +227,3 @@ func (g *graceJoin) close() {
 	g.build.remove()
 	g.probe.remove()
 }
-
-

@@ -1,10 +1,13 @@
 package exec
 
 import (
+	"context"
+	"errors"
 	"fmt"
 	"math/rand"
 	"os"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -143,5 +146,90 @@ func TestHashJoinSpillEqualsInMemory(t *testing.T) {
 			}
 			check()
 		})
+	}
+}
+
+// A partial and a final aggregate under a tiny budget (the partial one
+// flushing its groups, the final one spilling partial states by key hash)
+// give the groups of the in-memory aggregation.
+func TestHashAggregateSpillEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	batches := randomAggInput(rng, 40000, 12000, 2000)
+	inSchema := schemaOf(batches[0])
+	keys := []*plan.Expr{cref(0, strT), cref(1, i64T)}
+	x, d, f := cref(2, i64T), cref(3, dec(12, 2)), cref(4, f64T)
+	aggs := []plan.AggCall{
+		{Func: plan.AggSum, Arg: x, Type: i64T},
+		{Func: plan.AggSum, Arg: d, Type: dec(18, 2)},
+		{Func: plan.AggCount, Arg: x, Type: i64T},
+		{Func: plan.AggCountStar, Type: i64T},
+		{Func: plan.AggAvg, Arg: d, Type: f64T},
+		{Func: plan.AggAvg, Arg: f, Type: f64T},
+		{Func: plan.AggMin, Arg: x, Type: i64T},
+		{Func: plan.AggMax, Arg: d, Type: dec(12, 2)},
+	}
+	finalSchema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
+	partialSchema := append(plan.Schema{}, finalSchema...)
+	for i, a := range aggs {
+		finalSchema = append(finalSchema, plan.Field{Name: fmt.Sprint("r", i), Type: a.Type})
+		if a.Func == plan.AggAvg {
+			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: plan.SumType(a.Arg.Type)}, plan.Field{Name: fmt.Sprint("c", i), Type: i64T})
+		} else {
+			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: a.StateTypes()[0]})
+		}
+	}
+	finalAggs := make([]plan.AggCall, len(aggs))
+	for i, a := range aggs {
+		finalAggs[i] = plan.AggCall{Func: a.Func, Type: a.Type}
+	}
+	run := func(partialOpts, finalOpts Options) [][]any {
+		p, err := NewHashAggregate(newSource(inSchema.Arrow(), recsOf(t, batches)...), aggNode(plan.AggPartial, partialSchema, keys, aggs...), partialOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		partials := drainAll(t, p)
+		final, err := NewHashAggregate(newSource(partialSchema.Arrow(), partials...),
+			aggNode(plan.AggFinal, finalSchema, []*plan.Expr{cref(0, strT), cref(1, i64T)}, finalAggs...), finalOpts)
+		got := runOp(t, final, err)
+		sortRows(got)
+		return got
+	}
+	want := run(Options{}, Options{})
+	ppool, pcheck := spillPool(t, 256<<10)
+	fpool, fcheck := spillPool(t, 256<<10)
+	got := run(Options{Mem: checkedMem(t), Pool: ppool, BatchRows: 1000}, Options{Mem: checkedMem(t), Pool: fpool, BatchRows: 1000})
+	if len(want) < 5000 || len(got) != len(want) {
+		t.Fatalf("%d groups spilled, %d in memory", len(got), len(want))
+	}
+	for i := range want {
+		if !rowsClose(got[i], want[i]) {
+			t.Fatalf("row %d: spilled %v, in memory %v", i, got[i], want[i])
+		}
+	}
+	if fpool.SpillCount() == 0 || fpool.SpillBytes() == 0 {
+		t.Fatal("the final aggregate did not spill")
+	}
+	pcheck()
+	fcheck()
+}
+
+// Without a spill directory an aggregate over its budget fails with the
+// memory-limit error naming the operator and the budget.
+func TestSpillImpossibleMemoryLimit(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	batches := randomSortInput(rng, 50000, 5000)
+	schema := schemaOf(batches[0])
+	op, err := NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, plan.SortKey{Expr: cref(0, i64T)}),
+		Options{Mem: checkedMem(t), Pool: NewMemoryPool(128<<10, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	_, err = op.Next(context.Background())
+	var mle *MemoryLimitError
+	if !errors.As(err, &mle) || plan.CodeOf(err) != plan.CodeMemoryLimit || mle.Limit != 128<<10 ||
+		!strings.Contains(err.Error(), "sort: memory limit exceeded") || !strings.Contains(err.Error(), "budget 131072 bytes") ||
+		!strings.Contains(err.Error(), "no spill directory") {
+		t.Fatalf("want SL104 naming the sort and its budget, got %v", err)
 	}
 }
