@@ -233,3 +233,56 @@ func TestSpillImpossibleMemoryLimit(t *testing.T) {
 		t.Fatalf("want SL104 naming the sort and its budget, got %v", err)
 	}
 }
+
+// Spill files go away when an operator is closed early (an error or a
+// cancel upstream of the task's end), not only when it is read to the end.
+func TestSpillFilesRemovedOnEarlyClose(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	batches := randomSortInput(rng, 40000, 2000)
+	schema := schemaOf(batches[0])
+	probe, build := joinSpillInput(t, 9, 6000)
+	ps, bs := schemaOf(probe[0]), schemaOf(build[0])
+	jn := &plan.Node{Kind: plan.KindHashJoin, Schema: append(append(plan.Schema{}, ps...), bs...), Join: &plan.Join{Type: plan.JoinInner,
+		LeftKeys: []*plan.Expr{cref(0, i64T)}, RightKeys: []*plan.Expr{cref(0, i64T)}}}
+	for _, tc := range []struct {
+		name string
+		op   func(opts Options) (Operator, error)
+	}{
+		{"sort", func(opts Options) (Operator, error) {
+			return NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, plan.SortKey{Expr: cref(1, strT)}), opts)
+		}},
+		{"join", func(opts Options) (Operator, error) {
+			return NewHashJoin(newSource(ps.Arrow(), recsOf(t, probe)...), newSource(bs.Arrow(), recsOf(t, build)...), jn, opts)
+		}},
+	} {
+		for _, cancelled := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/cancelled=%v", tc.name, cancelled), func(t *testing.T) {
+				pool, check := spillPool(t, 128<<10)
+				op, err := tc.op(Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				rec, err := op.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+				if cancelled {
+					cancel()
+					if _, err := op.Next(ctx); !errors.Is(err, context.Canceled) {
+						t.Fatalf("after cancel: %v", err)
+					}
+				}
+				cancel()
+				if pool.SpillCount() == 0 {
+					t.Fatal("did not spill")
+				}
+				if err := op.Close(); err != nil {
+					t.Fatal(err)
+				}
+				check()
+			})
+		}
+	}
+}
