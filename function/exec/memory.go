@@ -119,12 +119,8 @@ func (r *reservation) set(n int64) error {
 		}
 		return &MemoryLimitError{Operator: r.op, Limit: r.p.limit, Used: used, Reason: reason}
 	}
-	for {
-		pk := r.p.peak.Load()
-		if used <= pk || r.p.peak.CompareAndSwap(pk, used) {
-			return nil
-		}
-	}
+	r.p.notePeak(used)
+	return nil
 }
 
 // fits reports whether r may hold n bytes within the budget.
@@ -138,8 +134,24 @@ func (r *reservation) fits(n int64) bool {
 // spill reports whether r should spill instead of holding n bytes: n does
 // not fit, spilling is possible, and the operator holds something worth
 // spilling.
+//
+// The pool's peak then records the bytes the operator held at that moment
+// (over the budget by the batch that did not fit): they were in memory.
 func (r *reservation) spill(n int64) bool {
-	return r != nil && r.p != nil && !r.fits(n) && r.p.CanSpill()
+	if r == nil || r.p == nil || r.fits(n) || !r.p.CanSpill() {
+		return false
+	}
+	r.p.notePeak(r.p.used.Load() - r.held + n)
+	return true
+}
+
+func (p *MemoryPool) notePeak(used int64) {
+	for {
+		pk := p.peak.Load()
+		if used <= pk || p.peak.CompareAndSwap(pk, used) {
+			return
+		}
+	}
 }
 
 func (r *reservation) release() {
