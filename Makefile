@@ -79,6 +79,16 @@ bench-shuffle: $(BIN)/minio
 bench-aqe: $(BIN)/minio
 	$(GO) test -run '^$$' -bench BenchmarkAQE -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
 
+# Spill at scale: TPC-H queries at SCALE_SF on functions of SCALE_MEM, so
+# sorts, aggregations and joins spill to disk; prints sluice vs DuckDB time,
+# peak task memory and bytes spilled per query (SCALE_QUERIES: all or a list).
+SCALE_SF ?= 0.1
+SCALE_MEM ?= 4MiB
+SCALE_QUERIES ?= q01,q03,q09,q13,q18,q21
+bench-scale: $(BIN)/minio
+	$(GO) test -run '^$$' -bench BenchmarkSpill -benchtime 1x -timeout 60m ./tests/ -args -sf $(SCALE_SF) \
+		-spill-function-memory $(SCALE_MEM) -spill-queries $(SCALE_QUERIES)
+
 # Per-invocation latency (p50/p99) of no-op and real tasks through each
 # invoker: in-process pool, HTTP function processes, Lambda under the RIE.
 # INVOKE_N tasks of each kind per invoker.

@@ -681,11 +681,14 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	}
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
-	var inRows, inBytes int64
+	var inRows, inBytes, peakMem, spillBytes, spillFiles int64
 	invoked := 0
 	for _, r := range results {
 		inRows += r.InputRows
 		inBytes += r.InputBytes
+		peakMem = max(peakMem, r.PeakMemoryBytes)
+		spillBytes += r.SpillBytes
+		spillFiles += r.SpillFiles
 		if !r.NotInvoked && !r.SharedInvocation {
 			invoked++
 		}
@@ -713,6 +716,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	mj, _ := json.Marshal(function.AggregateMetrics(results)) // per-operator and phase metrics (kept with the stage)
 	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj), "metrics", string(mj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
+		"peak_memory", peakMem, "spill_bytes", spillBytes, "spill_files", spillFiles,
 		"seconds", time.Since(started).Seconds()); err != nil {
 		return nil, err
 	}

@@ -38,6 +38,11 @@ type StageStatus struct {
 	Metrics *function.StageMetrics `json:"metrics,omitempty"`
 	// Plan is the stage's fragment, whose node ids Metrics uses.
 	Plan *plan.Node `json:"plan,omitempty"`
+	// PeakMemoryBytes is the most operator memory one task of the stage
+	// held; SpillBytes and SpillFiles what its tasks spilled to disk.
+	PeakMemoryBytes int64 `json:"peak_memory_bytes,omitempty"`
+	SpillBytes      int64 `json:"spill_bytes,omitempty"`
+	SpillFiles      int64 `json:"spill_files,omitempty"`
 }
 
 // JobStatus is a job's state as recorded in Redis.
@@ -120,6 +125,9 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 				ss.Metrics, ss.Plan = &m, st.Root
 			}
 		}
+		ss.PeakMemoryBytes, _ = strconv.ParseInt(sm["peak_memory"], 10, 64)
+		ss.SpillBytes, _ = strconv.ParseInt(sm["spill_bytes"], 10, 64)
+		ss.SpillFiles, _ = strconv.ParseInt(sm["spill_files"], 10, 64)
 		js.Stages = append(js.Stages, ss)
 	}
 	rounds, err := s.Rounds(ctx, job)

@@ -283,9 +283,10 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
 		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
 		Splits: w.splits, Inputs: w.inputs,
-		OutputPrefix: prefix,
-		ShuffleCodec: c.cfg.ShuffleCodec,
-		Deadline:     time.Now().Add(deadline),
+		OutputPrefix:   prefix,
+		ShuffleCodec:   c.cfg.ShuffleCodec,
+		Deadline:       time.Now().Add(deadline),
+		FunctionMemory: c.cfg.FunctionMemory,
 	}
 	if limit > 0 {
 		spec.Limit, spec.LimitKey = limit, limitKey

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -41,10 +42,27 @@ type Runtime struct {
 	// flag (default 200ms). A cancelled job stops its tasks wherever they
 	// are (their context is cancelled), not only between batches.
 	CancelPoll time.Duration
+	// SpillDir is where tasks spill to disk when their operators run out
+	// of memory: each task makes its own directory under it and removes it
+	// when it ends, however it ends ("": os.TempDir(), as /tmp on Lambda;
+	// "-": no spill, a task over its budget fails with SL104).
+	SpillDir string
+	// SpillLimit bounds the bytes one task spills to disk at once (0:
+	// DefaultSpillLimit).
+	SpillLimit int64
 
 	mu    sync.Mutex
 	plans map[string]*plan.Stage // plan fragments are immutable: cache by key
 }
+
+// OperatorMemoryShare is the fraction of a function's memory its task's
+// operators may hold (1/OperatorMemoryShare): the rest is left to decoded
+// input batches, output buffers and the Go runtime.
+const OperatorMemoryShare = 2
+
+// DefaultSpillLimit is Runtime.SpillLimit when 0: Lambda's default /tmp
+// is 512 MiB, and the pool of a local stack shares one disk.
+const DefaultSpillLimit int64 = 8 << 30
 
 // NewRuntime returns a runtime reading and writing bucket.
 func NewRuntime(bucket objstore.Bucket, sig Signals, log *slog.Logger) *Runtime {
@@ -283,7 +301,15 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		}
 	}
 	lv := &leaves{rt: r, spec: spec}
-	opts := r.Exec
+	opts, cleanup, err := r.execOptions(spec)
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	defer func() {
+		res.PeakMemoryBytes, res.MemoryBudget = opts.Pool.Peak(), opts.Pool.Limit()
+		res.SpillBytes, res.SpillFiles = opts.Pool.SpillBytes(), opts.Pool.SpillCount()
+	}()
 	opts.Metrics = exec.NewMetrics() // one per task: the operators' metrics
 	op, err := exec.Build(ctx, st.Root, lv, opts)
 	if err != nil {
@@ -349,6 +375,47 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 	}
 	res.Phases, res.Operators = ph, append([]exec.OpMetrics{wm}, ops...)
 	return nil
+}
+
+// execOptions returns the operator options of one task: its memory pool
+// (a share of the function's memory) and its own spill directory, removed
+// by cleanup.
+func (r *Runtime) execOptions(spec *TaskSpec) (exec.Options, func(), error) {
+	opts := r.Exec
+	limit := opts.MemoryLimit
+	if spec.FunctionMemory > 0 {
+		limit = max(spec.FunctionMemory/OperatorMemoryShare, 1)
+	}
+	spillLimit := r.SpillLimit
+	if spillLimit <= 0 {
+		spillLimit = DefaultSpillLimit
+	}
+	dir := ""
+	cleanup := func() {}
+	if r.SpillDir != "-" {
+		d, err := os.MkdirTemp(r.SpillDir, fmt.Sprintf("sluice-spill-%s-%d-%d-%d-", shortID(spec.Job), spec.Stage, spec.Task, spec.Attempt))
+		if err != nil {
+			return opts, nil, fmt.Errorf("create spill directory: %w", err)
+		}
+		dir = d
+		cleanup = func() { os.RemoveAll(d) }
+	}
+	opts.Pool = exec.NewMemoryPool(limit, dir, spillLimit)
+	return opts, cleanup, nil
+}
+
+// shortID keeps a job id fit for a file name.
+func shortID(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-') {
+			b[i] = '_'
+		}
+	}
+	if len(b) > 32 {
+		b = b[:32]
+	}
+	return string(b)
 }
 
 // leaves supplies scans of the task's splits and reads of its inputs.

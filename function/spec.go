@@ -52,6 +52,10 @@ type TaskSpec struct {
 	ShuffleCodec string `json:"shuffle_codec,omitempty"`
 	// Deadline is when the coordinator stops waiting for this attempt.
 	Deadline time.Time `json:"deadline,omitzero"`
+	// FunctionMemory is the memory of the function the task runs in, in
+	// bytes (the coordinator's --function-memory; 0: the runtime's own
+	// setting). The task's operators get OperatorMemoryShare of it.
+	FunctionMemory int64 `json:"function_memory,omitempty"`
 }
 
 // Split is one table file and the row groups of it a task reads (nil: all).
@@ -117,6 +121,14 @@ type TaskResult struct {
 	// plan node id (pre-order from the stage root, exec.NodeIDs), and of
 	// the shuffle writer (node -1).
 	Operators []exec.OpMetrics `json:"operators,omitempty"`
+	// PeakMemoryBytes is the most memory the task's operators held at
+	// once (hash tables, sort buffers, join build sides), MemoryBudget the
+	// budget they had, and SpillBytes and SpillFiles what they spilled to
+	// local disk to stay within it.
+	PeakMemoryBytes int64 `json:"peak_memory_bytes,omitempty"`
+	MemoryBudget    int64 `json:"memory_budget,omitempty"`
+	SpillBytes      int64 `json:"spill_bytes,omitempty"`
+	SpillFiles      int64 `json:"spill_files,omitempty"`
 	// S3 counts the object store requests and bytes of the attempt (for
 	// the job's cost report).
 	S3 *objstore.RequestStats `json:"s3,omitempty"`

@@ -29,6 +29,10 @@ func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
 		if s.Reason != "" {
 			fmt.Fprintf(w, " reason=%q", s.Reason)
 		}
+		if s.PeakMemoryBytes > 0 {
+			fmt.Fprintf(w, " peak_task_memory=%s spill_bytes=%s spill_files=%d",
+				humanize.IBytes(uint64(s.PeakMemoryBytes)), humanize.IBytes(uint64(s.SpillBytes)), s.SpillFiles)
+		}
 		fmt.Fprintln(w)
 	}
 	printPhases(w, js)

@@ -91,6 +91,7 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 	}
 	fmt.Fprintf(w, "  functions invoked: %d, bytes shuffled: %s\n", invoked, humanize.IBytes(uint64(bytes)))
 	printPhases(w, js)
+	printMemory(w, js)
 	if c := js.Cost; c != nil {
 		s := c.S3
 		fmt.Fprintf(w, "  S3 requests: GET %d, PUT %d, LIST %d, DELETE %d, HEAD %d, other %d; read %s, written %s\n",
@@ -107,4 +108,23 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 			fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s: %s\n", r.Round, r.After, f.Rule, f.Note)
 		}
 	}
+}
+
+// printMemory prints the task memory line of --stats: the most operator
+// memory one task held (and its stage) and what the tasks spilled to disk.
+func printMemory(w io.Writer, js *coordinator.JobStatus) {
+	var peak, spilled, files int64
+	peakStage := -1
+	for _, s := range js.Stages {
+		if s.PeakMemoryBytes > peak {
+			peak, peakStage = s.PeakMemoryBytes, s.ID
+		}
+		spilled += s.SpillBytes
+		files += s.SpillFiles
+	}
+	if peakStage < 0 {
+		return
+	}
+	fmt.Fprintf(w, "  task memory: peak %s (stage %d), spilled %s in %d files\n",
+		humanize.IBytes(uint64(peak)), peakStage, humanize.IBytes(uint64(spilled)), files)
 }

@@ -12,7 +12,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sync/atomic"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/memory"
@@ -48,15 +47,24 @@ type Options struct {
 	// BatchRows is the target number of rows per output batch (default 8192).
 	BatchRows int
 	// MemoryLimit bounds the bytes held by hash tables and sort buffers of one
-	// fragment (0 = DefaultMemoryLimit). Exceeding it fails with a
-	// *MemoryLimitError (errors.Is(err, ErrMemoryLimit)).
+	// fragment (0 = DefaultMemoryLimit). Used when Pool is nil.
 	MemoryLimit int64
 	// Metrics, when set, collects per-operator metrics: every operator
 	// Build makes is wrapped in one meter (a fresh Metrics per Build).
 	Metrics *Metrics
 
-	// tracker is shared by the operators of one Build call.
-	tracker *memTracker
+	// SpillDir, when set, is the directory where sort, aggregate and hash
+	// join spill to disk once the fragment's memory is used up (used when
+	// Pool is nil). Empty: no spill; exceeding the limit fails with a
+	// *MemoryLimitError (errors.Is(err, ErrMemoryLimit)).
+	SpillDir string
+	// SpillLimit bounds the bytes of spill files on disk at once (0: no
+	// bound). Used when Pool is nil.
+	SpillLimit int64
+	// Pool is the task's memory pool (shared by every operator of the
+	// fragment; it reports peak memory and spill bytes). Nil: Build makes
+	// one from MemoryLimit, SpillDir and SpillLimit.
+	Pool *MemoryPool
 }
 
 func (o Options) withDefaults() Options {
@@ -69,8 +77,8 @@ func (o Options) withDefaults() Options {
 	if o.MemoryLimit <= 0 {
 		o.MemoryLimit = DefaultMemoryLimit
 	}
-	if o.tracker == nil {
-		o.tracker = &memTracker{limit: o.MemoryLimit}
+	if o.Pool == nil {
+		o.Pool = NewMemoryPool(o.MemoryLimit, o.SpillDir, o.SpillLimit)
 	}
 	return o
 }
@@ -81,59 +89,6 @@ var ErrMemoryLimit error = &plan.CodedError{Code: plan.CodeMemoryLimit, Err: err
 // ErrIntegerOverflow is wrapped by errors of int64 arithmetic and SUMs that
 // do not fit in 64 bits.
 var ErrIntegerOverflow error = &plan.CodedError{Code: plan.CodeIntegerOverflow, Err: errors.New("integer overflow")}
-
-// MemoryLimitError reports that an operator needed more memory than the
-// fragment's limit allows.
-type MemoryLimitError struct {
-	Operator string // "aggregate", "sort", ...
-	Limit    int64  // the fragment's limit in bytes
-	Used     int64  // bytes the fragment would have held
-}
-
-func (e *MemoryLimitError) Error() string {
-	return fmt.Sprintf("exec: %s: memory limit exceeded: needs %d bytes, limit %d bytes", e.Operator, e.Used, e.Limit)
-}
-
-// Unwrap makes errors.Is(err, ErrMemoryLimit) true.
-func (e *MemoryLimitError) Unwrap() error { return ErrMemoryLimit }
-
-// memTracker accounts the bytes held by the memory-hungry operators of a
-// fragment against one limit.
-type memTracker struct {
-	limit int64
-	used  atomic.Int64
-}
-
-// reservation is one operator's share of a memTracker.
-type reservation struct {
-	t    *memTracker
-	op   string
-	held int64
-}
-
-func (t *memTracker) reserve(op string) *reservation { return &reservation{t: t, op: op} }
-
-// set changes the bytes held by r to n and fails if the fragment then
-// exceeds its limit (the new amount stays accounted until release).
-func (r *reservation) set(n int64) error {
-	if r == nil || r.t == nil {
-		return nil
-	}
-	used := r.t.used.Add(n - r.held)
-	r.held = n
-	if used > r.t.limit {
-		return &MemoryLimitError{Operator: r.op, Limit: r.t.limit, Used: used}
-	}
-	return nil
-}
-
-func (r *reservation) release() {
-	if r == nil || r.t == nil {
-		return
-	}
-	r.t.used.Add(-r.held)
-	r.held = 0
-}
 
 // Build turns a fragment into an operator tree. Scan and Exchange leaves
 // come from leaves.

@@ -35,6 +35,12 @@ type hashAggOp struct {
 	consumed bool
 	emitted  int
 	closed   bool
+
+	// spill (hashagg_spill.go)
+	flush bool             // partial mode: emit the groups so far, then go on
+	parts *spillPartitions // final mode: spilled partial states by key hash
+	level int
+	merge *aggMerge
 }
 
 // NewHashAggregate builds a hash aggregation of n.Aggregate over in.
@@ -61,26 +67,36 @@ func NewHashAggregate(in Operator, n *plan.Node, opts Options) (Operator, error)
 		return nil, fmt.Errorf("exec: aggregate (%s): output schema has %d columns, want %d", a.Mode, len(n.Schema), want)
 	}
 	op := &hashAggOp{in: in, node: n, agg: a, schema: n.Schema.Arrow(), opts: opts,
-		res: opts.tracker.reserve("aggregate")}
+		res: opts.Pool.reserve("aggregate")}
 	for _, g := range a.GroupBy {
 		op.keyKinds = append(op.keyKinds, kindOfType(g.Type))
 	}
+	if err := op.initState(); err != nil {
+		return nil, err
+	}
+	return op, nil
+}
+
+// initState starts an empty group table and empty aggregate states.
+func (op *hashAggOp) initState() error {
+	a, n := op.agg, op.node
+	op.table, op.accs, op.ngroups, op.emitted = nil, nil, 0, 0
 	if len(a.GroupBy) > 0 {
 		op.table = newGroupTable(op.keyKinds)
 	}
 	col := len(a.GroupBy)
 	for i, c := range a.Aggs {
 		if c.Func == plan.AggCountDistinct && a.Mode != plan.AggSingle {
-			return nil, fmt.Errorf("exec: aggregate %s: count(distinct) is only supported in single mode, not %s (the planner groups by the argument first)", aggLabel(c, i), a.Mode)
+			return fmt.Errorf("exec: aggregate %s: count(distinct) is only supported in single mode, not %s (the planner groups by the argument first)", aggLabel(c, i), a.Mode)
 		}
 		acc, err := newAggAcc(c, a.Mode, n.Schema, col, i)
 		if err != nil {
-			return nil, fmt.Errorf("exec: aggregate %s: %w", aggLabel(c, i), err)
+			return fmt.Errorf("exec: aggregate %s: %w", aggLabel(c, i), err)
 		}
 		op.accs = append(op.accs, acc)
 		col += c.NumStates()
 	}
-	return op, nil
+	return nil
 }
 
 func aggLabel(c plan.AggCall, i int) string {
@@ -98,18 +114,43 @@ func (h *hashAggOp) Close() error {
 		h.table = nil
 		h.accs = nil
 		h.res.release()
+		if h.merge != nil {
+			h.merge.close()
+		}
+		h.parts.remove()
 	}
 	return h.in.Close()
 }
 
 func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
+	if h.merge != nil {
+		return h.merge.next(ctx)
+	}
 	if !h.consumed {
 		if err := h.consume(ctx); err != nil {
 			return nil, err
 		}
 		h.consumed = true
+		if h.parts != nil {
+			if err := h.startMerge(); err != nil {
+				return nil, err
+			}
+			return h.merge.next(ctx)
+		}
 	}
 	total := h.ngroups
+	if h.emitted >= total && h.flush {
+		// partial mode over budget: the groups so far are out, start
+		// afresh with the rest of the input
+		h.flush, h.consumed = false, false
+		if err := h.initState(); err != nil {
+			return nil, err
+		}
+		if err := h.res.set(0); err != nil {
+			return nil, err
+		}
+		return h.Next(ctx)
+	}
 	if h.emitted >= total {
 		if h.emitted == 0 && total == 0 && h.table == nil && h.agg.Mode != plan.AggPartial {
 			// no GROUP BY over no rows: one row of empty aggregates
@@ -193,7 +234,24 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			}
 		}
 		rec.Release()
-		if err := h.res.set(h.bytes()); err != nil {
+		need := h.bytes()
+		switch {
+		case h.res.fits(need):
+		case h.agg.Mode == plan.AggPartial && h.table != nil:
+			// A partial aggregate need not hold every group: its groups
+			// so far go out now (the final aggregate merges them).
+			if err := h.res.set(need); err != nil && h.ngroups <= 1 {
+				return err
+			}
+			h.flush = true
+			return nil
+		case h.canSpill() && h.res.spill(need):
+			if err := h.spillStates(); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := h.res.set(need); err != nil {
 			return err
 		}
 	}

@@ -48,6 +48,13 @@ type joinOp struct {
 	opts      Options
 	res       *reservation
 
+	// grace hash join (join_spill.go)
+	kindName string
+	node     *plan.Node
+	spec     plan.Join
+	level    int
+	grace    *graceJoin
+
 	nProbeCols int
 	nBuildCols int
 	outBuild   bool // output has build columns (not semi/anti)
@@ -130,7 +137,8 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 	label := fmt.Sprintf("%s (%s)", kindName, j.Type)
 	op := &joinOp{label: label, probe: probe, build: build, jt: j.Type, lkeys: j.LeftKeys, rkeys: j.RightKeys,
 		filter: j.Filter, nullAware: j.NullAware, schema: n.Schema.Arrow(), opts: opts,
-		nProbeCols: probe.Schema().NumFields(), nBuildCols: build.Schema().NumFields()}
+		nProbeCols: probe.Schema().NumFields(), nBuildCols: build.Schema().NumFields(),
+		kindName: kindName, node: n, spec: j}
 	switch j.Type {
 	case plan.JoinInner, plan.JoinLeft, plan.JoinRight, plan.JoinFull:
 		op.outBuild = true
@@ -170,7 +178,7 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 	if kindName == "cross join" {
 		side = "right side"
 	}
-	op.res = opts.tracker.reserve(label + " " + side)
+	op.res = opts.Pool.reserve(label + " " + side)
 	return op, nil
 }
 
@@ -185,6 +193,9 @@ func (j *joinOp) Close() error {
 			j.cur = nil
 		}
 		j.res.release()
+		if j.grace != nil {
+			j.grace.close()
+		}
 	}
 	err := j.probe.Close()
 	if !j.buildClosed {
@@ -317,7 +328,11 @@ func (j *joinOp) buildSide(ctx context.Context) error {
 			}
 			releaseAll(keys)
 		}
-		if err := j.res.set(j.held + int64(cap(rowGid))*4 + tableBytes(j.table)); err != nil {
+		need := j.held + int64(cap(rowGid))*4 + tableBytes(j.table)
+		if j.canGrace() && j.res.spill(need) {
+			return j.startGrace(ctx)
+		}
+		if err := j.res.set(need); err != nil {
 			return err
 		}
 	}
@@ -426,12 +441,18 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		j.built = true
+		if j.grace != nil {
+			j.probeDone = true
+		}
 		if j.buildRows == 0 && (j.jt == plan.JoinInner || j.jt == plan.JoinSemi || j.jt == plan.JoinRight) {
 			j.probeDone = true // nothing can match: the probe side is not read
 		}
 		if j.nullAware && j.buildNullKey {
 			j.probeDone = true // x NOT IN (..., NULL, ...) is never TRUE
 		}
+	}
+	if j.grace != nil {
+		return j.grace.nextBatch(ctx)
 	}
 	limit := j.opts.BatchRows
 	for {

@@ -40,6 +40,9 @@ type sortOp struct {
 
 	boundary []arrow.Array // top-k: key values of the k-th row (1 row each)
 
+	runs  []*spillFile // sorted runs spilled to disk (external sort)
+	merge *sortMerge
+
 	sorted   bool
 	perm     []int32
 	rowBatch []int32
@@ -61,7 +64,7 @@ func NewSort(in Operator, n *plan.Node, opts Options) (Operator, error) {
 		}
 	}
 	return &sortOp{in: in, keys: n.SortKeys, limit: n.Limit, schema: n.Schema.Arrow(), opts: opts,
-		res: opts.tracker.reserve("sort")}, nil
+		res: opts.Pool.reserve("sort")}, nil
 }
 
 func (s *sortOp) Schema() *arrow.Schema { return s.schema }
@@ -71,6 +74,12 @@ func (s *sortOp) Close() error {
 		s.closed = true
 		s.releaseBuffered()
 		s.res.release()
+		if s.merge != nil {
+			s.merge.close()
+		}
+		for _, f := range s.runs {
+			f.remove()
+		}
 	}
 	return s.in.Close()
 }
@@ -97,10 +106,20 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if err := s.consume(ctx); err != nil {
 			return nil, err
 		}
-		if err := s.sortAll(); err != nil {
+		s.sorted = true
+		if len(s.runs) > 0 {
+			if err := s.spillRun(); err != nil {
+				return nil, err
+			}
+			if err := s.startMerge(ctx); err != nil {
+				return nil, err
+			}
+		} else if err := s.sortAll(); err != nil {
 			return nil, err
 		}
-		s.sorted = true
+	}
+	if s.merge != nil {
+		return s.merge.next(ctx)
 	}
 	if s.emitted >= s.nout {
 		s.releaseBuffered()
@@ -161,7 +180,12 @@ func (s *sortOp) consume(ctx context.Context) error {
 			s.held += arrayBytes(k)
 		}
 		// flattened keys and permutation take ~16 bytes per row and key
-		if err := s.res.set(s.held + int64(s.rows)*int64(8+8*len(s.keys))); err != nil {
+		need := s.held + int64(s.rows)*int64(8+8*len(s.keys))
+		if !s.topK() && s.res.spill(need) {
+			if err := s.spillRun(); err != nil {
+				return err
+			}
+		} else if err := s.res.set(need); err != nil {
 			return err
 		}
 		if s.topK() && int64(s.rows) >= max(2*s.limit, 1024) {

@@ -63,7 +63,7 @@ func NewWindow(in Operator, n *plan.Node, opts Options) (Operator, error) {
 		}
 		in = s
 	}
-	return &windowOp{in: in, w: w, schema: n.Schema.Arrow(), opts: opts, res: opts.tracker.reserve("window")}, nil
+	return &windowOp{in: in, w: w, schema: n.Schema.Arrow(), opts: opts, res: opts.Pool.reserve("window")}, nil
 }
 
 func (o *windowOp) Schema() *arrow.Schema { return o.schema }

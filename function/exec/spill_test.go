@@ -1,0 +1,288 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand"
+	"os"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// spillPool returns a pool of limit bytes spilling into a fresh directory,
+// and a check that the directory is empty afterwards.
+func spillPool(t *testing.T, limit int64) (*MemoryPool, func()) {
+	t.Helper()
+	dir := t.TempDir()
+	p := NewMemoryPool(limit, dir, 0)
+	return p, func() {
+		t.Helper()
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(ents) > 0 {
+			t.Errorf("%d spill files left in %s", len(ents), dir)
+		}
+		if p.SpillDiskBytes() != 0 {
+			t.Errorf("pool still accounts %d spill bytes on disk", p.SpillDiskBytes())
+		}
+	}
+}
+
+func recsOf(t *testing.T, batches [][]col) []arrow.RecordBatch {
+	mem := checkedMem(t)
+	var recs []arrow.RecordBatch
+	for _, b := range batches {
+		recs = append(recs, mkRec(mem, b...))
+	}
+	return recs
+}
+
+// An external sort under a tiny budget gives exactly the rows, in exactly
+// the order (stable), of the in-memory sort.
+func TestSortSpillEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(21))
+	batches := randomSortInput(rng, 60000, 3000)
+	schema := schemaOf(batches[0])
+	for _, tc := range []struct {
+		name string
+		keys []plan.SortKey
+	}{
+		{"int", []plan.SortKey{{Expr: cref(0, i64T)}}},
+		{"int desc nulls first", []plan.SortKey{{Expr: cref(0, i64T), Desc: true, NullsFirst: true}}},
+		{"string, int", []plan.SortKey{{Expr: cref(1, strT)}, {Expr: cref(0, i64T), Desc: true}}},
+		{"float expr", []plan.SortKey{{Expr: cast(cref(0, i64T), f64T), Desc: true}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			op, err := NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, tc.keys...), Options{})
+			want := runOp(t, op, err)
+			pool, check := spillPool(t, 256<<10)
+			op, err = NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, tc.keys...),
+				Options{Mem: checkedMem(t), Pool: pool, BatchRows: 1000})
+			got := runOp(t, op, err)
+			if len(got) != 60000 || !reflect.DeepEqual(got, want) {
+				t.Fatalf("spilled sort differs from the in-memory sort (%d vs %d rows)", len(got), len(want))
+			}
+			if pool.SpillCount() < 2 || pool.SpillBytes() == 0 {
+				t.Fatalf("expected several sorted runs, got %d files, %d bytes", pool.SpillCount(), pool.SpillBytes())
+			}
+			if pool.Peak() == 0 || pool.Peak() > 2*pool.Limit() {
+				t.Fatalf("peak %d, budget %d: want a peak within a batch of the budget", pool.Peak(), pool.Limit())
+			}
+			check()
+		})
+	}
+}
+
+// joinSpillInput is a probe and build side of n rows each (with NULLs
+// and duplicates): k int64 in 0..n/2, s string, v int64.
+func joinSpillInput(t *testing.T, seed int64, n int) (probe, build [][]col) {
+	rng := rand.New(rand.NewSource(seed))
+	side := func(off int) [][]col {
+		var out [][]col
+		for lo := 0; lo < n; lo += 2000 {
+			var k, s, v []any
+			for i := lo; i < min(n, lo+2000); i++ {
+				if rng.Intn(25) == 0 {
+					k = append(k, nil)
+				} else {
+					k = append(k, int64(rng.Intn(n/2)))
+				}
+				s = append(s, fmt.Sprintf("row-%d-%d", off, i))
+				v = append(v, int64(rng.Intn(100)))
+			}
+			out = append(out, []col{ints("k", k...), strs("s", s...), ints("v", v...)})
+		}
+		return out
+	}
+	return side(0), side(1)
+}
+
+// A grace hash join under a tiny budget gives the rows of the in-memory
+// join, for every join type, with and without a residual filter.
+func TestHashJoinSpillEqualsInMemory(t *testing.T) {
+	probe, build := joinSpillInput(t, 5, 6000)
+	ps, bs := schemaOf(probe[0]), schemaOf(build[0])
+	filter := plan.Call(plan.OpLt, plan.BoolType, cref(2, i64T), cref(5, i64T))
+	for _, tc := range []struct {
+		jt        plan.JoinType
+		nullAware bool
+		filter    *plan.Expr
+	}{
+		{jt: plan.JoinInner}, {jt: plan.JoinLeft}, {jt: plan.JoinRight}, {jt: plan.JoinFull},
+		{jt: plan.JoinSemi}, {jt: plan.JoinAnti}, {jt: plan.JoinAnti, nullAware: true},
+		{jt: plan.JoinInner, filter: filter}, {jt: plan.JoinLeft, filter: filter}, {jt: plan.JoinFull, filter: filter},
+		{jt: plan.JoinSemi, filter: filter}, {jt: plan.JoinAnti, filter: filter},
+	} {
+		name := fmt.Sprintf("%s null-aware=%v filter=%v", tc.jt, tc.nullAware, tc.filter != nil)
+		t.Run(name, func(t *testing.T) {
+			schema := append(plan.Schema{}, ps...)
+			if tc.jt != plan.JoinSemi && tc.jt != plan.JoinAnti {
+				schema = append(schema, bs...)
+			}
+			n := &plan.Node{Kind: plan.KindHashJoin, Schema: schema, Join: &plan.Join{Type: tc.jt, NullAware: tc.nullAware,
+				LeftKeys: []*plan.Expr{cref(0, i64T)}, RightKeys: []*plan.Expr{cref(0, i64T)}, Filter: tc.filter}}
+			run := func(opts Options) [][]any {
+				op, err := NewHashJoin(newSource(ps.Arrow(), recsOf(t, probe)...), newSource(bs.Arrow(), recsOf(t, build)...), n, opts)
+				got := runOp(t, op, err)
+				sortRows(got)
+				return got
+			}
+			want := run(Options{})
+			pool, check := spillPool(t, 128<<10)
+			got := run(Options{Mem: checkedMem(t), Pool: pool})
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("spilled join differs: %d rows vs %d in memory", len(got), len(want))
+			}
+			if pool.SpillCount() == 0 {
+				t.Fatal("the join did not spill")
+			}
+			check()
+		})
+	}
+}
+
+// A partial and a final aggregate under a tiny budget (the partial one
+// flushing its groups, the final one spilling partial states by key hash)
+// give the groups of the in-memory aggregation.
+func TestHashAggregateSpillEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(17))
+	batches := randomAggInput(rng, 40000, 12000, 2000)
+	inSchema := schemaOf(batches[0])
+	keys := []*plan.Expr{cref(0, strT), cref(1, i64T)}
+	x, d, f := cref(2, i64T), cref(3, dec(12, 2)), cref(4, f64T)
+	aggs := []plan.AggCall{
+		{Func: plan.AggSum, Arg: x, Type: i64T},
+		{Func: plan.AggSum, Arg: d, Type: dec(18, 2)},
+		{Func: plan.AggCount, Arg: x, Type: i64T},
+		{Func: plan.AggCountStar, Type: i64T},
+		{Func: plan.AggAvg, Arg: d, Type: f64T},
+		{Func: plan.AggAvg, Arg: f, Type: f64T},
+		{Func: plan.AggMin, Arg: x, Type: i64T},
+		{Func: plan.AggMax, Arg: d, Type: dec(12, 2)},
+	}
+	finalSchema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
+	partialSchema := append(plan.Schema{}, finalSchema...)
+	for i, a := range aggs {
+		finalSchema = append(finalSchema, plan.Field{Name: fmt.Sprint("r", i), Type: a.Type})
+		if a.Func == plan.AggAvg {
+			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: plan.SumType(a.Arg.Type)}, plan.Field{Name: fmt.Sprint("c", i), Type: i64T})
+		} else {
+			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: a.StateTypes()[0]})
+		}
+	}
+	finalAggs := make([]plan.AggCall, len(aggs))
+	for i, a := range aggs {
+		finalAggs[i] = plan.AggCall{Func: a.Func, Type: a.Type}
+	}
+	run := func(partialOpts, finalOpts Options) [][]any {
+		p, err := NewHashAggregate(newSource(inSchema.Arrow(), recsOf(t, batches)...), aggNode(plan.AggPartial, partialSchema, keys, aggs...), partialOpts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		partials := drainAll(t, p)
+		final, err := NewHashAggregate(newSource(partialSchema.Arrow(), partials...),
+			aggNode(plan.AggFinal, finalSchema, []*plan.Expr{cref(0, strT), cref(1, i64T)}, finalAggs...), finalOpts)
+		got := runOp(t, final, err)
+		sortRows(got)
+		return got
+	}
+	want := run(Options{}, Options{})
+	ppool, pcheck := spillPool(t, 256<<10)
+	fpool, fcheck := spillPool(t, 256<<10)
+	got := run(Options{Mem: checkedMem(t), Pool: ppool, BatchRows: 1000}, Options{Mem: checkedMem(t), Pool: fpool, BatchRows: 1000})
+	if len(want) < 5000 || len(got) != len(want) {
+		t.Fatalf("%d groups spilled, %d in memory", len(got), len(want))
+	}
+	for i := range want {
+		if !rowsClose(got[i], want[i]) {
+			t.Fatalf("row %d: spilled %v, in memory %v", i, got[i], want[i])
+		}
+	}
+	if fpool.SpillCount() == 0 || fpool.SpillBytes() == 0 {
+		t.Fatal("the final aggregate did not spill")
+	}
+	pcheck()
+	fcheck()
+}
+
+// Without a spill directory an aggregate over its budget fails with the
+// memory-limit error naming the operator and the budget.
+func TestSpillImpossibleMemoryLimit(t *testing.T) {
+	rng := rand.New(rand.NewSource(3))
+	batches := randomSortInput(rng, 50000, 5000)
+	schema := schemaOf(batches[0])
+	op, err := NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, plan.SortKey{Expr: cref(0, i64T)}),
+		Options{Mem: checkedMem(t), Pool: NewMemoryPool(128<<10, "", 0)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer op.Close()
+	_, err = op.Next(context.Background())
+	var mle *MemoryLimitError
+	if !errors.As(err, &mle) || plan.CodeOf(err) != plan.CodeMemoryLimit || mle.Limit != 128<<10 ||
+		!strings.Contains(err.Error(), "sort: memory limit exceeded") || !strings.Contains(err.Error(), "budget 131072 bytes") ||
+		!strings.Contains(err.Error(), "no spill directory") {
+		t.Fatalf("want SL104 naming the sort and its budget, got %v", err)
+	}
+}
+
+// Spill files go away when an operator is closed early (an error or a
+// cancel upstream of the task's end), not only when it is read to the end.
+func TestSpillFilesRemovedOnEarlyClose(t *testing.T) {
+	rng := rand.New(rand.NewSource(8))
+	batches := randomSortInput(rng, 40000, 2000)
+	schema := schemaOf(batches[0])
+	probe, build := joinSpillInput(t, 9, 6000)
+	ps, bs := schemaOf(probe[0]), schemaOf(build[0])
+	jn := &plan.Node{Kind: plan.KindHashJoin, Schema: append(append(plan.Schema{}, ps...), bs...), Join: &plan.Join{Type: plan.JoinInner,
+		LeftKeys: []*plan.Expr{cref(0, i64T)}, RightKeys: []*plan.Expr{cref(0, i64T)}}}
+	for _, tc := range []struct {
+		name string
+		op   func(opts Options) (Operator, error)
+	}{
+		{"sort", func(opts Options) (Operator, error) {
+			return NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, plan.SortKey{Expr: cref(1, strT)}), opts)
+		}},
+		{"join", func(opts Options) (Operator, error) {
+			return NewHashJoin(newSource(ps.Arrow(), recsOf(t, probe)...), newSource(bs.Arrow(), recsOf(t, build)...), jn, opts)
+		}},
+	} {
+		for _, cancelled := range []bool{false, true} {
+			t.Run(fmt.Sprintf("%s/cancelled=%v", tc.name, cancelled), func(t *testing.T) {
+				pool, check := spillPool(t, 128<<10)
+				op, err := tc.op(Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500})
+				if err != nil {
+					t.Fatal(err)
+				}
+				ctx, cancel := context.WithCancel(context.Background())
+				rec, err := op.Next(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				rec.Release()
+				if cancelled {
+					cancel()
+					if _, err := op.Next(ctx); !errors.Is(err, context.Canceled) {
+						t.Fatalf("after cancel: %v", err)
+					}
+				}
+				cancel()
+				if pool.SpillCount() == 0 {
+					t.Fatal("did not spill")
+				}
+				if err := op.Close(); err != nil {
+					t.Fatal(err)
+				}
+				check()
+			})
+		}
+	}
+}
