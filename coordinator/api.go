@@ -35,9 +35,11 @@ import (
 //	POST /v1/jobs/{id}/cancel
 //	POST /v1/explain           {"sql": "..."} -> {"explain": text}
 //	GET  /metrics              Prometheus metrics
-//	GET  /healthz
+//	GET  /healthz              200 while the process serves HTTP (liveness)
+//	GET  /readyz               200 when Redis and the bucket are reachable, else 503 (Readiness)
 //
-// With a Token every route but /healthz requires it as a bearer token.
+// With a Token every route but /healthz and /readyz requires it as a
+// bearer token.
 // Error answers never carry credentials (redact.String).
 type API struct {
 	c *Coordinator
@@ -75,14 +77,15 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/tables", a.tables)
 	mux.HandleFunc("GET /v1/tables/{name}", a.tables)
 	mux.Handle("GET /metrics", a.c.metrics.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	return a.auth(mux)
 }
 
 func (a *API) auth(h http.Handler) http.Handler {
 	want := []byte("Bearer " + a.Token)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if a.Token != "" && r.URL.Path != "/healthz" &&
+		if a.Token != "" && !unauthenticated(r.URL.Path) &&
 			subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), want) != 1 {
 			writeErr(w, http.StatusUnauthorized, errors.New("missing or wrong bearer token"))
 			return
