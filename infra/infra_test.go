@@ -46,6 +46,10 @@ func codeEnv(t *testing.T) map[string]bool {
 				s, _ := strconv.Unquote(lit.Value)
 				env[s] = true
 			}
+			// os.Getenv(function.SecretEnv): the shared invocation secret.
+			if sel, ok := call.Args[0].(*ast.SelectorExpr); ok && sel.Sel.Name == "SecretEnv" {
+				env[function.SecretEnv] = true
+			}
 			return true
 		})
 	}
