@@ -28,7 +28,7 @@ func platformDeployCommand(target string) *cli.Command {
 		&cli.StringFlag{Name: "coordinator-image", Usage: "coordinator image (make images); empty: a parameter of the rendered files"},
 		&cli.IntFlag{Name: "coordinators", Value: d.Coordinators, Usage: "coordinator replicas"},
 		&cli.IntFlag{Name: "functions", Value: d.Functions, Usage: "concurrent functions per coordinator"},
-		functionMemoryFlag(),
+		bytesFlag("function-memory", int64(d.FunctionMemoryMB)<<20, "memory of one function (whole MiB): the Lambda or container size and the coordinators' --function-memory"),
 		&cli.DurationFlag{Name: "retention", Value: d.Retention, Usage: "delete a finished job's objects this long after it finished"},
 		&cli.IntFlag{Name: "lifecycle-days", Value: d.LifecycleDays, Usage: "bucket lifecycle rule: expire jobs/ objects after this many days (backstop of GC)"},
 		pricesFlag(),
