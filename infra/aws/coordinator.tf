@@ -143,6 +143,7 @@ resource "aws_ecs_task_definition" "coordinator" {
     portMappings = [{ containerPort = local.api_port, protocol = "tcp" }]
     environment = [
       { name = "SLUICE_COORDINATOR_ADDR", value = "0.0.0.0:${local.api_port}" },
+      { name = "SLUICE_S3_ENDPOINT", value = local.s3_endpoint },
       { name = "SLUICE_S3_BUCKET", value = var.bucket },
       { name = "AWS_REGION", value = var.region },
       { name = "SLUICE_RETENTION", value = var.retention },

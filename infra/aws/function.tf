@@ -95,9 +95,10 @@ resource "aws_lambda_function" "function" {
   }
   environment {
     variables = {
-      SLUICE_S3_BUCKET = var.bucket
-      SLUICE_REDIS_URL = local.redis_url
-      SLUICE_LOG_LEVEL = "warn"
+      SLUICE_S3_ENDPOINT = local.s3_endpoint
+      SLUICE_S3_BUCKET   = var.bucket
+      SLUICE_REDIS_URL   = local.redis_url
+      SLUICE_LOG_LEVEL   = "warn"
     }
   }
   depends_on = [aws_iam_role_policy.function, aws_cloudwatch_log_group.function]

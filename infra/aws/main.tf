@@ -38,6 +38,9 @@ locals {
   api_port   = 7070
   redis_port = 6379
   bucket_arn = "arn:${data.aws_partition.current.partition}:s3:::${var.bucket}"
+  # The regional S3 endpoint (the coordinator requires one; the gateway
+  # endpoint of the VPC serves it).
+  s3_endpoint = "https://s3.${var.region}.amazonaws.com"
 }
 
 # ---- network ----------------------------------------------------------
