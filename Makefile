@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults bench bench-shuffle bench-aqe bench-coordinator vet clean function bench-invoke
+.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults bench bench-aqe bench-shuffle bench-coordinator vet clean function bench-invoke images test-deploy
 
 all: build
 
@@ -134,3 +134,30 @@ vet:
 
 clean:
 	rm -rf $(BIN)/sluice .tmp
+
+# Container images of the coordinator (cgo, static) and the HTTP function,
+# with docker or podman; IMAGE_REPO and IMAGE_TAG name them.
+IMAGE_REPO ?= sluice
+IMAGE_TAG  ?= dev
+CONTAINER  ?= $(shell command -v docker >/dev/null 2>&1 && docker info >/dev/null 2>&1 && echo docker || (command -v podman >/dev/null 2>&1 && echo podman))
+images:
+	@if [ -z "$(CONTAINER)" ]; then \
+		echo "make images: neither a running docker nor podman found; install one, or build the images elsewhere"; \
+		echo "  (docs/deploy.md, 'Building the images'); the binaries alone: make build function"; exit 1; fi
+	$(CONTAINER) build -f infra/Dockerfile.coordinator -t $(IMAGE_REPO)/sluice-coordinator:$(IMAGE_TAG) .
+	$(CONTAINER) build -f infra/Dockerfile -t $(IMAGE_REPO)/sluice-function:$(IMAGE_TAG) .
+
+# Offline checkers of the deployment files: kubeconform (Kubernetes
+# manifests; needs JSON schemas, see docs/deploy.md) into ./bin.
+KUBECONFORM_VERSION := v0.8.0
+$(BIN)/kubeconform:
+	@mkdir -p $(BIN)
+	GOBIN=$(BIN) $(GO) install github.com/yannh/kubeconform/cmd/kubeconform@$(KUBECONFORM_VERSION)
+
+# The deployment tests: templates parsed and checked against the code,
+# rendered files against sluice deploy --dry-run, terraform fmt and
+# kustomize build where installed, kubeconform where it has schemas, and
+# the coordinator image's entrypoint run as a plain process.
+test-deploy: $(BIN)/minio $(BIN)/kubeconform
+	$(GO) test -count=1 ./infra/ ./cmd/sluice/ -run 'Deploy|Template|Terraform|Kube|Knative|OpenFaaS|SAM|Dockerfile|Render'
+	$(GO) test -count=1 ./tests/ -run 'TestCoordinatorImageEntrypoint'

@@ -36,10 +36,12 @@ import (
 //	POST /v1/explain           {"sql": "..."} -> {"explain": text}
 //	POST /v1/statements        {"sql": "..."} -> {"job": id} (a query) or an Arrow IPC result (DDL, SHOW, DESCRIBE, CTAS, COPY, EXPLAIN)
 //	GET  /metrics              Prometheus metrics
-//	GET  /healthz
+//	GET  /healthz              200 while the process serves HTTP (liveness)
+//	GET  /readyz               200 when Redis and the bucket are reachable, else 503 (Readiness)
 //
-// With a Token every route but /healthz requires it as a bearer token;
-// the web UI also takes a session cookie from /ui/login (api_auth.go).
+// With a Token every route but /healthz and /readyz requires it as a
+// bearer token; the web UI also takes a session cookie from /ui/login
+// (api_auth.go).
 // Error answers never carry credentials (redact.String).
 type API struct {
 	c *Coordinator
@@ -80,7 +82,8 @@ func (a *API) Handler() http.Handler {
 	mux.HandleFunc("GET /v1/tables", a.tables)
 	mux.HandleFunc("GET /v1/tables/{name}", a.tables)
 	mux.Handle("GET /metrics", a.c.metrics.Handler())
-	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, _ *http.Request) { _, _ = io.WriteString(w, "ok\n") })
+	mux.HandleFunc("GET /healthz", healthz)
+	mux.HandleFunc("GET /readyz", a.readyz)
 	return a.auth(mux)
 }
 

@@ -107,7 +107,7 @@ func (a *API) login(w http.ResponseWriter, r *http.Request) {
 // guard applies the token to a request; it returns false when it answered
 // the request itself (refused it, or logged a browser in).
 func (a *API) guard(w http.ResponseWriter, r *http.Request) bool {
-	if a.Token == "" || r.URL.Path == "/healthz" || r.URL.Path == loginPath ||
+	if a.Token == "" || unauthenticated(r.URL.Path) || r.URL.Path == loginPath ||
 		strings.HasPrefix(r.URL.Path, "/ui/static/") {
 		return true
 	}

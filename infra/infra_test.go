@@ -46,6 +46,10 @@ func codeEnv(t *testing.T) map[string]bool {
 				s, _ := strconv.Unquote(lit.Value)
 				env[s] = true
 			}
+			// os.Getenv(function.SecretEnv): the shared invocation secret.
+			if sel, ok := call.Args[0].(*ast.SelectorExpr); ok && sel.Sel.Name == "SecretEnv" {
+				env[function.SecretEnv] = true
+			}
 			return true
 		})
 	}
@@ -371,6 +375,14 @@ func TestKnativeService(t *testing.T) {
 	}
 	checkEnv(t, "knative", names, code, false)
 	httpPaths(t, get(t, c, "readinessProbe", "httpGet", "path").(string))
+	// The image is a kustomize parameter, set with kustomize edit set image.
+	if img := get(t, c, "image"); img != "sluice-function" {
+		t.Errorf("image %v, want the kustomize name sluice-function", img)
+	}
+	k := readYAML(t, "knative/kustomization.yaml")
+	if get(t, k, "images", 0, "name") != "sluice-function" {
+		t.Error("knative/kustomization.yaml does not parameterize the image sluice-function")
+	}
 }
 
 func TestOpenFaaSStack(t *testing.T) {
@@ -382,8 +394,9 @@ func TestOpenFaaSStack(t *testing.T) {
 	fn := get(t, m, "functions", "sluice-function")
 	checkEnv(t, "openfaas", keys(get(t, fn, "environment")), code, false)
 	httpPaths(t, get(t, fn, "annotations", "com.openfaas.health.http.path").(string))
-	if img := get(t, fn, "image").(string); !strings.Contains(img, "sluice-function") {
-		t.Errorf("image %s", img)
+	// The image is a parameter faas-cli fills in from the environment.
+	if img := get(t, fn, "image").(string); img != "${SLUICE_FUNCTION_IMAGE}" {
+		t.Errorf("image %s, want the parameter ${SLUICE_FUNCTION_IMAGE}", img)
 	}
 }
 

@@ -35,7 +35,7 @@ const (
 func deployCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "deploy",
-		Usage: "deploy the sluice function to a FaaS platform",
+		Usage: "deploy sluice: the function to Lambda, or the whole system to AWS (Terraform) or Kubernetes (kustomize)",
 		Subcommands: []*cli.Command{{
 			Name:  "lambda",
 			Usage: "create or update the function on AWS Lambda (provided.al2023, the bootstrap built by make function)",
@@ -59,7 +59,7 @@ func deployCommand() *cli.Command {
 				&cli.BoolFlag{Name: "dry-run", Usage: "print the calls without making them"},
 			},
 			Action: deployLambda,
-		}},
+		}, platformDeployCommand("aws"), platformDeployCommand("k8s")},
 	}
 }
 
