@@ -291,7 +291,14 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 		}
 		return &c, nil, nil
 	}
-	return nil, nil, p.fail("correlated subquery of this shape")
+	// Any other node (VALUES, ...) is kept as it is when nothing below it
+	// refers to the outer query.
+	for _, id := range freeCols(n) {
+		if p.free[id] {
+			return nil, nil, p.fail("correlated subquery of this shape")
+		}
+	}
+	return n, nil, nil
 }
 
 // splitEq splits a correlated equality into its inner and outer sides.
@@ -390,11 +397,31 @@ func (p *puller) keepEmptyValue(j *joinNode, empty *plan.Expr) node {
 // foldDeep folds e bottom-up.
 func foldDeep(e *plan.Expr) *plan.Expr {
 	return rewriteExpr(e, func(x *plan.Expr) *plan.Expr {
+		if x.Op == plan.OpCase {
+			return foldCase(x)
+		}
 		if r := fold(x); r != x {
 			return r
 		}
 		return nil
 	})
+}
+
+// foldCase picks the branch of a CASE whose conditions up to it are
+// literals (a NULL or false condition does not match); nil when a
+// condition before the match is not a literal.
+func foldCase(e *plan.Expr) *plan.Expr {
+	n := len(e.Args) - 1
+	for i := 0; i+1 <= n-1; i += 2 {
+		w := e.Args[i]
+		if !isLit(w) {
+			return nil
+		}
+		if !w.Value.Null && w.Value.B {
+			return e.Args[i+1]
+		}
+	}
+	return e.Args[n]
 }
 
 // nullableExpr reports whether e may be NULL (conservatively).
