@@ -223,7 +223,15 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return b.bindExistsValue(sl, c)
 	case pg.SubLinkType_ALL_SUBLINK:
-		return nil, b.unsupported(sl.Location, "ALL (subquery)")
+		if len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() == "<>" {
+			// x <> ALL (q) is NOT (x IN (q)), NULLs included.
+			in, err := b.bindInValue(sl, c)
+			if err != nil {
+				return nil, err
+			}
+			return plan.Call(plan.OpNot, plan.BoolType, in), nil
+		}
+		return nil, b.unsupported(sl.Location, "ALL (subquery) with an operator other than <>")
 	default:
 		return nil, b.unsupported(sl.Location, "this kind of subquery")
 	}
