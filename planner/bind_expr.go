@@ -803,6 +803,12 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		}
 		return b.bindAggregate(fc, fn, c)
 	}
+	if f, ok := statementTimeFuncs[name]; ok {
+		if len(fc.Args) > 0 || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s() takes no arguments", name)
+		}
+		return f(b), nil
+	}
 	switch name {
 	case "extract", "date_part", "substring", "substr":
 		if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {

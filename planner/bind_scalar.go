@@ -79,3 +79,77 @@ func (b *binder) bindExistsValue(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error)
 	}
 	return fold(plan.Call(plan.OpIsNotNull, plan.BoolType, v)), nil
 }
+
+// bindInValue binds x IN (q) where it is a value rather than a conjunct
+// of WHERE or HAVING (under OR or NOT, in the select list): a mark of
+// whether x matched, with IN's three-valued logic. It is built from two
+// scalar subqueries over q's one column v, which decorrelation handles as
+// any other (so q may be correlated):
+//
+//	m = (SELECT max(1) FROM (q) s(v) WHERE s.v = x)        -- x matched
+//	k = (SELECT max(CASE WHEN s.v IS NULL THEN 2 ELSE 1 END) FROM (q) s(v))
+//	                                                        -- NULL: q empty, 2: q has a NULL
+//	x IN (q) = CASE WHEN m IS NOT NULL THEN true
+//	                WHEN k IS NULL THEN false
+//	                WHEN x IS NULL OR k = 2 THEN NULL
+//	                ELSE false END
+//
+// m correlates on x by equality, so it becomes a join on x = v with q
+// grouped by v; k is one row per query when q is uncorrelated.
+func (b *binder) bindInValue(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
+	if sl.Testexpr.GetRowExpr() != nil {
+		return nil, b.unsupported(sl.Location, "row-valued IN (subquery)")
+	}
+	const alias, colName = "__sluice_in", "__sluice_v"
+	str := func(s string) *pg.Node { return &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: s}}} }
+	ival := func(v int32) *pg.Node {
+		return &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Ival{Ival: &pg.Integer{Ival: v}}, Location: -1}}}
+	}
+	from := func() []*pg.Node {
+		return []*pg.Node{{Node: &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
+			Subquery: proto.Clone(sl.Subselect).(*pg.Node),
+			Alias:    &pg.Alias{Aliasname: alias, Colnames: []*pg.Node{str(colName)}},
+		}}}}
+	}
+	v := func() *pg.Node {
+		return &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{str(alias), str(colName)}, Location: -1}}}
+	}
+	maxOf := func(arg *pg.Node) []*pg.Node {
+		f := &pg.Node{Node: &pg.Node_FuncCall{FuncCall: &pg.FuncCall{Funcname: []*pg.Node{str("max")}, Args: []*pg.Node{arg}, Location: sl.Location}}}
+		return []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: f, Location: -1}}}}
+	}
+	scalar := func(sel *pg.SelectStmt) (*plan.Expr, error) {
+		return b.bindScalarSubquery(&pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK, Location: sl.Location,
+			Subselect: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}, c)
+	}
+	out := sl.Subselect.GetSelectStmt()
+	if out == nil {
+		return nil, b.unsupported(sl.Location, "this IN (subquery) form")
+	}
+	eq := &pg.Node{Node: &pg.Node_AExpr{AExpr: &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{str("=")},
+		Lexpr: v(), Rexpr: proto.Clone(sl.Testexpr).(*pg.Node), Location: sl.Location}}}
+	m, err := scalar(&pg.SelectStmt{Op: pg.SetOperation_SETOP_NONE, TargetList: maxOf(ival(1)), FromClause: from(), WhereClause: eq})
+	if err != nil {
+		return nil, err
+	}
+	isNull := &pg.Node{Node: &pg.Node_NullTest{NullTest: &pg.NullTest{Arg: v(), Nulltesttype: pg.NullTestType_IS_NULL, Location: -1}}}
+	kase := &pg.Node{Node: &pg.Node_CaseExpr{CaseExpr: &pg.CaseExpr{
+		Args:      []*pg.Node{{Node: &pg.Node_CaseWhen{CaseWhen: &pg.CaseWhen{Expr: isNull, Result: ival(2), Location: -1}}}},
+		Defresult: ival(1), Location: -1}}}
+	k, err := scalar(&pg.SelectStmt{Op: pg.SetOperation_SETOP_NONE, TargetList: maxOf(kase), FromClause: from()})
+	if err != nil {
+		return nil, err
+	}
+	x, err := b.bindExpr(sl.Testexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	isNullOf := func(e *plan.Expr) *plan.Expr { return plan.Call(plan.OpIsNull, plan.BoolType, e) }
+	unknown := plan.Call(plan.OpOr, plan.BoolType, isNullOf(x),
+		plan.Call(plan.OpEq, plan.BoolType, k, plan.Literal(plan.Value{I: 2}, k.Type)))
+	return plan.Call(plan.OpCase, plan.BoolType,
+		plan.Call(plan.OpIsNotNull, plan.BoolType, m), boolLit(true),
+		isNullOf(k), boolLit(false),
+		unknown, nullOf(plan.BoolType),
+		boolLit(false)), nil
+}

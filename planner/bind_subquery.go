@@ -98,7 +98,10 @@ func (b *binder) bindPredicate(ast *pg.Node, c *exprCtx, leaf func(*plan.Expr) (
 		if e, err = b.requireBool(e, clause, exprLoc(conj)); err != nil {
 			return nil, err
 		}
-		for _, x := range splitConjuncts(e) {
+		// Conjuncts shared by every OR branch stand alone, so that
+		// decorrelation can pull a correlation repeated in each branch
+		// (TPC-DS q41) and pushdown can use it.
+		for _, x := range factorOrs(splitConjuncts(e)) {
 			if !isTrueLit(x) {
 				p.conds = append(p.conds, x)
 			}
@@ -216,11 +219,19 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 		if s, _ := predicateSubLink(&pg.Node{Node: &pg.Node_SubLink{SubLink: sl}}); s == nil {
 			return nil, b.unsupported(sl.Location, "ANY/SOME (subquery) with an operator other than =")
 		}
-		return nil, b.unsupported(sl.Location, "EXISTS and IN (subquery) other than as a conjunct of WHERE or HAVING")
+		return b.bindInValue(sl, c)
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return b.bindExistsValue(sl, c)
 	case pg.SubLinkType_ALL_SUBLINK:
-		return nil, b.unsupported(sl.Location, "ALL (subquery)")
+		if len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() == "<>" {
+			// x <> ALL (q) is NOT (x IN (q)), NULLs included.
+			in, err := b.bindInValue(sl, c)
+			if err != nil {
+				return nil, err
+			}
+			return plan.Call(plan.OpNot, plan.BoolType, in), nil
+		}
+		return nil, b.unsupported(sl.Location, "ALL (subquery) with an operator other than <>")
 	default:
 		return nil, b.unsupported(sl.Location, "this kind of subquery")
 	}

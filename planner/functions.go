@@ -249,21 +249,45 @@ func (b *binder) bindMinMax(mm *pg.MinMaxExpr, c *exprCtx) (*plan.Expr, error) {
 	return b.callByName(name, args, mm.Location)
 }
 
-// bindSQLValueFunction binds CURRENT_DATE (the statement's date, UTC, the
-// same for every row and every call in the query).
+// bindSQLValueFunction binds CURRENT_DATE and CURRENT_TIMESTAMP /
+// LOCALTIMESTAMP: the statement's date or time, UTC, fixed when the query
+// is planned, so the same for every row, every call and every task of the
+// query (it is a literal in the plan).
 func (b *binder) bindSQLValueFunction(f *pg.SQLValueFunction) (*plan.Expr, error) {
 	switch f.Op {
 	case pg.SQLValueFunctionOp_SVFOP_CURRENT_DATE:
-		return lit(plan.Value{I: int64(daysOf(b.statementTime()))}, plan.DateType), nil
+		return b.currentDate(), nil
+	case pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP, pg.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N,
+		pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
+		return b.currentTimestamp(), nil
 	}
 	return nil, b.unsupported(f.Location, "SQL value function "+strings.TrimPrefix(f.Op.String(), "SVFOP_"))
 }
 
 func (b *binder) statementTime() time.Time {
 	if b.now.IsZero() {
-		b.now = time.Now().UTC()
+		b.now = time.Now().UTC().Truncate(time.Microsecond)
 	}
 	return b.now
+}
+
+// currentDate is CURRENT_DATE (today()): the statement's date.
+func (b *binder) currentDate() *plan.Expr {
+	return lit(plan.Value{I: int64(daysOf(b.statementTime()))}, plan.DateType)
+}
+
+// currentTimestamp is now() / CURRENT_TIMESTAMP: the statement's time in
+// microseconds since the epoch, UTC.
+func (b *binder) currentTimestamp() *plan.Expr {
+	return lit(plan.Value{I: b.statementTime().UnixMicro()}, plan.TimestampType)
+}
+
+// statementTimeFuncs are the functions without arguments that read the
+// statement time.
+var statementTimeFuncs = map[string]func(*binder) *plan.Expr{
+	"now": (*binder).currentTimestamp, "get_current_timestamp": (*binder).currentTimestamp,
+	"transaction_timestamp": (*binder).currentTimestamp, "current_timestamp": (*binder).currentTimestamp,
+	"today": (*binder).currentDate, "current_date": (*binder).currentDate,
 }
 
 // bindILike binds a [NOT] ILIKE pattern as lower(a) [NOT] LIKE lower(pattern).

@@ -27,8 +27,10 @@ import (
 //     correlation columns and left-joined, a row without matches gets
 //     NULL, which equals q's value over no rows only when that value is
 //     NULL (sum, avg, min, max, and strict expressions of them). COUNT is
-//     0 over no rows (the "count bug"), so a value that is not NULL over
-//     no rows is rejected (SL005).
+//     0 over no rows (the "count bug"): when the value over no rows is a
+//     constant other than NULL, the subquery side carries a match column
+//     and a projection over the join gives that constant to the rows
+//     without a match (keepEmptyValue).
 //   - NOT IN with a correlation is only rewritten when the compared values
 //     cannot be NULL (then it is a plain anti join).
 //
@@ -101,10 +103,14 @@ func (r decorrelateSubqueries) decorrelate(j *joinNode, rc *ruleCtx) (node, erro
 		if p.agg == nil || p.aggGroups {
 			return nil, p.fail("correlated scalar subqueries other than an aggregate without GROUP BY")
 		}
-		if err := p.checkEmptyGroup(right, j.scalarCol); err != nil {
+		empty, err := p.emptyValue(right, j.scalarCol)
+		if err != nil {
 			return nil, err
 		}
-		return &out, nil
+		if isNullLit(empty) {
+			return &out, nil
+		}
+		return p.keepEmptyValue(&out, empty), nil
 	}
 	if p.agg != nil && !p.aggGroups {
 		return nil, p.fail("correlated EXISTS or IN over an aggregate without GROUP BY")
@@ -285,7 +291,14 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 		}
 		return &c, nil, nil
 	}
-	return nil, nil, p.fail("correlated subquery of this shape")
+	// Any other node (VALUES, ...) is kept as it is when nothing below it
+	// refers to the outer query.
+	for _, id := range freeCols(n) {
+		if p.free[id] {
+			return nil, nil, p.fail("correlated subquery of this shape")
+		}
+	}
+	return n, nil, nil
 }
 
 // splitEq splits a correlated equality into its inner and outer sides.
@@ -305,12 +318,13 @@ func (p *puller) splitEq(e *plan.Expr) (inner, outer *plan.Expr, ok bool) {
 	return nil, nil, false
 }
 
-// checkEmptyGroup rejects the count bug: the scalar subquery's value over
-// no rows must be NULL, which is what the left join gives a row without
-// matches. The value is the expression computing col in the projection on
-// top of the decorrelated plan, with each aggregate replaced by its result
-// over no rows (0 for counts, NULL otherwise) and folded.
-func (p *puller) checkEmptyGroup(right node, col colID) error {
+// emptyValue returns the scalar subquery's value over no rows, a literal:
+// the expression computing col in the projections on top of the
+// decorrelated plan, with each aggregate replaced by its result over no
+// rows (0 for counts, NULL otherwise) and folded. A left join row without
+// matches gets NULL; when this value is not NULL (the "count bug") the
+// join is wrapped by keepEmptyValue.
+func (p *puller) emptyValue(right node, col colID) (*plan.Expr, error) {
 	value := p.rc.md.ref(col)
 	n := right
 	for {
@@ -326,32 +340,88 @@ func (p *puller) checkEmptyGroup(right node, col colID) error {
 		n = pr.input
 	}
 	if n != node(p.agg) {
-		return p.fail("correlated scalar subqueries with HAVING")
+		return nil, p.fail("correlated scalar subqueries with HAVING")
 	}
 	subst := map[colID]*plan.Expr{}
 	for i, id := range p.agg.aggCols {
 		a := p.agg.aggs[i]
 		switch a.fn {
-		case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
-			subst[id] = intLit(0)
+		case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggApproxCountDistinct:
+			subst[id] = plan.Literal(plan.Value{I: 0}, a.typ)
 		default:
 			subst[id] = nullOf(a.typ)
 		}
 	}
-	if v := foldDeep(substCols(value, subst)); !isNullLit(v) {
-		return p.fail(fmt.Sprintf("correlated scalar subquery whose value over no rows is not NULL (%s; COUNT is 0)", exprString(value)))
+	v := foldDeep(substCols(value, subst))
+	if !isLit(v) {
+		return nil, p.fail(fmt.Sprintf("correlated scalar subquery whose value over no rows is not a constant (%s)", exprString(value)))
 	}
-	return nil
+	return v, nil
+}
+
+// keepEmptyValue fixes the count bug of a decorrelated scalar subquery
+// join j whose value over no rows is empty (not NULL): the subquery side
+// also yields a TRUE match column, and a projection over the join gives
+// the value column back as CASE WHEN match IS NULL THEN empty ELSE value
+// END, so a left row without matching subquery rows sees empty (COUNT
+// over no rows is 0), as per-row evaluation would.
+func (p *puller) keepEmptyValue(j *joinNode, empty *plan.Expr) node {
+	md := p.rc.md
+	col := md.col(j.scalarCol)
+	inner := md.add(column{name: col.name, typ: col.typ, nullable: true})
+	match := md.add(column{name: "match", typ: plan.BoolType, nullable: true})
+	right := &projectNode{input: j.right}
+	for _, id := range j.right.output() {
+		right.exprs = append(right.exprs, md.ref(id))
+		if id == j.scalarCol {
+			right.cols = append(right.cols, inner)
+		} else {
+			right.cols = append(right.cols, id)
+		}
+	}
+	right.exprs = append(right.exprs, boolLit(true))
+	right.cols = append(right.cols, match)
+	out := *j
+	out.right, out.scalarCol, out.cols = right, inner, nil
+	top := &projectNode{input: &out}
+	for _, id := range out.left.output() {
+		top.exprs = append(top.exprs, md.ref(id))
+		top.cols = append(top.cols, id)
+	}
+	top.exprs = append(top.exprs, plan.Call(plan.OpCase, col.typ,
+		plan.Call(plan.OpIsNull, plan.BoolType, md.ref(match)), empty, md.ref(inner)))
+	top.cols = append(top.cols, j.scalarCol)
+	return top
 }
 
 // foldDeep folds e bottom-up.
 func foldDeep(e *plan.Expr) *plan.Expr {
 	return rewriteExpr(e, func(x *plan.Expr) *plan.Expr {
+		if x.Op == plan.OpCase {
+			return foldCase(x)
+		}
 		if r := fold(x); r != x {
 			return r
 		}
 		return nil
 	})
+}
+
+// foldCase picks the branch of a CASE whose conditions up to it are
+// literals (a NULL or false condition does not match); nil when a
+// condition before the match is not a literal.
+func foldCase(e *plan.Expr) *plan.Expr {
+	n := len(e.Args) - 1
+	for i := 0; i+1 <= n-1; i += 2 {
+		w := e.Args[i]
+		if !isLit(w) {
+			return nil
+		}
+		if !w.Value.Null && w.Value.B {
+			return e.Args[i+1]
+		}
+	}
+	return e.Args[n]
 }
 
 // nullableExpr reports whether e may be NULL (conservatively).

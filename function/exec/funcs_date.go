@@ -173,7 +173,19 @@ var (
 
 // strftime formats a date with DuckDB's (C strftime) format specifiers.
 func strftime(days int64, format string) (string, error) {
+	return strftimeAt(days, 0, format)
+}
+
+// strftimeTimestamp formats a timestamp (microseconds since the epoch).
+func strftimeTimestamp(us int64, format string) (string, error) {
+	days := floorDivI(us, usPerDay)
+	return strftimeAt(days, us-days*usPerDay, format)
+}
+
+// strftimeAt formats the instant tod microseconds into day days.
+func strftimeAt(days, tod int64, format string) (string, error) {
 	y, m, d := civilFromDays(days)
+	hour, minute, sec, micro := tod/3_600_000_000, tod/60_000_000%60, tod/1_000_000%60, tod%1_000_000
 	dow := isoDow(days) % 7
 	var b strings.Builder
 	pad := func(v int64, w int) {
@@ -240,16 +252,34 @@ func strftime(days int64, format string) (string, error) {
 		case 'G':
 			iy, _ := isoWeek(days)
 			pad(iy, 4)
-		case 'H', 'I', 'M', 'S':
-			if spec == 'I' {
-				pad(12, w)
-			} else {
-				pad(0, w)
+		case 'H':
+			pad(hour, w)
+		case 'I':
+			h12 := hour % 12
+			if h12 == 0 {
+				h12 = 12
 			}
+			pad(h12, w)
+		case 'M':
+			pad(minute, w)
+		case 'S':
+			pad(sec, w)
 		case 'p':
-			b.WriteString("AM")
+			if hour < 12 {
+				b.WriteString("AM")
+			} else {
+				b.WriteString("PM")
+			}
 		case 'f':
-			b.WriteString("000000")
+			pad(micro, 6)
+		case 'g':
+			pad(micro/1000, 3)
+		case 'T':
+			pad(hour, 2)
+			b.WriteByte(':')
+			pad(minute, 2)
+			b.WriteByte(':')
+			pad(sec, 2)
 		case 'F':
 			b.WriteString(string(appendDate(nil, int32(days))))
 		case '%':
@@ -315,11 +345,15 @@ func dateFunctions() []*ScalarFunction {
 					return nil
 				})
 			}},
-		{Name: "strftime", Doc: "the date formatted with strftime specifiers (%Y-%m-%d, %B, %a, %j, ...)",
-			Signatures: []Signature{sig(str, tD, tS)},
+		{Name: "strftime", Doc: "the date or timestamp formatted with strftime specifiers (%Y-%m-%d, %H:%M:%S, %f, %B, %a, %j, ...)",
+			Signatures: []Signature{sig(str, tD, tS), sig(str, plan.Timestamp, tS)},
 			Kernel: func(c *Call) (arrow.Array, error) {
+				format := strftime
+				if c.Args[0].Type().ID == plan.Timestamp {
+					format = strftimeTimestamp
+				}
 				return eachRow(c, func(i int, o *out) error {
-					s, err := strftime(c.Args[0].Int(i), c.Args[1].Str(i))
+					s, err := format(c.Args[0].Int(i), c.Args[1].Str(i))
 					if err != nil {
 						return err
 					}

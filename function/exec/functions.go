@@ -113,7 +113,8 @@ func (d Datum) Str(i int) string {
 	return d.arr.(*array.String).Value(i)
 }
 
-// Int returns row i of an int64, decimal (unscaled) or date (days) datum.
+// Int returns row i of an int64, decimal (unscaled), date (days) or
+// timestamp (microseconds) datum.
 func (d Datum) Int(i int) int64 {
 	if d.arr == nil {
 		return d.lit.I
@@ -124,6 +125,8 @@ func (d Datum) Int(i int) int64 {
 	case *array.Decimal64:
 		return int64(a.Value(i))
 	case *array.Date32:
+		return int64(a.Value(i))
+	case *array.Timestamp:
 		return int64(a.Value(i))
 	}
 	return 0

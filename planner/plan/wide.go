@@ -108,21 +108,21 @@ func ParseTimestamp(s string) (int64, error) {
 		if !digitsOnly(parts[0], 1, 2) || !digitsOnly(parts[1], 2, 2) {
 			return bad()
 		}
-		fmt.Sscan(parts[0], &h)
-		fmt.Sscan(parts[1], &m)
+		// Decimal digits only (fmt.Sscan would read "09" as bad octal).
+		h, m = decimalDigits(parts[0]), decimalDigits(parts[1])
 		var sec, frac int64
 		if len(parts) == 3 {
 			whole, f, hasFrac := strings.Cut(parts[2], ".")
 			if !digitsOnly(whole, 2, 2) || (hasFrac && !digitsOnly(f, 1, 9)) {
 				return bad()
 			}
-			fmt.Sscan(whole, &sec)
+			sec = decimalDigits(whole)
 			if hasFrac {
 				if len(f) > 6 {
 					f = f[:6]
 				}
 				f += strings.Repeat("0", 6-len(f))
-				fmt.Sscan(f, &frac)
+				frac = decimalDigits(f)
 			}
 		}
 		if h > 24 || m > 59 || sec > 60 || (h == 24 && (m != 0 || sec != 0 || frac != 0)) {
@@ -134,6 +134,16 @@ func ParseTimestamp(s string) (int64, error) {
 		return bad()
 	}
 	return days*MicrosPerDay + micros, nil
+}
+
+// decimalDigits is the value of a string of decimal digits (checked by
+// digitsOnly before).
+func decimalDigits(s string) int64 {
+	var v int64
+	for _, c := range s {
+		v = v*10 + int64(c-'0')
+	}
+	return v
 }
 
 func digitsOnly(s string, minLen, maxLen int) bool {
