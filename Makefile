@@ -160,4 +160,4 @@ $(BIN)/kubeconform:
 # the coordinator image's entrypoint run as a plain process.
 test-deploy: $(BIN)/minio $(BIN)/kubeconform
 	$(GO) test -count=1 ./infra/ ./cmd/sluice/ -run 'Deploy|Template|Terraform|Kube|Knative|OpenFaaS|SAM|Dockerfile|Render'
-	$(GO) test -count=1 ./tests/ -run 'TestCoordinatorImageEntrypoint'
+	SLUICE_IMAGE_BUILD=1 $(GO) test -count=1 -timeout 30m ./tests/ -run 'TestCoordinatorImageEntrypoint'
