@@ -33,6 +33,7 @@ func TestJobDetailViews(t *testing.T) {
 	}
 	cfg := testConfig("c1")
 	cfg.Adaptive = true
+	cfg.PackBytes = 0 // one invocation per attempt: the timeline's accounting is what is checked
 	c := e.coordinator(t, cfg)
 	ctx := context.Background()
 	job, err := c.Submit(ctx, "select x from t", SubmitOptions{})

@@ -75,11 +75,38 @@ type fakeInvoker struct {
 }
 
 func (f *fakeInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) {
+	if function.IsBatch(body) {
+		// A packed invocation, as function.Runtime answers it: one call,
+		// every member run on its own, a member's failure in its result.
+		f.calls.Add(1)
+		var b function.Batch
+		if err := json.Unmarshal(body, &b); err != nil {
+			return nil, err
+		}
+		out := function.Batch{Version: b.Version, Results: make([]json.RawMessage, len(b.Specs))}
+		for i, m := range b.Specs {
+			r, err := f.invokeOne(ctx, m)
+			if err != nil {
+				spec, _ := function.DecodeSpec(m)
+				res := &function.TaskResult{Error: err.Error(), Kind: function.ErrTransient}
+				if spec != nil {
+					res.Job, res.Stage, res.Task, res.Attempt, res.Fence = spec.Job, spec.Stage, spec.Task, spec.Attempt, spec.Fence
+				}
+				r, _ = json.Marshal(res)
+			}
+			out.Results[i] = r
+		}
+		return json.Marshal(&out)
+	}
+	f.calls.Add(1)
+	return f.invokeOne(ctx, body)
+}
+
+func (f *fakeInvoker) invokeOne(ctx context.Context, body []byte) ([]byte, error) {
 	spec, err := function.DecodeSpec(body)
 	if err != nil {
 		return nil, err
 	}
-	f.calls.Add(1)
 	f.mu.Lock()
 	f.specs = append(f.specs, spec)
 	f.mu.Unlock()
