@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"testing"
@@ -20,7 +21,11 @@ func TestTPCHSpill(t *testing.T) {
 	}
 	dir := dataDir(t, *sfFlag)
 	db := openDuck(t, dir)
-	const fnMem = 512 << 10 // operators get half: 256 KiB per task
+	// 512 KiB functions at SF 0.01 (operators get half: 256 KiB per task),
+	// scaled with the data at larger SFs: a grace-join partition must fit
+	// the budget (partitions are not split again yet), so the ratio of data
+	// to memory, not the absolute budget, is what this test holds fixed.
+	fnMem := int64(512<<10) * max(1, int64(math.Round(*sfFlag/0.01)))
 	spillDir := t.TempDir()
 	st := startStack(t, "", func(o *local.Options) { o.FunctionMemory = fnMem })
 	st.Runtime.SpillDir = spillDir
