@@ -469,40 +469,7 @@ func cmpFloat(a, b float64) int {
 	return cmp.Compare(a, b)
 }
 
-func (f *flatKey) cmp(a, b int32) int {
-	if f.null != nil {
-		na, nb := f.null[a], f.null[b]
-		if na || nb {
-			switch {
-			case na && nb:
-				return 0
-			case na == f.nullsFirst:
-				return -1
-			default:
-				return 1
-			}
-		}
-	}
-	var c int
-	switch f.k {
-	case kInt64:
-		c = cmp.Compare(f.i64[a], f.i64[b])
-	case kFloat64:
-		c = cmpFloat(f.f64[a], f.f64[b])
-	case kDate:
-		c = cmp.Compare(f.i32[a], f.i32[b])
-	case kDec128:
-		c = f.d128[a].Cmp(f.d128[b])
-	case kBool:
-		c = cmp.Compare(b2u(f.bl[a]), b2u(f.bl[b]))
-	case kString:
-		c = cmp.Compare(f.str[a], f.str[b])
-	}
-	if f.desc {
-		return -c
-	}
-	return c
-}
+func (f *flatKey) cmp(a, b int32) int { return f.cmpWith(a, f, b) }
 
 func compareRows(keys []*flatKey, a, b int32) int {
 	for _, k := range keys {
