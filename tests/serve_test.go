@@ -23,8 +23,16 @@ import (
 // containing "http://" on stdout, returning the URL it names.
 func startProc(t *testing.T, bin string, env []string, args ...string) string {
 	t.Helper()
+	return startWithEnv(t, bin, append(os.Environ(), env...), 30*time.Second, args...)
+}
+
+// startWithEnv runs bin with args and exactly env, in a process group
+// stopped at the test's end, and returns the first URL it prints on stdout
+// within wait.
+func startWithEnv(t *testing.T, bin string, env []string, wait time.Duration, args ...string) string {
+	t.Helper()
 	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
+	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	out, err := cmd.StdoutPipe()
@@ -52,7 +60,7 @@ func startProc(t *testing.T, bin string, env []string, args ...string) string {
 	select {
 	case u := <-urlc:
 		return u
-	case <-time.After(30 * time.Second):
+	case <-time.After(wait):
 		t.Fatalf("%v did not start", args)
 		return ""
 	}
