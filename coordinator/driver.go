@@ -200,6 +200,10 @@ func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job 
 				c.log.Error("job state vanished from Redis; stopping", "job", job)
 				cancel()
 				return
+			case err == nil && !ok && c.jobFinished(ctx, job):
+				// Acquire refuses a finished job as it refuses one held by
+				// another; the drive finishing it is not a lost lease.
+				return
 			case err == nil && (!ok || f != fence):
 				c.log.Warn("lost lease", "job", job, "fence", fence, "now", f)
 				retake.Store(ok) // ours again, under a new fence
@@ -208,6 +212,13 @@ func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job 
 			}
 		}
 	}
+}
+
+// jobFinished reports whether job's record says it reached a terminal
+// state (false when the record cannot be read).
+func (c *Coordinator) jobFinished(ctx context.Context, job string) bool {
+	m, err := c.store.Job(ctx, job)
+	return err == nil && JobState(m["state"]).Terminal()
 }
 
 // load rebuilds a job's run state from Redis.
