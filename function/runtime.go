@@ -311,6 +311,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		res.SpillBytes, res.SpillFiles = opts.Pool.SpillBytes(), opts.Pool.SpillCount()
 	}()
 	opts.Metrics = exec.NewMetrics() // one per task: the operators' metrics
+	opts.Sink = fileSink{bucket: r.Bucket, job: spec.Job, task: spec.Task}
 	op, err := exec.Build(ctx, st.Root, lv, opts)
 	if err != nil {
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
@@ -613,3 +614,18 @@ func (e *exchangeReader) Close() error {
 	}
 	return nil
 }
+
+// fileSink is the task's exec.FileSink: a table writer's file goes into
+// the job's bucket under the name of the job and task (plan.WriteFileName),
+// so every attempt of a task writes the same key.
+type fileSink struct {
+	bucket objstore.Bucket
+	job    string
+	task   int
+}
+
+func (f fileSink) PutFile(ctx context.Context, key string, body []byte) error {
+	return f.bucket.Put(ctx, key, body)
+}
+
+func (f fileSink) Writer() (string, int) { return f.job, f.task }

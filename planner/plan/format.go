@@ -147,6 +147,8 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 			sets[i] = "[" + physExprs(p, nil, exprName) + "]"
 		}
 		return "Expand: " + strings.Join(sets, ", ")
+	case KindWrite:
+		return fmt.Sprintf("Write: format=%s prefix=%s columns=[%s]", n.Write.Format, n.Write.Prefix, strings.Join(n.Write.Columns, ", "))
 	case KindFilter:
 		return "Filter: " + n.Predicate.String()
 	case KindProject:

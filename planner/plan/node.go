@@ -29,6 +29,7 @@ type Node struct {
 	SortKeys  []SortKey  `json:"sort_keys,omitempty"`
 	Window    *Window    `json:"window,omitempty"` // KindWindow (window.go)
 	Expand    [][]*Expr  `json:"expand,omitempty"` // KindExpand (expand.go)
+	Write     *Write     `json:"write,omitempty"`  // KindWrite (write.go)
 	// Limit is the row limit of KindLimit and KindSort (-1: none);
 	// Offset applies to KindLimit only.
 	Limit  int64 `json:"limit"`

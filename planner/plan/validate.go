@@ -63,6 +63,15 @@ func (g *Graph) Validate() error {
 		if err := g.validateStage(s, byID); err != nil {
 			return bad("stage %d: %v", s.ID, err)
 		}
+		writes := 0
+		Walk(s.Root, func(n *Node) {
+			if n.Kind == KindWrite {
+				writes++
+			}
+		})
+		if writes > 0 && (s.Root.Kind != KindWrite || writes > 1) {
+			return bad("stage %d: a write node that is not the stage's root", s.ID)
+		}
 	}
 	if c := g.cycle(byID); c != nil {
 		return bad("stages read each other in a cycle: %v", c)
@@ -197,7 +206,7 @@ func validatePartitioning(p Partitioning, schema Schema) error {
 // validateNode checks one node against its kind's contract (node.go,
 // join.go).
 func validateNode(n *Node) error {
-	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindSingleRow: 1, KindFilter: 1, KindProject: 1,
+	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindSingleRow: 1, KindWrite: 1, KindFilter: 1, KindProject: 1,
 		KindAggregate: 1, KindSort: 1, KindLimit: 1, KindHashJoin: 2, KindCrossJoin: 2}
 	if want, ok := inputs[n.Kind]; ok && len(n.Inputs) != want {
 		return fmt.Errorf("%d inputs, want %d", len(n.Inputs), want)
@@ -217,6 +226,8 @@ func validateNode(n *Node) error {
 		in = n.Inputs[0].Schema
 	}
 	switch n.Kind {
+	case KindWrite:
+		return validateWrite(n)
 	case KindWindow:
 		if n.Window == nil {
 			return errors.New("no Window")
