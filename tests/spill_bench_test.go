@@ -32,7 +32,9 @@ var (
 // invoked and the $ estimate (list prices), then totals and the PUTs the
 // old one-object-per-partition layout would have issued (an upper bound:
 // every task writing every partition of its output, plus its manifest).
-// A wrong answer or a task over its budget fails the benchmark.
+// Last it prints a planning-only projection of the same queries at SF 100
+// and SF 1,000 (projectQuery: synthetic statistics, no data). A wrong
+// answer or a task over its budget fails the benchmark.
 func BenchmarkSpill(b *testing.B) {
 	if _, err := os.Stat(filepath.Join("..", "planner", "testdata", "tpch", "q01.sql")); err != nil {
 		b.Skip("TPC-H query texts not present")
@@ -126,6 +128,15 @@ func BenchmarkSpill(b *testing.B) {
 	}
 	report += fmt.Sprintf("%-6s %9.2f %9.2f %6.1f %6s %10s %10s %6s %7d %7d %5d %5d %6d %9.5f %9d\n", "total", tot.sl.Seconds(), tot.dk.Seconds(),
 		tot.sl.Seconds()/tot.dk.Seconds(), fmt.Sprintf("%d bad", tot.wrong), fmt.Sprintf("%d over", tot.over), "", "", tot.get, tot.put, tot.list, tot.del, tot.inv, tot.dollars, tot.oldPut)
+	var picked []query
+	for _, q := range tpchQueries(b) {
+		if pick["all"] || pick[q.name] {
+			picked = append(picked, q)
+		}
+	}
+	// The planning-only projection: the run's own scale (to set the model
+	// against the measured counts above), then SF 100 and SF 1,000.
+	report += projectionReport(context.Background(), st.Catalog, picked, *sfFlag, []float64{*sfFlag, 100, 1000}, int64(fnMem), 32<<20)
 	fmt.Fprint(os.Stderr, report)
 }
 
