@@ -33,14 +33,31 @@ func TestCombineObjects(t *testing.T) {
 	want := duckRows(t, db, q)
 
 	ctx := context.Background()
-	runWith := func(budget int64) (*coordinator.JobStatus, map[int]int64) {
+	runWith := func(budget int64, faults string) (*coordinator.JobStatus, map[int]int64) {
+		var fi *coordinator.FaultInvoker
 		st := startStack(t, "", func(o *local.Options) {
 			o.Partitions = 16
 			o.Coordinator.SplitBytes = 1 // one task per row group
 			// The reader's 16 partitions of ~80 KiB coalesce into ~8 tasks.
 			o.Coordinator.AQE.TargetPartitionBytes = 160 << 10
 			o.Coordinator.AQE.GetBudget = budget
+			if faults != "" {
+				fc, err := coordinator.ParseFaults(faults)
+				if err != nil {
+					t.Fatal(err)
+				}
+				o.Coordinator.MaxAttempts = 8
+				o.Coordinator.PackBytes = 0 // faults per task, not per packed invocation
+				o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker {
+					fi = coordinator.NewFaultInvoker(inv, nil, fc) // its bucket is set once the stack runs
+					return fi
+				}
+			}
 		})
+		if fi != nil {
+			fi.Bucket = st.Bucket
+			t.Cleanup(func() { t.Logf("faults injected: %s", fi) })
+		}
 		if _, err := st.LoadDir(ctx, dir); err != nil {
 			t.Fatal(err)
 		}
@@ -61,11 +78,11 @@ func TestCombineObjects(t *testing.T) {
 		return res.Status, gets
 	}
 
-	off, offGets := runWith(0)
+	off, offGets := runWith(0, "")
 	if firedRule(off, "combine-objects") {
 		t.Fatal("combine-objects fired with the rule off")
 	}
-	on, onGets := runWith(100)
+	on, onGets := runWith(100, "")
 	if !firedRule(on, "combine-objects") {
 		t.Fatalf("combine-objects did not fire: %+v", on.Rounds)
 	}
@@ -114,6 +131,17 @@ func TestCombineObjects(t *testing.T) {
 	if onGets[reader]+onGets[combiner] >= offGets[reader] {
 		t.Fatalf("reader and combining stages issued %d + %d GETs, more than the reader's %d alone", onGets[reader], onGets[combiner], offGets[reader])
 	}
+
+	// The same under injected faults: objects the combining and reading
+	// tasks read are lost or corrupt, so their producers run again (a
+	// combining task run again must read the same objects), attempts crash
+	// or run twice; the answer stays DuckDB's.
+	t.Run("faults", func(t *testing.T) {
+		js, _ := runWith(100, "crash=0.03,error=0.03,duplicate=0.05,lose=0.1,corrupt=0.1,seed="+strconv.FormatUint(testSeed(t), 10))
+		if !firedRule(js, "combine-objects") {
+			t.Fatalf("combine-objects did not fire: %+v", js.Rounds)
+		}
+	})
 }
 
 // reads reports whether fragment n has an exchange leaf reading stage id.
