@@ -36,24 +36,30 @@ import (
 // merges the outputs it splits by), and a stage whose tasks are scan splits
 // (the re-planner does not know how many there are).
 //
-// K is the fewest tasks that keep a combining task's input near
-// Config.TargetPartitionBytes, the input coalescing gives a task:
+// K comes from the byte sizes and the budget. With T =
+// Config.TargetPartitionBytes, the input coalescing gives a task, K = ceil(
+// bytes(P) / T) tasks of the usual size, but no more than the budget allows
+// the readers (floor(budget / R)), and no fewer than tasks of
+// combineStretch x T (a combining task only streams: its memory is the
+// shuffle writer's bounded buffer, so a bigger input costs time, not
+// memory):
 //
-//	K = max(1, ceil(bytes(P) / TargetPartitionBytes))
+//	K = max(1, ceil(bytes(P) / (combineStretch x T)), min(ceil(bytes(P) / T), floor(budget / R)))
 //
-// (fewer, bigger tasks would save reader GETs but lose parallelism). The
-// rule fires only when that at least halves the GETs, the combining stage's
-// own counted, since the combining stage is one more round of writing and
-// reading P's bytes:
+// The rule fires only when that at least halves the GETs, the combining
+// stage's own counted, since the combining stage is one more round of
+// writing and reading P's bytes:
 //
 //	2K <= M (each task merges two objects or more), and 2 (M + K x R) <= G.
 //
-// For example, M = 1,000 objects holding 640 MiB, read by R = 500 tasks: G
-// = 500,000 > 10,000 (the default budget); K = 10, and readers issue 5,000
-// GETs after the combining stage's 1,000. With 64 GiB instead, K = 1,024 >
-// M/2: objects of ~64 MiB are big enough that GETs are not the cost, and
-// the rule leaves them. When K x R still exceeds the budget the rule fires
-// anyway (halving is worth it) and says so.
+// For example, with T = 64 MiB and the default budget of 10,000: M = 1,000
+// objects holding 640 MiB, read by R = 500 tasks, cost G = 500,000 GETs; K
+// = max(3, min(10, 20)) = 10, and the readers issue 5,000 GETs after the
+// combining stage's 1,000. With 6,400 MiB, K = max(25, min(100, 20)) = 25:
+// 12,500 GETs, over the budget but a fortieth of G, so the rule fires and
+// says so. With 64 GiB in only M = 100 objects (G = 50,000), K = 256 > M/2:
+// each reader's range of an object is ~1.3 MiB, not a small read, and the
+// rule leaves them.
 //
 // Safe because the combining stage is a pass-through (an exchange read,
 // plan.Node.SplitObjects, written with P's own partitioning), and the
@@ -95,10 +101,7 @@ func (CombineObjects) Apply(s *State) (string, error) {
 		if gets <= s.Config.GetBudget {
 			continue
 		}
-		k := int64(1)
-		if t := s.Config.TargetPartitionBytes; t > 0 {
-			k = max(1, (stats.Bytes+t-1)/t)
-		}
+		k := combineTasks(stats.Bytes, s.Config.TargetPartitionBytes, s.Config.GetBudget, tasks)
 		after := int64(m) + k*tasks
 		if 2*k > int64(m) || 2*after > gets {
 			continue
@@ -116,6 +119,22 @@ func (CombineObjects) Apply(s *State) (string, error) {
 			p.ID, m, strings.Join(ids, ","), tasks, gets, s.Config.GetBudget, c, k, after, over))
 	}
 	return strings.Join(notes, "; "), nil
+}
+
+// combineStretch is how many times the usual task input
+// (Config.TargetPartitionBytes) a combining task may read to keep the
+// readers within the GET budget.
+const combineStretch = 4
+
+// combineTasks returns K, the combining tasks for bytes read by readers of
+// tasks tasks in all (see CombineObjects).
+func combineTasks(bytes, target, budget, tasks int64) int64 {
+	if target <= 0 {
+		return 1
+	}
+	usual := (bytes + target - 1) / target
+	fewest := (bytes + combineStretch*target - 1) / (combineStretch * target)
+	return max(1, fewest, min(usual, budget/max(tasks, 1)))
 }
 
 // readGets returns the GETs stage c's tasks would issue reading finished

@@ -89,3 +89,26 @@ func TestCombineObjectsFires(t *testing.T) {
 		}
 	}
 }
+
+// TestCombineTasks: K from the byte sizes and the budget, the examples of
+// CombineObjects' doc comment among them.
+func TestCombineTasks(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		name                         string
+		bytes, target, budget, tasks int64
+		want                         int64
+	}{
+		{"usual size within budget", 640 * mib, 64 * mib, 10000, 500, 10},
+		{"budget limits, stretched tasks", 6400 * mib, 64 * mib, 10000, 500, 25},
+		{"big objects", 64 << 30, 64 * mib, 10000, 500, 256},
+		{"tiny input", 100, 64 * mib, 100, 8, 1},
+		{"budget below the readers", 8 * mib, 2 * mib, 3, 8, 1},
+		{"no target", 8 * mib, 0, 100, 8, 1},
+	}
+	for _, c := range cases {
+		if got := combineTasks(c.bytes, c.target, c.budget, c.tasks); got != c.want {
+			t.Errorf("%s: K = %d, want %d", c.name, got, c.want)
+		}
+	}
+}
