@@ -117,6 +117,7 @@ func (s *State) skip(id int, why string) {
 	}
 	s.Skipped[id] = why
 	delete(s.Groups, id)
+	delete(s.Combine, id)
 }
 
 // replaceExchanges replaces exchange leaves reading any of stages with Empty

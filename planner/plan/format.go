@@ -110,6 +110,9 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		}
 		return s
 	case KindExchange:
+		if n.SplitObjects {
+			return fmt.Sprintf("Exchange: stage=%d whole, objects split among tasks", n.Stage)
+		}
 		if n.Whole {
 			return fmt.Sprintf("Exchange: stage=%d whole", n.Stage)
 		}
