@@ -641,6 +641,38 @@ func prunePartitions(scan *plan.Node, lay *layout.Table) ([]layout.File, map[str
 	return kept, values, len(lay.Files) - len(kept), nil
 }
 
+// ExplainPruning returns, for every scan with a filter of a
+// hive-partitioned table in g, a line saying how many of the table's files
+// its partition filter prunes now (as the scan stage will when it starts),
+// for EXPLAIN.
+func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, error) {
+	var b strings.Builder
+	for _, st := range g.Stages {
+		var err error
+		plan.Walk(st.Root, func(n *plan.Node) {
+			if err != nil || n.Kind != plan.KindScan || n.Scan.Filter == nil {
+				return
+			}
+			var lay *layout.Table
+			if lay, err = tables.Layout(ctx, n.Scan.Table); err != nil || len(lay.Partitions) == 0 {
+				return
+			}
+			c, sc := *n, *n.Scan
+			sc.Partitions = lay.Partitions
+			c.Scan = &sc
+			var kept []layout.File
+			var pruned int
+			if kept, _, pruned, err = prunePartitions(&c, lay); err == nil {
+				fmt.Fprintf(&b, "partition pruning: stage %d scan %s: %d of %d files pruned, %d read\n", st.ID, n.Scan.Table, pruned, len(lay.Files), len(kept))
+			}
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
 // Splits packs table files' row groups into scan tasks of about target
 // bytes. A task's splits never cut a row group.
 func Splits(files []layout.File, target int64) [][]function.Split {

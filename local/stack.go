@@ -390,7 +390,15 @@ func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string,
 	if err != nil {
 		return nil, "", err
 	}
-	return pl.Graph, planner.Explain(pl), nil
+	text := planner.Explain(pl)
+	if tables, ok := p.Catalog.(coordinator.Tables); ok {
+		pruning, err := coordinator.ExplainPruning(ctx, tables, pl.Graph)
+		if err != nil {
+			return nil, "", err
+		}
+		text += pruning
+	}
+	return pl.Graph, text, nil
 }
 
 // ListTables implements coordinator.TableLister when the catalog is the

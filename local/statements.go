@@ -295,6 +295,13 @@ func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *co
 		return nil, st.QueryError(err)
 	}
 	text := planner.Explain(pl)
+	if tables, ok := p.Catalog.(coordinator.Tables); ok {
+		pruning, err := coordinator.ExplainPruning(ctx, tables, pl.Graph)
+		if err != nil {
+			return nil, err
+		}
+		text += pruning
+	}
 	if st.Analyze {
 		js, err := p.runQuery(ctx, st, env)
 		if err != nil {
@@ -303,8 +310,12 @@ func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *co
 		var b strings.Builder
 		fmt.Fprintf(&b, "job %s: %s\n%s\n== stage metrics\n", js.ID, js.State, js.Explain)
 		for _, s := range js.Stages {
-			fmt.Fprintf(&b, "Stage %d [%s] tasks=%d input_rows=%d input_bytes=%d output_rows=%d output_bytes=%d elapsed=%.3fs\n",
+			fmt.Fprintf(&b, "Stage %d [%s] tasks=%d input_rows=%d input_bytes=%d output_rows=%d output_bytes=%d elapsed=%.3fs",
 				s.ID, s.Output, s.Tasks, s.InputRows, s.InputBytes, s.Rows, s.Bytes, s.Seconds)
+			if s.FilesPruned > 0 {
+				fmt.Fprintf(&b, " files_pruned=%d", s.FilesPruned)
+			}
+			b.WriteByte('\n')
 		}
 		text = b.String()
 	}

@@ -116,6 +116,16 @@ func TestHivePartitionedTables(t *testing.T) {
 		})
 	}
 
+	// EXPLAIN shows the files a partition filter prunes; EXPLAIN ANALYZE
+	// the stage's count.
+	ex := fmt.Sprint(sluiceRows(stmt(t, st, "explain select count(*) from ho where yr = 1995")))
+	if !strings.Contains(ex, "partition pruning: stage") || !strings.Contains(ex, fmt.Sprintf("of %d files pruned", files)) {
+		t.Fatalf("explain shows no pruning of %d files: %s", files, ex)
+	}
+	if ex := fmt.Sprint(sluiceRows(stmt(t, st, "explain analyze select count(*) from ho where yr = 1995"))); !strings.Contains(ex, "files_pruned=") {
+		t.Fatalf("explain analyze shows no files_pruned: %s", ex)
+	}
+
 	// Partition columns are listed after the file columns, typed as
 	// DuckDB types them.
 	desc := fmt.Sprint(sluiceRows(stmt(t, st, "describe ho")))
