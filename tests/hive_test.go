@@ -146,4 +146,18 @@ func TestHivePartitionedTables(t *testing.T) {
 	if p := filesPruned(res); p != files {
 		t.Fatalf("yr = 1998 pruned %d files, want the %d older ones (%d new)", p, files, added)
 	}
+
+	// The embedded stack uploads a partitioned folder as it is (the
+	// folders pq, csv and more become tables).
+	if _, err := st.LoadDir(context.Background(), out); err != nil {
+		t.Fatal(err)
+	}
+	q = "select status, count(*), sum(o_totalprice) from %s where yr between 1993 and 1994 group by status"
+	res = run(t, st, fmt.Sprintf(q, "pq"), true)
+	compareRows(t, sluiceRows(res), duckRows(t, db, fmt.Sprintf(q, duck(pqDir))), false)
+	if filesPruned(res) == 0 {
+		t.Fatal("no files pruned in the uploaded table")
+	}
+	q = "select yr, prio, count(*) from %s where status = 'P' group by yr, prio"
+	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, "csv"), true)), duckRows(t, db, fmt.Sprintf(q, duckCSV)), false)
 }
