@@ -142,14 +142,16 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 	var t *catalog.Table
 	switch st.Format {
 	case "parquet":
-		if st.Schema != "" {
-			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos,
-				Msg: "a column list is for CSV tables: a Parquet table's columns come from its files"}
-		}
 		if len(st.Options) > 0 {
 			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "Parquet tables take no OPTIONS"}
 		}
-		t, err = catalog.Inspect(ctx, env.Bucket(), st.Name, key)
+		var opts catalog.ParquetOptions
+		if st.Schema != "" { // the types of hive partition keys
+			if opts.Schema, err = catalog.ParseSchema(st.Schema); err != nil {
+				return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "column list: " + err.Error()}
+			}
+		}
+		t, err = catalog.InspectParquet(ctx, env.Bucket(), st.Name, key, opts)
 	case "csv":
 		opts := catalog.CSVOptions{Header: true, Delimiter: ','}
 		for k, v := range st.Options {
@@ -181,7 +183,14 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 		t, err = catalog.InspectCSV(ctx, env.Bucket(), st.Name, key, opts)
 	}
 	if err != nil {
-		return nil, &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos, Msg: err.Error()}
+		code, pos := plan.CodeOf(err), st.LocationPos
+		switch code {
+		case "":
+			code = planner.CodeBadLocation
+		case planner.CodeBadOption:
+			pos = st.SchemaPos
+		}
+		return nil, &planner.Error{Code: code, Pos: pos, Msg: err.Error()}
 	}
 	t.External = true
 	if err := cat.Put(ctx, t); err != nil {

@@ -126,6 +126,19 @@ func TestHivePartitionedTables(t *testing.T) {
 		t.Fatalf("explain analyze shows no files_pruned: %s", ex)
 	}
 
+	// A Parquet table's column list declares partition key types (and
+	// only those); DuckDB is told the same with hive_types.
+	stmt(t, st, fmt.Sprintf("create external table hd (yr varchar) stored as parquet location 's3://%s/hive/orders/'", bucket))
+	q := "select yr, count(*) from %s where yr in ('1995', '1996') group by yr"
+	res := run(t, st, fmt.Sprintf(q, "hd"), true)
+	compareRows(t, sluiceRows(res), duckRows(t, db, fmt.Sprintf(q, fmt.Sprintf("read_parquet('%s/**/*.parquet', hive_partitioning=true, hive_types={'yr': 'varchar'})", pqDir))), false)
+	if filesPruned(res) == 0 {
+		t.Fatal("no files pruned by a varchar partition key")
+	}
+	if ae := stmtErr(t, st, fmt.Sprintf("create external table hx (o_orderkey bigint) stored as parquet location 's3://%s/hive/orders/'", bucket)); ae.Code != "SL022" || ae.Position != 27 {
+		t.Fatalf("a file column in a Parquet column list: %+v", ae)
+	}
+
 	// Partition columns are listed after the file columns, typed as
 	// DuckDB types them.
 	desc := fmt.Sprint(sluiceRows(stmt(t, st, "describe ho")))
@@ -139,10 +152,10 @@ func TestHivePartitionedTables(t *testing.T) {
 	// A new partition appears at query time (the location is re-listed).
 	more := filepath.Join(out, "more")
 	added := writeHive(t, st, db, src+" where year(o_orderdate) = 1998", more, "parquet", "yr, status, prio", "hive/orders/")
-	q := "select yr, count(*), sum(o_totalprice) from %s group by yr"
+	q = "select yr, count(*), sum(o_totalprice) from %s group by yr"
 	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, "ho"), true)),
 		duckRows(t, db, fmt.Sprintf(q, fmt.Sprintf("(select * from %s union all select * from %s)", duck(pqDir), duck(more)))), false)
-	res := run(t, st, fmt.Sprintf(q, "ho")+" having yr = 1998", true)
+	res = run(t, st, fmt.Sprintf(q, "ho")+" having yr = 1998", true)
 	if p := filesPruned(res); p != files {
 		t.Fatalf("yr = 1998 pruned %d files, want the %d older ones (%d new)", p, files, added)
 	}

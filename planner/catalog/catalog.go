@@ -172,11 +172,23 @@ func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, err
 // (a prefix ending in "/", or one file; see ListFiles): the schema from the footers (all files must agree), and the row
 // groups of every file. It reads footers only, through ranged GETs.
 func Inspect(ctx context.Context, b objstore.Bucket, name, prefix string) (*Table, error) {
+	return InspectParquet(ctx, b, name, prefix, ParquetOptions{})
+}
+
+// ParquetOptions say how to read a Parquet table.
+type ParquetOptions struct {
+	// Schema, when set, declares the types of hive partition keys; it
+	// names nothing else (the files give the other columns).
+	Schema []plan.Field
+}
+
+// InspectParquet is Inspect with options.
+func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string, opts ParquetOptions) (*Table, error) {
 	objs, err := ListFiles(ctx, b, prefix, ".parquet")
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix}
+	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix, Schema: opts.Schema}
 	var fileCols []plan.Field
 	for _, o := range objs {
 		f, cols, err := inspectFile(ctx, b, o)

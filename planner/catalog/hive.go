@@ -91,9 +91,9 @@ func partitionError(format string, args ...any) error {
 // applyPartitions reads the hive partitions of t's files: it sets each
 // file's Partition, t.Partitions and t.Columns. fileCols are the columns
 // the files hold; t.Schema, when set, is the declared column list, whose
-// types win and whose order the columns follow (partition keys it does not
-// name come last). A file column named like a partition key is the
-// partition column.
+// types win: a CSV table's names every column and orders them (partition
+// keys it does not name come last), a Parquet table's names partition keys
+// only. A file column named like a partition key is the partition column.
 func applyPartitions(t *Table, fileCols []plan.Field) error {
 	var keys []string
 	var first string
@@ -164,7 +164,15 @@ func applyPartitions(t *Table, fileCols []plan.Field) error {
 		}
 	}
 	var cols []plan.Field
-	if t.Schema != nil {
+	if t.Schema != nil && t.Format == "parquet" {
+		for _, c := range t.Schema {
+			if !seen[c.Name] {
+				return plan.Errorf(plan.CodeBadOption, "table %s: column list names %s, not a hive partition key of the files (a Parquet table's list declares partition key types only; keys: [%s])",
+					t.Name, c.Name, strings.Join(keys, ", "))
+			}
+		}
+	}
+	if t.Schema != nil && t.Format != "parquet" {
 		cols = append(cols, t.Schema...)
 	} else {
 		for _, c := range fileCols {

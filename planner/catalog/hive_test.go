@@ -88,6 +88,21 @@ func TestHivePartitions(t *testing.T) {
 		t.Fatalf("values %+v, %v", v, err)
 	}
 
+	// A Parquet table's column list declares partition key types, and
+	// names nothing else.
+	declared, _ := ParseSchema("year varchar")
+	dt, err := InspectParquet(ctx, b, "t", "t/", ParquetOptions{Schema: declared})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fieldTypes(dt.Columns)); got != "[a:int64 year:string city:string]" {
+		t.Fatalf("declared: %s", got)
+	}
+	declared, _ = ParseSchema("a bigint")
+	if _, err := InspectParquet(ctx, b, "t", "t/", ParquetOptions{Schema: declared}); plan.CodeOf(err) != plan.CodeBadOption {
+		t.Fatalf("a file column declared: %v", err)
+	}
+
 	// A new file with another key set fails the re-list with a code.
 	if err := b.Put(ctx, "t/year=2026/b.parquet", parquetFile(t, 1)); err != nil {
 		t.Fatal(err)
