@@ -100,6 +100,9 @@ func TestHivePartitionedTables(t *testing.T) {
 		{"space", "select yr, count(*) from %s where prio = '4-NOT SPECIFIED' and o_totalprice > 100000 group by yr", "ho", duck(pqDir), true},
 		{"or_file_col", "select count(*) from %s where yr = 1993 or o_orderkey < 100", "ho", duck(pqDir), false},
 		{"typeof", "select distinct yr + 1, status || 'x' from %s", "ho", duck(pqDir), false},
+		{"only_partitions", "select yr, status, count(*) from %s where prio is not null group by 1, 2", "ho", duck(pqDir), true},
+		{"count_star", "select count(*) from %s", "ho", duck(pqDir), false},
+		{"csv_only_partitions", "select yr, status, count(*) from %s group by 1, 2", "hc", duckCSV, false},
 		{"csv_all", "select status, yr, count(*), sum(o_totalprice) from %s group by 1, 2", "hc", duckCSV, false},
 		{"csv_eq", "select prio, count(*) from %s where status = 'F' and yr < 1994 group by prio", "hc", duckCSV, true},
 	} {
