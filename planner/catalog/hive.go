@@ -175,10 +175,15 @@ func applyPartitions(t *Table, fileCols []plan.Field) error {
 	if t.Schema != nil && t.Format != "parquet" {
 		cols = append(cols, t.Schema...)
 	} else {
+		byName := map[string]plan.Field{}
+		for _, p := range t.Partitions {
+			byName[p.Name] = p
+		}
 		for _, c := range fileCols {
-			if !seen[c.Name] {
-				cols = append(cols, c)
+			if p, ok := byName[c.Name]; ok {
+				c = p // the folder's value wins, in the file column's place (as DuckDB)
 			}
+			cols = append(cols, c)
 		}
 	}
 	named := map[string]bool{}

@@ -132,6 +132,19 @@ func TestHivePartitions(t *testing.T) {
 	}
 }
 
+// TestHiveKeyInFile: a file column named like a partition key is the
+// partition column, in the file column's place (DuckDB 1.5 reads the
+// folder's value there too).
+func TestHiveKeyInFile(t *testing.T) {
+	tbl := &Table{Name: "t", Location: "t/", Files: []layout.File{{Key: "t/a=x/b=2/f.parquet"}}}
+	if err := applyPartitions(tbl, []plan.Field{{Name: "a", Type: plan.Int64Type}, {Name: "c", Type: plan.Int64Type}}); err != nil {
+		t.Fatal(err)
+	}
+	if got := fmt.Sprint(fieldTypes(tbl.Columns), fieldTypes(fileColumns(tbl))); got != "[a:string c:int64 b:int64] [c:int64]" {
+		t.Fatalf("got %s", got)
+	}
+}
+
 // TestHivePartitionsCSV: a CSV table's column list may name partition
 // keys (their declared types win) next to the file columns; the file
 // columns stay the CSV columns.
