@@ -79,14 +79,18 @@ bench-shuffle: $(BIN)/minio
 bench-aqe: $(BIN)/minio
 	$(GO) test -run '^$$' -bench BenchmarkAQE -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
 
-# Spill at scale: TPC-H queries at SCALE_SF on functions of SCALE_MEM, so
-# sorts, aggregations and joins spill to disk; prints sluice vs DuckDB time,
-# peak task memory and bytes spilled per query (SCALE_QUERIES: all or a list).
-SCALE_SF ?= 0.1
-SCALE_MEM ?= 4MiB
-SCALE_QUERIES ?= q01,q03,q09,q13,q18,q21
+# Scale: TPC-H at SCALE_SF (default SF 10, data generated once under .tmp)
+# on 4 functions of SCALE_MEM (default 512MiB), DuckDB on the same files in
+# the same run; prints per query both times, whether the answer equals
+# DuckDB's, peak task memory against the budget, bytes spilled, S3
+# requests by verb, functions invoked and $, then totals (SCALE_QUERIES:
+# all or a list). `make bench-scale SCALE_SF=0.1 SCALE_MEM=4MiB` forces
+# spilling at a small scale.
+SCALE_SF ?= 10
+SCALE_MEM ?= 512MiB
+SCALE_QUERIES ?= all
 bench-scale: $(BIN)/minio
-	$(GO) test -run '^$$' -bench BenchmarkSpill -benchtime 1x -timeout 60m ./tests/ -args -sf $(SCALE_SF) \
+	$(GO) test -run '^$$' -bench BenchmarkSpill -benchtime 1x -timeout 180m ./tests/ -args -sf $(SCALE_SF) \
 		-spill-function-memory $(SCALE_MEM) -spill-queries $(SCALE_QUERIES)
 
 # Per-invocation latency (p50/p99) of no-op and real tasks through each

@@ -277,6 +277,20 @@ func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions
 	if err != nil {
 		return "", err
 	}
+	return c.submit(ctx, sql, g, explain, opts)
+}
+
+// SubmitPlanned records a job for a graph planned by the caller (a
+// statement that rewrote its query's plan, e.g. with a table writer) and
+// starts driving it. sql is the text the job shows.
+func (c *Coordinator) SubmitPlanned(ctx context.Context, sql string, g *plan.Graph, explain string, opts SubmitOptions) (string, error) {
+	if err := g.Validate(); err != nil {
+		return "", err
+	}
+	return c.submit(ctx, sql, g, explain, opts)
+}
+
+func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, explain string, opts SubmitOptions) (string, error) {
 	job := NewJobID()
 	adaptiveOn := c.cfg.Adaptive
 	if opts.Adaptive != nil {

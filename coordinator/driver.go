@@ -61,6 +61,47 @@ func (o *stageOutput) allObjects() []shuffle.ObjectRef {
 	return out
 }
 
+// objectGroups divides the stage's committed data objects into k runs
+// (at least one, at most one per object) and returns the refs of each run:
+// every partition of its objects. Objects are ordered by the task that
+// wrote them, so an object lost and written again by its task keeps its
+// place, and a task run again (a retry, a repair, a resumed stage) reads
+// the same objects.
+func (o *stageOutput) objectGroups(k int) [][]shuffle.ObjectRef {
+	if o == nil {
+		return make([][]shuffle.ObjectRef, 1) // a skipped input: one task reading nothing
+	}
+	byKey := map[string][]shuffle.ObjectRef{}
+	var keys []string
+	for _, r := range o.allObjects() {
+		if _, ok := byKey[r.Key]; !ok {
+			keys = append(keys, r.Key)
+		}
+		byKey[r.Key] = append(byKey[r.Key], r)
+	}
+	task := func(key string) int {
+		info, err := shuffle.ParseKey(key)
+		if err != nil {
+			return -1
+		}
+		return info.Task
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if ti, tj := task(keys[i]), task(keys[j]); ti != tj {
+			return ti < tj
+		}
+		return keys[i] < keys[j]
+	})
+	k = max(1, min(k, len(keys)))
+	groups := make([][]shuffle.ObjectRef, k)
+	for i := range groups {
+		for _, key := range keys[i*len(keys)/k : (i+1)*len(keys)/k] {
+			groups[i] = append(groups[i], byKey[key]...)
+		}
+	}
+	return groups
+}
+
 // jobRun is the in-memory view of one job while this coordinator drives it.
 // All of it is rebuilt from Redis when another coordinator takes over.
 type jobRun struct {
@@ -249,6 +290,11 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			return nil, fmt.Errorf("%w: decode skew splits of job %s: %w", errCorruptRecord, job, err)
 		}
 	}
+	if cb := m["combine"]; cb != "" {
+		if err := json.Unmarshal([]byte(cb), &run.state.Combine); err != nil {
+			return nil, fmt.Errorf("%w: decode combining tasks of job %s: %w", errCorruptRecord, job, err)
+		}
+	}
 	for _, st := range g.Stages {
 		sm, err := c.store.Stage(ctx, job, st.ID)
 		if err != nil {
@@ -273,14 +319,16 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	return run, nil
 }
 
-// save persists the re-plannable part of the run (plan, groups, skipped).
+// save persists the re-plannable part of the run (plan, groups, skew
+// splits, combining tasks, skipped).
 func (c *Coordinator) save(ctx context.Context, run *jobRun) error {
 	g, _ := json.Marshal(run.state.Graph)
 	groups, _ := json.Marshal(run.state.Groups)
 	skipped, _ := json.Marshal(run.state.Skipped)
 	skew, _ := json.Marshal(run.state.Skew)
+	combine, _ := json.Marshal(run.state.Combine)
 	return c.store.SetJob(ctx, run.id, run.fence, "graph", string(g), "groups", string(groups),
-		"skipped", string(skipped), "skew", string(skew), "round", strconv.Itoa(run.round))
+		"skipped", string(skipped), "skew", string(skew), "combine", string(combine), "round", strconv.Itoa(run.round))
 }
 
 // loop runs the job's stages as their inputs become ready. Every time a
@@ -540,9 +588,13 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	// Inputs every task reads whole (single/broadcast outputs).
 	var whole []function.Input
 	var hash []int
+	split, splits := plan.SplitObjectsInput(st)
 	for _, in := range st.Inputs {
 		if _, sk := run.state.Skipped[in]; sk {
 			continue
+		}
+		if splits && in == split {
+			continue // divided among the tasks below
 		}
 		if g.Stage(in).Output.Kind == plan.PartitionHash && !plan.WholeRead(st, in) {
 			hash = append(hash, in)
@@ -573,6 +625,14 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		}
 		if len(work) == 0 { // a table with no files still runs its fragment once
 			work = append(work, taskWork{inputs: whole, filesPruned: pruned})
+		}
+	case splits:
+		// A combining stage (combine-objects): each task reads every
+		// partition of a contiguous run of the input's objects.
+		for _, objs := range run.outputs[split].objectGroups(run.state.Combine[st.ID]) {
+			w := taskWork{inputs: append([]function.Input(nil), whole...)}
+			w.inputs = append(w.inputs, function.Input{Stage: split, Objects: objs})
+			work = append(work, w)
 		}
 	case len(hash) > 0:
 		for _, group := range run.state.Groups[st.ID] {
@@ -765,9 +825,14 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	}
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
-	var inRows, inBytes, peakMem, spillBytes, spillFiles int64
+	var inRows, inBytes, peakMem, spillBytes, spillFiles, gets, puts int64
 	invoked := 0
+	dataObjects := map[string]bool{}
 	for _, r := range results {
+		if r.S3 != nil {
+			gets += r.S3.Get + r.S3.Head
+			puts += r.S3.Put
+		}
 		inRows += r.InputRows
 		inBytes += r.InputBytes
 		peakMem = max(peakMem, r.PeakMemoryBytes)
@@ -777,6 +842,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 			invoked++
 		}
 		for _, p := range r.Partitions {
+			dataObjects[p.Ref().Key] = true
 			out.Objects[p.Partition] = append(out.Objects[p.Partition], p.Ref())
 			ps := parts[p.Partition]
 			if ps == nil {
@@ -790,6 +856,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 			out.Stats.Bytes += p.Bytes
 		}
 	}
+	out.Stats.Objects = len(dataObjects)
 	for _, ps := range parts {
 		out.Stats.Partitions = append(out.Stats.Partitions, *ps)
 	}
@@ -801,6 +868,9 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj), "metrics", string(mj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
 		"peak_memory", peakMem, "spill_bytes", spillBytes, "spill_files", spillFiles,
+		// The committed attempts' requests (the web UI shows s3_* fields
+		// as the stage's cost); the job's cost report has every attempt's.
+		"s3_get", gets, "s3_put", puts,
 		"seconds", time.Since(started).Seconds()); err != nil {
 		return nil, err
 	}

@@ -18,11 +18,15 @@ type roundRecord struct {
 }
 
 // plannedTasks returns the task count of every stage whose tasks the
-// re-planner assigns (the stages reading exchanges).
+// re-planner assigns (the stages reading exchanges; a combining stage's
+// count is at most that, one task per object at most).
 func plannedTasks(s *adaptive.State) map[int]int {
 	out := make(map[int]int, len(s.Groups))
 	for id, g := range s.Groups {
 		out[id] = len(g) + len(s.Skew[id])
+	}
+	for id, n := range s.Combine {
+		out[id] = n
 	}
 	return out
 }

@@ -7,15 +7,17 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
+	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
 
 	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -74,6 +76,21 @@ func (e *StatementEnv) Run(ctx context.Context, sql string) (*JobStatus, error) 
 	if err != nil {
 		return nil, err
 	}
+	return e.wait(ctx, job)
+}
+
+// RunGraph runs a graph the statement planned itself (a query whose result
+// stage writes files, plan.Graph.AddWrite) as a job showing sql, and waits
+// until it is terminal; as Run.
+func (e *StatementEnv) RunGraph(ctx context.Context, sql string, g *plan.Graph, explain string) (*JobStatus, error) {
+	job, err := e.c.SubmitPlanned(ctx, sql, g, explain, SubmitOptions{Adaptive: e.adaptive})
+	if err != nil {
+		return nil, err
+	}
+	return e.wait(ctx, job)
+}
+
+func (e *StatementEnv) wait(ctx context.Context, job string) (*JobStatus, error) {
 	js, err := e.c.waitStatus(ctx, job, 50*time.Millisecond)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -86,53 +103,60 @@ func (e *StatementEnv) Run(ctx context.Context, sql string) (*JobStatus, error) 
 	return js, nil
 }
 
-// Written is what WriteResult wrote.
+// Written is what a write job wrote.
 type Written struct {
-	Keys []string // data files, in part order
+	Keys []string // data files, in key order
 	Rows int64
 }
 
-// WriteResult writes the result of the succeeded job as files of format
-// ("parquet" or "csv") under prefix (a key prefix ending in "/"), one
-// file per result object, up to 8 at a time, then commits them with the
-// marker prefix+layout.CommitMarkerPrefix+job written last (it lists the
-// files). Until the marker exists a reader following the commit protocol
-// sees none of the files. The columns get the query's names.
-func (e *StatementEnv) WriteResult(ctx context.Context, job, prefix, format string) (*Written, error) {
-	refs, schema, err := e.c.store.ResultObjects(ctx, job)
+// CommitWritten commits the files the succeeded write job wrote (its
+// result stage's table writers, plan.KindWrite, wrote one file per task
+// under prefix, and its result lists them with their rows): it writes the
+// marker prefix+layout.CommitMarkerPrefix+job last, listing the files.
+// Until the marker exists a reader following the commit protocol sees none
+// of them. An empty result wrote no file; then one empty file of schema
+// (the written columns) is written first, so the output keeps its schema.
+func (e *StatementEnv) CommitWritten(ctx context.Context, job, prefix, format string, schema *arrow.Schema) (*Written, error) {
+	refs, _, err := e.c.store.ResultObjects(ctx, job)
 	if err != nil {
 		return nil, err
 	}
-	// One file per result object; with no objects (an empty result) one
-	// empty file, so that the output still has its schema.
-	n := max(len(refs), 1)
-	keys := make([]string, n)
-	rows := make([]int64, n)
-	errs := make([]error, n)
-	sem := make(chan struct{}, 8)
-	var wg sync.WaitGroup
-	for i := range n {
-		keys[i] = prefix + layout.DataFileName(job, i, format)
-		wg.Add(1)
-		sem <- struct{}{}
-		go func() {
-			defer func() { <-sem; wg.Done() }()
-			var part []shuffle.ObjectRef
-			if i < len(refs) {
-				part = refs[i : i+1]
-			}
-			rows[i], errs[i] = e.writeFile(ctx, part, schema, keys[i], format)
-		}()
+	w := &Written{}
+	err = shuffle.ReadObjects(ctx, e.c.bucket, refs, func(rec arrow.RecordBatch) error {
+		if rec.NumCols() != 2 {
+			return fmt.Errorf("write job %s: result has %d columns, want (file, rows)", job, rec.NumCols())
+		}
+		files, ok1 := rec.Column(0).(*array.String)
+		rows, ok2 := rec.Column(1).(*array.Int64)
+		if !ok1 || !ok2 {
+			return fmt.Errorf("write job %s: result is not (file, rows)", job)
+		}
+		for i := range files.Len() {
+			w.Keys = append(w.Keys, files.Value(i))
+			w.Rows += rows.Value(i)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("read the files job %s wrote: %w", job, err)
 	}
-	wg.Wait()
-	if err := errors.Join(errs...); err != nil {
-		return nil, err
+	if len(w.Keys) == 0 {
+		key := plan.WriteFileName(prefix, job, 0, format)
+		var buf bytes.Buffer
+		fw, err := exec.NewFileWriter(&buf, schema, format)
+		if err != nil {
+			return nil, err
+		}
+		if err := fw.Close(); err != nil {
+			return nil, err
+		}
+		if err := e.c.bucket.Put(ctx, key, buf.Bytes()); err != nil {
+			return nil, fmt.Errorf("write %s: %w", key, err)
+		}
+		w.Keys = []string{key}
 	}
-	w := &Written{Keys: keys}
-	for _, r := range rows {
-		w.Rows += r
-	}
-	marker, err := json.Marshal(map[string]any{"job": job, "files": keys, "rows": w.Rows,
+	sort.Strings(w.Keys)
+	marker, err := json.Marshal(map[string]any{"job": job, "files": w.Keys, "rows": w.Rows,
 		"committed": time.Now().UTC().Format(time.RFC3339Nano)})
 	if err != nil {
 		return nil, err
@@ -140,42 +164,8 @@ func (e *StatementEnv) WriteResult(ctx context.Context, job, prefix, format stri
 	if err := e.c.bucket.Put(ctx, prefix+layout.CommitMarkerPrefix+job, marker); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", prefix, err)
 	}
-	e.c.log.Info("result written", "job", job, "prefix", prefix, "files", len(keys), "rows", w.Rows, "format", format)
+	e.c.log.Info("result written", "job", job, "prefix", prefix, "files", len(w.Keys), "rows", w.Rows, "format", format)
 	return w, nil
-}
-
-// writeFile writes the records of refs as one file at key.
-func (e *StatementEnv) writeFile(ctx context.Context, refs []shuffle.ObjectRef, schema *arrow.Schema, key, format string) (int64, error) {
-	var buf bytes.Buffer
-	var fw exec.FileWriter
-	var rows int64
-	err := shuffle.ReadObjects(ctx, e.c.bucket, refs, func(rec arrow.RecordBatch) error {
-		renamed := renameColumns(rec, schema)
-		defer renamed.Release()
-		if fw == nil {
-			var err error
-			if fw, err = exec.NewFileWriter(&buf, renamed.Schema(), format); err != nil {
-				return err
-			}
-		}
-		rows += renamed.NumRows()
-		return fw.Write(renamed)
-	})
-	if err != nil {
-		return 0, fmt.Errorf("read result for %s: %w", key, err)
-	}
-	if fw == nil {
-		if fw, err = exec.NewFileWriter(&buf, schema, format); err != nil {
-			return 0, err
-		}
-	}
-	if err := fw.Close(); err != nil {
-		return 0, err
-	}
-	if err := e.c.bucket.Put(ctx, key, buf.Bytes()); err != nil {
-		return 0, fmt.Errorf("write %s: %w", key, err)
-	}
-	return rows, nil
 }
 
 // statement serves POST /v1/statements: {"sql": ...} -> 201 {"job": id}

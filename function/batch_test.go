@@ -16,7 +16,8 @@ import (
 
 // TestHandleBatch runs a Batch through Handle: each member runs as if it
 // were invoked alone, results come back in member order, and a bad member
-// (an incomplete spec, a nested batch) fails alone.
+// (an incomplete spec, a nested batch) fails alone; the members share the
+// function's memory budget.
 func TestHandleBatch(t *testing.T) {
 	ctx := context.Background()
 	mem := objstore.NewMem("t")
@@ -50,7 +51,8 @@ func TestHandleBatch(t *testing.T) {
 	}
 	spec := func(task int, objs []shuffle.ObjectRef) json.RawMessage {
 		b, err := (&TaskSpec{Version: SpecVersion, Job: "j1", Stage: 1, Task: task, Attempt: 1, PlanKey: "jobs/j1/plans/1.json",
-			Inputs: []Input{{Stage: 0, Objects: objs}}, OutputPrefix: shuffle.AttemptPrefix("", "j1", 1, task, 1)}).Encode()
+			Inputs: []Input{{Stage: 0, Objects: objs}}, OutputPrefix: shuffle.AttemptPrefix("", "j1", 1, task, 1),
+			FunctionMemory: 64 << 20}).Encode()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -82,6 +84,11 @@ func TestHandleBatch(t *testing.T) {
 		var res TaskResult
 		if err := json.Unmarshal(out.Results[i], &res); err != nil {
 			t.Fatalf("member %d: %v", i, err)
+		}
+		// Four members share the function: each gets a quarter of the
+		// operator budget (half of 64 MiB).
+		if w.code == "" && res.MemoryBudget != (64<<20)/OperatorMemoryShare/4 {
+			t.Errorf("member %d: budget %d, want a quarter of %d", i, res.MemoryBudget, (64<<20)/OperatorMemoryShare)
 		}
 		if res.Code != w.code || res.Rows != w.rows || (w.code == "" && (res.Task != w.task || res.Error != "")) {
 			t.Errorf("member %d: task %d rows %d code %q error %q; want task %d rows %d code %q",

@@ -92,8 +92,9 @@ func (r *Runtime) Handle(ctx context.Context, body []byte) []byte {
 	return out
 }
 
-// handleBatch runs the members of a Batch concurrently. A member that is
-// itself a batch fails alone (batches do not nest).
+// handleBatch runs the members of a Batch concurrently, each with its
+// share of the function's operator memory. A member that is itself a
+// batch fails alone (batches do not nest).
 func (r *Runtime) handleBatch(ctx context.Context, body []byte) []byte {
 	var b Batch
 	if err := json.Unmarshal(body, &b); err != nil {
@@ -110,7 +111,15 @@ func (r *Runtime) handleBatch(ctx context.Context, body []byte) []byte {
 				results[i], _ = json.Marshal(&TaskResult{Error: "a task batch inside a task batch", Kind: ErrUser, Code: plan.CodeBadSpec})
 				return
 			}
-			results[i] = r.Handle(ctx, spec)
+			s, err := DecodeSpec(spec)
+			if err != nil {
+				results[i], _ = json.Marshal(&TaskResult{Error: err.Error(), Kind: ErrUser, Code: plan.CodeBadSpec})
+				return
+			}
+			// The members run at once in one function: they share its
+			// memory, so each gets its part of the operator budget.
+			s.memoryShare = len(b.Specs)
+			results[i], _ = json.Marshal(r.Run(ctx, s))
 		}()
 	}
 	wg.Wait()
@@ -311,6 +320,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		res.SpillBytes, res.SpillFiles = opts.Pool.SpillBytes(), opts.Pool.SpillCount()
 	}()
 	opts.Metrics = exec.NewMetrics() // one per task: the operators' metrics
+	opts.Sink = fileSink{bucket: r.Bucket, job: spec.Job, task: spec.Task}
 	op, err := exec.Build(ctx, st.Root, lv, opts)
 	if err != nil {
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
@@ -385,6 +395,9 @@ func (r *Runtime) execOptions(spec *TaskSpec) (exec.Options, func(), error) {
 	limit := opts.MemoryLimit
 	if spec.FunctionMemory > 0 {
 		limit = max(spec.FunctionMemory/OperatorMemoryShare, 1)
+	}
+	if spec.memoryShare > 1 {
+		limit = max(limit/int64(spec.memoryShare), 1)
 	}
 	spillLimit := r.SpillLimit
 	if spillLimit <= 0 {
@@ -633,3 +646,18 @@ func (e *exchangeReader) Close() error {
 	}
 	return nil
 }
+
+// fileSink is the task's exec.FileSink: a table writer's file goes into
+// the job's bucket under the name of the job and task (plan.WriteFileName),
+// so every attempt of a task writes the same key.
+type fileSink struct {
+	bucket objstore.Bucket
+	job    string
+	task   int
+}
+
+func (f fileSink) PutFile(ctx context.Context, key string, body []byte) error {
+	return f.bucket.Put(ctx, key, body)
+}
+
+func (f fileSink) Writer() (string, int) { return f.job, f.task }

@@ -56,6 +56,11 @@ type TaskSpec struct {
 	// bytes (the coordinator's --function-memory; 0: the runtime's own
 	// setting). The task's operators get OperatorMemoryShare of it.
 	FunctionMemory int64 `json:"function_memory,omitempty"`
+
+	// memoryShare, when > 1, is the number of tasks of one invocation
+	// (a Batch) that run at once in the function: each gets that part of
+	// the operator budget.
+	memoryShare int
 }
 
 // Split is one table file and the row groups of it a task reads (nil: all).

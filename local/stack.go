@@ -139,6 +139,9 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		}
 		s.S3 = objstore.S3Config{Endpoint: s.MinIO.Endpoint, AccessKey: s.MinIO.AccessKey,
 			SecretKey: s.MinIO.SecretKey, Bucket: opts.Coordinator.Bucket, Region: "us-east-1"}
+		wctx, stop := context.WithCancel(context.Background())
+		s.stops = append(s.stops, stop)
+		go superviseMinIO(wctx, s.MinIO, opts.Log)
 	}
 	if s.S3.Bucket == "" {
 		s.S3.Bucket = opts.Coordinator.Bucket
@@ -184,6 +187,61 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	s.server = srv
 	go func() { _ = srv.Serve(ln) }()
 	return s, nil
+}
+
+// minioRestarts bounds how often superviseMinIO tries to bring a dead
+// MinIO back before it gives up and leaves the stack without storage.
+const minioRestarts = 5
+
+// superviseMinIO notices when the stack's MinIO process dies (a crash, the
+// OOM killer, a kill by hand) and says so at once, with the server's log
+// tail, instead of leaving every query to stall in the object-store outage
+// budget; then it starts MinIO again on the same port and data folder, so
+// committed data and running jobs carry on. A Kill or Stop by the stack's
+// owner (tests inject outages with Kill) is not a death and is left alone.
+func superviseMinIO(ctx context.Context, srv *minioserver.Server, log *slog.Logger) {
+	for {
+		var cause error
+		select {
+		case <-ctx.Done():
+			return
+		case cause = <-srv.Died():
+		}
+		log.Error("embedded MinIO died; starting it again on the same port and data folder",
+			"endpoint", srv.Endpoint, "err", cause, "log_tail", lastLines(srv.Logs(), 10))
+		for attempt := 1; ; attempt++ {
+			rctx, cancel := context.WithTimeout(ctx, minioserver.StartTimeout)
+			err := srv.Restart(rctx)
+			cancel()
+			if ctx.Err() != nil {
+				return
+			}
+			if err == nil {
+				log.Warn("embedded MinIO is back", "endpoint", srv.Endpoint, "attempt", attempt)
+				break
+			}
+			log.Error("restarting embedded MinIO failed", "endpoint", srv.Endpoint, "attempt", attempt, "err", err)
+			if attempt == minioRestarts {
+				log.Error("giving up on the embedded MinIO: queries fail once their object-store outage budget is spent; restart the stack",
+					"endpoint", srv.Endpoint)
+				return
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(time.Duration(attempt) * time.Second):
+			}
+		}
+	}
+}
+
+// lastLines returns the last n lines of s.
+func lastLines(s string, n int) string {
+	lines := strings.Split(strings.TrimRight(s, "\n"), "\n")
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Close stops everything the stack started. It is safe to call twice.

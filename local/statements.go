@@ -21,7 +21,9 @@ import (
 // RunStatement implements coordinator.StatementRunner: plain queries are
 // submitted as jobs; table statements work on the Redis catalog; CREATE
 // TABLE AS and COPY run their query as a job and write its result into
-// the bucket with the commit protocol (coordinator.StatementEnv.WriteResult).
+// the bucket with the commit protocol: the result stage's tasks write the
+// files (plan.KindWrite), then coordinator.StatementEnv.CommitWritten
+// writes the commit marker.
 func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	st, err := planner.ParseStatement(sql)
 	if err != nil {
@@ -201,7 +203,32 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 
 // runQuery plans the query of st (so that its errors point into st) and
 // runs it to the end.
+// runQuery runs the statement's query as a job (EXPLAIN ANALYZE).
 func (p *SQLPlanner) runQuery(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.JobStatus, error) {
+	js, err := env.Run(ctx, st.Query)
+	if err != nil {
+		return nil, err
+	}
+	return js, succeeded(js)
+}
+
+// succeeded is nil for a succeeded job, else its failure (with its code).
+func succeeded(js *coordinator.JobStatus) error {
+	if js.State == coordinator.StateSucceeded {
+		return nil
+	}
+	err := fmt.Errorf("job %s %s: %s", js.ID, js.State, js.Error)
+	if js.Code != "" {
+		err = plan.WithCode(js.Code, err)
+	}
+	return err
+}
+
+// runWrite plans the statement's query, makes its result stage write the
+// rows as files of format under prefix (plan.Graph.AddWrite: one file per
+// result-stage task, written in parallel by the tasks themselves), runs it
+// as a job and commits the files it wrote.
+func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv, prefix, format string) (*coordinator.Written, error) {
 	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
 	if err != nil {
 		return nil, st.QueryError(err)
@@ -216,18 +243,24 @@ func (p *SQLPlanner) runQuery(ctx context.Context, st *planner.Statement, env *c
 			seen[strings.ToLower(c)] = true
 		}
 	}
-	js, err := env.Run(ctx, st.Query)
+	g := pl.Graph
+	res := g.Stage(g.Result).Root.Schema
+	fields := make([]arrow.Field, len(res))
+	for i, f := range res.Arrow().Fields() {
+		f.Name = g.Columns[i]
+		fields[i] = f
+	}
+	if err := g.AddWrite(plan.Write{Format: format, Prefix: prefix}); err != nil {
+		return nil, err
+	}
+	js, err := env.RunGraph(ctx, st.Query, g, planner.Explain(pl))
 	if err != nil {
 		return nil, err
 	}
-	if js.State != coordinator.StateSucceeded {
-		err := fmt.Errorf("job %s %s: %s", js.ID, js.State, js.Error)
-		if js.Code != "" {
-			err = plan.WithCode(js.Code, err)
-		}
+	if err := succeeded(js); err != nil {
 		return nil, err
 	}
-	return js, nil
+	return env.CommitWritten(ctx, js.ID, prefix, format, arrow.NewSchema(fields, nil))
 }
 
 func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
@@ -238,13 +271,9 @@ func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *
 		return status("table %s exists, not created", st.Name), nil
 	}
 	prefix := env.Prefix() + "tables/" + st.Name + "/"
-	js, err := p.runQuery(ctx, st, env)
-	if err != nil {
-		return nil, err
-	}
 	// Every CTAS writes files of its own job id; files of an earlier table
 	// of the same name (dropped, its files left) are not this table's.
-	w, err := env.WriteResult(ctx, js.ID, prefix, "parquet")
+	w, err := p.runWrite(ctx, st, env, prefix, "parquet")
 	if err != nil {
 		return nil, err
 	}
@@ -285,11 +314,7 @@ func (p *SQLPlanner) copyTo(ctx context.Context, st *planner.Statement, env *coo
 	for k := range st.Options {
 		return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("unknown COPY option %q (known: format)", k)}
 	}
-	js, err := p.runQuery(ctx, st, env)
-	if err != nil {
-		return nil, err
-	}
-	w, err := env.WriteResult(ctx, js.ID, key, st.Format)
+	w, err := p.runWrite(ctx, st, env, key, st.Format)
 	if err != nil {
 		return nil, err
 	}

@@ -23,26 +23,30 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 		t.Fatalf("want the 22 TPC-H queries, found %d (%v)", len(files), err)
 	}
 	scenarios := []struct {
-		name  string
-		stats func(stage, part int) (rows, bytes int64)
+		name    string
+		stats   func(stage, part int) (rows, bytes int64)
+		objects int // map objects of every stage, each holding every partition
 	}{
-		{"uniform", func(s, p int) (int64, int64) { return 1000, 64 << 10 }},
-		{"tiny", func(s, p int) (int64, int64) { return 3, 100 }},
+		{"uniform", func(s, p int) (int64, int64) { return 1000, 64 << 10 }, 3},
+		{"tiny", func(s, p int) (int64, int64) { return 3, 100 }, 3},
 		{"skewed", func(s, p int) (int64, int64) {
 			if p == 1 {
 				return 100000, 64 << 20
 			}
 			return 1000, 32 << 20
-		}},
+		}, 3},
 		{"empty-odd-stages", func(s, p int) (int64, int64) {
 			if s%2 == 1 {
 				return 0, 0
 			}
 			return 500, 4 << 20
-		}},
+		}, 3},
+		// Many map objects: readers' GETs pass the budget (combine-objects).
+		{"many-map-objects", func(s, p int) (int64, int64) { return 1000, 64 << 20 }, 400},
 	}
 	cfg := adaptive.DefaultConfig()
 	cfg.UnbroadcastBytes = 1 << 20 // the big scenarios turn broadcasts into partitioned joins
+	cfg.GetBudget = 1000           // 4 tasks reading 400 map objects pass it
 	fired := map[string]int{}
 	for _, f := range files {
 		for _, bc := range []int64{0, -1} {
@@ -70,7 +74,8 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 							break
 						}
 						st := g.Stage(next)
-						out := &adaptive.StageStats{}
+						objects := sc.objects
+						out := &adaptive.StageStats{Objects: objects}
 						n := 1
 						if st.Output.Kind == plan.PartitionHash {
 							n = st.Output.Count
@@ -80,7 +85,7 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 							if rows == 0 {
 								continue
 							}
-							out.Partitions = append(out.Partitions, adaptive.PartitionStats{Partition: p, Rows: rows, Bytes: bytes, Objects: 3})
+							out.Partitions = append(out.Partitions, adaptive.PartitionStats{Partition: p, Rows: rows, Bytes: bytes, Objects: objects})
 							out.Rows += rows
 							out.Bytes += bytes
 						}

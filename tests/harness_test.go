@@ -228,8 +228,16 @@ func rowKey(r row) string {
 // compared as multisets.
 func compareRows(t *testing.T, got, want []row, ordered bool) {
 	t.Helper()
+	if d := rowsDiff(got, want, ordered); d != "" {
+		t.Fatal(d)
+	}
+}
+
+// rowsDiff says how got differs from want ("" when equal); when ordered
+// is false rows are compared as multisets.
+func rowsDiff(got, want []row, ordered bool) string {
 	if len(got) != len(want) {
-		t.Fatalf("got %d rows, want %d\ngot:  %v\nwant: %v", len(got), len(want), head(got), head(want))
+		return fmt.Sprintf("got %d rows, want %d\ngot:  %v\nwant: %v", len(got), len(want), head(got), head(want))
 	}
 	if !ordered {
 		got = sortedRows(got)
@@ -237,15 +245,16 @@ func compareRows(t *testing.T, got, want []row, ordered bool) {
 	}
 	for i := range got {
 		if len(got[i]) != len(want[i]) {
-			t.Fatalf("row %d: got %d columns, want %d", i, len(got[i]), len(want[i]))
+			return fmt.Sprintf("row %d: got %d columns, want %d", i, len(got[i]), len(want[i]))
 		}
 		for c := range got[i] {
 			if !equalValue(got[i][c], want[i][c]) {
-				t.Fatalf("row %d column %d: got %v (%T), want %v (%T)\ngot row:  %v\nwant row: %v",
+				return fmt.Sprintf("row %d column %d: got %v (%T), want %v (%T)\ngot row:  %v\nwant row: %v",
 					i, c, got[i][c], got[i][c], want[i][c], want[i][c], got[i], want[i])
 			}
 		}
 	}
+	return ""
 }
 
 func sortedRows(rs []row) []row {

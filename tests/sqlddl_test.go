@@ -243,3 +243,90 @@ func TestTableStatements(t *testing.T) {
 		t.Fatalf("show tables through /v1/jobs: %v", err)
 	}
 }
+
+// TestCTASWrittenByTasks: CREATE TABLE AS and COPY files are written by
+// the result stage's tasks (plan.KindWrite), one file per task with rows,
+// in parallel: the job's own result is the list of (file, rows) the tasks
+// wrote, which the commit marker then lists. An empty result gets one
+// empty file that keeps the schema. Answers are checked against DuckDB.
+func TestCTASWrittenByTasks(t *testing.T) {
+	ctx := context.Background()
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	st := startStack(t, "", func(o *local.Options) { o.Coordinator.SplitBytes = 64 << 10 })
+	if _, err := st.LoadDir(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	query := "select l_orderkey, l_partkey, l_quantity, l_extendedprice, l_shipdate from lineitem where l_quantity > 10"
+	stmt(t, st, "create table big_items as "+query)
+	check := "select count(*), sum(l_extendedprice), min(l_shipdate), max(l_partkey) from %s"
+	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(check, "big_items"), true)),
+		duckRows(t, db, fmt.Sprintf(check, "("+query+")")), false)
+
+	objs, err := st.Bucket.List(ctx, st.TablesPrefix("big_items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	files := map[string]bool{}
+	job := ""
+	for _, o := range objs {
+		if base := o.Key[strings.LastIndex(o.Key, "/")+1:]; strings.HasSuffix(base, ".parquet") {
+			files[o.Key] = true
+			job = base[:len("20060102-150405-01234567")]
+		}
+	}
+	if len(files) < 2 {
+		t.Fatalf("%d files: want one per result-stage task (the scan has several at 64 KiB splits)", len(files))
+	}
+	// The job's result is what its tasks wrote: one (file, rows) row each.
+	_, recs, err := coordinator.NewClient(st.APIURL, "").Result(ctx, job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed int
+	var rows int64
+	for _, rec := range recs {
+		for i := range int(rec.NumRows()) {
+			key := rec.Column(0).ValueStr(i)
+			if !files[key] {
+				t.Errorf("job result names %s, not a file under the table", key)
+			}
+			var n int64
+			fmt.Sscan(rec.Column(1).ValueStr(i), &n)
+			rows += n
+			listed++
+		}
+		rec.Release()
+	}
+	want := duckRows(t, db, "select count(*) from ("+query+")")
+	if listed != len(files) || fmt.Sprint(rows) != fmt.Sprint(want[0][0]) {
+		t.Fatalf("job result lists %d files with %d rows; the table has %d files, DuckDB %v rows", listed, rows, len(files), want[0][0])
+	}
+
+	// An empty result: one empty file with the columns, zero rows.
+	stmt(t, st, "create table no_items as select l_orderkey, l_comment from lineitem where l_quantity < 0")
+	compareRows(t, sluiceRows(run(t, st, "select count(*), max(l_comment) from no_items", true)),
+		duckRows(t, db, "select count(*), max(l_comment) from lineitem where l_quantity < 0"), false)
+	d := sluiceRows(stmt(t, st, "describe no_items"))
+	if len(d) != 2 || d[0][0] != "l_orderkey" || d[1][0] != "l_comment" {
+		t.Fatalf("describe no_items: %v", d)
+	}
+
+	// ORDER BY: the result stage is one task, so one file, in order.
+	stmt(t, st, "create table top_items as select l_orderkey, l_linenumber from lineitem order by l_orderkey desc, l_linenumber limit 50")
+	objs, err = st.Bucket.List(ctx, st.TablesPrefix("top_items"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	n := 0
+	for _, o := range objs {
+		if strings.HasSuffix(o.Key, ".parquet") {
+			n++
+		}
+	}
+	if n != 1 {
+		t.Fatalf("ordered CTAS wrote %d files, want 1", n)
+	}
+	compareRows(t, sluiceRows(run(t, st, "select * from top_items", true)),
+		duckRows(t, db, "select l_orderkey, l_linenumber from lineitem order by l_orderkey desc, l_linenumber limit 50"), true)
+}

@@ -14,7 +14,10 @@
 // SLUICE_S3_ENDPOINT (empty: AWS S3), SLUICE_S3_BUCKET, SLUICE_S3_SSL,
 // AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN
 // (on Lambda these three come from the function's role), SLUICE_REDIS_URL
-// (optional: job cancel flags and LIMIT counters) and SLUICE_LOG_LEVEL.
+// (optional: job cancel flags and LIMIT counters), SLUICE_SPILL_LIMIT
+// (bytes a task may spill to local disk; default nine tenths of the free
+// space of the temporary directory, divided among the tasks run at once)
+// and SLUICE_LOG_LEVEL.
 package main
 
 import (
@@ -26,6 +29,7 @@ import (
 	"net/http"
 	"os"
 	"os/signal"
+	"runtime"
 	"syscall"
 	"time"
 
@@ -83,6 +87,17 @@ func run() error {
 		sig = function.RedisSignals{RDB: rdb}
 	}
 	rt := function.NewRuntime(bucket, sig, log)
+	// Spill to the local disk the platform gives (Lambda: /tmp, sized by
+	// the function's ephemeral storage), within its free space: one task
+	// at a time under Lambda, the HTTP slots otherwise.
+	tasks := 1
+	if lambdaAPI == "" {
+		tasks = runtime.GOMAXPROCS(0) // function.HTTPOptions' default slots
+	}
+	if rt.SpillLimit, err = function.SpillLimitFor(rt.SpillDir, tasks); err != nil {
+		return err
+	}
+	log.Info("spill", "dir", os.TempDir(), "limit_bytes", rt.SpillLimit)
 
 	if lambdaAPI != "" {
 		// The Lambda runtime loop never returns; it exits the process on

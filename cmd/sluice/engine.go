@@ -36,6 +36,7 @@ func engineFlags() []cli.Flag {
 		bytesFlag("target-partition-bytes", d.AQE.TargetPartitionBytes, "adaptive: coalescing packs partitions into tasks of about this size"),
 		&cli.Float64Flag{Name: "skew-factor", Value: d.AQE.SkewFactor, Usage: "adaptive: split partitions larger than this many times the median"},
 		bytesFlag("skew-min-bytes", d.AQE.SkewMinBytes, "adaptive: and larger than this"),
+		&cli.Int64Flag{Name: "get-budget", Value: d.AQE.GetBudget, Usage: "adaptive: add a stage combining a finished stage's map objects when its readers would issue more GETs than this (0: never)"},
 		bytesFlag("pack-bytes", d.PackBytes, "adaptive: tasks reading at most this much, dispatched together, share one invocation (0: never)"),
 		&cli.StringFlag{Name: "shuffle-codec", Value: d.ShuffleCodec, Usage: "codec of shuffle objects: lz4, zstd or none (lz4 chosen by measurement; readers take all)"},
 		&cli.Int64Flag{Name: "defer-probe-ratio", Value: d.DeferProbeRatio, Usage: "adaptive: a join's probe side waits for a build side at most 1/N of its input (0: never)"},
@@ -65,6 +66,7 @@ func applyEngine(c *cli.Context, cfg *coordinator.Config) (engine, error) {
 	cfg.AQE.TargetPartitionBytes = bytesValue(c, "target-partition-bytes")
 	cfg.AQE.SkewFactor = c.Float64("skew-factor")
 	cfg.AQE.SkewMinBytes = bytesValue(c, "skew-min-bytes")
+	cfg.AQE.GetBudget = c.Int64("get-budget")
 	cfg.PackBytes = bytesValue(c, "pack-bytes")
 	cfg.DeferProbeRatio = c.Int64("defer-probe-ratio")
 	codec, err := shuffle.ParseCompression(c.String("shuffle-codec"))

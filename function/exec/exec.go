@@ -65,6 +65,9 @@ type Options struct {
 	// fragment; it reports peak memory and spill bytes). Nil: Build makes
 	// one from MemoryLimit, SpillDir and SpillLimit.
 	Pool *MemoryPool
+	// Sink is where a KindWrite node writes its file (nil: a fragment
+	// with a write node fails to build).
+	Sink FileSink
 }
 
 func (o Options) withDefaults() Options {
@@ -200,6 +203,8 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 		return NewExpand(in, n, opts)
 	case plan.KindSingleRow:
 		return NewSingleRow(in, n, opts)
+	case plan.KindWrite:
+		return NewWrite(in, n, opts)
 	}
 	return nil, fmt.Errorf("exec: build: unsupported operator kind %q", n.Kind)
 }

@@ -23,6 +23,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -64,6 +65,8 @@ type Server struct {
 	done        chan struct{} // closed when cmd has been waited for
 	log         *tailBuffer
 	stopped     bool
+	intended    *atomic.Bool // set by kill before it ends the current process
+	died        chan error   // unexpected ends of the process (holds the latest)
 }
 
 // FindBinary returns the MinIO binary: $SLUICE_MINIO_BIN if set, else the
@@ -103,7 +106,8 @@ func isExecutable(p string) bool {
 // Start starts a MinIO server on a free loopback port and waits until it is
 // live. On failure no process is left running and a temporary Dir is removed.
 func Start(ctx context.Context, opts Options) (*Server, error) {
-	s := &Server{Bin: opts.Bin, Dir: opts.Dir, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, env: opts.Env}
+	s := &Server{Bin: opts.Bin, Dir: opts.Dir, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, env: opts.Env,
+		died: make(chan error, 1)}
 	if s.Bin == "" {
 		bin, err := FindBinary()
 		if err != nil {
@@ -155,6 +159,23 @@ func Start(ctx context.Context, opts Options) (*Server, error) {
 		os.RemoveAll(s.Dir)
 	}
 	return nil, err
+}
+
+// Died receives how the process ended each time it ends without Stop, Kill
+// or Restart having ended it: a crash, the kernel's OOM killer, a kill by
+// someone else. The embedded stack watches it to say so and to start the
+// server again. The channel holds the latest death only, so a caller that
+// does not read it blocks nothing.
+func (s *Server) Died() <-chan error { return s.died }
+
+// PID is the process id of the running server, 0 when none runs.
+func (s *Server) PID() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.cmd == nil {
+		return 0
+	}
+	return s.cmd.Process.Pid
 }
 
 // URL returns the http URL of the S3 API.
@@ -244,12 +265,29 @@ func (s *Server) launch(ctx context.Context) error {
 	s.done = done
 	var waitErr error
 	log := s.log
+	intended, live := new(atomic.Bool), new(atomic.Bool)
+	s.intended = intended
 	go func() {
 		waitErr = cmd.Wait()
 		// Say in the log how the process ended (a crash, a kill by
 		// someone else, or our own Stop).
 		fmt.Fprintf(log, "\n[minioserver] process %d ended: %v\n", cmd.Process.Pid, waitErr)
 		close(done)
+		if intended.Load() || !live.Load() {
+			return // ended on purpose, or before it was live (launch says so)
+		}
+		cause := waitErr
+		if cause == nil {
+			cause = errors.New("exit status 0")
+		}
+		select {
+		case <-s.died: // keep only the latest death
+		default:
+		}
+		select {
+		case s.died <- fmt.Errorf("minio process %d ended unexpectedly: %w", cmd.Process.Pid, cause):
+		default:
+		}
 	}()
 
 	deadline := time.Now().Add(StartTimeout)
@@ -268,6 +306,7 @@ func (s *Server) launch(ctx context.Context) error {
 		if resp, err := client.Get(url); err == nil {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
+				live.Store(true)
 				return nil
 			}
 		}
@@ -289,6 +328,7 @@ func (s *Server) kill() {
 	if s.cmd == nil {
 		return
 	}
+	s.intended.Store(true)
 	terminate(s.cmd.Process.Pid, false)
 	select {
 	case <-s.done:

@@ -166,3 +166,50 @@ func TestFindBinary(t *testing.T) {
 	t.Setenv(EnvBinary, "")
 	requireBinary(t)
 }
+
+// TestDied: a process ended by someone else is reported on Died (with how
+// it ended); ends by Kill, Restart and Stop are not.
+func TestDied(t *testing.T) {
+	requireBinary(t)
+	ctx := context.Background()
+	s, err := Start(ctx, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Stop()
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	s.Kill()
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.Died():
+		t.Fatalf("Died after Restart and Kill: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+	pid := s.PID()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.Died():
+		if !strings.Contains(err.Error(), "ended unexpectedly") || !strings.Contains(err.Error(), "killed") {
+			t.Fatalf("Died says %q", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("a SIGKILLed server was not reported on Died")
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Stop(); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case err := <-s.Died():
+		t.Fatalf("Died after Stop: %v", err)
+	case <-time.After(300 * time.Millisecond):
+	}
+}

@@ -31,6 +31,21 @@ type StageStats struct {
 	Rows       int64            `json:"rows"`
 	Bytes      int64            `json:"bytes"`
 	Partitions []PartitionStats `json:"partitions"` // non-empty partitions, by partition
+	// Objects is the number of committed data objects (map outputs) of
+	// the stage, one per task that wrote rows (0 in statistics recorded
+	// before it was counted: MapObjects then estimates it).
+	Objects int `json:"objects,omitempty"`
+}
+
+// MapObjects returns the stage's committed data objects: Objects, or when
+// that was not recorded, the most objects any one partition is spread
+// over (a lower bound).
+func (s *StageStats) MapObjects() int {
+	m := s.Objects
+	for _, p := range s.Partitions {
+		m = max(m, p.Objects)
+	}
+	return m
 }
 
 // PartitionRows returns rows and bytes of partition p (zero if empty).
@@ -58,11 +73,17 @@ type Config struct {
 	// the median and than SkewMinBytes is split.
 	SkewFactor   float64 `json:"skew_factor"`
 	SkewMinBytes int64   `json:"skew_min_bytes"`
+	// GetBudget: when the ranged GETs the pending readers of a finished
+	// stage would issue (up to its map objects times their tasks) pass
+	// this, combine-objects adds a stage that merges the map objects
+	// first (0 turns it off).
+	GetBudget int64 `json:"get_budget"`
 }
 
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
-	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20}
+	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
+		GetBudget: 10000}
 }
 
 // State is the view of a job a rule rewrites.
@@ -81,6 +102,11 @@ type State struct {
 	// Skew holds, for a pending stage, the tasks of its split skewed
 	// partitions (which then appear in no group of Groups).
 	Skew map[int][]SkewTask
+	// Combine holds, for a pending stage that splits an input's objects
+	// among its tasks (plan.Node.SplitObjects: a stage combine-objects
+	// added), how many tasks it runs; the coordinator gives each task a
+	// contiguous run of about 1/n of the objects.
+	Combine map[int]int
 	// Skipped holds stages that will not run (their output is empty).
 	Skipped map[int]string
 	Config  Config
@@ -110,7 +136,10 @@ type Rule interface {
 //     rules below see;
 //  3. split-skew before coalescing, which then packs only the partitions
 //     skew left whole;
-//  4. coalesce-partitions last, once the shape of the plan is settled.
+//  4. coalesce-partitions once the shape of the plan is settled;
+//  5. combine-objects last: it weighs a finished stage's map objects
+//     against the task counts of its readers, which the rules above
+//     settle (a reader's tasks after coalescing and skew splitting).
 func Rules() []Rule {
 	return []Rule{
 		PropagateEmpty{},
@@ -118,6 +147,7 @@ func Rules() []Rule {
 		Unbroadcast{},
 		SplitSkew{},
 		CoalescePartitions{},
+		CombineObjects{},
 	}
 }
 
@@ -175,7 +205,7 @@ func Replan(s *State, rules []Rule) ([]Fired, error) {
 		// The Graph s points to is updated in place: the driver holds
 		// that pointer across rounds.
 		*s.Graph = *c.Graph
-		s.Groups, s.Skew, s.Skipped = c.Groups, c.Skew, c.Skipped
+		s.Groups, s.Skew, s.Combine, s.Skipped = c.Groups, c.Skew, c.Combine, c.Skipped
 		if note != "" {
 			fired = append(fired, Fired{Rule: r.Name(), Note: note})
 		}
@@ -194,7 +224,7 @@ func apply(r Rule, s *State) (note string, err error) {
 }
 
 // clone deep-copies the parts of s a rule may rewrite: the graph, task
-// groups, skew tasks and skipped stages. Done, Running and Config are
+// groups, skew tasks, combine task counts and skipped stages. Done, Running and Config are
 // read-only to rules and shared.
 func (s *State) clone() (*State, error) {
 	c := *s
@@ -217,6 +247,7 @@ func (s *State) clone() (*State, error) {
 			c.Skew[id] = slices.Clone(ts)
 		}
 	}
+	c.Combine = maps.Clone(s.Combine)
 	c.Skipped = maps.Clone(s.Skipped)
 	if c.Skipped == nil {
 		c.Skipped = map[int]string{}

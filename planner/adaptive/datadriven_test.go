@@ -33,11 +33,14 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	table <name> rows=R bytes=B     input: one "<column> <type>" a line
 //	plan [partitions=N] [broadcast=B]  input: SQL; output: the plan and its tasks
 //	config key=value ...            adaptive.Config fields: target, broadcast,
-//	                                unbroadcast, skew-factor, skew-min-bytes
-//	finish stage=N rows=R bytes=B [objects=O]
+//	                                unbroadcast, skew-factor, skew-min-bytes,
+//	                                get-budget
+//	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
-//	                                outputs each, default 4); input lines
+//	                                outputs each, default 4) from M data
+//	                                objects (default: the most of any
+//	                                partition); input lines
 //	                                "part=P rows=R bytes=B [objects=O]" override
 //	                                single partitions
 //	running stage=N                 the stage has tasks in flight
@@ -266,6 +269,7 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.BroadcastBytes = d.int(t, "broadcast", cfg.BroadcastBytes)
 		cfg.UnbroadcastBytes = d.int(t, "unbroadcast", cfg.UnbroadcastBytes)
 		cfg.SkewMinBytes = d.int(t, "skew-min-bytes", cfg.SkewMinBytes)
+		cfg.GetBudget = d.int(t, "get-budget", cfg.GetBudget)
 		if v, ok := d.args["skew-factor"]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -294,7 +298,11 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		delete(env.state.Running, id)
 		env.state.Done[id] = finishStats(t, d, st)
 		s := env.state.Done[id]
-		return fmt.Sprintf("stage %d: rows=%d bytes=%d non-empty partitions=%d", id, s.Rows, s.Bytes, len(s.Partitions)), nil
+		out := fmt.Sprintf("stage %d: rows=%d bytes=%d non-empty partitions=%d", id, s.Rows, s.Bytes, len(s.Partitions))
+		if _, ok := d.args["maps"]; ok {
+			out += fmt.Sprintf(" map objects=%d", s.MapObjects())
+		}
+		return out, nil
 	case "replan":
 		if env.state == nil {
 			return "", fmt.Errorf("replan before plan")
@@ -380,7 +388,7 @@ func finishStats(t *testing.T, d *directive, st *plan.Stage) *StageStats {
 		}
 		parts[p] = PartitionStats{Partition: p, Rows: o.int(t, "rows", 0), Bytes: o.int(t, "bytes", 0), Objects: int(o.int(t, "objects", int64(objects)))}
 	}
-	s := &StageStats{}
+	s := &StageStats{Objects: int(d.int(t, "maps", 0))}
 	for _, ps := range parts {
 		if ps.Rows == 0 && ps.Bytes == 0 {
 			continue

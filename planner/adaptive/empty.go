@@ -117,6 +117,7 @@ func (s *State) skip(id int, why string) {
 	}
 	s.Skipped[id] = why
 	delete(s.Groups, id)
+	delete(s.Combine, id)
 }
 
 // replaceExchanges replaces exchange leaves reading any of stages with Empty
@@ -156,7 +157,9 @@ func collapse(n *plan.Node) *plan.Node {
 	}
 	out := false
 	switch n.Kind {
-	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion, plan.KindWindow, plan.KindExpand:
+	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion, plan.KindWindow, plan.KindExpand, plan.KindWrite:
+		// A writer writes no file for no rows (the commit step writes
+		// the one empty file an empty result gets).
 		out = allEmpty
 	case plan.KindAggregate:
 		// Partial aggregation never emits a row for no input; final and

@@ -10,7 +10,7 @@ import (
 
 // FormatPlan renders what a round leaves behind: the stage graph (with
 // formatGraph, EXPLAIN's formatter; nil uses plan.FormatGraph) followed by
-// the task groups, skew tasks and skipped stages the re-planner decided.
+// the task groups, skew tasks, combine tasks and skipped stages the re-planner decided.
 // It is a Round's PlanAfter.
 func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 	if formatGraph == nil {
@@ -27,6 +27,13 @@ func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 	for _, id := range ids {
 		if why, ok := s.Skipped[id]; ok {
 			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
+		} else if n, ok := s.Combine[id]; ok {
+			in, _ := plan.SplitObjectsInput(s.Graph.Stage(id))
+			m := 0
+			if st := s.Done[in]; st != nil {
+				m = st.MapObjects()
+			}
+			fmt.Fprintf(&b, "  stage %d: %d tasks over the %d map objects of stage %d\n", id, n, m, in)
 		} else if gr, ok := s.Groups[id]; ok {
 			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(s.Skew[id]), gr)
 			for _, t := range s.Skew[id] {

@@ -110,6 +110,9 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		}
 		return s
 	case KindExchange:
+		if n.SplitObjects {
+			return fmt.Sprintf("Exchange: stage=%d whole, objects split among tasks", n.Stage)
+		}
 		if n.Whole {
 			return fmt.Sprintf("Exchange: stage=%d whole", n.Stage)
 		}
@@ -147,6 +150,8 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 			sets[i] = "[" + physExprs(p, nil, exprName) + "]"
 		}
 		return "Expand: " + strings.Join(sets, ", ")
+	case KindWrite:
+		return fmt.Sprintf("Write: format=%s prefix=%s columns=[%s]", n.Write.Format, n.Write.Prefix, strings.Join(n.Write.Columns, ", "))
 	case KindFilter:
 		return "Filter: " + n.Predicate.String()
 	case KindProject:

@@ -29,6 +29,7 @@ type Node struct {
 	SortKeys  []SortKey  `json:"sort_keys,omitempty"`
 	Window    *Window    `json:"window,omitempty"` // KindWindow (window.go)
 	Expand    [][]*Expr  `json:"expand,omitempty"` // KindExpand (expand.go)
+	Write     *Write     `json:"write,omitempty"`  // KindWrite (write.go)
 	// Limit is the row limit of KindLimit and KindSort (-1: none);
 	// Offset applies to KindLimit only.
 	Limit  int64 `json:"limit"`
@@ -39,6 +40,13 @@ type Node struct {
 	// of its stage (a broadcast read of a hash-partitioned output, which
 	// the adaptive planner introduces when a join side turns out small).
 	Whole bool `json:"whole,omitempty"`
+	// SplitObjects, on a Whole KindExchange leaf, divides the upstream
+	// stage's committed data objects (its map outputs) among the stage's
+	// tasks instead of giving every task all of them: each task reads
+	// every partition of its group of objects, as scan tasks divide a
+	// table's row groups. The adaptive combine-objects rule's stages read
+	// this way (see Graph.Validate for where it may stand).
+	SplitObjects bool `json:"split_objects,omitempty"`
 	// Rows are the rows of a KindValues leaf: one constant expression
 	// (no column references) per column of Schema, already of its type.
 	Rows [][]*Expr `json:"rows,omitempty"`

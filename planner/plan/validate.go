@@ -27,6 +27,11 @@ var ErrInvalidPlan = errors.New("invalid plan")
 //     the hash inputs a stage reads partition by partition share one count
 //     and key types (partition p of each holds the same keys), and a stage
 //     that scans a table (its tasks are scan splits) reads none;
+//   - a stage whose tasks split an input's objects (SplitObjects leaves)
+//     splits one input, read only through such leaves, scans no table
+//     and reads no input partition by partition (its tasks are the object
+//     groups), and the leaf's rows reach the root through row-local
+//     operators (a task sees only some of the input's rows);
 //   - every node has the field of its kind and the number of inputs its
 //     kind takes, column references within (and of the type of) the
 //     schema they refer to, and an output schema its kind implies.
@@ -62,6 +67,15 @@ func (g *Graph) Validate() error {
 	for _, s := range g.Stages {
 		if err := g.validateStage(s, byID); err != nil {
 			return bad("stage %d: %v", s.ID, err)
+		}
+		writes := 0
+		Walk(s.Root, func(n *Node) {
+			if n.Kind == KindWrite {
+				writes++
+			}
+		})
+		if writes > 0 && (s.Root.Kind != KindWrite || writes > 1) {
+			return bad("stage %d: a write node that is not the stage's root", s.ID)
 		}
 	}
 	if c := g.cycle(byID); c != nil {
@@ -126,6 +140,9 @@ func (g *Graph) validateStage(s *Stage, byID map[int]*Stage) error {
 	if !sameSet(reads, s.Inputs) {
 		return fmt.Errorf("inputs %v differ from the stages its exchange leaves read %v", s.Inputs, reads)
 	}
+	if err := validateSplitObjects(s, byID, scans); err != nil {
+		return err
+	}
 	// Hash inputs read partition by partition must be co-partitioned.
 	var count int
 	var types []DataType
@@ -152,6 +169,48 @@ func (g *Graph) validateStage(s *Stage, byID map[int]*Stage) error {
 		}
 	}
 	return nil
+}
+
+// validateSplitObjects checks the stage's SplitObjects leaves: its tasks
+// are the groups of one input's objects, so nothing else may decide them.
+func validateSplitObjects(s *Stage, byID map[int]*Stage, scans int) error {
+	in, ok := SplitObjectsInput(s)
+	if !ok {
+		return nil
+	}
+	if scans > 0 {
+		return fmt.Errorf("scans a table and splits the objects of input %d", in)
+	}
+	for _, other := range s.Inputs {
+		if up := byID[other]; up.Output.Kind == PartitionHash && !WholeRead(s, other) {
+			return fmt.Errorf("splits the objects of input %d and reads hash input %d partition by partition", in, other)
+		}
+	}
+	var err error
+	Walk(s.Root, func(n *Node) {
+		switch {
+		case err != nil || n.Kind != KindExchange:
+		case n.SplitObjects && n.Stage != in:
+			err = fmt.Errorf("splits the objects of two inputs, %d and %d", in, n.Stage)
+		case !n.SplitObjects && n.Stage == in:
+			err = fmt.Errorf("reads input %d both split by objects and not", in)
+		case n.SplitObjects && !RowLocal(s.Root, n):
+			err = fmt.Errorf("splits the objects of input %d under an operator that needs all its rows", in)
+		}
+	})
+	return err
+}
+
+// SplitObjectsInput returns the input whose objects st's tasks divide
+// among them (its exchange leaves are SplitObjects), if any.
+func SplitObjectsInput(st *Stage) (int, bool) {
+	in, ok := 0, false
+	Walk(st.Root, func(n *Node) {
+		if !ok && n.Kind == KindExchange && n.SplitObjects {
+			in, ok = n.Stage, true
+		}
+	})
+	return in, ok
 }
 
 // WholeRead reports whether stage st reads every partition of input stage
@@ -197,7 +256,7 @@ func validatePartitioning(p Partitioning, schema Schema) error {
 // validateNode checks one node against its kind's contract (node.go,
 // join.go).
 func validateNode(n *Node) error {
-	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindSingleRow: 1, KindFilter: 1, KindProject: 1,
+	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindSingleRow: 1, KindWrite: 1, KindFilter: 1, KindProject: 1,
 		KindAggregate: 1, KindSort: 1, KindLimit: 1, KindHashJoin: 2, KindCrossJoin: 2}
 	if want, ok := inputs[n.Kind]; ok && len(n.Inputs) != want {
 		return fmt.Errorf("%d inputs, want %d", len(n.Inputs), want)
@@ -212,11 +271,16 @@ func validateNode(n *Node) error {
 	if n.Whole && n.Kind != KindExchange {
 		return errors.New("Whole set on a node that is not an exchange")
 	}
+	if n.SplitObjects && !n.Whole {
+		return errors.New("SplitObjects set on a node that is not a whole exchange")
+	}
 	var in Schema
 	if len(n.Inputs) > 0 {
 		in = n.Inputs[0].Schema
 	}
 	switch n.Kind {
+	case KindWrite:
+		return validateWrite(n)
 	case KindWindow:
 		if n.Window == nil {
 			return errors.New("no Window")

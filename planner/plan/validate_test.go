@@ -154,3 +154,84 @@ func TestCloneIsDeep(t *testing.T) {
 		t.Error("clone and original print the same after a change")
 	}
 }
+
+// combineGraph is validGraph with a combining stage 4 between stages 0 and
+// 2: its tasks divide stage 0's objects among them and write the same
+// partitioning.
+func combineGraph() *Graph {
+	g := validGraph()
+	up := g.Stage(0)
+	g.Stages = append(g.Stages, &Stage{ID: 4, Inputs: []int{0}, Output: up.Output,
+		Root: &Node{Kind: KindExchange, Stage: 0, Schema: up.Root.Schema, Limit: -1, Whole: true, SplitObjects: true}})
+	join(g).Inputs[0].Stage = 4
+	g.Stage(2).Inputs = []int{4, 1}
+	return g
+}
+
+func TestValidateSplitObjects(t *testing.T) {
+	if err := combineGraph().Validate(); err != nil {
+		t.Fatalf("valid combining graph: %v", err)
+	}
+	// A stage that splits stage 0's objects, read by nobody.
+	orphan := func(g *Graph, root *Node, inputs ...int) {
+		g.Stages = append(g.Stages, &Stage{ID: 5, Inputs: inputs, Root: root,
+			Output: Partitioning{Kind: PartitionHash, Keys: []int{0}, Count: 4}})
+	}
+	leaf := func(g *Graph, id int) *Node {
+		return &Node{Kind: KindExchange, Stage: id, Schema: g.Stage(id).Root.Schema, Limit: -1, Whole: true, SplitObjects: true}
+	}
+	cases := []struct {
+		name   string
+		break_ func(g *Graph)
+		want   string
+	}{
+		{"split without whole", func(g *Graph) { g.Stage(4).Root.Whole = false }, "not a whole exchange"},
+		{"split under a sort", func(g *Graph) {
+			r := g.Stage(4).Root
+			g.Stage(4).Root = &Node{Kind: KindSort, Schema: r.Schema, Limit: -1, Inputs: []*Node{r},
+				SortKeys: []SortKey{{Expr: Column(0, "k", Int64Type)}}}
+		}, "needs all its rows"},
+		{"split of two inputs", func(g *Graph) {
+			kv := g.Stage(0).Root.Schema
+			orphan(g, &Node{Kind: KindHashJoin, Schema: append(append(Schema{}, kv...), g.Stage(1).Root.Schema...), Limit: -1,
+				Join:   &Join{Type: JoinInner, LeftKeys: []*Expr{Column(0, "k", Int64Type)}, RightKeys: []*Expr{Column(0, "k", Int64Type)}},
+				Inputs: []*Node{leaf(g, 0), leaf(g, 1)}}, 0, 1)
+		}, "two inputs"},
+		{"split and partition-wise read", func(g *Graph) {
+			kv := g.Stage(0).Root.Schema
+			orphan(g, &Node{Kind: KindHashJoin, Schema: append(append(Schema{}, kv...), g.Stage(1).Root.Schema...), Limit: -1,
+				Join:   &Join{Type: JoinInner, LeftKeys: []*Expr{Column(0, "k", Int64Type)}, RightKeys: []*Expr{Column(0, "k", Int64Type)}},
+				Inputs: []*Node{leaf(g, 0), {Kind: KindExchange, Stage: 1, Schema: g.Stage(1).Root.Schema, Limit: -1}}}, 0, 1)
+		}, "reads hash input 1 partition by partition"},
+		{"split and not split", func(g *Graph) {
+			kv := g.Stage(0).Root.Schema
+			orphan(g, &Node{Kind: KindHashJoin, Schema: append(append(Schema{}, kv...), kv...), Limit: -1,
+				Join:   &Join{Type: JoinInner, LeftKeys: []*Expr{Column(0, "k", Int64Type)}, RightKeys: []*Expr{Column(0, "k", Int64Type)}},
+				Inputs: []*Node{leaf(g, 0), {Kind: KindExchange, Stage: 0, Schema: kv, Limit: -1, Whole: true}}}, 0)
+		}, "both split by objects and not"},
+		{"split in a scan stage", func(g *Graph) {
+			s := g.Stage(1)
+			s.Inputs = []int{0}
+			s.Root = &Node{Kind: KindUnion, Schema: s.Root.Schema, Inputs: []*Node{s.Root,
+				{Kind: KindProject, Schema: s.Root.Schema, Exprs: []*Expr{Column(0, "k", Int64Type)},
+					Inputs: []*Node{leaf(g, 0)}}}}
+		}, "scans a table and splits the objects of input 0"},
+		{"split on a scan", func(g *Graph) { r := g.Stage(1).Root; r.Whole, r.SplitObjects = false, true }, "not a whole exchange"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			g := combineGraph()
+			c.break_(g)
+			err := g.Validate()
+			if err == nil {
+				t.Fatal("Validate accepted the broken graph")
+			}
+			if !errors.Is(err, ErrInvalidPlan) || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("error %q, want ErrInvalidPlan saying %q", err, c.want)
+			}
+		})
+	}
+	if got := FormatGraph(combineGraph(), nil); !strings.Contains(got, "Exchange: stage=0 whole, objects split among tasks") {
+		t.Errorf("the combining stage prints as:\n%s", got)
+	}
+}

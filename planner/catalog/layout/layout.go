@@ -148,5 +148,5 @@ const CommitMarkerPrefix = "_sluice_commit_"
 // DataFileName is the name of part n of writer's output in format ext
 // ("parquet", "csv").
 func DataFileName(writer string, n int, ext string) string {
-	return fmt.Sprintf("%s-%05d.%s", writer, n, ext)
+	return plan.WriteFileName("", writer, n, ext)
 }
