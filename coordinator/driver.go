@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -563,6 +564,9 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 type taskWork struct {
 	splits []function.Split
 	inputs []function.Input
+	// filesPruned is how many files of the stage's table its partition
+	// filter excluded (the same in every task of the stage).
+	filesPruned int
 	// bytes is the stage's total input, the task's dispatch priority.
 	bytes int64
 	// arrival, when set, announced the task to the packer.
@@ -605,12 +609,22 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		if err != nil {
 			return nil, err
 		}
-		scans[0].Scan.Format, scans[0].Scan.CSV = lay.Format, lay.CSV
-		for _, splits := range Splits(lay.Files, c.cfg.SplitBytes) {
-			work = append(work, taskWork{splits: splits, inputs: whole})
+		scans[0].Scan.Format, scans[0].Scan.CSV, scans[0].Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
+		files, values, pruned, err := prunePartitions(scans[0], lay)
+		if err != nil {
+			return nil, err
+		}
+		if pruned > 0 {
+			c.log.Info("partition pruning", "job", run.id, "stage", st.ID, "table", scans[0].Scan.Table, "files", len(lay.Files), "pruned", pruned)
+		}
+		for _, splits := range Splits(files, c.cfg.SplitBytes) {
+			for i := range splits {
+				splits[i].Partition = values[splits[i].Key]
+			}
+			work = append(work, taskWork{splits: splits, inputs: whole, filesPruned: pruned})
 		}
 		if len(work) == 0 { // a table with no files still runs its fragment once
-			work = append(work, taskWork{inputs: whole})
+			work = append(work, taskWork{inputs: whole, filesPruned: pruned})
 		}
 	case splits:
 		// A combining stage (combine-objects): each task reads every
@@ -663,6 +677,62 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	return work, nil
 }
 
+// prunePartitions drops the files of a hive-partitioned table whose
+// partition values the scan's filter excludes (exec.PartitionFilter), and
+// returns the kept files, every kept file's partition values by key, and
+// how many files were dropped.
+func prunePartitions(scan *plan.Node, lay *layout.Table) ([]layout.File, map[string][]plan.Value, int, error) {
+	if len(lay.Partitions) == 0 {
+		return lay.Files, nil, 0, nil
+	}
+	values := make(map[string][]plan.Value, len(lay.Files))
+	var kept []layout.File
+	for _, f := range lay.Files {
+		v, err := lay.PartitionValues(f)
+		if err != nil {
+			return nil, nil, 0, plan.Errorf(plan.CodeBadPartitions, "table %s: %w", scan.Scan.Table, err)
+		}
+		if !exec.PartitionFilter(scan, v) {
+			continue
+		}
+		kept = append(kept, f)
+		values[f.Key] = v
+	}
+	return kept, values, len(lay.Files) - len(kept), nil
+}
+
+// ExplainPruning returns, for every scan with a filter of a
+// hive-partitioned table in g, a line saying how many of the table's files
+// its partition filter prunes now (as the scan stage will when it starts),
+// for EXPLAIN.
+func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, error) {
+	var b strings.Builder
+	for _, st := range g.Stages {
+		var err error
+		plan.Walk(st.Root, func(n *plan.Node) {
+			if err != nil || n.Kind != plan.KindScan || n.Scan.Filter == nil {
+				return
+			}
+			var lay *layout.Table
+			if lay, err = tables.Layout(ctx, n.Scan.Table); err != nil || len(lay.Partitions) == 0 {
+				return
+			}
+			c, sc := *n, *n.Scan
+			sc.Partitions = lay.Partitions
+			c.Scan = &sc
+			var kept []layout.File
+			var pruned int
+			if kept, _, pruned, err = prunePartitions(&c, lay); err == nil {
+				fmt.Fprintf(&b, "partition pruning: stage %d scan %s: %d of %d files pruned, %d read\n", st.ID, n.Scan.Table, pruned, len(lay.Files), len(kept))
+			}
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
 // Splits packs table files' row groups into scan tasks of about target
 // bytes. A task's splits never cut a row group.
 func Splits(files []layout.File, target int64) [][]function.Split {
@@ -709,8 +779,11 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		return nil, fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
 	}
 	started := time.Now()
-	if err := c.store.StartStage(ctx, run.id, run.fence, st.ID, "tasks", len(work),
-		"plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)); err != nil {
+	kv := []any{"tasks", len(work), "plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)}
+	if len(work) > 0 && work[0].filesPruned > 0 {
+		kv = append(kv, "files_pruned", work[0].filesPruned)
+	}
+	if err := c.store.StartStage(ctx, run.id, run.fence, st.ID, kv...); err != nil {
 		return nil, err
 	}
 	log.Info("stage started", "tasks", len(work))

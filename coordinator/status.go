@@ -25,14 +25,17 @@ type StageStatus struct {
 	// Attempts counts the attempts started (hedged duplicates and
 	// attempts abandoned by a dead coordinator included); Retries the
 	// failed attempts.
-	Attempts   int     `json:"attempts"`
-	Retries    int     `json:"retries"`
-	Rows       int64   `json:"rows"`
-	Bytes      int64   `json:"bytes"`
-	InputRows  int64   `json:"input_rows"`
-	InputBytes int64   `json:"input_bytes"`
-	Seconds    float64 `json:"seconds"`
-	Output     string  `json:"output"`
+	Attempts   int   `json:"attempts"`
+	Retries    int   `json:"retries"`
+	Rows       int64 `json:"rows"`
+	Bytes      int64 `json:"bytes"`
+	InputRows  int64 `json:"input_rows"`
+	InputBytes int64 `json:"input_bytes"`
+	// FilesPruned is how many files of a scanned hive-partitioned table
+	// the stage's partition filter excluded before its tasks were made.
+	FilesPruned int     `json:"files_pruned,omitempty"`
+	Seconds     float64 `json:"seconds"`
+	Output      string  `json:"output"`
 	// Metrics are the stage's per-operator metrics and phase breakdown,
 	// summed over its committed tasks (nil until the stage is done).
 	Metrics *function.StageMetrics `json:"metrics,omitempty"`
@@ -118,6 +121,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		ss.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
 		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
 		ss.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
+		ss.FilesPruned, _ = strconv.Atoi(sm["files_pruned"])
 		ss.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
 		if mj := sm["metrics"]; mj != "" && mj != "null" {
 			var m function.StageMetrics

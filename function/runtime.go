@@ -522,15 +522,35 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 }
 
-// open starts reading one split.
+// open starts reading one split: the file's columns, and its hive
+// partition values as constants when the scan reads partition columns.
 func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
+	fn := exec.FileScan(s.n)
+	if fn == s.n {
+		return s.openFile(ctx, sp, fn)
+	}
+	in, err := s.openFile(ctx, sp, fn)
+	if err != nil {
+		return nil, err
+	}
+	op, err := exec.NewPartitionScan(in, s.n, sp.Partition, nil)
+	if err != nil {
+		in.Close()
+		return nil, err
+	}
+	return op, nil
+}
+
+// openFile starts reading the file columns of one split (n is the scan
+// node without partition columns).
+func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.Operator, error) {
 	if s.n.Scan.Format == "csv" {
 		body, err := s.l.rt.Bucket.Get(ctx, sp.Key)
 		if err != nil {
 			return nil, err
 		}
 		s.read.Add(int64(len(body)))
-		return exec.NewCSVScan(ctx, bytes.NewReader(body), s.n, s.l.rt.Exec)
+		return exec.NewCSVScan(ctx, bytes.NewReader(body), n, s.l.rt.Exec)
 	}
 	if sp.Size > 0 {
 		// The catalog's row groups and offsets hold only for the file as
@@ -545,7 +565,7 @@ func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
 		}
 	}
 	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size), n: &s.read}
-	return exec.NewParquetScan(ctx, ra, s.n, sp.RowGroups, s.l.rt.Exec)
+	return exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
 }
 
 // countingReaderAt adds the bytes read through it to *n.

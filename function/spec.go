@@ -68,6 +68,9 @@ type Split struct {
 	Key       string `json:"key"`
 	Size      int64  `json:"size"`
 	RowGroups []int  `json:"row_groups,omitempty"`
+	// Partition holds the file's hive partition values, one per
+	// Scan.Partitions column.
+	Partition []plan.Value `json:"partition,omitempty"`
 }
 
 // Input is what a task reads of one upstream stage.

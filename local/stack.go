@@ -7,6 +7,7 @@ package local
 import (
 	"context"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -283,8 +284,9 @@ func (s *Stack) TablesPrefix(table string) string {
 }
 
 // LoadDir uploads every table folder under dir (DIR/<table>/*.parquet, or
-// DIR/<table>/*.csv with a header row) to the bucket and registers it in the
-// catalog.
+// DIR/<table>/*.csv with a header row, each maybe under hive key=value
+// subfolders, which become partition columns) to the bucket and registers
+// it in the catalog.
 func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -296,22 +298,25 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 			continue
 		}
 		format := "parquet"
-		files, _ := filepath.Glob(filepath.Join(dir, e.Name(), "*.parquet"))
-		if len(files) == 0 {
+		root := filepath.Join(dir, e.Name())
+		files, err := tableFiles(root, ".parquet")
+		if err == nil && len(files) == 0 {
 			format = "csv"
-			files, _ = filepath.Glob(filepath.Join(dir, e.Name(), "*.csv"))
+			files, err = tableFiles(root, ".csv")
+		}
+		if err != nil {
+			return nil, err
 		}
 		if len(files) == 0 {
 			continue
 		}
-		sort.Strings(files)
 		name := strings.ToLower(e.Name())
 		for _, f := range files {
-			b, err := os.ReadFile(f)
+			b, err := os.ReadFile(filepath.Join(root, f))
 			if err != nil {
 				return nil, err
 			}
-			if err := s.Bucket.Put(ctx, s.TablesPrefix(name)+filepath.Base(f), b); err != nil {
+			if err := s.Bucket.Put(ctx, s.TablesPrefix(name)+filepath.ToSlash(f), b); err != nil {
 				return nil, fmt.Errorf("upload %s: %w", f, err)
 			}
 		}
@@ -332,6 +337,36 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 	if len(out) == 0 {
 		return nil, fmt.Errorf("data dir %s has no table folders with .parquet or .csv files (expected DIR/<table>/*.parquet)", dir)
 	}
+	return out, nil
+}
+
+// tableFiles returns the files with extension ext under a table folder,
+// relative to it, in its hive key=value subfolders too, sorted.
+func tableFiles(root, ext string) ([]string, error) {
+	var out []string
+	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() {
+			if path != root && !strings.Contains(d.Name(), "=") {
+				return filepath.SkipDir // only key=value folders hold a table's files
+			}
+			return nil
+		}
+		if filepath.Ext(path) == ext {
+			rel, err := filepath.Rel(root, path)
+			if err != nil {
+				return err
+			}
+			out = append(out, rel)
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("data dir: %w", err)
+	}
+	sort.Strings(out)
 	return out, nil
 }
 
@@ -448,7 +483,15 @@ func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string,
 	if err != nil {
 		return nil, "", err
 	}
-	return pl.Graph, planner.Explain(pl), nil
+	text := planner.Explain(pl)
+	if tables, ok := p.Catalog.(coordinator.Tables); ok {
+		pruning, err := coordinator.ExplainPruning(ctx, tables, pl.Graph)
+		if err != nil {
+			return nil, "", err
+		}
+		text += pruning
+	}
+	return pl.Graph, text, nil
 }
 
 // ListTables implements coordinator.TableLister when the catalog is the

@@ -144,14 +144,16 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 	var t *catalog.Table
 	switch st.Format {
 	case "parquet":
-		if st.Schema != "" {
-			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos,
-				Msg: "a column list is for CSV tables: a Parquet table's columns come from its files"}
-		}
 		if len(st.Options) > 0 {
 			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "Parquet tables take no OPTIONS"}
 		}
-		t, err = catalog.Inspect(ctx, env.Bucket(), st.Name, key)
+		var opts catalog.ParquetOptions
+		if st.Schema != "" { // the types of hive partition keys
+			if opts.Schema, err = catalog.ParseSchema(st.Schema); err != nil {
+				return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "column list: " + err.Error()}
+			}
+		}
+		t, err = catalog.InspectParquet(ctx, env.Bucket(), st.Name, key, opts)
 	case "csv":
 		opts := catalog.CSVOptions{Header: true, Delimiter: ','}
 		for k, v := range st.Options {
@@ -183,7 +185,14 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 		t, err = catalog.InspectCSV(ctx, env.Bucket(), st.Name, key, opts)
 	}
 	if err != nil {
-		return nil, &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos, Msg: err.Error()}
+		code, pos := plan.CodeOf(err), st.LocationPos
+		switch code {
+		case "":
+			code = planner.CodeBadLocation
+		case planner.CodeBadOption:
+			pos = st.SchemaPos
+		}
+		return nil, &planner.Error{Code: code, Pos: pos, Msg: err.Error()}
 	}
 	t.External = true
 	if err := cat.Put(ctx, t); err != nil {
@@ -320,6 +329,13 @@ func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *co
 		return nil, st.QueryError(err)
 	}
 	text := planner.Explain(pl)
+	if tables, ok := p.Catalog.(coordinator.Tables); ok {
+		pruning, err := coordinator.ExplainPruning(ctx, tables, pl.Graph)
+		if err != nil {
+			return nil, err
+		}
+		text += pruning
+	}
 	if st.Analyze {
 		js, err := p.runQuery(ctx, st, env)
 		if err != nil {
@@ -328,8 +344,12 @@ func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *co
 		var b strings.Builder
 		fmt.Fprintf(&b, "job %s: %s\n%s\n== stage metrics\n", js.ID, js.State, js.Explain)
 		for _, s := range js.Stages {
-			fmt.Fprintf(&b, "Stage %d [%s] tasks=%d input_rows=%d input_bytes=%d output_rows=%d output_bytes=%d elapsed=%.3fs\n",
+			fmt.Fprintf(&b, "Stage %d [%s] tasks=%d input_rows=%d input_bytes=%d output_rows=%d output_bytes=%d elapsed=%.3fs",
 				s.ID, s.Output, s.Tasks, s.InputRows, s.InputBytes, s.Rows, s.Bytes, s.Seconds)
+			if s.FilesPruned > 0 {
+				fmt.Fprintf(&b, " files_pruned=%d", s.FilesPruned)
+			}
+			b.WriteByte('\n')
 		}
 		text = b.String()
 	}

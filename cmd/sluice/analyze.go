@@ -26,6 +26,9 @@ func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
 		fmt.Fprintf(w, "Stage %d [%s] state=%s tasks=%d functions_invoked=%d input_rows=%d input_bytes=%s output_rows=%d output_bytes=%s elapsed=%.3fs",
 			s.ID, s.Output, s.State, s.Tasks, s.Invoked, s.InputRows, humanize.IBytes(uint64(s.InputBytes)),
 			s.Rows, humanize.IBytes(uint64(s.Bytes)), s.Seconds)
+		if s.FilesPruned > 0 {
+			fmt.Fprintf(w, " files_pruned=%d", s.FilesPruned)
+		}
 		if s.Reason != "" {
 			fmt.Fprintf(w, " reason=%q", s.Reason)
 		}

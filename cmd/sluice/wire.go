@@ -82,7 +82,7 @@ func startWire(c *cli.Context, q *coordinator.Queries, token string, log *slog.L
 			stop()
 			return nil, err
 		}
-		srv := &flightsql.Server{Engine: q, Token: token, Log: log}
+		srv := &flightsql.Server{Engine: q, Token: token, Version: version(), Log: log}
 		got, s, err := srv.Listen(addr)
 		if err != nil {
 			stop()

@@ -58,7 +58,42 @@ type Server struct {
 	Engine Engine
 	// Token, when set, must come as "authorization: Bearer TOKEN".
 	Token string
-	Log   *slog.Logger
+	// Version is the server version GetSqlInfo reports (default "dev").
+	Version string
+	Log     *slog.Logger
+}
+
+// registerSqlInfo registers what GetSqlInfo answers: the server's name and
+// versions, and the SQL it takes through Flight SQL (queries only: DDL,
+// COPY and transactions go through POST /v1/statements or not at all).
+// Asking for an id not registered here is NotFound (arrow-go's BaseServer).
+func (s *Server) registerSqlInfo() error {
+	version := s.Version
+	if version == "" {
+		version = "dev"
+	}
+	for id, v := range map[fsql.SqlInfo]any{
+		fsql.SqlInfoFlightSqlServerName:         "sluice",
+		fsql.SqlInfoFlightSqlServerVersion:      version,
+		fsql.SqlInfoFlightSqlServerArrowVersion: arrow.PkgVersion,
+		fsql.SqlInfoFlightSqlServerReadOnly:     true,
+		fsql.SqlInfoFlightSqlServerSql:          true,
+		fsql.SqlInfoFlightSqlServerSubstrait:    false,
+		fsql.SqlInfoFlightSqlServerTransaction:  int32(fsql.SqlTransactionNone),
+		fsql.SqlInfoFlightSqlServerCancel:       false,
+		fsql.SqlInfoTransactionsSupported:       false,
+		fsql.SqlInfoDDLCatalog:                  false,
+		fsql.SqlInfoDDLSchema:                   false,
+		fsql.SqlInfoDDLTable:                    false,
+		fsql.SqlInfoIdentifierCase:              int32(fsql.SqlCaseSensitivityLowerCase),
+		fsql.SqlInfoIdentifierQuoteChar:         `"`,
+		fsql.SqlInfoNullOrdering:                int32(fsql.SqlNullOrderingSortAtEnd), // NULLS LAST both ways, as DuckDB
+	} {
+		if err := s.RegisterSqlInfo(id, v); err != nil {
+			return fmt.Errorf("flight sql info %d: %w", id, err)
+		}
+	}
+	return nil
 }
 
 // Listen serves s on addr in the background and returns the address and a
@@ -68,6 +103,9 @@ func (s *Server) Listen(addr string, opts ...grpc.ServerOption) (string, func(),
 		s.Log = slog.New(slog.DiscardHandler)
 	}
 	s.Alloc = memory.DefaultAllocator
+	if err := s.registerSqlInfo(); err != nil {
+		return "", nil, err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("flight sql listen on %s: %w", addr, err)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,20 @@ type portal struct {
 	formats []int16
 	res     *result
 	ran     bool
+	cur     *rowCursor // a portal suspended by Execute's row limit
+}
+
+// close drops the portal's result and its suspended rows.
+func (p *portal) close() {
+	if p.cur != nil {
+		p.cur.close()
+		p.cur = nil
+	}
+	if p.res != nil {
+		p.res.release()
+		p.res = nil
+	}
+	p.ran = false
 }
 
 // result is the answer to one statement.
@@ -51,9 +66,7 @@ func (c *conn) loop(ctx context.Context) error {
 	failed := false // an extended-protocol error: skip to Sync
 	defer func() {
 		for _, p := range c.portals {
-			if p.res != nil {
-				p.res.release()
-			}
+			p.close()
 		}
 	}()
 	for {
@@ -91,16 +104,14 @@ func (c *conn) loop(ctx context.Context) error {
 			if m.ObjectType == 'S' {
 				delete(c.stmts, m.Name)
 			} else if p := c.portals[m.Name]; p != nil {
-				if p.res != nil {
-					p.res.release()
-				}
+				p.close()
 				delete(c.portals, m.Name)
 			}
 			c.be.Send(&pgproto3.CloseComplete{})
 		case *pgproto3.Sync:
 			failed = false
-			if p := c.portals[""]; p != nil && p.res != nil {
-				p.res.release()
+			if p := c.portals[""]; p != nil {
+				p.close()
 			}
 			delete(c.portals, "") // the unnamed portal ends with its transaction
 			if err := c.send(&pgproto3.ReadyForQuery{TxStatus: 'I'}); err != nil {
@@ -189,8 +200,8 @@ func (c *conn) bind(m *pgproto3.Bind) error {
 	if err != nil {
 		return err
 	}
-	if old := c.portals[m.DestinationPortal]; old != nil && old.res != nil {
-		old.res.release()
+	if old := c.portals[m.DestinationPortal]; old != nil {
+		old.close()
 	}
 	c.portals[m.DestinationPortal] = &portal{sql: sql, formats: m.ResultFormatCodes}
 	return nil
@@ -252,6 +263,9 @@ func (c *conn) runPortal(ctx context.Context, p *portal) error {
 	return nil
 }
 
+// execute runs a portal (unless Describe ran it) and sends its rows, at
+// most MaxRows of them when that is set: then the portal is suspended
+// (PortalSuspended) and the next Execute continues where it stopped.
 func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 	p := c.portals[m.Portal]
 	if p == nil {
@@ -260,10 +274,26 @@ func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 	if err := c.runPortal(ctx, p); err != nil {
 		return err
 	}
-	err := c.writeResult(ctx, p.res, p.formats, false)
-	p.res.release()
-	p.ran, p.res = false, nil // executing again runs the statement again
-	return err
+	if p.res.empty || p.res.schema == nil {
+		err := c.writeResult(ctx, p.res, p.formats, false)
+		p.close() // executing again runs the statement again
+		return err
+	}
+	if p.cur == nil {
+		p.cur = c.openCursor(ctx, p.res)
+	}
+	n, suspended, err := c.writeRows(p.cur, fields(p.res.schema, p.formats), int64(m.MaxRows))
+	if err != nil {
+		p.close()
+		return err
+	}
+	if suspended {
+		c.be.Send(&pgproto3.PortalSuspended{})
+		return nil
+	}
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(n, 10))})
+	p.close() // executing again runs the statement again
+	return nil
 }
 
 // describeSQL is the result schema of sql without running it (nil for a
@@ -334,8 +364,8 @@ func (c *conn) run(ctx context.Context, sql string) (*result, error) {
 
 var errCancelled = errors.New("canceling statement due to user request")
 
-// writeResult sends a result: RowDescription (when describe), its rows in
-// formats, and CommandComplete.
+// writeResult sends a whole result: RowDescription (when describe), its
+// rows in formats, and CommandComplete.
 func (c *conn) writeResult(ctx context.Context, res *result, formats []int16, describe bool) error {
 	if res.empty {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
@@ -349,12 +379,118 @@ func (c *conn) writeResult(ctx context.Context, res *result, formats []int16, de
 	if describe {
 		c.be.Send(&pgproto3.RowDescription{Fields: fs})
 	}
+	cur := c.openCursor(ctx, res)
+	defer cur.close()
+	n, _, err := c.writeRows(cur, fs, 0)
+	if err != nil {
+		return err
+	}
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(n, 10))})
+	return nil
+}
+
+// rowCursor reads a result's records one at a time: a local result's, or
+// a job's, streamed from the bucket by a reader goroutine that waits for
+// the protocol loop (so a portal suspended by Execute's row limit holds
+// its place without holding the result in memory).
+type rowCursor struct {
+	recs []arrow.RecordBatch    // a local result's
+	ch   chan arrow.RecordBatch // a job's, from the reader
+	errc chan error             // the reader's end
+	stop context.CancelFunc     // stops the reader
+	cur  arrow.RecordBatch      // the record being sent
+	off  int                    // its next row
+}
+
+func (c *conn) openCursor(ctx context.Context, res *result) *rowCursor {
+	cur := &rowCursor{recs: res.recs}
+	if res.job == "" {
+		return cur
+	}
+	ctx, cur.stop = context.WithCancel(ctx)
+	cur.ch, cur.errc = make(chan arrow.RecordBatch), make(chan error, 1)
+	go func() {
+		defer close(cur.ch)
+		_, err := c.s.Engine.Result(ctx, res.job, func(rec arrow.RecordBatch) error {
+			rec.Retain()
+			select {
+			case cur.ch <- rec:
+				return nil
+			case <-ctx.Done():
+				rec.Release()
+				return ctx.Err()
+			}
+		})
+		cur.errc <- err
+	}()
+	return cur
+}
+
+// next returns the record with rows left to send (io.EOF at the end).
+func (r *rowCursor) next() (arrow.RecordBatch, error) {
+	for r.cur == nil || r.off >= int(r.cur.NumRows()) {
+		if r.cur != nil && r.ch != nil {
+			r.cur.Release()
+		}
+		r.cur, r.off = nil, 0
+		switch {
+		case r.ch != nil:
+			rec, ok := <-r.ch
+			if !ok {
+				if err := <-r.errc; err != nil {
+					r.errc <- err // for a caller that asks again
+					return nil, err
+				}
+				r.errc <- nil
+				return nil, io.EOF
+			}
+			r.cur = rec
+		case len(r.recs) > 0:
+			r.cur, r.recs = r.recs[0], r.recs[1:]
+		default:
+			return nil, io.EOF
+		}
+	}
+	return r.cur, nil
+}
+
+// close stops the reader and releases what it read.
+func (r *rowCursor) close() {
+	if r.ch == nil {
+		return
+	}
+	r.stop()
+	if r.cur != nil {
+		r.cur.Release()
+		r.cur = nil
+	}
+	for rec := range r.ch {
+		rec.Release()
+	}
+}
+
+// writeRows sends up to max rows (0: all) of the cursor as DataRows. It
+// returns the rows sent and whether the limit stopped it with rows
+// perhaps left (a suspended portal, as Postgres: reaching the limit
+// exactly still suspends).
+func (c *conn) writeRows(cur *rowCursor, fs []pgproto3.FieldDescription, max int64) (int64, bool, error) {
 	var n int64
 	var buf []byte
 	row := &pgproto3.DataRow{}
-	emit := func(rec arrow.RecordBatch) error {
+	for max <= 0 || n < max {
+		rec, err := cur.next()
+		if errors.Is(err, io.EOF) {
+			return n, false, nil
+		}
+		if err != nil {
+			return n, false, err
+		}
 		cols := rec.Columns()
-		for i := 0; i < int(rec.NumRows()); i++ {
+		end := int(rec.NumRows())
+		if max > 0 && int64(end-cur.off) > max-n {
+			end = cur.off + int(max-n)
+		}
+		for i := cur.off; i < end; i++ {
 			buf = buf[:0]
 			row.Values = row.Values[:0]
 			offs := make([]int, 0, len(cols))
@@ -381,24 +517,13 @@ func (c *conn) writeResult(ctx context.Context, res *result, formats []int16, de
 			}
 			c.be.Send(row) // Send copies the message into its buffer
 		}
-		n += rec.NumRows()
+		n += int64(end - cur.off)
+		cur.off = end
 		if err := c.be.Flush(); err != nil {
-			return &writeError{err}
-		}
-		return nil
-	}
-	if res.job != "" {
-		if _, err := c.s.Engine.Result(ctx, res.job, emit); err != nil {
-			return err
+			return n, false, &writeError{err}
 		}
 	}
-	for _, rec := range res.recs {
-		if err := emit(rec); err != nil {
-			return err
-		}
-	}
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(n, 10))})
-	return nil
+	return n, true, nil
 }
 
 // SQLSTATEs of the sluice error codes (docs/pgwire.md lists them).

@@ -158,6 +158,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if !ok {
 		return
 	}
+	// From here on the connection is read ahead, so that a client that
+	// disconnects mid-query cancels its job.
+	c.be = pgproto3.NewBackend(watchConn(ctx, c.nc, func() {
+		c.log.Debug("pgwire client gone")
+		cancel()
+	}), c.nc)
 	if err := c.loop(ctx); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 		c.log.Info("pgwire connection", "err", err)
 	}

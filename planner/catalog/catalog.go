@@ -38,6 +38,12 @@ type Table struct {
 	// query uses them (Store.Bucket set), so new files under the location
 	// are seen without registering the table again.
 	External bool `json:"external,omitempty"`
+	// Partitions are the hive partition columns (key=value folders under
+	// the location; see applyPartitions), also in Columns.
+	Partitions []plan.Field `json:"partitions,omitempty"`
+	// Schema is the declared column list, when one was given: its types
+	// win over the files' and the partition folders'.
+	Schema []plan.Field `json:"schema,omitempty"`
 }
 
 // Store is the catalog in Redis (the hash redisdb.CatalogKey).
@@ -150,7 +156,7 @@ func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &layout.Table{Format: t.Format, CSV: t.CSV, Files: t.Files}, nil
+	return &layout.Table{Format: t.Format, CSV: t.CSV, Partitions: t.Partitions, Files: t.Files}, nil
 }
 
 // Table implements planner.Catalog.
@@ -166,19 +172,32 @@ func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, err
 // (a prefix ending in "/", or one file; see ListFiles): the schema from the footers (all files must agree), and the row
 // groups of every file. It reads footers only, through ranged GETs.
 func Inspect(ctx context.Context, b objstore.Bucket, name, prefix string) (*Table, error) {
+	return InspectParquet(ctx, b, name, prefix, ParquetOptions{})
+}
+
+// ParquetOptions say how to read a Parquet table.
+type ParquetOptions struct {
+	// Schema, when set, declares the types of hive partition keys; it
+	// names nothing else (the files give the other columns).
+	Schema []plan.Field
+}
+
+// InspectParquet is Inspect with options.
+func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string, opts ParquetOptions) (*Table, error) {
 	objs, err := ListFiles(ctx, b, prefix, ".parquet")
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix}
+	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix, Schema: opts.Schema}
+	var fileCols []plan.Field
 	for _, o := range objs {
 		f, cols, err := inspectFile(ctx, b, o)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
-		if t.Columns == nil {
-			t.Columns = cols
-		} else if !sameColumns(t.Columns, cols) {
+		if fileCols == nil {
+			fileCols = cols
+		} else if !sameColumns(fileCols, cols) {
 			return nil, fmt.Errorf("table %s: file %s has a different schema than the others", name, o.Key)
 		}
 		t.Files = append(t.Files, f)
@@ -189,6 +208,9 @@ func Inspect(ctx context.Context, b objstore.Bucket, name, prefix string) (*Tabl
 	}
 	if len(t.Files) == 0 {
 		return nil, fmt.Errorf("table %s: no .parquet files under %s", name, prefix)
+	}
+	if err := applyPartitions(t, fileCols); err != nil {
+		return nil, err
 	}
 	return t, nil
 }

@@ -16,9 +16,10 @@ import (
 
 // CSVOptions say how to read a CSV table.
 type CSVOptions struct {
-	// Schema, when set, names and types every column in file order;
-	// otherwise names come from the header and types are inferred from a
-	// sample of the first file.
+	// Schema, when set, names and types every column in file order, and
+	// may name hive partition keys too (their declared types win; they are
+	// not file columns); otherwise names come from the header and types
+	// are inferred from a sample of the first file.
 	Schema    []plan.Field
 	Header    bool
 	Delimiter rune
@@ -57,7 +58,14 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %s: %w", name, first.Key, err)
 	}
-	t.Columns, t.CSV.Columns = cols, cols
+	t.Schema = opts.Schema
+	if err := applyPartitions(t, cols); err != nil {
+		return nil, err
+	}
+	t.CSV.Columns = cols
+	if t.Schema != nil {
+		t.CSV.Columns = fileColumns(t)
+	}
 	if avgLine > 0 {
 		t.Rows = int64(float64(t.Bytes) / avgLine)
 		for i := range t.Files {

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/sluicedb/sluice/planner/catalog/layout"
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -96,7 +97,7 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 				if err != nil {
 					return false, fmt.Errorf("table %s: %w", t.Name, err)
 				}
-				if !sameColumns(t.Columns, cols) {
+				if !sameColumns(withoutPartitions(t, cols), fileColumns(t)) {
 					return false, fmt.Errorf("table %s: new file %s has a different schema than the table", t.Name, o.Key)
 				}
 				f = nf
@@ -116,6 +117,28 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 	if !changed {
 		return false, nil
 	}
+	fileCols := fileColumns(t)
+	if t.CSV != nil && len(t.CSV.Columns) > 0 {
+		fileCols = t.CSV.Columns
+	}
 	t.Files, t.Rows, t.Bytes = files, rows, bytes
+	if err := applyPartitions(t, fileCols); err != nil {
+		return false, err
+	}
 	return true, nil
+}
+
+// withoutPartitions is cols less t's partition columns.
+func withoutPartitions(t *Table, cols []plan.Field) []plan.Field {
+	var out []plan.Field
+	for _, c := range cols {
+		part := false
+		for _, p := range t.Partitions {
+			part = part || p.Name == c.Name
+		}
+		if !part {
+			out = append(out, c)
+		}
+	}
+	return out
 }

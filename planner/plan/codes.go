@@ -57,10 +57,11 @@ const (
 	CodeValue       = "SL008"
 	CodeSQLTooLarge = "SL090"
 
-	CodeTableExists  = "SL020"
-	CodeBadLocation  = "SL021"
-	CodeBadOption    = "SL022"
-	CodeNotStatement = "SL023"
+	CodeTableExists   = "SL020"
+	CodeBadLocation   = "SL021"
+	CodeBadOption     = "SL022"
+	CodeNotStatement  = "SL023"
+	CodeBadPartitions = "SL024"
 
 	CodeRuntime         = "SL100"
 	CodeInvalidCast     = "SL101"
@@ -99,6 +100,7 @@ var registry = []CodeInfo{
 	{CodeBadLocation, ClassUser, "bad_location", "A LOCATION or COPY target is not s3://BUCKET/PREFIX in the bucket sluice runs on, holds no files of the format, or is not empty where it must be."},
 	{CodeBadOption, ClassUser, "bad_option", "An unknown or invalid statement option: STORED AS, FORMAT, OPTIONS(...) or an external table's column list."},
 	{CodeNotStatement, ClassUser, "statement_needs_api", "A statement other than a query (DDL, COPY, EXPLAIN as SQL) was sent where only a query is accepted: send it to POST /v1/statements."},
+	{CodeBadPartitions, ClassUser, "bad_partitions", "A table's files do not sit under the same hive key=value folders (another key set or order, a key twice), or a partition value does not parse as its declared type. The message names the table and the file."},
 	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413); nothing reaches the planner or Redis."},
 
 	{CodeRuntime, ClassUser, "runtime_error", "The query failed on its data in a way no more specific code names."},

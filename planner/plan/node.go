@@ -65,6 +65,11 @@ type Scan struct {
 	Filter *Expr `json:"filter,omitempty"`
 	// CSV describes CSV files (Format "csv").
 	CSV *CSVFormat `json:"csv,omitempty"`
+	// Partitions are the table's hive partition columns (key=value
+	// folders), set with Format when the stage starts. A column of Columns
+	// that names one is not read from the files: each split's values fill
+	// it as a constant.
+	Partitions []Field `json:"partitions,omitempty"`
 }
 
 // CSVFormat says how to parse a CSV table's files.

@@ -8,6 +8,10 @@
 package layout
 
 import (
+	"fmt"
+	"strconv"
+	"strings"
+
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -22,6 +26,10 @@ type File struct {
 	Key       string     `json:"key"`
 	Size      int64      `json:"size"`
 	RowGroups []RowGroup `json:"row_groups"`
+	// Partition holds the file's hive partition values (its key=value
+	// folders), URL-decoded, by column name; a key whose value is NULL
+	// (__HIVE_DEFAULT_PARTITION__) is absent.
+	Partition map[string]string `json:"partition,omitempty"`
 }
 
 // Table is how a registered table is stored: its format ("parquet" or
@@ -29,7 +37,103 @@ type File struct {
 type Table struct {
 	Format string
 	CSV    *plan.CSVFormat
-	Files  []File
+	// Partitions are the hive partition columns, with their types.
+	Partitions []plan.Field
+	Files      []File
+}
+
+// PartitionValues returns f's partition values, one per t.Partitions
+// column, parsed as the column's type.
+func (t *Table) PartitionValues(f File) ([]plan.Value, error) {
+	if len(t.Partitions) == 0 {
+		return nil, nil
+	}
+	out := make([]plan.Value, len(t.Partitions))
+	for i, p := range t.Partitions {
+		s, ok := f.Partition[p.Name]
+		if !ok {
+			out[i] = plan.Value{Null: true}
+			continue
+		}
+		v, err := ParsePartitionValue(s, p.Type)
+		if err != nil {
+			return nil, fmt.Errorf("file %s: partition %s=%q: %w", f.Key, p.Name, s, err)
+		}
+		out[i] = v
+	}
+	return out, nil
+}
+
+// ParsePartitionValue parses a partition folder's value as type t.
+func ParsePartitionValue(s string, t plan.DataType) (plan.Value, error) {
+	switch t.ID {
+	case plan.String:
+		return plan.Value{S: s}, nil
+	case plan.Int64:
+		i, err := strconv.ParseInt(strings.TrimSpace(s), 10, 64)
+		if err != nil {
+			return plan.Value{}, fmt.Errorf("not a bigint")
+		}
+		return plan.Value{I: i}, nil
+	case plan.Float64:
+		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
+		if err != nil {
+			return plan.Value{}, fmt.Errorf("not a double")
+		}
+		return plan.Value{F: f}, nil
+	case plan.Bool:
+		b, err := strconv.ParseBool(strings.TrimSpace(s))
+		if err != nil {
+			return plan.Value{}, fmt.Errorf("not a boolean")
+		}
+		return plan.Value{B: b}, nil
+	case plan.Date:
+		d, err := plan.ParseDate(s)
+		if err != nil {
+			return plan.Value{}, err
+		}
+		return plan.Value{I: int64(d)}, nil
+	case plan.Timestamp:
+		us, err := plan.ParseTimestamp(s)
+		if err != nil {
+			return plan.Value{}, err
+		}
+		return plan.Value{I: us}, nil
+	case plan.Decimal:
+		if t.Precision <= plan.MaxDecimal64Precision {
+			return parseDecimal64(strings.TrimSpace(s), t.Precision, t.Scale)
+		}
+	}
+	return plan.Value{}, fmt.Errorf("type %s is not supported for partition columns", t)
+}
+
+// parseDecimal64 parses [-+]digits[.digits] into its unscaled value at
+// scale, refusing more than precision digits or scale fraction digits.
+func parseDecimal64(s string, precision, scale int) (plan.Value, error) {
+	bad := func() (plan.Value, error) { return plan.Value{}, fmt.Errorf("not a decimal(%d,%d)", precision, scale) }
+	neg := false
+	if s != "" && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" && frac == "" || len(frac) > scale {
+		return bad()
+	}
+	digits := strings.TrimLeft(whole, "0") + frac + strings.Repeat("0", scale-len(frac))
+	if len(strings.TrimLeft(digits, "0")) > precision {
+		return bad()
+	}
+	var u int64
+	for _, c := range digits {
+		if c < '0' || c > '9' {
+			return bad()
+		}
+		u = u*10 + int64(c-'0')
+	}
+	if neg {
+		u = -u
+	}
+	return plan.Value{I: u}, nil
 }
 
 // Commit protocol of the files sluice writes (CREATE TABLE AS, COPY TO):
