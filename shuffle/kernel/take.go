@@ -253,7 +253,7 @@ func (b *Builder) append(src arrow.Array, idx []int32, nullable bool) error {
 	b.appendValidity(src, idx, nullable)
 	switch b.lay {
 	case lBool:
-		bs, off := valueBits(src)
+		bs, off := Bits(src)
 		out := b.vals.Bytes()
 		if nullable {
 			for i, j := range idx {
@@ -289,7 +289,7 @@ func (b *Builder) append(src arrow.Array, idx []int32, nullable bool) error {
 
 // appendValidity sets the validity of the k rows about to be appended.
 func (b *Builder) appendValidity(src arrow.Array, idx []int32, nullable bool) {
-	bm, off := validity(src)
+	bm, off := Validity(src)
 	if bm == nil && !nullable {
 		if b.valid != nil {
 			bitutil.SetBitsTo(b.valid.Bytes(), int64(b.n), int64(len(idx)), true)
@@ -332,7 +332,7 @@ func (b *Builder) appendValidity(src arrow.Array, idx []int32, nullable bool) {
 type u128 struct{ lo, hi uint64 }
 
 func appendFixed[T uint8 | uint16 | uint32 | uint64 | u128](b *Builder, src arrow.Array, idx []int32, nullable bool) {
-	vals := fixedValues[T](src)
+	vals := Values[T](src)
 	out := asSlice[T](b.vals.Bytes())[b.n : b.n+len(idx)]
 	if !nullable {
 		for i, j := range idx {
@@ -354,10 +354,10 @@ func appendFixed[T uint8 | uint16 | uint32 | uint64 | u128](b *Builder, src arro
 func (b *Builder) reserveVar(src arrow.Array, idx []int32, nullable bool) error {
 	var total int
 	if b.lay == lVar32 {
-		offs, _ := varValues[int32](src)
+		offs, _ := Offsets[int32](src)
 		total = varBytes(offs, idx, nullable)
 	} else {
-		offs, _ := varValues[int64](src)
+		offs, _ := Offsets[int64](src)
 		total = varBytes(offs, idx, nullable)
 	}
 	if b.lay == lVar32 && b.used+total > math.MaxInt32 {
@@ -385,7 +385,7 @@ func varBytes[O int32 | int64](offs []O, idx []int32, nullable bool) int {
 
 // appendVar copies the bytes of rows idx (room made by reserveVar).
 func appendVar[O int32 | int64](b *Builder, src arrow.Array, idx []int32, nullable bool) {
-	offs, data := varValues[O](src)
+	offs, data := Offsets[O](src)
 	out := asSlice[O](b.vals.Bytes())[b.n+1 : b.n+1+len(idx)]
 	d := b.data.Bytes()
 	pos := b.used
@@ -471,10 +471,10 @@ func (b *Builder) AppendMulti(srcs []arrow.Array, bi, ri []int32) error {
 
 func varSpan(l layout, a arrow.Array) int {
 	if l == lVar32 {
-		offs, _ := varValues[int32](a)
+		offs, _ := Offsets[int32](a)
 		return int(offs[len(offs)-1] - offs[0])
 	}
-	offs, _ := varValues[int64](a)
+	offs, _ := Offsets[int64](a)
 	return int(offs[len(offs)-1] - offs[0])
 }
 
@@ -486,7 +486,7 @@ func (b *Builder) appendMultiValidity(srcs []arrow.Array, bi, ri []int32, neg bo
 	vs := make([]vinfo, len(srcs))
 	anyNull := false
 	for s, a := range srcs {
-		vs[s].bm, vs[s].off = validity(a)
+		vs[s].bm, vs[s].off = Validity(a)
 		anyNull = anyNull || vs[s].bm != nil
 	}
 	if !anyNull && !neg {
@@ -517,7 +517,7 @@ func appendMultiBool(b *Builder, srcs []arrow.Array, bi, ri []int32, neg bool) {
 	}
 	ss := make([]bsrc, len(srcs))
 	for s, a := range srcs {
-		ss[s].bs, ss[s].off = valueBits(a)
+		ss[s].bs, ss[s].off = Bits(a)
 	}
 	out := b.vals.Bytes()
 	for i, s := range bi {
@@ -533,7 +533,7 @@ func appendMultiBool(b *Builder, srcs []arrow.Array, bi, ri []int32, neg bool) {
 func appendMultiFixed[T uint8 | uint16 | uint32 | uint64 | u128](b *Builder, srcs []arrow.Array, bi, ri []int32, neg bool) {
 	vals := make([][]T, len(srcs))
 	for s, a := range srcs {
-		vals[s] = fixedValues[T](a)
+		vals[s] = Values[T](a)
 	}
 	out := asSlice[T](b.vals.Bytes())[b.n : b.n+len(bi)]
 	if !neg {
@@ -559,7 +559,7 @@ func appendMultiVar[O int32 | int64](b *Builder, srcs []arrow.Array, bi, ri []in
 	}
 	ss := make([]vsrc, len(srcs))
 	for s, a := range srcs {
-		ss[s].offs, ss[s].data = varValues[O](a)
+		ss[s].offs, ss[s].data = Offsets[O](a)
 	}
 	out := asSlice[O](b.vals.Bytes())[b.n+1 : b.n+1+len(bi)]
 	d := b.data.Bytes()
@@ -640,7 +640,7 @@ func (b *Builder) Release() {
 	b.valid, b.vals, b.data = nil, nil, nil
 }
 
-// ---- raw access -------------------------------------------------------------
+// ---- raw access (the executor's too) ----------------------------------------
 
 func asSlice[T any](b []byte) []T {
 	var z T
@@ -651,8 +651,9 @@ func asSlice[T any](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(&b[0])), len(b)/w)
 }
 
-// fixedValues returns a's values with its offset applied.
-func fixedValues[T any](a arrow.Array) []T {
+// Values returns the fixed-width values of a (T of the values' width),
+// with a's offset applied; nil for an empty array.
+func Values[T any](a arrow.Array) []T {
 	d := a.Data()
 	bufs := d.Buffers()
 	if len(bufs) < 2 || bufs[1] == nil || a.Len() == 0 {
@@ -662,9 +663,10 @@ func fixedValues[T any](a arrow.Array) []T {
 	return asSlice[T](bufs[1].Bytes())[off : off+a.Len()]
 }
 
-// varValues returns a's n+1 offsets (its offset applied) and the whole data
-// buffer (offsets index into it directly).
-func varValues[O int32 | int64](a arrow.Array) ([]O, []byte) {
+// Offsets returns the n+1 offsets of a String or Binary (int32) or
+// LargeString (int64) array a, its offset applied, and its whole data
+// buffer (the offsets index into it directly).
+func Offsets[O int32 | int64](a arrow.Array) ([]O, []byte) {
 	d := a.Data()
 	bufs := d.Buffers()
 	if a.Len() == 0 || len(bufs) < 2 || bufs[1] == nil {
@@ -678,8 +680,8 @@ func varValues[O int32 | int64](a arrow.Array) ([]O, []byte) {
 	return asSlice[O](bufs[1].Bytes())[off : off+a.Len()+1], data
 }
 
-// valueBits returns the value bitmap of a Boolean array and its bit offset.
-func valueBits(a arrow.Array) ([]byte, int) {
+// Bits returns the value bitmap of a Boolean array and its bit offset.
+func Bits(a arrow.Array) ([]byte, int) {
 	d := a.Data()
 	bufs := d.Buffers()
 	if len(bufs) < 2 || bufs[1] == nil {
@@ -688,9 +690,9 @@ func valueBits(a arrow.Array) ([]byte, int) {
 	return bufs[1].Bytes(), d.Offset()
 }
 
-// validity returns a's validity bitmap and bit offset, or nil when a has no
-// nulls.
-func validity(a arrow.Array) ([]byte, int) {
+// Validity returns a's validity bitmap and bit offset, or nil when a has
+// no nulls (a Null-typed array too: it has no bitmap).
+func Validity(a arrow.Array) ([]byte, int) {
 	if a.NullN() == 0 || a.DataType().ID() == arrow.NULL {
 		return nil, 0
 	}
