@@ -16,6 +16,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 	"github.com/zeebo/xxh3"
 )
@@ -108,7 +109,7 @@ func (o WriterOptions) withDefaults() WriterOptions {
 // plan.PartitionBroadcast every row goes to partition 0. A Writer is not
 // safe for concurrent use.
 //
-// Memory: each partition buffers up to BatchRows rows in Arrow builders
+// Memory: each partition buffers up to BatchRows rows in column builders
 // (MaxBufferedRows over all partitions), then encodes them as one
 // compressed record batch appended to the partition's in-memory run. When
 // the runs held pass MaxBufferedBytes, the biggest are appended to a local
@@ -125,11 +126,10 @@ type Writer struct {
 	part   plan.Partitioning
 	nparts int
 	opts   WriterOptions
-	apps   []appender
 
 	parts    []*partBuf
 	enc      *batchEncoder // encodes every partition's batches
-	buffered int           // rows in builders
+	buffered int           // rows in partitions' builders
 	hashes   []uint64
 	idx      [][]int32
 	keyCols  []arrow.Array
@@ -148,9 +148,9 @@ type Writer struct {
 func (w *Writer) Spilled() int64 { return w.spilledTo }
 
 type partBuf struct {
-	bld     *array.RecordBuilder
-	n       int // rows in bld
-	flushes int // batches encoded from bld
+	cols    []*kernel.Builder // one per column (nil until the first row)
+	n       int               // rows in cols
+	flushes int               // batches encoded from cols
 	file    partFile
 }
 
@@ -192,11 +192,9 @@ func (w *Writer) init() error {
 		return fmt.Errorf("shuffle: writer: unsupported partitioning kind %q", w.part.Kind)
 	}
 	for _, f := range w.schema.Fields() {
-		a, err := appenderFor(f.Type)
-		if err != nil {
-			return fmt.Errorf("shuffle: writer: column %q: %w", f.Name, err)
+		if !kernel.TakeSupported(f.Type) {
+			return fmt.Errorf("shuffle: writer: column %q: unsupported column type %s", f.Name, f.Type)
 		}
-		w.apps = append(w.apps, a)
 	}
 	enc, err := newBatchEncoder(w.schema, w.opts.Compression, w.opts.ZstdLevel, w.opts.Allocator)
 	if err != nil {
@@ -292,21 +290,32 @@ func (w *Writer) partBuf(p int) *partBuf {
 	return pb
 }
 
-// appendRows copies rows idx of rec into partition p's builder, encoding
-// it when it reaches BatchRows (and every partition when the writer holds
-// MaxBufferedRows).
+// appendRows copies rows idx of rec into partition p's builders (the
+// take kernel shared with the executor), encoding them when they reach
+// BatchRows (and every partition when the writer holds MaxBufferedRows).
 func (w *Writer) appendRows(p int, rec arrow.RecordBatch, idx []int32) error {
 	pb := w.partBuf(p)
-	if pb.bld == nil {
-		pb.bld = array.NewRecordBuilder(w.opts.Allocator, w.schema)
+	if pb.cols == nil {
+		pb.cols = make([]*kernel.Builder, w.schema.NumFields())
+		for c, f := range w.schema.Fields() {
+			b, err := kernel.NewBuilder(w.opts.Allocator, f.Type)
+			if err != nil {
+				return fmt.Errorf("shuffle: writer: column %q: %w", f.Name, err)
+			}
+			pb.cols[c] = b
+		}
 	}
 	if pb.n == 0 && pb.flushes > 0 {
 		// A partition that filled a batch before will likely fill the
 		// next: size the builders once instead of growing them.
-		pb.bld.Reserve(w.opts.BatchRows)
+		for _, b := range pb.cols {
+			b.Reserve(w.opts.BatchRows)
+		}
 	}
-	for c, app := range w.apps {
-		app(rec.Column(c), idx, pb.bld.Field(c))
+	for c, b := range pb.cols {
+		if err := b.Append(rec.Column(c), idx); err != nil {
+			return fmt.Errorf("shuffle: writer: column %q: %w", w.schema.Field(c).Name, err)
+		}
 	}
 	pb.n += len(idx)
 	w.buffered += len(idx)
@@ -336,7 +345,14 @@ func (w *Writer) flush(p int) error {
 	if pb == nil || pb.n == 0 {
 		return nil
 	}
-	rec := pb.bld.NewRecordBatch()
+	cols := make([]arrow.Array, len(pb.cols))
+	for c, b := range pb.cols {
+		cols[c] = b.Finish()
+	}
+	rec := array.NewRecordBatch(w.schema, cols, int64(pb.n))
+	for _, c := range cols {
+		c.Release()
+	}
 	defer rec.Release()
 	w.buffered -= pb.n
 	pb.n = 0
@@ -496,8 +512,8 @@ func (w *Writer) Abort() {
 		if pb == nil {
 			continue
 		}
-		if pb.bld != nil {
-			pb.bld.Release()
+		for _, b := range pb.cols {
+			b.Release()
 		}
 		w.parts[p] = nil
 	}

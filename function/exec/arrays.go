@@ -12,6 +12,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // kind is the physical layout of an engine-typed Arrow array.
@@ -89,59 +90,19 @@ func kindOfType(t plan.DataType) kind {
 // values returns the fixed-width values of a (Int64/Decimal64 as int64,
 // Float64, Date32 as int32), adjusted for the array offset.
 func values[T int64 | float64 | int32 | int8 | int16 | uint8 | uint16 | uint32 | float32 | uint64 | decimal128.Num](a arrow.Array) []T {
-	d := a.Data()
-	bufs := d.Buffers()
-	if len(bufs) < 2 || bufs[1] == nil || a.Len() == 0 {
-		return nil
-	}
-	all := arrow.GetData[T](bufs[1].Bytes())
-	off := d.Offset()
-	return all[off : off+a.Len()]
+	return kernel.Values[T](a)
 }
 
 // strOffsets returns the n+1 offsets and the whole data buffer of a String
 // array (offsets index into data directly).
-func strOffsets(a arrow.Array) ([]int32, []byte) {
-	d := a.Data()
-	bufs := d.Buffers()
-	if a.Len() == 0 || bufs[1] == nil {
-		return []int32{0}, nil
-	}
-	all := arrow.GetData[int32](bufs[1].Bytes())
-	off := d.Offset()
-	var data []byte
-	if len(bufs) > 2 && bufs[2] != nil {
-		data = bufs[2].Bytes()
-	}
-	return all[off : off+a.Len()+1], data
-}
+func strOffsets(a arrow.Array) ([]int32, []byte) { return kernel.Offsets[int32](a) }
 
 // bitsOf returns the value bitmap of a Boolean array and its bit offset.
-func bitsOf(a arrow.Array) ([]byte, int) {
-	d := a.Data()
-	bufs := d.Buffers()
-	if len(bufs) < 2 || bufs[1] == nil {
-		return nil, 0
-	}
-	return bufs[1].Bytes(), d.Offset()
-}
+func bitsOf(a arrow.Array) ([]byte, int) { return kernel.Bits(a) }
 
 // validityOf returns a's validity bitmap and bit offset, or nil when a has no
 // nulls.
-func validityOf(a arrow.Array) ([]byte, int) {
-	if a.NullN() == 0 {
-		return nil, 0
-	}
-	if a.DataType().ID() == arrow.NULL {
-		return nil, 0 // callers check kNull first
-	}
-	d := a.Data()
-	b := d.Buffers()[0]
-	if b == nil {
-		return nil, 0
-	}
-	return b.Bytes(), d.Offset()
-}
+func validityOf(a arrow.Array) ([]byte, int) { return kernel.Validity(a) }
 
 func bit(b []byte, i int) bool { return b[uint(i)>>3]>>(uint(i)&7)&1 != 0 }
 

@@ -58,13 +58,7 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 		case plan.Decimal:
 			return scaleUp(mem, a, x, to, 0)
 		case plan.Bool:
-			buf, out := newBitmap(mem, n)
-			for i, v := range x {
-				if v != 0 {
-					setBit(out, i)
-				}
-			}
-			return makeArray(at, n, valid(), buf), nil
+			return nonZeroBits(mem, a, at, x), nil
 		case plan.String:
 			sb := newStrBuilder(mem, n, n*8)
 			var tmp [24]byte
@@ -110,13 +104,7 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 			}
 			return makeArray(at, n, valid(), buf), nil
 		case plan.Bool:
-			buf, out := newBitmap(mem, n)
-			for i, v := range x {
-				if v != 0 {
-					setBit(out, i)
-				}
-			}
-			return makeArray(at, n, valid(), buf), nil
+			return nonZeroBits(mem, a, at, x), nil
 		case plan.String:
 			sb := newStrBuilder(mem, n, n*8)
 			var tmp [32]byte
@@ -157,13 +145,7 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 			}
 			return makeArray(at, n, valid(), buf), nil
 		case plan.Bool:
-			buf, out := newBitmap(mem, n)
-			for i, v := range x {
-				if v != 0 {
-					setBit(out, i)
-				}
-			}
-			return makeArray(at, n, valid(), buf), nil
+			return nonZeroBits(mem, a, at, x), nil
 		case plan.String:
 			sb := newStrBuilder(mem, n, n*10)
 			var tmp [32]byte
@@ -494,4 +476,17 @@ func castString(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Ar
 		return makeArray(at, n, copyValidity(mem, a), buf), nil
 	}
 	return nil, fmt.Errorf("unsupported cast from string to %s", to)
+}
+
+// nonZeroBits is the cast of numbers x (the values of a) to bool: true
+// where the value is not zero.
+func nonZeroBits[T comparable](mem memory.Allocator, a arrow.Array, at arrow.DataType, x []T) arrow.Array {
+	var zero T
+	buf, out := newBitmap(mem, a.Len())
+	for i, v := range x {
+		if v != zero {
+			setBit(out, i)
+		}
+	}
+	return makeArray(at, a.Len(), copyValidity(mem, a), buf)
 }

@@ -81,26 +81,11 @@ func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
 	}
 	switch kindOfType(t) {
 	case kInt64:
-		x := values[int64](a.arr)
-		if b.scalar() {
-			cmpAS(op, x, b.lit.I, out)
-		} else {
-			cmpAA(op, x, values[int64](b.arr), out)
-		}
+		cmpFixed(op, a, b, b.lit.I, out)
 	case kFloat64:
-		x := values[float64](a.arr)
-		if b.scalar() {
-			cmpAS(op, x, b.lit.F, out)
-		} else {
-			cmpAA(op, x, values[float64](b.arr), out)
-		}
+		cmpFixed(op, a, b, b.lit.F, out)
 	case kDate:
-		x := values[int32](a.arr)
-		if b.scalar() {
-			cmpAS(op, x, int32(b.lit.I), out)
-		} else {
-			cmpAA(op, x, values[int32](b.arr), out)
-		}
+		cmpFixed(op, a, b, int32(b.lit.I), out)
 	case kDec128:
 		cmpWide(op, a.arr, b, out)
 	case kString:
@@ -131,6 +116,17 @@ func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
 		return fail(fmt.Errorf("cannot compare values of type %s", t))
 	}
 	return makeArray(arrow.FixedWidthTypes.Boolean, n, valid, vbuf), nil
+}
+
+// cmpFixed compares the fixed-width values of array a with b: an array, or
+// the literal c.
+func cmpFixed[T int64 | float64 | int32](op plan.Op, a, b vec, c T, out []byte) {
+	x := values[T](a.arr)
+	if b.scalar() {
+		cmpAS(op, x, c, out)
+		return
+	}
+	cmpAA(op, x, values[T](b.arr), out)
 }
 
 func cmpBits(op plan.Op, x, y, out []byte) {

@@ -462,13 +462,7 @@ func castWide(mem memory.Allocator, a arrow.Array, from, to plan.DataType) (arro
 		}
 		return makeArray(at, n, valid(), buf), nil
 	case plan.Bool:
-		buf, out := newBitmap(mem, n)
-		for i, v := range x {
-			if v.Sign() != 0 {
-				setBit(out, i)
-			}
-		}
-		return makeArray(at, n, valid(), buf), nil
+		return nonZeroBits(mem, a, at, x), nil
 	case plan.String:
 		sb := newStrBuilder(mem, n, n*20)
 		for i, v := range x {

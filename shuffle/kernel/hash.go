@@ -1,6 +1,8 @@
 // Package kernel holds the column kernels the shuffle and the executor
 // share, written once: the per-type column hash walk (Fold), which is also
-// the partitioning hash, a storage format pinned by TestHashGolden.
+// the partitioning hash, a storage format pinned by TestHashGolden; the
+// typed take/gather (Take, TakeNullable, TakeMulti, Builder); and the raw
+// buffer access both use (Values, Offsets, Bits, Validity).
 package kernel
 
 import (
