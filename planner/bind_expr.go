@@ -375,7 +375,25 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
 		return nil, b.unsupported(loc, "ANY/ALL")
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		return nil, b.unsupported(loc, "IS [NOT] DISTINCT FROM")
+		if ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil {
+			return nil, b.unsupported(loc, "row values with IS [NOT] DISTINCT FROM")
+		}
+		l, err := b.bindExpr(ae.Lexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ae.Rexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		same, err := b.notDistinct(l, r, loc)
+		if err != nil {
+			return nil, err
+		}
+		if ae.Kind == pg.A_Expr_Kind_AEXPR_DISTINCT {
+			return fold(plan.Call(plan.OpNot, plan.BoolType, same)), nil
+		}
+		return same, nil
 	case pg.A_Expr_Kind_AEXPR_ILIKE:
 		return b.bindILike(ae, c)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
@@ -572,6 +590,69 @@ func (b *binder) bindBetween(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	return fold(plan.Call(join, plan.BoolType, a, z)), nil
 }
 
+// notDistinct is l IS NOT DISTINCT FROM r, equality where NULL equals
+// NULL (never NULL itself):
+//
+//	CASE WHEN l IS NULL THEN r IS NULL WHEN r IS NULL THEN false ELSE l = r END
+func (b *binder) notDistinct(l, r *plan.Expr, loc int32) (*plan.Expr, error) {
+	eq, err := b.compare(plan.OpEq, l, r, loc)
+	if err != nil {
+		return nil, err
+	}
+	isNull := func(e *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpIsNull, plan.BoolType, e)) }
+	return fold(plan.Call(plan.OpCase, plan.BoolType,
+		isNull(l), isNull(r),
+		isNull(r), boolLit(false),
+		eq)), nil
+}
+
+// bindRowIn binds (x1, x2, ...) [NOT] IN ((a1, a2, ...), ...) as DuckDB
+// does: the rows are compared as structs, field by field with NULL equal
+// to NULL, so the result is never NULL:
+//
+//	(x1 IS NOT DISTINCT FROM a1 AND x2 IS NOT DISTINCT FROM a2 ...) OR ...
+func (b *binder) bindRowIn(ae *pg.A_Expr, xs []*pg.Node, c *exprCtx) (*plan.Expr, error) {
+	var out *plan.Expr
+	for _, it := range ae.Rexpr.GetList().GetItems() {
+		row := it.GetRowExpr()
+		if row == nil || len(row.Args) != len(xs) {
+			return nil, b.errorf(CodeType, exprLoc(it), "type mismatch: IN list item is not a row of %d values", len(xs))
+		}
+		var match *plan.Expr
+		for i, xn := range xs {
+			x, err := b.bindExpr(xn, c)
+			if err != nil {
+				return nil, err
+			}
+			a, err := b.bindExpr(row.Args[i], c)
+			if err != nil {
+				return nil, err
+			}
+			e, err := b.notDistinct(x, a, ae.Location)
+			if err != nil {
+				return nil, err
+			}
+			if match == nil {
+				match = e
+			} else {
+				match = fold(plan.Call(plan.OpAnd, plan.BoolType, match, e))
+			}
+		}
+		if out == nil {
+			out = match
+		} else {
+			out = fold(plan.Call(plan.OpOr, plan.BoolType, out, match))
+		}
+	}
+	if out == nil {
+		return nil, b.errorf(CodeSyntax, ae.Location, "syntax error: empty IN list")
+	}
+	if opName(ae) == "<>" {
+		out = fold(plan.Call(plan.OpNot, plan.BoolType, out))
+	}
+	return out, nil
+}
+
 // bindIn binds x [NOT] IN (list). When every item meets x in the same type
 // and is a constant the result is one OpIn; otherwise a chain of = (OR) or
 // <> (AND). NULL items become "OR NULL" / "AND NULL", which keeps SQL's
@@ -580,6 +661,9 @@ func (b *binder) bindIn(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	loc := ae.Location
 	if ae.Rexpr.GetSubLink() != nil {
 		return nil, b.unsupported(loc, "subqueries")
+	}
+	if row := ae.Lexpr.GetRowExpr(); row != nil {
+		return b.bindRowIn(ae, row.Args, c)
 	}
 	negated := opName(ae) == "<>"
 	x, err := b.bindExpr(ae.Lexpr, c)
