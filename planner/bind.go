@@ -40,6 +40,8 @@ type binder struct {
 	outerRefs map[colID]bool
 	// now is the query's statement time (current_date), fixed once read.
 	now time.Time
+	// qualify are the statement's QUALIFY clauses (qualify.go).
+	qualify *qualifies
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -262,6 +264,8 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 	for _, s := range sel.SortClause {
 		grouped = grouped || containsAgg(s)
 	}
+	qual := b.qualifyOf(sel)
+	grouped = grouped || qual != nil && containsAgg(qual.cond)
 
 	var ag *aggBuilder
 	post := &subqueries{}
@@ -308,6 +312,31 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 		}
 	}
 
+	// QUALIFY: a filter over the windows' results, select-list aliases in
+	// view as in ORDER BY.
+	var qualify []*plan.Expr
+	if qual != nil {
+		c := base.with(func(c *exprCtx) { c.clause = "QUALIFY"; c.targets = targets })
+		e, err := b.bindExpr(qual.cond, c)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.grouped(e, ag, "QUALIFY"); err != nil {
+			return nil, err
+		}
+		if e, err = b.requireBool(e, "QUALIFY", exprLoc(qual.cond)); err != nil {
+			return nil, err
+		}
+		if len(wb.calls) == 0 { // as DuckDB
+			return nil, b.errorf(CodeGrouping, qual.pos, "QUALIFY needs a window function in the select list or the QUALIFY clause")
+		}
+		for _, x := range splitConjuncts(e) {
+			if !isTrueLit(x) {
+				qualify = append(qualify, x)
+			}
+		}
+	}
+
 	distinct := len(sel.DistinctClause) > 0
 	outExprs := make([]*plan.Expr, len(targets))
 	for i, t := range targets {
@@ -350,6 +379,9 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 	root = b.attachScalars(root, post)
 	if len(wb.calls) > 0 {
 		root = b.buildWindows(root, wb)
+	}
+	if len(qualify) > 0 {
+		root = &filterNode{input: root, conds: qualify}
 	}
 	proj := &projectNode{input: root, exprs: outExprs}
 	for i, e := range outExprs {

@@ -147,11 +147,15 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if opts.BroadcastBytes == 0 {
 		opts.BroadcastBytes = DefaultBroadcastBytes
 	}
-	tree, err := pg.Parse(maskTryCast(sql))
+	masked, quals, err := splitQualify(maskTryCast(sql))
+	if err != nil {
+		return nil, err
+	}
+	tree, err := pg.Parse(masked)
 	if err != nil {
 		return nil, syntaxError(sql, err)
 	}
-	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}}
+	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals}
 	switch len(tree.Stmts) {
 	case 0:
 		return nil, &Error{Code: CodeSyntax, Msg: "syntax error: empty statement"}
@@ -161,6 +165,9 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	}
 	root, err := b.bindStatement(tree.Stmts[0])
 	if err != nil {
+		return nil, err
+	}
+	if err := b.unusedQualify(); err != nil {
 		return nil, err
 	}
 	rc := &ruleCtx{md: b.md, sql: sql, opts: opts}
