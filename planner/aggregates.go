@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"fmt"
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -103,8 +106,6 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case fc.AggFilter != nil:
 		return nil, b.unsupported(loc, "FILTER in aggregate functions")
-	case len(fc.AggOrder) > 0:
-		return nil, b.unsupported(loc, "string_agg(... ORDER BY ...)")
 	case fc.AggDistinct:
 		return nil, b.unsupported(loc, "string_agg(DISTINCT ...)")
 	case len(fc.Args) < 1 || len(fc.Args) > 2:
@@ -132,5 +133,37 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		}
 		sep = s.Value.S
 	}
-	return b.addAgg(c.aggs, aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep}), nil
+	a := aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep}
+	for _, o := range fc.AggOrder {
+		sb := o.GetSortBy()
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, b.unsupported(exprLoc(o), "this string_agg ORDER BY item")
+		}
+		e, err := b.bindExpr(sb.Node, inner)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type.ID == plan.Null {
+			continue // ordering by a constant NULL orders nothing
+		}
+		a.order = append(a.order, sortKey{expr: e, desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
+			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST}) // DuckDB: NULLS LAST by default
+	}
+	// One aggregation sorts its rows one way: every ordered aggregate of a
+	// query must share its ORDER BY.
+	for _, other := range c.aggs.aggs {
+		if len(other.order) > 0 && len(a.order) > 0 && sortKeysKey(other.order) != sortKeysKey(a.order) {
+			return nil, b.unsupported(loc, "aggregates with different ORDER BY in one query")
+		}
+	}
+	return b.addAgg(c.aggs, a), nil
+}
+
+// sortKeysKey identifies a list of sort keys.
+func sortKeysKey(keys []sortKey) string {
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s %v %v;", exprKey(k.expr), k.desc, k.nullsFirst)
+	}
+	return sb.String()
 }

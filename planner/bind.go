@@ -979,6 +979,9 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 	k := fmt.Sprintf("%s(%g,%q):%s", a.fn, a.fraction, a.sep, exprKey(a.arg))
+	if len(a.order) > 0 {
+		k += " order " + sortKeysKey(a.order)
+	}
 	if a.distinct {
 		k = "distinct " + k
 	}
