@@ -95,8 +95,9 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 }
 
 // bindStringAgg binds string_agg(x[, sep]) (sep a constant, default ',';
-// x cast to string). The order of the values within a group is the order
-// the rows arrive in; string_agg(... ORDER BY ...) is not supported yet.
+// x cast to string). Without ORDER BY the order of the values within a
+// group is the order the rows arrive in; with it, the rows are sorted in
+// the aggregating task first (lower.go aggSingle).
 func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	loc := fc.Location
 	switch {
