@@ -45,7 +45,9 @@ const (
 	frameEndOffsetPre      = 0x01000
 	frameStartOffsetFol    = 0x02000
 	frameEndOffsetFol      = 0x04000
-	frameExclusion         = 0x08000 | 0x10000 | 0x20000
+	frameExcludeCurrentRow = 0x08000
+	frameExcludeGroup      = 0x10000
+	frameExcludeTies       = 0x20000
 )
 
 // newWindowBuilder reads a SELECT's WINDOW clause.
@@ -329,10 +331,16 @@ func (b *binder) bindFrame(wd *pg.WindowDef, order []sortKey, c *exprCtx) (plan.
 		return f, nil
 	}
 	switch {
+	case opts&frameExcludeCurrentRow != 0:
+		f.Exclude = plan.ExcludeCurrentRow
+	case opts&frameExcludeGroup != 0:
+		f.Exclude = plan.ExcludeGroup
+	case opts&frameExcludeTies != 0:
+		f.Exclude = plan.ExcludeTies
+	}
+	switch {
 	case opts&frameGroups != 0:
-		return f, b.unsupported(wd.Location, "GROUPS frames")
-	case opts&frameExclusion != 0:
-		return f, b.unsupported(wd.Location, "EXCLUDE in window frames")
+		f.Mode = plan.FrameGroups
 	case opts&frameRows != 0:
 		f.Mode = plan.FrameRows
 	case opts&frameRange != 0:
@@ -361,8 +369,8 @@ func (b *binder) bindFrame(wd *pg.WindowDef, order []sortKey, c *exprCtx) (plan.
 		if v < 0 {
 			return 0, b.errorf(CodeValue, exprLoc(n), "window frame offset must not be negative")
 		}
-		if f.Mode == plan.FrameRows && v != math.Trunc(v) {
-			return 0, b.errorf(CodeType, exprLoc(n), "type mismatch: ROWS frame offset must be an integer")
+		if (f.Mode == plan.FrameRows || f.Mode == plan.FrameGroups) && v != math.Trunc(v) {
+			return 0, b.errorf(CodeType, exprLoc(n), "type mismatch: %s frame offset must be an integer", strings.ToUpper(string(f.Mode)))
 		}
 		return v, nil
 	}
