@@ -744,19 +744,8 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 			}
 		}
 	}
-	if typ != plan.JoinInner {
-		// Outer joins are hash joins: they need a key.
-		lcols, rcols := colSet(l.output()), colSet(r.output())
-		keyed := false
-		for _, c := range factorOrs(j.conds) {
-			if _, _, ok := equiSides(c, lcols, rcols); ok {
-				keyed = true
-			}
-		}
-		if !keyed {
-			return nil, nil, b.unsupported(exprLoc(je.Quals), strings.ToUpper(string(typ))+" JOIN without an equality between its two sides")
-		}
-	}
+	// An outer join without an equality between its sides is a hash join
+	// on a constant key (lowerJoin).
 	if using != nil {
 		return b.finishUsing(j, js, using)
 	}
