@@ -240,6 +240,9 @@ func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 // bindSelectBody binds everything of a SELECT but its FROM clause, over
 // root whose relations are in sc.
 func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
+	if b.groupByAll(sel) {
+		b.expandGroupByAll(sel)
+	}
 	targets, err := b.expandTargets(sel.TargetList, sc)
 	if err != nil {
 		return nil, err

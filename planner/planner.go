@@ -189,9 +189,10 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 }
 
 // parse parses sql with pg_query after rewriting the DuckDB syntax the
-// Postgres grammar lacks (TRY_CAST, QUALIFY) at the same byte offsets.
+// Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY) at the same
+// byte offsets.
 func parse(sql string) (*pg.ParseResult, *qualifies, error) {
-	masked, quals, err := splitQualify(maskTryCast(sql))
+	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(sql)))
 	if err != nil {
 		return nil, nil, err
 	}
