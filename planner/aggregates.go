@@ -107,8 +107,6 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case fc.AggFilter != nil:
 		return nil, b.unsupported(loc, "FILTER in aggregate functions")
-	case fc.AggDistinct:
-		return nil, b.unsupported(loc, "string_agg(DISTINCT ...)")
 	case len(fc.Args) < 1 || len(fc.Args) > 2:
 		return nil, b.errorf(CodeType, loc, "type mismatch: string_agg takes a value and an optional separator")
 	}
@@ -117,6 +115,7 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 	if err != nil {
 		return nil, err
 	}
+	argKey := exprKey(arg)
 	if arg.Type.ID == plan.Null {
 		arg = nullOf(plan.StringType)
 	}
@@ -134,7 +133,7 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		}
 		sep = s.Value.S
 	}
-	a := aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep}
+	a := aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep, dedupe: fc.AggDistinct}
 	for _, o := range fc.AggOrder {
 		sb := o.GetSortBy()
 		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
@@ -146,6 +145,9 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		}
 		if e.Type.ID == plan.Null {
 			continue // ordering by a constant NULL orders nothing
+		}
+		if a.dedupe && exprKey(e) != argKey && exprKey(e) != exprKey(arg) {
+			return nil, b.errorf(CodeGrouping, exprLoc(o), "in string_agg(DISTINCT ...), ORDER BY expressions must be the argument")
 		}
 		a.order = append(a.order, sortKey{expr: e, desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
 			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST}) // DuckDB: NULLS LAST by default

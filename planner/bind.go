@@ -974,6 +974,9 @@ func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 	if len(a.order) > 0 {
 		k += " order " + sortKeysKey(a.order)
 	}
+	if a.dedupe {
+		k = "dedupe " + k
+	}
 	if a.distinct {
 		k = "distinct " + k
 	}

@@ -110,6 +110,8 @@ type aggExpr struct {
 	distinct bool
 	fraction float64 // percentile_cont/percentile_disc (aggregates.go)
 	sep      string  // string_agg
+	// dedupe is string_agg(DISTINCT ...): each value once per group.
+	dedupe bool
 	// order is string_agg's ORDER BY: the rows of each group reach the
 	// aggregation sorted by it (a sort in the task, lower.go aggSingle).
 	order []sortKey
@@ -244,8 +246,15 @@ func (a aggExpr) String() string {
 	if a.fn == plan.AggPercentileCont || a.fn == plan.AggPercentileDisc {
 		return fmt.Sprintf("%s(%g ORDER BY %s)", a.fn, a.fraction, unparen(exprString(a.arg)))
 	}
-	if len(a.order) > 0 {
-		return fmt.Sprintf("%s(%s ORDER BY %s)", a.fn, unparen(exprString(a.arg)), sortKeysString(a.order))
+	if a.dedupe || len(a.order) > 0 {
+		s := unparen(exprString(a.arg))
+		if a.dedupe {
+			s = "DISTINCT " + s
+		}
+		if len(a.order) > 0 {
+			s += " ORDER BY " + sortKeysString(a.order)
+		}
+		return fmt.Sprintf("%s(%s)", a.fn, s)
 	}
 	return fmt.Sprintf("%s(%s)", a.fn, unparen(exprString(a.arg)))
 }

@@ -504,7 +504,7 @@ func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
 		if err != nil {
 			return nil, err
 		}
-		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep})
+		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep, Distinct: a.dedupe})
 	}
 	outCols := n.output()
 	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}
