@@ -75,9 +75,7 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 		return nil, b.unsupported(loc, "this WITHIN GROUP form")
 	}
 	frac := f.Value.F
-	if sb.SortbyDir == pg.SortByDir_SORTBY_DESC {
-		return nil, b.unsupported(loc, name+" WITHIN GROUP (ORDER BY ... DESC)")
-	}
+	desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 	arg, err := b.bindExpr(sb.Node, inner)
 	if err != nil {
 		return nil, err
@@ -90,6 +88,13 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 	}
 	if arg, err = b.cast(arg, plan.Float64Type, loc); err != nil {
 		return nil, err
+	}
+	if desc {
+		// The fraction f of the values in descending order is minus the
+		// fraction f of their negations in ascending order (exact in
+		// float64, for the interpolated and the discrete form alike).
+		arg = plan.Call(plan.OpNeg, plan.Float64Type, arg)
+		return plan.Call(plan.OpNeg, plan.Float64Type, b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac})), nil
 	}
 	return b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}), nil
 }
