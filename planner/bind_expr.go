@@ -400,7 +400,7 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_ILIKE:
 		return b.bindILike(ae, c)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
-		return nil, b.unsupported(loc, "SIMILAR TO")
+		return b.bindSimilar(ae, c) // functions.go
 	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 		return nil, b.unsupported(loc, "BETWEEN SYMMETRIC")
 	}
