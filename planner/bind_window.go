@@ -110,8 +110,6 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot contain window function calls")
 	case fc.AggDistinct:
 		return nil, b.unsupported(loc, "DISTINCT in window functions")
-	case fc.AggFilter != nil:
-		return nil, b.unsupported(loc, "FILTER in window functions")
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
 		return nil, b.unsupported(loc, "ORDER BY inside window function arguments")
 	}
@@ -166,6 +164,25 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 	call, err := b.windowFunction(fc, name, args)
 	if err != nil {
 		return nil, err
+	}
+	if fc.AggFilter != nil {
+		// agg(x) FILTER (WHERE p) OVER w = agg(CASE WHEN p THEN x END) OVER w,
+		// count(*) FILTER (WHERE p) = count(CASE WHEN p THEN 1 END).
+		if !call.fn.IsAggregate() {
+			return nil, b.errorf(CodeType, loc, "type mismatch: FILTER needs an aggregate, not %s()", name)
+		}
+		cond, err := bindPost(fc.AggFilter, "FILTER")
+		if err != nil {
+			return nil, err
+		}
+		if cond, err = b.requireBool(cond, "FILTER", exprLoc(fc.AggFilter)); err != nil {
+			return nil, err
+		}
+		if call.fn == plan.WindowFunc(plan.AggCountStar) {
+			call.fn, call.args = plan.WindowFunc(plan.AggCount), []*plan.Expr{intLit(1)}
+		}
+		x := call.args[0]
+		call.args = []*plan.Expr{fold(plan.Call(plan.OpCase, x.Type, cond, x, nullOf(x.Type)))}
 	}
 	if call.frame, err = b.bindFrame(wd, bw.order, c); err != nil {
 		return nil, err
