@@ -108,8 +108,6 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 		return nil, b.errorf(CodeGrouping, loc, "window function calls cannot be nested")
 	case c.inAgg:
 		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot contain window function calls")
-	case fc.AggDistinct:
-		return nil, b.unsupported(loc, "DISTINCT in window functions")
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
 		return nil, b.unsupported(loc, "ORDER BY inside window function arguments")
 	}
@@ -186,6 +184,17 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 	}
 	if call.frame, err = b.bindFrame(wd, bw.order, c); err != nil {
 		return nil, err
+	}
+	if fc.AggDistinct {
+		switch {
+		case call.fn != plan.WindowFunc(plan.AggCount) && call.fn != plan.WindowFunc(plan.AggSum) && call.fn != plan.WindowFunc(plan.AggAvg) &&
+			call.fn != plan.WindowFunc(plan.AggMin) && call.fn != plan.WindowFunc(plan.AggMax):
+			return nil, b.errorf(CodeType, loc, "type mismatch: DISTINCT needs an aggregate of a value, not %s()", name)
+		case !wholePartition(call.frame, bw.order):
+			return nil, b.unsupported(loc, "DISTINCT in window functions over a frame other than the whole partition")
+		}
+		// min and max ignore duplicates anyway.
+		call.distinct = call.fn != plan.WindowFunc(plan.AggMin) && call.fn != plan.WindowFunc(plan.AggMax)
 	}
 	bw.call = call
 	nullable := true
@@ -335,6 +344,17 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		c.typ = arg.Type
 	}
 	return c, nil
+}
+
+// wholePartition reports whether every row's frame is its whole
+// partition: UNBOUNDED on both sides, or the default frame without ORDER
+// BY (all rows are peers), with nothing excluded.
+func wholePartition(f plan.Frame, order []sortKey) bool {
+	if f.Exclude != plan.ExcludeNoOthers || f.Start.Kind != plan.BoundUnboundedPreceding {
+		return false
+	}
+	return f.End.Kind == plan.BoundUnboundedFollowing ||
+		len(order) == 0 && f.Mode != plan.FrameRows && f.End.Kind == plan.BoundCurrentRow
 }
 
 // bindFrame reads a window's frame clause. Without one the frame is RANGE

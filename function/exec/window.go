@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -549,6 +550,45 @@ func (o *windowOp) eval(call plan.WindowCall, rec arrow.RecordBatch, p *partitio
 	return nil, fmt.Errorf("unknown window function %q", call.Func)
 }
 
+// firstInPartitions is x with every value NULL but at one row of each
+// distinct value of each partition.
+func firstInPartitions(mem memory.Allocator, x arrow.Array, p *partitions) (arrow.Array, error) {
+	n := p.n
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = -1
+	}
+	less, err := lessAt(x)
+	if err != nil {
+		return nil, err
+	}
+	vb, voff := validityOf(x)
+	var rows []int32
+	for ps := 0; ps < n; ps = int(p.pe[ps]) {
+		rows = rows[:0]
+		for i := ps; i < int(p.pe[ps]); i++ {
+			if isValid(vb, voff, i) {
+				rows = append(rows, int32(i))
+			}
+		}
+		slices.SortFunc(rows, func(a, b int32) int {
+			switch {
+			case less(a, b):
+				return -1
+			case less(b, a):
+				return 1
+			}
+			return 0
+		})
+		for k, r := range rows {
+			if k == 0 || less(rows[k-1], r) {
+				idx[r] = r
+			}
+		}
+	}
+	return takeNullable(mem, x, idx)
+}
+
 // constInt reads an int64 argument at row i (ok false when NULL).
 func constInt(a arrow.Array, i int) (int64, bool, error) {
 	if layoutOf(a) != kInt64 || a.DataType().ID() != arrow.INT64 {
@@ -660,6 +700,16 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		return nil, fmt.Errorf("%s takes one argument", fn)
 	}
 	x := args[0]
+	if call.Distinct && layoutOf(x) != kNull {
+		// Over a whole-partition frame (the planner's rule), an aggregate of
+		// the distinct values is the aggregate of each value's first row.
+		d, err := firstInPartitions(mem, x, p)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Release()
+		x = d
+	}
 	vb, voff := validityOf(x)
 	isNull := layoutOf(x) == kNull
 	// Prefix counts of non-NULL values.

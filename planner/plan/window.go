@@ -102,6 +102,9 @@ type WindowCall struct {
 	Type  DataType   `json:"type"`
 	Frame Frame      `json:"frame"`
 	Name  string     `json:"name,omitempty"`
+	// Distinct makes count/sum/avg take each value of the frame once; the
+	// planner allows it only over whole-partition frames.
+	Distinct bool `json:"distinct,omitempty"`
 }
 
 // Window is a KindWindow node's work: every call shares the partitioning
