@@ -1,6 +1,9 @@
 package planner
 
 import (
+	"fmt"
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -72,9 +75,7 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 		return nil, b.unsupported(loc, "this WITHIN GROUP form")
 	}
 	frac := f.Value.F
-	if sb.SortbyDir == pg.SortByDir_SORTBY_DESC {
-		return nil, b.unsupported(loc, name+" WITHIN GROUP (ORDER BY ... DESC)")
-	}
+	desc := sb.SortbyDir == pg.SortByDir_SORTBY_DESC
 	arg, err := b.bindExpr(sb.Node, inner)
 	if err != nil {
 		return nil, err
@@ -88,12 +89,20 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 	if arg, err = b.cast(arg, plan.Float64Type, loc); err != nil {
 		return nil, err
 	}
+	if desc {
+		// The fraction f of the values in descending order is minus the
+		// fraction f of their negations in ascending order (exact in
+		// float64, for the interpolated and the discrete form alike).
+		arg = plan.Call(plan.OpNeg, plan.Float64Type, arg)
+		return plan.Call(plan.OpNeg, plan.Float64Type, b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac})), nil
+	}
 	return b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}), nil
 }
 
 // bindStringAgg binds string_agg(x[, sep]) (sep a constant, default ',';
-// x cast to string). The order of the values within a group is the order
-// the rows arrive in; string_agg(... ORDER BY ...) is not supported yet.
+// x cast to string). Without ORDER BY the order of the values within a
+// group is the order the rows arrive in; with it, the rows are sorted in
+// the aggregating task first (lower.go aggSingle).
 func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	loc := fc.Location
 	switch {
@@ -103,10 +112,6 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case fc.AggFilter != nil:
 		return nil, b.unsupported(loc, "FILTER in aggregate functions")
-	case len(fc.AggOrder) > 0:
-		return nil, b.unsupported(loc, "string_agg(... ORDER BY ...)")
-	case fc.AggDistinct:
-		return nil, b.unsupported(loc, "string_agg(DISTINCT ...)")
 	case len(fc.Args) < 1 || len(fc.Args) > 2:
 		return nil, b.errorf(CodeType, loc, "type mismatch: string_agg takes a value and an optional separator")
 	}
@@ -115,6 +120,7 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 	if err != nil {
 		return nil, err
 	}
+	argKey := exprKey(arg)
 	if arg.Type.ID == plan.Null {
 		arg = nullOf(plan.StringType)
 	}
@@ -132,5 +138,40 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		}
 		sep = s.Value.S
 	}
-	return b.addAgg(c.aggs, aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep}), nil
+	a := aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep, dedupe: fc.AggDistinct}
+	for _, o := range fc.AggOrder {
+		sb := o.GetSortBy()
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return nil, b.unsupported(exprLoc(o), "this string_agg ORDER BY item")
+		}
+		e, err := b.bindExpr(sb.Node, inner)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type.ID == plan.Null {
+			continue // ordering by a constant NULL orders nothing
+		}
+		if a.dedupe && exprKey(e) != argKey && exprKey(e) != exprKey(arg) {
+			return nil, b.errorf(CodeGrouping, exprLoc(o), "in string_agg(DISTINCT ...), ORDER BY expressions must be the argument")
+		}
+		a.order = append(a.order, sortKey{expr: e, desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
+			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST}) // DuckDB: NULLS LAST by default
+	}
+	// One aggregation sorts its rows one way: every ordered aggregate of a
+	// query must share its ORDER BY.
+	for _, other := range c.aggs.aggs {
+		if len(other.order) > 0 && len(a.order) > 0 && sortKeysKey(other.order) != sortKeysKey(a.order) {
+			return nil, b.unsupported(loc, "aggregates with different ORDER BY in one query")
+		}
+	}
+	return b.addAgg(c.aggs, a), nil
+}
+
+// sortKeysKey identifies a list of sort keys.
+func sortKeysKey(keys []sortKey) string {
+	var sb strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&sb, "%s %v %v;", exprKey(k.expr), k.desc, k.nullsFirst)
+	}
+	return sb.String()
 }

@@ -40,6 +40,8 @@ type binder struct {
 	outerRefs map[colID]bool
 	// now is the query's statement time (current_date), fixed once read.
 	now time.Time
+	// qualify are the statement's QUALIFY clauses (qualify.go).
+	qualify *qualifies
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -238,6 +240,9 @@ func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 // bindSelectBody binds everything of a SELECT but its FROM clause, over
 // root whose relations are in sc.
 func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
+	if b.groupByAll(sel) {
+		b.expandGroupByAll(sel)
+	}
 	targets, err := b.expandTargets(sel.TargetList, sc)
 	if err != nil {
 		return nil, err
@@ -262,6 +267,8 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 	for _, s := range sel.SortClause {
 		grouped = grouped || containsAgg(s)
 	}
+	qual := b.qualifyOf(sel)
+	grouped = grouped || qual != nil && containsAgg(qual.cond)
 
 	var ag *aggBuilder
 	post := &subqueries{}
@@ -308,6 +315,31 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 		}
 	}
 
+	// QUALIFY: a filter over the windows' results, select-list aliases in
+	// view as in ORDER BY.
+	var qualify []*plan.Expr
+	if qual != nil {
+		c := base.with(func(c *exprCtx) { c.clause = "QUALIFY"; c.targets = targets })
+		e, err := b.bindExpr(qual.cond, c)
+		if err != nil {
+			return nil, err
+		}
+		if e, err = b.grouped(e, ag, "QUALIFY"); err != nil {
+			return nil, err
+		}
+		if e, err = b.requireBool(e, "QUALIFY", exprLoc(qual.cond)); err != nil {
+			return nil, err
+		}
+		if len(wb.calls) == 0 { // as DuckDB
+			return nil, b.errorf(CodeGrouping, qual.pos, "QUALIFY needs a window function in the select list or the QUALIFY clause")
+		}
+		for _, x := range splitConjuncts(e) {
+			if !isTrueLit(x) {
+				qualify = append(qualify, x)
+			}
+		}
+	}
+
 	distinct := len(sel.DistinctClause) > 0
 	outExprs := make([]*plan.Expr, len(targets))
 	for i, t := range targets {
@@ -350,6 +382,9 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 	root = b.attachScalars(root, post)
 	if len(wb.calls) > 0 {
 		root = b.buildWindows(root, wb)
+	}
+	if len(qualify) > 0 {
+		root = &filterNode{input: root, conds: qualify}
 	}
 	proj := &projectNode{input: root, exprs: outExprs}
 	for i, e := range outExprs {
@@ -712,19 +747,8 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 			}
 		}
 	}
-	if typ != plan.JoinInner {
-		// Outer joins are hash joins: they need a key.
-		lcols, rcols := colSet(l.output()), colSet(r.output())
-		keyed := false
-		for _, c := range factorOrs(j.conds) {
-			if _, _, ok := equiSides(c, lcols, rcols); ok {
-				keyed = true
-			}
-		}
-		if !keyed {
-			return nil, nil, b.unsupported(exprLoc(je.Quals), strings.ToUpper(string(typ))+" JOIN without an equality between its two sides")
-		}
-	}
+	// An outer join without an equality between its sides is a hash join
+	// on a constant key (lowerJoin).
 	if using != nil {
 		return b.finishUsing(j, js, using)
 	}
@@ -947,6 +971,12 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 	k := fmt.Sprintf("%s(%g,%q):%s", a.fn, a.fraction, a.sep, exprKey(a.arg))
+	if len(a.order) > 0 {
+		k += " order " + sortKeysKey(a.order)
+	}
+	if a.dedupe {
+		k = "dedupe " + k
+	}
 	if a.distinct {
 		k = "distinct " + k
 	}

@@ -350,6 +350,9 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	loc := ae.Location
 	switch ae.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
+		if ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil {
+			return b.bindRowCompare(ae, c)
+		}
 		return b.bindOp(ae, c)
 	case pg.A_Expr_Kind_AEXPR_IN:
 		return b.bindIn(ae, c)
@@ -375,11 +378,29 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
 		return nil, b.unsupported(loc, "ANY/ALL")
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
-		return nil, b.unsupported(loc, "IS [NOT] DISTINCT FROM")
+		if ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil {
+			return nil, b.unsupported(loc, "row values with IS [NOT] DISTINCT FROM")
+		}
+		l, err := b.bindExpr(ae.Lexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		r, err := b.bindExpr(ae.Rexpr, c)
+		if err != nil {
+			return nil, err
+		}
+		same, err := b.notDistinct(l, r, loc)
+		if err != nil {
+			return nil, err
+		}
+		if ae.Kind == pg.A_Expr_Kind_AEXPR_DISTINCT {
+			return fold(plan.Call(plan.OpNot, plan.BoolType, same)), nil
+		}
+		return same, nil
 	case pg.A_Expr_Kind_AEXPR_ILIKE:
 		return b.bindILike(ae, c)
 	case pg.A_Expr_Kind_AEXPR_SIMILAR:
-		return nil, b.unsupported(loc, "SIMILAR TO")
+		return b.bindSimilar(ae, c) // functions.go
 	case pg.A_Expr_Kind_AEXPR_BETWEEN_SYM, pg.A_Expr_Kind_AEXPR_NOT_BETWEEN_SYM:
 		return nil, b.unsupported(loc, "BETWEEN SYMMETRIC")
 	}
@@ -572,6 +593,165 @@ func (b *binder) bindBetween(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	return fold(plan.Call(join, plan.BoolType, a, z)), nil
 }
 
+// notDistinct is l IS NOT DISTINCT FROM r, equality where NULL equals
+// NULL (never NULL itself):
+//
+//	CASE WHEN l IS NULL THEN r IS NULL WHEN r IS NULL THEN false ELSE l = r END
+func (b *binder) notDistinct(l, r *plan.Expr, loc int32) (*plan.Expr, error) {
+	eq, err := b.compare(plan.OpEq, l, r, loc)
+	if err != nil {
+		return nil, err
+	}
+	isNull := func(e *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpIsNull, plan.BoolType, e)) }
+	return fold(plan.Call(plan.OpCase, plan.BoolType,
+		isNull(l), isNull(r),
+		isNull(r), boolLit(false),
+		eq)), nil
+}
+
+// bindRowCompare binds a comparison of two rows, (a1, a2, ...) op (b1,
+// b2, ...), as DuckDB compares structs: field by field, NULL equal to
+// NULL and greater than any value, so the result is never NULL.
+// Equality is every field IS NOT DISTINCT FROM its partner; < is
+// lexicographic:
+//
+//	lt(a1, b1) OR (a1 IS NOT DISTINCT FROM b1 AND (lt(a2, b2) OR ...))
+//	lt(a, b) = CASE WHEN a IS NULL THEN false WHEN b IS NULL THEN true ELSE a < b END
+//
+// and <=, >, >= and <> follow from < and = with the sides swapped.
+func (b *binder) bindRowCompare(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	loc := ae.Location
+	l, r := ae.Lexpr.GetRowExpr(), ae.Rexpr.GetRowExpr()
+	if l == nil || r == nil || len(l.Args) != len(r.Args) || len(l.Args) == 0 {
+		return nil, b.errorf(CodeType, loc, "type mismatch: a row can only be compared with a row of as many values")
+	}
+	bind := func(ns []*pg.Node) ([]*plan.Expr, error) {
+		out := make([]*plan.Expr, len(ns))
+		for i, n := range ns {
+			e, err := b.bindExpr(n, c)
+			if err != nil {
+				return nil, err
+			}
+			out[i] = e
+		}
+		return out, nil
+	}
+	ls, err := bind(l.Args)
+	if err != nil {
+		return nil, err
+	}
+	rs, err := bind(r.Args)
+	if err != nil {
+		return nil, err
+	}
+	isNull := func(e *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpIsNull, plan.BoolType, e)) }
+	and := func(x, y *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpAnd, plan.BoolType, x, y)) }
+	or := func(x, y *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpOr, plan.BoolType, x, y)) }
+	equal := func(xs, ys []*plan.Expr) (*plan.Expr, error) {
+		out := boolLit(true)
+		for i := range xs {
+			e, err := b.notDistinct(xs[i], ys[i], loc)
+			if err != nil {
+				return nil, err
+			}
+			out = and(out, e)
+		}
+		return out, nil
+	}
+	less := func(xs, ys []*plan.Expr) (*plan.Expr, error) {
+		out := boolLit(false)
+		for i := len(xs) - 1; i >= 0; i-- {
+			lt, err := b.compare(plan.OpLt, xs[i], ys[i], loc)
+			if err != nil {
+				return nil, err
+			}
+			lt = fold(plan.Call(plan.OpCase, plan.BoolType, isNull(xs[i]), boolLit(false), isNull(ys[i]), boolLit(true), lt))
+			eq, err := b.notDistinct(xs[i], ys[i], loc)
+			if err != nil {
+				return nil, err
+			}
+			out = or(lt, and(eq, out))
+		}
+		return out, nil
+	}
+	switch name := opName(ae); name {
+	case "=":
+		return equal(ls, rs)
+	case "<>", "!=":
+		e, err := equal(ls, rs)
+		if err != nil {
+			return nil, err
+		}
+		return fold(plan.Call(plan.OpNot, plan.BoolType, e)), nil
+	case "<":
+		return less(ls, rs)
+	case ">":
+		return less(rs, ls)
+	case "<=", ">=":
+		if name == ">=" {
+			ls, rs = rs, ls
+		}
+		lt, err := less(ls, rs)
+		if err != nil {
+			return nil, err
+		}
+		eq, err := equal(ls, rs)
+		if err != nil {
+			return nil, err
+		}
+		return or(lt, eq), nil
+	default:
+		return nil, b.unsupported(loc, "operator "+name+" on rows")
+	}
+}
+
+// bindRowIn binds (x1, x2, ...) [NOT] IN ((a1, a2, ...), ...) as DuckDB
+// does: the rows are compared as structs, field by field with NULL equal
+// to NULL, so the result is never NULL:
+//
+//	(x1 IS NOT DISTINCT FROM a1 AND x2 IS NOT DISTINCT FROM a2 ...) OR ...
+func (b *binder) bindRowIn(ae *pg.A_Expr, xs []*pg.Node, c *exprCtx) (*plan.Expr, error) {
+	var out *plan.Expr
+	for _, it := range ae.Rexpr.GetList().GetItems() {
+		row := it.GetRowExpr()
+		if row == nil || len(row.Args) != len(xs) {
+			return nil, b.errorf(CodeType, exprLoc(it), "type mismatch: IN list item is not a row of %d values", len(xs))
+		}
+		var match *plan.Expr
+		for i, xn := range xs {
+			x, err := b.bindExpr(xn, c)
+			if err != nil {
+				return nil, err
+			}
+			a, err := b.bindExpr(row.Args[i], c)
+			if err != nil {
+				return nil, err
+			}
+			e, err := b.notDistinct(x, a, ae.Location)
+			if err != nil {
+				return nil, err
+			}
+			if match == nil {
+				match = e
+			} else {
+				match = fold(plan.Call(plan.OpAnd, plan.BoolType, match, e))
+			}
+		}
+		if out == nil {
+			out = match
+		} else {
+			out = fold(plan.Call(plan.OpOr, plan.BoolType, out, match))
+		}
+	}
+	if out == nil {
+		return nil, b.errorf(CodeSyntax, ae.Location, "syntax error: empty IN list")
+	}
+	if opName(ae) == "<>" {
+		out = fold(plan.Call(plan.OpNot, plan.BoolType, out))
+	}
+	return out, nil
+}
+
 // bindIn binds x [NOT] IN (list). When every item meets x in the same type
 // and is a constant the result is one OpIn; otherwise a chain of = (OR) or
 // <> (AND). NULL items become "OR NULL" / "AND NULL", which keeps SQL's
@@ -580,6 +760,9 @@ func (b *binder) bindIn(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	loc := ae.Location
 	if ae.Rexpr.GetSubLink() != nil {
 		return nil, b.unsupported(loc, "subqueries")
+	}
+	if row := ae.Lexpr.GetRowExpr(); row != nil {
+		return b.bindRowIn(ae, row.Args, c)
 	}
 	negated := opName(ae) == "<>"
 	x, err := b.bindExpr(ae.Lexpr, c)
@@ -808,6 +991,10 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s() takes no arguments", name)
 		}
 		return f(b), nil
+	}
+	if name == "ifnull" && len(fc.Args) == 2 && !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil && fc.Over == nil {
+		// DuckDB's ifnull(a, b) is COALESCE(a, b).
+		return b.bindCoalesce(&pg.CoalesceExpr{Args: fc.Args, Location: loc}, c)
 	}
 	switch name {
 	case "extract", "date_part", "substring", "substr":

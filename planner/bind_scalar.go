@@ -83,8 +83,8 @@ func (b *binder) bindExistsValue(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error)
 // bindInValue binds x IN (q) where it is a value rather than a conjunct
 // of WHERE or HAVING (under OR or NOT, in the select list): a mark of
 // whether x matched, with IN's three-valued logic. It is built from two
-// scalar subqueries over q's one column v, which decorrelation handles as
-// any other (so q may be correlated):
+// scalar subqueries over q's column v (subqueryRewrite), which
+// decorrelation handles as any other (so q may be correlated):
 //
 //	m = (SELECT max(1) FROM (q) s(v) WHERE s.v = x)        -- x matched
 //	k = (SELECT max(CASE WHEN s.v IS NULL THEN 2 ELSE 1 END) FROM (q) s(v))
@@ -96,60 +96,61 @@ func (b *binder) bindExistsValue(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error)
 //
 // m correlates on x by equality, so it becomes a join on x = v with q
 // grouped by v; k is one row per query when q is uncorrelated.
+//
+// A row (x1, x2, ...) IN (q) is the same with m matching every column
+// (v1 = x1 AND v2 = x2 ...), "x IS NULL" true when any xi is NULL and k = 2
+// when a row of q has a NULL in any column: DuckDB's semantics (which
+// differ from the SQL standard's: (1, 2) IN (SELECT 3, NULL) is NULL
+// there, as here).
 func (b *binder) bindInValue(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
-	if sl.Testexpr.GetRowExpr() != nil {
-		return nil, b.unsupported(sl.Location, "row-valued IN (subquery)")
+	xs := []*pg.Node{sl.Testexpr}
+	if row := sl.Testexpr.GetRowExpr(); row != nil {
+		xs = row.Args
 	}
-	const alias, colName = "__sluice_in", "__sluice_v"
-	str := func(s string) *pg.Node { return &pg.Node{Node: &pg.Node_String_{String_: &pg.String{Sval: s}}} }
-	ival := func(v int32) *pg.Node {
-		return &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Ival{Ival: &pg.Integer{Ival: v}}, Location: -1}}}
-	}
-	from := func() []*pg.Node {
-		return []*pg.Node{{Node: &pg.Node_RangeSubselect{RangeSubselect: &pg.RangeSubselect{
-			Subquery: proto.Clone(sl.Subselect).(*pg.Node),
-			Alias:    &pg.Alias{Aliasname: alias, Colnames: []*pg.Node{str(colName)}},
-		}}}}
-	}
-	v := func() *pg.Node {
-		return &pg.Node{Node: &pg.Node_ColumnRef{ColumnRef: &pg.ColumnRef{Fields: []*pg.Node{str(alias), str(colName)}, Location: -1}}}
-	}
-	maxOf := func(arg *pg.Node) []*pg.Node {
-		f := &pg.Node{Node: &pg.Node_FuncCall{FuncCall: &pg.FuncCall{Funcname: []*pg.Node{str("max")}, Args: []*pg.Node{arg}, Location: sl.Location}}}
-		return []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: f, Location: -1}}}}
-	}
-	scalar := func(sel *pg.SelectStmt) (*plan.Expr, error) {
-		return b.bindScalarSubquery(&pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK, Location: sl.Location,
-			Subselect: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: sel}}}, c)
-	}
-	out := sl.Subselect.GetSelectStmt()
-	if out == nil {
-		return nil, b.unsupported(sl.Location, "this IN (subquery) form")
-	}
-	eq := &pg.Node{Node: &pg.Node_AExpr{AExpr: &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{str("=")},
-		Lexpr: v(), Rexpr: proto.Clone(sl.Testexpr).(*pg.Node), Location: sl.Location}}}
-	m, err := scalar(&pg.SelectStmt{Op: pg.SetOperation_SETOP_NONE, TargetList: maxOf(ival(1)), FromClause: from(), WhereClause: eq})
+	n, err := b.subqueryColumns(sl, c)
 	if err != nil {
 		return nil, err
 	}
-	isNull := &pg.Node{Node: &pg.Node_NullTest{NullTest: &pg.NullTest{Arg: v(), Nulltesttype: pg.NullTestType_IS_NULL, Location: -1}}}
-	kase := &pg.Node{Node: &pg.Node_CaseExpr{CaseExpr: &pg.CaseExpr{
-		Args:      []*pg.Node{{Node: &pg.Node_CaseWhen{CaseWhen: &pg.CaseWhen{Expr: isNull, Result: ival(2), Location: -1}}}},
-		Defresult: ival(1), Location: -1}}}
-	k, err := scalar(&pg.SelectStmt{Op: pg.SetOperation_SETOP_NONE, TargetList: maxOf(kase), FromClause: from()})
+	if n != len(xs) {
+		return nil, b.errorf(CodeType, sl.Location, "type mismatch: subquery has %d columns, IN needs %d", n, len(xs))
+	}
+	r := &subqueryRewrite{b: b, sl: sl, c: c, n: n}
+	var eq *pg.Node
+	for i, x := range xs {
+		e := &pg.Node{Node: &pg.Node_AExpr{AExpr: &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pgStr("=")},
+			Lexpr: r.col(i), Rexpr: proto.Clone(x).(*pg.Node), Location: sl.Location}}}
+		if eq == nil {
+			eq = e
+		} else {
+			eq = &pg.Node{Node: &pg.Node_BoolExpr{BoolExpr: &pg.BoolExpr{Boolop: pg.BoolExprType_AND_EXPR, Args: []*pg.Node{eq, e}, Location: -1}}}
+		}
+	}
+	m, err := r.scalar(r.call("max", pgInt(1)), eq)
 	if err != nil {
 		return nil, err
 	}
-	x, err := b.bindExpr(sl.Testexpr, c)
+	k, err := r.kind()
 	if err != nil {
 		return nil, err
 	}
-	isNullOf := func(e *plan.Expr) *plan.Expr { return plan.Call(plan.OpIsNull, plan.BoolType, e) }
-	unknown := plan.Call(plan.OpOr, plan.BoolType, isNullOf(x),
+	var unknown *plan.Expr
+	for _, xn := range xs {
+		x, err := b.bindExpr(xn, c)
+		if err != nil {
+			return nil, err
+		}
+		isNull := plan.Call(plan.OpIsNull, plan.BoolType, x)
+		if unknown == nil {
+			unknown = isNull
+		} else {
+			unknown = plan.Call(plan.OpOr, plan.BoolType, unknown, isNull)
+		}
+	}
+	unknown = plan.Call(plan.OpOr, plan.BoolType, unknown,
 		plan.Call(plan.OpEq, plan.BoolType, k, plan.Literal(plan.Value{I: 2}, k.Type)))
 	return plan.Call(plan.OpCase, plan.BoolType,
 		plan.Call(plan.OpIsNotNull, plan.BoolType, m), boolLit(true),
-		isNullOf(k), boolLit(false),
+		plan.Call(plan.OpIsNull, plan.BoolType, k), boolLit(false),
 		unknown, nullOf(plan.BoolType),
 		boolLit(false)), nil
 }

@@ -61,6 +61,11 @@ func predicateSubLink(n *pg.Node) (*pg.SubLink, bool) {
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return sl, negated
 	case pg.SubLinkType_ANY_SUBLINK:
+		// A row-valued NOT IN is a value (bindInValue): its NULL semantics
+		// are not those of a null-aware anti join on several keys.
+		if negated && sl.Testexpr.GetRowExpr() != nil {
+			return nil, false
+		}
 		if len(sl.OperName) == 0 || len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() == "=" {
 			return sl, negated
 		}
@@ -179,33 +184,47 @@ func (b *binder) bindSubqueryPredicate(p *boundPred, sl *pg.SubLink, negated boo
 	if negated {
 		j.subquery, j.nullAware = "NOT IN", true
 	}
-	if sl.Testexpr.GetRowExpr() != nil {
-		return b.unsupported(sl.Location, "row-valued IN (subquery)")
+	xs := []*pg.Node{sl.Testexpr}
+	if row := sl.Testexpr.GetRowExpr(); row != nil {
+		xs = row.Args
 	}
 	out := sub.output()
-	if len(out) != 1 {
-		return b.errorf(CodeType, sl.Location, "type mismatch: subquery has %d columns, IN needs one", len(out))
+	if len(out) != len(xs) {
+		return b.errorf(CodeType, sl.Location, "type mismatch: subquery has %d columns, IN needs %d", len(out), len(xs))
 	}
-	lhs, err := b.bindExpr(sl.Testexpr, c)
-	if err != nil {
-		return err
-	}
-	if leaf != nil {
-		if lhs, err = leaf(lhs); err != nil {
+	constant := true
+	for i, xn := range xs {
+		lhs, err := b.bindExpr(xn, c)
+		if err != nil {
 			return err
 		}
+		if leaf != nil {
+			if lhs, err = leaf(lhs); err != nil {
+				return err
+			}
+		}
+		eq, err := b.compare(plan.OpEq, lhs, b.md.ref(out[i]), sl.Location)
+		if err != nil {
+			return err
+		}
+		if len(refs(lhs)) > 0 && eq.Op == plan.OpEq {
+			constant = false
+		}
+		j.conds = append(j.conds, eq)
 	}
-	if len(refs(lhs)) == 0 {
-		return b.unsupported(sl.Location, "IN (subquery) with a constant operand")
+	if constant {
+		// No column of the query on the left: not a join condition, but
+		// one value for the whole query.
+		v, err := b.bindInValue(sl, c)
+		if err != nil {
+			return err
+		}
+		if negated {
+			v = plan.Call(plan.OpNot, plan.BoolType, v)
+		}
+		p.conds = append(p.conds, v)
+		return nil
 	}
-	eq, err := b.compare(plan.OpEq, lhs, b.md.ref(out[0]), sl.Location)
-	if err != nil {
-		return err
-	}
-	if eq.Op != plan.OpEq {
-		return b.unsupported(sl.Location, "IN (subquery) with a constant operand")
-	}
-	j.conds = []*plan.Expr{eq}
 	p.joins = append(p.joins, j)
 	return nil
 }
@@ -215,23 +234,10 @@ func (b *binder) bindSubqueryPredicate(p *boundPred, sl *pg.SubLink, negated boo
 func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
 	switch sl.SubLinkType {
 	case pg.SubLinkType_EXPR_SUBLINK:
-	case pg.SubLinkType_ANY_SUBLINK:
-		if s, _ := predicateSubLink(&pg.Node{Node: &pg.Node_SubLink{SubLink: sl}}); s == nil {
-			return nil, b.unsupported(sl.Location, "ANY/SOME (subquery) with an operator other than =")
-		}
-		return b.bindInValue(sl, c)
+	case pg.SubLinkType_ANY_SUBLINK, pg.SubLinkType_ALL_SUBLINK:
+		return b.bindQuantified(sl, c)
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return b.bindExistsValue(sl, c)
-	case pg.SubLinkType_ALL_SUBLINK:
-		if len(sl.OperName) == 1 && sl.OperName[0].GetString_().GetSval() == "<>" {
-			// x <> ALL (q) is NOT (x IN (q)), NULLs included.
-			in, err := b.bindInValue(sl, c)
-			if err != nil {
-				return nil, err
-			}
-			return plan.Call(plan.OpNot, plan.BoolType, in), nil
-		}
-		return nil, b.unsupported(sl.Location, "ALL (subquery) with an operator other than <>")
 	default:
 		return nil, b.unsupported(sl.Location, "this kind of subquery")
 	}

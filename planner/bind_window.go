@@ -45,7 +45,9 @@ const (
 	frameEndOffsetPre      = 0x01000
 	frameStartOffsetFol    = 0x02000
 	frameEndOffsetFol      = 0x04000
-	frameExclusion         = 0x08000 | 0x10000 | 0x20000
+	frameExcludeCurrentRow = 0x08000
+	frameExcludeGroup      = 0x10000
+	frameExcludeTies       = 0x20000
 )
 
 // newWindowBuilder reads a SELECT's WINDOW clause.
@@ -106,10 +108,6 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 		return nil, b.errorf(CodeGrouping, loc, "window function calls cannot be nested")
 	case c.inAgg:
 		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot contain window function calls")
-	case fc.AggDistinct:
-		return nil, b.unsupported(loc, "DISTINCT in window functions")
-	case fc.AggFilter != nil:
-		return nil, b.unsupported(loc, "FILTER in window functions")
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
 		return nil, b.unsupported(loc, "ORDER BY inside window function arguments")
 	}
@@ -165,8 +163,38 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 	if err != nil {
 		return nil, err
 	}
+	if fc.AggFilter != nil {
+		// agg(x) FILTER (WHERE p) OVER w = agg(CASE WHEN p THEN x END) OVER w,
+		// count(*) FILTER (WHERE p) = count(CASE WHEN p THEN 1 END).
+		if !call.fn.IsAggregate() {
+			return nil, b.errorf(CodeType, loc, "type mismatch: FILTER needs an aggregate, not %s()", name)
+		}
+		cond, err := bindPost(fc.AggFilter, "FILTER")
+		if err != nil {
+			return nil, err
+		}
+		if cond, err = b.requireBool(cond, "FILTER", exprLoc(fc.AggFilter)); err != nil {
+			return nil, err
+		}
+		if call.fn == plan.WindowFunc(plan.AggCountStar) {
+			call.fn, call.args = plan.WindowFunc(plan.AggCount), []*plan.Expr{intLit(1)}
+		}
+		x := call.args[0]
+		call.args = []*plan.Expr{fold(plan.Call(plan.OpCase, x.Type, cond, x, nullOf(x.Type)))}
+	}
 	if call.frame, err = b.bindFrame(wd, bw.order, c); err != nil {
 		return nil, err
+	}
+	if fc.AggDistinct {
+		switch {
+		case call.fn != plan.WindowFunc(plan.AggCount) && call.fn != plan.WindowFunc(plan.AggSum) && call.fn != plan.WindowFunc(plan.AggAvg) &&
+			call.fn != plan.WindowFunc(plan.AggMin) && call.fn != plan.WindowFunc(plan.AggMax):
+			return nil, b.errorf(CodeType, loc, "type mismatch: DISTINCT needs an aggregate of a value, not %s()", name)
+		case !wholePartition(call.frame, bw.order):
+			return nil, b.unsupported(loc, "DISTINCT in window functions over a frame other than the whole partition")
+		}
+		// min and max ignore duplicates anyway.
+		call.distinct = call.fn != plan.WindowFunc(plan.AggMin) && call.fn != plan.WindowFunc(plan.AggMax)
 	}
 	bw.call = call
 	nullable := true
@@ -318,6 +346,17 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 	return c, nil
 }
 
+// wholePartition reports whether every row's frame is its whole
+// partition: UNBOUNDED on both sides, or the default frame without ORDER
+// BY (all rows are peers), with nothing excluded.
+func wholePartition(f plan.Frame, order []sortKey) bool {
+	if f.Exclude != plan.ExcludeNoOthers || f.Start.Kind != plan.BoundUnboundedPreceding {
+		return false
+	}
+	return f.End.Kind == plan.BoundUnboundedFollowing ||
+		len(order) == 0 && f.Mode != plan.FrameRows && f.End.Kind == plan.BoundCurrentRow
+}
+
 // bindFrame reads a window's frame clause. Without one the frame is RANGE
 // BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW (the whole partition when
 // there is no ORDER BY, as all rows are then peers).
@@ -329,10 +368,16 @@ func (b *binder) bindFrame(wd *pg.WindowDef, order []sortKey, c *exprCtx) (plan.
 		return f, nil
 	}
 	switch {
+	case opts&frameExcludeCurrentRow != 0:
+		f.Exclude = plan.ExcludeCurrentRow
+	case opts&frameExcludeGroup != 0:
+		f.Exclude = plan.ExcludeGroup
+	case opts&frameExcludeTies != 0:
+		f.Exclude = plan.ExcludeTies
+	}
+	switch {
 	case opts&frameGroups != 0:
-		return f, b.unsupported(wd.Location, "GROUPS frames")
-	case opts&frameExclusion != 0:
-		return f, b.unsupported(wd.Location, "EXCLUDE in window frames")
+		f.Mode = plan.FrameGroups
 	case opts&frameRows != 0:
 		f.Mode = plan.FrameRows
 	case opts&frameRange != 0:
@@ -361,8 +406,8 @@ func (b *binder) bindFrame(wd *pg.WindowDef, order []sortKey, c *exprCtx) (plan.
 		if v < 0 {
 			return 0, b.errorf(CodeValue, exprLoc(n), "window frame offset must not be negative")
 		}
-		if f.Mode == plan.FrameRows && v != math.Trunc(v) {
-			return 0, b.errorf(CodeType, exprLoc(n), "type mismatch: ROWS frame offset must be an integer")
+		if (f.Mode == plan.FrameRows || f.Mode == plan.FrameGroups) && v != math.Trunc(v) {
+			return 0, b.errorf(CodeType, exprLoc(n), "type mismatch: %s frame offset must be an integer", strings.ToUpper(string(f.Mode)))
 		}
 		return v, nil
 	}

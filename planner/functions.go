@@ -314,6 +314,45 @@ func (b *binder) bindILike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	return b.like(l, r, opName(ae) == "!~~*", ae.Location)
 }
 
+// bindSimilar binds x [NOT] SIMILAR TO pattern as DuckDB does: the pattern
+// is a regular expression (RE2) that must match the whole string, so it is
+// regexp_matches(x, '^(?:pattern)$'). The parser wraps the pattern in
+// similar_to_escape(pattern[, escape]); a constant pattern without an
+// ESCAPE is supported.
+func (b *binder) bindSimilar(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	loc := ae.Location
+	pat := ae.Rexpr
+	if fc := pat.GetFuncCall(); fc != nil && funcName(fc) == "similar_to_escape" {
+		if len(fc.Args) != 1 {
+			return nil, b.unsupported(loc, "SIMILAR TO ... ESCAPE")
+		}
+		pat = fc.Args[0]
+	}
+	x, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.bindExpr(pat, c)
+	if err != nil {
+		return nil, err
+	}
+	if isNullLit(p) {
+		return nullOf(plan.BoolType), nil
+	}
+	if !isStringLit(p) {
+		return nil, b.unsupported(loc, "SIMILAR TO with a non-constant pattern")
+	}
+	full := lit(plan.Value{S: "^(?:" + p.Value.S + ")$"}, plan.StringType)
+	m, err := b.callByName("regexp_matches", []*plan.Expr{x, full}, loc)
+	if err != nil {
+		return nil, err
+	}
+	if opName(ae) == "!~" {
+		m = fold(plan.Call(plan.OpNot, plan.BoolType, m))
+	}
+	return m, nil
+}
+
 // libraryExtract binds EXTRACT(field FROM d) / date_part for the fields
 // beyond year, month and day through the library's date_part.
 func (b *binder) libraryExtract(field string, arg *plan.Expr, loc int32) (*plan.Expr, error) {

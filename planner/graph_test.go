@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	pg "github.com/pganalyze/pg_query_go/v6"
-
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -369,11 +367,11 @@ func TestRulesIdempotent(t *testing.T) {
 // bindAndOptimize binds and optimizes sql against the test catalog.
 func bindAndOptimize(t *testing.T, sql string) (node, *ruleCtx) {
 	t.Helper()
-	tree, err := pg.Parse(sql)
+	tree, quals, err := parse(sql)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b := &binder{ctx: context.Background(), sql: sql, cat: testCatalog, md: &metadata{}, pos: map[*plan.Expr]int32{}}
+	b := &binder{ctx: context.Background(), sql: sql, cat: testCatalog, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals}
 	root, err := b.bindStatement(tree.Stmts[0])
 	if err != nil {
 		t.Fatal(err)

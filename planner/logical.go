@@ -110,6 +110,11 @@ type aggExpr struct {
 	distinct bool
 	fraction float64 // percentile_cont/percentile_disc (aggregates.go)
 	sep      string  // string_agg
+	// dedupe is string_agg(DISTINCT ...): each value once per group.
+	dedupe bool
+	// order is string_agg's ORDER BY: the rows of each group reach the
+	// aggregation sorted by it (a sort in the task, lower.go aggSingle).
+	order []sortKey
 }
 
 // sortNode orders its input by keys.
@@ -241,7 +246,32 @@ func (a aggExpr) String() string {
 	if a.fn == plan.AggPercentileCont || a.fn == plan.AggPercentileDisc {
 		return fmt.Sprintf("%s(%g ORDER BY %s)", a.fn, a.fraction, unparen(exprString(a.arg)))
 	}
+	if a.dedupe || len(a.order) > 0 {
+		s := unparen(exprString(a.arg))
+		if a.dedupe {
+			s = "DISTINCT " + s
+		}
+		if len(a.order) > 0 {
+			s += " ORDER BY " + sortKeysString(a.order)
+		}
+		return fmt.Sprintf("%s(%s)", a.fn, s)
+	}
 	return fmt.Sprintf("%s(%s)", a.fn, unparen(exprString(a.arg)))
+}
+
+// sortKeysString renders sort keys as an ORDER BY list.
+func sortKeysString(keys []sortKey) string {
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = unparen(exprString(k.expr))
+		if k.desc {
+			parts[i] += " DESC"
+		}
+		if k.nullsFirst {
+			parts[i] += " NULLS FIRST"
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // unparen drops the parentheses around a whole rendered binary expression.

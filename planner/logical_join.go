@@ -212,6 +212,9 @@ func nodeExprs(n node) []*plan.Expr {
 			if a.arg != nil {
 				out = append(out, a.arg)
 			}
+			for _, o := range a.order {
+				out = append(out, o.expr)
+			}
 		}
 		return out
 	case *sortNode:

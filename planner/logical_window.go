@@ -25,6 +25,8 @@ type windowCall struct {
 	args  []*plan.Expr
 	typ   plan.DataType
 	frame plan.Frame
+	// distinct: fn(DISTINCT x) over a whole-partition frame.
+	distinct bool
 }
 
 func (n *windowNode) children() []node { return []node{n.input} }
@@ -54,6 +56,9 @@ func (n *windowNode) describe(m *metadata) string {
 
 func (c windowCall) String() string {
 	s := fmt.Sprintf("%s(%s)", c.fn, joinExprs(c.args, ", "))
+	if c.distinct {
+		s = fmt.Sprintf("%s(DISTINCT %s)", c.fn, joinExprs(c.args, ", "))
+	}
 	if c.fn == plan.WindowFunc(plan.AggCountStar) {
 		s = "count(*)"
 	}

@@ -375,10 +375,14 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 		groupAt[i] = add(g, l.md.col(n.groupCols[i]))
 	}
 	argAt := make([]int, len(n.aggs))
+	orderAt := make([][]int, len(n.aggs))
 	for i, a := range n.aggs {
 		argAt[i] = -1
 		if a.arg != nil {
 			argAt[i] = add(a.arg, column{name: exprName(a.arg), typ: a.arg.Type, nullable: true})
+		}
+		for _, o := range a.order {
+			orderAt[i] = append(orderAt[i], add(o.expr, column{name: exprName(o.expr), typ: o.expr.Type, nullable: true}))
 		}
 	}
 	// A group key may repeat another's expression only if GROUP BY listed
@@ -410,6 +414,10 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 		for i, a := range n.aggs {
 			if argAt[i] >= 0 {
 				a.arg = l.md.ref(inputCols[argAt[i]])
+			}
+			a.order = append([]sortKey(nil), a.order...)
+			for j, at := range orderAt[i] {
+				a.order[j].expr = l.md.ref(inputCols[at])
 			}
 			m.aggs = append(m.aggs, a)
 		}
@@ -468,8 +476,21 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	return nf, nil
 }
 
-// aggSingle aggregates in one step: f holds every row of each group.
+// aggSingle aggregates in one step: f holds every row of each group. An
+// ordered aggregate (string_agg(... ORDER BY ...)) has the task's rows
+// sorted first: the aggregation takes each group's values in the order
+// its rows arrive. (The binder lets every ordered aggregate of a query
+// share one ORDER BY.)
 func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
+	for _, a := range n.aggs {
+		if len(a.order) > 0 {
+			var err error
+			if f, err = l.sort(f, a.order, -1); err != nil {
+				return nil, err
+			}
+			break
+		}
+	}
 	agg := &plan.Aggregate{Mode: plan.AggSingle}
 	for _, g := range n.groups {
 		pg, err := l.phys(g, f.cols)
@@ -483,7 +504,7 @@ func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
 		if err != nil {
 			return nil, err
 		}
-		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep})
+		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep, Distinct: a.dedupe})
 	}
 	outCols := n.output()
 	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}

@@ -59,6 +59,16 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 			residual = append(residual, c)
 		}
 	}
+	if len(lk) == 0 && n.typ != plan.JoinInner && !n.nullAware {
+		// An outer, semi or anti join (a decorrelated EXISTS too) on a
+		// condition without an equality between its sides: every pair of
+		// rows is a candidate, so it is a hash join on a constant key (one
+		// bucket, in one task when it is partitioned) whose residual
+		// condition decides, which keeps the join kernel's bookkeeping (NULL
+		// padding, unmatched build rows, first match). As a nested loop
+		// join it costs the product of the sides.
+		lk, rk = []*plan.Expr{intLit(1)}, []*plan.Expr{intLit(1)}
+	}
 	if len(lk) == 0 && n.typ != plan.JoinInner {
 		what := fmt.Sprintf("%s join without an equality condition", n.typ)
 		if n.subquery != "" {

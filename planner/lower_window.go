@@ -57,7 +57,7 @@ func (l *lowerer) lowerWindow(n *windowNode) (*fragment, error) {
 		w.OrderBy = append(w.OrderBy, plan.SortKey{Expr: e, Desc: k.desc, NullsFirst: k.nullsFirst})
 	}
 	for i, c := range n.calls {
-		call := plan.WindowCall{Func: c.fn, Type: c.typ, Frame: c.frame, Name: l.md.col(n.cols[i]).name}
+		call := plan.WindowCall{Func: c.fn, Type: c.typ, Frame: c.frame, Name: l.md.col(n.cols[i]).name, Distinct: c.distinct}
 		for _, a := range c.args {
 			e, err := l.phys(a, f.cols)
 			if err != nil {

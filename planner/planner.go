@@ -147,11 +147,11 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if opts.BroadcastBytes == 0 {
 		opts.BroadcastBytes = DefaultBroadcastBytes
 	}
-	tree, err := pg.Parse(maskTryCast(sql))
+	tree, quals, err := parse(sql)
 	if err != nil {
-		return nil, syntaxError(sql, err)
+		return nil, err
 	}
-	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}}
+	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals}
 	switch len(tree.Stmts) {
 	case 0:
 		return nil, &Error{Code: CodeSyntax, Msg: "syntax error: empty statement"}
@@ -161,6 +161,9 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	}
 	root, err := b.bindStatement(tree.Stmts[0])
 	if err != nil {
+		return nil, err
+	}
+	if err := b.unusedQualify(); err != nil {
 		return nil, err
 	}
 	rc := &ruleCtx{md: b.md, sql: sql, opts: opts}
@@ -183,6 +186,21 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 		return nil, fmt.Errorf("planner bug: %w", err)
 	}
 	return &Planned{Logical: formatLogical(root, b.md), Rules: fired, Graph: g}, nil
+}
+
+// parse parses sql with pg_query after rewriting the DuckDB syntax the
+// Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY) at the same
+// byte offsets.
+func parse(sql string) (*pg.ParseResult, *qualifies, error) {
+	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(sql)))
+	if err != nil {
+		return nil, nil, err
+	}
+	tree, err := pg.Parse(masked)
+	if err != nil {
+		return nil, nil, syntaxError(sql, err)
+	}
+	return tree, quals, nil
 }
 
 // syntaxError converts a pg_query parse error into an SL001 Error. The

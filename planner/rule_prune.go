@@ -78,6 +78,9 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 				c.aggs = append(c.aggs, n.aggs[i])
 				c.aggCols = append(c.aggCols, id)
 				exprCols(n.aggs[i].arg, child)
+				for _, o := range n.aggs[i].order {
+					exprCols(o.expr, child)
+				}
 			}
 		}
 		if len(n.groups) == 0 && len(c.aggCols) == 0 && len(n.aggCols) > 0 {

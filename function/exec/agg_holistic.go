@@ -64,6 +64,9 @@ func (a *aggAcc) holisticResult(mem memory.Allocator, lo, hi int) arrow.Array {
 		defer b.Release()
 		for i := 0; i < n; i++ {
 			if v := a.hstrs[lo+i]; len(v) > 0 {
+				if a.call.Distinct {
+					v = firstOccurrences(v)
+				}
 				b.Append(strings.Join(v, a.call.Sep))
 			} else {
 				b.AppendNull()
@@ -87,6 +90,19 @@ func (a *aggAcc) holisticResult(mem memory.Allocator, lo, hi int) arrow.Array {
 		setBit(valid, i)
 	}
 	return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf)
+}
+
+// firstOccurrences is v with each value kept at its first position only.
+func firstOccurrences(v []string) []string {
+	seen := make(map[string]bool, len(v))
+	out := v[:0:0]
+	for _, s := range v {
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, s)
+		}
+	}
+	return out
 }
 
 func (a *aggAcc) updateStringAgg(arg arrow.Array, gids []uint32) error {

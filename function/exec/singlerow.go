@@ -2,7 +2,6 @@ package exec
 
 import (
 	"context"
-	"errors"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -10,8 +9,10 @@ import (
 )
 
 // ErrScalarSubqueryRows is the error of a scalar subquery that returned
-// more than one row (as DuckDB and Postgres report it).
-var ErrScalarSubqueryRows = errors.New("more than one row returned by a subquery used as an expression")
+// more than one row (as DuckDB and Postgres report it): the query's error
+// on its data (SL100), so the job fails on the first attempt, never
+// retried.
+var ErrScalarSubqueryRows = plan.Errorf(plan.CodeRuntime, "more than one row returned by a subquery used as an expression")
 
 // singleRowOp passes its input on and fails past the first row.
 type singleRowOp struct {

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -175,6 +176,10 @@ type partitions struct {
 	ps, pe, qs, qe []int32
 	ord            []float64
 	ordNull        []bool
+	// gid is each row's peer group (numbered over all partitions), gs and
+	// ge each group's first row and end: GROUPS frames count in them.
+	gid    []int32
+	gs, ge []int32
 }
 
 func (o *windowOp) frames(rec arrow.RecordBatch) (*partitions, error) {
@@ -219,6 +224,13 @@ func (o *windowOp) frames(rec arrow.RecordBatch) (*partitions, error) {
 			p.ps[i], p.qs[i] = p.ps[i-1], p.qs[i-1]
 		}
 	}
+	p.gid = make([]int32, n)
+	for i := 0; i < n; i++ {
+		if i == int(p.qs[i]) {
+			p.gs = append(p.gs, int32(i))
+		}
+		p.gid[i] = int32(len(p.gs) - 1)
+	}
 	for i := n - 1; i >= 0; i-- {
 		if i == n-1 || p.ps[i+1] != p.ps[i] {
 			p.pe[i] = int32(i + 1)
@@ -230,6 +242,10 @@ func (o *windowOp) frames(rec arrow.RecordBatch) (*partitions, error) {
 		} else {
 			p.qe[i] = p.qe[i+1]
 		}
+	}
+	p.ge = make([]int32, len(p.gs))
+	for g, s := range p.gs {
+		p.ge[g] = p.qe[s]
 	}
 	if len(o.w.OrderBy) == 1 && len(of) == 1 {
 		k := of[0]
@@ -258,11 +274,89 @@ func (o *windowOp) frames(rec arrow.RecordBatch) (*partitions, error) {
 	return p, nil
 }
 
-// frame returns row i's frame [lo, hi) (hi <= lo: empty).
+// frameSet is a frame's rows: up to three disjoint row ranges [lo, hi)
+// in row order (a frame's bounds less what EXCLUDE leaves out).
+type frameSet struct {
+	r [3][2]int
+	k int
+}
+
+func (f *frameSet) add(lo, hi int) {
+	if hi > lo {
+		f.r[f.k] = [2]int{lo, hi}
+		f.k++
+	}
+}
+
+// size is the number of rows in the frame.
+func (f frameSet) size() int {
+	n := 0
+	for _, r := range f.r[:f.k] {
+		n += r[1] - r[0]
+	}
+	return n
+}
+
+// at is the frame's k-th row (0-based), -1 past its end.
+func (f frameSet) at(k int) int {
+	for _, r := range f.r[:f.k] {
+		if k < r[1]-r[0] {
+			return r[0] + k
+		}
+		k -= r[1] - r[0]
+	}
+	return -1
+}
+
+// last is the frame's last row, -1 when it is empty.
+func (f frameSet) last() int {
+	if f.k == 0 {
+		return -1
+	}
+	return f.r[f.k-1][1] - 1
+}
+
+// queryFrame combines the tree's leaves over the frame's ranges.
+func queryFrame[T any](t *segTree[T], f frameSet) T {
+	res := t.zero
+	for _, r := range f.r[:f.k] {
+		res = t.comb(res, t.query(r[0], r[1]))
+	}
+	return res
+}
+
+// rows returns row i's frame: its bounds' range less what fr.Exclude
+// leaves out (the row, its peers, or its peers but itself).
+func (p *partitions) rows(fr plan.Frame, i int) frameSet {
+	lo, hi := p.frame(fr, i)
+	var f frameSet
+	cut := func(a, b int) { // [lo, hi) less [a, b), the row i between when TIES
+		f.add(lo, min(hi, a))
+		if fr.Exclude == plan.ExcludeTies && i >= lo && i < hi {
+			f.add(i, i+1)
+		}
+		f.add(max(lo, b), hi)
+	}
+	switch fr.Exclude {
+	case plan.ExcludeCurrentRow:
+		cut(i, i+1)
+	case plan.ExcludeGroup, plan.ExcludeTies:
+		cut(int(p.qs[i]), int(p.qe[i]))
+	default:
+		f.add(lo, hi)
+	}
+	return f
+}
+
+// frame returns the range [lo, hi) row i's frame bounds span (hi <= lo:
+// empty), before any EXCLUDE.
 func (p *partitions) frame(fr plan.Frame, i int) (int, int) {
 	ps, pe := int(p.ps[i]), int(p.pe[i])
-	if fr.Mode == plan.FrameRange {
+	switch fr.Mode {
+	case plan.FrameRange:
 		return p.rangeBound(fr.Start, i, true), p.rangeBound(fr.End, i, false)
+	case plan.FrameGroups:
+		return p.groupBound(fr.Start, i, true), p.groupBound(fr.End, i, false)
 	}
 	bound := func(b plan.FrameBound, start bool) int {
 		var at int
@@ -284,6 +378,38 @@ func (p *partitions) frame(fr plan.Frame, i int) (int, int) {
 		return min(max(at, ps), pe)
 	}
 	return bound(fr.Start, true), bound(fr.End, false)
+}
+
+// groupBound is one end of a GROUPS frame: CURRENT ROW is the edge of the
+// row's peer group, an offset counts peer groups within the partition.
+func (p *partitions) groupBound(b plan.FrameBound, i int, start bool) int {
+	ps, pe := int(p.ps[i]), int(p.pe[i])
+	switch b.Kind {
+	case plan.BoundUnboundedPreceding:
+		return ps
+	case plan.BoundUnboundedFollowing:
+		return pe
+	case plan.BoundCurrentRow:
+		if start {
+			return int(p.qs[i])
+		}
+		return int(p.qe[i])
+	}
+	g, off := int(p.gid[i]), int(b.Offset)
+	if b.Kind == plan.BoundPreceding {
+		g -= off
+	} else {
+		g += off
+	}
+	switch {
+	case g < int(p.gid[ps]):
+		return ps
+	case g > int(p.gid[pe-1]):
+		return pe
+	case start:
+		return int(p.gs[g])
+	}
+	return int(p.ge[g])
 }
 
 // rangeBound is one end of a RANGE frame: CURRENT ROW is the edge of the
@@ -395,13 +521,13 @@ func (o *windowOp) eval(call plan.WindowCall, rec arrow.RecordBatch, p *partitio
 	case plan.WinFirstValue, plan.WinLastValue, plan.WinNthValue:
 		idx := make([]int32, n)
 		for i := range idx {
-			lo, hi := p.frame(call.Frame, i)
+			f := p.rows(call.Frame, i)
 			at := -1
 			switch call.Func {
 			case plan.WinFirstValue:
-				at = lo
+				at = f.at(0)
 			case plan.WinLastValue:
-				at = hi - 1
+				at = f.last()
 			default:
 				k, ok, err := constInt(args[1], i)
 				if err != nil {
@@ -411,11 +537,8 @@ func (o *windowOp) eval(call plan.WindowCall, rec arrow.RecordBatch, p *partitio
 					if k <= 0 {
 						return nil, fmt.Errorf("nth_value: n must be positive, got %d", k)
 					}
-					at = lo + int(k) - 1
+					at = f.at(int(k) - 1)
 				}
-			}
-			if hi <= lo || at < lo || at >= hi {
-				at = -1
 			}
 			idx[i] = int32(at)
 		}
@@ -425,6 +548,45 @@ func (o *windowOp) eval(call plan.WindowCall, rec arrow.RecordBatch, p *partitio
 		return frameAggregate(mem, t, call, p, args)
 	}
 	return nil, fmt.Errorf("unknown window function %q", call.Func)
+}
+
+// firstInPartitions is x with every value NULL but at one row of each
+// distinct value of each partition.
+func firstInPartitions(mem memory.Allocator, x arrow.Array, p *partitions) (arrow.Array, error) {
+	n := p.n
+	idx := make([]int32, n)
+	for i := range idx {
+		idx[i] = -1
+	}
+	less, err := lessAt(x)
+	if err != nil {
+		return nil, err
+	}
+	vb, voff := validityOf(x)
+	var rows []int32
+	for ps := 0; ps < n; ps = int(p.pe[ps]) {
+		rows = rows[:0]
+		for i := ps; i < int(p.pe[ps]); i++ {
+			if isValid(vb, voff, i) {
+				rows = append(rows, int32(i))
+			}
+		}
+		slices.SortFunc(rows, func(a, b int32) int {
+			switch {
+			case less(a, b):
+				return -1
+			case less(b, a):
+				return 1
+			}
+			return 0
+		})
+		for k, r := range rows {
+			if k == 0 || less(rows[k-1], r) {
+				idx[r] = r
+			}
+		}
+	}
+	return takeNullable(mem, x, idx)
 }
 
 // constInt reads an int64 argument at row i (ok false when NULL).
@@ -530,8 +692,7 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 	if fn == plan.AggCountStar {
 		buf, v := newFixed[int64](mem, n)
 		for i := range v {
-			lo, hi := p.frame(call.Frame, i)
-			v[i] = int64(max(hi-lo, 0))
+			v[i] = int64(p.rows(call.Frame, i).size())
 		}
 		return makeArray(t, n, nil, buf), nil
 	}
@@ -539,6 +700,16 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		return nil, fmt.Errorf("%s takes one argument", fn)
 	}
 	x := args[0]
+	if call.Distinct && layoutOf(x) != kNull {
+		// Over a whole-partition frame (the planner's rule), an aggregate of
+		// the distinct values is the aggregate of each value's first row.
+		d, err := firstInPartitions(mem, x, p)
+		if err != nil {
+			return nil, err
+		}
+		defer d.Release()
+		x = d
+	}
 	vb, voff := validityOf(x)
 	isNull := layoutOf(x) == kNull
 	// Prefix counts of non-NULL values.
@@ -550,17 +721,17 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		}
 		cnt[i+1] = cnt[i] + c
 	}
-	count := func(lo, hi int) int64 {
-		if hi <= lo {
-			return 0
+	count := func(f frameSet) int64 {
+		c := int64(0)
+		for _, r := range f.r[:f.k] {
+			c += cnt[r[1]] - cnt[r[0]]
 		}
-		return cnt[hi] - cnt[lo]
+		return c
 	}
 	if fn == plan.AggCount {
 		buf, v := newFixed[int64](mem, n)
 		for i := range v {
-			lo, hi := p.frame(call.Frame, i)
-			v[i] = count(lo, hi)
+			v[i] = count(p.rows(call.Frame, i))
 		}
 		return makeArray(t, n, nil, buf), nil
 	}
@@ -599,11 +770,7 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		tree := newSegTree(n, int32(-1), leaf, better)
 		idx := make([]int32, n)
 		for i := range idx {
-			lo, hi := p.frame(call.Frame, i)
-			idx[i] = -1
-			if hi > lo {
-				idx[i] = tree.query(lo, hi)
-			}
+			idx[i] = queryFrame(tree, p.rows(call.Frame, i))
 		}
 		valid.Release()
 		return takeNullable(mem, x, idx)
@@ -640,12 +807,12 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		if fn == plan.AggSum {
 			buf, v := newFixed[num](mem, n)
 			for i := range v {
-				lo, hi := p.frame(call.Frame, i)
-				if count(lo, hi) == 0 {
+				f := p.rows(call.Frame, i)
+				if count(f) == 0 {
 					clearBit(outBits, i)
 					continue
 				}
-				a := tree.query(lo, hi)
+				a := queryFrame(tree, f)
 				if a.overflow {
 					buf.Release()
 					return fail(fmt.Errorf("%w: window sum does not fit decimal(38,%d)", plan.ErrDecimalOverflow, scale))
@@ -656,13 +823,13 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		}
 		buf, v := newFixed[float64](mem, n)
 		for i := range v {
-			lo, hi := p.frame(call.Frame, i)
-			c := count(lo, hi)
+			f := p.rows(call.Frame, i)
+			c := count(f)
 			if c == 0 {
 				clearBit(outBits, i)
 				continue
 			}
-			a := tree.query(lo, hi)
+			a := queryFrame(tree, f)
 			if a.overflow {
 				buf.Release()
 				return fail(fmt.Errorf("%w: window avg", plan.ErrDecimalOverflow))
@@ -694,12 +861,12 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		if fn == plan.AggSum {
 			buf, v := newFixed[int64](mem, n)
 			for i := range v {
-				lo, hi := p.frame(call.Frame, i)
-				if count(lo, hi) == 0 {
+				f := p.rows(call.Frame, i)
+				if count(f) == 0 {
 					clearBit(outBits, i)
 					continue
 				}
-				a := tree.query(lo, hi)
+				a := queryFrame(tree, f)
 				if a.overflow {
 					buf.Release()
 					return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
@@ -710,13 +877,13 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		}
 		buf, v := newFixed[float64](mem, n)
 		for i := range v {
-			lo, hi := p.frame(call.Frame, i)
-			c := count(lo, hi)
+			f := p.rows(call.Frame, i)
+			c := count(f)
 			if c == 0 {
 				clearBit(outBits, i)
 				continue
 			}
-			a := tree.query(lo, hi)
+			a := queryFrame(tree, f)
 			if a.overflow {
 				buf.Release()
 				return fail(fmt.Errorf("%w: window avg", ErrIntegerOverflow))
@@ -734,13 +901,13 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		}, func(a, b float64) float64 { return a + b })
 		buf, v := newFixed[float64](mem, n)
 		for i := range v {
-			lo, hi := p.frame(call.Frame, i)
-			c := count(lo, hi)
+			f := p.rows(call.Frame, i)
+			c := count(f)
 			if c == 0 {
 				clearBit(outBits, i)
 				continue
 			}
-			v[i] = tree.query(lo, hi)
+			v[i] = queryFrame(tree, f)
 			if fn == plan.AggAvg {
 				v[i] /= float64(c)
 			}

@@ -26,6 +26,8 @@ func TestWindowFunctions(t *testing.T) {
 	pre := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundPreceding, Offset: n} }
 	fol := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundFollowing, Offset: n} }
 	def := rng(up, cur)
+	groups := func(s, e plan.FrameBound) plan.Frame { return plan.Frame{Mode: plan.FrameGroups, Start: s, End: e} }
+	exclude := func(f plan.Frame, x plan.FrameExclude) plan.Frame { f.Exclude = x; return f }
 	for _, tc := range []struct {
 		call plan.WindowCall
 		want []any
@@ -50,6 +52,17 @@ func TestWindowFunctions(t *testing.T) {
 		{plan.WindowCall{Func: plan.WinFirstValue, Type: i64T, Args: []*plan.Expr{v}, Frame: rows(fol(1), uf)}, []any{int64(2), int64(3), int64(4), nil, int64(6), nil}},
 		{plan.WindowCall{Func: plan.WinLastValue, Type: i64T, Args: []*plan.Expr{v}, Frame: def}, []any{int64(1), int64(3), int64(3), int64(4), int64(5), int64(6)}},
 		{plan.WindowCall{Func: plan.WinNthValue, Type: i64T, Args: []*plan.Expr{v, litI(2)}, Frame: rows(up, uf)}, []any{int64(2), int64(2), int64(2), int64(2), int64(6), int64(6)}},
+		// DISTINCT over whole-partition frames: each value once.
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggCount), Type: i64T, Args: []*plan.Expr{o}, Frame: rows(up, uf), Distinct: true}, []any{int64(3), int64(3), int64(3), int64(3), int64(1), int64(1)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{o}, Frame: rows(up, uf), Distinct: true}, []any{int64(60), int64(60), int64(60), int64(60), int64(5), int64(5)}},
+		// GROUPS frames count peer groups; EXCLUDE leaves the row, its group or its ties out.
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: groups(pre(1), cur)}, []any{int64(1), int64(6), int64(6), int64(9), int64(5), int64(11)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rows(up, uf), plan.ExcludeCurrentRow)}, []any{int64(9), int64(8), int64(7), int64(6), int64(6), int64(5)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rng(up, uf), plan.ExcludeGroup)}, []any{int64(9), int64(5), int64(5), int64(6), int64(6), int64(5)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(groups(pre(1), fol(1)), plan.ExcludeTies)}, []any{int64(6), int64(7), int64(8), int64(9), int64(11), int64(11)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggCountStar), Type: i64T, Frame: exclude(groups(pre(1), fol(1)), plan.ExcludeGroup)}, []any{int64(2), int64(2), int64(2), int64(2), int64(1), int64(1)}},
+		{plan.WindowCall{Func: plan.WinFirstValue, Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rows(pre(1), fol(1)), plan.ExcludeCurrentRow)}, []any{int64(2), int64(1), int64(2), int64(3), int64(6), int64(5)}},
+		{plan.WindowCall{Func: plan.WinLastValue, Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rows(pre(1), fol(1)), plan.ExcludeCurrentRow)}, []any{int64(2), int64(3), int64(4), int64(3), int64(6), int64(5)}},
 	} {
 		name := fmt.Sprintf("%s %v", tc.call.Func, tc.call.Frame)
 		mem := checkedMem(t)

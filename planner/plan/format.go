@@ -238,5 +238,9 @@ func (f Frame) String() string {
 		}
 		return strings.ToUpper(strings.ReplaceAll(string(b.Kind), "_", " "))
 	}
-	return fmt.Sprintf("%s BETWEEN %s AND %s", strings.ToUpper(string(f.Mode)), bound(f.Start), bound(f.End))
+	s := fmt.Sprintf("%s BETWEEN %s AND %s", strings.ToUpper(string(f.Mode)), bound(f.Start), bound(f.End))
+	if f.Exclude != ExcludeNoOthers {
+		s += " EXCLUDE " + strings.ToUpper(strings.ReplaceAll(string(f.Exclude), "_", " "))
+	}
+	return s
 }

@@ -128,6 +128,9 @@ type AggCall struct {
 	Fraction float64 `json:"fraction,omitempty"`
 	// Sep is the separator of string_agg.
 	Sep string `json:"sep,omitempty"`
+	// Distinct makes string_agg(DISTINCT x) take each value of a group
+	// once (its first occurrence in the group's order).
+	Distinct bool `json:"distinct,omitempty"`
 }
 
 // StateTypes is the layout of the partial state columns of a.

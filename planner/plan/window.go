@@ -41,13 +41,26 @@ func (f WindowFunc) UsesFrame() bool {
 	return f.IsAggregate() || f == WinFirstValue || f == WinLastValue || f == WinNthValue
 }
 
-// FrameMode is how a frame's offsets count: in rows, or in values of the
-// single ORDER BY key (peers, rows with equal keys, are always together).
+// FrameMode is how a frame's offsets count: in rows, in values of the
+// single ORDER BY key (peers, rows with equal keys, are always together),
+// or in peer groups.
 type FrameMode string
 
 const (
-	FrameRows  FrameMode = "rows"
-	FrameRange FrameMode = "range"
+	FrameRows   FrameMode = "rows"
+	FrameRange  FrameMode = "range"
+	FrameGroups FrameMode = "groups"
+)
+
+// FrameExclude is what a frame leaves out of the rows its bounds span:
+// nothing (""), the current row, its peer group, or its peers but itself.
+type FrameExclude string
+
+const (
+	ExcludeNoOthers   FrameExclude = ""
+	ExcludeCurrentRow FrameExclude = "current_row"
+	ExcludeGroup      FrameExclude = "group"
+	ExcludeTies       FrameExclude = "ties"
 )
 
 // BoundKind is one end of a frame.
@@ -73,9 +86,10 @@ type FrameBound struct {
 // nth_value sees: SQL's default is RANGE BETWEEN UNBOUNDED PRECEDING AND
 // CURRENT ROW with an ORDER BY, the whole partition without one.
 type Frame struct {
-	Mode  FrameMode  `json:"mode"`
-	Start FrameBound `json:"start"`
-	End   FrameBound `json:"end"`
+	Mode    FrameMode    `json:"mode"`
+	Start   FrameBound   `json:"start"`
+	End     FrameBound   `json:"end"`
+	Exclude FrameExclude `json:"exclude,omitempty"`
 }
 
 // WindowCall is one window function over the node's partitions and order.
@@ -88,6 +102,9 @@ type WindowCall struct {
 	Type  DataType   `json:"type"`
 	Frame Frame      `json:"frame"`
 	Name  string     `json:"name,omitempty"`
+	// Distinct makes count/sum/avg take each value of the frame once; the
+	// planner allows it only over whole-partition frames.
+	Distinct bool `json:"distinct,omitempty"`
 }
 
 // Window is a KindWindow node's work: every call shares the partitioning
