@@ -85,14 +85,68 @@ func TestHandleBatch(t *testing.T) {
 		if err := json.Unmarshal(out.Results[i], &res); err != nil {
 			t.Fatalf("member %d: %v", i, err)
 		}
-		// Four members share the function: each gets a quarter of the
-		// operator budget (half of 64 MiB).
-		if w.code == "" && res.MemoryBudget != (64<<20)/OperatorMemoryShare/4 {
-			t.Errorf("member %d: budget %d, want a quarter of %d", i, res.MemoryBudget, (64<<20)/OperatorMemoryShare)
+		// The members share the function: its 32 MiB operator budget
+		// (half of 64 MiB) runs two of them at once (MinPackShare), each
+		// with half of it.
+		if w.code == "" && res.MemoryBudget != (64<<20)/OperatorMemoryShare/2 {
+			t.Errorf("member %d: budget %d, want half of %d", i, res.MemoryBudget, (64<<20)/OperatorMemoryShare)
 		}
 		if res.Code != w.code || res.Rows != w.rows || (w.code == "" && (res.Task != w.task || res.Error != "")) {
 			t.Errorf("member %d: task %d rows %d code %q error %q; want task %d rows %d code %q",
 				i, res.Task, res.Rows, res.Code, res.Error, w.task, w.rows, w.code)
 		}
+	}
+}
+
+// TestBatchSlots: how many members of a pack run at once, and the operator
+// budget each gets, follow the function's memory (MinPackShare).
+func TestBatchSlots(t *testing.T) {
+	ctx := context.Background()
+	mem := objstore.NewMem("t")
+	schema := plan.Schema{{Name: "x", Type: plan.Int64Type}}
+	st := plan.Stage{ID: 1, Root: &plan.Node{Kind: plan.KindValues, Schema: schema, Limit: -1,
+		Rows: [][]*plan.Expr{{plan.Literal(plan.Value{I: 1}, plan.Int64Type)}}},
+		Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}}
+	body, _ := json.Marshal(st)
+	if err := mem.Put(ctx, "jobs/j2/plans/1.json", body); err != nil {
+		t.Fatal(err)
+	}
+	cases := []struct {
+		name    string
+		fnMem   int64
+		members int
+		budget  int64 // each member's
+	}{
+		{"big function: all at once", 1 << 30, 4, (1 << 30) / OperatorMemoryShare / 4},
+		{"some at once", 64 << 20, 4, (64 << 20) / OperatorMemoryShare / 2},
+		{"tiny function: one at a time, whole budget", 512 << 10, 4, (512 << 10) / OperatorMemoryShare},
+		{"one member", 64 << 20, 1, (64 << 20) / OperatorMemoryShare},
+	}
+	for n, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var specs []json.RawMessage
+			for i := range c.members {
+				b, err := (&TaskSpec{Version: SpecVersion, Job: "j2", Stage: 1, Task: i, Attempt: n + 1, PlanKey: "jobs/j2/plans/1.json",
+					OutputPrefix: shuffle.AttemptPrefix("", "j2", 1, i, n+1), FunctionMemory: c.fnMem}).Encode()
+				if err != nil {
+					t.Fatal(err)
+				}
+				specs = append(specs, b)
+			}
+			in, _ := json.Marshal(&Batch{Version: SpecVersion, Specs: specs})
+			var out Batch
+			if err := json.Unmarshal(NewRuntime(mem, nil, nil).Handle(ctx, in), &out); err != nil {
+				t.Fatal(err)
+			}
+			for i, raw := range out.Results {
+				var res TaskResult
+				if err := json.Unmarshal(raw, &res); err != nil {
+					t.Fatal(err)
+				}
+				if res.Error != "" || res.Rows != 1 || res.MemoryBudget != c.budget {
+					t.Errorf("member %d: rows %d budget %d error %q; want 1 row, budget %d", i, res.Rows, res.MemoryBudget, res.Error, c.budget)
+				}
+			}
+		})
 	}
 }

@@ -92,9 +92,20 @@ func (r *Runtime) Handle(ctx context.Context, body []byte) []byte {
 	return out
 }
 
-// handleBatch runs the members of a Batch concurrently, each with its
-// share of the function's operator memory. A member that is itself a
-// batch fails alone (batches do not nest).
+// MinPackShare is the least operator memory a member of a packed
+// invocation runs with. The members of a Batch share one function's
+// memory: with K members and an operator budget B, min(K, B/MinPackShare)
+// of them run at once (at least one), each with B divided by that many;
+// the others wait for a free slot. So a pack never holds more than one
+// function's memory, a big function runs all of its (small) members at
+// once, and a tiny one runs them one after the other with the whole budget
+// each, as if invoked alone.
+const MinPackShare = 16 << 20
+
+// handleBatch runs the members of a Batch, as many at once as the
+// function's memory allows (MinPackShare), each with its share of the
+// operator budget. A member that is itself a batch fails alone (batches do
+// not nest).
 func (r *Runtime) handleBatch(ctx context.Context, body []byte) []byte {
 	var b Batch
 	if err := json.Unmarshal(body, &b); err != nil {
@@ -102,23 +113,40 @@ func (r *Runtime) handleBatch(ctx context.Context, body []byte) []byte {
 		return out
 	}
 	results := make([]json.RawMessage, len(b.Specs))
-	var wg sync.WaitGroup
+	specs := make([]*TaskSpec, len(b.Specs))
+	var budget int64
 	for i, spec := range b.Specs {
+		if IsBatch(spec) {
+			results[i], _ = json.Marshal(&TaskResult{Error: "a task batch inside a task batch", Kind: ErrUser, Code: plan.CodeBadSpec})
+			continue
+		}
+		s, err := DecodeSpec(spec)
+		if err != nil {
+			results[i], _ = json.Marshal(&TaskResult{Error: err.Error(), Kind: ErrUser, Code: plan.CodeBadSpec})
+			continue
+		}
+		specs[i] = s
+		budget = max(budget, r.operatorBudget(s))
+	}
+	slots := int(min(int64(len(b.Specs)), max(budget/MinPackShare, 1)))
+	sem := make(chan struct{}, slots)
+	var wg sync.WaitGroup
+	for i, s := range specs {
+		if s == nil {
+			continue
+		}
+		s.memoryShare = slots
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if IsBatch(spec) {
-				results[i], _ = json.Marshal(&TaskResult{Error: "a task batch inside a task batch", Kind: ErrUser, Code: plan.CodeBadSpec})
+			select {
+			case sem <- struct{}{}:
+			case <-ctx.Done():
+				results[i], _ = json.Marshal(&TaskResult{Job: s.Job, Stage: s.Stage, Task: s.Task, Attempt: s.Attempt, Fence: s.Fence,
+					Error: ctx.Err().Error(), Kind: ErrCancelled})
 				return
 			}
-			s, err := DecodeSpec(spec)
-			if err != nil {
-				results[i], _ = json.Marshal(&TaskResult{Error: err.Error(), Kind: ErrUser, Code: plan.CodeBadSpec})
-				return
-			}
-			// The members run at once in one function: they share its
-			// memory, so each gets its part of the operator budget.
-			s.memoryShare = len(b.Specs)
+			defer func() { <-sem }()
 			results[i], _ = json.Marshal(r.Run(ctx, s))
 		}()
 	}
@@ -392,10 +420,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 // by cleanup.
 func (r *Runtime) execOptions(spec *TaskSpec) (exec.Options, func(), error) {
 	opts := r.Exec
-	limit := opts.MemoryLimit
-	if spec.FunctionMemory > 0 {
-		limit = max(spec.FunctionMemory/OperatorMemoryShare, 1)
-	}
+	limit := r.operatorBudget(spec)
 	if spec.memoryShare > 1 {
 		limit = max(limit/int64(spec.memoryShare), 1)
 	}
@@ -415,6 +440,19 @@ func (r *Runtime) execOptions(spec *TaskSpec) (exec.Options, func(), error) {
 	}
 	opts.Pool = exec.NewMemoryPool(limit, dir, spillLimit)
 	return opts, cleanup, nil
+}
+
+// operatorBudget is the memory the operators of spec's task may hold when
+// it runs alone: its share of the function's memory (the runtime's own
+// limit when the spec does not say; exec's default when neither does).
+func (r *Runtime) operatorBudget(spec *TaskSpec) int64 {
+	if spec.FunctionMemory > 0 {
+		return max(spec.FunctionMemory/OperatorMemoryShare, 1)
+	}
+	if r.Exec.MemoryLimit > 0 {
+		return r.Exec.MemoryLimit
+	}
+	return exec.DefaultMemoryLimit
 }
 
 // shortID keeps a job id fit for a file name.

@@ -58,8 +58,8 @@ type TaskSpec struct {
 	FunctionMemory int64 `json:"function_memory,omitempty"`
 
 	// memoryShare, when > 1, is the number of tasks of one invocation
-	// (a Batch) that run at once in the function: each gets that part of
-	// the operator budget.
+	// (a Batch) that run at once in the function (handleBatch): each gets
+	// that part of the operator budget.
 	memoryShare int
 }
 
