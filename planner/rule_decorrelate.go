@@ -16,7 +16,9 @@ import (
 // join's condition. Below an aggregation only equalities inner = outer may
 // pass: the inner side becomes an extra GROUP BY key and the condition
 // compares the key with the outer value (an aggregate per correlation
-// value, computed once for all of them).
+// value, computed once for all of them). Other correlations below an
+// aggregation (non-equalities, alone or with equalities) aggregate per
+// distinct outer value instead (distinctOuter).
 //
 // Why it is safe:
 //   - EXISTS / IN: a semi (anti) join keeps a row when some (no) subquery
@@ -36,7 +38,7 @@ import (
 //
 // Correlation anywhere else (a select list, an aggregate's argument, below
 // a LIMIT, an outer join's inner side, a non-equality below an
-// aggregation) is SL005.
+// aggregation reading a query further out) is SL005.
 type decorrelateSubqueries struct{}
 
 func (decorrelateSubqueries) name() string { return "decorrelate_subqueries" }
