@@ -7,7 +7,10 @@ import "github.com/sluicedb/sluice/planner/plan"
 // each old id to its new one; ids n only reads (outer columns) are kept.
 // Used to read the same input twice in one plan (decorrelation's distinct
 // outer values), since a column id must be defined in one place. ok is
-// false for an operator it does not know.
+// false for an operator it does not know, and for LIMIT and window
+// functions: over rows that tie in their order, two copies could pick
+// different rows (or number them differently), and the copy must yield
+// the same values as the original.
 func copyFresh(n node, md *metadata, m map[colID]colID) (node, bool) {
 	fresh := func(ids []colID) []colID {
 		out := make([]colID, len(ids))
@@ -113,14 +116,6 @@ func copyFresh(n node, md *metadata, m map[colID]colID) (node, bool) {
 			return nil, false
 		}
 		return &sortNode{input: in, keys: keys(n.keys)}, true
-	case *limitNode:
-		in, ok := one(n.input)
-		if !ok {
-			return nil, false
-		}
-		c := *n
-		c.input = in
-		return &c, true
 	case *singleRowNode:
 		in, ok := one(n.input)
 		if !ok {
@@ -146,22 +141,6 @@ func copyFresh(n node, md *metadata, m map[colID]colID) (node, bool) {
 		if n.scalar {
 			c.scalarCol = ids([]colID{n.scalarCol})[0]
 		}
-		return &c, true
-	case *windowNode:
-		in, ok := one(n.input)
-		if !ok {
-			return nil, false
-		}
-		c := *n
-		c.input = in
-		c.partition = xs(n.partition)
-		c.order = keys(n.order)
-		c.calls = make([]windowCall, len(n.calls))
-		for i, w := range n.calls {
-			c.calls[i] = w
-			c.calls[i].args = xs(w.args)
-		}
-		c.cols = fresh(n.cols)
 		return &c, true
 	case *unionNode:
 		c := *n

@@ -331,11 +331,11 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 // matching NULL formed.
 func (p *puller) distinctOuter(n, c *aggregateNode, preds []*plan.Expr) (node, []*plan.Expr, error) {
 	md := p.rc.md
-	refused := func() (node, []*plan.Expr, error) {
-		return nil, nil, p.fail("correlated conditions other than equality below an aggregation")
+	refused := func(why string) (node, []*plan.Expr, error) {
+		return nil, nil, p.fail("correlated conditions other than equality below an aggregation" + why)
 	}
 	if p.outer == nil || len(freeCols(p.outer)) > 0 {
-		return refused()
+		return refused(" in a subquery")
 	}
 	used := map[colID]bool{}
 	for _, pr := range preds {
@@ -350,7 +350,7 @@ func (p *puller) distinctOuter(n, c *aggregateNode, preds []*plan.Expr) (node, [
 	for _, id := range d {
 		if !have[id] {
 			// An outer column of a query further out.
-			return refused()
+			return refused(" reading a query further out")
 		}
 	}
 	// The distinct values of d are those of the input below the outer
@@ -371,7 +371,7 @@ func (p *puller) distinctOuter(n, c *aggregateNode, preds []*plan.Expr) (node, [
 	m := map[colID]colID{}
 	cp, ok := copyFresh(outer, md, m)
 	if !ok {
-		return refused()
+		return refused(" of a query with LIMIT, window functions or grouping sets")
 	}
 	dist := &aggregateNode{input: cp}
 	toD := map[colID]*plan.Expr{}
