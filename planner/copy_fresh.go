@@ -159,3 +159,48 @@ func copyFresh(n node, md *metadata, m map[colID]colID) (node, bool) {
 	}
 	return nil, false
 }
+
+// unstableCols returns the output columns of n whose values may differ
+// between two runs of the same plan: aggregates whose result depends on
+// the order rows arrive in (a float64 sum or average, whose rounding
+// does; string_agg without ORDER BY), and whatever is computed from them.
+// A copy made by copyFresh yields the same values in its other columns.
+func unstableCols(n node) map[colID]bool {
+	out := map[colID]bool{}
+	for _, c := range n.children() {
+		for id := range unstableCols(c) {
+			out[id] = true
+		}
+	}
+	switch n := n.(type) {
+	case *aggregateNode:
+		for i, a := range n.aggs {
+			float := a.typ.ID == plan.Float64 && a.fn != plan.AggMin && a.fn != plan.AggMax &&
+				a.fn != plan.AggCount && a.fn != plan.AggCountStar && a.fn != plan.AggCountDistinct
+			if float || a.fn == plan.AggStringAgg && len(a.order) == 0 || a.arg != nil && touches(a.arg, out) {
+				out[n.aggCols[i]] = true
+			}
+		}
+		for i, g := range n.groups {
+			if touches(g, out) {
+				out[n.groupCols[i]] = true
+			}
+		}
+	case *projectNode:
+		for i, e := range n.exprs {
+			if touches(e, out) {
+				out[n.cols[i]] = true
+			}
+		}
+	case *unionNode:
+		for _, in := range n.inCols {
+			for i, id := range in {
+				if out[id] {
+					out[n.cols[i]] = true
+				}
+			}
+		}
+	case *valuesNode, *scanNode:
+	}
+	return out
+}

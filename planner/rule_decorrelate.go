@@ -368,6 +368,13 @@ func (p *puller) distinctOuter(n, c *aggregateNode, preds []*plan.Expr) (node, [
 		}
 		break
 	}
+	if unstable := unstableCols(outer); len(unstable) > 0 {
+		for _, id := range d {
+			if unstable[id] {
+				return refused(" over a value whose rounding or order may differ when computed again")
+			}
+		}
+	}
 	m := map[colID]colID{}
 	cp, ok := copyFresh(outer, md, m)
 	if !ok {
