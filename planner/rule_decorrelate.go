@@ -16,7 +16,9 @@ import (
 // join's condition. Below an aggregation only equalities inner = outer may
 // pass: the inner side becomes an extra GROUP BY key and the condition
 // compares the key with the outer value (an aggregate per correlation
-// value, computed once for all of them).
+// value, computed once for all of them). Other correlations below an
+// aggregation (non-equalities, alone or with equalities) aggregate per
+// distinct outer value instead (distinctOuter).
 //
 // Why it is safe:
 //   - EXISTS / IN: a semi (anti) join keeps a row when some (no) subquery
@@ -36,7 +38,7 @@ import (
 //
 // Correlation anywhere else (a select list, an aggregate's argument, below
 // a LIMIT, an outer join's inner side, a non-equality below an
-// aggregation) is SL005.
+// aggregation reading a query further out) is SL005.
 type decorrelateSubqueries struct{}
 
 func (decorrelateSubqueries) name() string { return "decorrelate_subqueries" }
@@ -80,6 +82,10 @@ type puller struct {
 	aggGroups bool
 	what      string
 	loc       int32
+	// outer is the input whose columns the subquery reads (the dependent
+	// join's left side): the distinct outer values of a non-equality
+	// correlation below an aggregation are read from a copy of it.
+	outer node
 }
 
 func (r decorrelateSubqueries) decorrelate(j *joinNode, rc *ruleCtx) (node, error) {
@@ -89,7 +95,7 @@ func (r decorrelateSubqueries) decorrelate(j *joinNode, rc *ruleCtx) (node, erro
 	if len(free) == 0 {
 		return &out, nil
 	}
-	p := &puller{rc: rc, free: colSet(free), what: j.subquery, loc: j.loc}
+	p := &puller{rc: rc, free: colSet(free), what: j.subquery, loc: j.loc, outer: j.left}
 	right, preds, err := p.pull(j.right)
 	if err != nil {
 		return nil, err
@@ -202,12 +208,14 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 		}
 		c.groups = append([]*plan.Expr{}, n.groups...)
 		c.groupCols = append([]colID{}, n.groupCols...)
+		for _, pr := range preds {
+			if _, _, ok := p.splitEq(pr); !ok {
+				return p.distinctOuter(n, &c, preds)
+			}
+		}
 		var out []*plan.Expr
 		for _, pr := range preds {
-			inner, outer, ok := p.splitEq(pr)
-			if !ok {
-				return nil, nil, p.fail("correlated conditions other than equality below an aggregation")
-			}
+			inner, outer, _ := p.splitEq(pr)
 			k := exprKey(inner)
 			at := -1
 			for i, g := range c.groups {
@@ -299,6 +307,142 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 		}
 	}
 	return n, nil, nil
+}
+
+// distinctOuter pulls correlated conditions preds, not all equalities
+// inner = outer, through the aggregation n (c is its copy, over n's input
+// without preds): the general unnesting of a dependent join (Neumann and
+// Kemper, "Unnesting Arbitrary Queries"). With d the outer columns preds
+// read,
+//
+//	D = SELECT DISTINCT d FROM <a copy of the outer input>
+//	J = D JOIN <n's input> ON preds[d := D's columns], aggregated by n's
+//	    groups and D's columns
+//
+// and the condition pulled up is J's D columns = d, so each outer row
+// meets the aggregate of the subquery rows matching its own values of d.
+// J's join is inner: a value of D without matching rows has no group in
+// J, and its outer rows are those of the left join the scalar subquery
+// already is, which gets NULL, or the value over no rows through
+// keepEmptyValue (COUNT's 0), as for equality correlations. The pulled
+// condition is an equality when preds reject a NULL in that column (no
+// subquery row matches a NULL, so no group of J has one), else IS NOT
+// DISTINCT FROM, so an outer NULL meets the group the subquery rows
+// matching NULL formed.
+func (p *puller) distinctOuter(n, c *aggregateNode, preds []*plan.Expr) (node, []*plan.Expr, error) {
+	md := p.rc.md
+	refused := func(why string) (node, []*plan.Expr, error) {
+		return nil, nil, p.fail("correlated conditions other than equality below an aggregation" + why)
+	}
+	if p.outer == nil || len(freeCols(p.outer)) > 0 {
+		return refused(" in a subquery")
+	}
+	used := map[colID]bool{}
+	for _, pr := range preds {
+		for id := range refs(pr) {
+			if p.free[id] {
+				used[id] = true
+			}
+		}
+	}
+	have := colSet(p.outer.output())
+	d := sortedCols(used)
+	for _, id := range d {
+		if !have[id] {
+			// An outer column of a query further out.
+			return refused(" reading a query further out")
+		}
+	}
+	// The distinct values of d are those of the input below the outer
+	// query's left joins and pass-through projections that keep them (the
+	// joins of earlier subqueries): D need not compute those again.
+	outer := p.outer
+	for {
+		if j, ok := outer.(*joinNode); ok && j.typ == plan.JoinLeft && allIn(d, colSet(j.left.output())) {
+			outer = j.left
+			continue
+		}
+		if pr, ok := outer.(*projectNode); ok && passesThrough(pr, d) {
+			outer = pr.input
+			continue
+		}
+		break
+	}
+	if unstable := unstableCols(outer); len(unstable) > 0 {
+		for _, id := range d {
+			if unstable[id] {
+				return refused(" over a value whose rounding or order may differ when computed again")
+			}
+		}
+	}
+	m := map[colID]colID{}
+	cp, ok := copyFresh(outer, md, m)
+	if !ok {
+		return refused(" of a query with LIMIT, window functions or grouping sets")
+	}
+	dist := &aggregateNode{input: cp}
+	toD := map[colID]*plan.Expr{}
+	for _, id := range d {
+		col := md.col(id)
+		dist.groups = append(dist.groups, md.ref(m[id]))
+		dc := md.add(column{name: col.name, typ: col.typ, nullable: col.nullable})
+		dist.groupCols = append(dist.groupCols, dc)
+		toD[id] = md.ref(dc)
+	}
+	join := &joinNode{typ: plan.JoinInner, left: dist, right: c.input}
+	for _, pr := range preds {
+		join.conds = append(join.conds, substCols(pr, toD))
+	}
+	c.input = join
+	var out []*plan.Expr
+	for i, id := range d {
+		col := md.col(id)
+		g := md.add(column{name: col.name, typ: col.typ, nullable: col.nullable})
+		c.groups = append(c.groups, md.ref(dist.groupCols[i]))
+		c.groupCols = append(c.groupCols, g)
+		rejects := !col.nullable
+		for _, pr := range preds {
+			rejects = rejects || nullRejects(pr, map[colID]bool{id: true})
+		}
+		if rejects {
+			out = append(out, plan.Call(plan.OpEq, plan.BoolType, md.ref(g), md.ref(id)))
+			continue
+		}
+		isNull := func(e *plan.Expr) *plan.Expr { return plan.Call(plan.OpIsNull, plan.BoolType, e) }
+		out = append(out, plan.Call(plan.OpCase, plan.BoolType,
+			isNull(md.ref(g)), isNull(md.ref(id)),
+			isNull(md.ref(id)), boolLit(false),
+			plan.Call(plan.OpEq, plan.BoolType, md.ref(g), md.ref(id))))
+	}
+	p.agg, p.aggGroups = c, len(n.groups) > 0
+	return c, out, nil
+}
+
+// allIn reports whether every id is in set.
+func allIn(ids []colID, set map[colID]bool) bool {
+	for _, id := range ids {
+		if !set[id] {
+			return false
+		}
+	}
+	return true
+}
+
+// passesThrough reports whether the projection pr outputs each of ids as
+// a plain reference to the same column of its input.
+func passesThrough(pr *projectNode, ids []colID) bool {
+	for _, id := range ids {
+		ok := false
+		for i, c := range pr.cols {
+			if c == id && pr.exprs[i].Op == plan.OpColumn && pr.exprs[i].Col == id {
+				ok = true
+			}
+		}
+		if !ok {
+			return false
+		}
+	}
+	return true
 }
 
 // splitEq splits a correlated equality into its inner and outer sides.
