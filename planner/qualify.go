@@ -33,57 +33,6 @@ type qualifies struct {
 	selects []int32 // sorted
 }
 
-// sqlWords calls fn with the offset and lower-cased text of each word of
-// sql outside string literals, quoted identifiers and comments, and with
-// each parenthesis and semicolon as a one-byte word.
-func sqlWords(sql string, fn func(pos int, word string)) {
-	lower := strings.ToLower(sql)
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(sql) {
-				if sql[j] == c {
-					if j+1 < len(sql) && sql[j+1] == c { // doubled quote
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = j + 1
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return
-			}
-			i += end + 4
-		case c == '(' || c == ')' || c == ';':
-			fn(i, sql[i:i+1])
-			i++
-		case identByte(c) && !(c >= '0' && c <= '9'):
-			j := i
-			for j < len(sql) && identByte(sql[j]) {
-				j++
-			}
-			fn(i, lower[i:j])
-			i = j
-		case identByte(c):
-			for i < len(sql) && identByte(sql[i]) {
-				i++
-			}
-		default:
-			i++
-		}
-	}
-}
-
 // qualifyEnds are the words that end a QUALIFY condition at its depth.
 var qualifyEnds = map[string]bool{"order": true, "limit": true, "offset": true, "fetch": true, "union": true,
 	"intersect": true, "except": true, "window": true, ";": true, ")": true}

@@ -15,55 +15,16 @@ import (
 // maskTryCast returns sql with every TRY_CAST keyword turned into
 // "    CAST" (same length, so parser locations stay those of sql).
 func maskTryCast(sql string) string {
-	lower := strings.ToLower(sql)
-	if !strings.Contains(lower, "try_cast") {
+	if !strings.Contains(strings.ToLower(sql), "try_cast") {
 		return sql
 	}
 	out := []byte(sql)
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := i + 1
-			for j < len(sql) {
-				if sql[j] == c {
-					if j+1 < len(sql) && sql[j+1] == c { // doubled quote
-						j += 2
-						continue
-					}
-					break
-				}
-				j++
-			}
-			i = j + 1
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			for i < len(sql) && sql[i] != '\n' {
-				i++
-			}
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			end := strings.Index(sql[i+2:], "*/")
-			if end < 0 {
-				return string(out)
-			}
-			i += end + 4
-		case strings.HasPrefix(lower[i:], "try_cast") && (i == 0 || !identByte(sql[i-1])) &&
-			(i+8 == len(sql) || !identByte(sql[i+8])) && nextIsParen(sql[i+8:]):
-			copy(out[i:], "    ")
-			i += 8
-		default:
-			i++
+	sqlWords(sql, func(pos int, w string) {
+		if w == "try_cast" && nextIsParen(sql[pos+len(w):]) {
+			copy(out[pos:], "    ")
 		}
-	}
+	})
 	return string(out)
-}
-
-func identByte(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80
-}
-
-func nextIsParen(s string) bool {
-	s = strings.TrimLeft(s, " \t\r\n")
-	return strings.HasPrefix(s, "(")
 }
 
 // isTryCast reports whether the CAST keyword at loc was written TRY_CAST.

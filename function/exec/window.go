@@ -380,21 +380,32 @@ func (p *partitions) frame(fr plan.Frame, i int) (int, int) {
 	return bound(fr.Start, true), bound(fr.End, false)
 }
 
+// fixedBound is the frame end b of row i when it does not depend on the
+// frame mode: UNBOUNDED is the partition's edge, CURRENT ROW the edge of
+// the row's peer group (GROUPS and RANGE frames); ok is false for an
+// offset bound.
+func (p *partitions) fixedBound(b plan.FrameBound, i int, start bool) (at int, ok bool) {
+	switch b.Kind {
+	case plan.BoundUnboundedPreceding:
+		return int(p.ps[i]), true
+	case plan.BoundUnboundedFollowing:
+		return int(p.pe[i]), true
+	case plan.BoundCurrentRow:
+		if start {
+			return int(p.qs[i]), true
+		}
+		return int(p.qe[i]), true
+	}
+	return 0, false
+}
+
 // groupBound is one end of a GROUPS frame: CURRENT ROW is the edge of the
 // row's peer group, an offset counts peer groups within the partition.
 func (p *partitions) groupBound(b plan.FrameBound, i int, start bool) int {
-	ps, pe := int(p.ps[i]), int(p.pe[i])
-	switch b.Kind {
-	case plan.BoundUnboundedPreceding:
-		return ps
-	case plan.BoundUnboundedFollowing:
-		return pe
-	case plan.BoundCurrentRow:
-		if start {
-			return int(p.qs[i])
-		}
-		return int(p.qe[i])
+	if at, ok := p.fixedBound(b, i, start); ok {
+		return at
 	}
+	ps, pe := int(p.ps[i]), int(p.pe[i])
 	g, off := int(p.gid[i]), int(b.Offset)
 	if b.Kind == plan.BoundPreceding {
 		g -= off
@@ -417,18 +428,10 @@ func (p *partitions) groupBound(b plan.FrameBound, i int, start bool) int {
 // by binary search among the partition's non-NULL keys (a NULL key's frame
 // offsets reach exactly its NULL peers).
 func (p *partitions) rangeBound(b plan.FrameBound, i int, start bool) int {
-	ps, pe := int(p.ps[i]), int(p.pe[i])
-	switch b.Kind {
-	case plan.BoundUnboundedPreceding:
-		return ps
-	case plan.BoundUnboundedFollowing:
-		return pe
-	case plan.BoundCurrentRow:
-		if start {
-			return int(p.qs[i])
-		}
-		return int(p.qe[i])
+	if at, ok := p.fixedBound(b, i, start); ok {
+		return at
 	}
+	ps, pe := int(p.ps[i]), int(p.pe[i])
 	if p.ord == nil || (p.ordNull != nil && p.ordNull[i]) {
 		if start {
 			return int(p.qs[i])
