@@ -14,6 +14,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/file"
+	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -36,11 +37,41 @@ type ParquetScan struct {
 	outT    []plan.DataType
 	table   string
 
+	ahead     prefetcher // the source's read-ahead, when it has one
 	rowGroups []int
 	pruned    int
 	zeroRows  int64 // zero-column scans: rows still to emit
 	done      bool
 	closed    bool
+}
+
+// prefetcher is a source that can read ahead the byte ranges it is told
+// will be read (objstore.ReaderAt), and stop doing so.
+type prefetcher interface {
+	Prefetch(ranges [][2]int64)
+	Close() error
+}
+
+// chunkRanges lists the byte ranges (offset, length) of the column chunks
+// of leaves in rowGroups, in the order they are read, as arrow-go's
+// RowGroupReader.GetColumnPageReader computes them.
+func chunkRanges(md *metadata.FileMetaData, rowGroups, leaves []int) [][2]int64 {
+	var out [][2]int64
+	for _, rg := range rowGroups {
+		rgm := md.RowGroup(rg)
+		for _, l := range leaves {
+			col, err := rgm.ColumnChunk(l)
+			if err != nil {
+				continue
+			}
+			start := col.DataPageOffset()
+			if col.HasDictionaryPage() && col.DictionaryPageOffset() > 0 && start > col.DictionaryPageOffset() {
+				start = col.DictionaryPageOffset()
+			}
+			out = append(out, [2]int64{start, col.TotalCompressedSize()})
+		}
+	}
+	return out
 }
 
 // countingReader counts the bytes read from the file and remembers
@@ -179,6 +210,13 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		return fail("%v", err)
 	}
 	s.rr, s.fr, s.leaves = rr, fr, uniq
+	if p, ok := r.(prefetcher); ok {
+		// Fetch the column chunks ahead, coalesced, several at a time:
+		// the record reader asks for them one by one and would wait for
+		// each request's first byte.
+		p.Prefetch(chunkRanges(md, s.rowGroups, uniq))
+		s.ahead = p
+	}
 	return s, nil
 }
 
@@ -228,6 +266,9 @@ func (s *ParquetScan) Close() error {
 		return nil
 	}
 	s.closed = true
+	if s.ahead != nil {
+		s.ahead.Close()
+	}
 	if s.rr != nil {
 		s.rr.Release()
 		s.rr = nil

@@ -39,6 +39,9 @@ type ReaderAt struct {
 
 	requests atomic.Int64
 	fetched  atomic.Int64
+
+	prefetchOpts PrefetchOptions
+	pf           *prefetcher // read-ahead of planned ranges (Prefetch); under mu
 }
 
 type block struct {
@@ -126,6 +129,9 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	}
 	if want == 0 {
 		return 0, nil
+	}
+	if n, ok := r.readPlanned(p[:want], off); ok {
+		return r.done(n, len(p))
 	}
 	if n, ok := r.fromCache(p[:want], off); ok {
 		return r.done(n, len(p))

@@ -1,0 +1,188 @@
+package objstore
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+)
+
+// rangeLog is a bucket that records its ranged GETs and can fail those
+// starting at given offsets.
+type rangeLog struct {
+	*Mem
+	mu     sync.Mutex
+	gets   [][2]int64
+	failAt map[int64]bool
+}
+
+func (b *rangeLog) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	b.mu.Lock()
+	b.gets = append(b.gets, [2]int64{off, n})
+	fail := b.failAt[off]
+	b.mu.Unlock()
+	if fail {
+		return nil, errors.New("injected GET failure")
+	}
+	return b.Mem.GetRange(ctx, key, off, n)
+}
+
+func (b *rangeLog) count() int {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.gets)
+}
+
+func TestCoalesce(t *testing.T) {
+	cases := []struct {
+		name          string
+		ranges        [][2]int64
+		hole, request int64
+		want          [][2]int64 // units (off, n)
+	}{
+		{"adjacent merge", [][2]int64{{0, 10}, {10, 10}}, 0, 100, [][2]int64{{0, 20}}},
+		{"small hole merges", [][2]int64{{0, 10}, {15, 10}}, 5, 100, [][2]int64{{0, 25}}},
+		{"big hole splits", [][2]int64{{0, 10}, {16, 10}}, 5, 100, [][2]int64{{0, 10}, {16, 10}}},
+		{"unsorted input", [][2]int64{{50, 10}, {0, 10}, {12, 3}}, 5, 100, [][2]int64{{0, 15}, {50, 10}}},
+		{"request cap splits", [][2]int64{{0, 60}, {60, 60}}, 10, 100, [][2]int64{{0, 60}, {60, 60}}},
+		{"one big range stays whole", [][2]int64{{0, 500}}, 10, 100, [][2]int64{{0, 500}}},
+		{"overlap merges past the cap", [][2]int64{{0, 90}, {50, 90}}, 0, 100, [][2]int64{{0, 140}}},
+		{"empty and negative dropped", [][2]int64{{0, 0}, {-1, 5}, {3, 4}}, 0, 100, [][2]int64{{3, 4}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			us := coalesce(c.ranges, c.hole, c.request)
+			var got [][2]int64
+			for _, u := range us {
+				got = append(got, [2]int64{u.off, u.n})
+			}
+			if fmt.Sprint(got) != fmt.Sprint(c.want) {
+				t.Fatalf("units %v, want %v", got, c.want)
+			}
+		})
+	}
+}
+
+func TestPrefetchReads(t *testing.T) {
+	data := make([]byte, 1<<20)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	// Twenty 8 KiB "column chunks" with 8 KiB gaps between them.
+	var ranges [][2]int64
+	for i := int64(0); i < 20; i++ {
+		ranges = append(ranges, [2]int64{i * 16 << 10, 8 << 10})
+	}
+	cases := []struct {
+		name     string
+		opts     PrefetchOptions
+		order    []int // indexes of ranges read, in order
+		failAt   []int64
+		maxGets  int // most GETs the reads may cost (with the read-ahead's own)
+		wantGets int // exact, when > 0
+	}{
+		{name: "one coalesced request", opts: PrefetchOptions{Hole: 8 << 10}, order: seq(20), wantGets: 1},
+		{name: "holes too big: one per range, ahead", opts: PrefetchOptions{Hole: 1}, order: seq(20), wantGets: 20},
+		{name: "small window still reads all", opts: PrefetchOptions{Hole: 1, Ahead: 8 << 10, Parallel: 1}, order: seq(20), wantGets: 20},
+		{name: "out of order", opts: PrefetchOptions{Hole: 1, Ahead: 16 << 10, Parallel: 2}, order: []int{19, 0, 5, 18, 1, 2, 3, 4, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16, 17}, maxGets: 20},
+		{name: "skipped ranges do not stall", opts: PrefetchOptions{Hole: 1, Ahead: 8 << 10, Parallel: 1}, order: []int{0, 2, 4, 6, 8, 10, 12, 14, 16, 18}, maxGets: 20},
+		{name: "failed request falls back", opts: PrefetchOptions{Hole: 1}, order: seq(20), failAt: []int64{5 * 16 << 10}, maxGets: 22},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			b := &rangeLog{Mem: NewMem("t"), failAt: map[int64]bool{}}
+			if err := b.Put(ctx, "f", data); err != nil {
+				t.Fatal(err)
+			}
+			fails := 0
+			for _, off := range c.failAt {
+				b.failAt[off] = true
+			}
+			r := NewReaderAt(ctx, b, "f", int64(len(data)), WithPrefetch(c.opts))
+			r.Prefetch(ranges)
+			for _, i := range c.order {
+				rg := ranges[i]
+				if b.failAt[rg[0]] && fails == 0 {
+					fails++
+					// The read-ahead's GET failed; the reader's own GET
+					// of the same range fails too (same offset) and is
+					// reported; then the failure is lifted.
+					p := make([]byte, rg[1])
+					if _, err := r.ReadAt(p, rg[0]); err == nil {
+						t.Fatalf("read of a failing range succeeded")
+					}
+					b.mu.Lock()
+					delete(b.failAt, rg[0])
+					b.mu.Unlock()
+				}
+				p := make([]byte, rg[1])
+				n, err := r.ReadAt(p, rg[0])
+				if err != nil || int64(n) != rg[1] {
+					t.Fatalf("range %d: n=%d err=%v", i, n, err)
+				}
+				if !bytes.Equal(p, data[rg[0]:rg[0]+rg[1]]) {
+					t.Fatalf("range %d: wrong bytes", i)
+				}
+			}
+			r.Close()
+			if c.wantGets > 0 && b.count() != c.wantGets {
+				t.Fatalf("%d GETs, want %d: %v", b.count(), c.wantGets, b.gets)
+			}
+			if c.maxGets > 0 && b.count() > c.maxGets {
+				t.Fatalf("%d GETs, want at most %d", b.count(), c.maxGets)
+			}
+			// Reads after Close issue their own GETs and stay right.
+			p := make([]byte, 100)
+			if _, err := r.ReadAt(p, 1000); err != nil || !bytes.Equal(p, data[1000:1100]) {
+				t.Fatalf("read after Close: %v", err)
+			}
+		})
+	}
+}
+
+// TestPrefetchFreesBytes checks that fully read units drop their bytes,
+// so the window moves on and memory stays bounded.
+func TestPrefetchFreesBytes(t *testing.T) {
+	ctx := context.Background()
+	b := &rangeLog{Mem: NewMem("t")}
+	data := make([]byte, 64<<10)
+	if err := b.Put(ctx, "f", data); err != nil {
+		t.Fatal(err)
+	}
+	r := NewReaderAt(ctx, b, "f", int64(len(data)), WithPrefetch(PrefetchOptions{Hole: 1, Ahead: 8 << 10, Parallel: 1}))
+	var ranges [][2]int64
+	for i := int64(0); i < 8; i++ {
+		ranges = append(ranges, [2]int64{i * 8 << 10, 4 << 10}, [2]int64{i*8<<10 + 4<<10 + 1, 100})
+	}
+	r.Prefetch(ranges)
+	for _, rg := range ranges {
+		p := make([]byte, rg[1])
+		if _, err := r.ReadAt(p, rg[0]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.mu.Lock()
+	pf := r.pf
+	r.mu.Unlock()
+	pf.mu.Lock()
+	defer pf.mu.Unlock()
+	if pf.held != 0 {
+		t.Fatalf("%d bytes still held after every planned range was read", pf.held)
+	}
+	for i, u := range pf.units {
+		if u.data != nil || !u.freed {
+			t.Fatalf("unit %d not freed", i)
+		}
+	}
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
+}
