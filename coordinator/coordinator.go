@@ -193,6 +193,10 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	if cfg.Concurrency < 1 {
 		cfg.Concurrency = 64
 	}
+	if cfg.AQE.Parallelism == 0 {
+		// Coalescing keeps a stage on as many tasks as can run at once.
+		cfg.AQE.Parallelism = cfg.Concurrency
+	}
 	if cfg.MaxAttempts < 1 {
 		cfg.MaxAttempts = 1
 	}

@@ -78,6 +78,32 @@ type Config struct {
 	// this, combine-objects adds a stage that merges the map objects
 	// first (0 turns it off).
 	GetBudget int64 `json:"get_budget"`
+	// Parallelism is how many tasks can run at once (the coordinator's
+	// concurrency: the function pool, or the invoker's limit). Coalescing
+	// keeps a stage at this many tasks, as long as each still reads at
+	// least MinPartitionBytes, instead of packing a stage whose input fits
+	// one target into a single task while the other slots idle (Spark's
+	// coalescePartitions.parallelismFirst). 0: no floor.
+	Parallelism int `json:"parallelism"`
+	// MinPartitionBytes is the least a task coalescing keeps for
+	// parallelism reads (default 4 MiB).
+	MinPartitionBytes int64 `json:"min_partition_bytes"`
+}
+
+// coalesceTarget is the bytes coalescing packs into a task for a stage
+// whose hash inputs hold total bytes: the target size, lowered so that
+// the stage keeps Parallelism tasks, but not below MinPartitionBytes.
+func (c Config) coalesceTarget(total int64) int64 {
+	t := c.TargetPartitionBytes
+	if c.Parallelism > 1 && total > 0 {
+		floor := c.MinPartitionBytes
+		if floor <= 0 {
+			floor = 4 << 20
+		}
+		share := (total + int64(c.Parallelism) - 1) / int64(c.Parallelism)
+		t = min(t, max(share, floor))
+	}
+	return t
 }
 
 // DefaultConfig returns the defaults documented in the README.

@@ -12,6 +12,10 @@ import (
 // (summed over all hash inputs, so the sides of a join stay aligned) stay
 // within Config.TargetPartitionBytes; a partition that is empty in every
 // input gets no task at all. Fewer tasks means fewer functions invoked.
+// With Config.Parallelism set, the target drops to the stage's bytes over
+// the parallelism (not below Config.MinPartitionBytes), so that a stage
+// whose input fits one target still runs on every slot there is: fewer
+// functions must not mean a longer wall time.
 //
 // Safe because a task reading partitions {p, q} computes exactly the union
 // of what tasks for p and for q would: rows of one key never span groups.
@@ -48,6 +52,22 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 		for _, t := range s.Skew[st.ID] {
 			split[t.Part] = true
 		}
+		var total int64
+		for p := 0; p < n; p++ {
+			if split[p] {
+				continue
+			}
+			for _, in := range ins {
+				total += s.Done[in].Partition(p).Bytes
+			}
+		}
+		target := s.Config.coalesceTarget(total)
+		// When the parallelism floor lowered the target, the stage is cut
+		// into k balanced groups: packing greedily to a target of exactly
+		// total/k leaves a remainder that makes k+1 tasks.
+		balance := target < s.Config.TargetPartitionBytes
+		k := (total + target - 1) / max(target, 1)
+		var seen, curGroup int64
 		var groups [][]int
 		var cur []int
 		var curBytes int64
@@ -64,7 +84,18 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 			if b == 0 && rows == 0 {
 				continue
 			}
-			if len(cur) > 0 && curBytes+b > s.Config.TargetPartitionBytes {
+			if balance {
+				// Group by where the partition's middle byte falls among
+				// k equal shares of the total: k contiguous groups of
+				// about total/k bytes each.
+				g := min(k-1, (seen+b/2)*k/max(total, 1))
+				if len(cur) > 0 && g != curGroup {
+					groups = append(groups, cur)
+					cur = nil
+				}
+				curGroup = g
+				seen += b
+			} else if len(cur) > 0 && curBytes+b > target {
 				groups = append(groups, cur)
 				cur, curBytes = nil, 0
 			}
@@ -83,7 +114,7 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 		before := len(s.Groups[st.ID])
 		s.Groups[st.ID] = groups
 		notes = append(notes, fmt.Sprintf("stage %d: %d partitions -> %d tasks (target %d bytes)",
-			st.ID, before, len(groups), s.Config.TargetPartitionBytes))
+			st.ID, before, len(groups), target))
 	}
 	return strings.Join(notes, "; "), nil
 }

@@ -270,6 +270,8 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.UnbroadcastBytes = d.int(t, "unbroadcast", cfg.UnbroadcastBytes)
 		cfg.SkewMinBytes = d.int(t, "skew-min-bytes", cfg.SkewMinBytes)
 		cfg.GetBudget = d.int(t, "get-budget", cfg.GetBudget)
+		cfg.Parallelism = int(d.int(t, "parallelism", int64(cfg.Parallelism)))
+		cfg.MinPartitionBytes = d.int(t, "min-partition-bytes", cfg.MinPartitionBytes)
 		if v, ok := d.args["skew-factor"]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
