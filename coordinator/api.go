@@ -251,7 +251,26 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 	}
 	since := r.URL.Query().Get("since")
 	deadline := time.Now().Add(wait)
+	var (
+		digest uint64 // of the status last read
+		stages []int  // its stages
+	)
 	for {
+		if stages != nil {
+			// Waiting: re-read only the digest of what the status is
+			// made of; decode the status again once it changed.
+			if d, err := a.c.store.statusFingerprint(ctx, job, stages); err == nil && d == digest && time.Now().Before(deadline) {
+				select {
+				case <-ctx.Done():
+					return
+				case <-time.After(min(statusRecheck, time.Until(deadline))):
+				}
+				continue
+			}
+		}
+		// The digest is read before the status: a change in between
+		// shows as a different digest at the next check.
+		d, derr := a.c.store.statusFingerprint(ctx, job, stages)
 		js, err := a.jobStatus(ctx, job)
 		if err != nil {
 			code := http.StatusInternalServerError
@@ -274,6 +293,14 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 			_, _ = w.Write(append(body, '\n'))
 			return
 		}
+		stages = stages[:0]
+		for _, st := range js.Stages {
+			stages = append(stages, st.ID)
+		}
+		if derr != nil {
+			stages = nil // no digest: read the whole status next time
+		}
+		digest = d
 		select {
 		case <-ctx.Done():
 			return

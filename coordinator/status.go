@@ -3,8 +3,14 @@ package coordinator
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
+	"io"
+	"sort"
 	"strconv"
+
+	"github.com/redis/go-redis/v9"
+	"github.com/zeebo/xxh3"
 
 	"github.com/apache/arrow-go/v18/arrow"
 
@@ -192,4 +198,51 @@ func ResultSchema(g *plan.Graph) *arrow.Schema {
 		}
 	}
 	return fs.Arrow()
+}
+
+// statusFingerprint is a cheap digest of everything Status reads for a job
+// whose stages are stages: the job's fields (the plan by its length: a
+// re-plan also adds a round), its lease, fence, rounds, cost and the raw
+// fields of every stage, in one pipelined round trip and without decoding
+// any JSON. Equal digests mean an equal Status; the status long-poll
+// re-reads it instead of the whole status while it waits.
+func (s *Store) statusFingerprint(ctx context.Context, job string, stages []int) (uint64, error) {
+	var sum uint64
+	err := s.retry(ctx, "read status digest", func() error {
+		pipe := s.rdb.Pipeline()
+		fields := pipe.HMGet(ctx, kJob(job), "state", "error", "code", "class", "waiting", "finished", "collected", "explain")
+		graph := pipe.HStrLen(ctx, kJob(job), "graph")
+		lease := pipe.MGet(ctx, kLease(job), kFence(job))
+		rounds := pipe.LLen(ctx, kRounds(job))
+		cost := pipe.HGetAll(ctx, kCost(job))
+		sts := make([]*redis.MapStringStringCmd, len(stages))
+		for i, id := range stages {
+			sts[i] = pipe.HGetAll(ctx, kStage(job, id))
+		}
+		if _, err := pipe.Exec(ctx); err != nil && !errors.Is(err, redis.Nil) {
+			return err
+		}
+		h := xxh3.New()
+		fmt.Fprint(h, fields.Val(), graph.Val(), lease.Val(), rounds.Val())
+		writeMap(h, cost.Val())
+		for _, st := range sts {
+			writeMap(h, st.Val())
+		}
+		sum = h.Sum64()
+		return nil
+	})
+	return sum, err
+}
+
+// writeMap writes a map's pairs in key order.
+func writeMap(w io.Writer, m map[string]string) {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		fmt.Fprintf(w, "%q=%q;", k, m[k])
+	}
+	io.WriteString(w, "|")
 }
