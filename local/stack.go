@@ -62,6 +62,25 @@ type Options struct {
 	WrapInvoker func(coordinator.Invoker) coordinator.Invoker
 }
 
+// GCLimit is the memory a process running the embedded stack's in-process
+// functions is given to TuneGC: the functions' memory (Functions x
+// FunctionMemory), capped by the platform's limit when it has one.
+func GCLimit(opts Options) int64 {
+	n := opts.Functions
+	if n <= 0 {
+		n = DefaultFunctions()
+	}
+	mem := opts.FunctionMemory
+	if mem <= 0 {
+		mem = planner.DefaultFunctionMemory
+	}
+	limit := int64(n) * mem
+	if m := function.MemoryLimit(); m > 0 {
+		limit = min(limit, m)
+	}
+	return limit
+}
+
 // DefaultFunctions is the default size of the in-process function pool:
 // one slot per core the Go runtime may use (GOMAXPROCS). A task is CPU
 // work between object-store round trips, so more slots than cores only

@@ -18,7 +18,7 @@ import (
 func BenchmarkAQE(b *testing.B) {
 	dir := dataDir(b, *sfFlag)
 	skewDir := skewData(b, dir, *sfFlag)
-	st := startStack(b, "", func(o *local.Options) {
+	st := benchStack(b, func(o *local.Options) {
 		o.Coordinator.SplitBytes = 32 << 20
 		o.Functions = 4
 	})

@@ -22,7 +22,7 @@ var benchFunctions = flag.Int("functions", 0, "BenchmarkTPCH: in-process functio
 func BenchmarkTPCH(b *testing.B) {
 	dir := dataDir(b, *sfFlag)
 	db := openDuck(b, dir)
-	st := startStack(b, "", func(o *local.Options) {
+	st := benchStack(b, func(o *local.Options) {
 		o.Coordinator.SplitBytes = 32 << 20
 		o.Functions = *benchFunctions // 0: one per core
 	})

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/local/redisserver"
 )
@@ -82,6 +83,22 @@ func startStack(t testing.TB, redisURL string, mod func(*local.Options)) *local.
 		t.Fatal(err)
 	}
 	t.Cleanup(st.Close)
+	return st
+}
+
+// benchStack is startStack for the benchmarks, with the process's garbage
+// collector tuned as `sluice local` tunes it for the same options
+// (function.TuneGC of local.GCLimit), restored at the end.
+func benchStack(b testing.TB, mod func(*local.Options)) *local.Stack {
+	b.Helper()
+	var opts local.Options
+	st := startStack(b, "", func(o *local.Options) {
+		if mod != nil {
+			mod(o)
+		}
+		opts = *o
+	})
+	b.Cleanup(function.TuneGC(local.GCLimit(opts)))
 	return st
 }
 

@@ -48,7 +48,7 @@ func BenchmarkSpill(b *testing.B) {
 	budget := int64(fnMem) / function.OperatorMemoryShare
 	dir := dataDir(b, *sfFlag)
 	db := openDuck(b, dir)
-	st := startStack(b, "", func(o *local.Options) {
+	st := benchStack(b, func(o *local.Options) {
 		o.Coordinator.SplitBytes = 32 << 20
 		o.Functions = 4
 		o.FunctionMemory = int64(fnMem)

@@ -86,6 +86,9 @@ func run() error {
 		defer rdb.Close()
 		sig = function.RedisSignals{RDB: rdb}
 	}
+	// A function process runs tasks in the memory the platform gives:
+	// let the heap grow within it instead of collecting every few MiB.
+	function.TuneGC(function.MemoryLimit())
 	rt := function.NewRuntime(bucket, sig, log)
 	// Spill to the local disk the platform gives (Lambda: /tmp, sized by
 	// the function's ephemeral storage), within its free space: one task

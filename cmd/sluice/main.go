@@ -20,6 +20,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/local/tpch"
@@ -251,6 +252,8 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.Partitions, opts.FunctionMemory, opts.BroadcastBytes = e.partitions, e.functionMemory, e.planBroadcast
 	opts.APIAddr = c.String("addr")
 	opts.Log = logger(c)
+	// The process runs the functions: tune its collector to their memory.
+	function.TuneGC(local.GCLimit(opts))
 	return local.Start(c.Context, opts)
 }
 

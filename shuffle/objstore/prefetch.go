@@ -27,9 +27,10 @@ const (
 	// and 50-90 MB/s per connection, reading the hole is cheaper than
 	// another request; on local MinIO it costs a fraction of a millisecond.
 	DefaultPrefetchHole = 1 << 20
-	// DefaultPrefetchRequest caps a coalesced request (a single range
+	// DefaultPrefetchRequest caps a coalesced request, so that decoding
+	// starts after the first few MiB, not after the whole split (a single range
 	// larger than it stays one request).
-	DefaultPrefetchRequest = 16 << 20
+	DefaultPrefetchRequest = 4 << 20
 	// DefaultPrefetchParallel is how many requests are in flight at once.
 	DefaultPrefetchParallel = 4
 	// DefaultPrefetchAhead bounds the bytes fetched and not yet read.
