@@ -34,13 +34,14 @@ func BenchmarkTPCH(b *testing.B) {
 		qs = tpchQueries(b)
 	}
 	var totS, totD time.Duration
-	report := fmt.Sprintf("\nTPC-H SF %g, %d in-process functions\n%-6s %10s %10s %8s %10s %14s\n",
-		*sfFlag, st.Pool.Size(), "query", "sluice(s)", "duckdb(s)", "ratio", "functions", "shuffled(B)")
+	report := fmt.Sprintf("\nTPC-H SF %g, %d in-process functions\n%-6s %10s %10s %8s %10s %14s %8s %8s\n",
+		*sfFlag, st.Pool.Size(), "query", "sluice(s)", "duckdb(s)", "ratio", "functions", "shuffled(B)", "GET", "PUT")
+	var totGet, totPut int64
 	for _, q := range qs {
 		b.Run(q.name, func(b *testing.B) {
 			var sl, dk time.Duration
 			var tasks int
-			var shuffled int64
+			var shuffled, gets, puts int64
 			for i := 0; i < b.N; i++ {
 				t0 := time.Now()
 				res := run(b, st, q.sql, true)
@@ -48,6 +49,10 @@ func BenchmarkTPCH(b *testing.B) {
 				for _, s := range res.Status.Stages {
 					tasks += s.Tasks
 					shuffled += s.Bytes
+				}
+				if c := res.Status.Cost; c != nil {
+					gets += c.S3.Get
+					puts += c.S3.Put
 				}
 				t0 = time.Now()
 				duckRows(b, db, q.sql)
@@ -59,10 +64,13 @@ func BenchmarkTPCH(b *testing.B) {
 			b.ReportMetric(sl.Seconds()/dk.Seconds(), "x_duckdb")
 			totS += sl / time.Duration(b.N)
 			totD += dk / time.Duration(b.N)
-			report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f %10d %14d\n", q.name, sl.Seconds()/n,
-				dk.Seconds()/n, sl.Seconds()/dk.Seconds(), tasks/b.N, shuffled/int64(b.N))
+			totGet += gets / int64(b.N)
+			totPut += puts / int64(b.N)
+			report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f %10d %14d %8d %8d\n", q.name, sl.Seconds()/n,
+				dk.Seconds()/n, sl.Seconds()/dk.Seconds(), tasks/b.N, shuffled/int64(b.N), gets/int64(b.N), puts/int64(b.N))
 		})
 	}
-	report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f\n", "total", totS.Seconds(), totD.Seconds(), totS.Seconds()/totD.Seconds())
+	report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f %10s %14s %8d %8d\n", "total", totS.Seconds(), totD.Seconds(), totS.Seconds()/totD.Seconds(),
+		"", "", totGet, totPut)
 	fmt.Fprint(os.Stderr, report)
 }
