@@ -180,6 +180,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err != nil {
 		return nil, err
 	}
+	g.ReuseStages()
 	// A graph that breaks the plan contract is a planner bug, not the
 	// user's: it wraps plan.ErrInvalidPlan, never an *Error.
 	if err := g.Validate(); err != nil {

@@ -63,7 +63,9 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 	bStats, bDone := s.Done[b.ID]
 	aStats, aDone := s.Done[a.ID]
 	switch t := n.Join.Type; {
-	case bDone && s.Pending(a.ID) && s.broadcastable(MemoryBytes(bStats, build.Schema)) && t.PerProbeRow():
+	case bDone && s.Pending(a.ID) && len(s.Graph.Consumers(a.ID)) == 1 && s.broadcastable(MemoryBytes(bStats, build.Schema)) && t.PerProbeRow():
+		// (The join moves into A: only when this stage is A's one reader;
+		// a stage reused by several readers keeps its output.)
 		a.Root = &plan.Node{Kind: plan.KindHashJoin, Schema: n.Schema, Join: n.Join, Limit: -1,
 			Inputs: []*plan.Node{a.Root, {Kind: plan.KindExchange, Stage: b.ID, Schema: build.Schema, Whole: true, Limit: -1}}}
 		a.Inputs = append(a.Inputs, b.ID)
