@@ -17,7 +17,7 @@ func TestReuseStages(t *testing.T) {
 	one := Partitioning{Kind: PartitionSingle, Count: 1}
 	join := func(a, b int) *Node {
 		return &Node{Kind: KindHashJoin, Schema: append(append(Schema{}, i64...), i64...), Limit: -1,
-			Join: &Join{Type: JoinInner, LeftKeys: []*Expr{Column(0, "x", Int64Type)}, RightKeys: []*Expr{Column(0, "x", Int64Type)}},
+			Join:   &Join{Type: JoinInner, LeftKeys: []*Expr{Column(0, "x", Int64Type)}, RightKeys: []*Expr{Column(0, "x", Int64Type)}},
 			Inputs: []*Node{exch(a), exch(b)}}
 	}
 	union := func(ids ...int) *Node {
