@@ -221,6 +221,8 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		ctx: ctx, cancel: cancel}
 	if cfg.PackBytes > 0 {
 		c.packer = newPacker(ctx, inv, cfg.PackBytes)
+		c.packer.queued = c.dispatch.queued
+		c.dispatch.onQueue = c.packer.flush
 	}
 	if cfg.Retention > 0 || cfg.RecordRetention > 0 {
 		c.wg.Add(1)

@@ -11,6 +11,10 @@ import (
 // stages (typically the build sides of joins) then finish early, so the
 // re-planner sees their real sizes before the big stages are far along.
 type dispatcher struct {
+	// onQueue, when set, is called (without the lock) each time a task
+	// starts waiting for a slot: the packer sends its open pack then.
+	onQueue func()
+
 	mu      sync.Mutex
 	free    int
 	waiters waitHeap
@@ -57,6 +61,9 @@ func (d *dispatcher) acquire(ctx context.Context, prio int64) error {
 	w := &waiter{prio: prio, seq: d.seq, ready: make(chan struct{})}
 	heap.Push(&d.waiters, w)
 	d.mu.Unlock()
+	if d.onQueue != nil {
+		d.onQueue()
+	}
 	select {
 	case <-w.ready:
 		return nil
@@ -71,6 +78,13 @@ func (d *dispatcher) acquire(ctx context.Context, prio int64) error {
 		d.releaseLocked()
 		return ctx.Err()
 	}
+}
+
+// queued reports whether tasks are waiting for a slot.
+func (d *dispatcher) queued() bool {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.waiters) > 0
 }
 
 // release frees a slot.

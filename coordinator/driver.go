@@ -1,11 +1,13 @@
 package coordinator
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"slices"
 	"sort"
 	"strconv"
@@ -403,7 +405,16 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 				}
 			}
 		}
-		for id, work := range launch {
+		// Start the stages reading least first: their tasks ask for
+		// function slots first, so a small build side (a dimension scan
+		// a join waits for) is not queued behind a big scan that only
+		// happened to start first.
+		order := slices.Collect(maps.Keys(launch))
+		slices.SortFunc(order, func(a, b int) int {
+			return cmp.Or(cmp.Compare(stageBytes[a], stageBytes[b]), cmp.Compare(a, b))
+		})
+		for _, id := range order {
+			work := launch[id]
 			st := g.Stage(id)
 			planKey := PlanKey(c.cfg.Prefix, run.id, st.ID, run.round, run.fence)
 			if err := c.recordWork(ctx, run, id, work, slices.Contains(resumed, id)); err != nil {

@@ -29,7 +29,11 @@ import (
 // full. The tasks of the stages one loop round starts reach the packer
 // within milliseconds of each other (each stage first uploads its plan and
 // opens its attempts in Redis); a task nobody announced (a retry, a hedge)
-// finds no expected company and goes at once.
+// finds no expected company and goes at once. Nor does a pack wait while
+// tasks queue for a function slot: the announced tasks still to come are
+// then behind the slots the pack's own members hold (with the embedded
+// pool's one slot per core, the small leaf scans of a join waited out the
+// whole window holding both slots while the scans they unblock queued).
 const (
 	packWindow = 100 * time.Millisecond
 	packTasks  = 16 // most tasks in one pack
@@ -40,6 +44,11 @@ type packer struct {
 	inv      Invoker
 	maxBytes int64
 	base     context.Context // the coordinator's lifetime
+	window   time.Duration   // packWindow
+
+	// queued reports whether tasks wait for a function slot (the
+	// dispatcher's); nil: never.
+	queued func() bool
 
 	mu  sync.Mutex
 	cur *pack
@@ -110,7 +119,7 @@ type packOutcome struct {
 }
 
 func newPacker(ctx context.Context, inv Invoker, maxBytes int64) *packer {
-	return &packer{inv: inv, maxBytes: maxBytes, base: ctx}
+	return &packer{inv: inv, maxBytes: maxBytes, base: ctx, window: packWindow}
 }
 
 // invoke adds one encoded TaskSpec of bytes input bytes, due by deadline,
@@ -134,15 +143,15 @@ func (p *packer) invoke(ctx context.Context, body []byte, bytes int64, deadline 
 	if pk == nil {
 		pk = &pack{first: now}
 		p.cur = pk
-		pk.timer = time.AfterFunc(packWindow, func() { p.close(pk) })
+		pk.timer = time.AfterFunc(p.window, func() { p.close(pk) })
 	}
 	pk.members = append(pk.members, m)
 	pk.bytes += bytes
 	if deadline.After(pk.deadline) {
 		pk.deadline = deadline
 	}
-	if p.incoming == 0 {
-		p.closeLocked(pk) // nobody else is on the way
+	if p.incoming == 0 || (p.queued != nil && p.queued()) {
+		p.closeLocked(pk) // nobody else is on the way, or can get here soon
 	}
 	p.mu.Unlock()
 	select {
@@ -150,6 +159,22 @@ func (p *packer) invoke(ctx context.Context, body []byte, bytes int64, deadline 
 		return o.out, o.shared, o.err
 	case <-ctx.Done():
 		return nil, false, ctx.Err()
+	}
+}
+
+// hasOpenPack reports whether a pack is collecting members.
+func (p *packer) hasOpenPack() bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.cur != nil
+}
+
+// flush sends the open pack, if any (a task started waiting for a slot).
+func (p *packer) flush() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.cur != nil {
+		p.closeLocked(p.cur)
 	}
 }
 

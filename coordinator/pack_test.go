@@ -97,3 +97,56 @@ func TestPacker(t *testing.T) {
 		})
 	}
 }
+
+// TestPackerSendsWhenSlotsQueue: a pack waiting for announced tasks is
+// sent as soon as a task queues for a function slot (those tasks cannot
+// arrive while the pack's members hold the slots). With a window of an
+// hour, only that rule lets the first task finish.
+func TestPackerSendsWhenSlotsQueue(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	mem := objstore.NewMem("t")
+	schema := plan.Schema{{Name: "x", Type: plan.Int64Type}}
+	st := plan.Stage{ID: 1, Root: &plan.Node{Kind: plan.KindExchange, Stage: 0, Schema: schema},
+		Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}, Inputs: []int{0}}
+	body, _ := json.Marshal(st)
+	if err := mem.Put(ctx, "plan.json", body); err != nil {
+		t.Fatal(err)
+	}
+	spec := func(task int) []byte {
+		b, _ := (&function.TaskSpec{Version: function.SpecVersion, Job: "q", Stage: 1, Task: task, Attempt: 1, PlanKey: "plan.json",
+			Inputs: []function.Input{{Stage: 0}}, OutputPrefix: shuffle.AttemptPrefix("", "q", 1, task, 1)}).Encode()
+		return b
+	}
+	pool := function.NewPool(function.NewRuntime(mem, nil, nil), 1)
+	d := newDispatcher(1)
+	p := newPacker(ctx, pool, 1<<20)
+	p.window = time.Hour
+	p.queued, d.onQueue = d.queued, p.flush
+	arrivals := p.expect(2)
+	run := func(task int) error {
+		if err := d.acquire(ctx, 0); err != nil {
+			return err
+		}
+		defer d.release()
+		_, _, err := p.invoke(ctx, spec(task), 10, time.Now().Add(time.Minute), arrivals[task])
+		return err
+	}
+	first := make(chan error, 1)
+	go func() { first <- run(0) }()
+	// Task 0 holds the one slot and waits in the pack for task 1, which
+	// queues for the slot: the pack must go.
+	for !p.hasOpenPack() {
+		time.Sleep(time.Millisecond)
+	}
+	second := make(chan error, 1)
+	go func() { second <- run(1) }()
+	for _, ch := range []chan error{first, second} {
+		if err := <-ch; err != nil {
+			t.Fatalf("a task did not finish: %v (the pack waited for a task queued behind it)", err)
+		}
+	}
+	if got := pool.Invocations(); got != 2 {
+		t.Errorf("%d invocations, want 2 (each task alone)", got)
+	}
+}
