@@ -26,7 +26,7 @@ import (
 //
 //	POST /v1/jobs              {"sql": "...", "adaptive": true}  -> {"job": id}
 //	GET  /v1/jobs              -> [id, ...] newest first
-//	GET  /v1/jobs/{id}         -> JobStatus (?wait=10s&since=ETAG: long-poll until it changes)
+//	GET  /v1/jobs/{id}         -> JobStatus (?wait=10s&since=ETAG: long-poll until it changes; &until=done: until the job ends)
 //	GET  /v1/jobs/{id}/result  -> Arrow IPC stream of the result
 //	GET  /v1/jobs/{id}/detail  -> webui.JobDetail (what the job page shows)
 //	GET  /v1/jobs/{id}/objects?key=K -> one shuffle object of the job
@@ -250,7 +250,24 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		wait = min(d, MaxStatusWait)
 	}
 	since := r.URL.Query().Get("since")
+	// until=done: the client wants the end, not every step (Client.Wait
+	// without a progress callback): hold until the job is terminal,
+	// checking only its state.
+	untilDone := r.URL.Query().Get("until") == "done"
 	deadline := time.Now().Add(wait)
+	if untilDone && since != "" {
+		for time.Now().Before(deadline) {
+			if st, ok, err := a.c.store.JobState(ctx, job); err != nil || !ok || Terminal(st) {
+				break
+			}
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(min(statusRecheck, time.Until(deadline))):
+			}
+		}
+		since = "" // answer with the status now
+	}
 	var (
 		digest uint64 // of the status last read
 		stages []int  // its stages

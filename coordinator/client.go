@@ -149,7 +149,7 @@ func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)
 	var since time.Time
 	tag, longPoll := "", false
 	for {
-		js, etag, lp, err := c.statusSince(ctx, job, tag)
+		js, etag, lp, err := c.statusSince(ctx, job, tag, progress == nil)
 		if err != nil {
 			if !retryableAPI(err) {
 				return nil, err
@@ -187,13 +187,16 @@ func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)
 }
 
 // statusSince reads a job's status; with tag set (the ETag of the status
-// already seen) the server holds the answer until the status changes or
-// StatusWait passes. It returns the answer's ETag and whether the server
+// already seen) the server holds the answer until the status changes (with
+// untilDone, until the job ends) or StatusWait passes. It returns the answer's ETag and whether the server
 // long-polls.
-func (c *Client) statusSince(ctx context.Context, job, tag string) (*JobStatus, string, bool, error) {
+func (c *Client) statusSince(ctx context.Context, job, tag string, untilDone bool) (*JobStatus, string, bool, error) {
 	path := "/v1/jobs/" + job
 	if tag != "" {
 		path += "?wait=" + StatusWait.String() + "&since=" + url.QueryEscape(tag)
+		if untilDone {
+			path += "&until=done" // no progress shown: only the end matters
+		}
 	}
 	resp, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {

@@ -231,3 +231,25 @@ func TestShuffleCodecInSpecs(t *testing.T) {
 		}
 	}
 }
+
+// TestStatusLongPollUntilDone: with until=done the answer is held while
+// the job runs, even as its stages move, and comes once it is terminal.
+func TestStatusLongPollUntilDone(t *testing.T) {
+	srv, job, release := gatedJob(t)
+	_, resp := getStatus(t, srv, job, "")
+	tag := resp.Header.Get("ETag")
+	// Held for the whole wait while the gated job cannot end.
+	js, _ := getStatus(t, srv, job, "?wait=100ms&until=done&since="+url.QueryEscape(tag))
+	if js == nil || Terminal(js.State) {
+		t.Fatalf("gated job answered %+v", js)
+	}
+	got := make(chan *JobStatus, 1)
+	go func() {
+		js, _ := getStatus(t, srv, job, "?wait=30s&until=done&since="+url.QueryEscape(tag))
+		got <- js
+	}()
+	release()
+	if js := <-got; js == nil || !Terminal(js.State) {
+		t.Fatalf("until=done answered a status that is not terminal: %+v", js)
+	}
+}
