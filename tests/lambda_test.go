@@ -305,6 +305,10 @@ func (e *faasEnv) coordinatorWith(tb testing.TB, inv coordinator.Invoker, slots 
 	cfg.SplitBytes = 256 << 10 // several scan tasks at small scale
 	cfg.Concurrency = slots
 	cfg.RetryBackoff = 50 * time.Millisecond
+	// No hedges: a hedge after the default 5 s raced the invoker's 5 s
+	// timeout of the throttling test's hung invocations, and on a busy
+	// machine won, canceling a hung invocation before it timed out.
+	cfg.HedgeFactor = 0
 	pl := &local.SQLPlanner{Catalog: e.st.Catalog, Options: planner.Options{Partitions: 4}}
 	co := coordinator.New(cfg, coordinator.NewStore(e.st.RDB), e.st.Bucket, pl, e.st.Catalog, inv, nil)
 	srv := httptest.NewServer(coordinator.NewAPI(co).Handler())
