@@ -488,6 +488,14 @@ func (c *Coordinator) deferProbe(run *jobRun, a int, starting map[int][]taskWork
 			if !n.Join.Type.PerProbeRow() {
 				return
 			}
+			// Only a hash-partitioned build side can be broadcast into the
+			// probe stage, and only into a stage that this join alone reads
+			// (select-join's conditions): otherwise waiting gains nothing.
+			// (TPC-H Q3's orders scan waited for the customer scan, whose
+			// output the planner had already made a broadcast.)
+			if bs := run.state.Graph.Stage(b.Stage); bs == nil || bs.Output.Kind != plan.PartitionHash || len(run.state.Graph.Consumers(a)) != 1 {
+				return
+			}
 			_, bRunning := running[b.Stage]
 			_, bStarting := starting[b.Stage]
 			if _, done := run.state.Done[b.Stage]; done || !(bRunning || bStarting) {
