@@ -590,20 +590,20 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 		s.read.Add(int64(len(body)))
 		return exec.NewCSVScan(ctx, bytes.NewReader(body), n, s.l.rt.Exec)
 	}
-	if sp.Size > 0 {
+	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size), n: &s.read}
+	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
+	if err != nil && sp.Size > 0 {
 		// The catalog's row groups and offsets hold only for the file as
-		// registered: a file rewritten since is an error naming it.
-		info, err := s.l.rt.Bucket.Stat(ctx, sp.Key)
-		if err != nil {
-			return nil, err
-		}
-		if info.Size != sp.Size {
+		// registered: a file rewritten since (its footer is not where the
+		// registered size puts it) is an error naming it. Asked only when
+		// the open failed, so a scan costs no HEAD request.
+		info, serr := s.l.rt.Bucket.Stat(ctx, sp.Key)
+		if serr == nil && info.Size != sp.Size {
 			return nil, plan.UserErrorf("table %s: file %s changed since registered: size %d, now %d (register the table again)",
 				s.n.Scan.Table, sp.Key, sp.Size, info.Size)
 		}
 	}
-	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size), n: &s.read}
-	return exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
+	return op, err
 }
 
 // countingReaderAt adds the bytes read through it to *n.
