@@ -24,6 +24,7 @@ import (
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/local/minioserver"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog"
@@ -143,6 +144,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		return nil, fmt.Errorf("redis URL %q: %w", redactURL(s.RedisURL), err)
 	}
 	ropts.DialTimeout = 3 * time.Second
+	ropts.MaxRetries = redisdb.NoClientRetries
 	s.RDB = redis.NewClient(ropts)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog"
@@ -39,6 +40,7 @@ func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
 	if err != nil {
 		return nil, redisError(url, fmt.Errorf("redis URL: %w", err))
 	}
+	o.MaxRetries = redisdb.NoClientRetries
 	rdb := redis.NewClient(o)
 	pctx, cancel := context.WithTimeout(ctx, 5*time.Second)
 	defer cancel()

@@ -62,6 +62,16 @@ func (r Retry) Do(ctx context.Context, op string, f func() error) error {
 	}
 }
 
+// NoClientRetries is the go-redis Options.MaxRetries for a client the
+// coordinator's store uses: go-redis would otherwise send a command again
+// by itself after a connection broke, and a state transition script that
+// had run before the break (its reply lost as Redis was killed) would run
+// twice and be refused the second time ("stage_finish refused: stage is
+// done") without the store knowing it had retried. The store's Retry
+// retries instead, and takes a refusal that names the target state after
+// a transient error as the success it is.
+const NoClientRetries = -1
+
 // Transient reports whether err means Redis is (for now) unreachable or
 // not ready, rather than that the command itself failed: connection
 // refused or reset, timeouts, a server loading its data, a replica that is
