@@ -163,7 +163,9 @@ type Rule interface {
 //  3. split-skew before coalescing, which then packs only the partitions
 //     skew left whole;
 //  4. coalesce-partitions once the shape of the plan is settled;
-//  5. combine-objects last: it weighs a finished stage's map objects
+//  5. fuse-single after it: a stage coalesced to one task runs inside its
+//     one reader;
+//  6. combine-objects last: it weighs a finished stage's map objects
 //     against the task counts of its readers, which the rules above
 //     settle (a reader's tasks after coalescing and skew splitting).
 func Rules() []Rule {
@@ -173,6 +175,7 @@ func Rules() []Rule {
 		Unbroadcast{},
 		SplitSkew{},
 		CoalescePartitions{},
+		FuseSingle{},
 		CombineObjects{},
 	}
 }

@@ -64,8 +64,8 @@ func TestRules(t *testing.T) {
 	}{
 		{name: "empty input skips grouped stages", groupBy: true, scan: stats(), target: 100,
 			wantFired: []string{"propagate-empty"}, wantSkipped: []int{1, 2}},
-		{name: "empty input keeps a global aggregate", groupBy: false, scan: stats(), target: 100,
-			wantFired: []string{"propagate-empty"}, wantGroups1: [][]int{{0}}},
+		{name: "empty input keeps a global aggregate, run inside the result stage", groupBy: false, scan: stats(), target: 100,
+			wantFired: []string{"propagate-empty", "fuse-single"}, wantSkipped: []int{1}},
 		{name: "small partitions coalesce", groupBy: true, target: 100,
 			scan: stats(PartitionStats{Partition: 0, Rows: 5, Bytes: 40, Objects: 1}, PartitionStats{Partition: 1, Rows: 5, Bytes: 40, Objects: 1}, PartitionStats{Partition: 3, Rows: 5, Bytes: 40, Objects: 1},
 				PartitionStats{Partition: 6, Rows: 1, Bytes: 10, Objects: 1}, PartitionStats{Partition: 7, Rows: 1, Bytes: 90, Objects: 1}),
