@@ -590,7 +590,8 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 		s.read.Add(int64(len(body)))
 		return exec.NewCSVScan(ctx, bytes.NewReader(body), n, s.l.rt.Exec)
 	}
-	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size), n: &s.read}
+	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
+		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))})), n: &s.read}
 	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
 	if err != nil && sp.Size > 0 {
 		// The catalog's row groups and offsets hold only for the file as
@@ -604,6 +605,14 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 		}
 	}
 	return op, err
+}
+
+// prefetchAhead is how far a scan reads ahead of its decoder: a quarter of
+// the task's operator budget (the read-ahead's buffers are outside the
+// operator pool), between one request (8 MiB) and
+// objstore.DefaultPrefetchAhead.
+func prefetchAhead(budget int64) int64 {
+	return min(max(budget/4, objstore.DefaultPrefetchRequest), objstore.DefaultPrefetchAhead)
 }
 
 // countingReaderAt adds the bytes read through it to *n.

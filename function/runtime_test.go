@@ -90,3 +90,15 @@ func TestRunStopsWhenJobCancelled(t *testing.T) {
 		t.Fatalf("uncancelled run: %d rows, error %q", res.Rows, res.Error)
 	}
 }
+
+func TestPrefetchAhead(t *testing.T) {
+	for _, c := range []struct{ budget, want int64 }{
+		{256 << 20, 48 << 20}, // a 512 MiB function: the default window
+		{64 << 20, 16 << 20},  // a 128 MiB function: a quarter of its operators' share
+		{1 << 20, 8 << 20},    // tiny budgets still read one request ahead
+	} {
+		if got := prefetchAhead(c.budget); got != c.want {
+			t.Errorf("prefetchAhead(%d) = %d, want %d", c.budget, got, c.want)
+		}
+	}
+}
