@@ -14,24 +14,31 @@ import (
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
-// TestPacker sends tasks through the packer to a real function pool and
-// checks how many invocations they cost, that each gets its own result,
-// and that exactly one member of a pack counts the invocation.
-func TestPacker(t *testing.T) {
-	ctx := context.Background()
+// packFixture returns a bucket holding the plan of a stage that reads an
+// empty exchange, and the encoded spec of a task of it (job, task).
+func packFixture(t *testing.T) (*objstore.Mem, func(job string, task int) []byte) {
+	t.Helper()
 	mem := objstore.NewMem("t")
 	schema := plan.Schema{{Name: "x", Type: plan.Int64Type}}
 	st := plan.Stage{ID: 1, Root: &plan.Node{Kind: plan.KindExchange, Stage: 0, Schema: schema},
 		Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}, Inputs: []int{0}}
 	body, _ := json.Marshal(st)
-	if err := mem.Put(ctx, "plan.json", body); err != nil {
+	if err := mem.Put(context.Background(), "plan.json", body); err != nil {
 		t.Fatal(err)
 	}
-	spec := func(job string, task int) []byte {
+	return mem, func(job string, task int) []byte {
 		b, _ := (&function.TaskSpec{Version: function.SpecVersion, Job: job, Stage: 1, Task: task, Attempt: 1, PlanKey: "plan.json",
 			Inputs: []function.Input{{Stage: 0}}, OutputPrefix: shuffle.AttemptPrefix("", job, 1, task, 1)}).Encode()
 		return b
 	}
+}
+
+// TestPacker sends tasks through the packer to a real function pool and
+// checks how many invocations they cost, that each gets its own result,
+// and that exactly one member of a pack counts the invocation.
+func TestPacker(t *testing.T) {
+	ctx := context.Background()
+	mem, spec := packFixture(t)
 	for ci, tc := range []struct {
 		name      string
 		announce  int     // tasks announced before they are sent
@@ -105,19 +112,7 @@ func TestPacker(t *testing.T) {
 func TestPackerSendsWhenSlotsQueue(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
-	mem := objstore.NewMem("t")
-	schema := plan.Schema{{Name: "x", Type: plan.Int64Type}}
-	st := plan.Stage{ID: 1, Root: &plan.Node{Kind: plan.KindExchange, Stage: 0, Schema: schema},
-		Output: plan.Partitioning{Kind: plan.PartitionSingle, Count: 1}, Inputs: []int{0}}
-	body, _ := json.Marshal(st)
-	if err := mem.Put(ctx, "plan.json", body); err != nil {
-		t.Fatal(err)
-	}
-	spec := func(task int) []byte {
-		b, _ := (&function.TaskSpec{Version: function.SpecVersion, Job: "q", Stage: 1, Task: task, Attempt: 1, PlanKey: "plan.json",
-			Inputs: []function.Input{{Stage: 0}}, OutputPrefix: shuffle.AttemptPrefix("", "q", 1, task, 1)}).Encode()
-		return b
-	}
+	mem, spec := packFixture(t)
 	pool := function.NewPool(function.NewRuntime(mem, nil, nil), 1)
 	d := newDispatcher(1)
 	p := newPacker(ctx, pool, 1<<20)
@@ -129,7 +124,7 @@ func TestPackerSendsWhenSlotsQueue(t *testing.T) {
 			return err
 		}
 		defer d.release()
-		_, _, err := p.invoke(ctx, spec(task), 10, time.Now().Add(time.Minute), arrivals[task])
+		_, _, err := p.invoke(ctx, spec("q", task), 10, time.Now().Add(time.Minute), arrivals[task])
 		return err
 	}
 	first := make(chan error, 1)

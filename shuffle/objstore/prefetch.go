@@ -1,6 +1,7 @@
 package objstore
 
 import (
+	"errors"
 	"sort"
 	"sync"
 )
@@ -212,11 +213,7 @@ func (r *ReaderAt) readAhead(p *prefetcher, o PrefetchOptions) {
 	}
 }
 
-type prefetchClosed struct{}
-
-func (prefetchClosed) Error() string { return "objstore: read-ahead closed" }
-
-var errPrefetchClosed error = prefetchClosed{}
+var errPrefetchClosed = errors.New("objstore: read-ahead closed")
 
 // finish records a unit's answer.
 func (r *ReaderAt) finish(p *prefetcher, u *fetchUnit, data []byte, err error) {
