@@ -124,6 +124,8 @@ type jobRun struct {
 	repairs *repairState     // lost shuffle objects and their replacements
 	workReq chan workRequest // asks the loop for the work of a finished stage's task (to run it again)
 	outage  *outageClock     // since when the job's attempts meet an infrastructure outage
+	// scans caches the files each scan stage reads (loop goroutine only).
+	scans map[int]*scanInput
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -297,6 +299,11 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			return nil, fmt.Errorf("%w: decode combining tasks of job %s: %w", errCorruptRecord, job, err)
 		}
 	}
+	if sc := m["scan_tasks"]; sc != "" {
+		if err := json.Unmarshal([]byte(sc), &run.state.ScanTasks); err != nil {
+			return nil, fmt.Errorf("%w: decode scan task counts of job %s: %w", errCorruptRecord, job, err)
+		}
+	}
 	for _, st := range g.Stages {
 		sm, err := c.store.Stage(ctx, job, st.ID)
 		if err != nil {
@@ -329,8 +336,10 @@ func (c *Coordinator) save(ctx context.Context, run *jobRun) error {
 	skipped, _ := json.Marshal(run.state.Skipped)
 	skew, _ := json.Marshal(run.state.Skew)
 	combine, _ := json.Marshal(run.state.Combine)
+	scanTasks, _ := json.Marshal(run.state.ScanTasks)
 	return c.store.SetJob(ctx, run.id, run.fence, "graph", string(g), "groups", string(groups),
-		"skipped", string(skipped), "skew", string(skew), "combine", string(combine), "round", strconv.Itoa(run.round))
+		"skipped", string(skipped), "skew", string(skew), "combine", string(combine), "scan_tasks", string(scanTasks),
+		"round", strconv.Itoa(run.round))
 }
 
 // loop runs the job's stages as their inputs become ready. Every time a
@@ -355,6 +364,9 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 	for {
 		if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
 			return errCancelled
+		}
+		if err := c.measureScans(ctx, run); err != nil {
+			return err
 		}
 		if err := c.replan(ctx, run); err != nil {
 			return err
@@ -592,7 +604,8 @@ type taskWork struct {
 	arrival *arrival
 }
 
-// plan the tasks of a stage from the table files and upstream outputs.
+// tasksOf plans the tasks of a stage from the table files and upstream
+// outputs.
 func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) ([]taskWork, error) {
 	g := run.state.Graph
 	var scans []*plan.Node
@@ -624,26 +637,24 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	var work []taskWork
 	switch {
 	case len(scans) == 1:
-		lay, err := c.tables.Layout(ctx, scans[0].Scan.Table)
+		in, err := c.scanInput(ctx, run, st.ID, scans[0])
 		if err != nil {
 			return nil, err
 		}
-		scans[0].Scan.Format, scans[0].Scan.CSV, scans[0].Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
-		files, values, pruned, err := prunePartitions(scans[0], lay)
-		if err != nil {
-			return nil, err
+		var tasks [][]function.Split
+		if k, ok := run.state.ScanTasks[st.ID]; ok {
+			tasks = SplitsInto(in.files, k) // size-scans sized the stage
+		} else {
+			tasks = Splits(in.files, c.cfg.SplitBytes)
 		}
-		if pruned > 0 {
-			c.log.Info("partition pruning", "job", run.id, "stage", st.ID, "table", scans[0].Scan.Table, "files", len(lay.Files), "pruned", pruned)
-		}
-		for _, splits := range Splits(files, c.cfg.SplitBytes) {
+		for _, splits := range tasks {
 			for i := range splits {
-				splits[i].Partition = values[splits[i].Key]
+				splits[i].Partition = in.values[splits[i].Key]
 			}
-			work = append(work, taskWork{splits: splits, inputs: whole, filesPruned: pruned})
+			work = append(work, taskWork{splits: splits, inputs: whole, filesPruned: in.pruned})
 		}
 		if len(work) == 0 { // a table with no files still runs its fragment once
-			work = append(work, taskWork{inputs: whole, filesPruned: pruned})
+			work = append(work, taskWork{inputs: whole, filesPruned: in.pruned})
 		}
 	case splits:
 		// A combining stage (combine-objects): each task reads every
@@ -694,6 +705,84 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		work[i].bytes = total
 	}
 	return work, nil
+}
+
+// scanInput is what a scan stage reads: the table's files its partition
+// filter keeps, their partition values by key, how many files the filter
+// dropped, and the bytes of the kept row groups.
+type scanInput struct {
+	files  []layout.File
+	values map[string][]plan.Value
+	pruned int
+	bytes  int64
+}
+
+// scanInput lists the files a scan stage reads, once per job run: its
+// tasks, a repair of one of them and size-scans all see one listing. It
+// also sets the scan's format, CSV dialect and partition columns.
+func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, scan *plan.Node) (*scanInput, error) {
+	lay, err := c.tables.Layout(ctx, scan.Scan.Table)
+	if err != nil {
+		return nil, err
+	}
+	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
+	if in, ok := run.scans[stage]; ok {
+		return in, nil
+	}
+	files, values, pruned, err := prunePartitions(scan, lay)
+	if err != nil {
+		return nil, err
+	}
+	if pruned > 0 {
+		c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
+	}
+	in := &scanInput{files: files, values: values, pruned: pruned}
+	for _, f := range files {
+		for _, rg := range f.RowGroups {
+			in.bytes += rg.Bytes
+		}
+	}
+	if run.scans == nil {
+		run.scans = map[int]*scanInput{}
+	}
+	run.scans[stage] = in
+	return in, nil
+}
+
+// measureScans records, for size-scans, the table bytes every pending
+// scan stage of an adaptive job reads.
+func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
+	if !run.graph.Adaptive() {
+		return nil
+	}
+	for _, st := range run.state.Graph.Stages {
+		if !run.state.Pending(st.ID) {
+			continue
+		}
+		if _, ok := run.state.Scans[st.ID]; ok {
+			continue
+		}
+		var scan *plan.Node
+		n := 0
+		plan.Walk(st.Root, func(x *plan.Node) {
+			if x.Kind == plan.KindScan {
+				scan = x
+				n++
+			}
+		})
+		if n != 1 {
+			continue
+		}
+		in, err := c.scanInput(ctx, run, st.ID, scan)
+		if err != nil {
+			return err
+		}
+		if run.state.Scans == nil {
+			run.state.Scans = map[int]adaptive.ScanSize{}
+		}
+		run.state.Scans[st.ID] = adaptive.ScanSize{Bytes: in.bytes, Splits: len(Splits(in.files, c.cfg.SplitBytes))}
+	}
+	return nil
 }
 
 // prunePartitions drops the files of a hive-partitioned table whose
@@ -783,6 +872,45 @@ func Splits(files []layout.File, target int64) [][]function.Split {
 		}
 	}
 	flush()
+	return tasks
+}
+
+// SplitsInto cuts files into at most k tasks of contiguous row groups
+// holding about equal bytes: a row group goes to the task in whose share
+// of the total its middle byte falls.
+func SplitsInto(files []layout.File, k int) [][]function.Split {
+	var total int64
+	for _, f := range files {
+		for _, rg := range f.RowGroups {
+			total += rg.Bytes
+		}
+	}
+	k64 := int64(max(k, 1))
+	var tasks [][]function.Split
+	var cur []function.Split
+	curTask := int64(-1)
+	var seen int64
+	for _, f := range files {
+		var sp *function.Split
+		for i, rg := range f.RowGroups {
+			t := min(k64-1, (seen+rg.Bytes/2)*k64/max(total, 1))
+			seen += rg.Bytes
+			if t != curTask {
+				if len(cur) > 0 {
+					tasks = append(tasks, cur)
+				}
+				cur, sp, curTask = nil, nil, t
+			}
+			if sp == nil {
+				cur = append(cur, function.Split{Key: f.Key, Size: f.Size})
+				sp = &cur[len(cur)-1]
+			}
+			sp.RowGroups = append(sp.RowGroups, i)
+		}
+	}
+	if len(cur) > 0 {
+		tasks = append(tasks, cur)
+	}
 	return tasks
 }
 

@@ -172,6 +172,12 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	// it runs, so a task's fate (LIMIT early stop, cancellation) is decided
 	// when it can actually start.
 	opts.Coordinator.Concurrency = opts.Functions
+	if opts.Coordinator.AQE.Parallelism == 0 {
+		// In-process functions share this process's cores: no more tasks
+		// run at once than there are cores to run them, whatever the
+		// pool's size (the re-planner sizes stages to this).
+		opts.Coordinator.AQE.Parallelism = min(opts.Functions, runtime.GOMAXPROCS(0))
+	}
 	s.Bucket, err = objstore.NewS3(ctx, s.S3)
 	if err != nil {
 		return nil, err

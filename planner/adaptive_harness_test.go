@@ -47,6 +47,8 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 	cfg := adaptive.DefaultConfig()
 	cfg.UnbroadcastBytes = 1 << 20 // the big scenarios turn broadcasts into partitioned joins
 	cfg.GetBudget = 1000           // 4 tasks reading 400 map objects pass it
+	cfg.Parallelism = 2            // size-scans runs the big scans below on two tasks
+	cfg.SplitBytes = 32 << 20
 	fired := map[string]int{}
 	for _, f := range files {
 		for _, bc := range []int64{0, -1} {
@@ -55,7 +57,13 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					g := planFile(t, f, Options{Partitions: 4, BroadcastBytes: bc}).Graph
 					s := &adaptive.State{Graph: g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
-						Groups: adaptive.InitialGroups(g), Skipped: map[int]string{}, Config: cfg}
+						Groups: adaptive.InitialGroups(g), Skipped: map[int]string{}, Config: cfg, Scans: map[int]adaptive.ScanSize{}}
+					for _, st := range g.Stages {
+						if adaptive.ScanStage(st) {
+							// Every other scan is big (ten static splits).
+							s.Scans[st.ID] = adaptive.ScanSize{Bytes: int64(1+9*(st.ID%2)) * 32 << 20, Splits: 1 + 9*(st.ID%2)}
+						}
+					}
 					for step := 0; step <= 2*len(g.Stages); step++ {
 						for _, f := range replanTwice(t, s) {
 							fired[f.Rule]++
@@ -125,12 +133,12 @@ func replanTwice(t *testing.T, s *adaptive.State) []adaptive.Fired {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped})
+	before, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped, s.ScanTasks})
 	again, err := adaptive.Replan(s, adaptive.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped})
+	after, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped, s.ScanTasks})
 	if len(again) != 0 || string(before) != string(after) {
 		t.Fatalf("rules are not idempotent: second run fired %+v", again)
 	}

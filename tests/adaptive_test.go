@@ -8,6 +8,7 @@ import (
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/local"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // TestCancelUselessStage: the build side of a partitioned inner join comes
@@ -21,6 +22,7 @@ func TestCancelUselessStage(t *testing.T) {
 		o.BroadcastBytes = -1 // partitioned joins only
 		o.Functions = 2
 		o.Coordinator.SplitBytes = 32 << 10 // many small lineitem tasks
+		o.Coordinator.AQE.MaxSplitBytes = 0 // (size-scans would make them 2)
 		o.Coordinator.DeferProbeRatio = 0   // start both join sides at once
 	})
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
@@ -109,6 +111,7 @@ func TestSplitSkew(t *testing.T) {
 		o.Coordinator.AQE.BroadcastBytes = -1 // and it stays partitioned
 		o.Coordinator.AQE.SkewMinBytes = 1 << 10
 		o.Coordinator.SplitBytes = 64 << 10 // several map tasks over fact
+		o.Coordinator.AQE.MaxSplitBytes = 0 // (size-scans would make them 2)
 		// Tasks this small would share invocations (packing): the split
 		// must show as tasks of their own.
 		o.Coordinator.PackBytes = 0
@@ -165,5 +168,51 @@ func TestUnbroadcastBigSide(t *testing.T) {
 	}
 	if a, s := len(adaptive.Status.Stages), len(static.Status.Stages); a != s+2 {
 		t.Fatalf("adaptive plan has %d stages, static %d: want two added", a, s)
+	}
+}
+
+// TestSizeScans: a table of many static splits is read by one scan task
+// per slot in adaptive jobs (size-scans), by one task per split in static
+// ones, and both answers equal DuckDB's. The scan stage's objects, and so
+// its readers' GETs, shrink with its tasks.
+func TestSizeScans(t *testing.T) {
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	st := startStack(t, "", func(o *local.Options) {
+		o.Functions = 3
+		o.Coordinator.AQE.Parallelism = 2 // whatever the cores: two slots
+		o.Coordinator.SplitBytes = 64 << 10
+		o.Coordinator.PackBytes = 0 // every task its own invocation
+	})
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	q := `select l_returnflag, l_linestatus, count(*) as n, sum(l_extendedprice) as s
+		from lineitem where l_shipdate <= date '1998-09-01' group by l_returnflag, l_linestatus`
+	want := duckRows(t, db, q)
+	scanTasks := func(js *coordinator.JobStatus) int {
+		for _, s := range js.Stages {
+			scans := false
+			if s.Plan != nil {
+				plan.Walk(s.Plan, func(n *plan.Node) { scans = scans || n.Kind == plan.KindScan })
+			}
+			if scans {
+				return s.Invoked
+			}
+		}
+		t.Fatalf("no scan stage in %+v", js.Stages)
+		return 0
+	}
+	static := run(t, st, q, false)
+	compareRows(t, sluiceRows(static), want, false)
+	adaptive := run(t, st, q, true)
+	compareRows(t, sluiceRows(adaptive), want, false)
+	if !firedRule(adaptive.Status, "size-scans") {
+		t.Fatalf("size-scans did not fire: %+v", adaptive.Status.Rounds)
+	}
+	ns, na := scanTasks(static.Status), scanTasks(adaptive.Status)
+	t.Logf("lineitem scan: %d tasks static, %d adaptive", ns, na)
+	if na != 2 || ns <= 2 {
+		t.Fatalf("lineitem scan ran %d tasks static and %d adaptive; want more than 2 and 2", ns, na)
 	}
 }

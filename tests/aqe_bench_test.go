@@ -2,6 +2,7 @@ package tests
 
 import (
 	"context"
+	"flag"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -10,6 +11,8 @@ import (
 
 	"github.com/sluicedb/sluice/local"
 )
+
+var aqeStages = flag.Bool("aqe.stages", false, "BenchmarkAQE: print the functions each stage invoked, both modes")
 
 // BenchmarkAQE runs the TPC-H queries plus a skewed join and a selective
 // LIMIT query with adaptive re-planning on and off, in the same run, and
@@ -44,9 +47,17 @@ func BenchmarkAQE(b *testing.B) {
 		res := run(b, st, sql, adaptive)
 		m := measure{wall: time.Since(t0)}
 		m.reqs = st.Bucket.Stats().Sub(before).Requests()
+		dbg := ""
 		for _, s := range res.Status.Stages {
+			dbg += fmt.Sprintf(" s%d:%d", s.ID, s.Invoked)
+			if s.State != "done" {
+				dbg += fmt.Sprintf("(%s)", s.State)
+			}
 			m.invoked += s.Invoked
 			m.shuffled += s.Bytes
+		}
+		if *aqeStages {
+			fmt.Fprintf(os.Stderr, "adaptive=%v functions by stage:%s\n", adaptive, dbg)
 		}
 		return m
 	}

@@ -37,6 +37,7 @@ func TestCancelAndGC(t *testing.T) {
 	st := startStack(t, "", func(o *local.Options) {
 		o.Functions = 2
 		o.Coordinator.SplitBytes = 64 << 10
+		o.Coordinator.AQE.MaxSplitBytes = 0 // keep the many small scan tasks (no size-scans)
 		o.Coordinator.Retention = 300 * time.Millisecond
 		o.Coordinator.GCInterval = 50 * time.Millisecond
 		o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker { return slowInvoker{inv, 100 * time.Millisecond} }

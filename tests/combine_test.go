@@ -37,7 +37,8 @@ func TestCombineObjects(t *testing.T) {
 		var fi *coordinator.FaultInvoker
 		st := startStack(t, "", func(o *local.Options) {
 			o.Partitions = 16
-			o.Coordinator.SplitBytes = 1 // one task per row group
+			o.Coordinator.SplitBytes = 1        // one task per row group
+			o.Coordinator.AQE.MaxSplitBytes = 0 // even in adaptive jobs (no size-scans)
 			// The reader's 16 partitions stay ~8 to 16 tasks.
 			o.Coordinator.AQE.TargetPartitionBytes = 160 << 10
 			o.Coordinator.AQE.GetBudget = budget

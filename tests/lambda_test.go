@@ -303,6 +303,7 @@ func (e *faasEnv) coordinatorWith(tb testing.TB, inv coordinator.Invoker, slots 
 	cfg := coordinator.DefaultConfig()
 	cfg.Bucket = e.st.S3.Bucket
 	cfg.SplitBytes = 256 << 10 // several scan tasks at small scale
+	cfg.AQE.MaxSplitBytes = 0  // even in adaptive jobs (no size-scans)
 	cfg.Concurrency = slots
 	cfg.RetryBackoff = 50 * time.Millisecond
 	// No hedges: a hedge after the default 5 s raced the invoker's 5 s

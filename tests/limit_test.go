@@ -22,6 +22,7 @@ func TestLimitEarlyStop(t *testing.T) {
 		st := startStack(t, "", func(o *local.Options) {
 			o.Functions = 1 // one at a time, so later tasks see the counter
 			o.Coordinator.SplitBytes = 64 << 10
+			o.Coordinator.AQE.MaxSplitBytes = 0 // several scan tasks: no size-scans
 			o.Coordinator.LimitEarlyStop = stop
 		})
 		if _, err := st.LoadDir(context.Background(), dir); err != nil {

@@ -88,6 +88,13 @@ type Config struct {
 	// MinPartitionBytes is the least a task coalescing keeps for
 	// parallelism reads (default 4 MiB).
 	MinPartitionBytes int64 `json:"min_partition_bytes"`
+	// SplitBytes is the static plan's table bytes per scan task (the
+	// coordinator's split size, which it sets here); MaxSplitBytes the
+	// most size-scans gives one scan task when it runs a scan stage on
+	// Parallelism tasks instead (default 128 MiB, Spark's
+	// maxPartitionBytes; 0 keeps the static splits).
+	SplitBytes    int64 `json:"split_bytes"`
+	MaxSplitBytes int64 `json:"max_split_bytes"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage
@@ -109,7 +116,15 @@ func (c Config) coalesceTarget(total int64) int64 {
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
-		GetBudget: 10000}
+		GetBudget: 10000, MaxSplitBytes: 128 << 20}
+}
+
+// ScanSize is what a scan stage reads: the bytes of its table's row
+// groups, and how many tasks the static splits of Config.SplitBytes make
+// of them.
+type ScanSize struct {
+	Bytes  int64 `json:"bytes"`
+	Splits int   `json:"splits"`
 }
 
 // State is the view of a job a rule rewrites.
@@ -133,6 +148,15 @@ type State struct {
 	// added), how many tasks it runs; the coordinator gives each task a
 	// contiguous run of about 1/n of the objects.
 	Combine map[int]int
+	// Scans holds, for pending stages that scan a table, what they read
+	// (after partition pruning), as the driver measured it from the
+	// table's files; read-only to rules.
+	Scans map[int]ScanSize
+	// ScanTasks holds, for a pending scan stage size-scans sized, how many
+	// tasks it runs; the coordinator gives each a contiguous run of about
+	// 1/n of the table's row groups. A scan stage without an entry runs a
+	// task per static split.
+	ScanTasks map[int]int
 	// Skipped holds stages that will not run (their output is empty).
 	Skipped map[int]string
 	Config  Config
@@ -165,7 +189,8 @@ type Rule interface {
 //  4. coalesce-partitions once the shape of the plan is settled;
 //  5. fuse-single after it: a stage coalesced to one task runs inside its
 //     one reader;
-//  6. combine-objects last: it weighs a finished stage's map objects
+//  6. size-scans, which sizes scan stages (independent of the rest);
+//  7. combine-objects last: it weighs a finished stage's map objects
 //     against the task counts of its readers, which the rules above
 //     settle (a reader's tasks after coalescing and skew splitting).
 func Rules() []Rule {
@@ -176,6 +201,7 @@ func Rules() []Rule {
 		SplitSkew{},
 		CoalescePartitions{},
 		FuseSingle{},
+		SizeScans{},
 		CombineObjects{},
 	}
 }
@@ -234,7 +260,7 @@ func Replan(s *State, rules []Rule) ([]Fired, error) {
 		// The Graph s points to is updated in place: the driver holds
 		// that pointer across rounds.
 		*s.Graph = *c.Graph
-		s.Groups, s.Skew, s.Combine, s.Skipped = c.Groups, c.Skew, c.Combine, c.Skipped
+		s.Groups, s.Skew, s.Combine, s.Skipped, s.ScanTasks = c.Groups, c.Skew, c.Combine, c.Skipped, c.ScanTasks
 		if note != "" {
 			fired = append(fired, Fired{Rule: r.Name(), Note: note})
 		}
@@ -253,8 +279,8 @@ func apply(r Rule, s *State) (note string, err error) {
 }
 
 // clone deep-copies the parts of s a rule may rewrite: the graph, task
-// groups, skew tasks, combine task counts and skipped stages. Done, Running and Config are
-// read-only to rules and shared.
+// groups, skew tasks, combine and scan task counts and skipped stages.
+// Done, Running, Scans and Config are read-only to rules and shared.
 func (s *State) clone() (*State, error) {
 	c := *s
 	g, err := s.Graph.Clone()
@@ -277,6 +303,7 @@ func (s *State) clone() (*State, error) {
 		}
 	}
 	c.Combine = maps.Clone(s.Combine)
+	c.ScanTasks = maps.Clone(s.ScanTasks)
 	c.Skipped = maps.Clone(s.Skipped)
 	if c.Skipped == nil {
 		c.Skipped = map[int]string{}

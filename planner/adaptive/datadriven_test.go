@@ -34,7 +34,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	plan [partitions=N] [broadcast=B]  input: SQL; output: the plan and its tasks
 //	config key=value ...            adaptive.Config fields: target, broadcast,
 //	                                unbroadcast, skew-factor, skew-min-bytes,
-//	                                get-budget
+//	                                get-budget, parallelism, min-partition-bytes,
+//	                                split-bytes, max-split-bytes
 //	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
@@ -44,6 +45,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                "part=P rows=R bytes=B [objects=O]" override
 //	                                single partitions
 //	running stage=N                 the stage has tasks in flight
+//	scan stage=N bytes=B splits=S   the driver measured B bytes of table data
+//	                                in S static splits for scan stage N
+//	                                (State.Scans)
 //	replan [expect=r1,r2] [expect-not=r3]
 //	                                run Rules(); output: each rule fired with its
 //	                                note, then the plan and tasks after. expect=
@@ -272,6 +276,8 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.GetBudget = d.int(t, "get-budget", cfg.GetBudget)
 		cfg.Parallelism = int(d.int(t, "parallelism", int64(cfg.Parallelism)))
 		cfg.MinPartitionBytes = d.int(t, "min-partition-bytes", cfg.MinPartitionBytes)
+		cfg.SplitBytes = d.int(t, "split-bytes", cfg.SplitBytes)
+		cfg.MaxSplitBytes = d.int(t, "max-split-bytes", cfg.MaxSplitBytes)
 		if v, ok := d.args["skew-factor"]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -284,6 +290,19 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		}
 		env.state.Config = cfg
 		return fmt.Sprintf("%+v", cfg), nil
+	case "scan":
+		if env.state == nil {
+			return "", fmt.Errorf("scan before plan")
+		}
+		id := int(d.int(t, "stage", -1))
+		if st := env.state.Graph.Stage(id); st == nil || !ScanStage(st) {
+			return "", fmt.Errorf("stage %d scans no table", id)
+		}
+		if env.state.Scans == nil {
+			env.state.Scans = map[int]ScanSize{}
+		}
+		env.state.Scans[id] = ScanSize{Bytes: d.int(t, "bytes", 0), Splits: int(d.int(t, "splits", 0))}
+		return "", nil
 	case "finish", "running":
 		if env.state == nil {
 			return "", fmt.Errorf("%s before plan", d.cmd)

@@ -118,6 +118,7 @@ func (s *State) skip(id int, why string) {
 	s.Skipped[id] = why
 	delete(s.Groups, id)
 	delete(s.Combine, id)
+	delete(s.ScanTasks, id)
 }
 
 // replaceExchanges replaces exchange leaves reading any of stages with Empty

@@ -34,6 +34,8 @@ func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 				m = st.MapObjects()
 			}
 			fmt.Fprintf(&b, "  stage %d: %d tasks over the %d map objects of stage %d\n", id, n, m, in)
+		} else if n, ok := s.ScanTasks[id]; ok {
+			fmt.Fprintf(&b, "  stage %d: %d tasks over the scan's row groups\n", id, n)
 		} else if gr, ok := s.Groups[id]; ok {
 			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(s.Skew[id]), gr)
 			for _, t := range s.Skew[id] {
