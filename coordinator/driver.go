@@ -711,41 +711,45 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 // filter keeps, their partition values by key, how many files the filter
 // dropped, and the bytes of the kept row groups.
 type scanInput struct {
+	layout *layout.Table
 	files  []layout.File
 	values map[string][]plan.Value
 	pruned int
 	bytes  int64
 }
 
-// scanInput lists the files a scan stage reads, once per job run: its
-// tasks, a repair of one of them and size-scans all see one listing. It
-// also sets the scan's format, CSV dialect and partition columns.
+// scanInput lists the files a scan stage reads, once per job run (an
+// external table is listed again only by the next run): its tasks, a
+// repair of one of them and size-scans all see one listing. It also sets
+// the scan's format, CSV dialect and partition columns.
 func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, scan *plan.Node) (*scanInput, error) {
-	lay, err := c.tables.Layout(ctx, scan.Scan.Table)
-	if err != nil {
-		return nil, err
-	}
-	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
-	if in, ok := run.scans[stage]; ok {
-		return in, nil
-	}
-	files, values, pruned, err := prunePartitions(scan, lay)
-	if err != nil {
-		return nil, err
-	}
-	if pruned > 0 {
-		c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
-	}
-	in := &scanInput{files: files, values: values, pruned: pruned}
-	for _, f := range files {
-		for _, rg := range f.RowGroups {
-			in.bytes += rg.Bytes
+	in, ok := run.scans[stage]
+	if !ok {
+		lay, err := c.tables.Layout(ctx, scan.Scan.Table)
+		if err != nil {
+			return nil, err
 		}
+		// The partition filter reads the scan's partition columns.
+		scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
+		files, values, pruned, err := prunePartitions(scan, lay)
+		if err != nil {
+			return nil, err
+		}
+		if pruned > 0 {
+			c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
+		}
+		in = &scanInput{files: files, values: values, pruned: pruned, layout: lay}
+		for _, f := range files {
+			for _, rg := range f.RowGroups {
+				in.bytes += rg.Bytes
+			}
+		}
+		if run.scans == nil {
+			run.scans = map[int]*scanInput{}
+		}
+		run.scans[stage] = in
 	}
-	if run.scans == nil {
-		run.scans = map[int]*scanInput{}
-	}
-	run.scans[stage] = in
+	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.Partitions
 	return in, nil
 }
 
