@@ -19,7 +19,8 @@ type roundRecord struct {
 
 // plannedTasks returns the task count of every stage whose tasks the
 // re-planner assigns (the stages reading exchanges; a combining stage's
-// count is at most that, one task per object at most).
+// count is at most that, one task per object at most; a scan stage
+// size-scans sized).
 func plannedTasks(s *adaptive.State) map[int]int {
 	out := make(map[int]int, len(s.Groups))
 	for id, g := range s.Groups {
@@ -27,6 +28,9 @@ func plannedTasks(s *adaptive.State) map[int]int {
 	}
 	for id, n := range s.Combine {
 		out[id] = n
+	}
+	for id, n := range s.ScanTasks {
+		out[id] = n // size-scans: at most n (fewer row groups make fewer)
 	}
 	return out
 }
