@@ -203,11 +203,11 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	}
 	if cfg.FunctionMemory > 0 && cfg.AQE.MaxSplitBytes > cfg.FunctionMemory/4 {
 		// A scan task reads no more than the planner gives a task of
-		// such a function (planner.TaskBytesFor). Scans stream, but the
-		// grace joins of a stage that joins its scan against broadcast
-		// inputs partition all of the scan's rows: TPC-H Q21's lineitem
-		// stage on 512 KiB functions peaked at 0.44 MB per task with
-		// 256 KiB splits and at 1.4 MB with 1 MiB ones.
+		// such a function (planner.TaskBytesFor). Scans stream, but a
+		// stage whose joins against broadcast inputs spill holds more as
+		// its scan grows: TPC-H Q21's lineitem stage on 512 KiB functions
+		// peaked at 0.44 MB per task with 256 KiB splits and at 1.4 MB
+		// with 1 MiB ones.
 		cfg.AQE.MaxSplitBytes = cfg.FunctionMemory / 4
 	}
 	if cfg.MaxAttempts < 1 {
