@@ -204,10 +204,11 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	if cfg.FunctionMemory > 0 && cfg.AQE.MaxSplitBytes > cfg.FunctionMemory/4 {
 		// A scan task reads no more than the planner gives a task of
 		// such a function (planner.TaskBytesFor). Scans stream, but a
-		// stage whose joins against broadcast inputs spill holds more as
-		// its scan grows: TPC-H Q21's lineitem stage on 512 KiB functions
-		// peaked at 0.44 MB per task with 256 KiB splits and at 1.4 MB
-		// with 1 MiB ones.
+		// bigger task writes fuller shuffle batches (up to
+		// shuffle.WriterOptions.BatchRows rows), and a spilling operator
+		// that reads them holds one batch over its budget: on 512 KiB
+		// functions, TPC-H Q21's semi-join build batch was 1.4 MB once
+		// its producers read 1 MiB splits (0.44 MB peak at 256 KiB).
 		cfg.AQE.MaxSplitBytes = cfg.FunctionMemory / 4
 	}
 	if cfg.MaxAttempts < 1 {
