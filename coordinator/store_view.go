@@ -488,8 +488,12 @@ func graphChanges(prev, cur *webui.Graph) map[int][]string {
 		if s.Ops != b.Ops {
 			out[s.ID] = append(out[s.ID], "fragment rewritten")
 		}
-		if b.Tasks > 0 && s.Tasks > 0 && b.Tasks != s.Tasks && s.State == string(StagePending) {
+		switch {
+		case b.Tasks > 0 && s.Tasks > 0 && b.Tasks != s.Tasks && s.State == string(StagePending):
 			out[s.ID] = append(out[s.ID], fmt.Sprintf("tasks %d → %d", b.Tasks, s.Tasks))
+		case b.Tasks == 0 && s.Tasks > 0 && s.State == string(StagePending):
+			// A scan stage (one task per split) that size-scans sized.
+			out[s.ID] = append(out[s.ID], fmt.Sprintf("tasks one per split → %d", s.Tasks))
 		}
 	}
 	for id := range before {
