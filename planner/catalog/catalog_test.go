@@ -3,7 +3,10 @@ package catalog
 import (
 	"context"
 	"errors"
+	"io"
+	"net"
 	"reflect"
+	"sync"
 	"testing"
 	"time"
 
@@ -71,17 +74,22 @@ func TestStoreRoundTrip(t *testing.T) {
 func TestStoreRidesOutOutage(t *testing.T) {
 	ctx := context.Background()
 	mr := miniredis.RunT(t)
-	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr(), MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
+	// The outage is a forwarder in front of miniredis going away and
+	// coming back on the same address. (miniredis.Restart listens before
+	// it registers its commands: a client that reconnects in between is
+	// answered "unknown command", which no real Redis says.)
+	fw := startForwarder(t, mr.Addr())
+	rdb := redis.NewClient(&redis.Options{Addr: fw.addr, MaxRetries: -1, DialTimeout: 100 * time.Millisecond})
 	s := NewStore(rdb)
 	if err := s.Put(ctx, testTable()); err != nil {
 		t.Fatal(err)
 	}
-	mr.Close()
+	fw.down()
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		time.Sleep(300 * time.Millisecond)
-		if err := mr.Restart(); err != nil {
+		if err := fw.up(); err != nil {
 			t.Error(err)
 		}
 	}()
@@ -94,7 +102,7 @@ func TestStoreRidesOutOutage(t *testing.T) {
 		t.Errorf("Get = %+v", got)
 	}
 
-	mr.Close()
+	fw.down()
 	s.Retry.Outage = 200 * time.Millisecond
 	_, err = s.List(ctx)
 	if !errors.Is(err, redisdb.ErrUnavailable) {
@@ -103,4 +111,66 @@ func TestStoreRidesOutOutage(t *testing.T) {
 	if errors.Is(err, planner.ErrUnknownTable) {
 		t.Errorf("an outage must not read as an unknown table: %v", err)
 	}
+}
+
+// forwarder relays TCP connections from its own address to target; down
+// closes its listener and every relayed connection, up listens again on
+// the same address.
+type forwarder struct {
+	addr   string
+	target string
+	mu     sync.Mutex
+	ln     net.Listener
+	conns  []net.Conn
+}
+
+func startForwarder(t *testing.T, target string) *forwarder {
+	f := &forwarder{addr: "127.0.0.1:0", target: target}
+	if err := f.up(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(f.down)
+	return f
+}
+
+func (f *forwarder) up() error {
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	f.mu.Lock()
+	f.ln, f.addr = ln, ln.Addr().String()
+	f.mu.Unlock()
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			r, err := net.Dial("tcp", f.target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			f.mu.Lock()
+			f.conns = append(f.conns, c, r)
+			f.mu.Unlock()
+			go func() { _, _ = io.Copy(r, c); r.Close() }()
+			go func() { _, _ = io.Copy(c, r); c.Close() }()
+		}
+	}()
+	return nil
+}
+
+func (f *forwarder) down() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.ln != nil {
+		f.ln.Close()
+		f.ln = nil
+	}
+	for _, c := range f.conns {
+		c.Close()
+	}
+	f.conns = nil
 }
