@@ -608,12 +608,7 @@ type taskWork struct {
 // outputs.
 func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) ([]taskWork, error) {
 	g := run.state.Graph
-	var scans []*plan.Node
-	plan.Walk(st.Root, func(n *plan.Node) {
-		if n.Kind == plan.KindScan {
-			scans = append(scans, n)
-		}
-	})
+	scans := scanNodes(st)
 	if len(scans) > 1 {
 		return nil, fmt.Errorf("stage %d scans %d tables; one scan per stage is supported", st.ID, len(scans))
 	}
@@ -707,6 +702,17 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	return work, nil
 }
 
+// scanNodes returns the table scans in a stage's fragment.
+func scanNodes(st *plan.Stage) []*plan.Node {
+	var scans []*plan.Node
+	plan.Walk(st.Root, func(n *plan.Node) {
+		if n.Kind == plan.KindScan {
+			scans = append(scans, n)
+		}
+	})
+	return scans
+}
+
 // scanInput is what a scan stage reads: the table's files its partition
 // filter keeps, their partition values by key, how many files the filter
 // dropped, and the bytes of the kept row groups.
@@ -723,33 +729,33 @@ type scanInput struct {
 // repair of one of them and size-scans all see one listing. It also sets
 // the scan's format, CSV dialect and partition columns.
 func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, scan *plan.Node) (*scanInput, error) {
-	in, ok := run.scans[stage]
-	if !ok {
-		lay, err := c.tables.Layout(ctx, scan.Scan.Table)
-		if err != nil {
-			return nil, err
-		}
-		// The partition filter reads the scan's partition columns.
-		scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
-		files, values, pruned, err := prunePartitions(scan, lay)
-		if err != nil {
-			return nil, err
-		}
-		if pruned > 0 {
-			c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
-		}
-		in = &scanInput{files: files, values: values, pruned: pruned, layout: lay}
-		for _, f := range files {
-			for _, rg := range f.RowGroups {
-				in.bytes += rg.Bytes
-			}
-		}
-		if run.scans == nil {
-			run.scans = map[int]*scanInput{}
-		}
-		run.scans[stage] = in
+	if in, ok := run.scans[stage]; ok {
+		scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.Partitions
+		return in, nil
 	}
-	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.Partitions
+	lay, err := c.tables.Layout(ctx, scan.Scan.Table)
+	if err != nil {
+		return nil, err
+	}
+	// Set before pruning: the partition filter reads the partition columns.
+	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
+	files, values, pruned, err := prunePartitions(scan, lay)
+	if err != nil {
+		return nil, err
+	}
+	if pruned > 0 {
+		c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
+	}
+	in := &scanInput{layout: lay, files: files, values: values, pruned: pruned}
+	for _, f := range files {
+		for _, rg := range f.RowGroups {
+			in.bytes += rg.Bytes
+		}
+	}
+	if run.scans == nil {
+		run.scans = map[int]*scanInput{}
+	}
+	run.scans[stage] = in
 	return in, nil
 }
 
@@ -766,18 +772,11 @@ func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
 		if _, ok := run.state.Scans[st.ID]; ok {
 			continue
 		}
-		var scan *plan.Node
-		n := 0
-		plan.Walk(st.Root, func(x *plan.Node) {
-			if x.Kind == plan.KindScan {
-				scan = x
-				n++
-			}
-		})
-		if n != 1 {
-			continue
+		scans := scanNodes(st)
+		if len(scans) != 1 {
+			continue // tasksOf reports a stage of several scans
 		}
-		in, err := c.scanInput(ctx, run, st.ID, scan)
+		in, err := c.scanInput(ctx, run, st.ID, scans[0])
 		if err != nil {
 			return err
 		}
@@ -848,35 +847,15 @@ func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, 
 // Splits packs table files' row groups into scan tasks of about target
 // bytes. A task's splits never cut a row group.
 func Splits(files []layout.File, target int64) [][]function.Split {
-	var tasks [][]function.Split
-	var cur []function.Split
-	var curBytes int64
-	flush := func() {
-		if len(cur) > 0 {
-			tasks = append(tasks, cur)
-			cur, curBytes = nil, 0
+	var cur int64
+	return cutRowGroups(files, func(b int64) bool {
+		start := cur > 0 && cur+b > target
+		if start {
+			cur = 0
 		}
-	}
-	for _, f := range files {
-		if len(f.RowGroups) == 0 {
-			continue
-		}
-		var sp *function.Split
-		for i, rg := range f.RowGroups {
-			if curBytes > 0 && curBytes+rg.Bytes > target {
-				flush()
-				sp = nil
-			}
-			if sp == nil {
-				cur = append(cur, function.Split{Key: f.Key, Size: f.Size})
-				sp = &cur[len(cur)-1]
-			}
-			sp.RowGroups = append(sp.RowGroups, i)
-			curBytes += rg.Bytes
-		}
-	}
-	flush()
-	return tasks
+		cur += b
+		return start
+	})
 }
 
 // SplitsInto cuts files into at most k tasks of contiguous row groups
@@ -890,20 +869,29 @@ func SplitsInto(files []layout.File, k int) [][]function.Split {
 		}
 	}
 	k64 := int64(max(k, 1))
+	var seen int64
+	task := int64(-1)
+	return cutRowGroups(files, func(b int64) bool {
+		t := min(k64-1, (seen+b/2)*k64/max(total, 1))
+		seen += b
+		start := task >= 0 && t != task
+		task = t
+		return start
+	})
+}
+
+// cutRowGroups walks the row groups of files in order, starting a new
+// task before a row group (of b bytes) when newTask(b) says so; each task
+// holds one split per file it reads from.
+func cutRowGroups(files []layout.File, newTask func(b int64) bool) [][]function.Split {
 	var tasks [][]function.Split
 	var cur []function.Split
-	curTask := int64(-1)
-	var seen int64
 	for _, f := range files {
 		var sp *function.Split
 		for i, rg := range f.RowGroups {
-			t := min(k64-1, (seen+rg.Bytes/2)*k64/max(total, 1))
-			seen += rg.Bytes
-			if t != curTask {
-				if len(cur) > 0 {
-					tasks = append(tasks, cur)
-				}
-				cur, sp, curTask = nil, nil, t
+			if newTask(rg.Bytes) && len(cur) > 0 {
+				tasks = append(tasks, cur)
+				cur, sp = nil, nil
 			}
 			if sp == nil {
 				cur = append(cur, function.Split{Key: f.Key, Size: f.Size})
