@@ -588,6 +588,10 @@ var retryableCodes = map[string]bool{
 	"OperationAborted": true,
 }
 
+// statusClientClosedRequest is the non-standard 499 (nginx's "client
+// closed request") that MinIO answers when a request is cut short.
+const statusClientClosedRequest = 499
+
 // Transient reports whether an error of a Bucket operation is worth
 // retrying later (the store was unreachable, slow or overloaded), as
 // opposed to final (not found, access denied, invalid key, bad request).
@@ -619,6 +623,12 @@ func retryable(err error) bool {
 		}
 		switch {
 		case er.StatusCode >= 500, er.StatusCode == 408, er.StatusCode == 429:
+			return true
+		case er.StatusCode == statusClientClosedRequest:
+			// MinIO answers 499 to the requests in flight when it shuts
+			// down (its request context is cancelled); our own context
+			// being done is checked by the caller, so here it is the
+			// server going away and the request is worth repeating.
 			return true
 		}
 		// 4xx, and errors minio-go synthesizes for invalid arguments, are
