@@ -32,53 +32,9 @@ func TestCombineObjects(t *testing.T) {
 	q := `select k, count(*) as n, sum(v) as s from fact group by k`
 	want := duckRows(t, db, q)
 
-	ctx := context.Background()
 	runWith := func(budget int64, faults string) (*coordinator.JobStatus, map[int]int64) {
-		var fi *coordinator.FaultInvoker
-		st := startStack(t, "", func(o *local.Options) {
-			o.Partitions = 16
-			o.Coordinator.SplitBytes = 1        // one task per row group
-			o.Coordinator.AQE.MaxSplitBytes = 0 // even in adaptive jobs (no size-scans)
-			// The reader's 16 partitions stay ~8 to 16 tasks.
-			o.Coordinator.AQE.TargetPartitionBytes = 160 << 10
-			o.Coordinator.AQE.GetBudget = budget
-			if faults != "" {
-				fc, err := coordinator.ParseFaults(faults)
-				if err != nil {
-					t.Fatal(err)
-				}
-				o.Coordinator.MaxAttempts = 8
-				o.Coordinator.PackBytes = 0 // faults per task, not per packed invocation
-				o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker {
-					fi = coordinator.NewFaultInvoker(inv, nil, fc) // its bucket is set once the stack runs
-					return fi
-				}
-			}
-		})
-		if fi != nil {
-			fi.Bucket = st.Bucket
-			t.Cleanup(func() { t.Logf("faults injected: %s", fi) })
-		}
-		if _, err := st.LoadDir(ctx, dir); err != nil {
-			t.Fatal(err)
-		}
-		res := run(t, st, q, true)
-		compareRows(t, sluiceRows(res), want, false)
-		d, err := coordinator.NewClient(st.APIURL, "").Detail(ctx, res.Status.ID)
-		if err != nil {
-			t.Fatal(err)
-		}
-		gets := map[int]int64{}
-		for _, s := range d.Stages {
-			n, err := strconv.ParseInt(s.Cost["s3_get"], 10, 64)
-			if err != nil {
-				t.Fatalf("stage %d has no s3_get figure: %v", s.ID, s.Cost)
-			}
-			gets[s.ID] = n
-		}
-		return res.Status, gets
+		return combineRun(t, dir, q, want, budget, faults)
 	}
-
 	off, offGets := runWith(0, "")
 	if firedRule(off, "combine-objects") {
 		t.Fatal("combine-objects fired with the rule off")
@@ -106,15 +62,7 @@ func TestCombineObjects(t *testing.T) {
 	if reader < 0 || combiner < 0 {
 		t.Fatalf("reader stage %d, combining stage %d", reader, combiner)
 	}
-	stage := func(js *coordinator.JobStatus, id int) coordinator.StageStatus {
-		for _, s := range js.Stages {
-			if s.ID == id {
-				return s
-			}
-		}
-		t.Fatalf("job %s has no stage %d", js.ID, id)
-		return coordinator.StageStatus{}
-	}
+	stage := func(js *coordinator.JobStatus, id int) coordinator.StageStatus { return jobStage(t, js, id) }
 	maps, comb := stage(on, 0).Tasks, stage(on, combiner)
 	t.Logf("stage 0: %d tasks; reader stage %d: %d tasks without the rule, %d with; combining stage %d: %d tasks",
 		maps, reader, stage(off, reader).Tasks, stage(on, reader).Tasks, combiner, comb.Tasks)
@@ -143,6 +91,152 @@ func TestCombineObjects(t *testing.T) {
 			t.Fatalf("combine-objects did not fire: %+v", js.Rounds)
 		}
 	})
+}
+
+// combineRun runs q over the tables in dir (one scan task per row group,
+// no size-scans) with the GET budget of combine-objects (0: off) and the
+// faults given (""), checks the answer against want, and returns the
+// job's status and the GETs each stage issued.
+func combineRun(t *testing.T, dir, q string, want []row, budget int64, faults string) (*coordinator.JobStatus, map[int]int64) {
+	t.Helper()
+	ctx := context.Background()
+	var fi *coordinator.FaultInvoker
+	st := startStack(t, "", func(o *local.Options) {
+		o.Partitions = 16
+		o.Coordinator.SplitBytes = 1        // one task per row group
+		o.Coordinator.AQE.MaxSplitBytes = 0 // even in adaptive jobs (no size-scans)
+		// A reader of 16 partitions stays ~8 to 16 tasks.
+		o.Coordinator.AQE.TargetPartitionBytes = 160 << 10
+		o.Coordinator.AQE.GetBudget = budget
+		if faults != "" {
+			fc, err := coordinator.ParseFaults(faults)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o.Coordinator.MaxAttempts = 8
+			o.Coordinator.PackBytes = 0 // faults per task, not per packed invocation
+			o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker {
+				fi = coordinator.NewFaultInvoker(inv, nil, fc) // its bucket is set once the stack runs
+				return fi
+			}
+		}
+	})
+	if fi != nil {
+		fi.Bucket = st.Bucket
+		t.Cleanup(func() { t.Logf("faults injected: %s", fi) })
+	}
+	if _, err := st.LoadDir(ctx, dir); err != nil {
+		t.Fatal(err)
+	}
+	res := run(t, st, q, true)
+	compareRows(t, sluiceRows(res), want, false)
+	d, err := coordinator.NewClient(st.APIURL, "").Detail(ctx, res.Status.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gets := map[int]int64{}
+	for _, s := range d.Stages {
+		if len(s.Cost) == 0 {
+			continue // the stage did not run (skipped, or fused into its reader)
+		}
+		n, err := strconv.ParseInt(s.Cost["s3_get"], 10, 64)
+		if err != nil {
+			t.Fatalf("stage %d has no s3_get figure: %v", s.ID, s.Cost)
+		}
+		gets[s.ID] = n
+	}
+	return res.Status, gets
+}
+
+// jobStage returns stage id of a job's status.
+func jobStage(t *testing.T, js *coordinator.JobStatus, id int) coordinator.StageStatus {
+	t.Helper()
+	for _, s := range js.Stages {
+		if s.ID == id {
+			return s
+		}
+	}
+	t.Fatalf("job %s has no stage %d", js.ID, id)
+	return coordinator.StageStatus{}
+}
+
+// TestCombineObjectsScanReader: the probe side of a broadcast join is a
+// scan stage whose ~49 tasks (one per row group: DuckDB writes 2,048-row
+// multiples) each read the broadcast whole, from the ~49 map objects of the
+// dimension's scan: ~2,400 GETs. With
+// a GET budget of 100, combine-objects counts the scan stage's tasks from
+// the driver's measure of its table and merges the broadcast's objects
+// first. The answer equals DuckDB's, and the scan stage issues far fewer
+// GETs.
+func TestCombineObjectsScanReader(t *testing.T) {
+	dir := t.TempDir()
+	db := openDuck(t, dataDir(t, *sfFlag))
+	for _, c := range []struct{ table, sql string }{
+		{"dim", `SELECT i AS d_key, i % 7 AS d_group FROM range(100000) t(i)`},
+		{"fact", `SELECT i % 120000 AS f_key, i AS f_v FROM range(100000) t(i)`},
+	} {
+		if err := os.MkdirAll(filepath.Join(dir, c.table), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(`COPY (` + c.sql + `) TO '` + filepath.Join(dir, c.table, c.table+".parquet") +
+			`' (FORMAT parquet, ROW_GROUP_SIZE 1000)`); err != nil {
+			t.Fatal(err)
+		}
+	}
+	db = openDuckDir(t, dir, "dim", "fact")
+	q := `select d_group, count(*) as n, sum(f_v) as s from fact join dim on f_key = d_key group by d_group`
+	want := duckRows(t, db, q)
+
+	off, offGets := combineRun(t, dir, q, want, 0, "")
+	on, onGets := combineRun(t, dir, q, want, 100, "")
+	if !firedRule(on, "combine-objects") {
+		t.Fatalf("combine-objects did not fire: %+v", on.Rounds)
+	}
+	// The stage that scans fact and reads the broadcast: in the run with
+	// the rule it reads a combining stage, which reads the broadcast.
+	var probe, combiner = -1, -1
+	for _, s := range on.Stages {
+		if s.Plan != nil && s.Plan.Kind == plan.KindExchange && s.Plan.SplitObjects {
+			combiner = s.ID
+		}
+	}
+	for _, s := range on.Stages {
+		if combiner >= 0 && reads(s.Plan, combiner) && scansTable(s.Plan, "fact") {
+			probe = s.ID
+		}
+	}
+	if probe < 0 || combiner < 0 {
+		t.Fatalf("no scan of fact reading a combining stage (combining stage %d): %+v", combiner, on.Rounds)
+	}
+	tasks := jobStage(t, on, probe).Tasks
+	t.Logf("scan stage %d: %d tasks; GETs %d without the rule, %d with (combining stage %d: %d tasks, %d GETs)",
+		probe, tasks, offGets[probe], onGets[probe], combiner, jobStage(t, on, combiner).Tasks, onGets[combiner])
+	if tasks < 40 {
+		t.Fatalf("scan stage %d ran %d tasks, want one per row group (~49)", probe, tasks)
+	}
+	if onGets[probe]*4 > offGets[probe] {
+		t.Fatalf("scan stage %d issued %d GETs with the combining stage, %d without: want at most a quarter", probe, onGets[probe], offGets[probe])
+	}
+	if len(on.Stages) != len(off.Stages)+1 {
+		t.Fatalf("%d stages with the rule, %d without: want one added", len(on.Stages), len(off.Stages))
+	}
+	// Under injected faults: lost or corrupt broadcast objects make the
+	// combining stage's producers (and it) run again; the answer stays.
+	t.Run("faults", func(t *testing.T) {
+		js, _ := combineRun(t, dir, q, want, 100, "crash=0.03,error=0.03,duplicate=0.05,lose=0.1,corrupt=0.1,seed="+strconv.FormatUint(testSeed(t), 10))
+		if !firedRule(js, "combine-objects") {
+			t.Fatalf("combine-objects did not fire: %+v", js.Rounds)
+		}
+	})
+}
+
+// scansTable reports whether fragment n scans table.
+func scansTable(n *plan.Node, table string) bool {
+	found := false
+	plan.Walk(n, func(x *plan.Node) {
+		found = found || (x.Kind == plan.KindScan && x.Scan != nil && x.Scan.Table == table)
+	})
+	return found
 }
 
 // reads reports whether fragment n has an exchange leaf reading stage id.

@@ -33,8 +33,10 @@ import (
 //
 // (a task reading P whole counts M), exceed Config.GetBudget. Left out: a
 // reader whose skew tasks split P's partitions by map output (combining
-// merges the outputs it splits by), and a stage whose tasks are scan splits
-// (the re-planner does not know how many there are).
+// merges the outputs it splits by). A reader that scans a table (one that
+// reads a broadcast, say) reads P whole in each of its tasks, the table's
+// splits: size-scans' count (State.ScanTasks) or the static splits the
+// driver measured (State.Scans); without either it is left out.
 //
 // K comes from the byte sizes and the budget. With T =
 // Config.TargetPartitionBytes, the input coalescing gives a task, K = ceil(
@@ -147,9 +149,18 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 	if _, combining := plan.SplitObjectsInput(c); combining {
 		return 0, 0, false
 	}
+	if scans(c.Root) {
+		// A scan stage reads its other inputs whole (plan.Validate), in
+		// every one of its tasks.
+		n, known := s.scanTasks(c.ID)
+		if !known {
+			return 0, 0, false
+		}
+		return n * int64(m), n, true
+	}
 	groups, known := s.Groups[c.ID]
 	if !known {
-		return 0, 0, false // tasks are scan splits
+		return 0, 0, false
 	}
 	for _, t := range s.Skew[c.ID] {
 		if t.Input == p.ID {
@@ -174,6 +185,19 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 		gets += objects(t.Part)
 	}
 	return gets, tasks, true
+}
+
+// scanTasks returns how many tasks pending scan stage id will run: the
+// count size-scans chose, or one per static split of the table the driver
+// measured; known=false when the driver measured nothing (static jobs).
+func (s *State) scanTasks(id int) (n int64, known bool) {
+	if k, ok := s.ScanTasks[id]; ok {
+		return int64(k), true
+	}
+	if size, ok := s.Scans[id]; ok && size.Splits > 0 {
+		return int64(size.Splits), true
+	}
+	return 0, false
 }
 
 // combine inserts a stage splitting p's objects among k tasks, written with

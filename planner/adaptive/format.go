@@ -36,7 +36,9 @@ func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 			fmt.Fprintf(&b, "  stage %d: %d tasks over the %d map objects of stage %d\n", id, n, m, in)
 		} else if n, ok := s.ScanTasks[id]; ok {
 			fmt.Fprintf(&b, "  stage %d: %d tasks over the scan's row groups\n", id, n)
-		} else if gr, ok := s.Groups[id]; ok {
+		} else if gr, ok := s.Groups[id]; ok && !ScanStage(s.Graph.Stage(id)) {
+			// (A scan stage that reads a broadcast has a group, but its
+			// tasks are its splits.)
 			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(s.Skew[id]), gr)
 			for _, t := range s.Skew[id] {
 				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
