@@ -1227,7 +1227,9 @@ func containsAgg(n *pg.Node) bool {
 		}
 		switch x := m.Interface().(type) {
 		case *pg.FuncCall:
-			if _, ok := aggFuncs[funcName(x)]; ok && x.Over == nil {
+			_, agg := aggFuncs[funcName(x)]
+			_, quantile := quantileFuncs[funcName(x)]
+			if (agg || quantile) && x.Over == nil {
 				found = true
 				return
 			}

@@ -977,6 +977,16 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	if fc.Over != nil {
 		return b.bindWindowCall(fc, c)
 	}
+	if fn, ok := quantileFuncs[name]; ok && !fc.AggWithinGroup {
+		// DuckDB's quantile_cont(x, f) is percentile_cont(f) WITHIN
+		// GROUP (ORDER BY x).
+		if len(fc.Args) != 2 || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a value and a constant fraction", name)
+		}
+		within := &pg.FuncCall{Funcname: fc.Funcname, Args: fc.Args[1:], AggFilter: fc.AggFilter, AggWithinGroup: true,
+			AggOrder: []*pg.Node{{Node: &pg.Node_SortBy{SortBy: &pg.SortBy{Node: fc.Args[0], Location: -1}}}}, Location: loc}
+		return b.bindPercentile(within, fn, c) // aggregates.go
+	}
 	if fn, ok := aggFuncs[name]; ok {
 		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
 			return b.bindPercentile(fc, fn, c) // aggregates.go
@@ -996,6 +1006,12 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		// DuckDB's ifnull(a, b) is COALESCE(a, b).
 		return b.bindCoalesce(&pg.CoalesceExpr{Args: fc.Args, Location: loc}, c)
 	}
+	if field, ok := datePartFuncs[name]; ok && len(fc.Args) == 1 && fc.Over == nil {
+		if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+			return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", name)
+		}
+		return b.bindDatePart(field, fc.Args[0], c, loc)
+	}
 	switch name {
 	case "extract", "date_part", "substring", "substr":
 		if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
@@ -1011,27 +1027,7 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		if field == "" {
 			return nil, b.unsupported(loc, "non-constant EXTRACT field")
 		}
-		arg, err := b.bindExpr(fc.Args[1], c)
-		if err != nil {
-			return nil, err
-		}
-		if arg.Type.ID == plan.Timestamp {
-			return b.extractTimestamp(field, arg, loc)
-		}
-		if isStringLit(arg) || arg.Type.ID == plan.Null {
-			if arg, err = b.cast(arg, plan.DateType, loc); err != nil {
-				return nil, err
-			}
-		}
-		if arg.Type.ID != plan.Date {
-			return nil, b.errorf(CodeType, loc, "type mismatch: EXTRACT needs a date, not %s", arg.Type)
-		}
-		if field != "year" && field != "month" && field != "day" {
-			return b.libraryExtract(field, arg, loc) // functions.go
-		}
-		e := plan.Call(plan.OpExtract, plan.Int64Type, arg)
-		e.Field = field
-		return fold(e), nil
+		return b.bindDatePart(field, fc.Args[1], c, loc)
 	case "substring", "substr":
 		if len(fc.Args) < 2 || len(fc.Args) > 3 {
 			return nil, b.errorf(CodeType, loc, "type mismatch: SUBSTRING takes a string, a start and an optional length")
@@ -1127,4 +1123,46 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 // exprName is the output name of an unaliased select-list expression.
 func exprName(e *plan.Expr) string {
 	return exprString(e)
+}
+
+// datePartFuncs are DuckDB's one-argument shorthands for date_part:
+// year(d) is date_part('year', d), dayofweek(d) date_part('dow', d).
+var datePartFuncs = map[string]string{
+	"year": "year", "month": "month", "day": "day", "dayofmonth": "day", "quarter": "quarter",
+	"week": "week", "weekofyear": "week", "yearweek": "yearweek", "isoyear": "isoyear",
+	"dayofweek": "dow", "weekday": "dow", "isodow": "isodow", "dayofyear": "doy",
+	"decade": "decade", "century": "century", "millennium": "millennium", "era": "era",
+	"hour": "hour", "minute": "minute", "second": "second",
+}
+
+// bindDatePart binds EXTRACT(field FROM x) / date_part('field', x) of a
+// date or timestamp (a string literal or NULL is read as a date).
+func (b *binder) bindDatePart(field string, argNode *pg.Node, c *exprCtx, loc int32) (*plan.Expr, error) {
+	arg, err := b.bindExpr(argNode, c)
+	if err != nil {
+		return nil, err
+	}
+	if arg.Type.ID == plan.Timestamp {
+		return b.extractTimestamp(field, arg, loc)
+	}
+	if isStringLit(arg) || arg.Type.ID == plan.Null {
+		if arg, err = b.cast(arg, plan.DateType, loc); err != nil {
+			return nil, err
+		}
+	}
+	if arg.Type.ID != plan.Date {
+		return nil, b.errorf(CodeType, loc, "type mismatch: EXTRACT needs a date, not %s", arg.Type)
+	}
+	if field != "year" && field != "month" && field != "day" {
+		return b.libraryExtract(field, arg, loc) // functions.go
+	}
+	e := plan.Call(plan.OpExtract, plan.Int64Type, arg)
+	e.Field = field
+	return fold(e), nil
+}
+
+// quantileFuncs are DuckDB's two-argument forms of the percentiles:
+// quantile_cont(x, f), quantile_disc(x, f) and quantile(x, f) (discrete).
+var quantileFuncs = map[string]plan.AggFunc{
+	"quantile_cont": plan.AggPercentileCont, "quantile_disc": plan.AggPercentileDisc, "quantile": plan.AggPercentileDisc,
 }

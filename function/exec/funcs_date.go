@@ -345,6 +345,21 @@ func dateFunctions() []*ScalarFunction {
 					return nil
 				})
 			}},
+		{Name: "dayname", Doc: "the English name of the day of the week (Sunday...Saturday)",
+			Signatures: []Signature{sig(str, tD), sig(str, plan.Timestamp)},
+			Kernel:     dayKernel(func(days int64, o *out) { o.str(dayNames[isoDow(days)%7]) })},
+		{Name: "monthname", Doc: "the English name of the month (January...December)",
+			Signatures: []Signature{sig(str, tD), sig(str, plan.Timestamp)},
+			Kernel: dayKernel(func(days int64, o *out) {
+				_, m, _ := civilFromDays(days)
+				o.str(monthNames[m-1])
+			})},
+		{Name: "last_day", Doc: "the last day of the month of the date",
+			Signatures: []Signature{sig(date, tD), sig(date, plan.Timestamp)},
+			Kernel: dayKernel(func(days int64, o *out) {
+				y, m, _ := civilFromDays(days)
+				o.i64(daysFromCivil(y, m, daysInMonth(y, m)))
+			})},
 		{Name: "strftime", Doc: "the date or timestamp formatted with strftime specifiers (%Y-%m-%d, %H:%M:%S, %f, %B, %a, %j, ...)",
 			Signatures: []Signature{sig(str, tD, tS), sig(str, plan.Timestamp, tS)},
 			Kernel: func(c *Call) (arrow.Array, error) {
@@ -361,5 +376,21 @@ func dateFunctions() []*ScalarFunction {
 					return nil
 				})
 			}},
+	}
+}
+
+// dayKernel applies f to the day number of a date, or of a timestamp's
+// date.
+func dayKernel(f func(days int64, o *out)) Kernel {
+	return func(c *Call) (arrow.Array, error) {
+		ts := c.Args[0].Type().ID == plan.Timestamp
+		return eachRow(c, func(i int, o *out) error {
+			v := c.Args[0].Int(i)
+			if ts {
+				v = floorDivI(v, 86_400_000_000)
+			}
+			f(v, o)
+			return nil
+		})
 	}
 }

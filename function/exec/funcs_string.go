@@ -182,6 +182,32 @@ func stringFunctions() []*ScalarFunction {
 					return nil
 				})
 			}},
+		{Name: "regexp_extract", Doc: "the part of the string the regular expression's group (default 0: the whole match) matched first, '' when it does not match; options as regexp_matches",
+			Signatures: []Signature{sig(str, tS, tS), sig(str, tS, tS, tI), sig(str, tS, tS, tI, tS)},
+			Kernel: func(c *Call) (arrow.Array, error) {
+				a := c.Args[0]
+				re := newRegexCache(c, 1, 3)
+				return eachRow(c, func(i int, o *out) error {
+					r, _, err := re.at(i)
+					if err != nil {
+						return err
+					}
+					g := int64(0)
+					if len(c.Args) > 2 {
+						g = c.Args[2].Int(i)
+					}
+					if g < 0 || g > int64(r.NumSubexp()) {
+						return fmt.Errorf("regexp_extract: group %d out of range: the expression has %d groups", g, r.NumSubexp())
+					}
+					m := r.FindStringSubmatchIndex(a.Str(i))
+					if m == nil || m[2*g] < 0 {
+						o.str("")
+						return nil
+					}
+					o.str(a.Str(i)[m[2*g]:m[2*g+1]])
+					return nil
+				})
+			}},
 		{Name: "regexp_replace", Doc: "replaces the first match (every match with option g) of the regular expression; \\1 in the replacement is a group",
 			Signatures: []Signature{sig(str, tS, tS, tS), sig(str, tS, tS, tS, tS)},
 			Kernel: func(c *Call) (arrow.Array, error) {

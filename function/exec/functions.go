@@ -335,5 +335,12 @@ func (ev *evaluator) evalFunc(e *plan.Expr, args []vec) (arrow.Array, error) {
 			c.Args[i].lit.Null = true
 		}
 	}
-	return f.Kernel(c)
+	out, err := f.Kernel(c)
+	if err != nil {
+		// A kernel fails only on its arguments' values (a date out of
+		// range, an invalid regular expression): the query's data, which
+		// another attempt would meet again. A user error, never retried.
+		return nil, plan.WithCode(plan.CodeRuntime, err)
+	}
+	return out, nil
 }

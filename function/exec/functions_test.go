@@ -84,3 +84,40 @@ func TestFunctionKernels(t *testing.T) {
 		got.Release()
 	}
 }
+
+// TestFunctionValueErrors: a kernel failing on its arguments' values is
+// the query's error, with code SL100 (class user: never retried).
+func TestFunctionValueErrors(t *testing.T) {
+	mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+	defer mem.AssertSize(t, 0)
+	ib := array.NewInt64Builder(mem)
+	ib.AppendValues([]int64{2}, nil)
+	ints := ib.NewArray()
+	defer ints.Release()
+	schema := arrow.NewSchema([]arrow.Field{{Name: "i", Type: arrow.PrimitiveTypes.Int64}}, nil)
+	rec := array.NewRecordBatch(schema, []arrow.Array{ints}, 1)
+	defer rec.Release()
+	i := plan.Column(0, "i", plan.Int64Type)
+	str := func(v string) *plan.Expr { return plan.Literal(plan.Value{S: v}, plan.StringType) }
+	num := func(v int64) *plan.Expr { return plan.Literal(plan.Value{I: v}, plan.Int64Type) }
+	cases := []struct {
+		name string
+		e    *plan.Expr
+	}{
+		{"group out of range", plan.CallFunc("regexp_extract", plan.StringType, str("abc"), str("b"), i)},
+		{"invalid regular expression", plan.CallFunc("regexp_matches", plan.BoolType, str("abc"), str("("))},
+		{"date out of range", plan.CallFunc("make_date", plan.DateType, num(2023), i, num(30))},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := Eval(c.e, rec, mem)
+			if err == nil {
+				got.Release()
+				t.Fatalf("%s: no error", c.e)
+			}
+			if code := plan.CodeOf(err); code != plan.CodeRuntime || plan.ClassOf(code) != plan.ClassUser {
+				t.Fatalf("%s: %v has code %q, want %s of class user", c.e, err, code, plan.CodeRuntime)
+			}
+		})
+	}
+}
