@@ -317,26 +317,16 @@ func (ev *evaluator) floatArith(op plan.Op, a, b vec) (arrow.Array, error) {
 		for i := range x {
 			out[i] = x[i] * y[i]
 		}
-	case plan.OpDiv, plan.OpMod:
-		var vb []byte
-		if valid != nil {
-			vb = valid.Bytes()
-		}
+	case plan.OpDiv:
+		// IEEE 754, as DuckDB (ieee_floating_point_ops): x / 0 is +-Inf,
+		// 0 / 0 NaN. (Integer and decimal % by zero are NULL, in their
+		// own kernels.)
 		for i := range x {
-			d := y[i]
-			if d == 0 {
-				out[i] = 0
-				if valid == nil {
-					valid, vb = newOnes(ev.mem, n)
-				}
-				clearBit(vb, i)
-				continue
-			}
-			if op == plan.OpDiv {
-				out[i] = x[i] / d
-			} else {
-				out[i] = math.Mod(x[i], d)
-			}
+			out[i] = x[i] / y[i]
+		}
+	case plan.OpMod:
+		for i := range x {
+			out[i] = math.Mod(x[i], y[i]) // NaN for a zero divisor
 		}
 	default:
 		buf.Release()

@@ -100,12 +100,12 @@ func TestEvalOps(t *testing.T) {
 		{"d%e", call(plan.OpMod, d102, cD, cE), []any{"0.00", "0.00", N, N, N, "0.00"}},
 		{"-d", call(plan.OpNeg, d102, cD), []any{"-1.50", "2.25", N, "-100.00", "-0.01", "-3.33"}},
 		{"d+a (int promoted)", call(plan.OpAdd, dec(18, 2), cD, cA), []any{"2.50", "-0.25", N, "96.00", "5.01", "10.33"}},
-		// float arithmetic, division by zero is NULL
-		{"f/g", call(plan.OpDiv, f64T, cF, cG), []any{3.0, N, N, -1.0, N, -2.0}},
+		// float arithmetic: division by zero is IEEE 754's (as DuckDB's)
+		{"f/g", call(plan.OpDiv, f64T, cF, cG), []any{3.0, "NaN", N, -1.0, N, -2.0}},
 		{"f+g", call(plan.OpAdd, f64T, cF, cG), []any{2.0, 0.0, N, 0.0, N, 1.5}},
-		{"f%g", call(plan.OpMod, f64T, cF, cG), []any{0.0, N, N, 0.0, N, 0.0}},
-		{"a/b", call(plan.OpDiv, f64T, cast(cA, f64T), cast(cB, f64T)), []any{1.0 / 3.0, N, N, N, 2.5, -3.5}},
-		{"d/e as float", call(plan.OpDiv, f64T, cD, cE), []any{3.0, -1.0, N, N, N, -1.0}},
+		{"f%g", call(plan.OpMod, f64T, cF, cG), []any{0.0, "NaN", N, 0.0, N, 0.0}},
+		{"a/b", call(plan.OpDiv, f64T, cast(cA, f64T), cast(cB, f64T)), []any{1.0 / 3.0, math.Inf(1), N, N, 2.5, -3.5}},
+		{"d/e as float", call(plan.OpDiv, f64T, cD, cE), []any{3.0, -1.0, N, N, math.Inf(1), -1.0}},
 		// dates
 		{"dt+1", call(plan.OpAdd, dateT, cDt, litI(1)), []any{"1998-09-03", "1970-01-02", N, "2000-03-01", "1970-01-01", "1995-03-16"}},
 		{"dt-dt", call(plan.OpSub, i64T, cDt, cDt), []any{int64(0), int64(0), N, int64(0), int64(0), int64(0)}},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -174,6 +175,9 @@ func goVals(a arrow.Array) []any {
 			out[i] = x.Value(i)
 		case *array.Float64:
 			out[i] = x.Value(i)
+			if math.IsNaN(x.Value(i)) {
+				out[i] = "NaN" // comparable, unlike NaN
+			}
 		case *array.String:
 			out[i] = x.Value(i)
 		case *array.Boolean:
