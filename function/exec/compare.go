@@ -84,6 +84,7 @@ func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
 		cmpFixed(op, a, b, b.lit.I, out)
 	case kFloat64:
 		cmpFixed(op, a, b, b.lit.F, out)
+		totalOrderNaN(op, a, b, out)
 	case kDate:
 		cmpFixed(op, a, b, int32(b.lit.I), out)
 	case kDec128:
@@ -204,6 +205,50 @@ func cmpStrAA(op plan.Op, ao []int32, ad []byte, bo []int32, bd []byte, out []by
 			if cmpResult(op, bytes.Compare(ad[ao[i]:ao[i+1]], bd[bo[i]:bo[i+1]])) {
 				out[i>>3] |= 1 << (uint(i) & 7)
 			}
+		}
+	}
+}
+
+// totalOrderNaN redoes the comparisons that involve a NaN in DuckDB's
+// total order of floats, where NaN equals NaN and is greater than every
+// other value (IEEE 754 makes every comparison with NaN false but !=).
+// Without a NaN on either side it only scans.
+func totalOrderNaN(op plan.Op, a, b vec, out []byte) {
+	x := values[float64](a.arr)
+	var y []float64
+	c := b.lit.F
+	if !b.scalar() {
+		y = values[float64](b.arr)
+	}
+	for i, v := range x {
+		w := c
+		if y != nil {
+			w = y[i]
+		}
+		if v == v && w == w {
+			continue
+		}
+		var r bool
+		switch d := cmpFloat(v, w); op {
+		case plan.OpEq:
+			r = d == 0
+		case plan.OpNe:
+			r = d != 0
+		case plan.OpLt:
+			r = d < 0
+		case plan.OpLe:
+			r = d <= 0
+		case plan.OpGt:
+			r = d > 0
+		case plan.OpGe:
+			r = d >= 0
+		default:
+			continue
+		}
+		if r {
+			out[i>>3] |= 1 << (uint(i) & 7)
+		} else {
+			out[i>>3] &^= 1 << (uint(i) & 7)
 		}
 	}
 }

@@ -773,13 +773,16 @@ func (a *aggAcc) minMax(arg arrow.Array, gids []uint32, isMax bool) error {
 }
 
 func minMaxFixed[T int64 | float64 | int32](st []T, has []bool, gids []uint32, x []T, vb []byte, voff int, isMax bool) {
+	// above(v, s) is v > s in DuckDB's total order of floats, where NaN
+	// is the greatest value (v != v only for a NaN; false for integers).
+	above := func(v, s T) bool { return v > s || (v != v && s == s) }
 	if gids == nil {
 		g := 0
 		for i, v := range x {
 			if !isValid(vb, voff, i) {
 				continue
 			}
-			if !has[g] || (isMax && v > st[g]) || (!isMax && v < st[g]) {
+			if !has[g] || (isMax && above(v, st[g])) || (!isMax && above(st[g], v)) {
 				st[g], has[g] = v, true
 			}
 		}
@@ -788,7 +791,7 @@ func minMaxFixed[T int64 | float64 | int32](st []T, has []bool, gids []uint32, x
 	if isMax {
 		for i, g := range gids {
 			v := x[i]
-			if (!has[g] || v > st[g]) && isValid(vb, voff, i) {
+			if (!has[g] || above(v, st[g])) && isValid(vb, voff, i) {
 				st[g], has[g] = v, true
 			}
 		}
@@ -796,7 +799,7 @@ func minMaxFixed[T int64 | float64 | int32](st []T, has []bool, gids []uint32, x
 	}
 	for i, g := range gids {
 		v := x[i]
-		if (!has[g] || v < st[g]) && isValid(vb, voff, i) {
+		if (!has[g] || above(st[g], v)) && isValid(vb, voff, i) {
 			st[g], has[g] = v, true
 		}
 	}
