@@ -427,6 +427,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		}
 		return nil, b.unsupported(loc, "operator "+name)
 	}
+	if name == "~" || name == "!~" {
+		return b.bindRegexMatch(ae, c) // functions.go
+	}
 	if name == "+" || name == "-" {
 		sign := int64(1)
 		if name == "-" {

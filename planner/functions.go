@@ -353,6 +353,45 @@ func (b *binder) bindSimilar(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	return m, nil
 }
 
+// bindRegexMatch binds x ~ pattern and x !~ pattern as DuckDB does:
+// whether the regular expression (RE2) matches the whole string
+// (regexp_full_match), through regexp_matches with the pattern anchored.
+func (b *binder) bindRegexMatch(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	loc := ae.Location
+	x, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.bindExpr(ae.Rexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	if isNullLit(x) || isNullLit(p) {
+		return nullOf(plan.BoolType), nil
+	}
+	var full *plan.Expr
+	if isStringLit(p) {
+		full = lit(plan.Value{S: "^(?:" + p.Value.S + ")$"}, plan.StringType)
+	} else {
+		// (|| is NULL when the pattern is.)
+		open, err := b.callByName("||", []*plan.Expr{lit(plan.Value{S: "^(?:"}, plan.StringType), p}, loc)
+		if err != nil {
+			return nil, err
+		}
+		if full, err = b.callByName("||", []*plan.Expr{open, lit(plan.Value{S: ")$"}, plan.StringType)}, loc); err != nil {
+			return nil, err
+		}
+	}
+	m, err := b.callByName("regexp_matches", []*plan.Expr{x, full}, loc)
+	if err != nil {
+		return nil, err
+	}
+	if opName(ae) == "!~" {
+		m = fold(plan.Call(plan.OpNot, plan.BoolType, m))
+	}
+	return m, nil
+}
+
 // libraryExtract binds EXTRACT(field FROM d) / date_part for the fields
 // beyond year, month and day through the library's date_part.
 func (b *binder) libraryExtract(field string, arg *plan.Expr, loc int32) (*plan.Expr, error) {
