@@ -268,6 +268,16 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 		grouped = grouped || containsAgg(s)
 	}
 	qual := b.qualifyOf(sel)
+	don, err := b.distinctOn(sel) // distinct_on.go
+	if err != nil {
+		return nil, err
+	}
+	if don != nil {
+		if qual != nil {
+			return nil, b.unsupported(don.pos, "DISTINCT ON with QUALIFY")
+		}
+		qual = don
+	}
 	grouped = grouped || qual != nil && containsAgg(qual.cond)
 
 	var ag *aggBuilder
@@ -340,7 +350,7 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 		}
 	}
 
-	distinct := len(sel.DistinctClause) > 0
+	distinct := len(sel.DistinctClause) > 0 && don == nil
 	outExprs := make([]*plan.Expr, len(targets))
 	for i, t := range targets {
 		outExprs[i] = t.bound
@@ -502,7 +512,7 @@ func (b *binder) checkSelectClauses(sel *pg.SelectStmt) error {
 		return b.unsupported(-1, "GROUP BY DISTINCT")
 	}
 	for _, d := range sel.DistinctClause {
-		if d != nil && d.Node != nil {
+		if d != nil && d.Node != nil && sel.Op != pg.SetOperation_SETOP_NONE {
 			return b.unsupported(exprLoc(d), "DISTINCT ON")
 		}
 	}
