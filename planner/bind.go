@@ -1215,6 +1215,8 @@ var aggFuncs = map[string]plan.AggFunc{
 	"var_samp": plan.AggVarSamp, "variance": plan.AggVarSamp, "var_pop": plan.AggVarPop,
 	"stddev_samp": plan.AggStddevSamp, "stddev": plan.AggStddevSamp, "stddev_pop": plan.AggStddevPop,
 	"bool_and": plan.AggMin, "every": plan.AggMin, "bool_or": plan.AggMax,
+	// any_value(x) is any non-NULL x of the group: the least is one.
+	"any_value": plan.AggMin,
 	"approx_count_distinct": plan.AggApproxCountDistinct, "string_agg": plan.AggStringAgg, "median": plan.AggMedian, "percentile_cont": plan.AggPercentileCont, "percentile_disc": plan.AggPercentileDisc,
 }
 

@@ -313,9 +313,17 @@ func dateFunctions() []*ScalarFunction {
 				o.i64(v)
 				return nil
 			})},
-		{Name: "date_trunc", Aliases: []string{"datetrunc"}, Doc: "the date truncated to the start of the field (year, quarter, month, week, ...)",
-			Signatures: []Signature{sig(date, tS, tD)},
+		{Name: "date_trunc", Aliases: []string{"datetrunc"}, Doc: "the date (a date) or timestamp (a timestamp) truncated to the start of the field (year, quarter, month, week, day, hour, minute, second, ...)",
+			Signatures: []Signature{sig(date, tS, tD), sig(plan.TimestampType, tS, plan.Timestamp)},
 			Kernel: fieldKernel(func(field string, c *Call, i int, o *out) error {
+				if c.Args[1].Type().ID == plan.Timestamp {
+					v, ok := truncTimestamp(field, c.Args[1].Int(i))
+					if !ok {
+						return fmt.Errorf("unsupported date_trunc field %q", field)
+					}
+					o.i64(v)
+					return nil
+				}
 				v, err := dateTrunc(field, c.Args[1].Int(i))
 				if err != nil {
 					return err

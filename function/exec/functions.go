@@ -187,6 +187,8 @@ func (o *out) i64(v int64) {
 		b.Append(decimal.Decimal64(v))
 	case *array.Date32Builder:
 		b.Append(arrow.Date32(v))
+	case *array.TimestampBuilder:
+		b.Append(arrow.Timestamp(v))
 	}
 }
 
