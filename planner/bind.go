@@ -1216,7 +1216,7 @@ var aggFuncs = map[string]plan.AggFunc{
 	"stddev_samp": plan.AggStddevSamp, "stddev": plan.AggStddevSamp, "stddev_pop": plan.AggStddevPop,
 	"bool_and": plan.AggMin, "every": plan.AggMin, "bool_or": plan.AggMax,
 	// any_value(x) is any non-NULL x of the group: the least is one.
-	"any_value": plan.AggMin,
+	"any_value":             plan.AggMin,
 	"approx_count_distinct": plan.AggApproxCountDistinct, "string_agg": plan.AggStringAgg, "median": plan.AggMedian, "percentile_cont": plan.AggPercentileCont, "percentile_disc": plan.AggPercentileDisc,
 }
 
