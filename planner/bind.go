@@ -1241,7 +1241,7 @@ func containsAgg(n *pg.Node) bool {
 		case *pg.FuncCall:
 			_, agg := aggFuncs[funcName(x)]
 			_, quantile := quantileFuncs[funcName(x)]
-			if (agg || quantile) && x.Over == nil {
+			if (agg || quantile || bivariateAggs[funcName(x)]) && x.Over == nil {
 				found = true
 				return
 			}

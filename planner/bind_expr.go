@@ -990,6 +990,9 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			AggOrder: []*pg.Node{{Node: &pg.Node_SortBy{SortBy: &pg.SortBy{Node: fc.Args[0], Location: -1}}}}, Location: loc}
 		return b.bindPercentile(within, fn, c) // aggregates.go
 	}
+	if bivariateAggs[name] {
+		return b.bindBivariate(fc, c) // aggregates_bivariate.go
+	}
 	if fn, ok := aggFuncs[name]; ok {
 		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
 			return b.bindPercentile(fc, fn, c) // aggregates.go
