@@ -702,11 +702,13 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	return work, nil
 }
 
-// scanNodes returns the table scans in a stage's fragment.
+// scanNodes returns the table scans in a stage's fragment whose splits
+// are its tasks (not those inline-scans put there: their files are in the
+// plan).
 func scanNodes(st *plan.Stage) []*plan.Node {
 	var scans []*plan.Node
 	plan.Walk(st.Root, func(n *plan.Node) {
-		if n.Kind == plan.KindScan {
+		if n.SplitScan() {
 			scans = append(scans, n)
 		}
 	})
@@ -783,7 +785,16 @@ func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
 		if run.state.Scans == nil {
 			run.state.Scans = map[int]adaptive.ScanSize{}
 		}
-		run.state.Scans[st.ID] = adaptive.ScanSize{Bytes: in.bytes, Splits: len(Splits(in.files, c.cfg.SplitBytes))}
+		size := adaptive.ScanSize{Bytes: in.bytes, Splits: len(Splits(in.files, c.cfg.SplitBytes))}
+		if len(in.files) <= adaptive.MaxInlineFiles && in.bytes <= run.state.Config.InlineScanBytes {
+			// Small enough for inline-scans: its readers may read the
+			// files themselves.
+			size.Files = make([]plan.ScanFile, len(in.files))
+			for i, f := range in.files {
+				size.Files[i] = plan.ScanFile{Key: f.Key, Size: f.Size, Partition: in.values[f.Key]}
+			}
+		}
+		run.state.Scans[st.ID] = size
 	}
 	return nil
 }

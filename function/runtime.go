@@ -488,7 +488,16 @@ func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) 
 	default:
 		return nil, plan.UserErrorf("unsupported table format %q of table %s", n.Scan.Format, n.Scan.Table)
 	}
-	return &splitScan{l: l, n: n, splits: l.spec.Splits, schema: n.Schema.Arrow()}, nil
+	splits := l.spec.Splits
+	if n.Scan.Inline {
+		// A scan inlined into this stage (inline-scans): every task reads
+		// all of its files, listed in the plan.
+		splits = make([]Split, len(n.Scan.Files))
+		for i, f := range n.Scan.Files {
+			splits[i] = Split{Key: f.Key, Size: f.Size, Partition: f.Partition}
+		}
+	}
+	return &splitScan{l: l, n: n, splits: splits, schema: n.Schema.Arrow()}, nil
 }
 
 func (l *leaves) Exchange(ctx context.Context, n *plan.Node) (exec.Operator, error) {

@@ -60,8 +60,14 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 						Groups: adaptive.InitialGroups(g), Skipped: map[int]string{}, Config: cfg, Scans: map[int]adaptive.ScanSize{}}
 					for _, st := range g.Stages {
 						if adaptive.ScanStage(st) {
-							// Every other scan is big (ten static splits).
+							// Every other scan is big (ten static splits);
+							// one in three of the rest is a small table of
+							// one file (inline-scans).
 							s.Scans[st.ID] = adaptive.ScanSize{Bytes: int64(1+9*(st.ID%2)) * 32 << 20, Splits: 1 + 9*(st.ID%2)}
+							if st.ID%6 == 4 {
+								s.Scans[st.ID] = adaptive.ScanSize{Bytes: 64 << 10, Splits: 1,
+									Files: []plan.ScanFile{{Key: fmt.Sprintf("tables/s%d.parquet", st.ID), Size: 64 << 10}}}
+							}
 						}
 					}
 					for step := 0; step <= 2*len(g.Stages); step++ {
@@ -170,12 +176,16 @@ func checkRewritten(t *testing.T, g *plan.Graph) {
 					t.Fatalf("stage %d: exchange schema differs from stage %d output", s.ID, n.Stage)
 				}
 			case plan.KindScan:
-				scans++
+				if n.SplitScan() {
+					scans++
+				} else if n.Scan.Files == nil {
+					t.Fatalf("stage %d: inline scan of %s lists no files", s.ID, n.Scan.Table)
+				}
 			}
 			checkNode(t, "rewritten", n)
 		})
 		if scans > 1 {
-			t.Fatalf("stage %d has %d scans", s.ID, scans)
+			t.Fatalf("stage %d has %d scans whose splits would be its tasks", s.ID, scans)
 		}
 		for _, in := range s.Inputs {
 			if !reads[in] {

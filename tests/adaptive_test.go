@@ -152,6 +152,10 @@ func TestUnbroadcastBigSide(t *testing.T) {
 	st := startStack(t, "", func(o *local.Options) {
 		o.BroadcastBytes = 1 << 40 // the planner broadcasts every join side
 		o.Coordinator.AQE.UnbroadcastBytes = 64 << 10
+		// The broadcast side must run as a stage of its own for its size
+		// to come back (orders would otherwise be read by each lineitem
+		// task directly: inline-scans).
+		o.Coordinator.AQE.InlineScanBytes = 0
 	})
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)

@@ -100,7 +100,7 @@ func TestCombineObjects(t *testing.T) {
 func combineRun(t *testing.T, dir, q string, want []row, budget int64, faults string) (*coordinator.JobStatus, map[int]int64) {
 	t.Helper()
 	ctx := context.Background()
-	var fi *coordinator.FaultInvoker
+	faulty := injectFaults(t, faults)
 	st := startStack(t, "", func(o *local.Options) {
 		o.Partitions = 16
 		o.Coordinator.SplitBytes = 1        // one task per row group
@@ -108,23 +108,9 @@ func combineRun(t *testing.T, dir, q string, want []row, budget int64, faults st
 		// A reader of 16 partitions stays ~8 to 16 tasks.
 		o.Coordinator.AQE.TargetPartitionBytes = 160 << 10
 		o.Coordinator.AQE.GetBudget = budget
-		if faults != "" {
-			fc, err := coordinator.ParseFaults(faults)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o.Coordinator.MaxAttempts = 8
-			o.Coordinator.PackBytes = 0 // faults per task, not per packed invocation
-			o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker {
-				fi = coordinator.NewFaultInvoker(inv, nil, fc) // its bucket is set once the stack runs
-				return fi
-			}
-		}
+		faulty.options(o)
 	})
-	if fi != nil {
-		fi.Bucket = st.Bucket
-		t.Cleanup(func() { t.Logf("faults injected: %s", fi) })
-	}
+	faulty.attach(st)
 	if _, err := st.LoadDir(ctx, dir); err != nil {
 		t.Fatal(err)
 	}
@@ -146,6 +132,41 @@ func combineRun(t *testing.T, dir, q string, want []row, budget int64, faults st
 		gets[s.ID] = n
 	}
 	return res.Status, gets
+}
+
+// faultRig injects function faults into a stack (injectFaults).
+type faultRig struct {
+	t      *testing.T
+	faults string
+	fi     *coordinator.FaultInvoker
+}
+
+// injectFaults returns a rig that wraps a stack's invoker in a
+// FaultInvoker with faults (coordinator.ParseFaults; "": none): call
+// options in startStack's option function and attach on the stack.
+func injectFaults(t *testing.T, faults string) *faultRig { return &faultRig{t: t, faults: faults} }
+
+func (r *faultRig) options(o *local.Options) {
+	if r.faults == "" {
+		return
+	}
+	fc, err := coordinator.ParseFaults(r.faults)
+	if err != nil {
+		r.t.Fatal(err)
+	}
+	o.Coordinator.MaxAttempts = 8
+	o.Coordinator.PackBytes = 0 // faults per task, not per packed invocation
+	o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker {
+		r.fi = coordinator.NewFaultInvoker(inv, nil, fc) // its bucket is set once the stack runs
+		return r.fi
+	}
+}
+
+func (r *faultRig) attach(st *local.Stack) {
+	if r.fi != nil {
+		r.fi.Bucket = st.Bucket
+		r.t.Cleanup(func() { r.t.Logf("faults injected: %s", r.fi) })
+	}
 }
 
 // jobStage returns stage id of a job's status.

@@ -30,6 +30,7 @@ func engineFlags() []cli.Flag {
 		pricesFlag(),
 		bytesFlag("split-bytes", d.SplitBytes, "table bytes per scan task"),
 		bytesFlag("max-split-bytes", d.AQE.MaxSplitBytes, "adaptive: a scan stage runs on as many tasks as can run at once, each reading at most this much (0: one task per --split-bytes)"),
+		bytesFlag("inline-scan-bytes", d.AQE.InlineScanBytes, "adaptive: a small broadcast table is read by its readers' tasks directly, no stage of its own, when its bytes times their tasks are at most this (0: never)"),
 		&cli.BoolFlag{Name: "limit-early-stop", Value: d.LimitEarlyStop, Usage: "let tasks of a bare LIMIT stop once enough rows exist"},
 		bytesFlag("plan-broadcast-bytes", 0, "planner: broadcast a join side estimated below this (0: the default, the same as --broadcast-bytes; -1: never)"),
 		bytesFlag("broadcast-bytes", d.AQE.BroadcastBytes, "adaptive: broadcast a finished join side up to this in-memory size"),
@@ -62,6 +63,7 @@ func applyEngine(c *cli.Context, cfg *coordinator.Config) (engine, error) {
 	cfg.FunctionMemory = bytesValue(c, "function-memory")
 	cfg.SplitBytes = bytesValue(c, "split-bytes")
 	cfg.AQE.MaxSplitBytes = bytesValue(c, "max-split-bytes")
+	cfg.AQE.InlineScanBytes = bytesValue(c, "inline-scan-bytes")
 	cfg.LimitEarlyStop = c.Bool("limit-early-stop")
 	cfg.AQE.BroadcastBytes = bytesValue(c, "broadcast-bytes")
 	cfg.AQE.UnbroadcastBytes = bytesValue(c, "unbroadcast-bytes")

@@ -95,6 +95,10 @@ type Config struct {
 	// maxPartitionBytes; 0 keeps the static splits).
 	SplitBytes    int64 `json:"split_bytes"`
 	MaxSplitBytes int64 `json:"max_split_bytes"`
+	// InlineScanBytes bounds what inline-scans lets the readers of a small
+	// broadcast table read again: the table's bytes times their tasks
+	// (default 16 MiB; 0 turns the rule off).
+	InlineScanBytes int64 `json:"inline_scan_bytes"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage
@@ -116,7 +120,7 @@ func (c Config) coalesceTarget(total int64) int64 {
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
-		GetBudget: 10000, MaxSplitBytes: 128 << 20}
+		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20}
 }
 
 // ScanSize is what a scan stage reads: the bytes of its table's row
@@ -125,6 +129,10 @@ func DefaultConfig() Config {
 type ScanSize struct {
 	Bytes  int64 `json:"bytes"`
 	Splits int   `json:"splits"`
+	// Files are the table's files (after partition pruning), listed only
+	// for a table small enough that inline-scans may inline it (at most
+	// MaxInlineFiles files of at most Config.InlineScanBytes).
+	Files []plan.ScanFile `json:"files,omitempty"`
 }
 
 // State is the view of a job a rule rewrites.
@@ -190,7 +198,9 @@ type Rule interface {
 //  5. fuse-single after it: a stage coalesced to one task runs inside its
 //     one reader;
 //  6. size-scans, which sizes scan stages (independent of the rest);
-//  7. combine-objects last: it weighs a finished stage's map objects
+//  7. inline-scans, which moves a small broadcast table's scan into its
+//     readers, whose task counts (size-scans' among them) it weighs;
+//  8. combine-objects last: it weighs a finished stage's map objects
 //     against the task counts of its readers, which the rules above
 //     settle (a reader's tasks after coalescing and skew splitting).
 func Rules() []Rule {
@@ -202,6 +212,7 @@ func Rules() []Rule {
 		CoalescePartitions{},
 		FuseSingle{},
 		SizeScans{},
+		InlineScans{},
 		CombineObjects{},
 	}
 }

@@ -35,7 +35,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	config key=value ...            adaptive.Config fields: target, broadcast,
 //	                                unbroadcast, skew-factor, skew-min-bytes,
 //	                                get-budget, parallelism, min-partition-bytes,
-//	                                split-bytes, max-split-bytes
+//	                                split-bytes, max-split-bytes,
+//	                                inline-scan-bytes
 //	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
@@ -45,9 +46,11 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                "part=P rows=R bytes=B [objects=O]" override
 //	                                single partitions
 //	running stage=N                 the stage has tasks in flight
-//	scan stage=N bytes=B splits=S   the driver measured B bytes of table data
+//	scan stage=N bytes=B splits=S [files=F]
+//	                                the driver measured B bytes of table data
 //	                                in S static splits for scan stage N
-//	                                (State.Scans)
+//	                                (State.Scans), listing F files (a table
+//	                                small enough for inline-scans)
 //	replan [expect=r1,r2] [expect-not=r3]
 //	                                run Rules(); output: each rule fired with its
 //	                                note, then the plan and tasks after. expect=
@@ -278,6 +281,7 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.MinPartitionBytes = d.int(t, "min-partition-bytes", cfg.MinPartitionBytes)
 		cfg.SplitBytes = d.int(t, "split-bytes", cfg.SplitBytes)
 		cfg.MaxSplitBytes = d.int(t, "max-split-bytes", cfg.MaxSplitBytes)
+		cfg.InlineScanBytes = d.int(t, "inline-scan-bytes", cfg.InlineScanBytes)
 		if v, ok := d.args["skew-factor"]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -301,7 +305,14 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		if env.state.Scans == nil {
 			env.state.Scans = map[int]ScanSize{}
 		}
-		env.state.Scans[id] = ScanSize{Bytes: d.int(t, "bytes", 0), Splits: int(d.int(t, "splits", 0))}
+		size := ScanSize{Bytes: d.int(t, "bytes", 0), Splits: int(d.int(t, "splits", 0))}
+		if n := int(d.int(t, "files", -1)); n >= 0 {
+			size.Files = []plan.ScanFile{}
+			for i := 0; i < n; i++ {
+				size.Files = append(size.Files, plan.ScanFile{Key: fmt.Sprintf("tables/t%d/f%d.parquet", id, i), Size: size.Bytes / int64(n)})
+			}
+		}
+		env.state.Scans[id] = size
 		return "", nil
 	case "finish", "running":
 		if env.state == nil {

@@ -43,8 +43,10 @@ func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 			for _, t := range s.Skew[id] {
 				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
 			}
-		} else {
+		} else if ScanStage(s.Graph.Stage(id)) {
 			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
+		} else {
+			fmt.Fprintf(&b, "  stage %d: 1 task (no inputs split among tasks)\n", id)
 		}
 	}
 	return b.String()

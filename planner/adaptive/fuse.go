@@ -92,7 +92,7 @@ func (s *State) fusible(st *plan.Stage) (*plan.Stage, bool) {
 func scans(root *plan.Node) bool {
 	found := false
 	plan.Walk(root, func(n *plan.Node) {
-		if n.Kind == plan.KindScan {
+		if n.SplitScan() {
 			found = true
 		}
 	})

@@ -108,6 +108,9 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		if n.Scan.Filter != nil {
 			s += " pruning=" + n.Scan.Filter.String()
 		}
+		if n.Scan.Inline {
+			s += fmt.Sprintf(" inline files=%d (every task reads them)", len(n.Scan.Files))
+		}
 		return s
 	case KindExchange:
 		if n.SplitObjects {

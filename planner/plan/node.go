@@ -70,6 +70,29 @@ type Scan struct {
 	// that names one is not read from the files: each split's values fill
 	// it as a constant.
 	Partitions []Field `json:"partitions,omitempty"`
+	// Inline marks a scan that runs inside a stage other than its own
+	// (the adaptive rule inline-scans): every task of the stage reads all
+	// of Files, and the stage's tasks are not this scan's splits. A stage
+	// has at most one scan that is not Inline.
+	Inline bool `json:"inline,omitempty"`
+	// Files are the files an Inline scan reads, as the coordinator listed
+	// and pruned them.
+	Files []ScanFile `json:"files,omitempty"`
+}
+
+// ScanFile is one table file an Inline scan reads whole.
+type ScanFile struct {
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+	// Partition holds the file's hive partition values, one per
+	// Scan.Partitions column.
+	Partition []Value `json:"partition,omitempty"`
+}
+
+// SplitScan reports whether n is the scan whose splits are its stage's
+// tasks: a scan that is not Inline.
+func (n *Node) SplitScan() bool {
+	return n.Kind == KindScan && n.Scan != nil && !n.Scan.Inline
 }
 
 // CSVFormat says how to parse a CSV table's files.

@@ -26,7 +26,9 @@ var ErrInvalidPlan = errors.New("invalid plan")
 //     schema and a count >= 1, single and broadcast outputs one partition;
 //     the hash inputs a stage reads partition by partition share one count
 //     and key types (partition p of each holds the same keys), and a stage
-//     that scans a table (its tasks are scan splits) reads none;
+//     that scans a table (its tasks are scan splits) reads none; a stage
+//     has at most one such scan (any other is Inline: every task reads its
+//     files whole);
 //   - a stage whose tasks split an input's objects (SplitObjects leaves)
 //     splits one input, read only through such leaves, scans no table
 //     and reads no input partition by partition (its tasks are the object
@@ -104,7 +106,9 @@ func (g *Graph) validateStage(s *Stage, byID map[int]*Stage) error {
 		}
 		switch n.Kind {
 		case KindScan:
-			scans++
+			if n.SplitScan() {
+				scans++
+			}
 		case KindExchange:
 			up := byID[n.Stage]
 			if up == nil {
@@ -303,6 +307,9 @@ func validateNode(n *Node) error {
 		}
 		if len(n.Scan.Columns) != len(n.Schema) {
 			return fmt.Errorf("reads %d columns into %d schema fields", len(n.Scan.Columns), len(n.Schema))
+		}
+		if len(n.Scan.Files) > 0 && !n.Scan.Inline {
+			return errors.New("files listed on a scan that is not inline")
 		}
 		return exprOver(n.Scan.Filter, n.Schema, "pruning filter")
 	case KindFilter:
