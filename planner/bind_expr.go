@@ -549,7 +549,7 @@ func (b *binder) like(l, r *plan.Expr, negated bool, loc int32) (*plan.Expr, err
 
 func (b *binder) bindLike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if fc := ae.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" {
-		return nil, b.unsupported(ae.Location, "LIKE ... ESCAPE")
+		return b.bindLikeEscape(ae, fc, false, opName(ae) == "!~~", c) // functions.go
 	}
 	l, err := b.bindExpr(ae.Lexpr, c)
 	if err != nil {

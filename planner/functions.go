@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"regexp"
 	"strings"
 	"time"
 
@@ -292,6 +293,9 @@ var statementTimeFuncs = map[string]func(*binder) *plan.Expr{
 
 // bindILike binds a [NOT] ILIKE pattern as lower(a) [NOT] LIKE lower(pattern).
 func (b *binder) bindILike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
+	if fc := ae.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" {
+		return b.bindLikeEscape(ae, fc, true, opName(ae) == "!~~*", c)
+	}
 	l, err := b.bindExpr(ae.Lexpr, c)
 	if err != nil {
 		return nil, err
@@ -312,6 +316,76 @@ func (b *binder) bindILike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		}
 	}
 	return b.like(l, r, opName(ae) == "!~~*", ae.Location)
+}
+
+// bindLikeEscape binds x [NOT] [I]LIKE pattern ESCAPE e (the parser's
+// like_escape(pattern, e)): with a constant pattern and escape character
+// (one character, or '' for none), the pattern becomes the regular
+// expression matching the same strings ('%' any run, '_' one character,
+// e followed by a character that character itself), matched against the
+// whole string; ILIKE matches without regard to case.
+func (b *binder) bindLikeEscape(ae *pg.A_Expr, fc *pg.FuncCall, ci, negated bool, c *exprCtx) (*plan.Expr, error) {
+	loc := ae.Location
+	if len(fc.Args) != 2 {
+		return nil, b.errorf(CodeType, loc, "type mismatch: ESCAPE takes one character")
+	}
+	x, err := b.bindExpr(ae.Lexpr, c)
+	if err != nil {
+		return nil, err
+	}
+	p, err := b.bindExpr(fc.Args[0], c)
+	if err != nil {
+		return nil, err
+	}
+	e, err := b.bindExpr(fc.Args[1], c)
+	if err != nil {
+		return nil, err
+	}
+	if isNullLit(x) || isNullLit(p) || isNullLit(e) {
+		return nullOf(plan.BoolType), nil
+	}
+	if x.Type.ID != plan.String {
+		return nil, b.errorf(CodeType, loc, "type mismatch: LIKE needs a string, not %s", x.Type)
+	}
+	if !isStringLit(p) || !isStringLit(e) {
+		return nil, b.unsupported(loc, "LIKE ... ESCAPE with a non-constant pattern or escape")
+	}
+	esc := []rune(e.Value.S)
+	if len(esc) > 1 {
+		return nil, b.errorf(CodeValue, exprLoc(fc.Args[1]), "invalid escape string %q: it must be empty or one character", e.Value.S)
+	}
+	var re strings.Builder
+	re.WriteString("^(?s")
+	if ci {
+		re.WriteString("i")
+	}
+	re.WriteString(":")
+	pat := []rune(p.Value.S)
+	for i := 0; i < len(pat); i++ {
+		switch r := pat[i]; {
+		case len(esc) == 1 && r == esc[0]:
+			if i+1 == len(pat) {
+				return nil, b.errorf(CodeValue, exprLoc(fc.Args[0]), "LIKE pattern %q ends with its escape character", p.Value.S)
+			}
+			i++
+			re.WriteString(regexp.QuoteMeta(string(pat[i])))
+		case r == '%':
+			re.WriteString(".*")
+		case r == '_':
+			re.WriteString(".")
+		default:
+			re.WriteString(regexp.QuoteMeta(string(r)))
+		}
+	}
+	re.WriteString(")$")
+	m, err := b.callByName("regexp_matches", []*plan.Expr{x, lit(plan.Value{S: re.String()}, plan.StringType)}, loc)
+	if err != nil {
+		return nil, err
+	}
+	if negated {
+		m = fold(plan.Call(plan.OpNot, plan.BoolType, m))
+	}
+	return m, nil
 }
 
 // bindSimilar binds x [NOT] SIMILAR TO pattern as DuckDB does: the pattern
