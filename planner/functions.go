@@ -320,7 +320,7 @@ func (b *binder) bindILike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 
 // bindLikeEscape binds x [NOT] [I]LIKE pattern ESCAPE e (the parser's
 // like_escape(pattern, e)): with a constant pattern and escape character
-// (one character, or ” for none), the pattern becomes the regular
+// (one character, or the empty string for none), the pattern becomes the regular
 // expression matching the same strings ('%' any run, '_' one character,
 // e followed by a character that character itself), matched against the
 // whole string; ILIKE matches without regard to case.
