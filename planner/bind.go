@@ -695,7 +695,7 @@ func (b *binder) bindFromItem(item *pg.Node, parent *scope) (node, []*relation, 
 	case *pg.Node_JoinExpr:
 		return b.bindJoin(f.JoinExpr, parent)
 	case *pg.Node_RangeFunction:
-		return nil, nil, b.unsupported(exprLoc(item), "table functions")
+		return b.bindRangeFunction(f.RangeFunction, item, parent) // range_func.go
 	}
 	return nil, nil, b.unsupported(exprLoc(item), "FROM item "+nodeName(item))
 }

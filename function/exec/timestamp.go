@@ -92,9 +92,13 @@ func castTimestamp(mem memory.Allocator, a arrow.Array, from, to plan.DataType) 
 	return nil, fmt.Errorf("unsupported cast from %s to %s", from, to)
 }
 
-// addMonthsDays adds an interval to a timestamp the way DuckDB does:
-// months first (the day clamped to the month's end), then days, then
-// microseconds.
+// AddInterval adds an interval to a timestamp (microseconds) the way
+// DuckDB does: months first (the day clamped to the month's end), then
+// days, then microseconds.
+func AddInterval(us int64, months, days int32, micros int64) int64 {
+	return addInterval(us, months, days, micros)
+}
+
 func addInterval(us int64, months, days int32, micros int64) int64 {
 	if months != 0 {
 		day := floorDivI(us, usPerDay)
