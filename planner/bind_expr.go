@@ -484,6 +484,13 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		return b.like(l, r, name == "!~~", loc)
 	case "||":
 		return b.callByName("||", []*plan.Expr{l, r}, loc)
+	case "//":
+		// DuckDB's x // y: integer division (towards zero) of integers,
+		// / of anything else.
+		if isIntegerType(l.Type) && isIntegerType(r.Type) {
+			return b.callByName("divide", []*plan.Expr{l, r}, loc)
+		}
+		return b.arith(plan.OpDiv, l, r, loc)
 	}
 	return nil, b.unsupported(loc, "operator "+name)
 }
@@ -1171,4 +1178,9 @@ func (b *binder) bindDatePart(field string, argNode *pg.Node, c *exprCtx, loc in
 // quantile_cont(x, f), quantile_disc(x, f) and quantile(x, f) (discrete).
 var quantileFuncs = map[string]plan.AggFunc{
 	"quantile_cont": plan.AggPercentileCont, "quantile_disc": plan.AggPercentileDisc, "quantile": plan.AggPercentileDisc,
+}
+
+// isIntegerType reports whether t is an integer (a NULL counts as one).
+func isIntegerType(t plan.DataType) bool {
+	return t.ID == plan.Int64 || t.ID == plan.Null
 }

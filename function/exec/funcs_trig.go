@@ -93,6 +93,23 @@ func moreFunctions() []*ScalarFunction {
 				}
 				return q * b, nil
 			})},
+		{Name: "divide", Doc: "x // y: the integer quotient of integers, truncated towards zero (NULL when y is 0)",
+			Signatures: []Signature{sig(i64, tI, tI)},
+			Kernel: func(c *Call) (arrow.Array, error) {
+				a, b := c.Args[0], c.Args[1]
+				return eachRow(c, func(i int, o *out) error {
+					x, y := a.Int(i), b.Int(i)
+					switch {
+					case y == 0:
+						o.null()
+					case y == -1 && x == math.MinInt64:
+						return fmt.Errorf("%d // -1: %w", x, ErrIntegerOverflow)
+					default:
+						o.i64(x / y)
+					}
+					return nil
+				})
+			}},
 		{Name: "factorial", Doc: "n! (an error past 20!, the largest in int64)", Signatures: []Signature{sig(i64, tI)},
 			Kernel: func(c *Call) (arrow.Array, error) {
 				a := c.Args[0]
