@@ -39,6 +39,10 @@ func TestInlineScans(t *testing.T) {
 		faulty := injectFaults(t, faults)
 		st := startStack(t, "", func(o *local.Options) {
 			o.Coordinator.AQE.InlineScanBytes = inlineBytes
+			// One invocation per task, so that invocations count stages
+			// (packing would share one among small tasks dispatched
+			// together, however they are timed).
+			o.Coordinator.PackBytes = 0
 			faulty.options(o)
 		})
 		faulty.attach(st)
