@@ -45,15 +45,26 @@ func (b *binder) libraryAggregate(name string, a *aggExpr, loc int32) (done bool
 	return false, nil
 }
 
+// aggregateAllowed refuses an aggregate call inside another one, or in a
+// clause that takes none (c.aggs nil: WHERE, GROUP BY, ...).
+func (b *binder) aggregateAllowed(c *exprCtx, loc int32) error {
+	switch {
+	case c.inAgg:
+		return b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
+	case c.aggs == nil:
+		return b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
+	}
+	return nil
+}
+
 // bindPercentile binds percentile_cont(f) / percentile_disc(f) WITHIN
 // GROUP (ORDER BY x): f a constant in [0, 1], x numeric (as float64).
 func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
+	if err := b.aggregateAllowed(c, loc); err != nil {
+		return nil, err
+	}
 	switch {
-	case c.inAgg:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
-	case c.aggs == nil:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case fc.AggFilter != nil:
 		return nil, b.unsupported(loc, "FILTER in aggregate functions")
 	case !fc.AggWithinGroup || len(fc.AggOrder) != 1 || len(fc.Args) != 1:
@@ -105,11 +116,10 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 // the aggregating task first (lower.go aggSingle).
 func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	loc := fc.Location
+	if err := b.aggregateAllowed(c, loc); err != nil {
+		return nil, err
+	}
 	switch {
-	case c.inAgg:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
-	case c.aggs == nil:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case fc.AggFilter != nil:
 		return nil, b.unsupported(loc, "FILTER in aggregate functions")
 	case len(fc.Args) < 1 || len(fc.Args) > 2:

@@ -34,11 +34,10 @@ var bivariateAggs = map[string]bool{
 
 func (b *binder) bindBivariate(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
+	if err := b.aggregateAllowed(c, loc); err != nil {
+		return nil, err
+	}
 	switch {
-	case c.inAgg:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
-	case c.aggs == nil:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case fc.AggStar || len(fc.Args) != 2:
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s takes two numeric arguments", name)
 	case fc.AggDistinct:

@@ -1075,11 +1075,10 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 
 func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
+	if err := b.aggregateAllowed(c, loc); err != nil {
+		return nil, err
+	}
 	switch {
-	case c.inAgg:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate function calls cannot be nested")
-	case c.aggs == nil:
-		return nil, b.errorf(CodeGrouping, loc, "aggregate functions are not allowed in %s", c.clause)
 	case len(fc.AggOrder) > 0 || fc.AggWithinGroup:
 		return nil, b.unsupported(loc, "ORDER BY in aggregate functions")
 	}

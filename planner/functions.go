@@ -378,14 +378,7 @@ func (b *binder) bindLikeEscape(ae *pg.A_Expr, fc *pg.FuncCall, ci, negated bool
 		}
 	}
 	re.WriteString(")$")
-	m, err := b.callByName("regexp_matches", []*plan.Expr{x, lit(plan.Value{S: re.String()}, plan.StringType)}, loc)
-	if err != nil {
-		return nil, err
-	}
-	if negated {
-		m = fold(plan.Call(plan.OpNot, plan.BoolType, m))
-	}
-	return m, nil
+	return b.regexMatch(x, lit(plan.Value{S: re.String()}, plan.StringType), negated, loc)
 }
 
 // bindSimilar binds x [NOT] SIMILAR TO pattern as DuckDB does: the pattern
@@ -416,15 +409,11 @@ func (b *binder) bindSimilar(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if !isStringLit(p) {
 		return nil, b.unsupported(loc, "SIMILAR TO with a non-constant pattern")
 	}
-	full := lit(plan.Value{S: "^(?:" + p.Value.S + ")$"}, plan.StringType)
-	m, err := b.callByName("regexp_matches", []*plan.Expr{x, full}, loc)
+	full, err := b.anchored(p, loc)
 	if err != nil {
 		return nil, err
 	}
-	if opName(ae) == "!~" {
-		m = fold(plan.Call(plan.OpNot, plan.BoolType, m))
-	}
-	return m, nil
+	return b.regexMatch(x, full, opName(ae) == "!~", loc)
 }
 
 // bindRegexMatch binds x ~ pattern and x !~ pattern as DuckDB does:
@@ -443,24 +432,33 @@ func (b *binder) bindRegexMatch(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if isNullLit(x) || isNullLit(p) {
 		return nullOf(plan.BoolType), nil
 	}
-	var full *plan.Expr
-	if isStringLit(p) {
-		full = lit(plan.Value{S: "^(?:" + p.Value.S + ")$"}, plan.StringType)
-	} else {
-		// (|| is NULL when the pattern is.)
-		open, err := b.callByName("||", []*plan.Expr{lit(plan.Value{S: "^(?:"}, plan.StringType), p}, loc)
-		if err != nil {
-			return nil, err
-		}
-		if full, err = b.callByName("||", []*plan.Expr{open, lit(plan.Value{S: ")$"}, plan.StringType)}, loc); err != nil {
-			return nil, err
-		}
-	}
-	m, err := b.callByName("regexp_matches", []*plan.Expr{x, full}, loc)
+	full, err := b.anchored(p, loc)
 	if err != nil {
 		return nil, err
 	}
-	if opName(ae) == "!~" {
+	return b.regexMatch(x, full, opName(ae) == "!~", loc)
+}
+
+// anchored is the regular expression p anchored to match a whole string,
+// '^(?:' || p || ')$' (a literal when p is; NULL when p is).
+func (b *binder) anchored(p *plan.Expr, loc int32) (*plan.Expr, error) {
+	if isStringLit(p) {
+		return lit(plan.Value{S: "^(?:" + p.Value.S + ")$"}, plan.StringType), nil
+	}
+	open, err := b.callByName("||", []*plan.Expr{lit(plan.Value{S: "^(?:"}, plan.StringType), p}, loc)
+	if err != nil {
+		return nil, err
+	}
+	return b.callByName("||", []*plan.Expr{open, lit(plan.Value{S: ")$"}, plan.StringType)}, loc)
+}
+
+// regexMatch is regexp_matches(x, re), negated for the NOT forms.
+func (b *binder) regexMatch(x, re *plan.Expr, negated bool, loc int32) (*plan.Expr, error) {
+	m, err := b.callByName("regexp_matches", []*plan.Expr{x, re}, loc)
+	if err != nil {
+		return nil, err
+	}
+	if negated {
 		m = fold(plan.Call(plan.OpNot, plan.BoolType, m))
 	}
 	return m, nil

@@ -161,9 +161,6 @@ func (b *binder) seriesNode(name string, alias *pg.Alias, typ plan.DataType, val
 	for _, v := range vals {
 		n.rows = append(n.rows, []*plan.Expr{lit(plan.Value{I: v}, typ)})
 	}
-	if len(vals) == 0 {
-		n.rows = nil
-	}
 	n.cols = []colID{b.md.add(column{name: col, typ: typ})}
 	return n, []*relation{{alias: rel, table: name, cols: n.cols, names: []string{col}}}, nil
 }

@@ -772,10 +772,11 @@ func (a *aggAcc) minMax(arg arrow.Array, gids []uint32, isMax bool) error {
 	return nil
 }
 
+// above reports v > s in DuckDB's total order of floats, where NaN is the
+// greatest value (v != v only for a NaN; never for integers).
+func above[T int64 | float64 | int32](v, s T) bool { return v > s || (v != v && s == s) }
+
 func minMaxFixed[T int64 | float64 | int32](st []T, has []bool, gids []uint32, x []T, vb []byte, voff int, isMax bool) {
-	// above(v, s) is v > s in DuckDB's total order of floats, where NaN
-	// is the greatest value (v != v only for a NaN; false for integers).
-	above := func(v, s T) bool { return v > s || (v != v && s == s) }
 	if gids == nil {
 		g := 0
 		for i, v := range x {

@@ -149,26 +149,18 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 	if _, combining := plan.SplitObjectsInput(c); combining {
 		return 0, 0, false
 	}
-	if scans(c.Root) {
-		// A scan stage reads its other inputs whole (plan.Validate), in
-		// every one of its tasks.
-		n, known := s.scanTasks(c.ID)
-		if !known {
-			return 0, 0, false
-		}
-		return n * int64(m), n, true
-	}
-	groups, known := s.Groups[c.ID]
-	if !known {
-		return 0, 0, false
-	}
 	for _, t := range s.Skew[c.ID] {
 		if t.Input == p.ID {
 			return 0, 0, false
 		}
 	}
-	tasks = int64(len(groups) + len(s.Skew[c.ID]))
-	if p.Output.Kind != plan.PartitionHash || plan.WholeRead(c, p.ID) {
+	tasks, known := s.taskCount(c) // inlinescans.go
+	if !known {
+		return 0, 0, false
+	}
+	// A scan stage reads its other inputs whole (plan.Validate), in every
+	// one of its tasks.
+	if scans(c.Root) || p.Output.Kind != plan.PartitionHash || plan.WholeRead(c, p.ID) {
 		return tasks * int64(m), tasks, true
 	}
 	objects := func(parts ...int) int64 {
@@ -178,7 +170,7 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 		}
 		return min(n, int64(m))
 	}
-	for _, g := range groups {
+	for _, g := range s.Groups[c.ID] {
 		gets += objects(g...)
 	}
 	for _, t := range s.Skew[c.ID] {

@@ -47,7 +47,7 @@ func (FuseSingle) Apply(s *State) (string, error) {
 		if n != 1 {
 			continue
 		}
-		c.Root = replaceExchange(c.Root, st.ID, st.Root)
+		c.Root = replaceExchange(c.Root, st.ID, func() *plan.Node { return st.Root })
 		c.Inputs = slices.Clone(st.Inputs)
 		s.Groups[c.ID] = s.Groups[st.ID]
 		// S reads nothing any more: its inputs' readers are the stages
@@ -99,11 +99,11 @@ func scans(root *plan.Node) bool {
 	return found
 }
 
-// replaceExchange returns n with its exchange leaf reading stage id
-// replaced by frag.
-func replaceExchange(n *plan.Node, id int, frag *plan.Node) *plan.Node {
+// replaceExchange returns n with every exchange leaf reading stage id
+// replaced by frag() (a fresh copy for each leaf, when frag makes one).
+func replaceExchange(n *plan.Node, id int, frag func() *plan.Node) *plan.Node {
 	if n.Kind == plan.KindExchange && n.Stage == id {
-		return frag
+		return frag()
 	}
 	for i, in := range n.Inputs {
 		n.Inputs[i] = replaceExchange(in, id, frag)

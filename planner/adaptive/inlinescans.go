@@ -1,7 +1,6 @@
 package adaptive
 
 import (
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -63,13 +62,19 @@ func (InlineScans) Apply(s *State) (string, error) {
 		if tasks <= 0 || size.Bytes*tasks > s.Config.InlineScanBytes {
 			continue
 		}
-		frag, err := inlineFragment(st.Root, size.Files)
-		if err != nil {
-			return "", err
-		}
 		for _, id := range readers {
 			r := s.Graph.Stage(id)
-			r.Root = replaceExchangeWith(r.Root, st.ID, func() *plan.Node { return cloneNode(frag) })
+			var err error
+			r.Root = replaceExchange(r.Root, st.ID, func() *plan.Node {
+				var frag *plan.Node
+				if frag, err = inlineFragment(st.Root, size.Files); err != nil {
+					return &plan.Node{Kind: plan.KindExchange, Stage: st.ID} // discarded with the error
+				}
+				return frag
+			})
+			if err != nil {
+				return "", err
+			}
 			r.Inputs = slices.DeleteFunc(slices.Clone(r.Inputs), func(in int) bool { return in == st.ID })
 			if len(r.Inputs) == 0 {
 				delete(s.Groups, r.ID)
@@ -134,46 +139,20 @@ func (s *State) taskCount(st *plan.Stage) (int64, bool) {
 	return 0, false
 }
 
-// inlineFragment returns S's fragment with its scan Inline over files.
+// inlineFragment returns a copy of S's fragment with its scan Inline over
+// files.
 func inlineFragment(root *plan.Node, files []plan.ScanFile) (*plan.Node, error) {
-	frag := cloneNode(root)
-	if frag == nil {
-		return nil, fmt.Errorf("inline-scans: copying a fragment failed")
+	frag, err := root.Clone()
+	if err != nil {
+		return nil, fmt.Errorf("inline-scans: %w", err)
+	}
+	if files == nil {
+		files = []plan.ScanFile{}
 	}
 	plan.Walk(frag, func(n *plan.Node) {
 		if n.Kind == plan.KindScan {
-			sc := *n.Scan
-			sc.Inline, sc.Files = true, slices.Clone(files)
-			if sc.Files == nil {
-				sc.Files = []plan.ScanFile{}
-			}
-			n.Scan = &sc
+			n.Scan.Inline, n.Scan.Files = true, slices.Clone(files)
 		}
 	})
 	return frag, nil
-}
-
-// cloneNode deep-copies a plan fragment (nil if it does not encode).
-func cloneNode(n *plan.Node) *plan.Node {
-	b, err := json.Marshal(n)
-	if err != nil {
-		return nil
-	}
-	var c plan.Node
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil
-	}
-	return &c
-}
-
-// replaceExchangeWith returns n with every exchange leaf reading stage id
-// replaced by frag().
-func replaceExchangeWith(n *plan.Node, id int, frag func() *plan.Node) *plan.Node {
-	if n.Kind == plan.KindExchange && n.Stage == id {
-		return frag()
-	}
-	for i, in := range n.Inputs {
-		n.Inputs[i] = replaceExchangeWith(in, id, frag)
-	}
-	return n
 }

@@ -77,6 +77,19 @@ func Walk(n *Node, f func(*Node)) {
 	}
 }
 
+// Clone returns a deep copy of the fragment rooted at n, as Graph.Clone.
+func (n *Node) Clone() (*Node, error) {
+	b, err := json.Marshal(n)
+	if err != nil {
+		return nil, fmt.Errorf("copy fragment: %w", err)
+	}
+	var c Node
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("copy fragment: %w", err)
+	}
+	return &c, nil
+}
+
 // Clone returns a deep copy of g (through its JSON form, the form the
 // coordinator stores and functions receive, so nothing is left shared).
 func (g *Graph) Clone() (*Graph, error) {
