@@ -78,28 +78,21 @@ func Walk(n *Node, f func(*Node)) {
 }
 
 // Clone returns a deep copy of the fragment rooted at n, as Graph.Clone.
-func (n *Node) Clone() (*Node, error) {
-	b, err := json.Marshal(n)
-	if err != nil {
-		return nil, fmt.Errorf("copy fragment: %w", err)
-	}
-	var c Node
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("copy fragment: %w", err)
-	}
-	return &c, nil
-}
+func (n *Node) Clone() (*Node, error) { return jsonCopy(n, "fragment") }
 
 // Clone returns a deep copy of g (through its JSON form, the form the
 // coordinator stores and functions receive, so nothing is left shared).
-func (g *Graph) Clone() (*Graph, error) {
-	b, err := json.Marshal(g)
+func (g *Graph) Clone() (*Graph, error) { return jsonCopy(g, "plan") }
+
+// jsonCopy deep-copies v through its JSON form.
+func jsonCopy[T any](v *T, what string) (*T, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, fmt.Errorf("copy plan: %w", err)
+		return nil, fmt.Errorf("copy %s: %w", what, err)
 	}
-	var c Graph
+	var c T
 	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("copy plan: %w", err)
+		return nil, fmt.Errorf("copy %s: %w", what, err)
 	}
 	return &c, nil
 }
