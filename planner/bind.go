@@ -380,9 +380,11 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 	// Assemble.
 	if ag != nil {
 		if ag.sets != nil {
-			root = b.expandGroupingSets(root, ag)
+			root, err = b.aggregateGroupingSets(root, ag)
+		} else {
+			root, err = b.buildAggregate(root, ag)
 		}
-		if root, err = b.buildAggregate(root, ag); err != nil {
+		if err != nil {
 			return nil, err
 		}
 		if having != nil {
@@ -1189,24 +1191,7 @@ func splitConjuncts(e *plan.Expr) []*plan.Expr {
 }
 
 // nullable reports whether e may be NULL (conservatively).
-func (b *binder) nullable(e *plan.Expr) bool {
-	switch e.Op {
-	case plan.OpColumn:
-		return b.md.col(e.Col).nullable
-	case plan.OpLiteral:
-		return e.Value.Null
-	case plan.OpIsNull, plan.OpIsNotNull:
-		return false
-	case plan.OpDiv, plan.OpMod, plan.OpCast, plan.OpCase:
-		return true
-	}
-	for _, a := range e.Args {
-		if b.nullable(a) {
-			return true
-		}
-	}
-	return false
-}
+func (b *binder) nullable(e *plan.Expr) bool { return nullableExpr(e, b.md) }
 
 // aggFuncs are the aggregate functions, by SQL name.
 var aggFuncs = map[string]plan.AggFunc{

@@ -409,6 +409,9 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 
 func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	name, loc := opName(ae), ae.Location
+	if name == "/" && b.isIntDiv(loc) {
+		name = "//" // masked by maskIntDiv
+	}
 	if ae.Lexpr == nil { // prefix operator
 		arg, err := b.bindExpr(ae.Rexpr, c)
 		if err != nil {

@@ -166,7 +166,9 @@ func (b *binder) bindGroupingSets(items []*pg.Node, targets []*target, sc *scope
 
 // expandGroupingSets puts the expandNode under the aggregation ag
 // describes and rewrites ag's keys to its columns, the set number last.
-func (b *binder) expandGroupingSets(root node, ag *aggBuilder) node {
+// Sets in skip (the empty ones, which aggregateGroupingSets computes as
+// scalar aggregates) get no projection; the others keep their numbers.
+func (b *binder) expandGroupingSets(root node, ag *aggBuilder, skip map[int]bool) node {
 	in := root.output()
 	x := &expandNode{input: root, cols: append([]colID(nil), in...)}
 	keyCols := make([]colID, len(ag.groups))
@@ -177,6 +179,9 @@ func (b *binder) expandGroupingSets(root node, ag *aggBuilder) node {
 	gidIn := b.md.add(column{name: "grouping_id", typ: plan.Int64Type})
 	x.cols = append(append(x.cols, keyCols...), gidIn)
 	for s, set := range ag.sets {
+		if skip[s] {
+			continue
+		}
 		in := map[int]bool{}
 		for _, k := range set {
 			in[k] = true
@@ -201,6 +206,89 @@ func (b *binder) expandGroupingSets(root node, ag *aggBuilder) node {
 	ag.groups = append(ag.groups, b.md.ref(gidIn))
 	ag.groupCols = append(ag.groupCols, ag.gid)
 	return x
+}
+
+// aggregateGroupingSets builds the aggregation of a GROUP BY with
+// grouping sets over root. An empty grouping set (the grand total of
+// ROLLUP and CUBE, or GROUPING SETS (())) yields one row even over no
+// input rows, as a GROUP BY without keys does (count 0, sum NULL), but
+// the expand-and-group plan has no row to group there. So each empty set
+// gets a fallback row, UNION ALLed with the grouped result and kept only
+// when the input is empty:
+//
+//	fallback = (aggregates without keys over an empty VALUES: each one's
+//	            value on empty input, as the executor computes it)
+//	           CROSS JOIN (count(*) of the input LIMIT 1) WHERE count = 0
+//
+// The probe reads at most one row of the input (the LIMIT stops its
+// scan early), so the grouped aggregation still reads the input once.
+// When the input has rows the grouped result has the grand-total group
+// already, and the fallback is empty.
+func (b *binder) aggregateGroupingSets(root node, ag *aggBuilder) (node, error) {
+	var empties []int
+	for s, set := range ag.sets {
+		if len(set) == 0 {
+			empties = append(empties, s)
+		}
+	}
+	groupTypes := make([]plan.DataType, len(ag.groups))
+	for i, g := range ag.groups {
+		groupTypes[i] = g.Type
+	}
+	input := root
+	x := b.expandGroupingSets(input, ag, nil)
+	if len(empties) == 0 {
+		return b.buildAggregate(x, ag)
+	}
+	// fresh returns new columns like cols (each branch has its own).
+	fresh := func(cols []colID) []colID {
+		out := make([]colID, len(cols))
+		for i, id := range cols {
+			out[i] = b.md.add(b.md.col(id))
+		}
+		return out
+	}
+	// Expressions above the aggregation refer to ag's columns: they are
+	// the union's, and each branch has columns of its own.
+	out := append(append([]colID(nil), ag.groupCols...), ag.aggCols...)
+	gb := *ag
+	gb.groupCols, gb.aggCols = fresh(ag.groupCols), fresh(ag.aggCols)
+	grouped, err := b.buildAggregate(x, &gb)
+	if err != nil {
+		return nil, err
+	}
+	u := &unionNode{inputs: []node{grouped}, inCols: [][]colID{append(append([]colID(nil), gb.groupCols...), gb.aggCols...)}, cols: out}
+	for _, s := range empties {
+		// The aggregates over no rows: an empty VALUES with the input's
+		// columns.
+		none := &valuesNode{cols: input.output()}
+		eb := &aggBuilder{aggs: append([]aggExpr(nil), ag.aggs...), aggCols: fresh(ag.aggCols), extra: ag.extra, outer: ag.outer}
+		empty, err := b.buildAggregate(none, eb)
+		if err != nil {
+			return nil, err
+		}
+		// Whether the input is empty.
+		cnt := b.md.add(column{name: "count_star()", typ: plan.Int64Type})
+		probe := &aggregateNode{input: &limitNode{input: input, limit: 1},
+			aggs: []aggExpr{{fn: plan.AggCountStar, typ: plan.Int64Type}}, aggCols: []colID{cnt}}
+		isEmpty := &filterNode{input: probe, conds: []*plan.Expr{plan.Call(plan.OpEq, plan.BoolType, b.md.ref(cnt), intLit(0))}}
+		j := &joinNode{typ: plan.JoinInner, left: empty, right: isEmpty}
+		p := &projectNode{input: j}
+		for _, t := range groupTypes {
+			p.exprs = append(p.exprs, nullOf(t))
+		}
+		p.exprs = append(p.exprs, intLit(int64(s)))
+		for _, id := range eb.aggCols {
+			p.exprs = append(p.exprs, b.md.ref(id))
+		}
+		p.cols = fresh(out)
+		u.inputs = append(u.inputs, p)
+		u.inCols = append(u.inCols, p.cols)
+	}
+	for _, id := range out {
+		b.md.cols[id].nullable = true
+	}
+	return u, nil
 }
 
 // bindGroupingFunc binds GROUPING(k1, ..., kn): bit n-i is 1 when key ki

@@ -190,10 +190,10 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 }
 
 // parse parses sql with pg_query after rewriting the DuckDB syntax the
-// Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY) at the same
+// Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY, //) at the same
 // byte offsets.
 func parse(sql string) (*pg.ParseResult, *qualifies, error) {
-	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(sql)))
+	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(maskIntDiv(sql))))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -570,22 +570,7 @@ func foldCase(e *plan.Expr) *plan.Expr {
 
 // nullableExpr reports whether e may be NULL (conservatively).
 func nullableExpr(e *plan.Expr, md *metadata) bool {
-	switch e.Op {
-	case plan.OpColumn:
-		return md.col(e.Col).nullable
-	case plan.OpLiteral:
-		return e.Value.Null
-	case plan.OpIsNull, plan.OpIsNotNull:
-		return false
-	case plan.OpDiv, plan.OpMod, plan.OpCast, plan.OpCase:
-		return true
-	}
-	for _, a := range e.Args {
-		if nullableExpr(a, md) {
-			return true
-		}
-	}
-	return false
+	return mayBeNull(e, func(id colID) bool { return md.col(id).nullable })
 }
 
 // sortedCols returns the ids of a set in increasing order.

@@ -222,22 +222,6 @@ func nullRejects(cond *plan.Expr, cols map[colID]bool) bool {
 	return false
 }
 
-// strictIn reports whether e is NULL whenever the columns of cols are.
-func strictIn(e *plan.Expr, cols map[colID]bool) bool {
-	switch e.Op {
-	case plan.OpColumn:
-		return cols[e.Col]
-	case plan.OpLiteral, plan.OpCase, plan.OpIsNull, plan.OpIsNotNull, plan.OpAnd, plan.OpOr:
-		return false
-	}
-	for _, a := range e.Args {
-		if strictIn(a, cols) {
-			return true
-		}
-	}
-	return false
-}
-
 // factorOrs takes the conjuncts common to all branches of each OR out of
 // it: (a AND b) OR (a AND c) becomes a, b OR c.
 func factorOrs(conds []*plan.Expr) []*plan.Expr {

@@ -101,7 +101,10 @@ func (b *binder) bindValues(sel *pg.SelectStmt, parent *scope) (node, error) {
 
 // lowerValues lowers constant rows to a KindValues leaf in a single task.
 func (l *lowerer) lowerValues(n *valuesNode) (*fragment, error) {
-	rows := make([][]*plan.Expr, len(n.rows))
+	var rows [][]*plan.Expr // nil for no rows, as JSON decodes it
+	if len(n.rows) > 0 {
+		rows = make([][]*plan.Expr, len(n.rows))
+	}
 	for i, r := range n.rows {
 		rows[i] = make([]*plan.Expr, len(r))
 		for k, e := range r {

@@ -98,7 +98,10 @@ func (c *conn) answer(ctx context.Context, sql string, describe bool) (res *resu
 		for sel.Op != pg_query.SetOperation_SETOP_NONE && sel.Larg != nil {
 			sel = sel.Larg
 		}
-		if !touchesCatalog(n) {
+		switch route, err := routeSelect(n); {
+		case err != nil:
+			return nil, true, err
+		case route == routeEngine:
 			return nil, false, nil
 		}
 		res, err := c.selectCatalog(ctx, sel)
@@ -142,27 +145,88 @@ var catalogFuncs = map[string]bool{
 	"pg_get_keywords": true, "set_config": true, "pg_function_is_visible": true, "pg_type_is_visible": true,
 }
 
-// touchesCatalog reports whether the statement reads a catalog relation or
-// calls a catalog function.
-func touchesCatalog(n *pg_query.Node) bool {
-	found := false
+// route says who answers a SELECT.
+type route int
+
+const (
+	routeEngine  route = iota // the query engine: it reads user tables, or no relation at all
+	routeCatalog              // the catalog emulation: every relation it reads is a catalog relation
+)
+
+// routeSelect decides who answers a SELECT from the relations its parse
+// tree reads, never from the words in its text (EXTRACT, SUBSTRING ...
+// FROM, TRIM, CURRENT_DATE and AT TIME ZONE parse as pg_catalog function
+// calls and SQL value functions, and a user query that used them was once
+// answered by the emulation with a row of NULLs):
+//
+//   - every relation is a pg_catalog or information_schema one: the
+//     emulation;
+//   - user tables and catalog relations together: an SL005 error, since
+//     neither side can answer it whole;
+//   - no relation at all (SELECT version(), SELECT current_user): the
+//     emulation when it calls a session or catalog function the engine
+//     does not have, else the engine (SELECT current_date + 1, SELECT
+//     extract(year from date '1995-01-01')).
+//
+// A name bound by a WITH clause is not a relation.
+func routeSelect(n *pg_query.Node) (route, error) {
+	ctes := map[string]bool{}
 	walk(n, func(m *pg_query.Node) {
-		if rv := m.GetRangeVar(); rv != nil {
-			s := lower(rv.Schemaname)
-			if s == "pg_catalog" || s == "information_schema" || (s == "" && strings.HasPrefix(lower(rv.Relname), "pg_")) {
-				found = true
-			}
-		}
-		if fc := m.GetFuncCall(); fc != nil {
-			if catalogFuncs[funcName(fc)] || len(fc.Funcname) == 2 && lower(strVal(fc.Funcname[0])) == "pg_catalog" {
-				found = true
-			}
-		}
-		if m.GetSqlvalueFunction() != nil {
-			found = true
+		if ce := m.GetCommonTableExpr(); ce != nil {
+			ctes[lower(ce.Ctename)] = true
 		}
 	})
-	return found
+	var catalogRels, userRels []string
+	sessionCall := false
+	walk(n, func(m *pg_query.Node) {
+		if rv := m.GetRangeVar(); rv != nil {
+			name := lower(rv.Relname)
+			switch {
+			case rv.Schemaname == "" && ctes[name]:
+			case isCatalogRelation(rv):
+				catalogRels = append(catalogRels, name)
+			default:
+				userRels = append(userRels, name)
+			}
+		}
+		if fc := m.GetFuncCall(); fc != nil && catalogFuncs[funcName(fc)] {
+			sessionCall = true
+		}
+		if sv := m.GetSqlvalueFunction(); sv != nil && !engineValueFunc[sv.Op] {
+			sessionCall = true
+		}
+		if tc := m.GetTypeCast(); tc != nil && strings.HasPrefix(typeNameOf(tc.TypeName), "reg") {
+			sessionCall = true // 'pg_class'::regclass
+		}
+	})
+	switch {
+	case len(catalogRels) > 0 && len(userRels) > 0:
+		return routeEngine, plan.Errorf(plan.CodeUnsupported,
+			"unsupported: a query that reads both catalog relations (%s) and tables (%s); query them separately",
+			catalogRels[0], userRels[0])
+	case len(catalogRels) > 0:
+		return routeCatalog, nil
+	case len(userRels) == 0 && sessionCall:
+		return routeCatalog, nil
+	}
+	return routeEngine, nil
+}
+
+// isCatalogRelation reports whether rv names a pg_catalog or
+// information_schema relation (an unqualified pg_* name is pg_catalog's,
+// as Postgres resolves it through its search path).
+func isCatalogRelation(rv *pg_query.RangeVar) bool {
+	s := lower(rv.Schemaname)
+	return s == "pg_catalog" || s == "information_schema" || (s == "" && strings.HasPrefix(lower(rv.Relname), "pg_"))
+}
+
+// engineValueFunc are the SQL value functions the engine evaluates itself.
+var engineValueFunc = map[pg_query.SQLValueFunctionOp]bool{
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_DATE:        true,
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP:   true,
+	pg_query.SQLValueFunctionOp_SVFOP_CURRENT_TIMESTAMP_N: true,
+	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP:      true,
+	pg_query.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:    true,
 }
 
 // walk calls fn on every node under n (through the protobuf reflection of

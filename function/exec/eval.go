@@ -31,9 +31,22 @@ func Eval(e *plan.Expr, rec arrow.RecordBatch, mem memory.Allocator) (arrow.Arra
 	ev := &evaluator{mem: mem, rec: rec, n: int(rec.NumRows())}
 	v, err := ev.eval(e)
 	if err != nil {
-		return nil, fmt.Errorf("exec: eval %s: %w", e, err)
+		return nil, evalError(e, err)
 	}
 	return ev.materialize(v)
+}
+
+// evalError wraps an evaluation failure. Evaluating an expression over
+// batches in memory does no I/O, so its errors are never transient: one
+// the query's values cause carries its user code already (SL1xx, the
+// overflow and memory-limit sentinels); anything else is a bug in the
+// plan or a kernel, an internal error (SL900) that no retry would fix.
+func evalError(e *plan.Expr, err error) error {
+	err = fmt.Errorf("exec: eval %s: %w", e, err)
+	if plan.IsUserError(err) || errors.Is(err, ErrIntegerOverflow) || errors.Is(err, ErrMemoryLimit) || errors.Is(err, ErrCorruptFile) {
+		return err
+	}
+	return plan.WithCode(plan.CodeInternal, err)
 }
 
 // vec is an evaluated operand: an array of ev.n rows, or a literal.

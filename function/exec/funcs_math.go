@@ -261,7 +261,8 @@ func mathFunctions() []*ScalarFunction {
 				return eachRow(c, func(i int, o *out) error { o.f64(math.Pi); return nil })
 			}},
 		{Name: "mod", Doc: "remainder of x / y with the sign of x; NULL when y is 0",
-			Signatures: []Signature{sig(plan.Int64Type, tI, tI), sig(f64, tF, tF)},
+			Signatures:   []Signature{sig(plan.Int64Type, tI, tI), sig(f64, tF, tF)},
+			NullOnValues: true,
 			Kernel: func(c *Call) (arrow.Array, error) {
 				a, b := c.Args[0], c.Args[1]
 				if c.Type.ID == plan.Int64 {

@@ -94,7 +94,7 @@ func moreFunctions() []*ScalarFunction {
 				return q * b, nil
 			})},
 		{Name: "divide", Doc: "x // y: the integer quotient of integers, truncated towards zero (NULL when y is 0)",
-			Signatures: []Signature{sig(i64, tI, tI)},
+			Signatures: []Signature{sig(i64, tI, tI)}, NullOnValues: true,
 			Kernel: func(c *Call) (arrow.Array, error) {
 				a, b := c.Args[0], c.Args[1]
 				return eachRow(c, func(i int, o *out) error {

@@ -72,8 +72,16 @@ type ScalarFunction struct {
 	Doc        string
 	Signatures []Signature
 	Nulls      NullHandling
-	Kernel     Kernel
+	// NullOnValues: the function may be NULL although no argument is
+	// (mod and // by zero). The planner reads Nulls and this flag for its
+	// null analyses (outer-join simplification, NOT IN), so both must be
+	// true to the kernel: TestNullHandlingHonest checks them.
+	NullOnValues bool
+	Kernel       Kernel
 }
+
+// Strict reports whether f is NULL whenever any argument is NULL.
+func (f *ScalarFunction) Strict() bool { return f.Nulls == NullPropagates }
 
 // Call is the input of a kernel.
 type Call struct {
