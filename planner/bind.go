@@ -1148,6 +1148,13 @@ func (b *binder) bindLimit(sel *pg.SelectStmt) (limit, offset int64, err error) 
 		if e.Value.Null {
 			return 0, false, nil
 		}
+		if e.Type.ID == plan.String {
+			// An untyped parameter ($1 sent with no type, as drivers do)
+			// arrives as a string: Postgres infers bigint here.
+			if n, err := b.cast(e, plan.Int64Type, exprLoc(n)); err == nil && isLit(n) {
+				e = n
+			}
+		}
 		if e.Type.ID != plan.Int64 {
 			return 0, false, b.errorf(CodeType, exprLoc(n), "type mismatch: %s must be an integer, not %s", what, e.Type)
 		}

@@ -46,7 +46,7 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 	case *pg.Node_ParamRef:
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:
-		return nil, b.unsupported(x.BooleanTest.Location, "IS [NOT] TRUE/FALSE/UNKNOWN")
+		return b.bindBooleanTest(x.BooleanTest, c)
 	case *pg.Node_MinMaxExpr:
 		return b.bindMinMax(x.MinMaxExpr, c)
 	case *pg.Node_SqlvalueFunction:
@@ -55,6 +55,45 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
 	}
 	return nil, b.unsupported(exprLoc(n), "expression "+nodeName(n))
+}
+
+// bindBooleanTest binds x IS [NOT] TRUE / FALSE / UNKNOWN, which are never
+// NULL: x IS TRUE is (x IS NOT NULL) AND x, x IS NOT TRUE is (x IS NULL)
+// OR NOT x, and IS [NOT] UNKNOWN is IS [NOT] NULL. x is cast to boolean as
+// DuckDB does.
+func (b *binder) bindBooleanTest(bt *pg.BooleanTest, c *exprCtx) (*plan.Expr, error) {
+	x, err := b.bindExpr(bt.Arg, c)
+	if err != nil {
+		return nil, err
+	}
+	if x.Type.ID == plan.Null {
+		x = nullOf(plan.BoolType)
+	}
+	if x.Type.ID != plan.Bool {
+		if x, err = b.cast(x, plan.BoolType, bt.Location); err != nil {
+			return nil, err
+		}
+	}
+	and := func(l, r *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpAnd, plan.BoolType, l, r)) }
+	or := func(l, r *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpOr, plan.BoolType, l, r)) }
+	not := func(e *plan.Expr) *plan.Expr { return fold(plan.Call(plan.OpNot, plan.BoolType, e)) }
+	isNull := fold(plan.Call(plan.OpIsNull, plan.BoolType, x))
+	notNull := fold(plan.Call(plan.OpIsNotNull, plan.BoolType, x))
+	switch bt.Booltesttype {
+	case pg.BoolTestType_IS_TRUE:
+		return and(notNull, x), nil
+	case pg.BoolTestType_IS_NOT_TRUE:
+		return or(isNull, not(x)), nil
+	case pg.BoolTestType_IS_FALSE:
+		return and(notNull, not(x)), nil
+	case pg.BoolTestType_IS_NOT_FALSE:
+		return or(isNull, x), nil
+	case pg.BoolTestType_IS_UNKNOWN:
+		return isNull, nil
+	case pg.BoolTestType_IS_NOT_UNKNOWN:
+		return notNull, nil
+	}
+	return nil, b.unsupported(bt.Location, "boolean test "+bt.Booltesttype.String())
 }
 
 func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error) {

@@ -68,14 +68,131 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 		}
 		return "", bad("boolean")
 	case oidDate:
-		if _, err := time.Parse("2006-01-02", strings.TrimSpace(s)); err != nil {
+		t, ok := parseTemporal(s)
+		if !ok {
 			return "", bad("date")
 		}
-		return "DATE " + quote(strings.TrimSpace(s)), nil
-	case oidTimestamp, 1184:
-		return "TIMESTAMP " + quote(strings.TrimSpace(s)), nil
+		return "DATE " + quote(t.Format("2006-01-02")), nil
+	case oidTimestamp, oidTimestampTZ:
+		t, ok := parseTemporal(s)
+		if !ok {
+			return "", bad("timestamp")
+		}
+		return "TIMESTAMP " + quote(string(appendTimestamp(nil, t))), nil
+	case 0:
+		// An untyped value the engine will cast from its context: the
+		// date and timestamp forms drivers send (pgjdbc's setDate
+		// "1995-01-01 +00", node-postgres's Date
+		// "1995-01-01T00:00:00.000+00:00") in the engine's own form.
+		if t, ok := parseTemporal(s); ok {
+			if t.Equal(t.Truncate(24 * time.Hour)) {
+				return quote(t.Format("2006-01-02")), nil
+			}
+			return quote(string(appendTimestamp(nil, t))), nil
+		}
 	}
 	return stringLiteral(s, n)
+}
+
+// temporalText matches the text forms of dates and timestamps that
+// clients send: a date, optionally a time with a fraction, optionally a
+// zone offset (Z, +hh, +hh:mm, +hhmm), with T or a space between.
+var temporalText = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$`)
+
+// parseTemporal parses a client's date or timestamp text, in UTC: a value
+// with an offset is converted to UTC (timestamptz), one without is taken
+// as written.
+func parseTemporal(s string) (time.Time, bool) {
+	m := temporalText.FindStringSubmatch(strings.TrimSpace(s))
+	if m == nil {
+		return time.Time{}, false
+	}
+	text, layout := m[1], "2006-01-02"
+	if m[2] != "" {
+		clock := m[2]
+		if len(clock) == 5 {
+			clock += ":00"
+		}
+		text += " " + clock
+		layout += " 15:04:05.999999999"
+	}
+	t, err := time.Parse(layout, text)
+	if err != nil {
+		return time.Time{}, false
+	}
+	if z := m[3]; z != "" && z != "Z" {
+		sign := 1
+		if z[0] == '-' {
+			sign = -1
+		}
+		digits := strings.ReplaceAll(z[1:], ":", "")
+		h, _ := strconv.Atoi(digits[:2])
+		mins := 0
+		if len(digits) == 4 {
+			mins, _ = strconv.Atoi(digits[2:])
+		}
+		t = t.Add(-time.Duration(sign) * (time.Duration(h)*time.Hour + time.Duration(mins)*time.Minute))
+	}
+	return t.UTC(), true
+}
+
+// binaryNumeric decodes Postgres's binary numeric: ndigits, weight,
+// sign and dscale (int16 each), then ndigits base-10000 digits, the
+// first weighted 10000^weight.
+func binaryNumeric(v []byte) (string, bool) {
+	if len(v) < 8 {
+		return "", false
+	}
+	nd := int(binary.BigEndian.Uint16(v[0:]))
+	weight := int(int16(binary.BigEndian.Uint16(v[2:])))
+	sign := binary.BigEndian.Uint16(v[4:])
+	dscale := int(binary.BigEndian.Uint16(v[6:]))
+	if len(v) != 8+2*nd {
+		return "", false
+	}
+	switch sign {
+	case 0xC000:
+		return "'NaN'::double", true
+	case 0xD000:
+		return "'Infinity'::double", true
+	case 0xF000:
+		return "'-Infinity'::double", true
+	case 0, 0x4000:
+	default:
+		return "", false
+	}
+	group := func(idx int) int {
+		if idx < 0 || idx >= nd {
+			return 0
+		}
+		return int(binary.BigEndian.Uint16(v[8+2*idx:]))
+	}
+	for i := 0; i < nd; i++ {
+		if group(i) > 9999 {
+			return "", false
+		}
+	}
+	// Group idx has the weight weight-idx: 10000^(weight-idx).
+	var ib, fb strings.Builder
+	for w := max(weight, 0); w >= 0; w-- {
+		if d := group(weight - w); ib.Len() == 0 {
+			ib.WriteString(strconv.Itoa(d))
+		} else {
+			fmt.Fprintf(&ib, "%04d", d)
+		}
+	}
+	for w := -1; w >= -(dscale+3)/4; w-- {
+		fmt.Fprintf(&fb, "%04d", group(weight-w))
+	}
+	ip, f := ib.String(), fb.String()[:dscale]
+	out := ip
+	if dscale > 0 {
+		out += "." + f
+	}
+	if sign == 0x4000 {
+		out = "-" + out
+	}
+	return "(" + out + ")", true
 }
 
 func binaryLiteral(oid uint32, v []byte, n int) (string, error) {
@@ -131,6 +248,18 @@ func binaryLiteral(oid uint32, v []byte, n int) (string, error) {
 		}
 		us := int64(binary.BigEndian.Uint64(v)) + pgEpoch.UnixMicro()
 		return "TIMESTAMP " + quote(string(appendTimestamp(nil, time.UnixMicro(us).UTC()))), nil
+	case oidTimestampTZ:
+		if err := size(8); err != nil {
+			return "", err
+		}
+		us := int64(binary.BigEndian.Uint64(v)) + pgEpoch.UnixMicro()
+		return "TIMESTAMP " + quote(string(appendTimestamp(nil, time.UnixMicro(us).UTC()))), nil
+	case oidNumeric:
+		lit, ok := binaryNumeric(v)
+		if !ok {
+			return "", &paramError{state: "22P03", msg: fmt.Sprintf("parameter $%d: invalid binary numeric value", n)}
+		}
+		return lit, nil
 	case oidText, oidVarchar, 0, oidName, 1042:
 		return stringLiteral(string(v), n)
 	}

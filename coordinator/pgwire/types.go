@@ -15,19 +15,20 @@ import (
 
 // Postgres type OIDs of the types sluice has (pg_type.oid).
 const (
-	oidBool      = 16
-	oidInt8      = 20
-	oidInt4      = 23
-	oidText      = 25
-	oidOID       = 26
-	oidFloat8    = 701
-	oidVarchar   = 1043
-	oidDate      = 1082
-	oidTimestamp = 1114
-	oidInterval  = 1186
-	oidNumeric   = 1700
-	oidName      = 19
-	oidChar      = 18
+	oidBool        = 16
+	oidInt8        = 20
+	oidInt4        = 23
+	oidText        = 25
+	oidOID         = 26
+	oidFloat8      = 701
+	oidVarchar     = 1043
+	oidDate        = 1082
+	oidTimestamp   = 1114
+	oidTimestampTZ = 1184
+	oidInterval    = 1186
+	oidNumeric     = 1700
+	oidName        = 19
+	oidChar        = 18
 )
 
 // pgType is the Postgres type an Arrow column is sent as.
