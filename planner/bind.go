@@ -489,7 +489,7 @@ func (b *binder) buildAggregate(root node, ag *aggBuilder) (node, error) {
 		return outer, nil
 	}
 	if !countOnly {
-		return nil, b.unsupported(-1, "SUM/AVG(DISTINCT) over different arguments or with other aggregates")
+		return b.expandDistinctAggregates(root, ag), nil
 	}
 	n := &aggregateNode{input: root, groups: ag.groups, groupCols: ag.groupCols, aggCols: ag.aggCols}
 	for _, a := range ag.aggs {
