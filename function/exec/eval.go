@@ -181,6 +181,13 @@ func (ev *evaluator) fold(e *plan.Expr, args []vec) (vec, error) {
 		}
 	}()
 	for i, a := range args {
+		if a.t.ID == plan.Interval {
+			// Interval operands are always literals (timestampArith
+			// takes them as they are); only the other operands become
+			// one-row arrays.
+			arrs[i] = vec{lit: a.lit, t: a.t}
+			continue
+		}
 		arr, err := broadcast(ev.mem, a.t, a.lit, 1)
 		if err != nil {
 			return vec{}, err

@@ -427,3 +427,33 @@ func TestEvalErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestEvalErrorsAreNeverTransient: evaluation does no I/O, so a failure
+// is a user error with its own code or an internal error (SL900), never
+// an uncoded error the task runtime would retry as transient; and an
+// interval over a folded constant evaluates (it was "cannot broadcast
+// literal of type interval", retried four times).
+func TestEvalErrorsAreNeverTransient(t *testing.T) {
+	mem := checkedMem(t)
+	rec := mkRec(mem, ints("x", int64(1), int64(2)))
+	defer rec.Release()
+	_, err := Eval(&plan.Expr{Op: "no_such_op", Type: i64T, Args: []*plan.Expr{cref(0, i64T)}}, rec, mem)
+	if err == nil || plan.CodeOf(err) != plan.CodeInternal {
+		t.Errorf("unknown operator: want %s, got %v (code %q)", plan.CodeInternal, err, plan.CodeOf(err))
+	}
+	_, err = Eval(call(plan.OpAdd, i64T, cref(0, i64T), litI(math.MaxInt64)), rec, mem)
+	if !errors.Is(err, ErrIntegerOverflow) || plan.CodeOf(err) == plan.CodeInternal {
+		t.Errorf("overflow: want the user error, got %v (code %q)", err, plan.CodeOf(err))
+	}
+	iv := plan.Literal(plan.Value{Months: 12}, plan.DataType{ID: plan.Interval})
+	d := plan.Literal(plan.Value{I: 8805}, plan.DateType) // 1994-02-10
+	e := cast(call(plan.OpAdd, plan.TimestampType, plan.CallFunc("last_day", plan.DateType, d), iv), plan.DateType)
+	got, err := Eval(e, rec, mem)
+	if err != nil {
+		t.Fatalf("%s: %v", e, err)
+	}
+	defer got.Release()
+	if s := got.ValueStr(0); s != "1995-02-28" {
+		t.Errorf("%s = %s, want 1995-02-28", e, s)
+	}
+}
