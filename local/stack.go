@@ -6,6 +6,7 @@ package local
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
@@ -182,8 +183,8 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := s.Bucket.EnsureBucket(pctx); err != nil {
-		return nil, fmt.Errorf("S3 endpoint %s: %w", s.S3.Endpoint, err)
+	if err := ensureBucket(ctx, s.Bucket, s.S3.Endpoint, s.MinIO, opts.Log); err != nil {
+		return nil, err
 	}
 	// Functions, catalog, coordinator, API.
 	s.Catalog = catalog.NewStore(s.RDB)
@@ -237,7 +238,7 @@ func superviseMinIO(ctx context.Context, srv *minioserver.Server, log *slog.Logg
 		log.Error("embedded MinIO died; starting it again on the same port and data folder",
 			"endpoint", srv.Endpoint, "err", cause, "log_tail", lastLines(srv.Logs(), 10))
 		for attempt := 1; ; attempt++ {
-			rctx, cancel := context.WithTimeout(ctx, minioserver.StartTimeout)
+			rctx, cancel := context.WithTimeout(ctx, srv.StartTimeout)
 			err := srv.Restart(rctx)
 			cancel()
 			if ctx.Err() != nil {
@@ -550,4 +551,40 @@ func redactURL(u string) string {
 		}
 	}
 	return u
+}
+
+// bucketMaker is the part of the object store ensureBucket uses.
+type bucketMaker interface {
+	EnsureBucket(ctx context.Context) error
+}
+
+// ensureBucket creates the bucket, retrying while the object store is
+// still coming up. The deadline follows the machine: an embedded MinIO
+// that took t to become ready gets 30 s + 10 t more (a loaded machine is
+// slow at everything), an external endpoint 30 s; every retry says what
+// it waits for.
+func ensureBucket(ctx context.Context, b bucketMaker, endpoint string, srv *minioserver.Server, log *slog.Logger) error {
+	budget := 30 * time.Second
+	if srv != nil {
+		budget += 10 * srv.Startup
+	}
+	deadline := time.Now().Add(budget)
+	for attempt := 1; ; attempt++ {
+		actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+		err := b.EnsureBucket(actx)
+		cancel()
+		if err == nil {
+			return nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) || !objstore.Transient(err) && !errors.Is(err, context.DeadlineExceeded) {
+			return fmt.Errorf("S3 endpoint %s: create bucket (attempt %d, gave up after %v): %w", endpoint, attempt, budget, err)
+		}
+		log.Warn("waiting for the object store to accept bucket requests", "endpoint", endpoint, "attempt", attempt,
+			"deadline_in", time.Until(deadline).Round(time.Second), "err", err)
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("S3 endpoint %s: create bucket: %w", endpoint, ctx.Err())
+		case <-time.After(min(time.Duration(attempt)*500*time.Millisecond, 5*time.Second)):
+		}
+	}
 }

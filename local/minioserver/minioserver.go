@@ -30,8 +30,11 @@ import (
 // EnvBinary names the environment variable that points at the MinIO binary.
 const EnvBinary = "SLUICE_MINIO_BIN"
 
-// StartTimeout bounds how long Start waits for the server to become live.
-var StartTimeout = 30 * time.Second
+// DefaultStartTimeout bounds how long Start waits for the server to
+// become ready when Options.StartTimeout is zero. It is generous on
+// purpose: on a loaded 2-core machine (load average 15) MinIO took tens
+// of seconds to start, and a stack that gives up early fails every query.
+const DefaultStartTimeout = 3 * time.Minute
 
 // Options configure Start. Zero values get defaults.
 type Options struct {
@@ -44,6 +47,9 @@ type Options struct {
 	AccessKey, SecretKey string
 	// Env holds extra KEY=VALUE environment entries for the server.
 	Env []string
+	// StartTimeout bounds how long Start (and Restart) wait for the server
+	// to become ready; default DefaultStartTimeout.
+	StartTimeout time.Duration
 }
 
 // Server is a running MinIO server.
@@ -56,6 +62,12 @@ type Server struct {
 	Dir string
 	// Bin is the binary that runs.
 	Bin string
+	// StartTimeout bounds each wait for the server to become ready.
+	StartTimeout time.Duration
+	// Startup is how long the last start took to become ready: a
+	// measure of how loaded the machine is, for callers that size their
+	// own deadlines by it.
+	Startup time.Duration
 
 	mu          sync.Mutex
 	ownsDir     bool
@@ -107,7 +119,10 @@ func isExecutable(p string) bool {
 // live. On failure no process is left running and a temporary Dir is removed.
 func Start(ctx context.Context, opts Options) (*Server, error) {
 	s := &Server{Bin: opts.Bin, Dir: opts.Dir, AccessKey: opts.AccessKey, SecretKey: opts.SecretKey, env: opts.Env,
-		died: make(chan error, 1)}
+		StartTimeout: opts.StartTimeout, died: make(chan error, 1)}
+	if s.StartTimeout <= 0 {
+		s.StartTimeout = DefaultStartTimeout
+	}
 	if s.Bin == "" {
 		bin, err := FindBinary()
 		if err != nil {
@@ -290,9 +305,12 @@ func (s *Server) launch(ctx context.Context) error {
 		}
 	}()
 
-	deadline := time.Now().Add(StartTimeout)
-	client := &http.Client{Timeout: time.Second}
-	url := "http://" + s.Endpoint + "/minio/health/live"
+	// Ready, not just live: MinIO answers /minio/health/live before its
+	// object layer takes requests, and a bucket request then times out.
+	began := time.Now()
+	deadline := began.Add(s.StartTimeout)
+	client := &http.Client{Timeout: 2 * time.Second}
+	url := "http://" + s.Endpoint + "/minio/health/ready"
 	for {
 		select {
 		case <-done:
@@ -307,12 +325,13 @@ func (s *Server) launch(ctx context.Context) error {
 			resp.Body.Close()
 			if resp.StatusCode == http.StatusOK {
 				live.Store(true)
+				s.Startup = time.Since(began)
 				return nil
 			}
 		}
 		if time.Now().After(deadline) {
 			s.kill()
-			return fmt.Errorf("minioserver: %s not live at %s after %v; log tail:\n%s", s.Bin, url, StartTimeout, s.log.String())
+			return fmt.Errorf("minioserver: %s not ready at %s after %v; log tail:\n%s", s.Bin, url, s.StartTimeout, s.log.String())
 		}
 		select {
 		case <-done:

@@ -125,10 +125,7 @@ func TestStartFailureLeavesNothing(t *testing.T) {
 	if err := os.WriteFile(bin, []byte(script), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	old := StartTimeout
-	StartTimeout = 700 * time.Millisecond
-	defer func() { StartTimeout = old }()
-	_, err := Start(context.Background(), Options{Bin: bin})
+	_, err := Start(context.Background(), Options{Bin: bin, StartTimeout: 700 * time.Millisecond})
 	if err == nil {
 		t.Fatal("Start of a non-serving binary succeeded")
 	}
