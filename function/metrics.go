@@ -109,6 +109,7 @@ func AggregateMetrics(results []*TaskResult) *StageMetrics {
 			a.ComputeNanos += o.ComputeNanos
 			a.WallNanos += o.WallNanos
 			a.Bytes += o.Bytes
+			a.PartialSkippedRows += o.PartialSkippedRows
 			a.MaxComputeNanos = max(a.MaxComputeNanos, o.ComputeNanos)
 			a.MaxWallNanos = max(a.MaxWallNanos, o.WallNanos)
 		}
@@ -149,6 +150,9 @@ func (o *StageOperator) Format() string {
 		fmt.Fprintf(&b, ", bytes_written=%d", o.Bytes)
 	case o.Leaf:
 		fmt.Fprintf(&b, ", bytes_read=%d", o.Bytes)
+	}
+	if o.PartialSkippedRows > 0 {
+		fmt.Fprintf(&b, ", partial_skipped_rows=%d", o.PartialSkippedRows)
 	}
 	fmt.Fprintf(&b, ", tasks=%d", o.Tasks)
 	return b.String()

@@ -68,6 +68,14 @@ type Options struct {
 	// Sink is where a KindWrite node writes its file (nil: a fragment
 	// with a write node fails to build).
 	Sink FileSink
+	// PartialAggProbeRows and PartialAggSkipRatio make a partial
+	// aggregation adaptive (hashagg_skip.go): once it has seen
+	// PartialAggProbeRows input rows (default 100,000), if its groups are
+	// at least PartialAggSkipRatio of them (default 0.8), it stops
+	// aggregating and passes rows on as one-row partial states. A ratio
+	// above 1 turns it off.
+	PartialAggProbeRows int64
+	PartialAggSkipRatio float64
 }
 
 func (o Options) withDefaults() Options {
@@ -82,6 +90,12 @@ func (o Options) withDefaults() Options {
 	}
 	if o.Pool == nil {
 		o.Pool = NewMemoryPool(o.MemoryLimit, o.SpillDir, o.SpillLimit)
+	}
+	if o.PartialAggProbeRows <= 0 {
+		o.PartialAggProbeRows = 100_000
+	}
+	if o.PartialAggSkipRatio <= 0 {
+		o.PartialAggSkipRatio = 0.8
 	}
 	return o
 }

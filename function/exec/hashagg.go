@@ -41,6 +41,12 @@ type hashAggOp struct {
 	parts *spillPartitions // final mode: spilled partial states by key hash
 	level int
 	merge *aggMerge
+
+	// adaptive partial aggregation (hashagg_skip.go)
+	seenRows    int64 // input rows consumed
+	probed      bool  // the skip decision is made
+	passThrough bool  // rows pass on as one-row partial states
+	skipped     int64 // rows passed on so
 }
 
 // NewHashAggregate builds a hash aggregation of n.Aggregate over in.
@@ -139,6 +145,11 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 	}
 	total := h.ngroups
+	if h.emitted >= total && h.passThrough {
+		h.table, h.accs = nil, nil
+		h.res.release()
+		return h.nextPassThrough(ctx)
+	}
 	if h.emitted >= total && h.flush {
 		// partial mode over budget: the groups so far are out, start
 		// afresh with the rest of the input
@@ -234,6 +245,12 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			}
 		}
 		rec.Release()
+		h.seenRows += int64(n)
+		if h.shouldSkip() {
+			// Emit the groups so far, then pass the rest of the input on.
+			h.passThrough, h.flush = true, true
+			return nil
+		}
 		need := h.bytes()
 		switch {
 		case h.res.fits(need):

@@ -167,9 +167,17 @@ func randomAggInput(rng *rand.Rand, nrows, ngroups, batch int) [][]col {
 	return out
 }
 
+// TestPartialFinalEqualsSingle: partial tasks then a final aggregation
+// equal one single aggregation, with hash collisions forced, and with the
+// partial tasks switching to one-row states after 50 rows (adaptive
+// partial aggregation, hashagg_skip.go) or never.
 func TestPartialFinalEqualsSingle(t *testing.T) {
 	defer func(m uint64) { testHashMask = m }(testHashMask)
-	for _, mask := range []uint64{0, 0xff} { // 0xff forces hash collisions
+	for _, c := range []struct {
+		mask uint64
+		skip bool
+	}{{0, false}, {0xff, false}, {0, true}, {0xff, true}} { // 0xff forces hash collisions
+		mask := c.mask
 		testHashMask = mask
 		mem := checkedMem(t)
 		rng := rand.New(rand.NewSource(7))
@@ -210,13 +218,23 @@ func TestPartialFinalEqualsSingle(t *testing.T) {
 
 		// three partial tasks, their outputs concatenated into one final
 		var partials []arrow.RecordBatch
+		popts := opts
+		popts.PartialAggSkipRatio = 2 // never
+		if c.skip {
+			popts.PartialAggProbeRows, popts.PartialAggSkipRatio = 50, 0.001
+		}
+		var skipped int64
 		for _, r := range [][2]int{{0, 3}, {3, 7}, {7, len(batches)}} {
-			p, err := NewHashAggregate(mk(r[0], r[1]), aggNode(plan.AggPartial, partialSchema, keys, aggs...), opts)
+			p, err := NewHashAggregate(mk(r[0], r[1]), aggNode(plan.AggPartial, partialSchema, keys, aggs...), popts)
 			if err != nil {
 				t.Fatal(err)
 			}
 			recs := drainAll(t, p)
 			partials = append(partials, recs...)
+			skipped += p.(PartialSkipper).PartialSkippedRows()
+		}
+		if (skipped > 0) != c.skip {
+			t.Fatalf("mask %x skip %v: %d rows passed on unaggregated", mask, c.skip, skipped)
 		}
 		finalKeys := []*plan.Expr{cref(0, strT), cref(1, i64T)}
 		finalAggs := make([]plan.AggCall, len(aggs))

@@ -32,6 +32,9 @@ type OpMetrics struct {
 	Bytes int64 `json:"bytes,omitempty"`
 	// Leaf says the operator reads the task's inputs (scan or exchange).
 	Leaf bool `json:"leaf,omitempty"`
+	// PartialSkippedRows are the input rows a partial aggregation passed
+	// on unaggregated (PartialSkipper).
+	PartialSkippedRows int64 `json:"partial_skipped_rows,omitempty"`
 }
 
 // BytesReader is implemented by leaf operators that count the bytes they
@@ -153,6 +156,9 @@ func (o *opMeter) snapshot() OpMetrics {
 	}
 	if br, ok := o.op.(BytesReader); ok {
 		m.Bytes = br.BytesRead()
+	}
+	if ps, ok := o.op.(PartialSkipper); ok {
+		m.PartialSkippedRows = ps.PartialSkippedRows()
 	}
 	return m
 }
