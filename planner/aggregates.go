@@ -167,13 +167,8 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		a.order = append(a.order, sortKey{expr: e, desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
 			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST}) // DuckDB: NULLS LAST by default
 	}
-	// One aggregation sorts its rows one way: every ordered aggregate of a
-	// query must share its ORDER BY.
-	for _, other := range c.aggs.aggs {
-		if len(other.order) > 0 && len(a.order) > 0 && sortKeysKey(other.order) != sortKeysKey(a.order) {
-			return nil, b.unsupported(loc, "aggregates with different ORDER BY in one query")
-		}
-	}
+	// Ordered aggregates with different ORDER BYs are planned by
+	// expandOrderedAggregates (distinct_aggs.go).
 	return b.addAgg(c.aggs, a), nil
 }
 

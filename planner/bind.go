@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -445,6 +446,20 @@ func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node,
 // partitions; COUNT(DISTINCT) mixed with other aggregates is one AggSingle
 // aggregation with count_distinct after a shuffle on the keys.
 func (b *binder) buildAggregate(root node, ag *aggBuilder) (node, error) {
+	var orders []string
+	for _, a := range ag.aggs {
+		if k := sortKeysKey(a.order); len(a.order) > 0 && !slices.Contains(orders, k) {
+			orders = append(orders, k)
+		}
+	}
+	if len(orders) > 1 {
+		for _, a := range ag.aggs {
+			if a.distinct {
+				return nil, b.unsupported(-1, "DISTINCT aggregates next to ordered aggregates with different ORDER BYs")
+			}
+		}
+		return b.expandOrderedAggregates(root, ag, orders), nil
+	}
 	var distinctArg *plan.Expr
 	twoLevel, anyDistinct, countOnly := true, false, true
 	for _, a := range ag.aggs {

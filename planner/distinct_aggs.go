@@ -165,3 +165,101 @@ func isCount(fn plan.AggFunc) bool {
 	}
 	return false
 }
+
+// expandOrderedAggregates plans ordered aggregates with different ORDER BYs
+// in one aggregation (string_agg(a, ',' ORDER BY x), string_agg(b, ','
+// ORDER BY y)): the aggregation takes each group's values in the order its
+// rows arrive, and a task sorts its rows one way. Every input row is
+// copied once per distinct ORDER BY (copy j carries the arguments of the
+// aggregates ordered that way and its own sort keys, NULL in the other
+// copies; copy 1 also carries the unordered aggregates' arguments), and
+// the rows are sorted by the copy number, then each copy's keys: the rows
+// of copy j reach the aggregation in copy j's order, and every aggregate
+// sees only its own copy (aggregates skip NULL arguments).
+func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []string) node {
+	group := map[string]int{} // sortKeysKey -> copy number 1..m
+	for i, k := range orders {
+		group[k] = i + 1
+	}
+	copyOf := func(a aggExpr) int {
+		if len(a.order) == 0 {
+			return 1
+		}
+		return group[sortKeysKey(a.order)]
+	}
+	x := &expandNode{input: root}
+	keyCols := make([]colID, len(ag.groups))
+	for i, g := range ag.groups {
+		keyCols[i] = b.md.add(column{name: exprName(g), typ: g.Type, nullable: b.nullable(g)})
+	}
+	gid := b.md.add(column{name: "order_id", typ: plan.Int64Type})
+	args := make([]*plan.Expr, len(ag.aggs))
+	argCols := make([]colID, len(ag.aggs))
+	for i, a := range ag.aggs {
+		args[i] = a.arg
+		if args[i] == nil {
+			args[i] = intLit(1) // count(*) counts the 1s of its copy
+		}
+		argCols[i] = b.md.add(column{name: fmt.Sprintf("arg%d", i), typ: args[i].Type, nullable: true})
+	}
+	// Each order's keys, in copy order.
+	var okeys []sortKey
+	var ocopy []int
+	seen := map[int]bool{}
+	for _, a := range ag.aggs {
+		c := copyOf(a)
+		if len(a.order) == 0 || seen[c] {
+			continue
+		}
+		seen[c] = true
+		for _, k := range a.order {
+			okeys = append(okeys, k)
+			ocopy = append(ocopy, c)
+		}
+	}
+	okeyCols := make([]colID, len(okeys))
+	for i, k := range okeys {
+		okeyCols[i] = b.md.add(column{name: exprName(k.expr), typ: k.expr.Type, nullable: true})
+	}
+	x.cols = append(append(append(append([]colID(nil), keyCols...), gid), argCols...), okeyCols...)
+	for c := 1; c <= len(orders); c++ {
+		p := append([]*plan.Expr(nil), ag.groups...)
+		p = append(p, intLit(int64(c)))
+		for i, a := range ag.aggs {
+			if copyOf(a) == c {
+				p = append(p, args[i])
+			} else {
+				p = append(p, nullOf(args[i].Type))
+			}
+		}
+		for i, k := range okeys {
+			if ocopy[i] == c {
+				p = append(p, k.expr)
+			} else {
+				p = append(p, nullOf(k.expr.Type))
+			}
+		}
+		x.projs = append(x.projs, p)
+	}
+	// One sort for all: the copy number, then each copy's keys.
+	combined := []sortKey{{expr: b.md.ref(gid)}}
+	for i, k := range okeys {
+		combined = append(combined, sortKey{expr: b.md.ref(okeyCols[i]), desc: k.desc, nullsFirst: k.nullsFirst})
+	}
+	n := &aggregateNode{input: x, groupCols: ag.groupCols, aggCols: ag.aggCols}
+	for _, id := range keyCols {
+		n.groups = append(n.groups, b.md.ref(id))
+	}
+	for i, a := range ag.aggs {
+		na := a
+		na.arg = b.md.ref(argCols[i])
+		if a.fn == plan.AggCountStar {
+			na.fn = plan.AggCount
+		}
+		if len(a.order) > 0 {
+			na.order = combined
+		}
+		n.aggs = append(n.aggs, na)
+	}
+	return n
+}
