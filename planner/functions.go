@@ -38,7 +38,26 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 		}
 		args[k] = e
 	}
-	return b.callLibrary(f, args, loc)
+	call, err := b.callLibrary(f, args, loc)
+	if err != nil {
+		return nil, err
+	}
+	return b.roundScale(f, args, call, loc)
+}
+
+// roundScale gives round(decimal(p,s), n) with a constant n the scale of
+// its result, as DuckDB does: decimal(p, n) for 0 <= n < s (decimal(p, 0)
+// for a negative n), so round(3.14159, 2) is 3.14, not 3.14000. The value
+// is already rounded to n places: the cast only drops zero digits.
+func (b *binder) roundScale(f *exec.ScalarFunction, args []*plan.Expr, call *plan.Expr, loc int32) (*plan.Expr, error) {
+	if f.Name != "round" || len(args) != 2 || call.Type.ID != plan.Decimal || !isLit(args[1]) || args[1].Value.Null {
+		return call, nil
+	}
+	n := max(args[1].Value.I, 0)
+	if n >= int64(call.Type.Scale) {
+		return call, nil
+	}
+	return b.cast(call, plan.DataType{ID: plan.Decimal, Precision: call.Type.Precision, Scale: int(n)}, loc)
 }
 
 // callLibrary resolves f's overload for args and builds the call.

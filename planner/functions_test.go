@@ -1,9 +1,12 @@
 package planner
 
 import (
+	"context"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // TestFunctionDocs keeps docs/functions.md equal to the library's table
@@ -30,5 +33,21 @@ func TestFunctionDocs(t *testing.T) {
 	}
 	if !strings.Contains(got, "| `trim` | btrim |") {
 		t.Errorf("trim is not documented under its SQL name")
+	}
+}
+
+// TestRoundScale: round(decimal(p,s), n) has scale n as in DuckDB
+// (round(3.14159, 2) prints 3.14, not 3.14000); 0 for n < 0; s for n >= s.
+func TestRoundScale(t *testing.T) {
+	p, err := Plan(context.Background(), "select round(l_extendedprice, 1), round(3.14159, 2), round(l_extendedprice, -1), round(l_extendedprice, 5), round(l_quantity) from lineitem", testCatalog, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	schema := p.Graph.Stage(p.Graph.Result).Root.Schema
+	want := []int{1, 2, 0, 2, 0}
+	for i, s := range want {
+		if got := schema[i].Type; got.ID != plan.Decimal || got.Scale != s {
+			t.Errorf("column %d (%s): type %s, want scale %d", i, schema[i].Name, got, s)
+		}
 	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"regexp"
 	"runtime/debug"
 	"strconv"
 	"strings"
@@ -20,10 +21,13 @@ import (
 // `path... flags... -- positionals...`. A literal `--` ends the flags: all
 // that follows is positional. A token that looks like a flag but names none
 // of the command's flags stays positional, so SQL text that begins with a
-// `--` comment is never read as a flag.
-func normalizeArgs(app *cli.App, args []string) []string {
+// `--` comment is never read as a flag. A token written as a flag name
+// (-name or --name[=value], the name a plain word) that is none of the
+// command's flags is an *unknownFlagError naming the nearest flag: a typo
+// such as --fromat is never taken as SQL or as a table name.
+func normalizeArgs(app *cli.App, args []string) ([]string, error) {
 	if len(args) == 0 {
-		return args
+		return args, nil
 	}
 	out := []string{args[0]}
 	cmds := app.Commands
@@ -48,6 +52,9 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		}
 		c := findCommand(cmds, a)
 		if c == nil {
+			if looksLikeFlag(a) {
+				return nil, unknownFlag(a, commandPath(out), flags)
+			}
 			break
 		}
 		out = append(out, a)
@@ -60,7 +67,7 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		}
 	}
 	if leaf == nil {
-		return append(out, args[i:]...)
+		return append(out, args[i:]...), nil
 	}
 	var fl, pos []string
 	for i < len(args) {
@@ -78,6 +85,9 @@ func normalizeArgs(app *cli.App, args []string) []string {
 			}
 			continue
 		}
+		if looksLikeFlag(a) {
+			return nil, unknownFlag(a, commandPath(out), flags)
+		}
 		pos = append(pos, a)
 		i++
 	}
@@ -86,7 +96,86 @@ func normalizeArgs(app *cli.App, args []string) []string {
 		out = append(out, "--")
 		out = append(out, pos...)
 	}
-	return out
+	return out, nil
+}
+
+// flagName matches what is written as a flag: -name or --name[=value],
+// the name a plain word. "-1", "-- a comment" and "--\nselect" are not.
+var flagName = regexp.MustCompile(`^--?([a-zA-Z][a-zA-Z0-9-]*)(=.*)?$`)
+
+func looksLikeFlag(a string) bool { return flagName.MatchString(a) }
+
+// unknownFlagError is a flag the command does not have.
+type unknownFlagError struct {
+	Flag, Command, Suggest string
+}
+
+func (e *unknownFlagError) Error() string {
+	msg := fmt.Sprintf("unknown flag %s for '%s'", e.Flag, e.Command)
+	if e.Suggest != "" {
+		msg += fmt.Sprintf(" (did you mean --%s?)", e.Suggest)
+	}
+	return msg + "; run '" + e.Command + " --help' for its flags (a positional argument that starts with - goes after --)"
+}
+
+func unknownFlag(a, command string, flags []cli.Flag) error {
+	m := flagName.FindStringSubmatch(a)
+	name := m[1]
+	best, bestD := "", 3 // suggest within an edit distance of 2
+	for _, f := range flags {
+		for _, n := range f.Names() {
+			d := editDistance(name, n)
+			if strings.HasPrefix(n, name) && len(name) >= 3 {
+				d = min(d, 1)
+			}
+			if d < bestD {
+				best, bestD = n, d
+			}
+		}
+	}
+	return &unknownFlagError{Flag: "--" + name, Command: command, Suggest: best}
+}
+
+// commandPath is the command words of a normalized prefix ("sluice submit").
+func commandPath(out []string) string {
+	var words []string
+	skipValue := false
+	for i, w := range out {
+		if skipValue {
+			skipValue = false
+			continue
+		}
+		if i > 0 && strings.HasPrefix(w, "-") {
+			skipValue = !strings.Contains(w, "=")
+			continue
+		}
+		words = append(words, w)
+	}
+	if len(words) > 0 {
+		words[0] = "sluice"
+	}
+	return strings.Join(words, " ")
+}
+
+// editDistance is the Levenshtein distance of a and b.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }
 
 // lookupFlag reports whether a is one of flags (or -h/--help), written as
@@ -111,6 +200,11 @@ func lookupFlag(flags []cli.Flag, a string) (cli.Flag, bool, bool) {
 			if n == name {
 				return f, inline, true
 			}
+		}
+	}
+	for _, n := range cli.VersionFlag.Names() {
+		if n == name {
+			return cli.VersionFlag, inline, true
 		}
 	}
 	return nil, false, false

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -37,11 +38,31 @@ func TestNormalizeArgs(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			got := normalizeArgs(app, strings.Split(tc.in, "|"))
-			if want := strings.Split(tc.want, "|"); !reflect.DeepEqual(got, want) {
-				t.Fatalf("normalizeArgs(%q)\n got %q\nwant %q", tc.in, got, want)
+			got, err := normalizeArgs(app, strings.Split(tc.in, "|"))
+			if want := strings.Split(tc.want, "|"); err != nil || !reflect.DeepEqual(got, want) {
+				t.Fatalf("normalizeArgs(%q)\n got %q, %v\nwant %q", tc.in, got, err, want)
 			}
 		})
+	}
+}
+
+// TestUnknownFlags: a typo in a flag is an error naming the nearest flag,
+// before or after the arguments, never SQL or a table name.
+func TestUnknownFlags(t *testing.T) {
+	app := newApp()
+	cases := []struct{ in, want string }{
+		{"sluice|submit|--fromat|csv|select 1", "unknown flag --fromat for 'sluice submit' (did you mean --format?)"},
+		{"sluice|submit|select 1|--stat", "unknown flag --stat for 'sluice submit' (did you mean --stats?)"},
+		{"sluice|local|start|--functoins|8", "unknown flag --functoins for 'sluice local start' (did you mean --functions?)"},
+		{"sluice|--log-levle|debug|submit|select 1", "unknown flag --log-levle for 'sluice' (did you mean --log-level?)"},
+		{"sluice|submit|--zzzzzz|select 1", "unknown flag --zzzzzz for 'sluice submit'; run"},
+	}
+	for _, tc := range cases {
+		_, err := normalizeArgs(app, strings.Split(tc.in, "|"))
+		var uf *unknownFlagError
+		if !errors.As(err, &uf) || !strings.HasPrefix(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want %q", tc.in, err, tc.want)
+		}
 	}
 }
 

@@ -50,7 +50,12 @@ func main() {
 			close(detached)
 		})
 	}}
-	if err := app.RunContext(ctx, normalizeArgs(app, os.Args)); err != nil {
+	args, err := normalizeArgs(app, os.Args)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "error:", err)
+		os.Exit(2)
+	}
+	if err := app.RunContext(ctx, args); err != nil {
 		fmt.Fprintln(os.Stderr, "error:", redact.String(err.Error(), redact.URLPassword(os.Getenv("SLUICE_REDIS_URL"))))
 		var intr *errInterrupted
 		if errors.As(err, &intr) || ctx.Err() != nil {
