@@ -1,10 +1,5 @@
 package plan
 
-import (
-	"encoding/json"
-	"fmt"
-)
-
 // PartitionKind says how a stage's output rows are spread over partitions.
 type PartitionKind string
 
@@ -78,21 +73,11 @@ func Walk(n *Node, f func(*Node)) {
 }
 
 // Clone returns a deep copy of the fragment rooted at n, as Graph.Clone.
-func (n *Node) Clone() (*Node, error) { return jsonCopy(n, "fragment") }
+func (n *Node) Clone() (*Node, error) { return deepCopy(n), nil }
 
-// Clone returns a deep copy of g (through its JSON form, the form the
-// coordinator stores and functions receive, so nothing is left shared).
-func (g *Graph) Clone() (*Graph, error) { return jsonCopy(g, "plan") }
-
-// jsonCopy deep-copies v through its JSON form.
-func jsonCopy[T any](v *T, what string) (*T, error) {
-	b, err := json.Marshal(v)
-	if err != nil {
-		return nil, fmt.Errorf("copy %s: %w", what, err)
-	}
-	var c T
-	if err := json.Unmarshal(b, &c); err != nil {
-		return nil, fmt.Errorf("copy %s: %w", what, err)
-	}
-	return &c, nil
-}
+// Clone returns a deep copy of g: nothing reachable from the copy is
+// shared with g (TestCloneSharesNothing checks every golden plan). The
+// re-planner clones the graph for every rule round, so the copy is a
+// structural one (deepcopy.go): a JSON round trip took 6 s of a query
+// with a 60,000-value IN list.
+func (g *Graph) Clone() (*Graph, error) { return deepCopy(g), nil }
