@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/sluicedb/sluice/local"
 )
 
 // flightRows runs q through arrow-go's Flight SQL client and returns the
@@ -61,7 +63,7 @@ func TestFlightSQL(t *testing.T) {
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := st.StartFlight("", "s3cret")
+	addr, err := st.StartFlight(local.FlightOptions{Token: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}
