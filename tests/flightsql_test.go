@@ -27,30 +27,7 @@ func flightRows(t *testing.T, ctx context.Context, cl *flightsql.Client, q strin
 	if err != nil {
 		t.Fatalf("flight sql execute: %v\n%s", err, q)
 	}
-	var out []row
-	var schema *arrow.Schema
-	for _, ep := range info.Endpoint {
-		rd, err := cl.DoGet(ctx, ep.Ticket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		schema = rd.Schema()
-		for rd.Next() {
-			rec := rd.RecordBatch()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				r := make(row, rec.NumCols())
-				for c := range r {
-					r[c] = normArrow(rec.Column(c), i)
-				}
-				out = append(out, r)
-			}
-		}
-		if err := rd.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rd.Release()
-	}
-	return schema, out
+	return infoRows(t, ctx, cl, info)
 }
 
 // TestFlightSQL runs statements and catalog calls through arrow-go's
