@@ -46,15 +46,24 @@ func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
 	return o, nil
 }
 
+// FlightOptions configure the stack's Flight SQL server.
+type FlightOptions struct {
+	Addr string // default a free loopback port
+	// Token, when set, is required as "authorization: Bearer TOKEN".
+	Token string
+	// TLS, when set, serves the port with TLS.
+	TLS     *tls.Config
+	Version string
+}
+
 // StartFlight serves Arrow Flight SQL in front of the stack's coordinator
-// (stopped by Close) on addr (default a free loopback port), requiring
-// token when it is set, and returns its address.
-func (s *Stack) StartFlight(addr, token string) (string, error) {
-	if addr == "" {
-		addr = "127.0.0.1:0"
+// (stopped by Close) and returns its address.
+func (s *Stack) StartFlight(o FlightOptions) (string, error) {
+	if o.Addr == "" {
+		o.Addr = "127.0.0.1:0"
 	}
-	srv := &flightsql.Server{Engine: s.Coordinator.Queries(), Token: token, Log: s.opts.Log}
-	got, stop, err := srv.Listen(addr)
+	srv := &flightsql.Server{Engine: s.Coordinator.Queries(), Token: o.Token, TLS: o.TLS, Version: o.Version, Log: s.opts.Log}
+	got, stop, err := srv.Listen(o.Addr)
 	if err != nil {
 		return "", err
 	}

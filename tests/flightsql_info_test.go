@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/sluicedb/sluice/local"
 )
 
 // TestFlightSQLSqlInfo: GetSqlInfo through arrow-go's client answers the
@@ -20,7 +22,7 @@ import (
 // gives all registered ones, and an id not registered is NotFound.
 func TestFlightSQLSqlInfo(t *testing.T) {
 	st := startStack(t, "", nil)
-	addr, err := st.StartFlight("", "s3cret")
+	addr, err := st.StartFlight(local.FlightOptions{Token: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}

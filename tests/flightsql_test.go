@@ -15,6 +15,8 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
+
+	"github.com/sluicedb/sluice/local"
 )
 
 // flightRows runs q through arrow-go's Flight SQL client and returns the
@@ -25,30 +27,7 @@ func flightRows(t *testing.T, ctx context.Context, cl *flightsql.Client, q strin
 	if err != nil {
 		t.Fatalf("flight sql execute: %v\n%s", err, q)
 	}
-	var out []row
-	var schema *arrow.Schema
-	for _, ep := range info.Endpoint {
-		rd, err := cl.DoGet(ctx, ep.Ticket)
-		if err != nil {
-			t.Fatal(err)
-		}
-		schema = rd.Schema()
-		for rd.Next() {
-			rec := rd.RecordBatch()
-			for i := 0; i < int(rec.NumRows()); i++ {
-				r := make(row, rec.NumCols())
-				for c := range r {
-					r[c] = normArrow(rec.Column(c), i)
-				}
-				out = append(out, r)
-			}
-		}
-		if err := rd.Err(); err != nil {
-			t.Fatal(err)
-		}
-		rd.Release()
-	}
-	return schema, out
+	return infoRows(t, ctx, cl, info)
 }
 
 // TestFlightSQL runs statements and catalog calls through arrow-go's
@@ -61,7 +40,7 @@ func TestFlightSQL(t *testing.T) {
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	addr, err := st.StartFlight("", "s3cret")
+	addr, err := st.StartFlight(local.FlightOptions{Token: "s3cret"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -27,6 +28,8 @@ func wireFlags(pgDefault string) []cli.Flag {
 		&cli.StringFlag{Name: "pg-tls-key", EnvVars: []string{"SLUICE_PG_TLS_KEY"}, Usage: "its key (PEM)"},
 		&cli.BoolFlag{Name: "pg-require-tls", Usage: "refuse Postgres clients that do not use TLS"},
 		&cli.StringFlag{Name: "flight-addr", EnvVars: []string{"SLUICE_FLIGHT_ADDR"}, Usage: "serve Arrow Flight SQL on this address (\"\": off); it takes the API's --token"},
+		&cli.StringFlag{Name: "flight-tls-cert", EnvVars: []string{"SLUICE_FLIGHT_TLS_CERT"}, Usage: "TLS certificate (PEM) for the Flight SQL port (grpc+tls://)"},
+		&cli.StringFlag{Name: "flight-tls-key", EnvVars: []string{"SLUICE_FLIGHT_TLS_KEY"}, Usage: "its key (PEM)"},
 	}
 }
 
@@ -51,6 +54,31 @@ func pgServer(c *cli.Context, q *coordinator.Queries, log *slog.Logger) (*pgwire
 		return nil, errors.New("--pg-require-tls needs --pg-tls-cert and --pg-tls-key")
 	}
 	return srv, nil
+}
+
+// flightTLS loads the Flight SQL port's TLS configuration the flags name
+// (nil: plain gRPC).
+func flightTLS(c *cli.Context) (*tls.Config, error) {
+	cert, key := c.String("flight-tls-cert"), c.String("flight-tls-key")
+	if (cert == "") != (key == "") {
+		return nil, errors.New("--flight-tls-cert and --flight-tls-key go together")
+	}
+	if cert == "" {
+		return nil, nil
+	}
+	pair, err := tls.LoadX509KeyPair(cert, key)
+	if err != nil {
+		return nil, fmt.Errorf("flight sql TLS: %w", err)
+	}
+	return &tls.Config{Certificates: []tls.Certificate{pair}, MinVersion: tls.VersionTLS12}, nil
+}
+
+// flightScheme is the Flight SQL URI scheme for a port with or without TLS.
+func flightScheme(conf *tls.Config) string {
+	if conf != nil {
+		return "grpc+tls"
+	}
+	return "grpc"
 }
 
 // startWire starts the front ends the flags ask for and returns a function
@@ -82,14 +110,19 @@ func startWire(c *cli.Context, q *coordinator.Queries, token string, log *slog.L
 			stop()
 			return nil, err
 		}
-		srv := &flightsql.Server{Engine: q, Token: token, Version: version(), Log: log}
+		conf, err := flightTLS(c)
+		if err != nil {
+			stop()
+			return nil, err
+		}
+		srv := &flightsql.Server{Engine: q, Token: token, TLS: conf, Version: version(), Log: log}
 		got, s, err := srv.Listen(addr)
 		if err != nil {
 			stop()
 			return nil, err
 		}
 		stops = append(stops, s)
-		fmt.Printf("flight sql on grpc://%s\n", got)
+		fmt.Printf("flight sql on %s://%s\n", flightScheme(conf), got)
 	}
 	return stop, nil
 }
@@ -121,11 +154,15 @@ func startLocalWire(c *cli.Context, st *local.Stack) error {
 		if !loopback(addr) {
 			return fmt.Errorf("local start serves Flight SQL without a token: --flight-addr %s must be a loopback address", addr)
 		}
-		got, err := st.StartFlight(addr, "")
+		conf, err := flightTLS(c)
 		if err != nil {
 			return err
 		}
-		fmt.Printf("flight sql:  grpc://%s\n", got)
+		got, err := st.StartFlight(local.FlightOptions{Addr: addr, TLS: conf, Version: version()})
+		if err != nil {
+			return err
+		}
+		fmt.Printf("flight sql:  %s://%s\n", flightScheme(conf), got)
 	}
 	return nil
 }

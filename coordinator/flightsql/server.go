@@ -2,20 +2,26 @@
 // A statement runs as a sluice job through coordinator.Queries: the
 // FlightInfo answer comes when the job is done, and DoGet streams the
 // result records read from the bucket as they are, without conversion.
-// GetCatalogs, GetDbSchemas and GetTables answer from the sluice catalog
-// (one catalog "sluice", one schema "public"). Authentication is the
-// coordinator's bearer token, in the "authorization" gRPC header.
+// Prepared statements are stateless handles holding the SQL and its bound
+// parameters' literals ($1.. or ? placeholders, substituted as literals by
+// package sqlliteral); GetSchema plans a statement without running it.
+// GetCatalogs, GetDbSchemas, GetTables and GetTableTypes answer from the
+// sluice catalog (one catalog "sluice", one schema "public", tables only);
+// the key calls answer no rows. Authentication is the coordinator's bearer
+// token, in the "authorization" gRPC header; TLS is optional.
 package flightsql
 
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
 	"net"
 	"regexp"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -25,6 +31,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials"
 	"google.golang.org/grpc/metadata"
 	"google.golang.org/grpc/status"
 
@@ -42,6 +49,8 @@ type Engine interface {
 	Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error)
 	Schema(ctx context.Context, job string) (*arrow.Schema, error)
 	Tables(ctx context.Context) ([]coordinator.TableInfo, error)
+	// Describe plans sql without running it and returns its result schema.
+	Describe(ctx context.Context, sql string) (*arrow.Schema, error)
 }
 
 var _ Engine = (*coordinator.Queries)(nil)
@@ -60,7 +69,10 @@ type Server struct {
 	Token string
 	// Version is the server version GetSqlInfo reports (default "dev").
 	Version string
-	Log     *slog.Logger
+	// TLS, when set, is the Flight port's TLS configuration (grpc+tls://);
+	// otherwise the port is plain gRPC.
+	TLS *tls.Config
+	Log *slog.Logger
 }
 
 // registerSqlInfo registers what GetSqlInfo answers: the server's name and
@@ -109,6 +121,9 @@ func (s *Server) Listen(addr string, opts ...grpc.ServerOption) (string, func(),
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return "", nil, fmt.Errorf("flight sql listen on %s: %w", addr, err)
+	}
+	if s.TLS != nil {
+		opts = append(opts, grpc.Creds(credentials.NewTLS(s.TLS)))
 	}
 	srv := flight.NewServerWithMiddleware([]flight.ServerMiddleware{s.auth()}, opts...)
 	srv.RegisterFlightService(fsql.NewFlightServer(s))
@@ -188,18 +203,15 @@ func grpcError(err error) error {
 // GetFlightInfoStatement runs the statement as a job and answers when it
 // is done, with its result schema and a ticket naming the job.
 func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQuery, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
-	job, err := s.Engine.Submit(ctx, cmd.GetQuery())
+	return s.run(ctx, cmd.GetQuery(), desc)
+}
+
+// run runs sql as a job and answers, when it is done, its result schema
+// and a statement ticket naming the job (served by DoGetStatement).
+func (s *Server) run(ctx context.Context, sql string, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	job, err := s.runJob(ctx, sql)
 	if err != nil {
-		return nil, grpcError(err)
-	}
-	s.Log.Info("flight sql statement", "job", job)
-	if err := s.Engine.Wait(ctx, job); err != nil {
-		if ctx.Err() != nil {
-			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5e9)
-			defer cancel()
-			_ = s.Engine.Cancel(cctx, job)
-		}
-		return nil, grpcError(err)
+		return nil, err
 	}
 	schema, err := s.Engine.Schema(ctx, job)
 	if err != nil {
@@ -218,12 +230,36 @@ func (s *Server) GetFlightInfoStatement(ctx context.Context, cmd fsql.StatementQ
 	}, nil
 }
 
+// runJob submits sql and waits for its job to succeed; a job the client
+// gives up on is cancelled.
+func (s *Server) runJob(ctx context.Context, sql string) (string, error) {
+	job, err := s.Engine.Submit(ctx, sql)
+	if err != nil {
+		return "", grpcError(err)
+	}
+	s.Log.Info("flight sql statement", "job", job)
+	if err := s.Engine.Wait(ctx, job); err != nil {
+		if ctx.Err() != nil {
+			cctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
+			defer cancel()
+			_ = s.Engine.Cancel(cctx, job)
+		}
+		return "", grpcError(err)
+	}
+	return job, nil
+}
+
 // DoGetStatement streams a done job's result records.
 func (s *Server) DoGetStatement(ctx context.Context, tkt fsql.StatementQueryTicket) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	job := string(tkt.GetStatementHandle())
 	if err := shuffle.ValidateJobID(job); err != nil {
 		return nil, nil, status.Error(codes.InvalidArgument, err.Error())
 	}
+	return s.stream(ctx, job)
+}
+
+// stream streams a done job's result records.
+func (s *Server) stream(ctx context.Context, job string) (*arrow.Schema, <-chan flight.StreamChunk, error) {
 	schema, err := s.Engine.Schema(ctx, job)
 	if err != nil {
 		return nil, nil, grpcError(err)
@@ -299,7 +335,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 	}
 	typeOK := len(cmd.GetTableTypes()) == 0
 	for _, t := range cmd.GetTableTypes() {
-		typeOK = typeOK || strings.EqualFold(t, "TABLE")
+		typeOK = typeOK || strings.EqualFold(t, TableType)
 	}
 	var rows [][]any
 	if typeOK && matchCatalog(cmd.GetCatalog()) && like(cmd.GetDBSchemaFilterPattern(), Schema) {
@@ -307,7 +343,7 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 			if !like(cmd.GetTableNameFilterPattern(), t.Name) {
 				continue
 			}
-			r := []any{Catalog, Schema, t.Name, "TABLE"}
+			r := []any{Catalog, Schema, t.Name, TableType}
 			if cmd.GetIncludeSchema() {
 				fs := make([]arrow.Field, len(t.Columns))
 				for i, c := range t.Columns {
@@ -319,6 +355,52 @@ func (s *Server) DoGetTables(ctx context.Context, cmd fsql.GetTables) (*arrow.Sc
 		}
 	}
 	return one(s.Alloc, schema, rows)
+}
+
+// TableType is the one table type sluice has (GetTables, GetTableTypes).
+const TableType = "TABLE"
+
+func (s *Server) GetFlightInfoTableTypes(_ context.Context, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.TableTypes), nil
+}
+
+func (s *Server) DoGetTableTypes(context.Context) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.Alloc, schema_ref.TableTypes, [][]any{{TableType}})
+}
+
+// sluice tables declare no keys: GetPrimaryKeys, GetImportedKeys,
+// GetExportedKeys and GetCrossReference answer no rows, in their schemas.
+
+func (s *Server) GetFlightInfoPrimaryKeys(_ context.Context, _ fsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.PrimaryKeys), nil
+}
+
+func (s *Server) DoGetPrimaryKeys(context.Context, fsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.Alloc, schema_ref.PrimaryKeys, nil)
+}
+
+func (s *Server) GetFlightInfoImportedKeys(_ context.Context, _ fsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.ImportedKeys), nil
+}
+
+func (s *Server) DoGetImportedKeys(context.Context, fsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.Alloc, schema_ref.ImportedKeys, nil)
+}
+
+func (s *Server) GetFlightInfoExportedKeys(_ context.Context, _ fsql.TableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.ExportedKeys), nil
+}
+
+func (s *Server) DoGetExportedKeys(context.Context, fsql.TableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.Alloc, schema_ref.ExportedKeys, nil)
+}
+
+func (s *Server) GetFlightInfoCrossReference(_ context.Context, _ fsql.CrossTableRef, desc *flight.FlightDescriptor) (*flight.FlightInfo, error) {
+	return s.info(desc, schema_ref.CrossReference), nil
+}
+
+func (s *Server) DoGetCrossReference(context.Context, fsql.CrossTableRef) (*arrow.Schema, <-chan flight.StreamChunk, error) {
+	return one(s.Alloc, schema_ref.CrossReference, nil)
 }
 
 func matchCatalog(c *string) bool { return c == nil || *c == "" || *c == Catalog }

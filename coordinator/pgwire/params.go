@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/sluicedb/sluice/coordinator/sqlliteral"
 )
 
 // Parameters of the extended protocol are substituted into the SQL text
@@ -46,13 +48,13 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 		if err != nil {
 			return "", bad("integer")
 		}
-		return intLiteral(i), nil
+		return sqlliteral.Int(i), nil
 	case oidFloat8, 700:
 		f, err := strconv.ParseFloat(strings.TrimSpace(s), 64)
 		if err != nil {
 			return "", bad("double precision")
 		}
-		return floatLiteral(f), nil
+		return sqlliteral.Float(f), nil
 	case oidNumeric:
 		t := strings.TrimSpace(s)
 		if !numericText.MatchString(t) {
@@ -72,13 +74,13 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 		if !ok {
 			return "", bad("date")
 		}
-		return "DATE " + quote(t.Format("2006-01-02")), nil
+		return "DATE " + sqlliteral.Quote(t.Format("2006-01-02")), nil
 	case oidTimestamp, oidTimestampTZ:
 		t, ok := parseTemporal(s)
 		if !ok {
 			return "", bad("timestamp")
 		}
-		return "TIMESTAMP " + quote(string(appendTimestamp(nil, t))), nil
+		return "TIMESTAMP " + sqlliteral.Quote(string(appendTimestamp(nil, t))), nil
 	case 0:
 		// An untyped value the engine will cast from its context: the
 		// date and timestamp forms drivers send (pgjdbc's setDate
@@ -86,9 +88,9 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 		// "1995-01-01T00:00:00.000+00:00") in the engine's own form.
 		if t, ok := parseTemporal(s); ok {
 			if t.Equal(t.Truncate(24 * time.Hour)) {
-				return quote(t.Format("2006-01-02")), nil
+				return sqlliteral.Quote(t.Format("2006-01-02")), nil
 			}
-			return quote(string(appendTimestamp(nil, t))), nil
+			return sqlliteral.Quote(string(appendTimestamp(nil, t))), nil
 		}
 	}
 	return stringLiteral(s, n)
@@ -207,27 +209,27 @@ func binaryLiteral(oid uint32, v []byte, n int) (string, error) {
 		if err := size(8); err != nil {
 			return "", err
 		}
-		return intLiteral(int64(binary.BigEndian.Uint64(v))), nil
+		return sqlliteral.Int(int64(binary.BigEndian.Uint64(v))), nil
 	case oidInt4:
 		if err := size(4); err != nil {
 			return "", err
 		}
-		return intLiteral(int64(int32(binary.BigEndian.Uint32(v)))), nil
+		return sqlliteral.Int(int64(int32(binary.BigEndian.Uint32(v)))), nil
 	case 21:
 		if err := size(2); err != nil {
 			return "", err
 		}
-		return intLiteral(int64(int16(binary.BigEndian.Uint16(v)))), nil
+		return sqlliteral.Int(int64(int16(binary.BigEndian.Uint16(v)))), nil
 	case oidFloat8:
 		if err := size(8); err != nil {
 			return "", err
 		}
-		return floatLiteral(math.Float64frombits(binary.BigEndian.Uint64(v))), nil
+		return sqlliteral.Float(math.Float64frombits(binary.BigEndian.Uint64(v))), nil
 	case 700:
 		if err := size(4); err != nil {
 			return "", err
 		}
-		return floatLiteral(float64(math.Float32frombits(binary.BigEndian.Uint32(v)))), nil
+		return sqlliteral.Float(float64(math.Float32frombits(binary.BigEndian.Uint32(v)))), nil
 	case oidBool:
 		if err := size(1); err != nil {
 			return "", err
@@ -241,19 +243,19 @@ func binaryLiteral(oid uint32, v []byte, n int) (string, error) {
 			return "", err
 		}
 		d := int64(int32(binary.BigEndian.Uint32(v))) + pgEpochDays
-		return "DATE " + quote(string(appendDate(nil, time.Unix(d*86400, 0).UTC()))), nil
+		return "DATE " + sqlliteral.Quote(string(appendDate(nil, time.Unix(d*86400, 0).UTC()))), nil
 	case oidTimestamp:
 		if err := size(8); err != nil {
 			return "", err
 		}
 		us := int64(binary.BigEndian.Uint64(v)) + pgEpoch.UnixMicro()
-		return "TIMESTAMP " + quote(string(appendTimestamp(nil, time.UnixMicro(us).UTC()))), nil
+		return "TIMESTAMP " + sqlliteral.Quote(string(appendTimestamp(nil, time.UnixMicro(us).UTC()))), nil
 	case oidTimestampTZ:
 		if err := size(8); err != nil {
 			return "", err
 		}
 		us := int64(binary.BigEndian.Uint64(v)) + pgEpoch.UnixMicro()
-		return "TIMESTAMP " + quote(string(appendTimestamp(nil, time.UnixMicro(us).UTC()))), nil
+		return "TIMESTAMP " + sqlliteral.Quote(string(appendTimestamp(nil, time.UnixMicro(us).UTC()))), nil
 	case oidNumeric:
 		lit, ok := binaryNumeric(v)
 		if !ok {
@@ -266,28 +268,12 @@ func binaryLiteral(oid uint32, v []byte, n int) (string, error) {
 	return "", &paramError{state: "0A000", msg: fmt.Sprintf("parameter $%d: binary format of type %d is not supported; send it as text", n, oid)}
 }
 
-func intLiteral(i int64) string {
-	if i < 0 {
-		return "(" + strconv.FormatInt(i, 10) + ")"
-	}
-	return strconv.FormatInt(i, 10)
-}
-
-func floatLiteral(f float64) string {
-	if math.IsNaN(f) || math.IsInf(f, 0) {
-		return "CAST(" + quote(string(appendFloat(nil, f, false))) + " AS DOUBLE PRECISION)"
-	}
-	return "CAST(" + strconv.FormatFloat(f, 'g', -1, 64) + " AS DOUBLE PRECISION)"
-}
-
 func stringLiteral(s string, n int) (string, error) {
 	if strings.IndexByte(s, 0) >= 0 {
 		return "", &paramError{state: "22021", msg: fmt.Sprintf("parameter $%d: text contains a NUL byte", n)}
 	}
-	return quote(s), nil
+	return sqlliteral.Quote(s), nil
 }
-
-func quote(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
 
 func truncate(s string, n int) string {
 	if len(s) > n {
@@ -298,109 +284,14 @@ func truncate(s string, n int) string {
 
 // substitute replaces the parameter references $1..$n of sql, outside
 // strings, quoted identifiers and comments, by lits. A reference past
-// len(lits) is an error.
+// len(lits) is an error (08P01).
 func substitute(sql string, lits []string) (string, error) {
-	var b strings.Builder
-	for i := 0; i < len(sql); {
-		c := sql[i]
-		switch {
-		case c == '\'' || c == '"':
-			j := skipQuoted(sql, i, c, i > 0 && (sql[i-1] == 'E' || sql[i-1] == 'e') && c == '\'')
-			b.WriteString(sql[i:j])
-			i = j
-		case c == '-' && i+1 < len(sql) && sql[i+1] == '-':
-			j := strings.IndexByte(sql[i:], '\n')
-			if j < 0 {
-				j = len(sql) - i
-			}
-			b.WriteString(sql[i : i+j])
-			i += j
-		case c == '/' && i+1 < len(sql) && sql[i+1] == '*':
-			j := strings.Index(sql[i+2:], "*/")
-			end := len(sql)
-			if j >= 0 {
-				end = i + 2 + j + 2
-			}
-			b.WriteString(sql[i:end])
-			i = end
-		case c == '$' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9' && (i == 0 || !isIdent(sql[i-1])):
-			j := i + 1
-			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
-				j++
-			}
-			k, _ := strconv.Atoi(sql[i+1 : j])
-			if k < 1 || k > len(lits) {
-				return "", &paramError{state: "08P01", msg: fmt.Sprintf("there is no parameter $%d (%d given)", k, len(lits))}
-			}
-			b.WriteString(lits[k-1])
-			i = j
-		case c == '$' && (i == 0 || !isIdent(sql[i-1])):
-			// A dollar-quoted string: $tag$ ... $tag$.
-			if tag, ok := dollarTag(sql[i:]); ok {
-				end := strings.Index(sql[i+len(tag):], tag)
-				j := len(sql)
-				if end >= 0 {
-					j = i + len(tag) + end + len(tag)
-				}
-				b.WriteString(sql[i:j])
-				i = j
-				continue
-			}
-			b.WriteByte(c)
-			i++
-		default:
-			b.WriteByte(c)
-			i++
-		}
+	out, err := sqlliteral.Substitute(sql, lits, sqlliteral.Dollar)
+	if err != nil {
+		return "", &paramError{state: "08P01", msg: err.Error()}
 	}
-	return b.String(), nil
+	return out, nil
 }
 
 // maxParam is the highest $n referenced in sql.
-func maxParam(sql string) int {
-	max := 0
-	for i := 0; i < len(sql); i++ {
-		if sql[i] == '$' && i+1 < len(sql) && sql[i+1] >= '0' && sql[i+1] <= '9' && (i == 0 || !isIdent(sql[i-1])) {
-			j := i + 1
-			for j < len(sql) && sql[j] >= '0' && sql[j] <= '9' {
-				j++
-			}
-			if k, _ := strconv.Atoi(sql[i+1 : j]); k > max {
-				max = k
-			}
-		}
-	}
-	return max
-}
-
-func isIdent(c byte) bool {
-	return c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9'
-}
-
-func skipQuoted(sql string, i int, q byte, backslash bool) int {
-	for j := i + 1; j < len(sql); j++ {
-		switch {
-		case backslash && sql[j] == '\\':
-			j++
-		case sql[j] == q:
-			if j+1 < len(sql) && sql[j+1] == q {
-				j++
-				continue
-			}
-			return j + 1
-		}
-	}
-	return len(sql)
-}
-
-func dollarTag(s string) (string, bool) {
-	for j := 1; j < len(s); j++ {
-		if s[j] == '$' {
-			return s[:j+1], true
-		}
-		if !isIdent(s[j]) {
-			return "", false
-		}
-	}
-	return "", false
-}
+func maxParam(sql string) int { return sqlliteral.Count(sql, sqlliteral.Dollar) }
