@@ -46,9 +46,12 @@ var pgClients = []pgClient{
 			}
 			return ""
 		},
+		// The JVM runs east of UTC and node west of it: setDate,
+		// setTimestamp and a JS Date send the local wall time with its
+		// offset, and the answers must not depend on it.
 		cmd: func(pg local.PGOptions, command string) *exec.Cmd {
 			url := fmt.Sprintf("jdbc:postgresql://%s/sluice?user=%s&password=%s&sslmode=disable", pg.Addr, pg.User, pg.Password)
-			return exec.Command("java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-cp", pgjdbcJar,
+			return exec.Command("java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Duser.timezone=Asia/Kolkata", "-cp", pgjdbcJar,
 				filepath.Join("clients", "java", "Client.java"), url, command)
 		},
 	},
@@ -79,7 +82,7 @@ var pgClients = []pgClient{
 		},
 		cmd: func(pg local.PGOptions, command string) *exec.Cmd {
 			c := exec.Command("node", filepath.Join("clients", "node", "client.js"), pgURL(pg), command)
-			c.Env = append(os.Environ(), "TZ=UTC")
+			c.Env = append(os.Environ(), "TZ=America/New_York")
 			return c
 		},
 	},
@@ -264,16 +267,17 @@ func TestClients(t *testing.T) {
 // clientParamCases are DuckDB's statements for the clients' parameter
 // cases (the params command of each program), by name.
 var clientParamCases = map[string]string{
-	"int":         `select n_name from nation where n_nationkey = 7`,
-	"bigint":      `select count(*) from orders where o_orderkey < 5000000000`,
-	"double":      `select count(*) from customer where c_acctbal > 5000.5`,
-	"numeric":     `select count(*) from lineitem where l_extendedprice > 50000.25`,
-	"text":        `select c_custkey, c_name from customer where c_mktsegment = 'BUILDING' order by c_custkey limit 5`,
-	"bool":        `select n_name from nation where (n_nationkey < 3) = true order by n_name`,
-	"date":        `select count(*) from orders where o_orderdate < date '1995-03-15'`,
-	"date_object": `select count(*) from orders where o_orderdate >= date '1995-03-15'`,
-	"timestamp":   `select count(*) from orders where cast(o_orderdate as timestamp) < timestamp '1995-03-15 12:30:00'`,
-	"limit":       `select o_orderkey from orders order by o_orderkey limit 7`,
+	"int":          `select n_name from nation where n_nationkey = 7`,
+	"bigint":       `select count(*) from orders where o_orderkey < 5000000000`,
+	"double":       `select count(*) from customer where c_acctbal > 5000.5`,
+	"numeric":      `select count(*) from lineitem where l_extendedprice > 50000.25`,
+	"text":         `select c_custkey, c_name from customer where c_mktsegment = 'BUILDING' order by c_custkey limit 5`,
+	"bool":         `select n_name from nation where (n_nationkey < 3) = true order by n_name`,
+	"date":         `select count(*) from orders where o_orderdate < date '1995-03-15'`,
+	"date_object":  `select count(*) from orders where o_orderdate >= date '1995-03-15'`,
+	"timestamp":    `select count(*) from orders where cast(o_orderdate as timestamp) < timestamp '1995-03-15 12:30:00'`,
+	"timestamp_eq": `select count(*) from orders where cast(o_orderdate as timestamp) = timestamp '1995-03-15 00:00:00'`,
+	"limit":        `select o_orderkey from orders order by o_orderkey limit 7`,
 	"mixed": `select c_custkey, c_acctbal from customer where c_mktsegment = 'MACHINERY' and c_acctbal > 1000.5
 		and c_nationkey = 3 order by c_custkey limit 4`,
 }

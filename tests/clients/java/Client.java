@@ -130,6 +130,11 @@ public class Client {
             ps.setTimestamp(1, java.sql.Timestamp.valueOf("1995-03-15 12:30:00"));
             emit("timestamp", ps::executeQuery, false);
         }
+        try (PreparedStatement ps = c.prepareStatement(
+                "select count(*) from orders where cast(o_orderdate as timestamp) = ?")) {
+            ps.setTimestamp(1, java.sql.Timestamp.valueOf("1995-03-15 00:00:00"));
+            emit("timestamp_eq", ps::executeQuery, false);
+        }
         try (PreparedStatement ps = c.prepareStatement("select o_orderkey from orders order by o_orderkey limit ?")) {
             ps.setInt(1, 7);
             emit("limit", ps::executeQuery, false);

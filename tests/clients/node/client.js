@@ -94,6 +94,7 @@ async function params(client) {
     ['date', 'select count(*) from orders where o_orderdate < $1', [new Date(1995, 2, 15)]],
     ['date_object', 'select count(*) from orders where o_orderdate >= $1', [new Date(1995, 2, 15)]],
     ['timestamp', 'select count(*) from orders where cast(o_orderdate as timestamp) < $1', [new Date(1995, 2, 15, 12, 30)]],
+    ['timestamp_eq', 'select count(*) from orders where cast(o_orderdate as timestamp) = $1', [new Date(1995, 2, 15)]],
     ['limit', 'select o_orderkey from orders order by o_orderkey limit $1', [7]],
     ['mixed', 'select c_custkey, c_acctbal from customer where c_mktsegment = $1 and c_acctbal > $2' +
       ' and c_nationkey = $3 order by c_custkey limit $4', ['MACHINERY', '1000.5', 3, 4]],

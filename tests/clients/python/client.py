@@ -95,6 +95,8 @@ def params(url):
         ("date_object", "select count(*) from orders where o_orderdate >= %s", (datetime.date(1995, 3, 15),)),
         ("timestamp", "select count(*) from orders where cast(o_orderdate as timestamp) < %s",
          (datetime.datetime(1995, 3, 15, 12, 30),)),
+        ("timestamp_eq", "select count(*) from orders where cast(o_orderdate as timestamp) = %s",
+         (datetime.datetime(1995, 3, 15),)),
         ("limit", "select o_orderkey from orders order by o_orderkey limit %s", (7,)),
         ("mixed", "select c_custkey, c_acctbal from customer where c_mktsegment = %s and c_acctbal > %s"
                   " and c_nationkey = %s order by c_custkey limit %s",
