@@ -65,7 +65,7 @@ func TestCatalogEmulation(t *testing.T) {
 		// psql \d orders, columns.
 		{`SELECT a.attname, pg_catalog.format_type(a.atttypid, a.atttypmod), (SELECT 1) AS attrdef, a.attnotnull
 		  FROM pg_catalog.pg_attribute a WHERE a.attrelid = '16385' AND a.attnum > 0 AND NOT a.attisdropped ORDER BY a.attnum`,
-			"o_id|bigint|NULL|t\no_total|numeric(12,2)|NULL|f"},
+			"o_id|bigint|1|t\no_total|numeric(12,2)|1|f"},
 		// An inner join with a catalog relation the emulation has empty.
 		{`SELECT c.oid::pg_catalog.regclass FROM pg_catalog.pg_class c, pg_catalog.pg_inherits i WHERE c.oid = i.inhparent AND i.inhrelid = '16385'`, ""},
 		// DBeaver's columns of one table: the class oid through the join.
