@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -739,19 +740,41 @@ func (ev *evaluator) orderLimit(sel *pg_query.SelectStmt, out, in *relation, _ [
 func (ev *evaluator) from(items []*pg_query.Node, where *pg_query.Node, parent *scope) (*relation, error) {
 	cur := &relation{rows: [][]any{{}}}
 	conjuncts := splitAnd(where)
+	// Each item on its own first: an empty one makes the whole product
+	// empty (pgjdbc's getImportedKeys joins nine relations, one of them
+	// pg_constraint, by commas).
+	rels := make([]*relation, len(items))
+	lateral := make([]bool, len(items))
+	empty := false
+	for i, it := range items {
+		var err error
+		if rels[i], lateral[i], err = ev.fromItemRel(it, parent); err != nil {
+			return nil, err
+		}
+		empty = empty || (!lateral[i] && len(rels[i].rows) == 0)
+	}
+	if empty && !slices.Contains(lateral, true) {
+		out := &relation{}
+		for _, r := range rels {
+			out.cols = append(out.cols, r.cols...)
+			out.open = append(out.open, r.open...)
+		}
+		return out, nil
+	}
 	for i, it := range items {
 		var err error
 		if i == 0 {
-			cur, err = ev.fromItem(it, cur, parent)
+			if lateral[0] {
+				cur, err = ev.lateralJoin(cur, it, pg_query.JoinType_JOIN_INNER, nil, parent)
+			} else {
+				cur, err = ev.join(cur, rels[0], pg_query.JoinType_JOIN_INNER, nil, parent)
+			}
 			if err != nil {
 				return nil, err
 			}
 			continue
 		}
-		right, lateral, err := ev.fromItemRel(it, parent)
-		if err != nil {
-			return nil, err
-		}
+		right, lateral := rels[i], lateral[i]
 		if lateral {
 			cur, err = ev.lateralJoin(cur, it, pg_query.JoinType_JOIN_INNER, nil, parent)
 		} else {
@@ -807,19 +830,6 @@ func (ev *evaluator) answerable(n *pg_query.Node, rel *relation, parent *scope) 
 		}
 	})
 	return ok
-}
-
-// fromItem joins one FROM item to cur (the first item: cur is one empty
-// row).
-func (ev *evaluator) fromItem(it *pg_query.Node, cur *relation, parent *scope) (*relation, error) {
-	right, lateral, err := ev.fromItemRel(it, parent)
-	if err != nil {
-		return nil, err
-	}
-	if lateral {
-		return ev.lateralJoin(cur, it, pg_query.JoinType_JOIN_INNER, nil, parent)
-	}
-	return ev.join(cur, right, pg_query.JoinType_JOIN_INNER, nil, parent)
 }
 
 // fromItemRel evaluates a FROM item on its own; lateral says it must be
@@ -2057,12 +2067,15 @@ func formatArray(arr []any) string {
 func compareOp(op string, l, r any) (any, error) {
 	switch op {
 	case "||":
-		if l == nil || r == nil {
-			return nil, nil
-		}
 		la, lok := l.([]any)
 		ra, rok := r.([]any)
 		switch {
+		case l == nil && rok: // a NULL array concatenated: the other array
+			return ra, nil
+		case r == nil && lok:
+			return la, nil
+		case l == nil || r == nil:
+			return nil, nil
 		case lok && rok:
 			return append(append([]any{}, la...), ra...), nil
 		case lok:

@@ -476,4 +476,3 @@ func unquoteIdent(s string) string {
 	}
 	return strings.Join(parts, ".")
 }
-

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 
@@ -322,12 +321,6 @@ type describer interface {
 // run answers one statement: locally when it is a session or catalog
 // statement, else as a sluice job.
 func (c *conn) run(ctx context.Context, sql string) (*result, error) {
-	if f := os.Getenv("SLUICE_PG_TRACE"); f != "" { // TEMPORARY capture
-		if fh, err := os.OpenFile(f, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o644); err == nil {
-			fmt.Fprintf(fh, "%s;\n-- ----\n", sql)
-			fh.Close()
-		}
-	}
 	if strings.TrimSpace(strings.TrimRight(strings.TrimSpace(sql), ";")) == "" {
 		return &result{empty: true}, nil
 	}
