@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -30,6 +31,9 @@ type pgClient struct {
 	missing func() string
 	// cmd is the command line for a connection URL and a command.
 	cmd func(pg local.PGOptions, command string) *exec.Cmd
+	// meta names the golden file of the client's catalog journey (its
+	// meta command), "" when it has none.
+	meta string
 }
 
 const pgjdbcJar = "/usr/share/java/postgresql.jar"
@@ -54,6 +58,7 @@ var pgClients = []pgClient{
 			return exec.Command("java", "-Xshare:auto", "-XX:TieredStopAtLevel=1", "-Duser.timezone=Asia/Kolkata", "-cp", pgjdbcJar,
 				filepath.Join("clients", "java", "Client.java"), url, command)
 		},
+		meta: "pgjdbc_meta.json",
 	},
 	{
 		name: "psycopg2",
@@ -68,6 +73,7 @@ var pgClients = []pgClient{
 		cmd: func(pg local.PGOptions, command string) *exec.Cmd {
 			return exec.Command("/usr/bin/python3", filepath.Join("clients", "python", "client.py"), pgURL(pg), command)
 		},
+		meta: "python_meta.json",
 	},
 	{
 		name: "node-pg",
@@ -245,6 +251,9 @@ func TestClients(t *testing.T) {
 					}
 				}
 			})
+			if c.meta != "" {
+				t.Run("meta", func(t *testing.T) { checkMeta(t, c, pg) })
+			}
 			t.Run("params", func(t *testing.T) {
 				_, got := runClient(t, c, pg, "params", "")
 				for _, name := range sortedKeys(paramWant) {
@@ -289,4 +298,83 @@ func sortedKeys[V any](m map[string]V) []string {
 	}
 	sort.Strings(keys)
 	return keys
+}
+
+var updateClients = flag.Bool("update-clients", false, "rewrite the golden files of the client catalog journeys (tests/testdata/clients)")
+
+// checkMeta runs a client's catalog journey (pgjdbc DatabaseMetaData;
+// SQLAlchemy's inspector and pandas.read_sql) and checks every answer
+// exactly against its golden file. A server-side cursor (psycopg2's named
+// cursor: DECLARE ... CURSOR, FETCH) is checked apart: it must answer as
+// read_sql does, or, while sluice has no cursors, fail with SQLSTATE 0A000.
+func checkMeta(t *testing.T, c pgClient, pg local.PGOptions) {
+	list, byName := runClient(t, c, pg, "meta", "")
+	type answer struct {
+		Name  string   `json:"name"`
+		Cols  []string `json:"cols,omitempty"`
+		Rows  [][]any  `json:"rows"`
+		Error string   `json:"error,omitempty"`
+	}
+	var got []answer
+	for _, a := range list {
+		if a.Name == "read_sql_stream" {
+			continue
+		}
+		got = append(got, answer{Name: a.Name, Cols: a.Cols, Rows: a.Rows, Error: a.Error})
+	}
+	if s, ok := byName["read_sql_stream"]; ok {
+		switch {
+		case s.Error == "":
+			if d := rowsDiff(clientRows(t, s), clientRows(t, byName["read_sql"]), true); d != "" {
+				t.Errorf("read_sql with a server-side cursor: %s", d)
+			}
+		case s.SQLState == "0A000" && strings.Contains(s.Error, "DECLARE"):
+			t.Logf("read_sql with a server-side cursor (DECLARE/FETCH) is not supported yet: %s", strings.SplitN(s.Error, "\n", 2)[0])
+		default:
+			t.Errorf("read_sql with a server-side cursor: %s (SQLSTATE %s)", s.Error, s.SQLState)
+		}
+	}
+	b, err := json.MarshalIndent(got, "", " ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b = append(b, '\n')
+	path := filepath.Join("testdata", "clients", c.meta)
+	if *updateClients {
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(path, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (go test -run TestClients ./tests/ -args -update-clients writes it)", err)
+	}
+	var wantList []answer
+	if err := json.Unmarshal(want, &wantList); err != nil {
+		t.Fatalf("%s: %v", path, err)
+	}
+	wantBy := map[string]answer{}
+	for _, a := range wantList {
+		wantBy[a.Name] = a
+	}
+	for _, g := range got {
+		w, ok := wantBy[g.Name]
+		if !ok {
+			t.Errorf("%s: not in %s", g.Name, path)
+			continue
+		}
+		gj, _ := json.Marshal(g)
+		wj, _ := json.Marshal(w)
+		if string(gj) != string(wj) {
+			t.Errorf("%s:\n got %s\nwant %s", g.Name, gj, wj)
+		}
+		delete(wantBy, g.Name)
+	}
+	for name := range wantBy {
+		t.Errorf("%s: no answer", name)
+	}
 }
