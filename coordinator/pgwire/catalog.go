@@ -26,17 +26,13 @@ import (
 //     the session functions clients probe (version(), current_database(),
 //     current_setting(), ...).
 //
-// A catalog SELECT is evaluated over a small emulation of the catalog: the
-// first relation of its FROM clause yields rows (pg_class and pg_attribute
-// from the sluice catalog, pg_namespace, pg_database, pg_type, pg_tables,
-// pg_settings, information_schema.tables, .columns, .schemata; every other
-// catalog relation is empty). Columns of relations joined to it resolve by
-// name against its row; WHERE conjuncts made of =, <>, <, >, ~, !~, IN, IS
-// NULL, NOT, AND and OR over those columns filter the rows, and a conjunct
-// that cannot be evaluated (a function the emulation does not know) is
-// taken as true. An inner join with an empty catalog relation is empty.
-// This covers what psql's \d, \dt, \d TABLE, \dn and \l send and the
-// probes of pgx, JDBC and DBeaver on connect; docs/pgwire.md lists it.
+// A catalog SELECT is evaluated over an emulation of the catalog
+// relations (catalog_rels.go) by a small relational evaluator
+// (catalog_eval.go, catalog_funcs.go): joins, subqueries, aggregates,
+// set operations and the functions clients call; what it cannot evaluate
+// is an SL005 error, never a silently wrong answer. docs/pgwire.md lists
+// what it covers; tests/testdata/pgwire_catalog_replay.sql holds the
+// queries of pgjdbc, SQLAlchemy and psql it is checked with.
 
 // answer handles sql when it is a session or catalog statement. ok false:
 // it is the engine's. With describe, SET and friends change nothing.
