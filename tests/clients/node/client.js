@@ -12,14 +12,27 @@
 //
 // Each answer is one JSON line: {"name", "cols", "types", "rows"} or
 // {"name", "error", "sqlstate"}. node-postgres gives int8 and numeric as
-// strings (exact), dates and timestamps as Date (printed in ISO form).
+// strings (exact), dates and timestamps as Date (printed as their local
+// wall time).
 'use strict';
 
 const { Client } = require('pg');
 
-function value(v) {
+// A date or timestamp column comes back as a Date at that local wall
+// time (node-postgres reads them in the process's time zone): print the
+// local wall time.
+function localTime(d, dateOnly) {
+  const p = (n, w = 2) => String(n).padStart(w, '0');
+  const day = `${p(d.getFullYear(), 4)}-${p(d.getMonth() + 1)}-${p(d.getDate())}`;
+  if (dateOnly) {
+    return day;
+  }
+  return `${day} ${p(d.getHours())}:${p(d.getMinutes())}:${p(d.getSeconds())}.${p(d.getMilliseconds(), 3)}`;
+}
+
+function value(v, oid) {
   if (v instanceof Date) {
-    return v.toISOString();
+    return localTime(v, oid === 1082);
   }
   if (typeof v === 'bigint') {
     return v.toString();
@@ -38,7 +51,7 @@ async function emit(client, name, query) {
       name,
       cols: res.fields.map((f) => f.name),
       types: res.fields.map((f) => String(f.dataTypeID)),
-      rows: res.rows.map((r) => r.map(value)),
+      rows: res.rows.map((r) => r.map((v, i) => value(v, res.fields[i].dataTypeID))),
     };
   } catch (e) {
     out = { name, error: String(e.message), sqlstate: e.code || null };
