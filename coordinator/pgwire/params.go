@@ -70,13 +70,13 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 		}
 		return "", bad("boolean")
 	case oidDate:
-		t, ok := parseTemporal(s)
+		t, ok := parseTemporal(s, false)
 		if !ok {
 			return "", bad("date")
 		}
 		return "DATE " + sqlliteral.Quote(t.Format("2006-01-02")), nil
 	case oidTimestamp, oidTimestampTZ:
-		t, ok := parseTemporal(s)
+		t, ok := parseTemporal(s, oid == oidTimestampTZ)
 		if !ok {
 			return "", bad("timestamp")
 		}
@@ -85,8 +85,10 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 		// An untyped value the engine will cast from its context: the
 		// date and timestamp forms drivers send (pgjdbc's setDate
 		// "1995-01-01 +00", node-postgres's Date
-		// "1995-01-01T00:00:00.000+00:00") in the engine's own form.
-		if t, ok := parseTemporal(s); ok {
+		// "1995-01-01T00:00:00.000+00:00") in the engine's own form,
+		// their wall time (the context is a date or a timestamp
+		// without time zone).
+		if t, ok := parseTemporal(s, false); ok {
 			if t.Equal(t.Truncate(24 * time.Hour)) {
 				return sqlliteral.Quote(t.Format("2006-01-02")), nil
 			}
@@ -101,10 +103,14 @@ func literal(oid uint32, format int16, v []byte, n int) (string, error) {
 // zone offset (Z, +hh, +hh:mm, +hhmm), with T or a space between.
 var temporalText = regexp.MustCompile(`^(\d{4}-\d{2}-\d{2})(?:[T ](\d{2}:\d{2}(?::\d{2}(?:\.\d{1,9})?)?))?\s*(Z|[+-]\d{2}(?::?\d{2})?)?$`)
 
-// parseTemporal parses a client's date or timestamp text, in UTC: a value
-// with an offset is converted to UTC (timestamptz), one without is taken
-// as written.
-func parseTemporal(s string) (time.Time, bool) {
+// parseTemporal parses a client's date or timestamp text. With zoned (a
+// timestamptz parameter) a value with an offset is converted to UTC, the
+// session's time zone. Otherwise the offset is ignored, as Postgres does
+// when the text becomes a date or a timestamp without time zone (the only
+// kinds sluice has): pgjdbc's setDate/setTimestamp and node-postgres's
+// Date send the client's local wall time with its offset, and Postgres
+// keeps the wall time ('1995-03-15 +05:30'::date is 1995-03-15).
+func parseTemporal(s string, zoned bool) (time.Time, bool) {
 	m := temporalText.FindStringSubmatch(strings.TrimSpace(s))
 	if m == nil {
 		return time.Time{}, false
@@ -122,7 +128,7 @@ func parseTemporal(s string) (time.Time, bool) {
 	if err != nil {
 		return time.Time{}, false
 	}
-	if z := m[3]; z != "" && z != "Z" {
+	if z := m[3]; zoned && z != "" && z != "Z" {
 		sign := 1
 		if z[0] == '-' {
 			sign = -1

@@ -355,5 +355,7 @@ func defaultSettings() map[string]string {
 		"is_superuser": "off", "search_path": `"$user", public`, "transaction_isolation": "read committed",
 		"default_transaction_isolation": "read committed", "transaction_read_only": "on", "max_identifier_length": "63",
 		"extra_float_digits": "1", "lc_collate": "C", "lc_ctype": "C", "lc_messages": "C", "statement_timeout": "0",
+		// Read-only limits clients read (pgjdbc getImportedKeys needs max_index_keys).
+		"max_index_keys": "32", "max_function_args": "100", "block_size": "8192", "segment_size": "131072",
 	}
 }
