@@ -79,7 +79,7 @@ func TestCatalogEmulation(t *testing.T) {
 		{`select count(*) as n from information_schema.tables where table_schema = 'public'`, "2"},
 	}
 	for _, tc := range cases {
-		res, ok, err := c.answer(context.Background(), tc.sql, false)
+		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
 		if err != nil || !ok {
 			t.Fatalf("%s: ok %v err %v", tc.sql, ok, err)
 		}
@@ -88,7 +88,7 @@ func TestCatalogEmulation(t *testing.T) {
 		}
 	}
 	// Plain SQL is the engine's.
-	if _, ok, _ := c.answer(context.Background(), "select o_id from orders", false); ok {
+	if _, ok, _ := c.answer(context.Background(), "select o_id from orders", parseOne("select o_id from orders"), false); ok {
 		t.Fatal("a table query was answered by the catalog emulation")
 	}
 }
