@@ -391,8 +391,7 @@ type describer interface {
 }
 
 // parseOne is the parse tree of a statement, nil when sql is not one
-// statement Postgres's grammar reads (sluice's own syntax: x // y,
-// QUALIFY, ...).
+// statement Postgres's grammar reads (sluice's own syntax: QUALIFY, ...).
 func parseOne(sql string) *pg_query.Node {
 	tree, err := pg_query.Parse(sql)
 	if err != nil || len(tree.Stmts) != 1 {
