@@ -29,7 +29,8 @@ import (
 // option list form (WITH (FORMAT csv, HEADER true)) and the old one (WITH
 // CSV HEADER). Values are written as a query sends them in text. COPY
 // FROM, COPY to a server file or program and FORMAT binary are refused
-// (SL005, 0A000).
+// (SL005, 0A000); sluice's own COPY (query) TO 's3://...' is a statement
+// of the HTTP API (SL023), as it was before this front end knew COPY.
 
 // copyFormat is how COPY TO writes rows.
 type copyFormat struct {
@@ -327,6 +328,9 @@ func (c *conn) copyStmt(ctx context.Context, sql string, cs *pg_query.CopyStmt, 
 	case cs.IsFrom:
 		return nil, plan.Errorf(plan.CodeUnsupported,
 			"unsupported: COPY ... FROM: sluice is read-only (register files as a table with CREATE EXTERNAL TABLE or `sluice tables add`)")
+	case strings.HasPrefix(lower(cs.Filename), "s3://") && !cs.IsProgram:
+		return nil, plan.Errorf(plan.CodeNotStatement,
+			"COPY ... TO 's3://...' is a statement, not a query: run it through POST /v1/statements (sluice sql and sluice submit do)")
 	case cs.Filename != "" || cs.IsProgram:
 		return nil, plan.Errorf(plan.CodeUnsupported,
 			"unsupported: COPY to a file or program on the server; use COPY ... TO STDOUT (psql's \\copy writes a client file)")

@@ -181,6 +181,7 @@ func TestCopyProtocol(t *testing.T) {
 		{`copy t to stdout`, "copyout:1 data:0 data:1 data:2 data:3 data:4 data:5 done 'COPY 6' ready:I"},
 		{`copy t from stdin`, "error:0A000 ready:I"},
 		{`copy t to '/etc/passwd'`, "error:0A000 ready:I"},
+		{`copy (select n from t) to 's3://sluice/out/' (format parquet)`, "error:22000 ready:I"}, // SL023: the HTTP API's
 		{`copy (select n from t) to stdout with (format csv, force_quote (nope))`, "error:42703 ready:I"},
 	} {
 		sendMsgs(t, fe, &pgproto3.Query{String: c.sql})
