@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/csv"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -462,5 +463,86 @@ func TestPGWireColumnNames(t *testing.T) {
 	res := run(t, st, `select count(*), n_regionkey + 1 from nation group by n_regionkey`, false)
 	if got := res.Schema.Field(0).Name + " " + res.Schema.Field(1).Name; got != "count(*) (n_regionkey + 1)" {
 		t.Fatalf("sluice's own names changed: %q", got)
+	}
+}
+
+// needPsycopg2 returns the Python that has psycopg2 (Debian's
+// python3-psycopg2); without one the test is skipped, or fails under CI
+// (.ci/run installs it).
+func needPsycopg2(t *testing.T) string {
+	t.Helper()
+	py := "/usr/bin/python3"
+	if err := exec.Command(py, "-c", "import psycopg2").Run(); err != nil {
+		if os.Getenv("CI") != "" {
+			t.Fatal("psycopg2 not installed: .ci/run installs python3-psycopg2")
+		}
+		t.Skip("psycopg2 not installed (apt-get install -y python3-psycopg2)")
+	}
+	return py
+}
+
+// TestPGWirePsycopg2 runs what psycopg2 users write: copy_expert of a
+// COPY ... TO STDOUT WITH CSV HEADER, a named (server-side) cursor read
+// in batches of itersize, and statement_timeout; rows against DuckDB.
+func TestPGWirePsycopg2(t *testing.T) {
+	py := needPsycopg2(t)
+	db := openDuck(t, dataDir(t, *sfFlag))
+	_, pg := pgStack(t)
+	script := `
+import io, json, sys, psycopg2
+conn = psycopg2.connect(sys.argv[1])
+cur = conn.cursor()
+buf = io.StringIO()
+cur.copy_expert("COPY (" + sys.argv[2] + ") TO STDOUT WITH CSV HEADER", buf)
+named = conn.cursor(name="big")
+named.itersize = 7
+named.execute(sys.argv[2])
+rows = [[str(v) for v in r] for r in named]
+names = [d.name for d in named.description]
+named.close()
+conn.commit()
+cur.execute("set statement_timeout = '1s'")
+code = None
+try:
+    cur.execute("select count(*) from lineitem a, lineitem b where a.l_orderkey <> b.l_orderkey")
+except psycopg2.Error as e:
+    code = e.pgcode
+conn.rollback()
+cur.execute("select count(*) from nation")
+print(json.dumps({"csv": buf.getvalue(), "rows": rows, "names": names, "timeout": code, "after": cur.fetchone()[0]}))
+`
+	q := `select o_orderkey, o_orderdate, o_totalprice, o_orderpriority from orders where o_orderkey < 300 order by o_orderkey`
+	out, err := exec.Command(py, "-c", script, pgURL(pg), q).CombinedOutput()
+	if err != nil {
+		t.Fatalf("psycopg2: %v\n%s", err, out)
+	}
+	var got struct {
+		CSV     string     `json:"csv"`
+		Rows    [][]string `json:"rows"`
+		Names   []string   `json:"names"`
+		Timeout *string    `json:"timeout"`
+		After   int        `json:"after"`
+	}
+	if err := json.Unmarshal(out, &got); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	want := duckRows(t, db, q)
+	head, fields := parseCSV(t, got.CSV, true)
+	if strings.Join(head, ",") != "o_orderkey,o_orderdate,o_totalprice,o_orderpriority" {
+		t.Fatalf("copy_expert header %q", head)
+	}
+	compareRows(t, typedLike(fields, want), want, true)
+	cursorFields := make([][]*string, len(got.Rows))
+	for i, r := range got.Rows {
+		for j := range r {
+			cursorFields[i] = append(cursorFields[i], &r[j])
+		}
+	}
+	compareRows(t, typedLike(cursorFields, want), want, true)
+	if strings.Join(got.Names, ",") != strings.Join(head, ",") {
+		t.Fatalf("named cursor columns %q", got.Names)
+	}
+	if got.Timeout == nil || *got.Timeout != "57014" || got.After != 25 {
+		t.Fatalf("statement_timeout: %v, then count %d", got.Timeout, got.After)
 	}
 }
