@@ -291,4 +291,14 @@ func TestCursorProtocol(t *testing.T) {
 	if got, want := recvUntil(t, fe), "*pgproto3.ParseComplete *pgproto3.BindComplete row:35 row:36 row:37 row:38 row:39 'FETCH 5' ready:T"; got != want {
 		t.Errorf("extended fetch all:\n got %s\nwant %s", got, want)
 	}
+	// A FETCH portal whose cursor was closed since it was bound.
+	sendMsgs(t, fe, &pgproto3.Parse{Query: `fetch 1 from x`}, &pgproto3.Bind{DestinationPortal: "f"}, &pgproto3.Describe{ObjectType: 'P', Name: "f"},
+		&pgproto3.Query{String: "close x"})
+	if got, want := recvUntil(t, fe), "*pgproto3.ParseComplete *pgproto3.BindComplete fields:n/0 'CLOSE CURSOR' ready:T"; got != want {
+		t.Fatalf("close under a portal:\n got %s\nwant %s", got, want)
+	}
+	sendMsgs(t, fe, &pgproto3.Execute{Portal: "f"}, &pgproto3.Sync{})
+	if got, want := recvUntil(t, fe), "error:34000 ready:E"; got != want {
+		t.Errorf("execute after close:\n got %s\nwant %s", got, want)
+	}
 }

@@ -43,11 +43,13 @@ type sqlCursor struct {
 	res     *result
 	rows    *rowCursor
 	pos     int64 // rows fetched or moved over (the current row's number)
+	closed  bool  // a FETCH portal of the extended protocol may outlive it
 }
 
 func (s *sqlCursor) close() {
 	s.rows.close()
 	s.res.release()
+	s.closed = true
 }
 
 // formats are the result formats of the cursor's rows (nil: text).

@@ -327,6 +327,10 @@ func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 	max, capped := int64(m.MaxRows), false
 	var cur *rowCursor
 	if p.res.from != nil {
+		if name := p.res.from.name; p.res.from.closed {
+			p.close()
+			return noCursor(name)
+		}
 		cur = p.res.from.rows
 		if left := p.res.limit - p.sent; max <= 0 || max >= left {
 			max, capped = left, true
