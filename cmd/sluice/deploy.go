@@ -138,7 +138,7 @@ func deployLambda(c *cli.Context) error {
 	}
 	client := lambda.NewFromConfig(awsCfg, func(o *lambda.Options) {
 		if e := c.String("endpoint"); e != "" {
-			o.BaseEndpoint = aws.String(e)
+			o.BaseEndpoint = aws.String(httpEndpoint(e))
 		}
 	})
 	ctx := c.Context

@@ -25,7 +25,7 @@ func coordinatorFlags() []cli.Flag {
 
 func jobsCommand() *cli.Command {
 	client := func(c *cli.Context) *coordinator.Client {
-		return coordinator.NewClient(c.String("coordinator"), c.String("token"))
+		return coordinator.NewClient(httpEndpoint(c.String("coordinator")), c.String("token"))
 	}
 	return &cli.Command{
 		Name:  "jobs",
@@ -89,7 +89,7 @@ func jobsCommand() *cli.Command {
 
 func s3Flags() []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "s3-endpoint", EnvVars: []string{"SLUICE_S3_ENDPOINT"}, Usage: "S3 endpoint host:port"},
+		&cli.StringFlag{Name: "s3-endpoint", EnvVars: []string{"SLUICE_S3_ENDPOINT"}, Usage: s3EndpointUsage},
 		&cli.StringFlag{Name: "bucket", EnvVars: []string{"SLUICE_S3_BUCKET"}, Value: "sluice"},
 		&cli.StringFlag{Name: "prefix", EnvVars: []string{"SLUICE_PREFIX"}, Usage: "key prefix of sluice's objects"},
 	}

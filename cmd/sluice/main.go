@@ -227,10 +227,14 @@ func localCommand() *cli.Command {
 					fmt.Printf("coordinator: %s\n", st.APIURL)
 					fmt.Printf("web ui:      %s\n", coordinator.UIURL(st.APIURL, ""))
 					fmt.Printf("redis:       %s\n", st.RedisURL)
-					fmt.Printf("s3:          http://%s bucket %s\n", st.S3.Endpoint, st.S3.Bucket)
-					fmt.Printf("\n# to inspect from another shell:\n")
+					s3URL := st.S3.Endpoint // MinIO's host:port
+					if !strings.Contains(s3URL, "://") {
+						s3URL = "http://" + s3URL
+					}
+					fmt.Printf("s3:          %s bucket %s\n", s3URL, st.S3.Bucket)
+					fmt.Printf("\n# to inspect from another shell, or to run `sluice coordinator serve --addr 127.0.0.1:0` on this stack:\n")
 					fmt.Printf("export SLUICE_COORDINATOR=%s\n", st.APIURL)
-					fmt.Printf("export SLUICE_S3_ENDPOINT=%s SLUICE_S3_BUCKET=%s\n", st.S3.Endpoint, st.S3.Bucket)
+					fmt.Printf("export SLUICE_S3_ENDPOINT=%s SLUICE_S3_BUCKET=%s\n", s3URL, st.S3.Bucket)
 					fmt.Printf("export AWS_ACCESS_KEY_ID=%s AWS_SECRET_ACCESS_KEY=%s\n", st.S3.AccessKey, st.S3.SecretKey)
 					fmt.Printf("export SLUICE_REDIS_URL=%s\n", st.RedisURL)
 					if err := startLocalWire(c, st); err != nil {
@@ -277,7 +281,7 @@ func submitCommand() *cli.Command {
 			if sql == "" {
 				return errors.New("no SQL given")
 			}
-			return runAndPrint(c, coordinator.NewClient(c.String("coordinator"), c.String("token")), sql)
+			return runAndPrint(c, coordinator.NewClient(httpEndpoint(c.String("coordinator")), c.String("token")), sql)
 		},
 	}
 }
@@ -293,7 +297,7 @@ func explainCommand() *cli.Command {
 			if sql == "" {
 				return errors.New("no SQL or job given")
 			}
-			cl := coordinator.NewClient(c.String("coordinator"), c.String("token"))
+			cl := coordinator.NewClient(httpEndpoint(c.String("coordinator")), c.String("token"))
 			if c.Bool("analyze") {
 				js, err := cl.Status(c.Context, sql)
 				if err != nil {

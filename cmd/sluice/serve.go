@@ -98,7 +98,7 @@ func coordinatorCommand() *cli.Command {
 						return errors.New("--lambda-function and --function-url are exclusive: pick one invoker")
 					}
 					inv, err = coordinator.NewLambdaInvoker(c.Context, coordinator.LambdaConfig{
-						FunctionName: name, Region: c.String("lambda-region"), Endpoints: c.StringSlice("lambda-endpoint"),
+						FunctionName: name, Region: c.String("lambda-region"), Endpoints: httpEndpoints(c.StringSlice("lambda-endpoint")),
 						Concurrency: c.Int("functions"), Timeout: c.Duration("lambda-timeout"),
 						PayloadLimit: c.Int("lambda-payload-limit"), Bucket: bucket,
 					})
@@ -107,7 +107,7 @@ func coordinatorCommand() *cli.Command {
 					}
 				} else if urls := c.StringSlice("function-url"); len(urls) > 0 {
 					for i := range urls {
-						urls[i] = strings.TrimRight(urls[i], "/")
+						urls[i] = strings.TrimRight(httpEndpoint(urls[i]), "/")
 					}
 					hi := coordinator.NewHTTPInvoker(urls, c.Int("functions"))
 					hi.Bucket = bucket

@@ -80,7 +80,7 @@ Meta commands: \d (list tables), \d TABLE (describe), \timing [on|off], \format 
 				}
 				cl = coordinator.NewClient(st.APIURL, "")
 			case c.String("coordinator") != "":
-				cl = coordinator.NewClient(c.String("coordinator"), c.String("token"))
+				cl = coordinator.NewClient(httpEndpoint(c.String("coordinator")), c.String("token"))
 			default:
 				return errors.New("no coordinator: give --coordinator URL (or SLUICE_COORDINATOR), or --local --data DIR")
 			}

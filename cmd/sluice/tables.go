@@ -33,7 +33,7 @@ func tablesCommand() *cli.Command {
 			}
 			return false, nil
 		}
-		cl := coordinator.NewClient(c.String("coordinator"), c.String("token"))
+		cl := coordinator.NewClient(httpEndpoint(c.String("coordinator")), c.String("token"))
 		return true, execQuery(c.Context, cl, sql, queryOpts{format: "table", quiet: true}, os.Stdout, os.Stderr)
 	}
 	openCatalog := func(c *cli.Context) (*catalog.Store, func(), error) {
@@ -57,7 +57,7 @@ func tablesCommand() *cli.Command {
 				Usage:     "register the files under an S3 prefix as a table",
 				ArgsUsage: "NAME s3://BUCKET/PREFIX/",
 				Flags: append([]cli.Flag{redisFlag,
-					&cli.StringFlag{Name: "s3-endpoint", EnvVars: []string{"SLUICE_S3_ENDPOINT"}, Usage: "S3 endpoint host:port"},
+					&cli.StringFlag{Name: "s3-endpoint", EnvVars: []string{"SLUICE_S3_ENDPOINT"}, Usage: s3EndpointUsage},
 					&cli.StringFlag{Name: "bucket", EnvVars: []string{"SLUICE_S3_BUCKET"}, Value: "sluice", Usage: "the bucket sluice runs on"},
 					&cli.StringFlag{Name: "format", Value: "parquet", Usage: "parquet or csv"},
 					&cli.StringFlag{Name: "schema", Usage: `CSV columns, e.g. "id bigint, name varchar, price decimal(15,2), day date" (default: header names, types inferred)`},

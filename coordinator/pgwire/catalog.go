@@ -34,19 +34,24 @@ import (
 // what it covers; tests/testdata/pgwire_catalog_replay.sql holds the
 // queries of pgjdbc, SQLAlchemy and psql it is checked with.
 
-// answer handles sql when it is a session or catalog statement. ok false:
-// it is the engine's. With describe, SET and friends change nothing.
-func (c *conn) answer(ctx context.Context, sql string, describe bool) (res *result, ok bool, err error) {
-	tree, perr := pg_query.Parse(sql)
-	if perr != nil || len(tree.Stmts) != 1 {
+// answer handles sql when it is a session, transaction, cursor, COPY or
+// catalog statement; n is its parse tree (nil: Postgres's grammar cannot
+// read it, so it is the engine's). ok false: it is the engine's. With
+// describe, SET and friends change nothing and nothing runs.
+func (c *conn) answer(ctx context.Context, sql string, n *pg_query.Node, describe bool) (res *result, ok bool, err error) {
+	if c.txStatus == txFailed && (n == nil || !endsAborted(n)) {
+		return nil, true, errAborted
+	}
+	if n == nil {
 		return nil, false, nil
 	}
-	n := tree.Stmts[0].Stmt
 	switch {
 	case n.GetVariableSetStmt() != nil:
 		s := n.GetVariableSetStmt()
 		if !describe {
-			c.set(s)
+			if err := c.set(s); err != nil {
+				return nil, true, err
+			}
 		}
 		if s.Kind == pg_query.VariableSetKind_VAR_RESET || s.Kind == pg_query.VariableSetKind_VAR_RESET_ALL {
 			return &result{tag: "RESET"}, true, nil
@@ -75,19 +80,27 @@ func (c *conn) answer(ctx context.Context, sql string, describe bool) (res *resu
 		}
 		return table([]string{name}, [][]any{{v}}), true, nil
 	case n.GetTransactionStmt() != nil:
-		tags := map[pg_query.TransactionStmtKind]string{
-			pg_query.TransactionStmtKind_TRANS_STMT_BEGIN: "BEGIN", pg_query.TransactionStmtKind_TRANS_STMT_START: "BEGIN",
-			pg_query.TransactionStmtKind_TRANS_STMT_COMMIT: "COMMIT", pg_query.TransactionStmtKind_TRANS_STMT_ROLLBACK: "ROLLBACK",
-		}
-		tag := tags[n.GetTransactionStmt().Kind]
-		if tag == "" {
-			tag = "COMMIT"
-		}
-		return &result{tag: tag}, true, nil
+		res, err := c.transaction(n.GetTransactionStmt(), describe)
+		return res, true, err
 	case n.GetDiscardStmt() != nil:
+		if !describe {
+			c.closeCursors(true)
+		}
 		return &result{tag: "DISCARD ALL"}, true, nil
 	case n.GetDeallocateStmt() != nil:
 		return &result{tag: "DEALLOCATE"}, true, nil
+	case n.GetCopyStmt() != nil:
+		res, err := c.copyStmt(ctx, sql, n.GetCopyStmt(), describe)
+		return res, true, err
+	case n.GetDeclareCursorStmt() != nil:
+		res, err := c.declare(ctx, sql, n.GetDeclareCursorStmt(), describe)
+		return res, true, err
+	case n.GetFetchStmt() != nil:
+		res, err := c.fetch(ctx, n.GetFetchStmt(), describe)
+		return res, true, err
+	case n.GetClosePortalStmt() != nil:
+		res, err := c.closeCursor(n.GetClosePortalStmt().Portalname, describe)
+		return res, true, err
 	case n.GetSelectStmt() != nil:
 		sel := n.GetSelectStmt()
 		switch route, err := routeSelect(n); {
@@ -100,29 +113,6 @@ func (c *conn) answer(ctx context.Context, sql string, describe bool) (res *resu
 		return res, true, err
 	}
 	return nil, false, nil
-}
-
-func (c *conn) set(s *pg_query.VariableSetStmt) {
-	name := lower(s.Name)
-	switch s.Kind {
-	case pg_query.VariableSetKind_VAR_RESET:
-		c.settings[name] = defaultSettings()[name]
-	case pg_query.VariableSetKind_VAR_RESET_ALL:
-		c.settings = defaultSettings()
-	case pg_query.VariableSetKind_VAR_SET_DEFAULT:
-		c.settings[name] = defaultSettings()[name]
-	case pg_query.VariableSetKind_VAR_SET_VALUE:
-		var vals []string
-		for _, a := range s.Args {
-			if v, ok := constValue(a); ok {
-				vals = append(vals, fmt.Sprint(v))
-			}
-		}
-		if name == "" {
-			return
-		}
-		c.settings[name] = strings.Join(vals, ", ")
-	}
 }
 
 // catalogFuncs are the session and catalog functions that make a SELECT
@@ -342,28 +332,6 @@ func (c *conn) selectCatalog(ctx context.Context, sel *pg_query.SelectStmt) (*re
 		names[i] = col.name
 	}
 	return table(names, r.rows), nil
-}
-
-func targetName(rt *pg_query.ResTarget) string {
-	if rt.Name != "" {
-		return rt.Name
-	}
-	n := rt.Val
-	for n.GetTypeCast() != nil {
-		n = n.GetTypeCast().Arg
-	}
-	switch {
-	case n.GetColumnRef() != nil:
-		f := n.GetColumnRef().Fields
-		return strVal(f[len(f)-1])
-	case n.GetFuncCall() != nil:
-		return funcName(n.GetFuncCall())
-	case n.GetSqlvalueFunction() != nil:
-		return strings.ToLower(strings.TrimPrefix(n.GetSqlvalueFunction().Op.String(), "SVFOP_"))
-	case n.GetCaseExpr() != nil:
-		return "case"
-	}
-	return "?column?"
 }
 
 // emulation is the catalog as one query sees it.

@@ -114,7 +114,7 @@ func TestCatalogEmulation(t *testing.T) {
 		{`select typname from pg_type where oid = any(array[20, 25]) order by 1`, "int8\ntext"},
 	}
 	for _, tc := range cases {
-		res, ok, err := c.answer(context.Background(), tc.sql, false)
+		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
 		if err != nil || !ok {
 			t.Fatalf("%s: ok %v err %v", tc.sql, ok, err)
 		}
@@ -123,7 +123,7 @@ func TestCatalogEmulation(t *testing.T) {
 		}
 	}
 	// Plain SQL is the engine's.
-	if _, ok, _ := c.answer(context.Background(), "select o_id from orders", false); ok {
+	if _, ok, _ := c.answer(context.Background(), "select o_id from orders", parseOne("select o_id from orders"), false); ok {
 		t.Fatal("a table query was answered by the catalog emulation")
 	}
 }
@@ -145,14 +145,14 @@ func TestCatalogErrors(t *testing.T) {
 		{`select * from pg_class order by 99`, plan.CodeUnknownCol},
 		{`with recursive r as (select 1) select * from r, pg_class`, plan.CodeUnsupported},
 	} {
-		_, ok, err := c.answer(context.Background(), tc.sql, false)
+		_, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
 		if !ok || err == nil || plan.CodeOf(err) != tc.code {
 			t.Errorf("%s: ok %v, err %v; want code %s", tc.sql, ok, err, tc.code)
 		}
 	}
 	// An expression the emulation lacks is never evaluated over no rows
 	// (Postgres's answer, too, is no rows).
-	res, ok, err := c.answer(context.Background(), `select pg_catalog.some_function(indexrelid) from pg_index`, false)
+	res, ok, err := c.answer(context.Background(), `select pg_catalog.some_function(indexrelid) from pg_index`, parseOne(`select pg_catalog.some_function(indexrelid) from pg_index`), false)
 	if err != nil || !ok || rowsText(res) != "" {
 		t.Errorf("over an empty relation: %v %v", ok, err)
 	}
@@ -243,7 +243,7 @@ func TestCatalogReplay(t *testing.T) {
 			continue
 		}
 		n++
-		res, ok, err := c.answer(context.Background(), sql, false)
+		res, ok, err := c.answer(context.Background(), sql, parseOne(sql), false)
 		if err != nil || !ok {
 			t.Errorf("statement %d: ok %v, err %v\n%s", n, ok, err, sql)
 			continue

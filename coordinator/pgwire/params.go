@@ -20,10 +20,12 @@ import (
 // undeclared one (OID 0, what pgx and psql send) is a string literal,
 // which sluice converts when it meets a number, date or bool.
 
-// paramError is a bad parameter value: SQLSTATE 22P02 or 08P01.
+// paramError is an error the protocol layer finds (a bad parameter value,
+// a missing portal or cursor, a bad COPY option), sent with its SQLSTATE.
 type paramError struct {
 	state string
 	msg   string
+	hint  string
 }
 
 func (e *paramError) Error() string { return e.msg }

@@ -17,10 +17,12 @@ import (
 )
 
 // fakeEngine answers every query with the numbers 0..rows-1 in batches of
-// four, and records the jobs cancelled.
+// four, and records the jobs cancelled. With gate set, the records after
+// the first wait until it is closed (a result still being read).
 type fakeEngine struct {
 	rows      int
 	cancelled chan string
+	gate      chan struct{}
 }
 
 var fakeSchema = arrow.NewSchema([]arrow.Field{{Name: "n", Type: arrow.PrimitiveTypes.Int64}}, nil)
@@ -48,6 +50,14 @@ func (f *fakeEngine) Result(ctx context.Context, _ string, fn func(arrow.RecordB
 		rec := array.NewRecordBatch(fakeSchema, []arrow.Array{col}, int64(col.Len()))
 		col.Release()
 		b.Release()
+		if lo > 0 && f.gate != nil {
+			select {
+			case <-f.gate:
+			case <-ctx.Done():
+				rec.Release()
+				return nil, ctx.Err()
+			}
+		}
 		err := fn(rec)
 		rec.Release()
 		if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/jackc/pgx/v5/pgproto3"
@@ -31,6 +32,7 @@ type portal struct {
 	res     *result
 	ran     bool
 	cur     *rowCursor // a portal suspended by Execute's row limit
+	sent    int64      // a FETCH portal's rows sent so far
 }
 
 // close drops the portal's result and its suspended rows.
@@ -43,23 +45,37 @@ func (p *portal) close() {
 		p.res.release()
 		p.res = nil
 	}
-	p.ran = false
+	p.ran, p.sent = false, 0
 }
 
 // result is the answer to one statement.
 type result struct {
-	tag    string        // command tag when schema is nil (SET, BEGIN)
-	empty  bool          // an empty query
-	schema *arrow.Schema // nil: a command without rows
-	recs   []arrow.RecordBatch
-	job    string // a sluice job whose result records stream out
+	tag     string        // command tag when schema is nil (SET, BEGIN)
+	empty   bool          // an empty query
+	schema  *arrow.Schema // nil: a command without rows
+	recs    []arrow.RecordBatch
+	job     string                   // a sluice job whose result records stream out
+	notice  *pgproto3.NoticeResponse // a warning sent before the command completes
+	formats []int16                  // result formats that override the client's (a BINARY cursor's)
+	copy    *copyFormat              // COPY ... TO STDOUT: the rows go out as CopyData
+	from    *sqlCursor               // FETCH: the rows come from this cursor ...
+	limit   int64                    // ... at most this many
 }
 
+// release drops the result's records (a FETCH's belong to its cursor).
 func (r *result) release() {
 	for _, rec := range r.recs {
 		rec.Release()
 	}
 	r.recs = nil
+}
+
+// rowTag is the command tag of a result with rows.
+func (r *result) rowTag(n int64) string {
+	if r.from != nil {
+		return "FETCH " + strconv.FormatInt(n, 10)
+	}
+	return "SELECT " + strconv.FormatInt(n, 10)
 }
 
 func (c *conn) loop(ctx context.Context) error {
@@ -68,6 +84,7 @@ func (c *conn) loop(ctx context.Context) error {
 		for _, p := range c.portals {
 			p.close()
 		}
+		c.closeCursors(true)
 	}()
 	for {
 		msg, err := c.be.Receive()
@@ -85,7 +102,7 @@ func (c *conn) loop(ctx context.Context) error {
 		switch m := msg.(type) {
 		case *pgproto3.Query:
 			c.simpleQuery(ctx, m.String)
-			if err := c.send(&pgproto3.ReadyForQuery{TxStatus: 'I'}); err != nil {
+			if err := c.send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus.status()}); err != nil {
 				return err
 			}
 		case *pgproto3.Parse:
@@ -97,9 +114,13 @@ func (c *conn) loop(ctx context.Context) error {
 				c.be.Send(&pgproto3.BindComplete{})
 			}
 		case *pgproto3.Describe:
-			err = c.describe(ctx, m)
+			sctx, done := c.statement(ctx)
+			err = c.describe(sctx, m)
+			done()
 		case *pgproto3.Execute:
-			err = c.execute(ctx, m)
+			sctx, done := c.statement(ctx)
+			err = c.execute(sctx, m)
+			done()
 		case *pgproto3.Close:
 			if m.ObjectType == 'S' {
 				delete(c.stmts, m.Name)
@@ -114,7 +135,10 @@ func (c *conn) loop(ctx context.Context) error {
 				p.close()
 			}
 			delete(c.portals, "") // the unnamed portal ends with its transaction
-			if err := c.send(&pgproto3.ReadyForQuery{TxStatus: 'I'}); err != nil {
+			if c.txStatus == txIdle {
+				c.closeCursors(false)
+			}
+			if err := c.send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus.status()}); err != nil {
 				return err
 			}
 		case *pgproto3.Flush:
@@ -132,6 +156,7 @@ func (c *conn) loop(ctx context.Context) error {
 				return ioErr.err
 			}
 			c.be.Send(errorResponse(err))
+			c.failed()
 			failed = true
 			if err := c.be.Flush(); err != nil {
 				return err
@@ -146,7 +171,8 @@ type writeError struct{ err error }
 func (e *writeError) Error() string { return e.err.Error() }
 
 // simpleQuery runs every statement of a Query message, stopping at the
-// first error.
+// first error. Several statements outside a transaction block are one
+// implicit block: cursors declared in it close at its end.
 func (c *conn) simpleQuery(ctx context.Context, sql string) {
 	stmts, err := pg_query.SplitWithScanner(sql, true)
 	if err != nil || len(stmts) == 0 {
@@ -156,17 +182,27 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return
 	}
+	c.implicit = len(stmts) > 1 && c.txStatus == txIdle
+	defer func() {
+		c.implicit = false
+		if c.txStatus == txIdle {
+			c.closeCursors(false)
+		}
+	}()
 	for _, s := range stmts {
 		if s == "" {
 			continue
 		}
-		res, err := c.run(ctx, s)
+		sctx, done := c.statement(ctx)
+		res, err := c.run(sctx, s)
 		if err == nil {
-			err = c.writeResult(ctx, res, nil, true)
+			err = c.writeResult(sctx, res, nil, true)
 			res.release()
 		}
+		done()
 		if err != nil {
 			c.be.Send(errorResponse(err))
+			c.failed()
 			return
 		}
 	}
@@ -243,12 +279,20 @@ func (c *conn) describe(ctx context.Context, m *pgproto3.Describe) error {
 	if err := c.runPortal(ctx, p); err != nil {
 		return err
 	}
-	if p.res.schema == nil {
+	if p.res.schema == nil || p.res.copy != nil {
 		c.be.Send(&pgproto3.NoData{})
 		return nil
 	}
-	c.be.Send(&pgproto3.RowDescription{Fields: fields(p.res.schema, p.formats)})
+	c.be.Send(&pgproto3.RowDescription{Fields: fields(p.res.schema, p.res.formatsOr(p.formats))})
 	return nil
+}
+
+// formatsOr returns the result formats of r: its own, else the client's.
+func (r *result) formatsOr(client []int16) []int16 {
+	if r.formats != nil {
+		return r.formats
+	}
+	return client
 }
 
 func (c *conn) runPortal(ctx context.Context, p *portal) error {
@@ -265,7 +309,8 @@ func (c *conn) runPortal(ctx context.Context, p *portal) error {
 
 // execute runs a portal (unless Describe ran it) and sends its rows, at
 // most MaxRows of them when that is set: then the portal is suspended
-// (PortalSuspended) and the next Execute continues where it stopped.
+// (PortalSuspended) and the next Execute continues where it stopped. A
+// FETCH's portal sends at most the FETCH's count over its Executes.
 func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 	p := c.portals[m.Portal]
 	if p == nil {
@@ -274,24 +319,47 @@ func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 	if err := c.runPortal(ctx, p); err != nil {
 		return err
 	}
-	if p.res.empty || p.res.schema == nil {
+	if p.res.empty || p.res.schema == nil || p.res.copy != nil {
 		err := c.writeResult(ctx, p.res, p.formats, false)
 		p.close() // executing again runs the statement again
 		return err
 	}
-	if p.cur == nil {
-		p.cur = c.openCursor(ctx, p.res)
+	max, capped := int64(m.MaxRows), false
+	var cur *rowCursor
+	if p.res.from != nil {
+		if name := p.res.from.name; p.res.from.closed {
+			p.close()
+			return noCursor(name)
+		}
+		cur = p.res.from.rows
+		if left := p.res.limit - p.sent; max <= 0 || max >= left {
+			max, capped = left, true
+		}
+	} else {
+		if p.cur == nil {
+			p.cur = c.openCursor(ctx, p.res)
+		}
+		cur = p.cur
 	}
-	n, suspended, err := c.writeRows(p.cur, fields(p.res.schema, p.formats), int64(m.MaxRows))
-	if err != nil {
-		p.close()
-		return err
+	var n int64
+	suspended := false
+	if max > 0 || !capped {
+		var err error
+		n, suspended, err = c.writeRows(ctx, cur, fields(p.res.schema, p.res.formatsOr(p.formats)), max)
+		if p.res.from != nil {
+			p.res.from.pos += n
+			p.sent += n
+		}
+		if err != nil {
+			p.close()
+			return err
+		}
 	}
-	if suspended {
+	if suspended && !capped {
 		c.be.Send(&pgproto3.PortalSuspended{})
 		return nil
 	}
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(n, 10))})
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(p.res.rowTag(n))})
 	p.close() // executing again runs the statement again
 	return nil
 }
@@ -299,18 +367,26 @@ func (c *conn) execute(ctx context.Context, m *pgproto3.Execute) error {
 // describeSQL is the result schema of sql without running it (nil for a
 // command without rows).
 func (c *conn) describeSQL(ctx context.Context, sql string) (*arrow.Schema, error) {
-	if res, ok, err := c.answer(ctx, sql, true); ok || err != nil {
+	n := parseOne(sql)
+	if res, ok, err := c.answer(ctx, sql, n, true); ok || err != nil {
 		if err != nil {
 			return nil, err
 		}
 		defer res.release()
+		if res.copy != nil {
+			return nil, nil
+		}
 		return res.schema, nil
 	}
 	d, ok := c.s.Engine.(describer)
 	if !ok {
 		return nil, &paramError{state: "0A000", msg: "this server cannot describe statements before they run"}
 	}
-	return d.Describe(ctx, sql)
+	schema, err := d.Describe(ctx, sql)
+	if err != nil {
+		return nil, err
+	}
+	return pgNames(n, schema), nil
 }
 
 // describer plans SQL without running it.
@@ -318,40 +394,68 @@ type describer interface {
 	Describe(ctx context.Context, sql string) (*arrow.Schema, error)
 }
 
-// run answers one statement: locally when it is a session or catalog
-// statement, else as a sluice job.
+// parseOne is the parse tree of a statement, nil when sql is not one
+// statement Postgres's grammar reads (sluice's own syntax: QUALIFY, ...).
+func parseOne(sql string) *pg_query.Node {
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 {
+		return nil
+	}
+	return tree.Stmts[0].Stmt
+}
+
+// run answers one statement: locally when it is a session, catalog,
+// cursor or COPY statement, else as a sluice job.
 func (c *conn) run(ctx context.Context, sql string) (*result, error) {
 	if strings.TrimSpace(strings.TrimRight(strings.TrimSpace(sql), ";")) == "" {
 		return &result{empty: true}, nil
 	}
-	if res, ok, err := c.answer(ctx, sql, false); ok || err != nil {
+	n := parseOne(sql)
+	if res, ok, err := c.answer(ctx, sql, n, false); ok || err != nil {
 		return res, err
 	}
-	ctx, cancel := context.WithCancel(ctx)
-	c.mu.Lock()
-	c.running = cancel
-	c.mu.Unlock()
-	defer func() {
-		c.mu.Lock()
-		c.running = nil
-		c.mu.Unlock()
-		cancel()
-	}()
+	return c.runJob(ctx, sql, n)
+}
+
+// query runs the query inside a COPY or DECLARE: in the catalog emulation
+// when it reads the catalog, else as a sluice job.
+func (c *conn) query(ctx context.Context, sql string) (*result, error) {
+	n := parseOne(sql)
+	if n != nil && n.GetSelectStmt() != nil {
+		if res, ok, err := c.answer(ctx, sql, n, false); ok || err != nil {
+			return res, err
+		}
+	}
+	return c.runJob(ctx, sql, n)
+}
+
+// runJob runs sql as a sluice job and waits for it; its result columns
+// get the names Postgres would give them (n is the statement's parse tree,
+// nil when Postgres's grammar cannot read it). When ctx ends first (a
+// cancel request, statement_timeout, the client gone) the job is
+// cancelled.
+func (c *conn) runJob(ctx context.Context, sql string, n *pg_query.Node) (*result, error) {
 	job, err := c.s.Engine.Submit(ctx, sql)
 	if err != nil {
+		if ctx.Err() != nil {
+			return nil, stopped(ctx)
+		}
 		return nil, err
 	}
 	log := c.log.With("job", job)
 	log.Info("pgwire query", "user", c.user)
 	if err := c.s.Engine.Wait(ctx, job); err != nil {
 		if ctx.Err() != nil {
-			// The client cancelled (or went away): stop the job too.
-			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5e9)
+			// The client cancelled, the statement timed out, or the
+			// client went away: stop the job too.
+			cctx, ccancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
 			defer ccancel()
 			if cerr := c.s.Engine.Cancel(cctx, job); cerr != nil {
 				log.Warn("cancel job", "err", cerr)
 			}
-			return nil, errCancelled
+			err := stopped(ctx)
+			log.Info("pgwire query stopped", "why", err)
+			return nil, err
 		}
 		return nil, err
 	}
@@ -359,40 +463,61 @@ func (c *conn) run(ctx context.Context, sql string) (*result, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &result{schema: schema, job: job}, nil
+	return &result{schema: pgNames(n, schema), job: job}, nil
 }
 
 var errCancelled = errors.New("canceling statement due to user request")
 
 // writeResult sends a whole result: RowDescription (when describe), its
-// rows in formats, and CommandComplete.
+// rows in formats, and CommandComplete; a COPY's rows over the copy-out
+// protocol.
 func (c *conn) writeResult(ctx context.Context, res *result, formats []int16, describe bool) error {
 	if res.empty {
 		c.be.Send(&pgproto3.EmptyQueryResponse{})
 		return nil
 	}
+	if res.notice != nil {
+		c.be.Send(res.notice)
+	}
+	if res.copy != nil {
+		return c.writeCopy(ctx, res)
+	}
 	if res.schema == nil {
 		c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.tag)})
 		return nil
 	}
-	fs := fields(res.schema, formats)
+	fs := fields(res.schema, res.formatsOr(formats))
 	if describe {
 		c.be.Send(&pgproto3.RowDescription{Fields: fs})
 	}
-	cur := c.openCursor(ctx, res)
-	defer cur.close()
-	n, _, err := c.writeRows(cur, fs, 0)
-	if err != nil {
-		return err
+	var n int64
+	if res.from != nil {
+		if res.limit > 0 {
+			var err error
+			n, _, err = c.writeRows(ctx, res.from.rows, fs, res.limit)
+			res.from.pos += n
+			if err != nil {
+				return err
+			}
+		}
+	} else {
+		cur := c.openCursor(ctx, res)
+		defer cur.close()
+		var err error
+		if n, _, err = c.writeRows(ctx, cur, fs, 0); err != nil {
+			return err
+		}
 	}
-	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte("SELECT " + strconv.FormatInt(n, 10))})
+	c.be.Send(&pgproto3.CommandComplete{CommandTag: []byte(res.rowTag(n))})
 	return nil
 }
 
 // rowCursor reads a result's records one at a time: a local result's, or
 // a job's, streamed from the bucket by a reader goroutine that waits for
-// the protocol loop (so a portal suspended by Execute's row limit holds
-// its place without holding the result in memory).
+// the protocol loop (so a portal suspended by Execute's row limit, or a
+// SQL cursor between FETCHes, holds its place without holding the result
+// in memory). The reader outlives the statement that opened it: it ends
+// with close.
 type rowCursor struct {
 	recs []arrow.RecordBatch    // a local result's
 	ch   chan arrow.RecordBatch // a job's, from the reader
@@ -407,7 +532,7 @@ func (c *conn) openCursor(ctx context.Context, res *result) *rowCursor {
 	if res.job == "" {
 		return cur
 	}
-	ctx, cur.stop = context.WithCancel(ctx)
+	ctx, cur.stop = context.WithCancel(context.WithoutCancel(ctx))
 	cur.ch, cur.errc = make(chan arrow.RecordBatch), make(chan error, 1)
 	go func() {
 		defer close(cur.ch)
@@ -426,8 +551,10 @@ func (c *conn) openCursor(ctx context.Context, res *result) *rowCursor {
 	return cur
 }
 
-// next returns the record with rows left to send (io.EOF at the end).
-func (r *rowCursor) next() (arrow.RecordBatch, error) {
+// next returns the record with rows left to send (io.EOF at the end). A
+// wait for the reader ends with ctx (the statement's: a cancel request or
+// statement_timeout); the cursor stays usable.
+func (r *rowCursor) next(ctx context.Context) (arrow.RecordBatch, error) {
 	for r.cur == nil || r.off >= int(r.cur.NumRows()) {
 		if r.cur != nil && r.ch != nil {
 			r.cur.Release()
@@ -435,7 +562,13 @@ func (r *rowCursor) next() (arrow.RecordBatch, error) {
 		r.cur, r.off = nil, 0
 		switch {
 		case r.ch != nil:
-			rec, ok := <-r.ch
+			var rec arrow.RecordBatch
+			var ok bool
+			select {
+			case rec, ok = <-r.ch:
+			case <-ctx.Done():
+				return nil, stopped(ctx)
+			}
 			if !ok {
 				if err := <-r.errc; err != nil {
 					r.errc <- err // for a caller that asks again
@@ -473,12 +606,12 @@ func (r *rowCursor) close() {
 // returns the rows sent and whether the limit stopped it with rows
 // perhaps left (a suspended portal, as Postgres: reaching the limit
 // exactly still suspends).
-func (c *conn) writeRows(cur *rowCursor, fs []pgproto3.FieldDescription, max int64) (int64, bool, error) {
+func (c *conn) writeRows(ctx context.Context, cur *rowCursor, fs []pgproto3.FieldDescription, max int64) (int64, bool, error) {
 	var n int64
 	var buf []byte
 	row := &pgproto3.DataRow{}
 	for max <= 0 || n < max {
-		rec, err := cur.next()
+		rec, err := cur.next(ctx)
 		if errors.Is(err, io.EOF) {
 			return n, false, nil
 		}
@@ -567,7 +700,10 @@ func SQLState(code string) string {
 func errorResponse(err error) *pgproto3.ErrorResponse {
 	var pe *paramError
 	if errors.As(err, &pe) {
-		return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.state, Message: pe.msg}
+		return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: pe.state, Message: pe.msg, Hint: pe.hint}
+	}
+	if errors.Is(err, errStatementTimeout) {
+		return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "57014", Message: errStatementTimeout.Error()}
 	}
 	if errors.Is(err, errCancelled) || errors.Is(err, coordinator.ErrJobCancelled) {
 		return &pgproto3.ErrorResponse{Severity: "ERROR", SeverityUnlocalized: "ERROR", Code: "57014", Message: errCancelled.Error()}

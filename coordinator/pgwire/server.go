@@ -145,7 +145,8 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		_ = nc.Close()
 	}()
 	c := &conn{s: s, nc: nc, be: pgproto3.NewBackend(nc, nc), log: s.Log.With("remote", nc.RemoteAddr().String()),
-		stmts: map[string]*statement{}, portals: map[string]*portal{}, settings: defaultSettings()}
+		stmts: map[string]*statement{}, portals: map[string]*portal{}, cursors: map[string]*sqlCursor{},
+		settings: defaultSettings()}
 	s.register(c)
 	defer s.unregister(c)
 	ok, err := c.startup()
@@ -183,6 +184,11 @@ type conn struct {
 
 	stmts   map[string]*statement
 	portals map[string]*portal
+	cursors map[string]*sqlCursor // DECLAREd cursors
+
+	txStatus   txState
+	implicit   bool              // running a Query message of several statements outside a block
+	localSaved map[string]string // settings before SET LOCAL, restored at the block's end
 
 	mu      sync.Mutex
 	running context.CancelFunc // the query running now, nil when none
@@ -249,12 +255,14 @@ func (c *conn) startup() (ok bool, err error) {
 			if c.db == "" {
 				c.db = c.user
 			}
-			for k, v := range m.Parameters {
-				if k != "user" && k != "database" {
-					c.settings[k] = v
-				}
-			}
 			if err := c.authenticate(); err != nil {
+				return false, err
+			}
+			if err := c.startupOptions(m.Parameters); err != nil {
+				var pe *paramError
+				if errors.As(err, &pe) {
+					return false, c.fatal(pe.state, pe.msg)
+				}
 				return false, err
 			}
 			return true, c.ready()

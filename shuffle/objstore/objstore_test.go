@@ -334,11 +334,11 @@ func TestS3ConfigFromEnv(t *testing.T) {
 	t.Setenv("SLUICE_S3_SSL", "")
 	cfg := objstore.S3ConfigFromEnv()
 	if cfg.Endpoint != "localhost:9000" || cfg.AccessKey != "ak" || cfg.SecretKey != "sk" ||
-		cfg.Bucket != "bkt" || cfg.Region != "eu-west-1" || cfg.UseSSL {
+		cfg.Bucket != "bkt" || cfg.Region != "eu-west-1" || cfg.UseSSL != nil {
 		t.Fatalf("cfg = %+v", cfg)
 	}
 	t.Setenv("SLUICE_S3_SSL", "true")
-	if !objstore.S3ConfigFromEnv().UseSSL {
+	if ssl := objstore.S3ConfigFromEnv().UseSSL; ssl == nil || !*ssl {
 		t.Fatal("SLUICE_S3_SSL=true not honoured")
 	}
 	if _, err := objstore.NewS3(context.Background(), objstore.S3Config{Endpoint: "x:1"}); err == nil {
@@ -349,5 +349,51 @@ func TestS3ConfigFromEnv(t *testing.T) {
 	}
 	if _, err := objstore.NewS3(context.Background(), objstore.S3Config{Endpoint: "ftp://x:1", Bucket: "bkt"}); err == nil {
 		t.Fatal("NewS3 with an ftp endpoint succeeded")
+	}
+}
+
+// TestResolveEndpoint: an endpoint means the same with or without its
+// scheme wherever it is given: a scheme decides, else SLUICE_S3_SSL when
+// set, else plain HTTP on loopback hosts and TLS elsewhere.
+func TestResolveEndpoint(t *testing.T) {
+	yes, no := true, false
+	for _, c := range []struct {
+		in     string
+		ssl    *bool
+		host   string
+		secure bool
+		bad    bool
+	}{
+		{in: "127.0.0.1:9000", host: "127.0.0.1:9000"},
+		{in: "http://127.0.0.1:9000", host: "127.0.0.1:9000"},
+		{in: "http://127.0.0.1:9000/", host: "127.0.0.1:9000"},
+		{in: "localhost:9000", host: "localhost:9000"},
+		{in: "minio.localhost:9000", host: "minio.localhost:9000"},
+		{in: "127.1.2.3", host: "127.1.2.3"},
+		{in: "[::1]:9000", host: "[::1]:9000"},
+		{in: "https://127.0.0.1:9000", host: "127.0.0.1:9000", secure: true},
+		{in: "127.0.0.1:9000", ssl: &yes, host: "127.0.0.1:9000", secure: true},
+		{in: "http://127.0.0.1:9000", ssl: &yes, host: "127.0.0.1:9000"}, // the scheme decides
+		{in: "minio.example.com:9000", host: "minio.example.com:9000", secure: true},
+		{in: "10.0.0.5:9000", host: "10.0.0.5:9000", secure: true},
+		{in: "minio:9000", ssl: &no, host: "minio:9000"},
+		{in: "http://minio:9000", host: "minio:9000"},
+		{in: "s3.eu-west-1.amazonaws.com", host: "s3.eu-west-1.amazonaws.com", secure: true},
+		{in: "", host: "s3.amazonaws.com", secure: true},
+		{in: "ftp://x:1", bad: true},
+		{in: "http://x:1/path", bad: true},
+		{in: "x:1/path", bad: true},
+		{in: "http://", bad: true},
+	} {
+		host, secure, err := objstore.ResolveEndpoint(c.in, c.ssl)
+		if c.bad {
+			if err == nil {
+				t.Errorf("%q: no error", c.in)
+			}
+			continue
+		}
+		if err != nil || host != c.host || secure != c.secure {
+			t.Errorf("%q (ssl %v): %q %v %v, want %q %v", c.in, c.ssl, host, secure, err, c.host, c.secure)
+		}
 	}
 }

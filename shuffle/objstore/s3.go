@@ -22,9 +22,13 @@ import (
 	"github.com/minio/minio-go/v7/pkg/s3utils"
 )
 
-// S3Config configures an S3 bucket. Endpoint may be host[:port] or a URL
-// (http:// or https://, which then decides UseSSL). An empty Endpoint means
-// AWS S3 (s3.amazonaws.com). Empty keys mean credentials from the
+// S3Config configures an S3 bucket. Endpoint is read the same way
+// wherever it comes from (a flag, SLUICE_S3_ENDPOINT, code; see
+// ResolveEndpoint): https://host[:port] is TLS, http://host[:port] plain
+// HTTP, and host[:port] without a scheme is plain HTTP on a loopback host
+// (localhost, 127.0.0.0/8, ::1: what `sluice local start` prints) and TLS
+// on any other, unless UseSSL says otherwise. An empty Endpoint means AWS
+// S3 (s3.amazonaws.com, TLS). Empty keys mean credentials from the
 // environment (AWS_* variables, then the EC2/ECS/Lambda role).
 type S3Config struct {
 	Endpoint     string
@@ -33,7 +37,9 @@ type S3Config struct {
 	SessionToken string // optional (temporary credentials, e.g. on Lambda)
 	Bucket       string
 	Region       string // default "us-east-1" for non-AWS endpoints
-	UseSSL       bool
+	// UseSSL, when set, decides TLS for an Endpoint without a scheme
+	// ($SLUICE_S3_SSL); a scheme always decides.
+	UseSSL *bool
 
 	// DialTimeout bounds connecting to the endpoint (default 5s), so an
 	// unreachable endpoint fails in seconds, not minutes.
@@ -59,8 +65,9 @@ type S3Config struct {
 
 // S3ConfigFromEnv reads SLUICE_S3_ENDPOINT, AWS_ACCESS_KEY_ID,
 // AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, SLUICE_S3_BUCKET, AWS_REGION
-// and SLUICE_S3_SSL (a bool; when unset, SSL is used for AWS and for
-// https:// endpoints only).
+// and SLUICE_S3_SSL (a bool for an endpoint without a scheme; when unset,
+// ResolveEndpoint's rule). A command line flag that replaces Endpoint
+// afterwards is read by the same rule.
 func S3ConfigFromEnv() S3Config {
 	cfg := S3Config{
 		Endpoint:     os.Getenv("SLUICE_S3_ENDPOINT"),
@@ -72,11 +79,67 @@ func S3ConfigFromEnv() S3Config {
 	}
 	cfg.SignPayload, _ = strconv.ParseBool(os.Getenv("SLUICE_S3_SIGN_PAYLOAD"))
 	if v, ok := os.LookupEnv("SLUICE_S3_SSL"); ok && v != "" {
-		cfg.UseSSL, _ = strconv.ParseBool(v)
-	} else {
-		cfg.UseSSL = cfg.Endpoint == "" || strings.HasPrefix(cfg.Endpoint, "https://")
+		ssl, _ := strconv.ParseBool(v)
+		cfg.UseSSL = &ssl
 	}
 	return cfg
+}
+
+// ResolveEndpoint reads an S3 endpoint: its host[:port] and whether to use
+// TLS. A scheme decides (http:// plain, https:// TLS; no other scheme, no
+// path); without one, ssl decides when set, else the host does: plain
+// HTTP on a loopback host (localhost, *.localhost, 127.0.0.0/8, ::1), TLS
+// on any other, so that a remote store is never spoken to in clear text
+// by accident (write http:// for a plain-HTTP store elsewhere). An empty
+// endpoint is AWS S3 over TLS.
+func ResolveEndpoint(endpoint string, ssl *bool) (host string, secure bool, err error) {
+	if endpoint == "" {
+		return "s3.amazonaws.com", true, nil
+	}
+	if strings.Contains(endpoint, "://") {
+		u, err := url.Parse(endpoint)
+		if err != nil {
+			return "", false, fmt.Errorf("objstore: S3 endpoint %q: %w", endpoint, err)
+		}
+		switch u.Scheme {
+		case "http":
+			secure = false
+		case "https":
+			secure = true
+		default:
+			return "", false, fmt.Errorf("objstore: S3 endpoint %q: scheme must be http or https", endpoint)
+		}
+		if u.Path != "" && u.Path != "/" {
+			return "", false, fmt.Errorf("objstore: S3 endpoint %q: must not have a path", endpoint)
+		}
+		if u.Host == "" {
+			return "", false, fmt.Errorf("objstore: S3 endpoint %q: no host", endpoint)
+		}
+		return u.Host, secure, nil
+	}
+	host = strings.TrimSuffix(endpoint, "/")
+	if strings.Contains(host, "/") {
+		return "", false, fmt.Errorf("objstore: S3 endpoint %q: must not have a path", endpoint)
+	}
+	if ssl != nil {
+		return host, *ssl, nil
+	}
+	return host, !Loopback(host), nil
+}
+
+// Loopback reports whether host[:port] names this machine: localhost (or
+// a name under .localhost), an address in 127.0.0.0/8, or ::1.
+func Loopback(hostport string) bool {
+	h := hostport
+	if sh, _, err := net.SplitHostPort(hostport); err == nil {
+		h = sh
+	}
+	h = strings.ToLower(strings.Trim(h, "[]"))
+	if h == "localhost" || strings.HasSuffix(h, ".localhost") {
+		return true
+	}
+	ip := net.ParseIP(h)
+	return ip != nil && ip.IsLoopback()
 }
 
 // RetryPolicy bounds the retries of transient errors (5xx, 429, SlowDown,
@@ -130,29 +193,11 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 	if err := s3utils.CheckValidBucketNameStrict(cfg.Bucket); err != nil {
 		return nil, fmt.Errorf("objstore: S3 bucket %q: %w", cfg.Bucket, err)
 	}
-	endpoint, secure := cfg.Endpoint, cfg.UseSSL
-	if strings.Contains(endpoint, "://") {
-		u, err := url.Parse(endpoint)
-		if err != nil {
-			return nil, fmt.Errorf("objstore: S3 endpoint %q: %w", cfg.Endpoint, err)
-		}
-		switch u.Scheme {
-		case "http":
-			secure = false
-		case "https":
-			secure = true
-		default:
-			return nil, fmt.Errorf("objstore: S3 endpoint %q: scheme must be http or https", cfg.Endpoint)
-		}
-		if u.Path != "" && u.Path != "/" {
-			return nil, fmt.Errorf("objstore: S3 endpoint %q: must not have a path", cfg.Endpoint)
-		}
-		endpoint = u.Host
+	endpoint, secure, err := ResolveEndpoint(cfg.Endpoint, cfg.UseSSL)
+	if err != nil {
+		return nil, err
 	}
-	isAWS := endpoint == "" || strings.HasSuffix(endpoint, "amazonaws.com")
-	if endpoint == "" {
-		endpoint, secure = "s3.amazonaws.com", true
-	}
+	isAWS := strings.HasSuffix(endpoint, "amazonaws.com")
 	region := cfg.Region
 	if region == "" && !isAWS {
 		region = "us-east-1" // no bucket-location round trip for MinIO & co.
@@ -575,6 +620,10 @@ func (s *S3) wrap(op, key string, _ int, err error) error {
 	}
 	if resp.Code != "" {
 		return fmt.Errorf("objstore: %s %s (endpoint %s): %s (HTTP %d): %w", op, where, s.endpoint, resp.Code, resp.StatusCode, err)
+	}
+	if strings.Contains(err.Error(), "server gave HTTP response to HTTPS client") {
+		return fmt.Errorf("objstore: %s %s (endpoint %s; the store speaks plain HTTP: give the endpoint as http://%s): %w",
+			op, where, s.endpoint, strings.TrimPrefix(s.endpoint, "https://"), err)
 	}
 	return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, err)
 }

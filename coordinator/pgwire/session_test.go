@@ -1,0 +1,143 @@
+package pgwire
+
+import (
+	"reflect"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgproto3"
+)
+
+// TestParseMillis reads statement_timeout values as Postgres does and
+// shows them as SHOW does.
+func TestParseMillis(t *testing.T) {
+	for _, c := range []struct {
+		in   string
+		ms   int64
+		show string
+	}{
+		{"0", 0, "0"}, {"2000", 2000, "2s"}, {"2s", 2000, "2s"}, {"2 s", 2000, "2s"}, {"1500ms", 1500, "1500ms"},
+		{"1.5s", 1500, "1500ms"}, {"1min", 60000, "1min"}, {"90s", 90000, "90s"}, {"120s", 120000, "2min"},
+		{"1h", 3600000, "1h"}, {"1d", 86400000, "1d"}, {"2500us", 3, "3ms"}, {" 10 ", 10, "10ms"},
+	} {
+		ms, err := parseMillis(c.in)
+		if err != nil || ms != c.ms {
+			t.Errorf("parseMillis(%q) = %d, %v; want %d", c.in, ms, err, c.ms)
+			continue
+		}
+		if got := showMillis(ms); got != c.show {
+			t.Errorf("showMillis(%d) = %q, want %q", ms, got, c.show)
+		}
+	}
+	for _, bad := range []string{"", "abc", "1 fortnight", "2ss", "NaN", "1e20"} {
+		if _, err := parseMillis(bad); err == nil {
+			t.Errorf("parseMillis(%q): no error", bad)
+		}
+	}
+	if _, err := checkSetting("statement_timeout", "-1"); err == nil {
+		t.Error("statement_timeout -1: no error")
+	}
+}
+
+// TestStartupOptions applies startup parameters and the -c switches of
+// the options parameter.
+func TestStartupOptions(t *testing.T) {
+	if got := splitOptions(`-c statement_timeout=5s  -capplication_name=a\ b --search-path=x`); !reflect.DeepEqual(got,
+		[]string{"-c", "statement_timeout=5s", "-capplication_name=a b", "--search-path=x"}) {
+		t.Fatalf("splitOptions: %q", got)
+	}
+	c := &conn{settings: defaultSettings()}
+	err := c.startupOptions(map[string]string{"user": "u", "DateStyle": "ISO, DMY",
+		"options": `-c statement_timeout=5s -capplication_name=a\ b --search-path=x -B 8`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, want := range map[string]string{"statement_timeout": "5s", "application_name": "a b", "search_path": "x", "datestyle": "ISO, DMY"} {
+		if c.settings[k] != want {
+			t.Errorf("%s = %q, want %q", k, c.settings[k], want)
+		}
+	}
+	if c.statementTimeout() != 5*time.Second {
+		t.Errorf("statementTimeout %v", c.statementTimeout())
+	}
+	if err := c.startupOptions(map[string]string{"statement_timeout": "soon"}); err == nil {
+		t.Error("a bad statement_timeout at startup: no error")
+	}
+}
+
+// TestStatementTimeout: a query that runs past statement_timeout gets
+// 57014 "canceling statement due to statement timeout", its job is
+// cancelled, and the connection runs the next statement; 0 is no limit.
+func TestStatementTimeout(t *testing.T) {
+	fake := &fakeEngine{rows: -1, cancelled: make(chan string, 1)}
+	fe, _ := fakeClient(t, fake)
+	q := func(sql string) []pgproto3.BackendMessage {
+		t.Helper()
+		fe.Send(&pgproto3.Query{String: sql})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		var out []pgproto3.BackendMessage
+		for {
+			msg, err := fe.Receive()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if _, ok := msg.(*pgproto3.ReadyForQuery); ok {
+				return out
+			}
+			if m, ok := msg.(*pgproto3.ErrorResponse); ok {
+				cp := *m
+				msg = &cp
+			}
+			out = append(out, msg)
+		}
+	}
+	q(`set statement_timeout = '150ms'`)
+	start := time.Now()
+	msgs := q(`select n from t`)
+	e, ok := msgs[len(msgs)-1].(*pgproto3.ErrorResponse)
+	if !ok || e.Code != "57014" || e.Message != "canceling statement due to statement timeout" {
+		t.Fatalf("got %#v", msgs)
+	}
+	if d := time.Since(start); d < 150*time.Millisecond || d > 5*time.Second {
+		t.Fatalf("timed out after %v", d)
+	}
+	select {
+	case job := <-fake.cancelled:
+		if job != "j1" {
+			t.Fatalf("cancelled %s", job)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the job was not cancelled")
+	}
+	fake.rows = 3
+	if msgs := q(`select n from t`); len(msgs) != 5 {
+		t.Fatalf("after the timeout: %#v", msgs)
+	}
+	// A bad value is refused; SHOW tells the value.
+	if msgs := q(`set statement_timeout = 'soon'`); msgs[0].(*pgproto3.ErrorResponse).Code != "22023" {
+		t.Fatalf("bad value: %#v", msgs)
+	}
+	msgs = q(`show statement_timeout`)
+	if string(msgs[1].(*pgproto3.DataRow).Values[0]) != "150ms" {
+		t.Fatalf("show: %#v", msgs)
+	}
+	// 0: no limit.
+	q(`set statement_timeout = 0`)
+	fake.rows = -1
+	fe.Send(&pgproto3.Query{String: `select n from t`})
+	if err := fe.Flush(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_, _ = fe.Receive()
+	}()
+	select {
+	case <-done:
+		t.Fatal("a query ended with statement_timeout 0")
+	case <-time.After(400 * time.Millisecond):
+	}
+}
