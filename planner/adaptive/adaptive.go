@@ -35,6 +35,20 @@ type StageStats struct {
 	// the stage, one per task that wrote rows (0 in statistics recorded
 	// before it was counted: MapObjects then estimates it).
 	Objects int `json:"objects,omitempty"`
+	// Summaries summarize the output columns the stage's plan asked for
+	// (plan.Stage.Summarize), merged over its committed tasks; a column
+	// some task did not summarize has none.
+	Summaries []plan.ColumnSummary `json:"summaries,omitempty"`
+}
+
+// Summary returns the summary of output column c, or nil.
+func (s *StageStats) Summary(c int) *plan.ColumnSummary {
+	for i := range s.Summaries {
+		if s.Summaries[i].Column == c {
+			return &s.Summaries[i]
+		}
+	}
+	return nil
 }
 
 // MapObjects returns the stage's committed data objects: Objects, or when
@@ -192,15 +206,18 @@ type Rule interface {
 //  2. select-join and unbroadcast next: they change which stages read
 //     which (unbroadcast adds stages), and so what the partition-level
 //     rules below see;
-//  3. split-skew before coalescing, which then packs only the partitions
+//  3. runtime-filter after them, on the joins they settled: it asks
+//     pending build sides for key summaries and filters pending probe
+//     scans with the summaries of finished ones;
+//  4. split-skew before coalescing, which then packs only the partitions
 //     skew left whole;
-//  4. coalesce-partitions once the shape of the plan is settled;
-//  5. fuse-single after it: a stage coalesced to one task runs inside its
+//  5. coalesce-partitions once the shape of the plan is settled;
+//  6. fuse-single after it: a stage coalesced to one task runs inside its
 //     one reader;
-//  6. size-scans, which sizes scan stages (independent of the rest);
-//  7. inline-scans, which moves a small broadcast table's scan into its
+//  7. size-scans, which sizes scan stages (independent of the rest);
+//  8. inline-scans, which moves a small broadcast table's scan into its
 //     readers, whose task counts (size-scans' among them) it weighs;
-//  8. combine-objects last: it weighs a finished stage's map objects
+//  9. combine-objects last: it weighs a finished stage's map objects
 //     against the task counts of its readers, which the rules above
 //     settle (a reader's tasks after coalescing and skew splitting).
 func Rules() []Rule {
@@ -208,6 +225,7 @@ func Rules() []Rule {
 		PropagateEmpty{},
 		SelectJoin{},
 		Unbroadcast{},
+		RuntimeFilter{},
 		SplitSkew{},
 		CoalescePartitions{},
 		FuseSingle{},
