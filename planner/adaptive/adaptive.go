@@ -113,6 +113,8 @@ type Config struct {
 	// broadcast table read again: the table's bytes times their tasks
 	// (default 16 MiB; 0 turns the rule off).
 	InlineScanBytes int64 `json:"inline_scan_bytes"`
+	// RuntimeFilters turns the runtime-filter rule on (the default).
+	RuntimeFilters bool `json:"runtime_filters"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage
@@ -134,7 +136,7 @@ func (c Config) coalesceTarget(total int64) int64 {
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
-		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20}
+		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20, RuntimeFilters: true}
 }
 
 // ScanSize is what a scan stage reads: the bytes of its table's row
@@ -249,6 +251,9 @@ type Round struct {
 	Round int     `json:"round"`
 	After []int   `json:"after_stages"` // stages finished when it ran
 	Fired []Fired `json:"fired"`
+	// Scheduling notes what the driver decided about starting stages
+	// since the round before (a probe side held for a runtime filter).
+	Scheduling []string `json:"scheduling,omitempty"`
 	// Stats are the statistics of the finished stages the rules saw.
 	Stats     map[int]*StageStats `json:"stats,omitempty"`
 	PlanAfter string              `json:"plan_after"`

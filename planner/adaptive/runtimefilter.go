@@ -47,6 +47,9 @@ type RuntimeFilter struct{}
 func (RuntimeFilter) Name() string { return "runtime-filter" }
 
 func (RuntimeFilter) Apply(s *State) (string, error) {
+	if !s.Config.RuntimeFilters {
+		return "", nil
+	}
 	var notes []string
 	for _, e := range FilterEdges(s.Graph) {
 		if !s.Pending(e.Probe) {
