@@ -3,6 +3,7 @@ package tests
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -76,6 +77,10 @@ func TestRuntimeFilters(t *testing.T) {
 			st := startStack(t, "", func(o *local.Options) {
 				o.BroadcastBytes = cfg.broadcast
 				o.Coordinator.AQE.RuntimeFilters = cfg.on
+				// The fact tables are 1-2 MB at SF 0.01: far below the
+				// probe size from which a small build side is summarized
+				// rather than inlined into the probe's stage.
+				o.Coordinator.AQE.RuntimeFilterProbeBytes = 1
 			})
 			if _, err := st.LoadDir(context.Background(), dir); err != nil {
 				t.Fatal(err)
@@ -106,6 +111,12 @@ func TestRuntimeFilters(t *testing.T) {
 						t.Fatalf("no runtime filter pushed into a scan:\n%s", rounds(res.Status))
 					}
 					t.Logf("row groups pruned %d, fact scan rows read %d, filter pushed %v", m.pruned, m.scanRows, pushed)
+					if os.Getenv("RF_DEBUG") != "" {
+						t.Logf("%s\n%s", rounds(res.Status), res.Status.Rounds[len(res.Status.Rounds)-1].PlanAfter)
+						for _, s := range res.Status.Stages {
+							t.Logf("stage %d %s tasks=%d input_rows=%d rg_pruned=%d", s.ID, s.State, s.Tasks, s.InputRows, s.RowGroupsPruned)
+						}
+					}
 				})
 			}
 		})
@@ -150,10 +161,8 @@ func stagePlan(js *coordinator.JobStatus, id int) string {
 // to a scan.
 func pushedFilter(js *coordinator.JobStatus) bool {
 	for _, r := range js.Rounds {
-		for _, f := range r.Fired {
-			if f.Rule == "runtime-filter" && strings.Contains(f.Note, " scan ") {
-				return true
-			}
+		if strings.Contains(r.PlanAfter, "runtime_filters=[") {
+			return true
 		}
 	}
 	return false

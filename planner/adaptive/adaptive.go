@@ -114,7 +114,12 @@ type Config struct {
 	// (default 16 MiB; 0 turns the rule off).
 	InlineScanBytes int64 `json:"inline_scan_bytes"`
 	// RuntimeFilters turns the runtime-filter rule on (the default).
-	RuntimeFilters bool `json:"runtime_filters"`
+	// RuntimeFilterProbeBytes: a build side is asked for a summary only
+	// for a probe scan the driver measured at least this big (default 64
+	// MiB), or did not measure; such a build stage is not inlined into
+	// its readers (inline-scans), which would leave nothing to summarize.
+	RuntimeFilters          bool  `json:"runtime_filters"`
+	RuntimeFilterProbeBytes int64 `json:"runtime_filter_probe_bytes"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage
@@ -136,7 +141,8 @@ func (c Config) coalesceTarget(total int64) int64 {
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
-		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20, RuntimeFilters: true}
+		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20,
+		RuntimeFilters: true, RuntimeFilterProbeBytes: 64 << 20}
 }
 
 // ScanSize is what a scan stage reads: the bytes of its table's row

@@ -36,7 +36,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                unbroadcast, skew-factor, skew-min-bytes,
 //	                                get-budget, parallelism, min-partition-bytes,
 //	                                split-bytes, max-split-bytes,
-//	                                inline-scan-bytes, runtime-filters
+//	                                inline-scan-bytes, runtime-filters,
+//	                                runtime-filter-probe-bytes
 //	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
@@ -285,6 +286,7 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.SplitBytes = d.int(t, "split-bytes", cfg.SplitBytes)
 		cfg.MaxSplitBytes = d.int(t, "max-split-bytes", cfg.MaxSplitBytes)
 		cfg.InlineScanBytes = d.int(t, "inline-scan-bytes", cfg.InlineScanBytes)
+		cfg.RuntimeFilterProbeBytes = d.int(t, "runtime-filter-probe-bytes", cfg.RuntimeFilterProbeBytes)
 		if v, ok := d.args["runtime-filters"]; ok {
 			cfg.RuntimeFilters = v == "true"
 		}

@@ -22,9 +22,12 @@ import (
 // column of a scan in a pending stage T (through filters, plain
 // projections, the probe side of per-probe-row joins, and exchanges from
 // stages read by that exchange alone).
-//  1. B pending: B's tasks are asked to summarize the column
-//     (plan.Stage.Summarize): min, max, NULL count and the distinct values
-//     while there are at most plan.MaxSummaryValues.
+//  1. B pending, and T's scan measured at least
+//     Config.RuntimeFilterProbeBytes (or not measured): B's tasks are asked
+//     to summarize the column (plan.Stage.Summarize): min, max, NULL count
+//     and the distinct values while there are at most
+//     plan.MaxSummaryValues. inline-scans then leaves B a stage of its own
+//     (inlined into its readers, it would have no output to summarize).
 //  2. B done with a summary, T still pending: the scan gets
 //     key >= min AND key <= max (AND key IN (values) when the set is
 //     known) in its pruning filter, which row-group and hive partition
@@ -63,6 +66,9 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		if !ok {
 			if s.Running[e.Build] || slices.Contains(b.Summarize, e.BuildColumn) {
 				continue // too late to ask, or asked already
+			}
+			if size, measured := s.Scans[e.Probe]; measured && size.Bytes < s.Config.RuntimeFilterProbeBytes {
+				continue // a small probe scan: not worth a stage inline-scans could save
 			}
 			b.Summarize = append(b.Summarize, e.BuildColumn)
 			slices.Sort(b.Summarize)
