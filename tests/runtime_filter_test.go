@@ -175,3 +175,40 @@ func rounds(js *coordinator.JobStatus) string {
 	}
 	return b.String()
 }
+
+// TestRuntimeFiltersTPCH runs the 22 TPC-H queries with runtime filters
+// asked for every probe scan however small (and partitioned joins, so
+// probe scans are stages of their own) against DuckDB: whatever the rule
+// pushes keeps the answers.
+func TestRuntimeFiltersTPCH(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "planner", "testdata", "tpch", "q01.sql")); err != nil {
+		t.Skip("TPC-H query texts not present")
+	}
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	for _, broadcast := range []int64{0, -1} {
+		t.Run(fmt.Sprintf("broadcast=%d", broadcast), func(t *testing.T) {
+			st := startStack(t, "", func(o *local.Options) {
+				o.BroadcastBytes = broadcast
+				o.Coordinator.AQE.RuntimeFilterProbeBytes = 1
+			})
+			if _, err := st.LoadDir(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			pushed := 0
+			for _, q := range tpchQueries(t) {
+				t.Run(q.name, func(t *testing.T) {
+					res := run(t, st, q.sql, true)
+					compareRows(t, sluiceRows(res), duckRows(t, db, q.sql), q.ordered)
+					if pushedFilter(res.Status) {
+						pushed++
+					}
+				})
+			}
+			t.Logf("runtime filters pushed in %d of 22 queries", pushed)
+			if pushed == 0 {
+				t.Error("no TPC-H query got a runtime filter")
+			}
+		})
+	}
+}
