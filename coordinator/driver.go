@@ -2,13 +2,13 @@ package coordinator
 
 import (
 	"cmp"
-	"math"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
