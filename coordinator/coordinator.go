@@ -118,6 +118,16 @@ type Config struct {
 	// build side whose input is at most 1/DeferProbeRatio of the probe's,
 	// so the re-planner can broadcast it (default 8; 0 turns it off).
 	DeferProbeRatio int64
+	// RuntimeFilterWait bounds how long a probe-side scan stage is held
+	// for the build side whose runtime filter would prune it (Trino's
+	// dynamic-filtering wait-timeout), counted from when it could have
+	// started; it starts unfiltered after that (default 10s; 0: never
+	// held). It is held only when its input is at least
+	// RuntimeFilterRatio times the build side's and the build side reads
+	// at most RuntimeFilterBuildBytes.
+	RuntimeFilterWait       time.Duration
+	RuntimeFilterRatio      int64
+	RuntimeFilterBuildBytes int64
 	// Concurrency bounds the tasks this coordinator has in flight at once
 	// (over all jobs); the invoker may bound them further.
 	Concurrency int
@@ -136,31 +146,34 @@ type Config struct {
 func DefaultConfig() Config {
 	host, _ := os.Hostname()
 	return Config{
-		Bucket:             "sluice",
-		KeySpread:          shuffle.SpreadDigits,
-		FunctionMemory:     1 << 30,
-		Prices:             DefaultPrices(),
-		Owner:              fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
-		LeaseTTL:           10 * time.Second,
-		MaxAttempts:        4,
-		RetryBackoff:       250 * time.Millisecond,
-		TaskTimeout:        10 * time.Minute,
-		TaskDeadlineFloor:  time.Minute,
-		TaskBytesPerSecond: 4 << 20,
-		OutageBudget:       3 * time.Minute,
-		HedgeFactor:        4,
-		HedgeAfter:         5 * time.Second,
-		MaxInputRepairs:    100,
-		RecordRetention:    7 * 24 * time.Hour,
-		RedisOutage:        2 * time.Minute,
-		S3Outage:           3 * time.Minute,
-		SplitBytes:         32 << 20,
-		Adaptive:           true,
-		LimitEarlyStop:     true,
-		DeferProbeRatio:    8,
-		PackBytes:          16 << 20,
-		Concurrency:        64,
-		AQE:                adaptive.DefaultConfig(),
+		Bucket:                  "sluice",
+		KeySpread:               shuffle.SpreadDigits,
+		FunctionMemory:          1 << 30,
+		Prices:                  DefaultPrices(),
+		Owner:                   fmt.Sprintf("%s-%d-%s", host, os.Getpid(), randHex(3)),
+		LeaseTTL:                10 * time.Second,
+		MaxAttempts:             4,
+		RetryBackoff:            250 * time.Millisecond,
+		TaskTimeout:             10 * time.Minute,
+		TaskDeadlineFloor:       time.Minute,
+		TaskBytesPerSecond:      4 << 20,
+		OutageBudget:            3 * time.Minute,
+		HedgeFactor:             4,
+		HedgeAfter:              5 * time.Second,
+		MaxInputRepairs:         100,
+		RecordRetention:         7 * 24 * time.Hour,
+		RedisOutage:             2 * time.Minute,
+		S3Outage:                3 * time.Minute,
+		SplitBytes:              32 << 20,
+		Adaptive:                true,
+		LimitEarlyStop:          true,
+		DeferProbeRatio:         8,
+		RuntimeFilterWait:       10 * time.Second,
+		RuntimeFilterRatio:      8,
+		RuntimeFilterBuildBytes: 1 << 30,
+		PackBytes:               16 << 20,
+		Concurrency:             64,
+		AQE:                     adaptive.DefaultConfig(),
 	}
 }
 

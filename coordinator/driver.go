@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"math"
 	"slices"
 	"sort"
 	"strconv"
@@ -126,6 +127,10 @@ type jobRun struct {
 	outage  *outageClock     // since when the job's attempts meet an infrastructure outage
 	// scans caches the files each scan stage reads (loop goroutine only).
 	scans map[int]*scanInput
+	// scheduling collects the loop's notes for the next round record;
+	// holdWhy says why each held probe stage waits (loop goroutine only).
+	scheduling []string
+	holdWhy    map[int]string
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -356,6 +361,8 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 	doneCh := make(chan finished)
 	running := map[int]context.CancelFunc{}
 	stageBytes := map[int]int64{} // input bytes of started stages
+	held := map[int]time.Time{}   // probe stages held for a runtime filter: since when they could have started
+	replanNow := true             // false when the loop only woke up to end a hold
 	defer func() {
 		for _, cancel := range running {
 			cancel()
@@ -365,12 +372,15 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		if cancelled, _ := c.store.Cancelled(ctx, run.id); cancelled {
 			return errCancelled
 		}
-		if err := c.measureScans(ctx, run); err != nil {
-			return err
+		if replanNow {
+			if err := c.measureScans(ctx, run); err != nil {
+				return err
+			}
+			if err := c.replan(ctx, run); err != nil {
+				return err
+			}
 		}
-		if err := c.replan(ctx, run); err != nil {
-			return err
-		}
+		replanNow = true
 		for id, cancel := range running {
 			if _, skipped := run.state.Skipped[id]; skipped {
 				c.log.Info("cancelling a stage the re-plan made useless", "job", run.id, "stage", id)
@@ -400,7 +410,25 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		}
 		launch := map[int][]taskWork{}
 		announced := 0
+		holds := c.filterHolds(run, works, running, stageBytes, resumed)
 		for id, work := range works {
+			if h, ok := holds[id]; ok {
+				since, seen := held[id]
+				if !seen {
+					since, held[id] = time.Now(), time.Now()
+					c.log.Info("probe stage held for a runtime filter", "job", run.id, "stage", id, "build", h.build, "reason", h.reason)
+				}
+				if waited := time.Since(since); waited < c.cfg.RuntimeFilterWait {
+					continue
+				}
+				run.scheduling = append(run.scheduling, fmt.Sprintf("stage %d started unfiltered after waiting %s for build stage %d (runtime filter wait timeout %s)",
+					id, time.Since(since).Round(time.Millisecond), h.build, c.cfg.RuntimeFilterWait))
+				c.log.Info("runtime filter wait timed out", "job", run.id, "stage", id, "build", h.build)
+			} else if since, seen := held[id]; seen {
+				run.scheduling = append(run.scheduling, fmt.Sprintf("stage %d started after waiting %s for its build side (%s)",
+					id, time.Since(since).Round(time.Millisecond), run.holdWhy[id]))
+			}
+			delete(held, id)
 			if run.graph.Adaptive() && c.cfg.DeferProbeRatio > 0 && !slices.Contains(resumed, id) && c.deferProbe(run, id, works, running, stageBytes) {
 				continue
 			}
@@ -446,10 +474,21 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		if len(running) == 0 {
 			return fmt.Errorf("job %s: no runnable stage but result stage %d not done", run.id, g.Result)
 		}
+		var wake <-chan time.Time // the end of the earliest hold
+		if len(held) > 0 {
+			first := time.Duration(math.MaxInt64)
+			for _, since := range held {
+				first = min(first, time.Until(since.Add(c.cfg.RuntimeFilterWait)))
+			}
+			wake = time.After(max(first, 0))
+		}
 		var f finished
+		woke := false
 		for {
 			select {
 			case f = <-doneCh:
+			case <-wake:
+				woke = true
 			case req := <-run.workReq:
 				c.serveWork(ctx, run, req)
 				continue
@@ -462,6 +501,10 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 				continue
 			}
 			break
+		}
+		if woke {
+			replanNow = false // nothing finished: only the holds changed
+			continue
 		}
 		delete(run.state.Running, f.id)
 		cancel, live := running[f.id]
@@ -521,6 +564,81 @@ func (c *Coordinator) deferProbe(run *jobRun, a int, starting map[int][]taskWork
 	return deferIt
 }
 
+// filterHold is why a probe stage waits: the build stage whose runtime
+// filter would prune its scan.
+type filterHold struct {
+	build  int
+	reason string
+}
+
+// filterHolds returns the stages among those ready to start (starting)
+// that should wait for a runtime filter: the scan of stage a feeds the
+// probe side of a join whose build stage b the runtime-filter rule asked
+// for a key summary (plan.Stage.Summarize), b is running or starts now,
+// and the estimates say the wait is worth it: a reads at least
+// RuntimeFilterRatio times b's input, and b's input is at most
+// RuntimeFilterBuildBytes. Otherwise both run at once and the filter
+// applies only if a has not started when b is done. A stage resumed
+// from another coordinator never waits. Each hold is also noted for the
+// next round record.
+func (c *Coordinator) filterHolds(run *jobRun, starting map[int][]taskWork, running map[int]context.CancelFunc, bytes map[int]int64, resumed []int) map[int]filterHold {
+	if !run.graph.Adaptive() || c.cfg.RuntimeFilterWait <= 0 || c.cfg.RuntimeFilterRatio <= 0 {
+		return nil
+	}
+	holds := map[int]filterHold{}
+	for _, e := range adaptive.FilterEdges(run.state.Graph) {
+		a, b := e.Probe, e.Build
+		if _, ok := starting[a]; !ok || slices.Contains(resumed, a) {
+			continue
+		}
+		if _, h := holds[a]; h {
+			continue
+		}
+		if _, done := run.state.Done[b]; done {
+			continue
+		}
+		if bs := run.state.Graph.Stage(b); bs == nil || !slices.Contains(bs.Summarize, e.BuildColumn) {
+			continue // the rule did not ask b for a summary: no filter will come
+		}
+		_, bRunning := running[b]
+		_, bStarting := starting[b]
+		if !bRunning && !bStarting {
+			continue // b waits for its own inputs: holding a would wait on them too
+		}
+		if bStarting && !bRunning && c.cfg.DeferProbeRatio > 0 && c.deferProbe(run, b, starting, running, bytes) {
+			continue // b itself waits: it would not run while a is held
+		}
+		pb, bb := bytes[a], bytes[b]
+		if bb > c.cfg.RuntimeFilterBuildBytes || bb*c.cfg.RuntimeFilterRatio > pb {
+			continue
+		}
+		holds[a] = filterHold{build: b, reason: fmt.Sprintf("runtime filter from build stage %d: probe reads %d bytes, build %d (>= %dx)", b, pb, bb, c.cfg.RuntimeFilterRatio)}
+	}
+	// A build side held itself (a chain of filters) does not run: its
+	// probe side does not wait for it.
+	for changed := true; changed; {
+		changed = false
+		for a, h := range holds {
+			if _, bh := holds[h.build]; bh {
+				if _, r := running[h.build]; !r {
+					delete(holds, a)
+					changed = true
+				}
+			}
+		}
+	}
+	if run.holdWhy == nil {
+		run.holdWhy = map[int]string{}
+	}
+	for a, h := range holds {
+		if _, noted := run.holdWhy[a]; !noted {
+			run.scheduling = append(run.scheduling, fmt.Sprintf("stage %d held for %s (at most %s)", a, h.reason, c.cfg.RuntimeFilterWait))
+		}
+		run.holdWhy[a] = h.reason
+	}
+	return holds
+}
+
 // ready returns stages not done or skipped whose inputs all are.
 func (c *Coordinator) ready(run *jobRun) []int {
 	var out []int
@@ -577,7 +695,8 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	}
 	sort.Ints(after)
 	run.round++
-	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Stats: run.state.Done, PlanAfter: run.state.FormatPlan(c.planner.Format)}
+	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Scheduling: run.scheduling, Stats: run.state.Done, PlanAfter: run.state.FormatPlan(c.planner.Format)}
+	run.scheduling = nil
 	rj, _ := json.Marshal(roundRecord{Round: r, Graph: run.state.Graph, Skipped: run.state.Skipped, Tasks: plannedTasks(&run.state)})
 	if err := c.store.AddRound(ctx, run.id, run.fence, rj); err != nil {
 		return err
@@ -724,6 +843,9 @@ type scanInput struct {
 	values map[string][]plan.Value
 	pruned int
 	bytes  int64
+	// filter is the scan's pruning filter the files were pruned with (a
+	// runtime filter added since prunes them again).
+	filter string
 }
 
 // scanInput lists the files a scan stage reads, once per job run (an
@@ -731,13 +853,23 @@ type scanInput struct {
 // repair of one of them and size-scans all see one listing. It also sets
 // the scan's format, CSV dialect and partition columns.
 func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, scan *plan.Node) (*scanInput, error) {
+	filter := ""
+	if scan.Scan.Filter != nil {
+		fj, _ := json.Marshal(scan.Scan.Filter)
+		filter = string(fj)
+	}
+	var lay *layout.Table
 	if in, ok := run.scans[stage]; ok {
 		scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.Partitions
-		return in, nil
-	}
-	lay, err := c.tables.Layout(ctx, scan.Scan.Table)
-	if err != nil {
-		return nil, err
+		if in.filter == filter {
+			return in, nil
+		}
+		lay = in.layout // the same listing, pruned by the filter as it is now
+	} else {
+		var err error
+		if lay, err = c.tables.Layout(ctx, scan.Scan.Table); err != nil {
+			return nil, err
+		}
 	}
 	// Set before pruning: the partition filter reads the partition columns.
 	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
@@ -748,7 +880,7 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 	if pruned > 0 {
 		c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
 	}
-	in := &scanInput{layout: lay, files: files, values: values, pruned: pruned}
+	in := &scanInput{layout: lay, files: files, values: values, pruned: pruned, filter: filter}
 	for _, f := range files {
 		for _, rg := range f.RowGroups {
 			in.bytes += rg.Bytes
@@ -976,7 +1108,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
 	var inRows, inBytes, peakMem, spillBytes, spillFiles, gets, puts int64
-	invoked := 0
+	invoked, rgPruned := 0, 0
 	dataObjects := map[string]bool{}
 	for _, r := range results {
 		if r.S3 != nil {
@@ -985,6 +1117,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 		inRows += r.InputRows
 		inBytes += r.InputBytes
+		rgPruned += r.RowGroupsPruned
 		peakMem = max(peakMem, r.PeakMemoryBytes)
 		spillBytes += r.SpillBytes
 		spillFiles += r.SpillFiles
@@ -1007,6 +1140,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 	}
 	out.Stats.Objects = len(dataObjects)
+	out.Stats.Summaries = stageSummaries(st, results)
 	for _, ps := range parts {
 		out.Stats.Partitions = append(out.Stats.Partitions, *ps)
 	}
@@ -1017,6 +1151,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	mj, _ := json.Marshal(function.AggregateMetrics(results)) // per-operator and phase metrics (kept with the stage)
 	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj), "metrics", string(mj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
+		"row_groups_pruned", rgPruned,
 		"peak_memory", peakMem, "spill_bytes", spillBytes, "spill_files", spillFiles,
 		// The committed attempts' requests (the web UI shows s3_* fields
 		// as the stage's cost); the job's cost report has every attempt's.

@@ -39,9 +39,13 @@ type StageStatus struct {
 	InputBytes int64 `json:"input_bytes"`
 	// FilesPruned is how many files of a scanned hive-partitioned table
 	// the stage's partition filter excluded before its tasks were made.
-	FilesPruned int     `json:"files_pruned,omitempty"`
-	Seconds     float64 `json:"seconds"`
-	Output      string  `json:"output"`
+	FilesPruned int `json:"files_pruned,omitempty"`
+	// RowGroupsPruned is how many row groups its scan tasks skipped from
+	// their statistics (the scan's pruning filter, runtime filters
+	// included), summed over its committed tasks.
+	RowGroupsPruned int     `json:"row_groups_pruned,omitempty"`
+	Seconds         float64 `json:"seconds"`
+	Output          string  `json:"output"`
 	// Metrics are the stage's per-operator metrics and phase breakdown,
 	// summed over its committed tasks (nil until the stage is done).
 	Metrics *function.StageMetrics `json:"metrics,omitempty"`
@@ -128,6 +132,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
 		ss.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
 		ss.FilesPruned, _ = strconv.Atoi(sm["files_pruned"])
+		ss.RowGroupsPruned, _ = strconv.Atoi(sm["row_groups_pruned"])
 		ss.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
 		if mj := sm["metrics"]; mj != "" && mj != "null" {
 			var m function.StageMetrics

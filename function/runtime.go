@@ -332,6 +332,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 			if err != nil {
 				return fmt.Errorf("commit shuffle output: %w", err)
 			}
+			res.Summaries = newSummarizer(st.Summarize, st.Root.Schema).result() // of no rows
 			res.Partitions, res.StoppedEarly = m.Partitions, true
 			res.Phases = &Phases{Startup: t0.Sub(start).Seconds(), Commit: time.Since(t0).Seconds()}
 			return nil
@@ -358,6 +359,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 	ph := &Phases{Startup: time.Since(start).Seconds()}
 	var writing time.Duration // inside w.Write
 	var batches int64
+	sum := newSummarizer(st.Summarize, st.Root.Schema) // over the rows written
 	for {
 		rec, err := op.Next(ctx)
 		if errors.Is(err, io.EOF) {
@@ -368,6 +370,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 			return err
 		}
 		rows := rec.NumRows()
+		sum.add(rec)
 		t0 := time.Now()
 		err = w.Write(ctx, rec)
 		writing += time.Since(t0)
@@ -396,6 +399,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 	res.Partitions = m.Partitions
 	res.Rows, res.Bytes = m.Rows, m.Bytes
 	res.InputRows, res.InputBytes, res.RowGroupsPruned = lv.rows, lv.bytes, lv.pruned
+	res.Summaries = sum.result()
 
 	ops := opts.Metrics.Snapshot()
 	for _, o := range ops {

@@ -112,6 +112,9 @@ type TaskResult struct {
 	InputRows       int64 `json:"input_rows"`
 	InputBytes      int64 `json:"input_bytes"`
 	RowGroupsPruned int   `json:"row_groups_pruned,omitempty"`
+	// Summaries summarize the output columns the stage asked for
+	// (plan.Stage.Summarize) over the rows the task wrote.
+	Summaries []plan.ColumnSummary `json:"summaries,omitempty"`
 	// StoppedEarly is set when the task stopped reading because its
 	// stage's LIMIT counter was reached.
 	StoppedEarly bool `json:"stopped_early,omitempty"`

@@ -349,6 +349,9 @@ func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *co
 			if s.FilesPruned > 0 {
 				fmt.Fprintf(&b, " files_pruned=%d", s.FilesPruned)
 			}
+			if s.RowGroupsPruned > 0 {
+				fmt.Fprintf(&b, " row_groups_pruned=%d", s.RowGroupsPruned)
+			}
 			b.WriteByte('\n')
 		}
 		text = b.String()

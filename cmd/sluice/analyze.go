@@ -29,6 +29,9 @@ func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
 		if s.FilesPruned > 0 {
 			fmt.Fprintf(w, " files_pruned=%d", s.FilesPruned)
 		}
+		if s.RowGroupsPruned > 0 {
+			fmt.Fprintf(w, " row_groups_pruned=%d", s.RowGroupsPruned)
+		}
 		if s.Reason != "" {
 			fmt.Fprintf(w, " reason=%q", s.Reason)
 		}

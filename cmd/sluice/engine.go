@@ -42,6 +42,8 @@ func engineFlags() []cli.Flag {
 		bytesFlag("pack-bytes", d.PackBytes, "adaptive: tasks reading at most this much, dispatched together, share one invocation (0: never)"),
 		&cli.StringFlag{Name: "shuffle-codec", Value: d.ShuffleCodec, Usage: "codec of shuffle objects: lz4, zstd or none (lz4 chosen by measurement; readers take all)"},
 		&cli.Int64Flag{Name: "defer-probe-ratio", Value: d.DeferProbeRatio, Usage: "adaptive: a join's probe side waits for a build side at most 1/N of its input (0: never)"},
+		&cli.BoolFlag{Name: "runtime-filters", Value: d.AQE.RuntimeFilters, Usage: "adaptive: filter a join's probe-side scan by the keys its finished build side produced"},
+		&cli.DurationFlag{Name: "runtime-filter-wait", Value: d.RuntimeFilterWait, Usage: "adaptive: longest a probe-side scan waits for a much smaller build side's runtime filter (0: never waits)"},
 	}
 }
 
@@ -73,6 +75,8 @@ func applyEngine(c *cli.Context, cfg *coordinator.Config) (engine, error) {
 	cfg.AQE.GetBudget = c.Int64("get-budget")
 	cfg.PackBytes = bytesValue(c, "pack-bytes")
 	cfg.DeferProbeRatio = c.Int64("defer-probe-ratio")
+	cfg.AQE.RuntimeFilters = c.Bool("runtime-filters")
+	cfg.RuntimeFilterWait = c.Duration("runtime-filter-wait")
 	codec, err := shuffle.ParseCompression(c.String("shuffle-codec"))
 	if err != nil {
 		return engine{}, fmt.Errorf("--shuffle-codec: %w", err)

@@ -35,6 +35,20 @@ type StageStats struct {
 	// the stage, one per task that wrote rows (0 in statistics recorded
 	// before it was counted: MapObjects then estimates it).
 	Objects int `json:"objects,omitempty"`
+	// Summaries summarize the output columns the stage's plan asked for
+	// (plan.Stage.Summarize), merged over its committed tasks; a column
+	// some task did not summarize has none.
+	Summaries []plan.ColumnSummary `json:"summaries,omitempty"`
+}
+
+// Summary returns the summary of output column c, or nil.
+func (s *StageStats) Summary(c int) *plan.ColumnSummary {
+	for i := range s.Summaries {
+		if s.Summaries[i].Column == c {
+			return &s.Summaries[i]
+		}
+	}
+	return nil
 }
 
 // MapObjects returns the stage's committed data objects: Objects, or when
@@ -99,6 +113,13 @@ type Config struct {
 	// broadcast table read again: the table's bytes times their tasks
 	// (default 16 MiB; 0 turns the rule off).
 	InlineScanBytes int64 `json:"inline_scan_bytes"`
+	// RuntimeFilters turns the runtime-filter rule on (the default).
+	// RuntimeFilterProbeBytes: a build side is asked for a summary only
+	// for a probe scan the driver measured at least this big (default 64
+	// MiB), or did not measure; such a build stage is not inlined into
+	// its readers (inline-scans), which would leave nothing to summarize.
+	RuntimeFilters          bool  `json:"runtime_filters"`
+	RuntimeFilterProbeBytes int64 `json:"runtime_filter_probe_bytes"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage
@@ -120,7 +141,8 @@ func (c Config) coalesceTarget(total int64) int64 {
 // DefaultConfig returns the defaults documented in the README.
 func DefaultConfig() Config {
 	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
-		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20}
+		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20,
+		RuntimeFilters: true, RuntimeFilterProbeBytes: 64 << 20}
 }
 
 // ScanSize is what a scan stage reads: the bytes of its table's row
@@ -192,15 +214,18 @@ type Rule interface {
 //  2. select-join and unbroadcast next: they change which stages read
 //     which (unbroadcast adds stages), and so what the partition-level
 //     rules below see;
-//  3. split-skew before coalescing, which then packs only the partitions
+//  3. runtime-filter after them, on the joins they settled: it asks
+//     pending build sides for key summaries and filters pending probe
+//     scans with the summaries of finished ones;
+//  4. split-skew before coalescing, which then packs only the partitions
 //     skew left whole;
-//  4. coalesce-partitions once the shape of the plan is settled;
-//  5. fuse-single after it: a stage coalesced to one task runs inside its
+//  5. coalesce-partitions once the shape of the plan is settled;
+//  6. fuse-single after it: a stage coalesced to one task runs inside its
 //     one reader;
-//  6. size-scans, which sizes scan stages (independent of the rest);
-//  7. inline-scans, which moves a small broadcast table's scan into its
+//  7. size-scans, which sizes scan stages (independent of the rest);
+//  8. inline-scans, which moves a small broadcast table's scan into its
 //     readers, whose task counts (size-scans' among them) it weighs;
-//  8. combine-objects last: it weighs a finished stage's map objects
+//  9. combine-objects last: it weighs a finished stage's map objects
 //     against the task counts of its readers, which the rules above
 //     settle (a reader's tasks after coalescing and skew splitting).
 func Rules() []Rule {
@@ -208,6 +233,7 @@ func Rules() []Rule {
 		PropagateEmpty{},
 		SelectJoin{},
 		Unbroadcast{},
+		RuntimeFilter{},
 		SplitSkew{},
 		CoalescePartitions{},
 		FuseSingle{},
@@ -231,6 +257,9 @@ type Round struct {
 	Round int     `json:"round"`
 	After []int   `json:"after_stages"` // stages finished when it ran
 	Fired []Fired `json:"fired"`
+	// Scheduling notes what the driver decided about starting stages
+	// since the round before (a probe side held for a runtime filter).
+	Scheduling []string `json:"scheduling,omitempty"`
 	// Stats are the statistics of the finished stages the rules saw.
 	Stats     map[int]*StageStats `json:"stats,omitempty"`
 	PlanAfter string              `json:"plan_after"`

@@ -36,7 +36,8 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                unbroadcast, skew-factor, skew-min-bytes,
 //	                                get-budget, parallelism, min-partition-bytes,
 //	                                split-bytes, max-split-bytes,
-//	                                inline-scan-bytes
+//	                                inline-scan-bytes, runtime-filters,
+//	                                runtime-filter-probe-bytes
 //	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
@@ -44,7 +45,10 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                objects (default: the most of any
 //	                                partition); input lines
 //	                                "part=P rows=R bytes=B [objects=O]" override
-//	                                single partitions
+//	                                single partitions; input lines
+//	                                "summary col=C rows=R [nulls=N] [min=A max=B]
+//	                                [values=v1,v2,...]" give the summary of
+//	                                output column C (values: an exact set)
 //	running stage=N                 the stage has tasks in flight
 //	scan stage=N bytes=B splits=S [files=F]
 //	                                the driver measured B bytes of table data
@@ -282,6 +286,10 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.SplitBytes = d.int(t, "split-bytes", cfg.SplitBytes)
 		cfg.MaxSplitBytes = d.int(t, "max-split-bytes", cfg.MaxSplitBytes)
 		cfg.InlineScanBytes = d.int(t, "inline-scan-bytes", cfg.InlineScanBytes)
+		cfg.RuntimeFilterProbeBytes = d.int(t, "runtime-filter-probe-bytes", cfg.RuntimeFilterProbeBytes)
+		if v, ok := d.args["runtime-filters"]; ok {
+			cfg.RuntimeFilters = v == "true"
+		}
 		if v, ok := d.args["skew-factor"]; ok {
 			f, err := strconv.ParseFloat(v, 64)
 			if err != nil {
@@ -408,6 +416,9 @@ func finishStats(t *testing.T, d *directive, st *plan.Stage) *StageStats {
 		if strings.TrimSpace(l) == "" {
 			continue
 		}
+		if strings.HasPrefix(strings.TrimSpace(l), "summary") {
+			continue // summaryLines
+		}
 		o := &directive{line: d.line, args: map[string]string{}}
 		for _, a := range strings.Fields(l) {
 			if k, v, ok := strings.Cut(a, "="); ok {
@@ -420,7 +431,7 @@ func finishStats(t *testing.T, d *directive, st *plan.Stage) *StageStats {
 		}
 		parts[p] = PartitionStats{Partition: p, Rows: o.int(t, "rows", 0), Bytes: o.int(t, "bytes", 0), Objects: int(o.int(t, "objects", int64(objects)))}
 	}
-	s := &StageStats{Objects: int(d.int(t, "maps", 0))}
+	s := &StageStats{Objects: int(d.int(t, "maps", 0)), Summaries: summaryLines(t, d, st)}
 	for _, ps := range parts {
 		if ps.Rows == 0 && ps.Bytes == 0 {
 			continue
@@ -430,4 +441,55 @@ func finishStats(t *testing.T, d *directive, st *plan.Stage) *StageStats {
 		s.Bytes += ps.Bytes
 	}
 	return s
+}
+
+// summaryLines parses the "summary" input lines of a finish directive.
+func summaryLines(t *testing.T, d *directive, st *plan.Stage) []plan.ColumnSummary {
+	var out []plan.ColumnSummary
+	for _, l := range strings.Split(d.input, "\n") {
+		f := strings.Fields(l)
+		if len(f) == 0 || f[0] != "summary" {
+			continue
+		}
+		o := &directive{line: d.line, args: map[string]string{}}
+		for _, a := range f[1:] {
+			if k, v, ok := strings.Cut(a, "="); ok {
+				o.args[k] = v
+			}
+		}
+		c := int(o.int(t, "col", -1))
+		if c < 0 || c >= len(st.Root.Schema) {
+			t.Fatalf("line %d: summary of column %d of %d", d.line, c, len(st.Root.Schema))
+		}
+		typ := st.Root.Schema[c].Type
+		val := func(s string) plan.Value {
+			switch typ.ID {
+			case plan.String:
+				return plan.Value{S: s}
+			case plan.Date:
+				days, err := plan.ParseDate(s)
+				if err != nil {
+					t.Fatalf("line %d: %v", d.line, err)
+				}
+				return plan.Value{I: int64(days)}
+			}
+			n, err := strconv.ParseInt(s, 10, 64)
+			if err != nil {
+				t.Fatalf("line %d: %v", d.line, err)
+			}
+			return plan.Value{I: n}
+		}
+		sum := plan.ColumnSummary{Column: c, Type: typ, Rows: o.int(t, "rows", 0), Nulls: o.int(t, "nulls", 0)}
+		if v, ok := o.args["min"]; ok {
+			sum.HasRange, sum.Min, sum.Max = true, val(v), val(o.args["max"])
+		}
+		if vs, ok := o.args["values"]; ok {
+			sum.Exact = true
+			for _, v := range splitList(vs) {
+				sum.Values = append(sum.Values, val(v))
+			}
+		}
+		out = append(out, sum)
+	}
+	return out
 }

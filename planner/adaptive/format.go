@@ -66,7 +66,13 @@ func FormatRound(r Round, prevPlan string) string {
 	for _, id := range r.After {
 		if st := r.Stats[id]; st != nil {
 			fmt.Fprintf(&b, "statistics of stage %d: rows=%d bytes=%d non-empty partitions=%d\n", id, st.Rows, st.Bytes, len(st.Partitions))
+			for _, sum := range st.Summaries {
+				fmt.Fprintf(&b, "  summary of column %d: %s\n", sum.Column, describeSummary(sum))
+			}
 		}
+	}
+	for _, n := range r.Scheduling {
+		fmt.Fprintf(&b, "scheduling: %s\n", n)
 	}
 	for _, f := range r.Fired {
 		if f.Discarded != "" {
@@ -82,4 +88,18 @@ func FormatRound(r Round, prevPlan string) string {
 		b.WriteString(r.PlanAfter)
 	}
 	return b.String()
+}
+
+// describeSummary renders a column summary for EXPLAIN ANALYZE.
+func describeSummary(s plan.ColumnSummary) string {
+	out := fmt.Sprintf("rows=%d nulls=%d", s.Rows, s.Nulls)
+	if s.HasRange {
+		out += fmt.Sprintf(" min=%s max=%s", s.Min.Format(s.Type), s.Max.Format(s.Type))
+	}
+	if s.Exact {
+		out += fmt.Sprintf(" distinct=%d", len(s.Values))
+	} else if s.HasRange {
+		out += fmt.Sprintf(" distinct>%d", plan.MaxSummaryValues)
+	}
+	return out
 }

@@ -21,7 +21,9 @@ const MaxInlineFiles = 64
 // filters and projections above it, whose output every reader reads
 // whole (broadcast or single), whose table the driver measured small
 // enough to list (State.Scans: at most MaxInlineFiles files), and whose
-// readers are all pending with a known task count; and the bytes the
+// readers are all pending with a known task count, and that no runtime
+// filter waits for its summary (plan.Stage.Summarize: a join build side
+// whose probe scan is big, see RuntimeFilter); and the bytes the
 // readers would read again, the table's bytes times their tasks, are at
 // most Config.InlineScanBytes.
 //
@@ -96,7 +98,7 @@ func (InlineScans) Apply(s *State) (string, error) {
 // its readers (all but the cost).
 func (s *State) inlinable(st *plan.Stage) (ScanSize, bool) {
 	size, measured := s.Scans[st.ID]
-	if !measured || size.Files == nil && size.Bytes > 0 || !s.Pending(st.ID) || st.ID == s.Graph.Result ||
+	if !measured || size.Files == nil && size.Bytes > 0 || !s.Pending(st.ID) || st.ID == s.Graph.Result || len(st.Summarize) > 0 ||
 		len(st.Inputs) > 0 || st.Root == nil || st.Output.Kind == plan.PartitionHash {
 		return ScanSize{}, false
 	}

@@ -20,6 +20,19 @@ func (t JoinType) PerProbeRow() bool {
 	return false
 }
 
+// DropsUnmatchedProbe reports whether a join of type t drops the probe
+// rows that match no build row: inner, semi and right joins (a right
+// join's probe side is its null-supplying side). Probe rows whose key
+// is none of the build side's keys may then be filtered out before the
+// join, as runtime filters do. Left, full and anti joins emit such rows.
+func (t JoinType) DropsUnmatchedProbe() bool {
+	switch t {
+	case JoinInner, JoinSemi, JoinRight:
+		return true
+	}
+	return false
+}
+
 // Splittable reports whether j's probe side may be split among tasks each
 // holding only part of the build side: the rows of one key must all be in
 // the same task (a partitioned join), or the build side whole. That is a

@@ -23,6 +23,16 @@ func FormatGraph(g *Graph, exprName func(*Expr) string) string {
 		if len(s.Inputs) > 0 {
 			fmt.Fprintf(&b, ", inputs: %s", joinInts(s.Inputs))
 		}
+		if len(s.Summarize) > 0 {
+			names := make([]string, len(s.Summarize))
+			for i, c := range s.Summarize {
+				names[i] = fmt.Sprintf("#%d", c)
+				if s.Root != nil && c >= 0 && c < len(s.Root.Schema) {
+					names[i] = s.Root.Schema[c].Name
+				}
+			}
+			fmt.Fprintf(&b, ", summarize: %s", strings.Join(names, ", "))
+		}
 		b.WriteString("]")
 		if s.ID == g.Result {
 			b.WriteString(" result")
@@ -106,7 +116,14 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 	case KindScan:
 		s := fmt.Sprintf("Scan: %s format=%s columns=[%s]", n.Scan.Table, n.Scan.Format, strings.Join(n.Scan.Columns, ", "))
 		if n.Scan.Filter != nil {
-			s += " pruning=" + n.Scan.Filter.String()
+			s += " pruning=" + shortExpr(n.Scan.Filter)
+		}
+		if len(n.Scan.RuntimeFilters) > 0 {
+			parts := make([]string, len(n.Scan.RuntimeFilters))
+			for i, f := range n.Scan.RuntimeFilters {
+				parts[i] = f.String()
+			}
+			s += " runtime_filters=[" + strings.Join(parts, "; ") + "]"
 		}
 		if n.Scan.Inline {
 			s += fmt.Sprintf(" inline files=%d (every task reads them)", len(n.Scan.Files))
@@ -156,7 +173,7 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 	case KindWrite:
 		return fmt.Sprintf("Write: format=%s prefix=%s columns=[%s]", n.Write.Format, n.Write.Prefix, strings.Join(n.Write.Columns, ", "))
 	case KindFilter:
-		return "Filter: " + n.Predicate.String()
+		return "Filter: " + shortExpr(n.Predicate)
 	case KindProject:
 		return "Project: " + physExprs(n.Exprs, n.Schema, exprName)
 	case KindAggregate:
@@ -246,4 +263,46 @@ func (f Frame) String() string {
 		s += " EXCLUDE " + strings.ToUpper(strings.ReplaceAll(string(f.Exclude), "_", " "))
 	}
 	return s
+}
+
+// maxShownIn is the most IN list values plan text shows (a runtime
+// filter's list holds up to MaxSummaryValues).
+const maxShownIn = 8
+
+// shortExpr renders e as Expr.String does, but with IN lists longer than
+// maxShownIn cut to their first values and a count of the rest.
+func shortExpr(e *Expr) string {
+	long := false
+	var find func(*Expr)
+	find = func(x *Expr) {
+		if x == nil || long {
+			return
+		}
+		long = x.Op == OpIn && len(x.Args) > maxShownIn+1
+		for _, a := range x.Args {
+			find(a)
+		}
+	}
+	if find(e); !long {
+		return e.String()
+	}
+	var cut func(*Expr) *Expr
+	cut = func(x *Expr) *Expr {
+		if x == nil {
+			return nil
+		}
+		c := *x
+		if x.Op == OpIn && len(x.Args) > maxShownIn+1 {
+			more := len(x.Args) - 1 - maxShownIn
+			c.Args = append(append([]*Expr(nil), x.Args[:maxShownIn+1]...),
+				&Expr{Op: OpColumn, Col: -1, Name: fmt.Sprintf("...%d more", more)})
+			return &c
+		}
+		c.Args = make([]*Expr, len(x.Args))
+		for i, a := range x.Args {
+			c.Args[i] = cut(a)
+		}
+		return &c
+	}
+	return strings.ReplaceAll(cut(e).String(), "@-1", "")
 }

@@ -78,6 +78,11 @@ type Scan struct {
 	// Files are the files an Inline scan reads, as the coordinator listed
 	// and pruned them.
 	Files []ScanFile `json:"files,omitempty"`
+	// RuntimeFilters are the filters the adaptive rule runtime-filter
+	// added to Filter (and to a Filter node above the scan) from a join
+	// build side's summary; recorded for EXPLAIN and so the rule adds
+	// each only once.
+	RuntimeFilters []RuntimeFilter `json:"runtime_filters,omitempty"`
 }
 
 // ScanFile is one table file an Inline scan reads whole.

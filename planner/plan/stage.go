@@ -28,6 +28,11 @@ type Stage struct {
 	Output Partitioning `json:"output"`
 	// Inputs are the stages this stage's exchange leaves read.
 	Inputs []int `json:"inputs,omitempty"`
+	// Summarize lists output columns each task summarizes over the rows
+	// it writes (ColumnSummary, reported in its result): the adaptive
+	// rule runtime-filter sets it on a join's build side while the stage
+	// is pending, to filter the probe side's scan with it.
+	Summarize []int `json:"summarize,omitempty"`
 }
 
 // Graph is a query's stage graph. The Result stage's single output

@@ -93,6 +93,11 @@ func (g *Graph) validateStage(s *Stage, byID map[int]*Stage) error {
 	if err := validatePartitioning(s.Output, s.Root.Schema); err != nil {
 		return fmt.Errorf("output %w", err)
 	}
+	for _, c := range s.Summarize {
+		if c < 0 || c >= len(s.Root.Schema) {
+			return fmt.Errorf("summarizes column %d of %d", c, len(s.Root.Schema))
+		}
+	}
 	var reads []int
 	scans := 0
 	var nodeErr error

@@ -1,0 +1,60 @@
+package coordinator
+
+import (
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// stageSummaries merges the column summaries of a stage's committed task
+// results (one per task: retried and duplicated attempts never reach
+// here) into the stage's. A column gets no summary when a task that wrote
+// rows did not summarize it, or when its summaries do not account for
+// exactly the rows the tasks wrote: a runtime filter built from a summary
+// that missed rows would drop rows the join needs.
+func stageSummaries(st *plan.Stage, results []*function.TaskResult) []plan.ColumnSummary {
+	if len(st.Summarize) == 0 || st.Root == nil {
+		return nil
+	}
+	var out []plan.ColumnSummary
+	for _, c := range st.Summarize {
+		if c < 0 || c >= len(st.Root.Schema) {
+			continue
+		}
+		merged, ok := plan.EmptySummary(c, st.Root.Schema[c].Type), true
+		var rows int64
+		for _, r := range results {
+			if r == nil {
+				ok = false
+				break
+			}
+			rows += r.Rows
+			var sum *plan.ColumnSummary
+			for i := range r.Summaries {
+				if r.Summaries[i].Column == c {
+					sum = &r.Summaries[i]
+				}
+			}
+			if sum == nil {
+				ok = r.Rows == 0 // a task not invoked, or stopped before any row
+				if !ok {
+					break
+				}
+				continue
+			}
+			if sum.Validate() != nil {
+				ok = false
+				break
+			}
+			m, err := merged.Merge(*sum)
+			if err != nil {
+				ok = false
+				break
+			}
+			merged = m
+		}
+		if ok && merged.Rows == rows {
+			out = append(out, merged)
+		}
+	}
+	return out
+}

@@ -1,0 +1,285 @@
+package adaptive
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// RuntimeFilter filters the probe side of a join by the keys its build
+// side really produced (runtime filters across stages, as Trino's and
+// Spark's dynamic filtering): the scan feeding the probe side reads only
+// row groups whose statistics may hold one of the build keys, and drops
+// the rows whose key is none of them before they are shuffled or joined.
+//
+// Trigger, in two steps over an edge: a hash join whose unmatched probe
+// rows are dropped (inner, semi, or right: plan.JoinType.DropsUnmatchedProbe)
+// with a key that is a plain column on both sides, of one summarizable
+// type (plan.SummaryType), whose build key is an output column of a stage
+// B (through filters and plain projections) and whose probe key is a
+// column of a scan in a pending stage T (through filters, plain
+// projections, the probe side of per-probe-row joins, and exchanges from
+// stages read by that exchange alone).
+//  1. B pending, and T's scan measured at least
+//     Config.RuntimeFilterProbeBytes (or not measured): B's tasks are asked
+//     to summarize the column (plan.Stage.Summarize): min, max, NULL count
+//     and the distinct values while there are at most
+//     plan.MaxSummaryValues. inline-scans then leaves B a stage of its own
+//     (inlined into its readers, it would have no output to summarize).
+//  2. B done with a summary, T still pending: the scan gets
+//     key >= min AND key <= max (AND key IN (values) when the set is
+//     known) in its pruning filter, which row-group and hive partition
+//     pruning read, and a Filter node right above it with the IN list (or
+//     the range); the scan records it (plan.Scan.RuntimeFilters) so it is
+//     added once.
+//
+// Safe because every row the filter drops has a key outside the build
+// side's non-NULL keys (or a NULL key): it matches no build row, and the
+// join drops it; on its way from the scan to the join, every operator
+// passes each row on by itself (filters, projections, exchanges, the
+// probe side of inner/left/semi/anti joins), so dropping it early removes
+// only the rows the join would have dropped. The summary is of committed
+// task outputs only (a retried or duplicated attempt does not count), so
+// it covers exactly the rows the join reads. An empty build side is
+// propagate-empty's; a build side whose keys are all NULL filters out
+// every probe row.
+type RuntimeFilter struct{}
+
+func (RuntimeFilter) Name() string { return "runtime-filter" }
+
+func (RuntimeFilter) Apply(s *State) (string, error) {
+	if !s.Config.RuntimeFilters {
+		return "", nil
+	}
+	var notes []string
+	for _, e := range FilterEdges(s.Graph) {
+		if !s.Pending(e.Probe) {
+			continue // already runs: too late to filter it
+		}
+		if _, sk := s.Skipped[e.Build]; sk {
+			continue
+		}
+		b := s.Graph.Stage(e.Build)
+		done, ok := s.Done[e.Build]
+		if !ok {
+			if s.Running[e.Build] || slices.Contains(b.Summarize, e.BuildColumn) {
+				continue // too late to ask, or asked already
+			}
+			if size, measured := s.Scans[e.Probe]; measured && size.Bytes < s.Config.RuntimeFilterProbeBytes {
+				continue // a small probe scan: not worth a stage inline-scans could save
+			}
+			b.Summarize = append(b.Summarize, e.BuildColumn)
+			slices.Sort(b.Summarize)
+			notes = append(notes, fmt.Sprintf("stage %d summarizes %s for the scan of %s in stage %d",
+				e.Build, b.Root.Schema[e.BuildColumn].Name, e.scan.Scan.Table, e.Probe))
+			continue
+		}
+		sum := done.Summary(e.BuildColumn)
+		if sum == nil || sum.Rows == 0 || sum.Type != e.Type || hasRuntimeFilter(e.scan.Scan, e) {
+			continue // no summary; an empty build side (propagate-empty's); added already
+		}
+		if err := sum.Validate(); err != nil {
+			return "", fmt.Errorf("runtime-filter: stage %d: %w", e.Build, err)
+		}
+		rf, rows, prune := filterOf(sum, e)
+		if rows == nil {
+			continue // no range known: nothing to filter by
+		}
+		sc := e.scan.Scan
+		if sc.Filter == nil {
+			sc.Filter = prune
+		} else {
+			sc.Filter = plan.Call(plan.OpAnd, plan.BoolType, sc.Filter, prune)
+		}
+		sc.RuntimeFilters = append(sc.RuntimeFilters, rf)
+		// Above whatever hangs there now: an earlier filter of this round
+		// stays below.
+		*e.slot = &plan.Node{Kind: plan.KindFilter, Schema: e.scan.Schema, Inputs: []*plan.Node{*e.slot}, Predicate: rows, Limit: -1}
+		notes = append(notes, fmt.Sprintf("stage %d scan %s: %s %s from stage %d (%d build rows)",
+			e.Probe, sc.Table, e.scan.Schema[e.ScanColumn].Name, describeFilter(rf, sum), e.Build, sum.Rows))
+	}
+	return strings.Join(notes, "; "), nil
+}
+
+// FilterEdge is one join key a runtime filter can carry from a build
+// stage's output column to a scan column of a probe-side stage.
+type FilterEdge struct {
+	// Join is the stage holding the join.
+	Join int
+	// Build and BuildColumn: the stage whose output is the join's build
+	// side, and the column holding the key.
+	Build       int
+	BuildColumn int
+	// Probe and ScanColumn: the stage holding the scan the probe key
+	// comes from, and the scan's output column.
+	Probe      int
+	ScanColumn int
+	Type       plan.DataType
+	JoinType   plan.JoinType
+
+	scan *plan.Node
+	slot **plan.Node // where the scan (or a filter above it) hangs
+}
+
+// FilterEdges lists the runtime filter edges of g, whatever state its
+// stages are in (the rule and the coordinator's scheduling check that).
+func FilterEdges(g *plan.Graph) []FilterEdge {
+	var out []FilterEdge
+	for _, st := range g.Stages {
+		var walk func(n *plan.Node)
+		walk = func(n *plan.Node) {
+			if n == nil {
+				return
+			}
+			for _, c := range n.Inputs {
+				walk(c)
+			}
+			if n.Kind != plan.KindHashJoin || n.Join == nil || len(n.Inputs) != 2 || !n.Join.Type.DropsUnmatchedProbe() {
+				return
+			}
+			for i := range min(len(n.Join.LeftKeys), len(n.Join.RightKeys)) {
+				lk, rk := n.Join.LeftKeys[i], n.Join.RightKeys[i]
+				if lk.Op != plan.OpColumn || rk.Op != plan.OpColumn || lk.Type != rk.Type || !plan.SummaryType(lk.Type) {
+					continue // an expression key (a cast on one side, say)
+				}
+				b, bc, ok := buildSource(n.Inputs[1], rk.Col)
+				if !ok {
+					continue
+				}
+				e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type}
+				if probeTarget(g, st.ID, &n.Inputs[0], lk.Col, &e) && e.Probe != b {
+					out = append(out, e)
+				}
+			}
+		}
+		walk(st.Root)
+	}
+	return out
+}
+
+// buildSource follows build column c of a join down through filters and
+// plain projections to the exchange it comes from: the upstream stage
+// and its output column.
+func buildSource(n *plan.Node, c int) (stage, col int, ok bool) {
+	for {
+		switch n.Kind {
+		case plan.KindExchange:
+			return n.Stage, c, c >= 0 && c < len(n.Schema)
+		case plan.KindFilter:
+			n = n.Inputs[0]
+		case plan.KindProject:
+			if c < 0 || c >= len(n.Exprs) || n.Exprs[c].Op != plan.OpColumn {
+				return 0, 0, false
+			}
+			c, n = n.Exprs[c].Col, n.Inputs[0]
+		default:
+			return 0, 0, false
+		}
+	}
+}
+
+// probeTarget follows probe column c of the node at *slot (in stage st)
+// down to a scan column, through operators that pass every row on by
+// itself, and fills e's Probe, ScanColumn, scan and slot.
+func probeTarget(g *plan.Graph, st int, slot **plan.Node, c int, e *FilterEdge) bool {
+	n := *slot
+	if c < 0 || c >= len(n.Schema) || n.Schema[c].Type != e.Type {
+		return false
+	}
+	switch n.Kind {
+	case plan.KindScan:
+		e.Probe, e.ScanColumn, e.scan, e.slot = st, c, n, slot
+		return true
+	case plan.KindFilter:
+		return probeTarget(g, st, &n.Inputs[0], c, e)
+	case plan.KindProject:
+		if c >= len(n.Exprs) || n.Exprs[c].Op != plan.OpColumn {
+			return false
+		}
+		return probeTarget(g, st, &n.Inputs[0], n.Exprs[c].Col, e)
+	case plan.KindHashJoin:
+		// A probe-side column of a join whose output rows each come from
+		// one probe row: dropping a probe row drops only its own rows.
+		if n.Join == nil || !n.Join.Type.PerProbeRow() || len(n.Inputs) != 2 || c >= len(n.Inputs[0].Schema) {
+			return false
+		}
+		return probeTarget(g, st, &n.Inputs[0], c, e)
+	case plan.KindExchange:
+		// Into the producing stage, when this exchange is its only reader
+		// (a stage reused by several readers keeps all its rows).
+		up := g.Stage(n.Stage)
+		if up == nil || up.Root == nil || !slices.Equal(g.Consumers(up.ID), []int{st}) || exchangeLeaves(g.Stage(st).Root, up.ID) != 1 {
+			return false
+		}
+		return probeTarget(g, up.ID, &up.Root, c, e)
+	}
+	return false
+}
+
+func exchangeLeaves(root *plan.Node, stage int) int {
+	k := 0
+	plan.Walk(root, func(n *plan.Node) {
+		if n.Kind == plan.KindExchange && n.Stage == stage {
+			k++
+		}
+	})
+	return k
+}
+
+func hasRuntimeFilter(sc *plan.Scan, e FilterEdge) bool {
+	for _, f := range sc.RuntimeFilters {
+		if f.Stage == e.Build && f.BuildColumn == e.BuildColumn && f.Column == e.ScanColumn {
+			return true
+		}
+	}
+	return false
+}
+
+// filterOf turns a build summary into the runtime filter's record, the
+// row predicate of the Filter node above the scan, and the scan's pruning
+// conjunct. rows is nil when the summary bounds nothing.
+func filterOf(sum *plan.ColumnSummary, e FilterEdge) (rf plan.RuntimeFilter, rows, prune *plan.Expr) {
+	col := plan.Column(e.ScanColumn, e.scan.Schema[e.ScanColumn].Name, e.Type)
+	rf = plan.RuntimeFilter{Stage: e.Build, BuildColumn: e.BuildColumn, Column: e.ScanColumn}
+	switch {
+	case sum.Exact && len(sum.Values) == 0:
+		// Every build key is NULL: no probe row matches.
+		rf.Kind = "none"
+		f := plan.Literal(plan.Value{B: false}, plan.BoolType)
+		return rf, f, f
+	case !sum.HasRange:
+		return rf, nil, nil
+	}
+	lit := func(v plan.Value) *plan.Expr { return plan.Literal(v, e.Type) }
+	rng := plan.Call(plan.OpAnd, plan.BoolType,
+		plan.Call(plan.OpGe, plan.BoolType, col, lit(sum.Min)),
+		plan.Call(plan.OpLe, plan.BoolType, col, lit(sum.Max)))
+	if !sum.Exact {
+		rf.Kind = "range"
+		return rf, rng, rng
+	}
+	rf.Kind, rf.Values = "set", len(sum.Values)
+	var in *plan.Expr
+	if len(sum.Values) == 1 {
+		in = plan.Call(plan.OpEq, plan.BoolType, col, lit(sum.Values[0]))
+	} else {
+		args := []*plan.Expr{col}
+		for _, v := range sum.Values {
+			args = append(args, lit(v))
+		}
+		in = plan.Call(plan.OpIn, plan.BoolType, args...)
+	}
+	return rf, in, plan.Call(plan.OpAnd, plan.BoolType, rng, in)
+}
+
+func describeFilter(rf plan.RuntimeFilter, sum *plan.ColumnSummary) string {
+	switch rf.Kind {
+	case "none":
+		return "matches nothing (every build key is NULL)"
+	case "set":
+		return fmt.Sprintf("IN %d values in [%s, %s]", rf.Values, sum.Min.Format(sum.Type), sum.Max.Format(sum.Type))
+	}
+	return fmt.Sprintf("in [%s, %s] (more than %d distinct values)", sum.Min.Format(sum.Type), sum.Max.Format(sum.Type), plan.MaxSummaryValues)
+}

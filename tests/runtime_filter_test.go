@@ -1,0 +1,214 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/local"
+)
+
+// runtimeFilterQueries run over fact tables with many small row groups
+// sorted by their join key (fp by part key, fo by order key), so a
+// runtime filter's range and set visibly prune row groups.
+var runtimeFilterQueries = []struct {
+	query
+	// pruned: the filter must prune row groups (the probe scan waits for
+	// its build side: broadcast into its stage, or held).
+	pruned bool
+}{
+	{query{"star", `select p_container, count(*) as n, sum(f_price) as price from fp join part on f_part = p_partkey
+		where p_brand = 'Brand#23' and p_size < 10 group by p_container`, false}, true},
+	{query{"star-two-dims", `select s_nationkey, p_size, count(*) as n, sum(f_qty) as q from fp
+		join part on f_part = p_partkey join supplier on f_supp = s_suppkey
+		where p_brand = 'Brand#23' and p_size < 10 and s_nationkey < 10 group by s_nationkey, p_size`, false}, true},
+	{query{"q17", `select sum(f_price) / 7.0 as avg_yearly from fp, part
+		where p_partkey = f_part and p_brand = 'Brand#23' and p_container in ('MED BOX', 'LG BOX', 'SM PKG')
+		and f_qty < (select 0.2 * avg(f_qty) from fp where f_part = p_partkey)`, false}, true},
+	{query{"q18", `select o_custkey, o_orderkey, o_orderdate, o_totalprice, sum(f_qty) as q from orders, fo
+		where o_orderkey in (select f_key from fo group by f_key having sum(f_qty) > 250) and o_orderkey = f_key
+		group by o_custkey, o_orderkey, o_orderdate, o_totalprice order by o_totalprice desc, o_orderdate, o_orderkey limit 100`, true}, false},
+	{query{"semi-in", `select count(*) as n, sum(f_price) as p from fo where f_key in (select o_orderkey from orders where o_orderdate = date '1995-03-15')`, false}, false},
+	{query{"left-join-kept", `select count(*) as n, count(p_partkey) as matched from fp left join part on f_part = p_partkey and p_brand = 'Brand#23'`, false}, false},
+	{query{"anti-kept", `select count(*) as n from fp where not exists (select 1 from part where p_partkey = f_part and p_brand = 'Brand#23')`, false}, false},
+	{query{"string-key", `select count(*) as n from fp join (select distinct p_type from part where p_brand = 'Brand#23' and p_size < 5) t on f_type = t.p_type`, false}, false},
+}
+
+// TestRuntimeFilters: the runtime-filter rule gives DuckDB's answers with
+// broadcast and partitioned joins, on and off; with it on, the probe
+// scans of selective joins prune row groups and read fewer rows than
+// with it off.
+func TestRuntimeFilters(t *testing.T) {
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	out := t.TempDir()
+	// Fact tables sorted by their join key, in row groups of 2,048 rows.
+	facts := map[string]string{
+		"fp": `select l_partkey as f_part, l_suppkey as f_supp, l_quantity as f_qty, l_extendedprice as f_price, p_type as f_type
+			from lineitem join part on l_partkey = p_partkey order by l_partkey, l_orderkey, l_linenumber`,
+		"fo": `select l_orderkey as f_key, l_quantity as f_qty, l_extendedprice as f_price from lineitem order by l_orderkey, l_linenumber`,
+	}
+	for name, q := range facts {
+		path := filepath.Join(out, name+".parquet")
+		if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE 2048)", q, path)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := db.Exec(fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet('%s')", name, path)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	type measure struct{ pruned, scanRows int64 }
+	results := map[string]map[string]measure{} // config -> query -> measure
+	for _, cfg := range []struct {
+		name      string
+		broadcast int64
+		on        bool
+	}{
+		{"broadcast/on", 0, true},
+		{"broadcast/off", 0, false},
+		{"partitioned/on", -1, true},
+		{"partitioned/off", -1, false},
+	} {
+		t.Run(cfg.name, func(t *testing.T) {
+			st := startStack(t, "", func(o *local.Options) {
+				o.BroadcastBytes = cfg.broadcast
+				o.Coordinator.AQE.RuntimeFilters = cfg.on
+				// The fact tables are 1-2 MB at SF 0.01: far below the
+				// probe size from which a small build side is summarized
+				// rather than inlined into the probe's stage.
+				o.Coordinator.AQE.RuntimeFilterProbeBytes = 1
+			})
+			if _, err := st.LoadDir(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			for name := range facts {
+				upload(t, st, filepath.Join(out, name+".parquet"), "rf/"+name+"/data.parquet")
+				stmt(t, st, fmt.Sprintf("create external table %s stored as parquet location 's3://%s/rf/%s/'", name, st.S3.Bucket, name))
+			}
+			results[cfg.name] = map[string]measure{}
+			for _, q := range runtimeFilterQueries {
+				t.Run(q.name, func(t *testing.T) {
+					want := duckRows(t, db, q.sql)
+					res := run(t, st, q.sql, true)
+					compareRows(t, sluiceRows(res), want, q.ordered)
+					m := measure{}
+					for _, s := range res.Status.Stages {
+						m.pruned += int64(s.RowGroupsPruned)
+						if s.State == coordinator.StageDone && strings.Contains(stagePlan(res.Status, s.ID), "Scan: f") {
+							m.scanRows += s.InputRows
+						}
+					}
+					results[cfg.name][q.name] = m
+					pushed := pushedFilter(res.Status)
+					if !cfg.on && (pushed || firedRule(res.Status, "runtime-filter")) {
+						t.Fatal("runtime-filter fired while off")
+					}
+					if cfg.on && q.pruned && !pushed {
+						t.Fatalf("no runtime filter pushed into a scan:\n%s", rounds(res.Status))
+					}
+					t.Logf("row groups pruned %d, fact scan rows read %d, filter pushed %v", m.pruned, m.scanRows, pushed)
+					if os.Getenv("RF_DEBUG") != "" {
+						t.Logf("%s\n%s", rounds(res.Status), res.Status.Rounds[len(res.Status.Rounds)-1].PlanAfter)
+						for _, s := range res.Status.Stages {
+							t.Logf("stage %d %s tasks=%d input_rows=%d rg_pruned=%d", s.ID, s.State, s.Tasks, s.InputRows, s.RowGroupsPruned)
+						}
+					}
+				})
+			}
+		})
+	}
+	for _, mode := range []string{"broadcast", "partitioned"} {
+		on, off := results[mode+"/on"], results[mode+"/off"]
+		if on == nil || off == nil {
+			continue // a configuration failed above
+		}
+		for _, q := range runtimeFilterQueries {
+			a, b := on[q.name], off[q.name]
+			t.Logf("%s %s: row groups pruned %d on, %d off; fact scan rows %d on, %d off", mode, q.name, a.pruned, b.pruned, a.scanRows, b.scanRows)
+			if q.pruned && (a.pruned <= b.pruned || a.scanRows >= b.scanRows) {
+				t.Errorf("%s %s: the runtime filter pruned %d row groups and read %d rows, without it %d and %d", mode, q.name, a.pruned, a.scanRows, b.pruned, b.scanRows)
+			}
+		}
+	}
+}
+
+// stagePlan renders stage id's fragment as the job's plan after its last
+// round holds it.
+func stagePlan(js *coordinator.JobStatus, id int) string {
+	if len(js.Rounds) == 0 {
+		return ""
+	}
+	p := js.Rounds[len(js.Rounds)-1].PlanAfter
+	start := strings.Index(p, fmt.Sprintf("  Stage %d [", id))
+	if start < 0 {
+		return ""
+	}
+	rest := p[start+2:]
+	if end := strings.Index(rest, "\n  Stage "); end >= 0 {
+		rest = rest[:end]
+	}
+	if end := strings.Index(rest, "\nstage_graph"); end >= 0 {
+		rest = rest[:end]
+	}
+	return rest
+}
+
+// pushedFilter reports whether a round of the job added a runtime filter
+// to a scan.
+func pushedFilter(js *coordinator.JobStatus) bool {
+	for _, r := range js.Rounds {
+		if strings.Contains(r.PlanAfter, "runtime_filters=[") {
+			return true
+		}
+	}
+	return false
+}
+
+func rounds(js *coordinator.JobStatus) string {
+	var b strings.Builder
+	for _, r := range js.Rounds {
+		fmt.Fprintf(&b, "round %d after %v: %+v %v\n", r.Round, r.After, r.Fired, r.Scheduling)
+	}
+	return b.String()
+}
+
+// TestRuntimeFiltersTPCH runs the 22 TPC-H queries with runtime filters
+// asked for every probe scan however small (and partitioned joins, so
+// probe scans are stages of their own) against DuckDB: whatever the rule
+// pushes keeps the answers.
+func TestRuntimeFiltersTPCH(t *testing.T) {
+	if _, err := os.Stat(filepath.Join("..", "planner", "testdata", "tpch", "q01.sql")); err != nil {
+		t.Skip("TPC-H query texts not present")
+	}
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	for _, broadcast := range []int64{0, -1} {
+		t.Run(fmt.Sprintf("broadcast=%d", broadcast), func(t *testing.T) {
+			st := startStack(t, "", func(o *local.Options) {
+				o.BroadcastBytes = broadcast
+				o.Coordinator.AQE.RuntimeFilterProbeBytes = 1
+			})
+			if _, err := st.LoadDir(context.Background(), dir); err != nil {
+				t.Fatal(err)
+			}
+			pushed := 0
+			for _, q := range tpchQueries(t) {
+				t.Run(q.name, func(t *testing.T) {
+					res := run(t, st, q.sql, true)
+					compareRows(t, sluiceRows(res), duckRows(t, db, q.sql), q.ordered)
+					if pushedFilter(res.Status) {
+						pushed++
+					}
+				})
+			}
+			t.Logf("runtime filters pushed in %d of 22 queries", pushed)
+			if pushed == 0 {
+				t.Error("no TPC-H query got a runtime filter")
+			}
+		})
+	}
+}
