@@ -17,7 +17,9 @@ type TableInfo struct {
 	Columns  []plan.Field `json:"columns"`
 	Files    int          `json:"files"`
 	Rows     int64        `json:"rows"`
-	Bytes    int64        `json:"bytes"`
+	// RowsEstimated is true when Rows is an estimate (CSV tables).
+	RowsEstimated bool  `json:"rows_estimated,omitempty"`
+	Bytes         int64 `json:"bytes"`
 }
 
 // ErrNoTable is returned by a TableLister for a table it does not have.

@@ -536,7 +536,7 @@ func (p *SQLPlanner) ListTables(ctx context.Context) ([]coordinator.TableInfo, e
 	out := make([]coordinator.TableInfo, len(ts))
 	for i, t := range ts {
 		out[i] = coordinator.TableInfo{Name: t.Name, Format: t.Format, Location: t.Location, Columns: t.Columns,
-			Files: len(t.Files), Rows: t.Rows, Bytes: t.Bytes}
+			Files: len(t.Files), Rows: t.Rows, RowsEstimated: t.RowsEstimated, Bytes: t.Bytes}
 	}
 	return out, nil
 }

@@ -34,6 +34,9 @@ type Table struct {
 	Files    []layout.File   `json:"files"`
 	Rows     int64           `json:"rows"`
 	Bytes    int64           `json:"bytes"`
+	// RowsEstimated is true when Rows is an estimate (CSV: the bytes over
+	// the sampled average line length), not counted.
+	RowsEstimated bool `json:"rows_estimated,omitempty"`
 	// External tables (CREATE EXTERNAL TABLE) are re-listed whenever a
 	// query uses them (Store.Bucket set), so new files under the location
 	// are seen without registering the table again.
@@ -44,6 +47,15 @@ type Table struct {
 	// Schema is the declared column list, when one was given: its types
 	// win over the files' and the partition folders'.
 	Schema []plan.Field `json:"schema,omitempty"`
+}
+
+// RowsText renders the row count for people: "1234", or "~1234
+// (estimated)" when it is an estimate.
+func (t *Table) RowsText() string {
+	if t.RowsEstimated {
+		return fmt.Sprintf("~%d (estimated)", t.Rows)
+	}
+	return fmt.Sprint(t.Rows)
 }
 
 // Store is the catalog in Redis (the hash redisdb.CatalogKey).

@@ -107,6 +107,10 @@ type CSVFormat struct {
 	Delimiter string `json:"delimiter,omitempty"`
 	// Null is the text that stands for NULL (default: empty field).
 	Null string `json:"null,omitempty"`
+	// DateFormats give, by column name, the format of DATE columns not
+	// written YYYY-MM-DD: "%d/%m/%Y" (day first) or "%m/%d/%Y" (month
+	// first), with '/', '-' or '.' between the parts.
+	DateFormats map[string]string `json:"date_formats,omitempty"`
 }
 
 // AggMode says which phase of a two-phase aggregation a node runs.
