@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -44,7 +45,7 @@ func (a *API) tables(w http.ResponseWriter, r *http.Request) {
 	}
 	if name := r.PathValue("name"); name != "" {
 		for _, t := range ts {
-			if t.Name == name {
+			if strings.EqualFold(t.Name, name) {
 				writeJSON(w, http.StatusOK, t)
 				return
 			}

@@ -732,7 +732,7 @@ type scanInput struct {
 // the scan's format, CSV dialect and partition columns.
 func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, scan *plan.Node) (*scanInput, error) {
 	if in, ok := run.scans[stage]; ok {
-		scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.Partitions
+		scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.JSON, in.layout.Partitions
 		return in, nil
 	}
 	lay, err := c.tables.Layout(ctx, scan.Scan.Table)
@@ -740,7 +740,7 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 		return nil, err
 	}
 	// Set before pruning: the partition filter reads the partition columns.
-	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
+	scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = lay.Format, lay.CSV, lay.JSON, lay.Partitions
 	files, values, pruned, err := prunePartitions(scan, lay)
 	if err != nil {
 		return nil, err

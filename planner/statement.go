@@ -207,8 +207,8 @@ func (p *stmtParser) name() (string, int, error) {
 			return "", 0, p.unexpected("a table name")
 		}
 		n, pos := p.tok.text, charPos(p.lex.sql, int32(p.tok.off))
-		if p.tok.kind == 'q' {
-			n = strings.ToLower(n)
+		if p.tok.kind == 'w' {
+			n = p.lex.sql[p.tok.off:p.tok.end] // as written: names keep their case for display
 		}
 		if err := p.advance(); err != nil {
 			return "", 0, err

@@ -15,8 +15,9 @@ func TestParseStatement(t *testing.T) {
 		{"select 1", Statement{Kind: StmtQuery, Query: "select 1"}},
 		{"-- c\nwith x as (select 1) select * from x", Statement{Kind: StmtQuery, Query: "-- c\nwith x as (select 1) select * from x"}},
 		{"SHOW TABLES;", Statement{Kind: StmtShowTables}},
-		{"describe Lineitem", Statement{Kind: StmtDescribe, Name: "lineitem", NamePos: 10}},
-		{"DESC TABLE \"People\"", Statement{Kind: StmtDescribe, Name: "people", NamePos: 12}},
+		// names keep their case as written; the catalog looks them up regardless of case
+		{"describe Lineitem", Statement{Kind: StmtDescribe, Name: "Lineitem", NamePos: 10}},
+		{"DESC TABLE \"People\"", Statement{Kind: StmtDescribe, Name: "People", NamePos: 12}},
 		{"drop table if exists public.t1;", Statement{Kind: StmtDropTable, Name: "t1", NamePos: 29, IfExists: true}},
 		{"DROP TABLE t", Statement{Kind: StmtDropTable, Name: "t", NamePos: 12}},
 		{"create table t2 as select a from t ;", Statement{Kind: StmtCreateTableAs, Name: "t2", NamePos: 14,

@@ -41,7 +41,7 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	if opts.Delimiter == 0 {
 		opts.Delimiter = ','
 	}
-	t := &Table{Name: strings.ToLower(name), Format: "csv", Location: prefix,
+	t := &Table{Name: name, Format: "csv", Location: prefix,
 		CSV: &plan.CSVFormat{Header: opts.Header, Delimiter: string(opts.Delimiter)}}
 	for _, o := range objs {
 		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size,
