@@ -320,10 +320,12 @@ var dataFormats = []struct {
 }{
 	{"parquet", []string{".parquet"}},
 	{"csv", []string{".csv"}},
+	{"json", catalog.FormatExtensions("json")},
 }
 
 // LoadDir uploads every table folder under dir (DIR/<table>/*.parquet, or
-// DIR/<table>/*.csv with a header row, each maybe under hive key=value
+// DIR/<table>/*.csv with a header row, or newline-delimited DIR/<table>/*.json,
+// .ndjson or .jsonl, each maybe under hive key=value
 // subfolders, which become partition columns) to the bucket and registers
 // it in the catalog. A folder's name is the table's, as written (queried
 // regardless of case; a name with - or capitals as a quoted identifier,
@@ -386,8 +388,12 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 		}
 		var t *catalog.Table
 		switch format {
-		case "csv":
-			t, err = catalog.InspectCSV(ctx, s.Bucket, name, s.TablesPrefix(name), catalog.CSVOptions{Header: true})
+		case "csv", "json":
+			if format == "csv" {
+				t, err = catalog.InspectCSV(ctx, s.Bucket, name, s.TablesPrefix(name), catalog.CSVOptions{Header: true})
+			} else {
+				t, err = catalog.InspectJSON(ctx, s.Bucket, name, s.TablesPrefix(name))
+			}
 			if err == nil {
 				err = s.Catalog.Put(ctx, t)
 			}
@@ -400,7 +406,7 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("data dir %s has no table folders with .parquet or .csv files (expected DIR/<table>/*.parquet)", dir)
+		return nil, fmt.Errorf("data dir %s has no table folders with %s files (expected DIR/<table>/*.parquet; see the warnings for what was skipped)", dir, dataExtensions())
 	}
 	return out, nil
 }

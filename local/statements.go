@@ -187,6 +187,14 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 			}
 		}
 		t, err = catalog.InspectCSV(ctx, env.Bucket(), st.Name, key, opts)
+	case "json":
+		if len(st.Options) > 0 {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "JSON tables take no OPTIONS"}
+		}
+		if st.Schema != "" {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "JSON tables take no column list (the schema is inferred from the first file)"}
+		}
+		t, err = catalog.InspectJSON(ctx, env.Bucket(), st.Name, key)
 	}
 	if err != nil {
 		code, pos := plan.CodeOf(err), st.LocationPos

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,5 +91,48 @@ func TestInferCSVBadInput(t *testing.T) {
 	}
 	if got := err.Error(); !strings.Contains(got, "line 2") {
 		t.Errorf("error %q does not name line 2", got)
+	}
+}
+
+// TestInferJSONLikeDuckDB: the types inferred for
+// tests/testdata/formats/events.ndjson are DuckDB 1.5's read_json ones
+// (DESCRIBE SELECT * FROM read_json(file)), with DuckDB's JSON type and
+// lists read as VARCHAR columns of JSON text (Raw).
+func TestInferJSONLikeDuckDB(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "..", "tests", "testdata", "formats", "events.ndjson"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	cols, raw, _, err := inferJSON(b, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []plan.Field{
+		{Name: "id", Type: plan.Int64Type}, {Name: "Name", Type: plan.StringType}, {Name: "score", Type: plan.Float64Type},
+		{Name: "ok", Type: plan.BoolType}, {Name: "day", Type: plan.DateType},
+		{Name: "at", Type: plan.StringType}, // two timestamp forms: VARCHAR, as DuckDB
+		{Name: "mixed", Type: plan.StringType}, {Name: "num", Type: plan.Float64Type},
+		{Name: "tags", Type: plan.StringType}, {Name: "gone", Type: plan.StringType}, {Name: "extra", Type: plan.StringType},
+	}
+	if len(cols) != len(want) {
+		t.Fatalf("columns %v, want %v", cols, want)
+	}
+	for i := range want {
+		if cols[i].Name != want[i].Name || cols[i].Type != want[i].Type {
+			t.Errorf("column %d: %s %s, want %s %s", i, cols[i].Name, cols[i].Type, want[i].Name, want[i].Type)
+		}
+	}
+	if !raw["mixed"] || !raw["tags"] || len(raw) != 2 {
+		t.Errorf("raw columns %v, want mixed and tags", raw)
+	}
+	for _, tc := range []struct{ in, want string }{
+		{"{\"a\": 1}\n[1, 2]\n", "line 2: not a JSON object"},
+		{"{\"a\": 1}\n\n{\"a\": }\n", "line 3: invalid JSON"},
+		{"{\"a\": 1} {\"a\": 2}\n", "line 1: more than one JSON value"},
+	} {
+		_, _, _, err := inferJSON([]byte(tc.in), false)
+		if plan.CodeOf(err) != plan.CodeBadInput || !strings.Contains(fmt.Sprint(err), tc.want) {
+			t.Errorf("%q: %v, want %s %q", tc.in, err, plan.CodeBadInput, tc.want)
+		}
 	}
 }
