@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"strings"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -17,7 +18,9 @@ type TableInfo struct {
 	Columns  []plan.Field `json:"columns"`
 	Files    int          `json:"files"`
 	Rows     int64        `json:"rows"`
-	Bytes    int64        `json:"bytes"`
+	// RowsEstimated is true when Rows is an estimate (CSV tables).
+	RowsEstimated bool  `json:"rows_estimated,omitempty"`
+	Bytes         int64 `json:"bytes"`
 }
 
 // ErrNoTable is returned by a TableLister for a table it does not have.
@@ -42,7 +45,7 @@ func (a *API) tables(w http.ResponseWriter, r *http.Request) {
 	}
 	if name := r.PathValue("name"); name != "" {
 		for _, t := range ts {
-			if t.Name == name {
+			if strings.EqualFold(t.Name, name) {
 				writeJSON(w, http.StatusOK, t)
 				return
 			}

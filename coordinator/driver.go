@@ -860,7 +860,7 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 	}
 	var lay *layout.Table
 	if in, ok := run.scans[stage]; ok {
-		scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.Partitions
+		scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.JSON, in.layout.Partitions
 		if in.filter == filter {
 			return in, nil
 		}
@@ -872,7 +872,7 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 		}
 	}
 	// Set before pruning: the partition filter reads the partition columns.
-	scan.Scan.Format, scan.Scan.CSV, scan.Scan.Partitions = lay.Format, lay.CSV, lay.Partitions
+	scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = lay.Format, lay.CSV, lay.JSON, lay.Partitions
 	files, values, pruned, err := prunePartitions(scan, lay)
 	if err != nil {
 		return nil, err

@@ -489,6 +489,10 @@ func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) 
 		if n.Scan.CSV == nil {
 			return nil, fmt.Errorf("scan of CSV table %s has no CSV format", n.Scan.Table)
 		}
+	case "json":
+		if n.Scan.JSON == nil {
+			return nil, fmt.Errorf("scan of JSON table %s has no JSON format", n.Scan.Table)
+		}
 	default:
 		return nil, plan.UserErrorf("unsupported table format %q of table %s", n.Scan.Format, n.Scan.Table)
 	}
@@ -592,16 +596,28 @@ func (s *splitScan) open(ctx context.Context, sp Split) (exec.Operator, error) {
 	return op, nil
 }
 
+// namedBytes is a file's body that tells its key (Name), so scan errors
+// name the file.
+type namedBytes struct {
+	*bytes.Reader
+	name string
+}
+
+func (b namedBytes) Name() string { return b.name }
+
 // openFile starts reading the file columns of one split (n is the scan
 // node without partition columns).
 func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.Operator, error) {
-	if s.n.Scan.Format == "csv" {
+	if f := s.n.Scan.Format; f == "csv" || f == "json" {
 		body, err := s.l.rt.Bucket.Get(ctx, sp.Key)
 		if err != nil {
 			return nil, err
 		}
 		s.read.Add(int64(len(body)))
-		return exec.NewCSVScan(ctx, bytes.NewReader(body), n, s.l.rt.Exec)
+		if f == "json" {
+			return exec.NewJSONScan(ctx, namedBytes{bytes.NewReader(body), sp.Key}, n, s.l.rt.Exec)
+		}
+		return exec.NewCSVScan(ctx, namedBytes{bytes.NewReader(body), sp.Key}, n, s.l.rt.Exec)
 	}
 	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
 		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))})), n: &s.read}

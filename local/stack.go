@@ -15,6 +15,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -311,36 +312,73 @@ func (s *Stack) TablesPrefix(table string) string {
 	return p + "tables/" + table + "/"
 }
 
+// dataFormats are the file formats a table folder may hold, by extension,
+// in the order LoadDir tries them (the first with files wins).
+var dataFormats = []struct {
+	format string
+	exts   []string
+}{
+	{"parquet", []string{".parquet"}},
+	{"csv", []string{".csv"}},
+	{"json", catalog.FormatExtensions("json")},
+}
+
 // LoadDir uploads every table folder under dir (DIR/<table>/*.parquet, or
-// DIR/<table>/*.csv with a header row, each maybe under hive key=value
+// DIR/<table>/*.csv with a header row, or newline-delimited DIR/<table>/*.json,
+// .ndjson or .jsonl, each maybe under hive key=value
 // subfolders, which become partition columns) to the bucket and registers
-// it in the catalog.
+// it in the catalog. A folder's name is the table's, as written (queried
+// regardless of case; a name with - or capitals as a quoted identifier,
+// "My-Table"). What it does not load it logs as a warning, with the reason:
+// top-level files, symlinks, folders whose name cannot name a table or
+// that repeat another's name regardless of case, folders without data
+// files, and files a table folder holds besides its data files (other
+// formats, files in folders that are not key=value). Hidden entries
+// (named .*) are skipped with a debug log only.
 func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("data dir: %w", err)
 	}
+	log := s.opts.Log
 	var out []*catalog.Table
+	seen := map[string]string{}
 	for _, e := range entries {
-		if !e.IsDir() {
+		path := filepath.Join(dir, e.Name())
+		switch {
+		case strings.HasPrefix(e.Name(), "."):
+			log.Debug("data dir: skipping a hidden entry", "path", path)
+			continue
+		case e.Type()&fs.ModeSymlink != 0:
+			log.Warn("data dir: skipping a symlink (table folders must be real folders)", "path", path)
+			continue
+		case !e.IsDir():
+			log.Warn("data dir: skipping a top-level file (a table is a folder DIR/<table>/ of data files)", "path", path)
 			continue
 		}
-		format := "parquet"
-		root := filepath.Join(dir, e.Name())
-		files, err := tableFiles(root, ".parquet")
-		if err == nil && len(files) == 0 {
-			format = "csv"
-			files, err = tableFiles(root, ".csv")
+		name := e.Name()
+		if err := catalog.CheckName(name); err != nil {
+			log.Warn("data dir: skipping a folder whose name cannot name a table", "path", path, "reason", err.Error())
+			continue
 		}
+		if other, ok := seen[strings.ToLower(name)]; ok {
+			log.Warn("data dir: skipping a folder whose name differs only in case from another table's", "path", path, "table", other)
+			continue
+		}
+		format, files, skipped, err := tableFiles(path)
 		if err != nil {
 			return nil, err
 		}
+		for _, sk := range skipped {
+			log.Warn("data dir: skipping a file of table "+name, "path", filepath.Join(path, sk.path), "reason", sk.reason)
+		}
 		if len(files) == 0 {
+			log.Warn("data dir: skipping a folder without data files", "path", path)
 			continue
 		}
-		name := strings.ToLower(e.Name())
+		seen[strings.ToLower(name)] = name
 		for _, f := range files {
-			b, err := os.ReadFile(filepath.Join(root, f))
+			b, err := os.ReadFile(filepath.Join(path, f))
 			if err != nil {
 				return nil, err
 			}
@@ -349,53 +387,102 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 			}
 		}
 		var t *catalog.Table
-		if format == "csv" {
-			t, err = catalog.InspectCSV(ctx, s.Bucket, name, s.TablesPrefix(name), catalog.CSVOptions{Header: true})
+		switch format {
+		case "csv", "json":
+			if format == "csv" {
+				t, err = catalog.InspectCSV(ctx, s.Bucket, name, s.TablesPrefix(name), catalog.CSVOptions{Header: true})
+			} else {
+				t, err = catalog.InspectJSON(ctx, s.Bucket, name, s.TablesPrefix(name))
+			}
 			if err == nil {
 				err = s.Catalog.Put(ctx, t)
 			}
-		} else {
+		default:
 			t, err = s.Register(ctx, name, s.TablesPrefix(name))
 		}
 		if err != nil {
-			return nil, err
+			return nil, fmt.Errorf("data dir: table %s (folder %s): %w", name, path, err)
 		}
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("data dir %s has no table folders with .parquet or .csv files (expected DIR/<table>/*.parquet)", dir)
+		return nil, fmt.Errorf("data dir %s has no table folders with %s files (expected DIR/<table>/*.parquet; see the warnings for what was skipped)", dir, dataExtensions())
 	}
 	return out, nil
 }
 
-// tableFiles returns the files with extension ext under a table folder,
-// relative to it, in its hive key=value subfolders too, sorted.
-func tableFiles(root, ext string) ([]string, error) {
-	var out []string
-	err := filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+// skippedFile is a file under a table folder that LoadDir does not load.
+type skippedFile struct {
+	path   string // relative to the table folder
+	reason string
+}
+
+// tableFiles returns the format of a table folder and its data files
+// (relative to it, in its hive key=value subfolders too, sorted): those
+// of the first format in dataFormats with any. skipped are the other
+// files, and those under folders that are not key=value, with the reason.
+func tableFiles(root string) (format string, files []string, skipped []skippedFile, err error) {
+	byFormat := map[string][]string{}
+	var other []skippedFile
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
+		rel, err := filepath.Rel(root, path)
+		if err != nil {
+			return err
+		}
+		if d.Type()&fs.ModeSymlink != 0 {
+			other = append(other, skippedFile{rel, "a symlink (not followed)"})
+			return nil
+		}
 		if d.IsDir() {
 			if path != root && !strings.Contains(d.Name(), "=") {
+				other = append(other, skippedFile{rel + string(filepath.Separator), "a subfolder that is not a hive key=value folder (its files are not read)"})
 				return filepath.SkipDir // only key=value folders hold a table's files
 			}
 			return nil
 		}
-		if filepath.Ext(path) == ext {
-			rel, err := filepath.Rel(root, path)
-			if err != nil {
-				return err
-			}
-			out = append(out, rel)
+		if strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
+			return nil // hidden or a marker, as readers ignore them
 		}
+		ext := strings.ToLower(filepath.Ext(path))
+		for _, f := range dataFormats {
+			if slices.Contains(f.exts, ext) {
+				byFormat[f.format] = append(byFormat[f.format], rel)
+				return nil
+			}
+		}
+		other = append(other, skippedFile{rel, "not a data file (" + dataExtensions() + ")"})
 		return nil
 	})
 	if err != nil {
-		return nil, fmt.Errorf("data dir: %w", err)
+		return "", nil, nil, fmt.Errorf("data dir: %w", err)
 	}
-	sort.Strings(out)
-	return out, nil
+	for _, f := range dataFormats {
+		fs := byFormat[f.format]
+		if len(fs) == 0 {
+			continue
+		}
+		if format == "" {
+			format, files = f.format, fs
+			continue
+		}
+		for _, p := range fs {
+			skipped = append(skipped, skippedFile{p, fmt.Sprintf("a %s file in a %s table", f.format, format)})
+		}
+	}
+	sort.Strings(files)
+	return format, files, append(skipped, other...), nil
+}
+
+// dataExtensions lists the extensions of data files.
+func dataExtensions() string {
+	var exts []string
+	for _, f := range dataFormats {
+		exts = append(exts, f.exts...)
+	}
+	return strings.Join(exts, ", ")
 }
 
 // Register adds the files under prefix as a table.
@@ -536,7 +623,7 @@ func (p *SQLPlanner) ListTables(ctx context.Context) ([]coordinator.TableInfo, e
 	out := make([]coordinator.TableInfo, len(ts))
 	for i, t := range ts {
 		out[i] = coordinator.TableInfo{Name: t.Name, Format: t.Format, Location: t.Location, Columns: t.Columns,
-			Files: len(t.Files), Rows: t.Rows, Bytes: t.Bytes}
+			Files: len(t.Files), Rows: t.Rows, RowsEstimated: t.RowsEstimated, Bytes: t.Bytes}
 	}
 	return out, nil
 }

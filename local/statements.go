@@ -49,9 +49,13 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 		if err != nil {
 			return nil, err
 		}
-		rs := newResultSet("name", "format", "columns:int", "files:int", "rows:int", "bytes:int", "location")
+		rs := newResultSet("name", "format", "columns:int", "files:int", "rows:int", "rows_kind", "bytes:int", "location")
 		for _, t := range ts {
-			rs.add(t.Name, t.Format, int64(len(t.Columns)), int64(len(t.Files)), t.Rows, t.Bytes, p.s3URL(env, t.Location))
+			kind := "exact"
+			if t.RowsEstimated {
+				kind = "estimate" // CSV: from a sample's average line length
+			}
+			rs.add(t.Name, t.Format, int64(len(t.Columns)), int64(len(t.Files)), t.Rows, kind, t.Bytes, p.s3URL(env, t.Location))
 		}
 		return rs.result(), nil
 	case planner.StmtDescribe:
@@ -183,6 +187,14 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 			}
 		}
 		t, err = catalog.InspectCSV(ctx, env.Bucket(), st.Name, key, opts)
+	case "json":
+		if len(st.Options) > 0 {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "JSON tables take no OPTIONS"}
+		}
+		if st.Schema != "" {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "JSON tables take no column list (the schema is inferred from the first file)"}
+		}
+		t, err = catalog.InspectJSON(ctx, env.Bucket(), st.Name, key)
 	}
 	if err != nil {
 		code, pos := plan.CodeOf(err), st.LocationPos
@@ -198,7 +210,7 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 	if err := cat.Put(ctx, t); err != nil {
 		return nil, err
 	}
-	return status("created external table %s: %d columns, %d files, %d rows", t.Name, len(t.Columns), len(t.Files), t.Rows), nil
+	return status("created external table %s: %d columns, %d files, %s rows", t.Name, len(t.Columns), len(t.Files), t.RowsText()), nil
 }
 
 // runQuery plans the query of st (so that its errors point into st) and

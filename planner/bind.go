@@ -208,10 +208,10 @@ func (b *binder) bindWith(w *pg.WithClause) error {
 	seen := map[string]bool{}
 	for _, n := range w.Ctes {
 		cte := n.GetCommonTableExpr()
-		if seen[cte.Ctename] {
+		if seen[strings.ToLower(cte.Ctename)] {
 			return b.errorf(CodeAmbiguous, cte.Location, "WITH query name %q specified more than once", cte.Ctename)
 		}
-		seen[cte.Ctename] = true
+		seen[strings.ToLower(cte.Ctename)] = true
 	}
 	return nil
 }
@@ -663,7 +663,7 @@ func (b *binder) bindFrom(from []*pg.Node, sc *scope) (node, error) {
 func (b *binder) addRelations(sc *scope, rels []*relation, at *pg.Node) error {
 	for _, r := range rels {
 		for _, o := range sc.rels {
-			if r.alias != "" && o.alias == r.alias {
+			if r.alias != "" && strings.EqualFold(o.alias, r.alias) {
 				return b.errorf(CodeAmbiguous, exprLoc(at), "table name %q specified more than once (use an alias)", r.alias)
 			}
 		}
@@ -680,7 +680,7 @@ func (b *binder) bindFromItem(item *pg.Node, parent *scope) (node, []*relation, 
 	case *pg.Node_RangeVar:
 		if f.RangeVar.Schemaname == "" && f.RangeVar.Catalogname == "" {
 			for e := b.ctes; e != nil; e = e.next {
-				if e.def.Ctename == f.RangeVar.Relname {
+				if strings.EqualFold(e.def.Ctename, f.RangeVar.Relname) {
 					return b.bindCTERef(e, f.RangeVar)
 				}
 			}
@@ -909,7 +909,7 @@ func (b *binder) expandTargets(list []*pg.Node, sc *scope) ([]*target, error) {
 			}
 			found := false
 			for _, r := range sc.rels {
-				if qual != "" && r.alias != qual {
+				if qual != "" && !strings.EqualFold(r.alias, qual) {
 					continue
 				}
 				found = true
@@ -1108,7 +1108,7 @@ func (b *binder) bindOrderKey(n *pg.Node, targets []*target, outs *[]*plan.Expr,
 		name := cr.Fields[0].GetString_().Sval
 		found := -1
 		for i, t := range targets {
-			if t.name != name {
+			if !strings.EqualFold(t.name, name) {
 				continue
 			}
 			if found >= 0 && exprKey(targets[found].bound) != exprKey(t.bound) {

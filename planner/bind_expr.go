@@ -122,7 +122,7 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 		// further alias fallback, so aliases cannot refer to each other.
 		var found *target
 		for _, t := range c.targets {
-			if t.aliased && t.name == name {
+			if t.aliased && strings.EqualFold(t.name, name) {
 				if found != nil {
 					return nil, b.errorf(CodeAmbiguous, cr.Location, "column reference %q is ambiguous (several select-list aliases)", name)
 				}
@@ -173,7 +173,7 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 	qualFound := false
 	var qualRel *relation
 	for _, r := range s.rels {
-		if qual != "" && r.alias != qual {
+		if qual != "" && !strings.EqualFold(r.alias, qual) {
 			continue
 		}
 		qualFound, qualRel = true, r
@@ -181,7 +181,7 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 			if qual == "" && r.hidden != nil && r.hidden[i] {
 				continue
 			}
-			if r.names[i] == name {
+			if strings.EqualFold(r.names[i], name) { // as DuckDB: names match regardless of case
 				matches = append(matches, id)
 			}
 		}
@@ -192,6 +192,9 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 		b.pos[e] = loc
 		return e, nil
 	case len(matches) > 1:
+		if qual != "" {
+			return nil, b.errorf(CodeAmbiguous, loc, "column reference %q is ambiguous: table %q has several columns of that name regardless of case", name, qual)
+		}
 		return nil, b.errorf(CodeAmbiguous, loc, "column reference %q is ambiguous", name)
 	case qual != "" && qualFound:
 		return nil, b.errorf(CodeUnknownCol, loc, "unknown column %q in table %q", name, qualRel.table)

@@ -1,6 +1,8 @@
 package planner
 
 import (
+	"strings"
+
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -27,10 +29,10 @@ func (b *binder) bindUsing(je *pg.JoinExpr, j *joinNode, lrels, rrels []*relatio
 	if je.IsNatural {
 		right := map[string]bool{}
 		for _, n := range visibleNames(rrels) {
-			right[n] = true
+			right[strings.ToLower(n)] = true
 		}
 		for _, n := range visibleNames(lrels) {
-			if right[n] {
+			if right[strings.ToLower(n)] {
 				u.names = append(u.names, n)
 			}
 		}
@@ -38,10 +40,10 @@ func (b *binder) bindUsing(je *pg.JoinExpr, j *joinNode, lrels, rrels []*relatio
 		seen := map[string]bool{}
 		for _, n := range je.UsingClause {
 			name := n.GetString_().GetSval()
-			if seen[name] {
+			if seen[strings.ToLower(name)] {
 				return nil, b.errorf(CodeAmbiguous, loc, "column %q appears more than once in USING clause", name)
 			}
-			seen[name] = true
+			seen[strings.ToLower(name)] = true
 			u.names = append(u.names, name)
 		}
 	}
@@ -90,8 +92,8 @@ func visibleNames(rels []*relation) []string {
 	seen := map[string]bool{}
 	for _, r := range rels {
 		for i, n := range r.names {
-			if (r.hidden == nil || !r.hidden[i]) && !seen[n] {
-				seen[n] = true
+			if (r.hidden == nil || !r.hidden[i]) && !seen[strings.ToLower(n)] {
+				seen[strings.ToLower(n)] = true
 				out = append(out, n)
 			}
 		}

@@ -40,7 +40,7 @@ type Statement struct {
 	// is its position.
 	Schema    string
 	SchemaPos int
-	Format    string // "parquet" or "csv" (STORED AS, COPY ... (FORMAT f))
+	Format    string // "parquet", "csv" or "json" (STORED AS; COPY ... (FORMAT f): parquet or csv)
 	Location  string // s3://bucket/prefix/ of CREATE EXTERNAL TABLE and COPY
 	// LocationPos is the position of the location literal.
 	LocationPos int
@@ -207,8 +207,8 @@ func (p *stmtParser) name() (string, int, error) {
 			return "", 0, p.unexpected("a table name")
 		}
 		n, pos := p.tok.text, charPos(p.lex.sql, int32(p.tok.off))
-		if p.tok.kind == 'q' {
-			n = strings.ToLower(n)
+		if p.tok.kind == 'w' {
+			n = p.lex.sql[p.tok.off:p.tok.end] // as written: names keep their case for display
 		}
 		if err := p.advance(); err != nil {
 			return "", 0, err
@@ -362,9 +362,9 @@ func (p *stmtParser) create(st *Statement) error {
 			if err := p.expect("as"); err != nil {
 				return err
 			}
-			if !p.is("parquet") && !p.is("csv") {
+			if !p.is("parquet") && !p.is("csv") && !p.is("json") {
 				return &Error{Code: CodeBadOption, Pos: charPos(p.lex.sql, int32(p.tok.off)),
-					Msg: fmt.Sprintf("STORED AS %s: want PARQUET or CSV", p.lex.sql[p.tok.off:p.tok.end])}
+					Msg: fmt.Sprintf("STORED AS %s: want PARQUET, CSV or JSON", p.lex.sql[p.tok.off:p.tok.end])}
 			}
 			st.Format = p.tok.text
 			if err := p.advance(); err != nil {

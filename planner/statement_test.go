@@ -15,8 +15,9 @@ func TestParseStatement(t *testing.T) {
 		{"select 1", Statement{Kind: StmtQuery, Query: "select 1"}},
 		{"-- c\nwith x as (select 1) select * from x", Statement{Kind: StmtQuery, Query: "-- c\nwith x as (select 1) select * from x"}},
 		{"SHOW TABLES;", Statement{Kind: StmtShowTables}},
-		{"describe Lineitem", Statement{Kind: StmtDescribe, Name: "lineitem", NamePos: 10}},
-		{"DESC TABLE \"People\"", Statement{Kind: StmtDescribe, Name: "people", NamePos: 12}},
+		// names keep their case as written; the catalog looks them up regardless of case
+		{"describe Lineitem", Statement{Kind: StmtDescribe, Name: "Lineitem", NamePos: 10}},
+		{"DESC TABLE \"People\"", Statement{Kind: StmtDescribe, Name: "People", NamePos: 12}},
 		{"drop table if exists public.t1;", Statement{Kind: StmtDropTable, Name: "t1", NamePos: 29, IfExists: true}},
 		{"DROP TABLE t", Statement{Kind: StmtDropTable, Name: "t", NamePos: 12}},
 		{"create table t2 as select a from t ;", Statement{Kind: StmtCreateTableAs, Name: "t2", NamePos: 14,
@@ -57,7 +58,7 @@ func TestParseStatementErrors(t *testing.T) {
 		msg  string
 	}{
 		{"create external table t location 's3://b/'", CodeSyntax, 43, "syntax error: CREATE EXTERNAL TABLE needs STORED AS PARQUET or STORED AS CSV at position 43"},
-		{"create external table t stored as orc location 's3://b/'", CodeBadOption, 35, "STORED AS orc: want PARQUET or CSV"},
+		{"create external table t stored as orc location 's3://b/'", CodeBadOption, 35, "STORED AS orc: want PARQUET, CSV or JSON"},
 		{"create external table t stored as csv location s3", CodeSyntax, 48, `syntax error: expected a location string 's3://bucket/prefix/', got "s3"`},
 		{"create external table t stored as csv", CodeSyntax, 38, "LOCATION"},
 		{"create external table t (a int stored as csv", CodeSyntax, 25, "unclosed ("},

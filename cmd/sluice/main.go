@@ -221,7 +221,7 @@ func localCommand() *cli.Command {
 							return err
 						}
 						for _, t := range tables {
-							fmt.Printf("table %-10s %9d rows %4d files\n", t.Name, t.Rows, len(t.Files))
+							fmt.Printf("table %-10s %9s rows %4d files\n", t.Name, t.RowsText(), len(t.Files))
 						}
 					}
 					fmt.Printf("coordinator: %s\n", st.APIURL)
@@ -452,7 +452,7 @@ func demoCommand(stackFlags []cli.Flag) *cli.Command {
 				return err
 			}
 			for _, t := range tables {
-				fmt.Printf("  table %-10s %9d rows in %d files\n", t.Name, t.Rows, len(t.Files))
+				fmt.Printf("  table %-10s %9s rows in %d files\n", t.Name, t.RowsText(), len(t.Files))
 			}
 			cl := coordinator.NewClient(st.APIURL, "")
 			for _, q := range local.DemoQueries {

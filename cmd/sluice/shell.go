@@ -332,7 +332,11 @@ func (sh *shell) describe(ctx context.Context, name string) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(sh.out, "table %s (%s) at %s: %d rows in %d files, %s\n", t.Name, t.Format, t.Location, t.Rows, t.Files,
+	rows := fmt.Sprint(t.Rows)
+	if t.RowsEstimated {
+		rows = "~" + rows + " (estimated)"
+	}
+	fmt.Fprintf(sh.out, "table %s (%s) at %s: %s rows in %d files, %s\n", t.Name, t.Format, t.Location, rows, t.Files,
 		humanize.IBytes(uint64(t.Bytes)))
 	tw := tabwriter.NewWriter(sh.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "column\ttype\tnullable")

@@ -123,7 +123,7 @@ func tablesCommand() *cli.Command {
 					if err := cat.Put(c.Context, t); err != nil {
 						return err
 					}
-					fmt.Printf("table %s: %d columns, %d files, %d rows, %s\n", t.Name, len(t.Columns), len(t.Files), t.Rows, humanize.IBytes(uint64(t.Bytes)))
+					fmt.Printf("table %s: %d columns, %d files, %s rows, %s\n", t.Name, len(t.Columns), len(t.Files), t.RowsText(), humanize.IBytes(uint64(t.Bytes)))
 					return nil
 				},
 			},

@@ -85,6 +85,9 @@ type csvCol struct {
 	k    kind
 	at   arrow.DataType
 	lim  int64 // decimals: 10^precision
+	// dates: 0 for YYYY-MM-DD, 'd' for day first, 'm' for month first
+	// (plan.CSVFormat.DateFormats)
+	dateOrder byte
 
 	n      int
 	vbuf   *memory.Buffer // values (fixed width or bool bitmap)
@@ -161,6 +164,16 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 				return nil, fmt.Errorf("exec: csv scan of %s: column %q has type %s", s.name, name, t)
 			}
 			c := csvCol{name: f.Columns[idx].Name, t: t, k: k, at: t.Arrow(), sbHint: 64}
+			if df := f.DateFormats[c.name]; df != "" && t.ID == plan.Date {
+				switch {
+				case strings.HasPrefix(df, "%d"):
+					c.dateOrder = 'd'
+				case strings.HasPrefix(df, "%m"):
+					c.dateOrder = 'm'
+				default:
+					return nil, fmt.Errorf("exec: csv scan of %s: column %q: unknown date format %q", s.name, name, df)
+				}
+			}
 			if t.ID == plan.Decimal {
 				c.lim = math.MaxInt64
 				if t.Precision > 0 && t.Precision < plan.MaxDecimalPrecision {
@@ -543,6 +556,12 @@ func (c *csvCol) appendValue(v []byte) error {
 				return fmt.Errorf("%q does not fit %s", v, c.t)
 			}
 			c.i64[c.n] = x
+		} else if c.t.ID == plan.Timestamp {
+			x, err := plan.ParseTimestamp(string(v))
+			if err != nil {
+				return c.bad(v)
+			}
+			c.i64[c.n] = x
 		} else {
 			x, err := strconv.ParseInt(bstr(trimSpace(v)), 10, 64)
 			if err != nil {
@@ -557,7 +576,13 @@ func (c *csvCol) appendValue(v []byte) error {
 		}
 		c.f64[c.n] = x
 	case kDate:
-		d, ok := parseDate(v)
+		var d int32
+		var ok bool
+		if c.dateOrder != 0 {
+			d, ok = parseDMY(trimSpace(v), c.dateOrder == 'd')
+		} else {
+			d, ok = parseDate(v)
+		}
 		if !ok {
 			return c.bad(v)
 		}
@@ -593,4 +618,42 @@ func (c *csvCol) finish(n int) (arrow.Array, error) {
 	b := c.vbuf
 	c.vbuf = nil
 	return makeArray(c.at, n, valid, b), nil
+}
+
+// parseDMY parses D/M/YYYY (dayFirst) or M/D/YYYY, with '/', '-' or '.'
+// (the same one twice) between the parts and one or two digits for the day
+// and month. ok is false for anything else or an impossible date.
+func parseDMY(b []byte, dayFirst bool) (int32, bool) {
+	var parts [3]int64
+	var sep byte
+	p := 0
+	for i := range parts {
+		start := p
+		for p < len(b) && b[p] >= '0' && b[p] <= '9' && p-start < 4 {
+			parts[i] = parts[i]*10 + int64(b[p]-'0')
+			p++
+		}
+		n := p - start
+		if n == 0 || (i < 2 && n > 2) || (i == 2 && n != 4) {
+			return 0, false
+		}
+		if i < 2 {
+			if p >= len(b) || (b[p] != '/' && b[p] != '-' && b[p] != '.') || (sep != 0 && b[p] != sep) {
+				return 0, false
+			}
+			sep = b[p]
+			p++
+		}
+	}
+	if p != len(b) {
+		return 0, false
+	}
+	d, m, y := parts[0], parts[1], parts[2]
+	if !dayFirst {
+		d, m = m, d
+	}
+	if m < 1 || m > 12 || d < 1 || d > int64(daysInMonth(y, int(m))) {
+		return 0, false
+	}
+	return int32(daysFromCivil(y, int(m), int(d))), true
 }

@@ -3,6 +3,7 @@ package exec
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"reflect"
 	"strings"
@@ -177,5 +178,39 @@ func TestCSVScanReadError(t *testing.T) {
 	_, _, err := scanCSV(t, errReader{}, csvNode(f, "id"), 10)
 	if err == nil || !strings.Contains(err.Error(), "boom") || plan.IsUserError(err) {
 		t.Fatalf("got %v", err)
+	}
+}
+
+// TestCSVScanDateFormatsAndTimestamps: DATE columns written day first or
+// month first (CSVFormat.DateFormats, as the catalog's sniffer sets them)
+// and ISO timestamps.
+func TestCSVScanDateFormatsAndTimestamps(t *testing.T) {
+	cols := []plan.Field{{Name: "Order Date", Type: dateT}, {Name: "us", Type: dateT}, {Name: "at", Type: plan.TimestampType}}
+	f := &plan.CSVFormat{Columns: cols, Header: true,
+		DateFormats: map[string]string{"Order Date": "%d/%m/%Y", "us": "%m-%d-%Y"}}
+	data := "Order Date,us,at\r\n01/06/2024,12-31-2023,2024-01-06 10:30:00\r\n 9/2/2024 ,1-2-2024,2024-02-29T23:59:59.5\r\n,,\r\n"
+	got, _, err := scanCSV(t, strings.NewReader(data), csvNode(f, "Order Date", "us", "at"), 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	N := any(nil)
+	want := [][]any{
+		{"2024-06-01", "2023-12-31", "2024-01-06 10:30:00"},
+		{"2024-02-09", "2024-01-02", "2024-02-29 23:59:59.5"},
+		{N, N, N},
+	}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Fatalf("got  %v\nwant %v", got, want)
+	}
+	for _, tc := range []struct{ data, want string }{
+		{"Order Date,us,at\n31/02/2024,1-1-2024,2024-01-01 00:00:00\n", `line 2, column "Order Date": cannot parse "31/02/2024" as date`},
+		{"Order Date,us,at\n1/1/2024,13-1-2024,2024-01-01 00:00:00\n", `line 2, column "us": cannot parse "13-1-2024" as date`},
+		{"Order Date,us,at\n1/1/2024,1-1-2024,2024-01-01 25:00\n", `line 2, column "at": cannot parse "2024-01-01 25:00" as timestamp`},
+		{"Order Date,us,at\n1/1-2024,1-1-2024,2024-01-01 00:00\n", `cannot parse "1/1-2024" as date`},
+	} {
+		_, _, err := scanCSV(t, namedReader{strings.NewReader(tc.data), "d.csv"}, csvNode(f, "Order Date", "us", "at"), 10)
+		if err == nil || !strings.Contains(err.Error(), tc.want) || plan.CodeOf(err) != plan.CodeBadInput {
+			t.Errorf("got %v, want %q (code %s)", err, tc.want, plan.CodeBadInput)
+		}
 	}
 }

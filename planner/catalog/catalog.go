@@ -26,14 +26,18 @@ import (
 
 // Table is a registered table.
 type Table struct {
-	Name     string          `json:"name"`
-	Format   string          `json:"format"`
-	Location string          `json:"location"` // bucket prefix of its files
-	CSV      *plan.CSVFormat `json:"csv,omitempty"`
-	Columns  []plan.Field    `json:"columns"`
-	Files    []layout.File   `json:"files"`
-	Rows     int64           `json:"rows"`
-	Bytes    int64           `json:"bytes"`
+	Name     string           `json:"name"`
+	Format   string           `json:"format"`
+	Location string           `json:"location"` // bucket prefix of its files
+	CSV      *plan.CSVFormat  `json:"csv,omitempty"`
+	JSON     *plan.JSONFormat `json:"json,omitempty"`
+	Columns  []plan.Field     `json:"columns"`
+	Files    []layout.File    `json:"files"`
+	Rows     int64            `json:"rows"`
+	Bytes    int64            `json:"bytes"`
+	// RowsEstimated is true when Rows is an estimate (CSV: the bytes over
+	// the sampled average line length), not counted.
+	RowsEstimated bool `json:"rows_estimated,omitempty"`
 	// External tables (CREATE EXTERNAL TABLE) are re-listed whenever a
 	// query uses them (Store.Bucket set), so new files under the location
 	// are seen without registering the table again.
@@ -44,6 +48,15 @@ type Table struct {
 	// Schema is the declared column list, when one was given: its types
 	// win over the files' and the partition folders'.
 	Schema []plan.Field `json:"schema,omitempty"`
+}
+
+// RowsText renders the row count for people: "1234", or "~1234
+// (estimated)" when it is an estimate.
+func (t *Table) RowsText() string {
+	if t.RowsEstimated {
+		return fmt.Sprintf("~%d (estimated)", t.Rows)
+	}
+	return fmt.Sprint(t.Rows)
 }
 
 // Store is the catalog in Redis (the hash redisdb.CatalogKey).
@@ -65,18 +78,33 @@ func NewStore(rdb redis.UniversalClient) *Store {
 	return &Store{rdb: rdb, Retry: redisdb.Retry{Outage: 2 * time.Minute}}
 }
 
-var nameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
+var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,62}$`)
 
-// Put registers or replaces a table.
+// CheckName says whether name can name a table: a letter or _, then up to
+// 62 letters, digits, _ or - (a name with - or capitals is queried as a
+// quoted identifier, "My-Table"). Names keep their case for display and
+// are looked up regardless of case, as in DuckDB.
+func CheckName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("invalid table name %q: use a letter or _ then letters, digits, _ or - (at most 63)", name)
+	}
+	return nil
+}
+
+// key is the catalog key of a table name: its lower-case form.
+func key(name string) string { return strings.ToLower(name) }
+
+// Put registers or replaces a table (a table whose name differs only in
+// case is the same table).
 func (s *Store) Put(ctx context.Context, t *Table) error {
-	if !nameRE.MatchString(t.Name) {
-		return fmt.Errorf("invalid table name %q: use lower-case letters, digits and _", t.Name)
+	if err := CheckName(t.Name); err != nil {
+		return err
 	}
 	b, err := json.Marshal(t)
 	if err != nil {
 		return err
 	}
-	err = s.Retry.Do(ctx, "hset", func() error { return s.rdb.HSet(ctx, redisdb.CatalogKey, t.Name, b).Err() })
+	err = s.Retry.Do(ctx, "hset", func() error { return s.rdb.HSet(ctx, redisdb.CatalogKey, key(t.Name), b).Err() })
 	if err != nil {
 		return fmt.Errorf("register table %s: %w", t.Name, err)
 	}
@@ -88,7 +116,7 @@ func (s *Store) Put(ctx context.Context, t *Table) error {
 func (s *Store) Get(ctx context.Context, name string) (*Table, error) {
 	var b []byte
 	err := s.Retry.Do(ctx, "get table", func() (err error) {
-		b, err = s.rdb.HGet(ctx, redisdb.CatalogKey, strings.ToLower(name)).Bytes()
+		b, err = s.rdb.HGet(ctx, redisdb.CatalogKey, key(name)).Bytes()
 		return err
 	})
 	if errors.Is(err, redis.Nil) {
@@ -122,13 +150,13 @@ func (s *Store) List(ctx context.Context) ([]*Table, error) {
 		}
 		out = append(out, &t)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
+	sort.Slice(out, func(i, j int) bool { return key(out[i].Name) < key(out[j].Name) })
 	return out, nil
 }
 
 // Drop removes a table from the catalog (its files stay).
 func (s *Store) Drop(ctx context.Context, name string) error {
-	return s.Retry.Do(ctx, "drop table", func() error { return s.rdb.HDel(ctx, redisdb.CatalogKey, name).Err() })
+	return s.Retry.Do(ctx, "drop table", func() error { return s.rdb.HDel(ctx, redisdb.CatalogKey, key(name)).Err() })
 }
 
 // current returns a table, re-listing an external table's location first
@@ -156,7 +184,7 @@ func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &layout.Table{Format: t.Format, CSV: t.CSV, Partitions: t.Partitions, Files: t.Files}, nil
+	return &layout.Table{Format: t.Format, CSV: t.CSV, JSON: t.JSON, Partitions: t.Partitions, Files: t.Files}, nil
 }
 
 // Table implements planner.Catalog.
@@ -188,7 +216,7 @@ func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string,
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	t := &Table{Name: strings.ToLower(name), Format: "parquet", Location: prefix, Schema: opts.Schema}
+	t := &Table{Name: name, Format: "parquet", Location: prefix, Schema: opts.Schema}
 	var fileCols []plan.Field
 	for _, o := range objs {
 		f, cols, err := inspectFile(ctx, b, o)
@@ -233,7 +261,7 @@ func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) 
 		if !ok {
 			return layout.File{}, nil, fmt.Errorf("column %s of %s has unsupported type %s", f.Name, o.Key, f.Type)
 		}
-		cols = append(cols, plan.Field{Name: strings.ToLower(f.Name), Type: t, Nullable: f.Nullable})
+		cols = append(cols, plan.Field{Name: f.Name, Type: t, Nullable: f.Nullable}) // as written: lookups ignore case
 	}
 	out := layout.File{Key: o.Key, Size: o.Size}
 	for i := 0; i < md.NumRowGroups(); i++ {

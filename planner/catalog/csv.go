@@ -1,13 +1,16 @@
 package catalog
 
 import (
+	"bytes"
 	"context"
 	"encoding/csv"
+	"errors"
 	"fmt"
 	"io"
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -38,7 +41,7 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	if opts.Delimiter == 0 {
 		opts.Delimiter = ','
 	}
-	t := &Table{Name: strings.ToLower(name), Format: "csv", Location: prefix,
+	t := &Table{Name: name, Format: "csv", Location: prefix,
 		CSV: &plan.CSVFormat{Header: opts.Header, Delimiter: string(opts.Delimiter)}}
 	for _, o := range objs {
 		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size,
@@ -54,10 +57,11 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	if err != nil {
 		return nil, fmt.Errorf("table %s: read %s: %w", name, first.Key, err)
 	}
-	cols, lines, avgLine, err := inferCSV(sample, n < first.Size, opts)
+	cols, formats, _, avgLine, err := inferCSV(sample, n < first.Size, opts)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: %s: %w", name, first.Key, err)
+		return nil, fmt.Errorf("table %s: file %s: %w", name, first.Key, err)
 	}
+	t.CSV.DateFormats = formats
 	t.Schema = opts.Schema
 	if err := applyPartitions(t, cols); err != nil {
 		return nil, err
@@ -67,12 +71,12 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 		t.CSV.Columns = fileColumns(t)
 	}
 	if avgLine > 0 {
+		t.RowsEstimated = true
 		t.Rows = int64(float64(t.Bytes) / avgLine)
 		for i := range t.Files {
 			t.Files[i].RowGroups[0].Rows = int64(float64(t.Files[i].Size) / avgLine)
 		}
 	}
-	_ = lines
 	return t, nil
 }
 
@@ -80,38 +84,178 @@ var (
 	intRE   = regexp.MustCompile(`^[-+]?[0-9]{1,18}$`)
 	decRE   = regexp.MustCompile(`^[-+]?[0-9]*\.([0-9]+)$`)
 	dateRE  = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}$`)
+	tsRE    = regexp.MustCompile(`^[0-9]{4}-[0-9]{2}-[0-9]{2}[ T][0-9]{2}:[0-9]{2}(:[0-9]{2}(\.[0-9]{1,9})?)?$`)
+	dmyRE   = regexp.MustCompile(`^([0-9]{1,2})([/.-])([0-9]{1,2})([/.-])([0-9]{4})$`)
 	identRE = regexp.MustCompile(`^[a-z_][a-z0-9_]*$`)
 )
 
-// inferCSV reads the sample and returns the columns, the number of data
-// lines read and their average length in bytes.
-func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, int, float64, error) {
-	if truncated { // drop the partial last line
-		if i := strings.LastIndexByte(string(sample), '\n'); i >= 0 {
+// The date formats of CSV columns (plan.CSVFormat.DateFormats): day
+// first or month first, as DuckDB's sniffer names them.
+const (
+	DayFirst   = "%d/%m/%Y"
+	MonthFirst = "%m/%d/%Y"
+)
+
+// csvGuess collects what a column's sampled values could all be.
+type csvGuess struct {
+	isInt, isDec, isFloat, isDate, isTS, isBool bool
+	dmy, mdy                                    bool // every value is a d/m/y (m/d/y) date
+	sep                                         byte // separator of the d/m/y dates
+	scale, digits                               int
+	seen                                        bool
+}
+
+func newGuess() *csvGuess {
+	return &csvGuess{isInt: true, isDec: true, isFloat: true, isDate: true, isTS: true, isBool: true, dmy: true, mdy: true}
+}
+
+// observe narrows the guess by one non-empty value (spaces trimmed).
+func (g *csvGuess) observe(v string) {
+	g.seen = true
+	lead0 := len(strings.TrimLeft(v, "+-")) > 1 && strings.TrimLeft(v, "+-")[0] == '0'
+	if !intRE.MatchString(v) || lead0 { // DuckDB: 007 is text
+		g.isInt = false
+	}
+	if m := decRE.FindStringSubmatch(v); m != nil {
+		g.scale = max(g.scale, len(m[1]))
+		g.digits = max(g.digits, len(strings.TrimLeft(strings.Trim(v, "+-"), "0"))-1)
+		if ip, _, _ := strings.Cut(strings.TrimLeft(v, "+-"), "."); len(ip) > 1 && ip[0] == '0' {
+			g.isDec, g.isFloat = false, false
+		}
+	} else if !intRE.MatchString(v) || lead0 {
+		g.isDec = false
+	} else {
+		g.digits = max(g.digits, len(strings.TrimLeft(v, "+-")))
+	}
+	if _, err := strconv.ParseFloat(v, 64); err != nil || lead0 || strings.ContainsAny(v, "xXpP_") || isSpecialFloat(v) {
+		g.isFloat = false
+	}
+	isDate := dateRE.MatchString(v)
+	if isDate {
+		if _, err := plan.ParseDate(v); err != nil {
+			isDate = false
+		}
+	}
+	if !isDate {
+		g.isDate = false
+	}
+	if !isDate && !tsRE.MatchString(v) {
+		g.isTS = false
+	} else if !isDate {
+		if _, err := plan.ParseTimestamp(v); err != nil {
+			g.isTS = false
+		}
+	}
+	if m := dmyRE.FindStringSubmatch(v); m == nil || m[2] != m[4] || (g.sep != 0 && g.sep != m[2][0]) {
+		g.dmy, g.mdy = false, false
+	} else {
+		g.sep = m[2][0]
+		a, _ := strconv.Atoi(m[1])
+		b, _ := strconv.Atoi(m[3])
+		y, _ := strconv.Atoi(m[5])
+		if !validDate(y, b, a) {
+			g.dmy = false
+		}
+		if !validDate(y, a, b) {
+			g.mdy = false
+		}
+	}
+	switch strings.ToLower(v) {
+	case "true", "false", "t", "f", "yes", "no":
+	default:
+		g.isBool = false
+	}
+}
+
+func isSpecialFloat(v string) bool {
+	switch strings.ToLower(strings.TrimLeft(v, "+-")) {
+	case "inf", "infinity", "nan":
+		return true
+	}
+	return false
+}
+
+func validDate(y, m, d int) bool {
+	if m < 1 || m > 12 || d < 1 {
+		return false
+	}
+	t := time.Date(y, time.Month(m), d, 0, 0, 0, 0, time.UTC)
+	return t.Day() == d
+}
+
+// typ is the column's inferred type and, for dates not in ISO form, their
+// format (DayFirst or MonthFirst with the sampled separator). The order
+// follows DuckDB's sniffer: BIGINT, then DECIMAL (DuckDB: DOUBLE; sluice
+// keeps fixed-point decimals exact), DOUBLE, DATE, TIMESTAMP, BOOLEAN,
+// VARCHAR. Ambiguous d/m/y dates are read day first, as DuckDB does.
+func (g *csvGuess) typ() (plan.DataType, string) {
+	if !g.seen {
+		return plan.StringType, ""
+	}
+	switch {
+	case g.isInt:
+		return plan.Int64Type, ""
+	case g.isDec && g.digits+g.scale <= plan.MaxDecimal64Precision && g.scale <= 6:
+		return plan.DecimalType(plan.MaxDecimal64Precision, g.scale), ""
+	case g.isFloat:
+		return plan.Float64Type, ""
+	case g.isDate:
+		return plan.DateType, ""
+	case g.isTS:
+		return plan.TimestampType, ""
+	case g.dmy:
+		return plan.DateType, strings.ReplaceAll(DayFirst, "/", string(g.sep))
+	case g.mdy:
+		return plan.DateType, strings.ReplaceAll(MonthFirst, "/", string(g.sep))
+	case g.isBool:
+		return plan.BoolType, ""
+	}
+	return plan.StringType, ""
+}
+
+// headerNames returns the header's column names as written (surrounding
+// spaces trimmed): an empty name becomes column<i> and a name equal to an
+// earlier one regardless of case gets a suffix _1, _2, ... (as DuckDB).
+func headerNames(h []string) []string {
+	out := make([]string, len(h))
+	seen := map[string]bool{}
+	for i, n := range h {
+		n = strings.TrimSpace(n)
+		if n == "" {
+			n = fmt.Sprintf("column%d", i)
+		}
+		base := n
+		for k := 1; seen[strings.ToLower(n)]; k++ {
+			n = fmt.Sprintf("%s_%d", base, k)
+		}
+		seen[strings.ToLower(n)] = true
+		out[i] = n
+	}
+	return out
+}
+
+// inferCSV reads the sample and returns the columns, their date formats
+// (by column name, for dates not in ISO form), the number of data lines
+// read and their average length in bytes.
+func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, map[string]string, int, float64, error) {
+	sample = bytes.TrimPrefix(sample, []byte("\xef\xbb\xbf")) // UTF-8 byte order mark
+	if truncated {                                            // drop the partial last line
+		if i := bytes.LastIndexByte(sample, '\n'); i >= 0 {
 			sample = sample[:i+1]
 		}
 	}
-	r := csv.NewReader(strings.NewReader(string(sample)))
+	r := csv.NewReader(bytes.NewReader(sample))
 	r.Comma = opts.Delimiter
 	r.FieldsPerRecord = -1
 	var names []string
 	if opts.Header {
 		h, err := r.Read()
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("read header: %w", err)
+			return nil, nil, 0, 0, plan.Errorf(plan.CodeBadInput, "read header: %w", err)
 		}
-		for _, n := range h {
-			names = append(names, strings.ToLower(strings.TrimSpace(n)))
-		}
+		names = headerNames(h)
 	}
-	headerEnd, _ := r.FieldPos(0)
-	_ = headerEnd
-	type guess struct {
-		isInt, isDec, isFloat, isDate, isBool bool
-		scale, digits                         int
-		seen                                  bool
-	}
-	var gs []*guess
+	var gs []*csvGuess
 	lines := 0
 	start := r.InputOffset()
 	for {
@@ -120,40 +264,23 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, int
 			break
 		}
 		if err != nil {
-			return nil, 0, 0, fmt.Errorf("line %d: %w", lines+2, err)
+			if truncated && lines > 0 { // a quoted field may span the cut
+				break
+			}
+			line, col := r.FieldPos(0)
+			var pe *csv.ParseError
+			if errors.As(err, &pe) {
+				line, col = pe.Line, pe.Column
+			}
+			return nil, nil, 0, 0, plan.Errorf(plan.CodeBadInput, "line %d, column %d: %w", line, col, err)
 		}
 		lines++
 		for len(gs) < len(rec) {
-			gs = append(gs, &guess{isInt: true, isDec: true, isFloat: true, isDate: true, isBool: true})
+			gs = append(gs, newGuess())
 		}
 		for i, v := range rec {
-			v = strings.TrimSpace(v)
-			if v == "" {
-				continue
-			}
-			g := gs[i]
-			g.seen = true
-			if !intRE.MatchString(v) {
-				g.isInt = false
-			}
-			if m := decRE.FindStringSubmatch(v); m != nil {
-				g.scale = max(g.scale, len(m[1]))
-				g.digits = max(g.digits, len(strings.TrimLeft(strings.Trim(v, "+-"), "0"))-1)
-			} else if !intRE.MatchString(v) {
-				g.isDec = false
-			} else {
-				g.digits = max(g.digits, len(strings.TrimLeft(v, "+-")))
-			}
-			if _, err := strconv.ParseFloat(v, 64); err != nil {
-				g.isFloat = false
-			}
-			if !dateRE.MatchString(v) {
-				g.isDate = false
-			} else if _, err := plan.ParseDate(v); err != nil {
-				g.isDate = false
-			}
-			if lv := strings.ToLower(v); lv != "true" && lv != "false" {
-				g.isBool = false
+			if v = strings.TrimSpace(v); v != "" {
+				gs[i].observe(v)
 			}
 		}
 	}
@@ -162,7 +289,7 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, int
 		avg = float64(r.InputOffset()-start) / float64(lines)
 	}
 	if opts.Schema != nil {
-		return opts.Schema, lines, avg, nil
+		return opts.Schema, nil, lines, avg, nil
 	}
 	if names == nil {
 		for i := range gs {
@@ -170,29 +297,22 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, int
 		}
 	}
 	cols := make([]plan.Field, len(names))
+	var formats map[string]string
 	for i, n := range names {
-		if !identRE.MatchString(n) {
-			return nil, 0, 0, fmt.Errorf("column name %q in the header is not a plain identifier; give --schema", n)
-		}
 		t := plan.StringType
-		if i < len(gs) && gs[i].seen {
-			g := gs[i]
-			switch {
-			case g.isInt:
-				t = plan.Int64Type
-			case g.isDec && g.digits+g.scale <= plan.MaxDecimal64Precision && g.scale <= 6:
-				t = plan.DecimalType(plan.MaxDecimal64Precision, g.scale)
-			case g.isFloat:
-				t = plan.Float64Type
-			case g.isDate:
-				t = plan.DateType
-			case g.isBool:
-				t = plan.BoolType
+		if i < len(gs) {
+			var f string
+			t, f = gs[i].typ()
+			if f != "" {
+				if formats == nil {
+					formats = map[string]string{}
+				}
+				formats[n] = f
 			}
 		}
 		cols[i] = plan.Field{Name: n, Type: t, Nullable: true}
 	}
-	return cols, lines, avg, nil
+	return cols, formats, lines, avg, nil
 }
 
 // ParseSchema parses "name type, name type, ..." with SQL type names

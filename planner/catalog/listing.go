@@ -22,17 +22,37 @@ const CommitMarkerPrefix = layout.CommitMarkerPrefix
 // writer id (a job id, 20060102-150405-hex8) and a part number.
 var writerFileRE = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}-[0-9a-f]{8})-[0-9]+\.[a-z]+$`)
 
-// ListFiles returns the committed data files with extension ext (".parquet",
-// ".csv") at location: the object itself when location names one (a single
+// FormatExtensions are the file extensions of a table format's files
+// (matched regardless of case).
+func FormatExtensions(format string) []string {
+	if format == "json" {
+		return []string{".json", ".ndjson", ".jsonl"}
+	}
+	return []string{"." + format}
+}
+
+// hasExt reports whether name ends in one of exts, regardless of case.
+func hasExt(name string, exts []string) bool {
+	e := strings.ToLower(path.Ext(name))
+	for _, x := range exts {
+		if e == x {
+			return true
+		}
+	}
+	return false
+}
+
+// ListFiles returns the committed data files with one of the extensions
+// exts (".parquet", ".csv"; any case) at location: the object itself when location names one (a single
 // file table), otherwise every file under the prefix location, in key
 // order, following the commit protocol. It is one LIST request (a Stat
 // for a single file).
-func ListFiles(ctx context.Context, b objstore.Bucket, location, ext string) ([]objstore.ObjectInfo, error) {
+func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...string) ([]objstore.ObjectInfo, error) {
 	if location != "" && !strings.HasSuffix(location, "/") {
 		info, err := b.Stat(ctx, location)
 		if err == nil {
-			if path.Ext(location) != ext {
-				return nil, fmt.Errorf("%s is not a %s file", location, ext)
+			if !hasExt(location, exts) {
+				return nil, fmt.Errorf("%s is not a %s file", location, strings.Join(exts, " or "))
 			}
 			return []objstore.ObjectInfo{info}, nil
 		}
@@ -55,7 +75,7 @@ func ListFiles(ctx context.Context, b objstore.Bucket, location, ext string) ([]
 	var out []objstore.ObjectInfo
 	for _, o := range objs {
 		dir, base := path.Split(o.Key)
-		if path.Ext(base) != ext || strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
+		if !hasExt(base, exts) || strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
 			continue
 		}
 		if m := writerFileRE.FindStringSubmatch(base); m != nil && !committed[dir+m[1]] {
@@ -71,8 +91,7 @@ func ListFiles(ctx context.Context, b objstore.Bucket, location, ext string) ([]
 // inspected (a footer read each for Parquet), files gone are dropped, and
 // known files are kept as they are. It reports whether anything changed.
 func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
-	ext := "." + t.Format
-	objs, err := ListFiles(ctx, b, t.Location, ext)
+	objs, err := ListFiles(ctx, b, t.Location, FormatExtensions(t.Format)...)
 	if err != nil {
 		return false, fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -120,6 +139,9 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 	fileCols := fileColumns(t)
 	if t.CSV != nil && len(t.CSV.Columns) > 0 {
 		fileCols = t.CSV.Columns
+	}
+	if t.JSON != nil && len(t.JSON.Columns) > 0 {
+		fileCols = t.JSON.Columns
 	}
 	t.Files, t.Rows, t.Bytes = files, rows, bytes
 	if err := applyPartitions(t, fileCols); err != nil {

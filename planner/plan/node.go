@@ -56,7 +56,7 @@ type Node struct {
 // from its TaskSpec, not from the plan.
 type Scan struct {
 	Table  string `json:"table"`
-	Format string `json:"format"` // "parquet" or "csv"
+	Format string `json:"format"` // "parquet", "csv" or "json"
 	// Columns are the file columns read, by name, in output order; the
 	// node's Schema gives their engine types.
 	Columns []string `json:"columns"`
@@ -65,6 +65,8 @@ type Scan struct {
 	Filter *Expr `json:"filter,omitempty"`
 	// CSV describes CSV files (Format "csv").
 	CSV *CSVFormat `json:"csv,omitempty"`
+	// JSON describes newline-delimited JSON files (Format "json").
+	JSON *JSONFormat `json:"json,omitempty"`
 	// Partitions are the table's hive partition columns (key=value
 	// folders), set with Format when the stage starts. A column of Columns
 	// that names one is not read from the files: each split's values fill
@@ -112,6 +114,24 @@ type CSVFormat struct {
 	Delimiter string `json:"delimiter,omitempty"`
 	// Null is the text that stands for NULL (default: empty field).
 	Null string `json:"null,omitempty"`
+	// DateFormats give, by column name, the format of DATE columns not
+	// written YYYY-MM-DD: "%d/%m/%Y" (day first) or "%m/%d/%Y" (month
+	// first), with '/', '-' or '.' between the parts.
+	DateFormats map[string]string `json:"date_formats,omitempty"`
+}
+
+// JSONFormat says how to read newline-delimited JSON files: one object
+// per line (empty lines skipped), a column per key.
+type JSONFormat struct {
+	// Columns are the keys read, with the engine types values are parsed
+	// into (dates and timestamps from ISO strings); a key missing from an
+	// object, or null, is NULL. Keys are matched exactly, then regardless
+	// of case.
+	Columns []Field `json:"columns"`
+	// Raw names the (string) columns that hold each value's JSON text:
+	// keys whose sampled values have conflicting types (DuckDB's JSON
+	// type) or are objects or arrays.
+	Raw map[string]bool `json:"raw,omitempty"`
 }
 
 // AggMode says which phase of a two-phase aggregation a node runs.

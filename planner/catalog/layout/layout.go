@@ -37,6 +37,7 @@ type File struct {
 type Table struct {
 	Format string
 	CSV    *plan.CSVFormat
+	JSON   *plan.JSONFormat
 	// Partitions are the hive partition columns, with their types.
 	Partitions []plan.Field
 	Files      []File
