@@ -15,6 +15,7 @@ import (
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/planner/sqlparse"
 )
 
 // The statements clients send around their queries are answered here,
@@ -42,7 +43,7 @@ import (
 // answer handles sql when it is a session or catalog statement. ok false:
 // it is the engine's. With describe, SET and friends change nothing.
 func (c *conn) answer(ctx context.Context, sql string, describe bool) (res *result, ok bool, err error) {
-	tree, perr := pg_query.Parse(sql)
+	tree, perr := sqlparse.Parse(sql) // too deep: the engine's planner says so
 	if perr != nil || len(tree.Stmts) != 1 {
 		return nil, false, nil
 	}

@@ -101,7 +101,7 @@ var registry = []CodeInfo{
 	{CodeBadOption, ClassUser, "bad_option", "An unknown or invalid statement option: STORED AS, FORMAT, OPTIONS(...) or an external table's column list."},
 	{CodeNotStatement, ClassUser, "statement_needs_api", "A statement other than a query (DDL, COPY, EXPLAIN as SQL) was sent where only a query is accepted: send it to POST /v1/statements."},
 	{CodeBadPartitions, ClassUser, "bad_partitions", "A table's files do not sit under the same hive key=value folders (another key set or order, a key twice), or a partition value does not parse as its declared type. The message names the table and the file."},
-	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413); nothing reaches the planner or Redis."},
+	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413 from the API; the same limit holds for the Postgres wire protocol and Flight SQL), or nests more than 1000 levels deep (chained operators, parentheses, CASE, subqueries, set operations, joins: the parser's limit, the position says where). Nothing reaches the parser, the planner or Redis."},
 
 	{CodeRuntime, ClassUser, "runtime_error", "The query failed on its data in a way no more specific code names."},
 	{CodeInvalidCast, ClassUser, "invalid_cast", "A value cannot be cast to the target type (CAST('abc' AS INTEGER))."},
