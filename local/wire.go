@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"time"
 
 	"github.com/sluicedb/sluice/coordinator/flightsql"
 	"github.com/sluicedb/sluice/coordinator/pgwire"
@@ -18,7 +19,12 @@ type PGOptions struct {
 	// TLS, when set, is offered to clients (RequireTLS: demanded).
 	TLS        *tls.Config
 	RequireTLS bool
-	Version    string
+	// The connection limits and the cleartext opt-in of pgwire.Server (0,
+	// false: its defaults).
+	AllowCleartextWithoutTLS bool
+	StartupTimeout           time.Duration
+	MaxConns                 int
+	Version                  string
 }
 
 // StartPG serves the Postgres wire protocol in front of the stack's
@@ -36,7 +42,8 @@ func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
 		o.Password = hex.EncodeToString(b)
 	}
 	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password,
-		TLS: o.TLS, RequireTLS: o.RequireTLS, Version: o.Version, Log: s.opts.Log}
+		TLS: o.TLS, RequireTLS: o.RequireTLS, AllowCleartextWithoutTLS: o.AllowCleartextWithoutTLS,
+		StartupTimeout: o.StartupTimeout, MaxConns: o.MaxConns, Version: o.Version, Log: s.opts.Log}
 	addr, stop, err := srv.Listen(ctx, o.Addr)
 	if err != nil {
 		return o, err

@@ -63,7 +63,7 @@ func coordinatorCommand() *cli.Command {
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API (required on a non-loopback --addr)"},
 				insecureFlag(),
-				&cli.IntFlag{Name: "max-sql-bytes", Value: coordinator.DefaultMaxSQLBytes, Usage: "largest SQL text accepted (error " + coordinator.CodeSQLTooLarge + " above)"},
+				&cli.IntFlag{Name: "max-sql-bytes", Value: coordinator.DefaultMaxSQLBytes, Usage: "largest SQL text accepted by the API, the Postgres wire protocol and Flight SQL (error " + coordinator.CodeSQLTooLarge + " above)"},
 				&cli.StringSliceFlag{Name: "function-url", EnvVars: []string{"SLUICE_FUNCTION_URLS"}, Usage: "HTTP function endpoints (default: in-process functions)"},
 				&cli.StringFlag{Name: "lambda-function", EnvVars: []string{"SLUICE_LAMBDA_FUNCTION"}, Usage: "invoke this AWS Lambda function (name or ARN; \"function\" under the Lambda Runtime Interface Emulator)"},
 				&cli.StringSliceFlag{Name: "lambda-endpoint", EnvVars: []string{"SLUICE_LAMBDA_ENDPOINTS"}, Usage: "Lambda API endpoint(s) instead of AWS (emulators; concurrency slots are spread over several)"},
@@ -127,6 +127,7 @@ func coordinatorCommand() *cli.Command {
 				cfg.Prefix = c.String("prefix")
 				cfg.Adaptive = c.Bool("adaptive")
 				cfg.LeaseTTL = c.Duration("lease")
+				cfg.MaxSQLBytes = c.Int("max-sql-bytes") // every front end: the API, pgwire, Flight SQL
 				if err := applyResilience(c, &cfg, &inv, bucket); err != nil {
 					return err
 				}
@@ -143,7 +144,6 @@ func coordinatorCommand() *cli.Command {
 				go co.Recover(c.Context, cfg.LeaseTTL/2)
 				api := coordinator.NewAPI(co)
 				api.Token = c.String("token")
-				api.MaxSQLBytes = c.Int("max-sql-bytes")
 				ln, err := net.Listen("tcp", c.String("addr"))
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", c.String("addr"), err)
