@@ -712,8 +712,15 @@ type fileSink struct {
 	task   int
 }
 
+// PutFile writes one file. A key the object store refuses to take (the
+// planner checks write targets, so only a plan from elsewhere has one) is
+// the statement's error (CodeBadLocation), never retried.
 func (f fileSink) PutFile(ctx context.Context, key string, body []byte) error {
-	return f.bucket.Put(ctx, key, body)
+	err := f.bucket.Put(ctx, key, body)
+	if errors.Is(err, objstore.ErrInvalidKey) {
+		return plan.Errorf(plan.CodeBadLocation, "write target: %w", err)
+	}
+	return err
 }
 
 func (f fileSink) Writer() (string, int) { return f.job, f.task }

@@ -67,10 +67,20 @@ func NewStore(rdb redis.UniversalClient) *Store {
 
 var nameRE = regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`)
 
+// ValidName checks a table name: 1 to 63 lower-case letters, digits and _,
+// not starting with a digit. A name becomes a Redis field and the folder of
+// a CREATE TABLE AS table's files, so nothing else gets in.
+func ValidName(name string) error {
+	if !nameRE.MatchString(name) {
+		return fmt.Errorf("invalid table name %q: use 1 to 63 lower-case letters, digits and _, not starting with a digit", name)
+	}
+	return nil
+}
+
 // Put registers or replaces a table.
 func (s *Store) Put(ctx context.Context, t *Table) error {
-	if !nameRE.MatchString(t.Name) {
-		return fmt.Errorf("invalid table name %q: use lower-case letters, digits and _", t.Name)
+	if err := ValidName(t.Name); err != nil {
+		return err
 	}
 	b, err := json.Marshal(t)
 	if err != nil {
