@@ -6,13 +6,24 @@ package tests
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/credentials/insecure"
+	"google.golang.org/grpc/status"
+
+	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/local"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // bucketKeys lists every key of the stack's bucket.
@@ -101,5 +112,154 @@ func TestWriteTargetsConfined(t *testing.T) {
 	res := stmt(t, st, "copy (select n_name from nation) to 's3://"+b+"/exports/n/'")
 	if got := fmt.Sprint(sluiceRows(res)[0][0]); got != "25" {
 		t.Fatalf("COPY to a free prefix: %v", sluiceRows(res))
+	}
+}
+
+// hostileSQL is SQL that nests deeper than the parser may go, each way the
+// grammar nests; the first is the one of issue 30 (a SIGSEGV in pg_query's
+// C parser that took the coordinator down).
+func hostileSQL() map[string]string {
+	rep := strings.Repeat
+	return map[string]string{
+		"plus chain":       "select 1" + rep("+1", 30000),
+		"concat chain":     "select 'a'" + rep("||'a'", 30000),
+		"cast chain":       "select 1" + rep("::int", 30000),
+		"not":              "select " + rep("not ", 30000) + "true",
+		"parentheses":      "select " + rep("(", 30000) + "1" + rep(")", 30000),
+		"subqueries":       "select " + rep("(select ", 3000) + "1" + rep(")", 3000),
+		"case":             "select " + rep("case when true then ", 10000) + "1" + rep(" end", 10000),
+		"union chain":      "select 1" + rep(" union select 1", 30000),
+		"join chain":       "select * from nation" + rep(" join nation on true", 20000),
+		"qualify":          "select n_name from nation qualify 1" + rep("+1", 30000) + " > 0",
+		"chains in parens": "select " + rep("(", 100) + "1" + rep(")"+rep("+1", 300), 100),
+	}
+}
+
+// TestDeepSQLRefused sends every hostile input through every entry that
+// parses SQL (POST /v1/jobs, /v1/explain, /v1/statements as a query,
+// EXPLAIN, COPY and CREATE TABLE AS; pgwire's simple and extended
+// protocols, whose session-statement emulation parses first): each answer
+// is SL090 with a position, and the coordinator, which runs in this
+// process, still answers afterwards.
+func TestDeepSQLRefused(t *testing.T) {
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(context.Background(), dataDir(t, *sfFlag)); err != nil {
+		t.Fatal(err)
+	}
+	pg, err := st.StartPG(context.Background(), local.PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	conn, err := pgx.Connect(ctx, pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	cl := coordinator.NewClient(st.APIURL, "")
+	apiErr := func(t *testing.T, what string, err error) {
+		t.Helper()
+		var ae *coordinator.APIError
+		if !errors.As(err, &ae) || ae.Code != plan.CodeSQLTooLarge || ae.Position == 0 || !strings.Contains(ae.Msg, "nests more than 1000 levels") {
+			t.Errorf("%s: %v", what, err)
+		}
+	}
+	for name, sql := range hostileSQL() {
+		t.Run(name, func(t *testing.T) {
+			_, err := cl.Submit(ctx, sql, nil)
+			apiErr(t, "POST /v1/jobs", err)
+			_, err = cl.Explain(ctx, sql)
+			apiErr(t, "POST /v1/explain", err)
+			for _, s := range []string{sql, "explain " + sql, "copy (" + sql + ") to 's3://" + st.S3.Bucket + "/out/deep/'", "create table deep as " + sql} {
+				_, err := st.Statement(ctx, s, nil)
+				apiErr(t, "POST /v1/statements "+s[:20], err)
+			}
+			for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+				_, err := conn.Exec(ctx, sql, mode)
+				var pe *pgconn.PgError
+				if !errors.As(err, &pe) || pe.Code != "54000" || !strings.HasPrefix(pe.Message, plan.CodeSQLTooLarge) || pe.Position == 0 {
+					t.Errorf("pgwire (mode %v): %v", mode, err)
+				}
+			}
+		})
+	}
+	if got := fmt.Sprint(sluiceRows(run(t, st, "select count(*) from nation", false))); got != "[[25]]" {
+		t.Fatalf("after the hostile inputs: %s", got)
+	}
+	if got := pgxRows(t, conn, "select count(*) from nation", pgx.QueryExecModeSimpleProtocol); fmt.Sprint(got) != "[[25]]" {
+		t.Fatalf("pgwire after the hostile inputs: %v", got)
+	}
+}
+
+// TestSQLSizeAllFrontEnds: --max-sql-bytes (Config.MaxSQLBytes) holds for
+// the Postgres wire protocol and Flight SQL as for the HTTP API (issue 30:
+// a 10 MiB query over psql ran and took 45 MB in Redis). Text over the
+// limit is SL090 and records no job; a pgwire message over twice the limit
+// ends the connection (54000) before it is read.
+func TestSQLSizeAllFrontEnds(t *testing.T) {
+	const limit = 64 << 10
+	st := startStack(t, "", func(o *local.Options) { o.Coordinator.MaxSQLBytes = limit })
+	pg, err := st.StartPG(context.Background(), local.PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	faddr, err := st.StartFlight("", "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	cl := coordinator.NewClient(st.APIURL, "")
+	jobs := func() int {
+		ids, err := cl.Jobs(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return len(ids)
+	}
+	big := "select 1 -- " + strings.Repeat("x", limit+1)
+	huge := "select 1 -- " + strings.Repeat("x", 10<<20)
+	before := jobs()
+
+	var ae *coordinator.APIError
+	if _, err := cl.Submit(ctx, big, nil); !errors.As(err, &ae) || ae.Status != 413 || ae.Code != plan.CodeSQLTooLarge {
+		t.Fatalf("HTTP: %v", err)
+	}
+
+	conn, err := pgx.Connect(ctx, pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
+		_, err := conn.Exec(ctx, big, mode)
+		var pe *pgconn.PgError
+		if !errors.As(err, &pe) || pe.Code != "54000" || !strings.Contains(pe.Message, "larger than the limit of 65536 bytes") {
+			t.Fatalf("pgwire (mode %v): %v", mode, err)
+		}
+	}
+	if got := pgxRows(t, conn, "select 7", pgx.QueryExecModeSimpleProtocol); fmt.Sprint(got) != "[[7]]" {
+		t.Fatalf("pgwire after SQL over the limit: %v", got)
+	}
+	_, err = conn.Exec(ctx, huge, pgx.QueryExecModeSimpleProtocol)
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "54000" || pe.Severity != "FATAL" {
+		t.Fatalf("pgwire 10 MiB message: %v", err)
+	}
+	if err := conn.Ping(ctx); err == nil {
+		t.Fatal("the connection goes on after a message over the limit")
+	}
+
+	fc, err := flightsql.NewClient(faddr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer fc.Close()
+	if _, err := fc.Execute(ctx, big); status.Code(err) != codes.InvalidArgument || !strings.Contains(err.Error(), plan.CodeSQLTooLarge) {
+		t.Fatalf("Flight SQL: %v", err)
+	}
+	if n := jobs(); n != before+1 { // select 7
+		t.Fatalf("%d jobs recorded for SQL over the limit", n-before-1)
 	}
 }

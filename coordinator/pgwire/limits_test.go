@@ -151,7 +151,19 @@ func TestMessageSizeAfterLogin(t *testing.T) {
 	}
 	until[*pgproto3.ReadyForQuery](t, fe) // under the message limit: the engine's to judge
 	claim(t, nc, 'Q', 100<<20)
-	e := fatalThenClosed(t, fe, "54000")
+	e := until[*pgproto3.ErrorResponse](t, fe)
+	if e.Code != "54000" || e.Severity != "FATAL" {
+		t.Fatalf("got %s %s %q, want FATAL 54000", e.Severity, e.Code, e.Message)
+	}
+	// The server reads and drops the rest of the message (so that a
+	// client still sending it sees the error, not a reset) until the
+	// client stops.
+	if err := nc.(*net.TCPConn).CloseWrite(); err != nil {
+		t.Fatal(err)
+	}
+	if msg, err := fe.Receive(); err == nil {
+		t.Fatalf("the connection stays open after the error: %T", msg)
+	}
 	if want := fmt.Sprintf("limit of %d bytes", 2*1000+64<<10); !strings.Contains(e.Message, want) {
 		t.Fatalf("message %q does not say %q", e.Message, want)
 	}

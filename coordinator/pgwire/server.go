@@ -274,7 +274,7 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}()
 	c := &conn{s: s, nc: nc, log: s.Log.With("remote", nc.RemoteAddr().String()),
 		stmts: map[string]*statement{}, portals: map[string]*portal{}, settings: defaultSettings()}
-	c.be = newBackend(nc, nc, maxStartupBody)
+	c.in, c.be = nc, newBackend(nc, nc, maxStartupBody)
 	s.register(c)
 	defer s.unregister(c)
 	// The whole startup phase, TLS handshake and login included, has
@@ -304,10 +304,12 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	}
 	// From here on the connection is read ahead, so that a client that
 	// disconnects mid-query cancels its job.
-	c.be = newBackend(watchConn(ctx, c.nc, func() {
+	c.in = watchConn(ctx, c.nc, func() {
 		c.log.Debug("pgwire client gone")
 		cancel()
-	}), c.nc, s.maxMessageBytes())
+	})
+	c.be = newBackend(c.in, c.nc, s.maxMessageBytes())
+	c.loggedIn = true
 	if err := c.loop(ctx); err != nil && !c.tooLarge(err) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 		c.log.Info("pgwire connection", "err", err)
 	}
@@ -323,19 +325,31 @@ func newBackend(r io.Reader, w io.Writer, maxBody int) *pgproto3.Backend {
 }
 
 // tooLarge reports whether err is a message over the size limit, and if so
-// tells the client before the connection closes (the message is not read,
-// so the connection cannot go on).
+// tells the client before the connection closes (the message is not read
+// into memory, so the connection cannot go on). After login what the
+// client is still sending of it is read and dropped for a few seconds (at
+// most maxDrainBytes), so that it gets to read the error instead of a
+// reset; before login nothing is.
 func (c *conn) tooLarge(err error) bool {
 	var me *pgproto3.ExceededMaxBodyLenErr
 	if !errors.As(err, &me) {
 		return false
 	}
 	c.log.Warn("pgwire message too large", "bytes", me.ActualBodyLen, "limit", me.MaxExpectedBodyLen)
-	_ = c.nc.SetWriteDeadline(time.Now().Add(time.Second))
+	_ = c.nc.SetDeadline(time.Now().Add(drainTimeout))
 	_ = c.fatal("54000", fmt.Sprintf("%s: a message of %d bytes is larger than the limit of %d bytes (SQL text: coordinator --max-sql-bytes)",
 		plan.CodeSQLTooLarge, me.ActualBodyLen, me.MaxExpectedBodyLen))
+	if c.loggedIn {
+		_, _ = io.CopyN(io.Discard, c.in, int64(min(me.ActualBodyLen, maxDrainBytes)))
+	}
 	return true
 }
+
+// How long and how much of a message over the limit is read and dropped.
+const (
+	drainTimeout  = 5 * time.Second
+	maxDrainBytes = 256 << 20
+)
 
 // conn is one client connection.
 type conn struct {
@@ -346,7 +360,9 @@ type conn struct {
 
 	pid      uint32
 	secret   []byte
-	tls      bool // the connection is encrypted
+	tls      bool      // the connection is encrypted
+	in       io.Reader // what be reads from
+	loggedIn bool
 	user, db string
 	settings map[string]string
 
@@ -402,7 +418,7 @@ func (c *conn) startup() (ok bool, err error) {
 				return false, fmt.Errorf("TLS handshake: %w", err)
 			}
 			c.nc, tlsDone, c.tls = tc, true, true
-			c.be = newBackend(tc, tc, maxStartupBody)
+			c.in, c.be = tc, newBackend(tc, tc, maxStartupBody)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return false, err
