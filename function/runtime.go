@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -285,6 +286,12 @@ var errCancelled = errors.New("job cancelled")
 func outageOf(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "" // the task's own deadline
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// The function's own disk (a spill file): its errno would pass
+		// for a transport error below.
+		return ""
 	}
 	if objstore.Transient(err) {
 		return "object store"

@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -22,8 +23,11 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/local"
+	"github.com/sluicedb/sluice/local/minioserver"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // bucketKeys lists every key of the stack's bucket.
@@ -261,5 +265,76 @@ func TestSQLSizeAllFrontEnds(t *testing.T) {
 	}
 	if n := jobs(); n != before+1 { // select 7
 		t.Fatalf("%d jobs recorded for SQL over the limit", n-before-1)
+	}
+}
+
+// tmpfs mounts a tmpfs of size bytes on a new directory for the test (as
+// root; skipped otherwise) and returns it.
+func tmpfs(t *testing.T, size int64) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := syscall.Mount("tmpfs", dir, "tmpfs", 0, fmt.Sprintf("size=%d", size)); err != nil {
+		t.Skipf("cannot mount a tmpfs to fill (needs root): %v", err)
+	}
+	t.Cleanup(func() { _ = syscall.Unmount(dir, syscall.MNT_DETACH) })
+	return dir
+}
+
+// TestSpillDiskFull: a task whose spill disk fills up (ENOSPC) fails as
+// SL104 at once, naming the disk, instead of being retried as an
+// object-store outage for minutes (issue 30).
+func TestSpillDiskFull(t *testing.T) {
+	spill := tmpfs(t, 256<<10)
+	st := startStack(t, "", func(o *local.Options) { o.FunctionMemory = 512 << 10 })
+	st.Runtime.SpillDir = spill
+	st.Runtime.SpillLimit = 1 << 40 // the disk, not the limit, runs out
+	if _, err := st.LoadDir(context.Background(), dataDir(t, *sfFlag)); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	start := time.Now()
+	_, err := st.Query(ctx, "select l_orderkey, l_comment from lineitem order by l_comment, l_orderkey", nil, nil)
+	el := time.Since(start)
+	t.Logf("after %v: %v", el, err)
+	if err == nil || !strings.Contains(err.Error(), plan.CodeMemoryLimit) || !strings.Contains(err.Error(), "no space left") {
+		t.Fatalf("after %v: %v, want %s naming the full disk", el, err, plan.CodeMemoryLimit)
+	}
+	if el > 30*time.Second {
+		t.Fatalf("failed after %v: retried", el)
+	}
+}
+
+// TestFunctionServeSpillLimit: `sluice function serve` takes its spill
+// limit from SLUICE_SPILL_LIMIT, as cmd/sluice-function does (issue 30:
+// it ignored it): with a limit of one byte a query that must spill fails
+// with SL104 naming the limit; a limit that does not parse stops the
+// process at start.
+func TestFunctionServeSpillLimit(t *testing.T) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	m, err := minioserver.Start(ctx, minioserver.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = m.Stop() })
+	env := []string{"SLUICE_S3_ENDPOINT=" + m.Endpoint, "SLUICE_S3_BUCKET=sluice",
+		"AWS_ACCESS_KEY_ID=" + m.AccessKey, "AWS_SECRET_ACCESS_KEY=" + m.SecretKey}
+	fn := startService(t, sluiceBin(t), append(env, function.SpillLimitEnv+"=1"), "function", "serve", "--addr", "127.0.0.1:0")
+	st := startStack(t, "", func(o *local.Options) {
+		o.S3 = objstore.S3Config{Endpoint: m.Endpoint, AccessKey: m.AccessKey, SecretKey: m.SecretKey, Bucket: "sluice", Region: "us-east-1"}
+		o.FunctionMemory = 512 << 10
+		o.WrapInvoker = func(coordinator.Invoker) coordinator.Invoker { return coordinator.NewHTTPInvoker([]string{fn.URL}, 2) }
+	})
+	if _, err := st.LoadDir(ctx, dataDir(t, *sfFlag)); err != nil {
+		t.Fatal(err)
+	}
+	_, err = st.Query(ctx, "select l_orderkey, l_comment from lineitem order by l_comment, l_orderkey", nil, nil)
+	if err == nil || !strings.Contains(err.Error(), plan.CodeMemoryLimit) || !strings.Contains(err.Error(), "spill space of 1 bytes used up") {
+		t.Fatalf("a spilling query on a function with %s=1: %v", function.SpillLimitEnv, err)
+	}
+	out, errOut, code := runCLI(t, sluiceBin(t), t.TempDir(), append(env, function.SpillLimitEnv+"=lots"), "function", "serve", "--addr", "127.0.0.1:0")
+	if code == 0 || !strings.Contains(out+errOut, function.SpillLimitEnv) {
+		t.Fatalf("function serve with a bad %s: exit %d\n%s%s", function.SpillLimitEnv, code, out, errOut)
 	}
 }

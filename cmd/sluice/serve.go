@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -120,6 +123,9 @@ func coordinatorCommand() *cli.Command {
 					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
+					if err := applySpillLimit(rt, c.Int("functions"), log); err != nil {
+						return err
+					}
 					inv = function.NewPool(rt, c.Int("functions"))
 				}
 				cfg := coordinator.DefaultConfig()
@@ -171,6 +177,23 @@ func coordinatorCommand() *cli.Command {
 	}
 }
 
+// applySpillLimit sets the spill limit of rt's tasks, tasks of which run at
+// once: $SLUICE_SPILL_LIMIT, or a share of the spill disk's free space
+// (function.SpillLimitFor), as cmd/sluice-function does.
+func applySpillLimit(rt *function.Runtime, tasks int, log *slog.Logger) error {
+	limit, err := function.SpillLimitFor(rt.SpillDir, tasks)
+	if err != nil {
+		return err
+	}
+	rt.SpillLimit = limit
+	dir := rt.SpillDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	log.Info("spill", "dir", dir, "limit_bytes", limit, "tasks", tasks)
+	return nil
+}
+
 func functionCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "function",
@@ -214,7 +237,15 @@ func functionCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", addr, err)
 				}
-				h := function.NewHTTPHandler(function.NewRuntime(bucket, sig, log), function.HTTPOptions{Secret: secret, Concurrency: c.Int("concurrency")})
+				rt := function.NewRuntime(bucket, sig, log)
+				tasks := c.Int("concurrency")
+				if tasks <= 0 {
+					tasks = runtime.GOMAXPROCS(0) // function.HTTPOptions' default slots
+				}
+				if err := applySpillLimit(rt, tasks, log); err != nil {
+					return err
+				}
+				h := function.NewHTTPHandler(rt, function.HTTPOptions{Secret: secret, Concurrency: c.Int("concurrency")})
 				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 				go func() {
 					<-c.Context.Done()
