@@ -338,3 +338,70 @@ func TestFunctionServeSpillLimit(t *testing.T) {
 		t.Fatalf("function serve with a bad %s: exit %d\n%s%s", function.SpillLimitEnv, code, out, errOut)
 	}
 }
+
+// TestNullSafeJoinsAndConstantGroups checks against DuckDB: IS NOT
+// DISTINCT FROM as a join condition (a NULL-safe equi-join key, where it
+// ran as a cross join), a constant key of ROLLUP/CUBE/GROUPING SETS (NULL
+// in the rows that roll it up) and GROUP BY of a boolean constant (refused
+// before), over tables with NULL keys, adaptive and static (issue 30).
+func TestNullSafeJoinsAndConstantGroups(t *testing.T) {
+	dir := edgeData(t)
+	db := openDuckDir(t, dir, "t1", "t2", "t3", "empty")
+	st := startStack(t, "", nil)
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := st.LoadDir(context.Background(), dataDir(t, *sfFlag)); err != nil {
+		t.Fatal(err)
+	}
+	cases := []query{
+		{"nsj-inner", `select t1.k, t1.s, t2.v from t1 join t2 on t1.k is not distinct from t2.k`, false},
+		{"nsj-left", `select t1.k, t1.s, t2.v from t1 left join t2 on t1.k is not distinct from t2.k`, false},
+		{"nsj-right", `select t1.k, t2.k, t2.v from t1 right join t2 on t1.k is not distinct from t2.k`, false},
+		{"nsj-full", `select t1.k, t1.s, t2.k, t2.v from t1 full join t2 on t1.k is not distinct from t2.k`, false},
+		{"nsj-two-keys", `select t1.k, t1.s, t2.v from t1 join t2 on t1.k is not distinct from t2.k and t1.s is not distinct from t2.v`, false},
+		{"nsj-mixed", `select t1.k, t1.s, t2.v from t1 join t2 on t1.k = t2.k and t2.v is not distinct from t1.s`, false},
+		{"nsj-swapped", `select t1.k, t2.v from t1 join t2 on t2.k is not distinct from t1.k`, false},
+		{"nsj-expr", `select t1.k, t2.v from t1 join t2 on t1.k + 1 is not distinct from t2.k + 1`, false},
+		{"nsj-types", `select t1.k, t1.d, t2.v from t1 join t2 on t1.d is not distinct from t2.k`, false},
+		{"nsj-residual", `select t1.k, t2.v from t1 join t2 on t1.k is not distinct from t2.k and t2.v > 'm'`, false},
+		{"nsj-is-distinct", `select t1.k, t2.v from t1 join t2 on t1.k is distinct from t2.k and t1.s = 'a'`, false},
+		{"nsj-semi", `select k, s from t1 where exists (select * from t2 where t2.k is not distinct from t1.k)`, false},
+		{"nsj-anti", `select k, s from t1 where not exists (select * from t2 where t2.k is not distinct from t1.k)`, false},
+		{"nsj-tpch", `select count(*) as n, sum(o_totalprice) as p from orders join customer on o_custkey is not distinct from c_custkey where c_mktsegment = 'BUILDING'`, false},
+		{"rollup-const", `select 'x' as c, s, count(*) as n from t1 group by rollup (c, s)`, false},
+		{"rollup-true", `select s, count(*) as n from t1 group by rollup (true, s)`, false},
+		{"rollup-const-second", `select s, 7 as c, count(*) as n from t1 group by rollup (s, c)`, false},
+		{"cube-const", `select 1 + 1 as c, k, count(*) as n from t1 group by cube (c, k)`, false},
+		{"sets-const", `select 'x' as c, s, count(*) as n from t1 group by grouping sets ((c, s), (s), ())`, false},
+		{"rollup-const-grouping", `select 'x' as c, grouping('x') as g, count(*) as n from t1 group by rollup (c)`, false},
+		{"rollup-const-order", `select 'x' as c, s, count(*) as n from t1 group by rollup (c, s) order by c nulls first, s nulls first, n`, true},
+		{"group-by-true", `select count(*) as n from t1 group by true`, false},
+		{"group-by-false", `select count(*) as n, max(k) as m from t1 group by false`, false},
+		{"group-by-true-empty", `select count(*) as n from empty group by true`, false},
+		{"group-by-true-and-col", `select s, count(*) as n from t1 group by true, s`, false},
+		{"group-by-1-still-positional", `select s, count(*) as n from t1 group by 1`, false},
+	}
+	for _, q := range cases {
+		want := duckRows(t, db, q.sql)
+		for _, adaptive := range []bool{true, false} {
+			name := q.name + "/static"
+			if adaptive {
+				name = q.name + "/adaptive"
+			}
+			t.Run(name, func(t *testing.T) {
+				res := run(t, st, q.sql, adaptive)
+				compareRows(t, sluiceRows(res), want, q.ordered)
+			})
+		}
+	}
+	// The NULL-safe join is a hash join on keys, not a cross join.
+	cl := coordinator.NewClient(st.APIURL, "")
+	ex, err := cl.Explain(context.Background(), `select count(*) from orders join customer on o_custkey is not distinct from c_custkey`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(ex, "CrossJoin") || !strings.Contains(ex, "HashJoin") {
+		t.Fatalf("IS NOT DISTINCT FROM join plan:\n%s", ex)
+	}
+}
