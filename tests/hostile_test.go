@@ -8,6 +8,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"runtime"
 	"sort"
 	"strings"
 	"syscall"
@@ -17,6 +20,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -403,5 +407,83 @@ func TestNullSafeJoinsAndConstantGroups(t *testing.T) {
 	}
 	if strings.Contains(ex, "CrossJoin") || !strings.Contains(ex, "HashJoin") {
 		t.Fatalf("IS NOT DISTINCT FROM join plan:\n%s", ex)
+	}
+}
+
+// TestPGWireConnectionLimits runs issue 30's connection attacks on the
+// stack's Postgres front end: eight clients that, before logging in, claim
+// 2 GiB password messages (the server reserved what was claimed) are
+// refused with 54000 without the memory being taken; clients that connect
+// and say nothing fill MaxConns (53300 for one more) only until the
+// startup timeout drops them; then a client logs in and queries.
+func TestPGWireConnectionLimits(t *testing.T) {
+	st := startStack(t, "", nil)
+	pg, err := st.StartPG(context.Background(), local.PGOptions{MaxConns: 4, StartupTimeout: time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	var before runtime.MemStats
+	runtime.ReadMemStats(&before)
+	for range 8 {
+		nc, err := net.Dial("tcp", pg.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_ = nc.SetDeadline(time.Now().Add(30 * time.Second))
+		fe := pgproto3.NewFrontend(nc, nc)
+		fe.Send(&pgproto3.StartupMessage{ProtocolVersion: pgproto3.ProtocolVersionNumber, Parameters: map[string]string{"user": pg.User}})
+		if err := fe.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if msg, err := fe.Receive(); err != nil {
+			t.Fatal(err)
+		} else if _, ok := msg.(*pgproto3.AuthenticationMD5Password); !ok {
+			t.Fatalf("got %T, want the password request", msg)
+		}
+		if _, err := nc.Write([]byte{'p', 0x7f, 0xff, 0xff, 0xf0, 'm', 'd', '5'}); err != nil {
+			t.Fatal(err)
+		}
+		msg, err := fe.Receive()
+		if e, ok := msg.(*pgproto3.ErrorResponse); err != nil || !ok || e.Code != "54000" {
+			t.Fatalf("a 2 GiB password message: %#v %v", msg, err)
+		}
+		nc.Close()
+	}
+	var after runtime.MemStats
+	runtime.ReadMemStats(&after)
+	if grew := after.TotalAlloc - before.TotalAlloc; grew > 256<<20 {
+		t.Fatalf("%d MiB allocated for eight 2 GiB claims", grew>>20)
+	}
+
+	var silent []net.Conn
+	for range 4 {
+		nc, err := net.Dial("tcp", pg.Addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer nc.Close()
+		silent = append(silent, nc)
+	}
+	time.Sleep(200 * time.Millisecond)
+	_, err = pgx.Connect(ctx, pgURL(pg))
+	var pe *pgconn.PgError
+	if !errors.As(err, &pe) || pe.Code != "53300" {
+		t.Fatalf("a fifth connection: %v, want 53300", err)
+	}
+	for _, nc := range silent {
+		_ = nc.SetReadDeadline(time.Now().Add(10 * time.Second))
+		if _, err := io.ReadAll(nc); err != nil {
+			t.Fatalf("a silent connection was not dropped: %v", err)
+		}
+	}
+	conn, err := pgx.Connect(ctx, pgURL(pg))
+	if err != nil {
+		t.Fatalf("after the silent clients were dropped: %v", err)
+	}
+	defer conn.Close(context.Background())
+	if got := pgxRows(t, conn, "select 1 + 1", pgx.QueryExecModeSimpleProtocol); fmt.Sprint(got) != "[[2]]" {
+		t.Fatalf("query: %v", got)
 	}
 }
