@@ -3,6 +3,7 @@ package sqlparse
 import (
 	"errors"
 	"fmt"
+	"math/rand"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -151,10 +152,49 @@ func TestRealQueriesPass(t *testing.T) {
 	}
 }
 
+// wrappers nest an expression one way or another.
+var wrappers = []string{
+	"(%s)", "abs(%s)", "%s + 1", "1 + %s", "%s * 2", "%s::int", "not %s", "- %s", "case when %s then 1 end",
+	"case when true then %s else 0 end", "(select %s)", "(select %s from t where true)", "(%s is null)", "array[%s]",
+	"coalesce(%s, 1)", "%s || 'a'", "(1 between 0 and %s)", "(%s in (1, 2))", "exists (select %s)", "row(%s)",
+	"sum(%s) over ()", "%s and x or y", "%s collate \"C\"", "(select %s union select 1)", "x = any(array[%s])",
+}
+
+// mixed builds, with seed, the deepest SQL Check accepts of random
+// wrappers one inside the other.
+func mixed(t *testing.T, seed int64) string {
+	t.Helper()
+	r := rand.New(rand.NewSource(seed))
+	steps := make([]string, 4*MaxDepth)
+	for i := range steps {
+		steps[i] = wrappers[r.Intn(len(wrappers))]
+	}
+	build := func(n int) string {
+		e := "1"
+		for _, w := range steps[:n] {
+			e = fmt.Sprintf(w, e)
+		}
+		return "select " + e
+	}
+	lo, hi := 0, len(steps)
+	for hi-lo > 1 {
+		mid := (lo + hi) / 2
+		if Check(build(mid)) == nil {
+			lo = mid
+		} else {
+			hi = mid
+		}
+	}
+	if Check(build(len(steps))) == nil {
+		t.Fatalf("seed %d: %d wrappers accepted", seed, len(steps))
+	}
+	return build(lo)
+}
+
 const childEnv = "SQLPARSE_SMALL_STACK_CHILD"
 
 // TestDeepInputsSmallStack parses the deepest input Check accepts of every
-// form in a child process whose stacks are 1 MiB (an eighth of the usual
+// form, and of 30 random mixes of them, in a child process whose stacks are 1 MiB (an eighth of the usual
 // default): none may crash it. The crash the limit guards against needs
 // about 24,000 chained operators on an 8 MiB stack.
 func TestDeepInputsSmallStack(t *testing.T) {
@@ -162,7 +202,12 @@ func TestDeepInputsSmallStack(t *testing.T) {
 		for _, f := range deepForms {
 			n := maxAccepted(t, f.sql)
 			if _, err := Parse(f.sql(n)); err != nil {
-				fmt.Printf("%s n=%d: %v\n", f.name, n, err)
+				t.Errorf("%s n=%d: %v", f.name, n, err)
+			}
+		}
+		for seed := range int64(30) {
+			if _, err := Parse(mixed(t, seed)); err != nil {
+				t.Errorf("mixed seed %d: %v", seed, err)
 			}
 		}
 		return
