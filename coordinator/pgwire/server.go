@@ -396,7 +396,6 @@ func (c *conn) fatal(code, msg string) error {
 // authentication and the parameters clients expect. ok is false when the
 // connection is done (a cancel request, a refused login).
 func (c *conn) startup() (ok bool, err error) {
-	tlsDone := false
 	for {
 		msg, err := c.be.ReceiveStartupMessage()
 		if err != nil {
@@ -404,7 +403,7 @@ func (c *conn) startup() (ok bool, err error) {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.SSLRequest:
-			if c.s.TLS == nil || tlsDone {
+			if c.s.TLS == nil || c.tls {
 				if _, err := c.nc.Write([]byte{'N'}); err != nil {
 					return false, err
 				}
@@ -417,7 +416,7 @@ func (c *conn) startup() (ok bool, err error) {
 			if err := tc.Handshake(); err != nil {
 				return false, fmt.Errorf("TLS handshake: %w", err)
 			}
-			c.nc, tlsDone, c.tls = tc, true, true
+			c.nc, c.tls = tc, true
 			c.in, c.be = tc, newBackend(tc, tc, maxStartupBody)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
@@ -427,7 +426,7 @@ func (c *conn) startup() (ok bool, err error) {
 			c.s.cancel(m)
 			return false, nil
 		case *pgproto3.StartupMessage:
-			if c.s.RequireTLS && !tlsDone {
+			if c.s.RequireTLS && !c.tls {
 				return false, c.fatal("28000", "this server requires TLS (sslmode=require)")
 			}
 			c.user, c.db = m.Parameters["user"], m.Parameters["database"]
