@@ -16,6 +16,9 @@ type PGOptions struct {
 	Addr string // default a free loopback port
 	// User and Password are the login; an empty Password gets a random one.
 	User, Password string
+	// Auth is the password method (pgwire.AuthMD5, the default, or
+	// pgwire.AuthCleartext).
+	Auth string
 	// TLS, when set, is offered to clients (RequireTLS: demanded).
 	TLS        *tls.Config
 	RequireTLS bool
@@ -41,7 +44,7 @@ func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
 		_, _ = rand.Read(b)
 		o.Password = hex.EncodeToString(b)
 	}
-	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password,
+	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password, Auth: o.Auth,
 		TLS: o.TLS, RequireTLS: o.RequireTLS, AllowCleartextWithoutTLS: o.AllowCleartextWithoutTLS,
 		StartupTimeout: o.StartupTimeout, MaxConns: o.MaxConns, Version: o.Version, Log: s.opts.Log}
 	addr, stop, err := srv.Listen(ctx, o.Addr)

@@ -130,7 +130,7 @@ func startLocalWire(c *cli.Context, st *local.Stack) error {
 			return err
 		}
 		pg, err := st.StartPG(c.Context, local.PGOptions{Addr: addr, User: c.String("pg-user"), Password: c.String("pg-password"),
-			TLS: srv.TLS, RequireTLS: srv.RequireTLS, AllowCleartextWithoutTLS: srv.AllowCleartextWithoutTLS,
+			Auth: srv.Auth, TLS: srv.TLS, RequireTLS: srv.RequireTLS, AllowCleartextWithoutTLS: srv.AllowCleartextWithoutTLS,
 			StartupTimeout: srv.StartupTimeout, MaxConns: srv.MaxConns, Version: version()})
 		if err != nil {
 			return err
