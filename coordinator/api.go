@@ -47,8 +47,9 @@ type API struct {
 	c *Coordinator
 	// Token, when set, is the bearer token every request must carry.
 	Token string
-	// MaxSQLBytes bounds the SQL text of a submission or explain
-	// (default DefaultMaxSQLBytes); larger ones get HTTP 413, CodeSQLTooLarge.
+	// MaxSQLBytes bounds the SQL text of a submission or explain (default
+	// the coordinator's Config.MaxSQLBytes, which bounds every front end);
+	// larger ones get HTTP 413, CodeSQLTooLarge.
 	MaxSQLBytes int
 }
 
@@ -59,7 +60,7 @@ const DefaultMaxSQLBytes = 1 << 20
 const CodeSQLTooLarge = plan.CodeSQLTooLarge
 
 // NewAPI returns the HTTP API of c.
-func NewAPI(c *Coordinator) *API { return &API{c: c, MaxSQLBytes: DefaultMaxSQLBytes} }
+func NewAPI(c *Coordinator) *API { return &API{c: c, MaxSQLBytes: c.MaxSQLBytes()} }
 
 // Handler returns the API's routes.
 func (a *API) Handler() http.Handler {
@@ -150,11 +151,10 @@ func (a *API) decodeSQL(w http.ResponseWriter, r *http.Request) (SubmitRequest, 
 	var req SubmitRequest
 	limit := a.MaxSQLBytes
 	if limit <= 0 {
-		limit = DefaultMaxSQLBytes
+		limit = a.c.MaxSQLBytes()
 	}
 	tooLarge := func(n string) {
-		writeErr(w, http.StatusRequestEntityTooLarge, fmt.Errorf("%s: SQL text of %s is larger than the limit of %d bytes (coordinator --max-sql-bytes)",
-			CodeSQLTooLarge, n, limit))
+		writeErr(w, http.StatusRequestEntityTooLarge, SQLTooLarge(n, limit))
 	}
 	maxBody := int64(limit)*2 + 64<<10 // JSON escaping and the other fields
 	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))

@@ -140,6 +140,11 @@ type Config struct {
 	// input in total (default 16 MiB; 0 turns packing off).
 	PackBytes int64
 	AQE       adaptive.Config
+	// MaxSQLBytes bounds the SQL text of a job, whichever front end it
+	// comes from (the HTTP API, the Postgres wire protocol, Flight SQL):
+	// longer text is refused with CodeSQLTooLarge before it is planned or
+	// stored. 0 is DefaultMaxSQLBytes.
+	MaxSQLBytes int
 }
 
 // DefaultConfig returns the defaults documented in the README.
@@ -306,6 +311,9 @@ type SubmitOptions struct {
 // Submit plans sql, records the job in Redis and starts driving it. A
 // planning error is the user's and is returned as is (never retried).
 func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions) (string, error) {
+	if err := c.CheckSQL(sql); err != nil {
+		return "", err
+	}
 	g, explain, err := c.planner.Plan(ctx, sql)
 	if err != nil {
 		return "", err
@@ -317,10 +325,35 @@ func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions
 // statement that rewrote its query's plan, e.g. with a table writer) and
 // starts driving it. sql is the text the job shows.
 func (c *Coordinator) SubmitPlanned(ctx context.Context, sql string, g *plan.Graph, explain string, opts SubmitOptions) (string, error) {
+	if err := c.CheckSQL(sql); err != nil {
+		return "", err
+	}
 	if err := g.Validate(); err != nil {
 		return "", err
 	}
 	return c.submit(ctx, sql, g, explain, opts)
+}
+
+// MaxSQLBytes is the longest SQL text the coordinator takes
+// (Config.MaxSQLBytes, DefaultMaxSQLBytes when unset).
+func (c *Coordinator) MaxSQLBytes() int {
+	if c.cfg.MaxSQLBytes > 0 {
+		return c.cfg.MaxSQLBytes
+	}
+	return DefaultMaxSQLBytes
+}
+
+// CheckSQL refuses SQL text longer than MaxSQLBytes (CodeSQLTooLarge).
+func (c *Coordinator) CheckSQL(sql string) error {
+	if limit := c.MaxSQLBytes(); len(sql) > limit {
+		return SQLTooLarge(fmt.Sprintf("%d bytes", len(sql)), limit)
+	}
+	return nil
+}
+
+// SQLTooLarge is the error of SQL text of size n over limit bytes.
+func SQLTooLarge(n string, limit int) error {
+	return plan.Errorf(CodeSQLTooLarge, "%s: SQL text of %s is larger than the limit of %d bytes (coordinator --max-sql-bytes)", CodeSQLTooLarge, n, limit)
 }
 
 func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, explain string, opts SubmitOptions) (string, error) {

@@ -20,6 +20,10 @@ type Queries struct{ c *Coordinator }
 // Queries returns the coordinator's query path.
 func (c *Coordinator) Queries() *Queries { return &Queries{c: c} }
 
+// MaxSQLBytes is the longest SQL text the coordinator takes: front ends
+// bound their messages by it.
+func (q *Queries) MaxSQLBytes() int { return q.c.MaxSQLBytes() }
+
 // Submit plans sql and starts its job (a planning error carries its code
 // and position).
 func (q *Queries) Submit(ctx context.Context, sql string) (string, error) {
@@ -92,12 +96,18 @@ var ErrNoTableLister = errors.New("this coordinator's planner cannot list tables
 
 // Explain returns the plan text of sql.
 func (q *Queries) Explain(ctx context.Context, sql string) (string, error) {
+	if err := q.c.CheckSQL(sql); err != nil {
+		return "", err
+	}
 	_, text, err := q.c.planner.Plan(ctx, sql)
 	return text, err
 }
 
 // Describe plans sql without running it and returns its result schema.
 func (q *Queries) Describe(ctx context.Context, sql string) (*arrow.Schema, error) {
+	if err := q.c.CheckSQL(sql); err != nil {
+		return nil, err
+	}
 	g, _, err := q.c.planner.Plan(ctx, sql)
 	if err != nil {
 		return nil, err

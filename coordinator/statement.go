@@ -64,6 +64,16 @@ func (e *StatementEnv) BucketName() string { return e.c.cfg.Bucket }
 // Prefix returns the key prefix of everything the coordinator writes.
 func (e *StatementEnv) Prefix() string { return e.c.cfg.Prefix }
 
+// Key returns the key rest under the coordinator's prefix.
+func (e *StatementEnv) Key(rest string) string { return joinKey(e.c.cfg.Prefix, rest) }
+
+// InternalPrefixes returns the key prefixes of the coordinator's own data
+// (every job's shuffle objects, plan fragments, task specs and results;
+// the readiness probe): no statement may write under them.
+func (e *StatementEnv) InternalPrefixes() []string {
+	return []string{e.Key("jobs/"), e.Key(readyProbePrefix)}
+}
+
 // Submit submits a query as a job.
 func (e *StatementEnv) Submit(ctx context.Context, sql string) (string, error) {
 	return e.c.Submit(ctx, sql, SubmitOptions{Adaptive: e.adaptive})

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"os"
 	"strings"
@@ -285,6 +286,12 @@ var errCancelled = errors.New("job cancelled")
 func outageOf(err error) string {
 	if errors.Is(err, context.DeadlineExceeded) {
 		return "" // the task's own deadline
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		// The function's own disk (a spill file): its errno would pass
+		// for a transport error below.
+		return ""
 	}
 	if objstore.Transient(err) {
 		return "object store"
@@ -732,8 +739,15 @@ type fileSink struct {
 	task   int
 }
 
+// PutFile writes one file. A key the object store refuses to take (the
+// planner checks write targets, so only a plan from elsewhere has one) is
+// the statement's error (CodeBadLocation), never retried.
 func (f fileSink) PutFile(ctx context.Context, key string, body []byte) error {
-	return f.bucket.Put(ctx, key, body)
+	err := f.bucket.Put(ctx, key, body)
+	if errors.Is(err, objstore.ErrInvalidKey) {
+		return plan.Errorf(plan.CodeBadLocation, "write target: %w", err)
+	}
+	return err
 }
 
 func (f fileSink) Writer() (string, int) { return f.job, f.task }

@@ -16,6 +16,7 @@ import (
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // RunStatement implements coordinator.StatementRunner: plain queries are
@@ -88,10 +89,64 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 	case planner.StmtCreateTableAs:
 		return p.createTableAs(ctx, cat, st, env)
 	case planner.StmtCopy:
-		return p.copyTo(ctx, st, env)
+		return p.copyTo(ctx, cat, st, env)
 	}
 	return nil, &planner.Error{Code: planner.CodeUnsupported, Pos: 1, Msg: "unsupported: statement " + string(st.Kind)}
 }
+
+// checkName refuses a table name CREATE cannot use (CodeBadName), before
+// anything is inspected or written: a name becomes a Redis field and the
+// folder of a CREATE TABLE AS table's files ("zz/x" would write into table
+// zz's).
+func checkName(st *planner.Statement) error {
+	if err := catalog.CheckName(st.Name); err != nil {
+		return &planner.Error{Code: planner.CodeBadName, Pos: st.NamePos, Msg: fmt.Sprintf("CREATE TABLE %q: %v", st.Name, err)}
+	}
+	return nil
+}
+
+// writeTarget checks, at planning, that a statement may write files under
+// the key prefix key: a valid prefix (with room for the file names), not
+// inside any of reserved (the coordinator's own data) nor inside the
+// location of a registered table. The error (CodeBadLocation) names the
+// target as what, at pos.
+func (p *SQLPlanner) writeTarget(ctx context.Context, cat *catalog.Store, env *coordinator.StatementEnv, key string, reserved []string, what string, pos int) error {
+	bad := func(format string, args ...any) error {
+		return &planner.Error{Code: planner.CodeBadLocation, Pos: pos, Msg: what + ": " + fmt.Sprintf(format, args...)}
+	}
+	if err := objstore.ValidatePrefix(key); err != nil {
+		return bad("not a valid key prefix: %v", err)
+	}
+	if len(key) > objstore.MaxKeyLen-maxWriteName {
+		return bad("a prefix of %d bytes leaves no room for the file names (at most %d)", len(key), objstore.MaxKeyLen-maxWriteName)
+	}
+	for _, c := range strings.Split(key, "/") {
+		if c == "." {
+			return bad(`not a valid key prefix: a "." path component`)
+		}
+	}
+	for _, r := range reserved {
+		if strings.HasPrefix(key, r) {
+			return bad("inside sluice's own data (%s): write outside %s", p.s3URL(env, r), strings.Join(reserved, ", "))
+		}
+	}
+	tables, err := cat.List(ctx)
+	if err != nil {
+		return err
+	}
+	for _, t := range tables {
+		// A table lists its files under its location as a raw prefix
+		// ("data/t" sees "data/t2/..." too).
+		if strings.HasPrefix(key, t.Location) {
+			return bad("inside the location of table %s (%s): its files would change the table", t.Name, p.s3URL(env, t.Location))
+		}
+	}
+	return nil
+}
+
+// maxWriteName bounds what a write adds to its prefix: a file
+// (JOB-NNNNN.FORMAT) or the commit marker (_sluice_commit_JOB).
+const maxWriteName = 96
 
 func unknownTable(st *planner.Statement, err error) error {
 	if errors.Is(err, planner.ErrUnknownTable) {
@@ -135,6 +190,9 @@ func (p *SQLPlanner) exists(ctx context.Context, cat *catalog.Store, st *planner
 }
 
 func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	if err := checkName(st); err != nil {
+		return nil, err
+	}
 	if ok, err := p.exists(ctx, cat, st); ok || err != nil {
 		if err != nil {
 			return nil, err
@@ -276,13 +334,19 @@ func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *c
 }
 
 func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	if err := checkName(st); err != nil {
+		return nil, err
+	}
 	if ok, err := p.exists(ctx, cat, st); ok || err != nil {
 		if err != nil {
 			return nil, err
 		}
 		return status("table %s exists, not created", st.Name), nil
 	}
-	prefix := env.Prefix() + "tables/" + st.Name + "/"
+	prefix := env.Key("tables/" + st.Name + "/")
+	if err := p.writeTarget(ctx, cat, env, prefix, env.InternalPrefixes(), "CREATE TABLE "+st.Name, st.NamePos); err != nil {
+		return nil, err
+	}
 	// Every CTAS writes files of its own job id; files of an earlier table
 	// of the same name (dropped, its files left) are not this table's.
 	w, err := p.runWrite(ctx, st, env, prefix, "parquet")
@@ -315,7 +379,7 @@ func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *
 	return status("created table %s: %d rows in %d files at %s", st.Name, w.Rows, len(w.Keys), p.s3URL(env, prefix)), nil
 }
 
-func (p *SQLPlanner) copyTo(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	key, err := location(st, env)
 	if err != nil {
 		return nil, err
@@ -325,6 +389,13 @@ func (p *SQLPlanner) copyTo(ctx context.Context, st *planner.Statement, env *coo
 	}
 	for k := range st.Options {
 		return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("unknown COPY option %q (known: format)", k)}
+	}
+	// COPY writes only where nothing of sluice's or of a table is: not
+	// into jobs' folders, CREATE TABLE AS tables' or any registered
+	// table's location.
+	reserved := append(env.InternalPrefixes(), env.Key("tables/"))
+	if err := p.writeTarget(ctx, cat, env, key, reserved, fmt.Sprintf("COPY target %q", st.Location), st.LocationPos); err != nil {
+		return nil, err
 	}
 	w, err := p.runWrite(ctx, st, env, key, st.Format)
 	if err != nil {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"crypto/tls"
 	"encoding/hex"
+	"time"
 
 	"github.com/sluicedb/sluice/coordinator/flightsql"
 	"github.com/sluicedb/sluice/coordinator/pgwire"
@@ -15,10 +16,18 @@ type PGOptions struct {
 	Addr string // default a free loopback port
 	// User and Password are the login; an empty Password gets a random one.
 	User, Password string
+	// Auth is the password method (pgwire.AuthMD5, the default, or
+	// pgwire.AuthCleartext).
+	Auth string
 	// TLS, when set, is offered to clients (RequireTLS: demanded).
 	TLS        *tls.Config
 	RequireTLS bool
-	Version    string
+	// The connection limits and the cleartext opt-in of pgwire.Server (0,
+	// false: its defaults).
+	AllowCleartextWithoutTLS bool
+	StartupTimeout           time.Duration
+	MaxConns                 int
+	Version                  string
 }
 
 // StartPG serves the Postgres wire protocol in front of the stack's
@@ -35,8 +44,9 @@ func (s *Stack) StartPG(ctx context.Context, o PGOptions) (PGOptions, error) {
 		_, _ = rand.Read(b)
 		o.Password = hex.EncodeToString(b)
 	}
-	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password,
-		TLS: o.TLS, RequireTLS: o.RequireTLS, Version: o.Version, Log: s.opts.Log}
+	srv := &pgwire.Server{Engine: s.Coordinator.Queries(), User: o.User, Password: o.Password, Auth: o.Auth,
+		TLS: o.TLS, RequireTLS: o.RequireTLS, AllowCleartextWithoutTLS: o.AllowCleartextWithoutTLS,
+		StartupTimeout: o.StartupTimeout, MaxConns: o.MaxConns, Version: o.Version, Log: s.opts.Log}
 	addr, stop, err := srv.Listen(ctx, o.Addr)
 	if err != nil {
 		return o, err

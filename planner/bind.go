@@ -962,7 +962,9 @@ func (b *binder) bindTarget(t *target, c *exprCtx, ag *aggBuilder) error {
 }
 
 // bindGroupItem binds one GROUP BY item: a select-list position, an input
-// column, a select-list alias, or an expression over input columns.
+// column, a select-list alias, a boolean constant (GROUP BY true: one
+// group when there are rows, none when there are not, as DuckDB), or an
+// expression over input columns.
 func (b *binder) bindGroupItem(n *pg.Node, targets []*target, sc *scope) (*plan.Expr, error) {
 	c := &exprCtx{clause: "GROUP BY", scope: sc, targets: targets}
 	switch x := n.Node.(type) {
@@ -979,6 +981,9 @@ func (b *binder) bindGroupItem(n *pg.Node, targets []*target, sc *scope) (*plan.
 				return t.col, nil
 			}
 			return b.bindExpr(t.ast, c.with(func(c *exprCtx) { c.targets = nil }))
+		}
+		if bv := x.AConst.GetBoolval(); bv != nil {
+			return boolLit(bv.Boolval), nil
 		}
 		return nil, b.errorf(CodeValue, x.AConst.Location, "non-integer constant in GROUP BY")
 	}
@@ -1025,6 +1030,15 @@ func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 func (b *binder) grouped(e *plan.Expr, ag *aggBuilder, clause string) (*plan.Expr, error) {
 	if ag == nil {
 		return e, nil
+	}
+	if ag.sets != nil && e.Op == plan.OpLiteral {
+		// A constant key of grouping sets (SELECT 'x' AS c ... ROLLUP (c))
+		// is its key column: NULL in the rows of the sets without it.
+		// Constants inside other expressions stay constants (Postgres;
+		// DuckDB replaces those too).
+		if i, ok := ag.groupKeys[exprKey(e)]; ok {
+			return b.md.ref(ag.groupCols[i]), nil
+		}
 	}
 	out := substTopDown(e, func(x *plan.Expr) *plan.Expr {
 		if x.Op == plan.OpLiteral {

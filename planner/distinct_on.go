@@ -6,6 +6,7 @@ import (
 	pg "github.com/pganalyze/pg_query_go/v6"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/planner/sqlparse"
 )
 
 // distinctOn binds SELECT DISTINCT ON (e1, ..., ek) ... ORDER BY o1, ...,
@@ -26,7 +27,7 @@ func (b *binder) distinctOn(sel *pg.SelectStmt) (*qualifyClause, error) {
 	loc := exprLoc(sel.DistinctClause[0])
 	// The window and the comparison come from the parser, so they carry
 	// its defaults (the frame options of an OVER clause).
-	tree, err := pg.Parse("select row_number() over (partition by 1 order by 1) = 1")
+	tree, err := sqlparse.Parse("select row_number() over (partition by 1 order by 1) = 1")
 	if err != nil {
 		return nil, b.errorf(plan.CodeInternal, loc, "DISTINCT ON: %v", err)
 	}

@@ -12,17 +12,18 @@ import (
 // on the code, never on the message. The registry (codes, classes, docs) is
 // plan.Codes; these names are kept for the planner's own use.
 const (
-	CodeSyntax      = plan.CodeSyntax      // the SQL does not parse
-	CodeUnknownTbl  = plan.CodeUnknownTbl  // FROM names a table the catalog does not know, or a qualifier no FROM item has
-	CodeUnknownCol  = plan.CodeUnknownCol  // a column reference resolves to nothing
-	CodeType        = plan.CodeType        // operand types do not fit an operator, function or clause
-	CodeUnsupported = plan.CodeUnsupported // valid SQL that sluice does not run (yet)
-	CodeAmbiguous   = plan.CodeAmbiguous   // a name resolves to more than one column
-	CodeGrouping    = plan.CodeGrouping    // misuse of GROUP BY / aggregates (ungrouped column, aggregate in WHERE, nesting)
-	CodeValue       = plan.CodeValue       // a constant is invalid or out of range (bad date, LIMIT -1, ORDER BY 9 of 2 columns)
-	CodeTableExists = plan.CodeTableExists // CREATE of a table that exists
-	CodeBadLocation = plan.CodeBadLocation // a LOCATION or COPY target that is not usable
-	CodeBadOption   = plan.CodeBadOption   // an unknown or invalid statement option
+	CodeSyntax      = plan.CodeSyntax       // the SQL does not parse
+	CodeUnknownTbl  = plan.CodeUnknownTbl   // FROM names a table the catalog does not know, or a qualifier no FROM item has
+	CodeUnknownCol  = plan.CodeUnknownCol   // a column reference resolves to nothing
+	CodeType        = plan.CodeType         // operand types do not fit an operator, function or clause
+	CodeUnsupported = plan.CodeUnsupported  // valid SQL that sluice does not run (yet)
+	CodeAmbiguous   = plan.CodeAmbiguous    // a name resolves to more than one column
+	CodeGrouping    = plan.CodeGrouping     // misuse of GROUP BY / aggregates (ungrouped column, aggregate in WHERE, nesting)
+	CodeValue       = plan.CodeValue        // a constant is invalid or out of range (bad date, LIMIT -1, ORDER BY 9 of 2 columns)
+	CodeTableExists = plan.CodeTableExists  // CREATE of a table that exists
+	CodeBadLocation = plan.CodeBadLocation  // a LOCATION or COPY target that is not usable
+	CodeBadOption   = plan.CodeBadOption    // an unknown or invalid statement option
+	CodeBadName     = plan.CodeBadTableName // CREATE of a table whose name is not [a-z_][a-z0-9_]*
 )
 
 // ErrUnknownTable is wrapped by a Catalog's error for a table it does not

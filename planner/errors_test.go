@@ -5,6 +5,8 @@ import (
 	"errors"
 	"strings"
 	"testing"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // TestErrors checks the code and position of errors a user can cause.
@@ -124,6 +126,12 @@ func TestErrors(t *testing.T) {
 		{"select 1.234567890123456789012345678901234567890 from lineitem", CodeValue, 8, "more than 38 digits"},
 		{"select cast(l_quantity as decimal(38,20)) * cast(l_tax as decimal(38,20)) from lineitem", CodeValue, 43, "needs scale 40"},
 		{"select cast('abc' as int) from lineitem", CodeValue, 8, `invalid input for int64: "abc"`},
+		// SL090 nested deeper than the parser may go (issue 30: this one
+		// crashed the process in pg_query's C code); QUALIFY's condition is
+		// parsed on its own, but only after the whole text is checked.
+		{"select 1" + strings.Repeat("+1", 30000), plan.CodeSQLTooLarge, 2003, "the SQL nests more than 1000 levels deep"},
+		{"select n_name from nation qualify 1" + strings.Repeat("+1", 30000) + " > 0", plan.CodeSQLTooLarge, 2030, "nests more than 1000 levels"},
+		{"select " + strings.Repeat("(select ", 2000) + "1" + strings.Repeat(")", 2000), plan.CodeSQLTooLarge, 8000, "nests more than 1000 levels"},
 	}
 	for _, c := range cases {
 		_, err := Plan(context.Background(), c.sql, testCatalog, Options{})

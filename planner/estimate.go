@@ -273,22 +273,62 @@ func (es *estimator) joinRows(left, right node, conds []*plan.Expr) float64 {
 }
 
 // equiSides returns the left and right operands of c when it is an
-// equality between an expression over left and one over right.
+// equality between an expression over left and one over right, or an IS
+// NOT DISTINCT FROM between them (nullSafeEq: the operands of its
+// equality).
 func equiSides(c *plan.Expr, lcols, rcols map[colID]bool) (l, r *plan.Expr, ok bool) {
+	l, r, _, ok = keySides(c, lcols, rcols)
+	return l, r, ok
+}
+
+// keySides is equiSides telling whether the equality is NULL-safe (IS NOT
+// DISTINCT FROM: NULL matches NULL).
+func keySides(c *plan.Expr, lcols, rcols map[colID]bool) (l, r *plan.Expr, nullSafe, ok bool) {
+	if eq := nullSafeEq(c); eq != nil {
+		c, nullSafe = eq, true
+	}
 	if c.Op != plan.OpEq {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	a, b := c.Args[0], c.Args[1]
 	if len(refs(a)) == 0 || len(refs(b)) == 0 {
-		return nil, nil, false
+		return nil, nil, false, false
 	}
 	switch {
 	case within(a, lcols) && within(b, rcols):
-		return a, b, true
+		return a, b, nullSafe, true
 	case within(a, rcols) && within(b, lcols):
-		return b, a, true
+		return b, a, nullSafe, true
 	}
-	return nil, nil, false
+	return nil, nil, false, false
+}
+
+// nullSafeEq returns the equality x = y of c when c is x IS NOT DISTINCT
+// FROM y as the binder builds it (notDistinct):
+//
+//	CASE WHEN x IS NULL THEN y IS NULL WHEN y IS NULL THEN false ELSE x' = y' END
+//
+// where x' and y' are x and y brought to one type; nil otherwise.
+func nullSafeEq(c *plan.Expr) *plan.Expr {
+	if c.Op != plan.OpCase || len(c.Args) != 5 {
+		return nil
+	}
+	x, y, y2, f, eq := c.Args[0], c.Args[1], c.Args[2], c.Args[3], c.Args[4]
+	if x.Op != plan.OpIsNull || y.Op != plan.OpIsNull || y2.Op != plan.OpIsNull || eq.Op != plan.OpEq ||
+		!isLit(f) || f.Value.Null || f.Value.B || exprKey(y.Args[0]) != exprKey(y2.Args[0]) ||
+		exprKey(uncast(x.Args[0])) != exprKey(uncast(eq.Args[0])) || exprKey(uncast(y.Args[0])) != exprKey(uncast(eq.Args[1])) {
+		return nil
+	}
+	return eq
+}
+
+// uncast strips the casts around e: a cast does not change whether a value
+// is NULL.
+func uncast(e *plan.Expr) *plan.Expr {
+	for e.Op == plan.OpCast && len(e.Args) == 1 {
+		e = e.Args[0]
+	}
+	return e
 }
 
 // selectivity is the fraction of rows that pass all conds. A lower and an

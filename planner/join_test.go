@@ -189,3 +189,45 @@ func TestCountDistinctMixed(t *testing.T) {
 		t.Errorf("count_distinct must not be split into phases:\n%s", ex)
 	}
 }
+
+// TestNullSafeJoinKeys: IS NOT DISTINCT FROM between the sides of a join
+// is a hash join on two keys per equality that are never NULL (x IS NULL,
+// x with NULL replaced by a constant), not a cross join filtered by the
+// CASE the binder makes of it; a shape that only looks alike stays a
+// filter.
+func TestNullSafeJoinKeys(t *testing.T) {
+	cases := []struct {
+		sql   string
+		keys  int // join keys of each side; 0: a cross join
+		inner string
+	}{
+		{"select count(*) from orders join customer on o_custkey is not distinct from c_custkey", 2, "HashJoin"},
+		{"select count(*) from orders left join customer on c_custkey is not distinct from o_custkey", 2, "HashJoin"},
+		{"select count(*) from orders join customer on o_custkey is not distinct from c_custkey and o_comment is not distinct from c_comment", 4, "HashJoin"},
+		{"select count(*) from orders join customer on o_custkey = c_custkey and o_totalprice is not distinct from c_acctbal", 3, "HashJoin"},
+		{"select count(*) from orders where exists (select * from customer where c_custkey is not distinct from o_custkey)", 2, "HashJoin"},
+		{"select count(*) from orders join customer on o_custkey is distinct from c_custkey", 0, "CrossJoin"},
+		{"select count(*) from orders join customer on case when o_custkey is null then c_custkey is null when c_custkey is null then false else o_custkey = c_nationkey end", 0, "CrossJoin"},
+	}
+	for _, c := range cases {
+		pl, err := Plan(context.Background(), c.sql, testCatalog, Options{BroadcastBytes: -1})
+		if err != nil {
+			t.Fatalf("%s: %v", c.sql, err)
+		}
+		var joins []*plan.Node
+		for _, st := range pl.Graph.Stages {
+			plan.Walk(st.Root, func(n *plan.Node) {
+				if n.Kind == plan.KindHashJoin || n.Kind == plan.KindCrossJoin {
+					joins = append(joins, n)
+				}
+			})
+		}
+		if len(joins) != 1 {
+			t.Fatalf("%s: %d joins\n%s", c.sql, len(joins), Explain(pl))
+		}
+		j := joins[0]
+		if len(j.Join.LeftKeys) != c.keys || len(j.Join.RightKeys) != c.keys || !strings.Contains(Explain(pl), c.inner) {
+			t.Errorf("%s: %s with %d keys, want %s with %d\n%s", c.sql, j.Kind, len(j.Join.LeftKeys), c.inner, c.keys, Explain(pl))
+		}
+	}
+}

@@ -53,10 +53,17 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 	lcols, rcols := colSet(n.left.output()), colSet(n.right.output())
 	var lk, rk, residual []*plan.Expr
 	for _, c := range n.conds {
-		if a, b, ok := equiSides(c, lcols, rcols); ok {
-			lk, rk = append(lk, a), append(rk, b)
-		} else {
+		a, b, nullSafe, ok := keySides(c, lcols, rcols)
+		switch {
+		case !ok:
 			residual = append(residual, c)
+		case nullSafe:
+			// x IS NOT DISTINCT FROM y: two keys that are never NULL,
+			// (x IS NULL, x or a constant when NULL), match exactly when
+			// x and y are equal or both NULL.
+			lk, rk = append(lk, nullSafeKeys(a)...), append(rk, nullSafeKeys(b)...)
+		default:
+			lk, rk = append(lk, a), append(rk, b)
 		}
 	}
 	if len(lk) == 0 && n.typ != plan.JoinInner && !n.nullAware {
@@ -204,6 +211,13 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 		return l.project(f, exprs, want)
 	}
 	return f, nil
+}
+
+// nullSafeKeys are the join keys of x in a NULL-safe equality: whether x
+// is NULL, and x with NULL replaced by the zero value of its type.
+func nullSafeKeys(x *plan.Expr) []*plan.Expr {
+	isNull := plan.Call(plan.OpIsNull, plan.BoolType, x)
+	return []*plan.Expr{isNull, plan.Call(plan.OpCase, x.Type, isNull, lit(plan.Value{}, x.Type), x)}
 }
 
 // keyColumns makes the key expressions columns of f (a projection adds the

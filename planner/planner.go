@@ -22,6 +22,7 @@ import (
 	pgparser "github.com/pganalyze/pg_query_go/v6/parser"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/planner/sqlparse"
 )
 
 // Catalog is what the planner needs of the table catalog.
@@ -191,23 +192,32 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 
 // parse parses sql with pg_query after rewriting the DuckDB syntax the
 // Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY, //) at the same
-// byte offsets.
+// byte offsets. Text that nests too deeply for the parser is refused first
+// (sqlparse.Check), before any of it is parsed.
 func parse(sql string) (*pg.ParseResult, *qualifies, error) {
+	if err := sqlparse.Check(sql); err != nil {
+		return nil, nil, syntaxError(sql, err)
+	}
 	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(maskIntDiv(sql))))
 	if err != nil {
 		return nil, nil, err
 	}
-	tree, err := pg.Parse(masked)
+	tree, err := sqlparse.Parse(masked)
 	if err != nil {
 		return nil, nil, syntaxError(sql, err)
 	}
 	return tree, quals, nil
 }
 
-// syntaxError converts a pg_query parse error into an SL001 Error. The
-// parser's message already names the token ("syntax error at or near
-// "where""); its cursor position is 1-based in characters.
+// syntaxError converts an error of sqlparse.Parse into an Error: SL090 for
+// text over the nesting limit, else SL001. The parser's message already
+// names the token ("syntax error at or near "where""); its cursor position
+// is 1-based in characters.
 func syntaxError(sql string, err error) error {
+	var de *sqlparse.DepthError
+	if errors.As(err, &de) {
+		return &Error{Code: plan.CodeSQLTooLarge, Pos: de.Pos, Msg: de.Message(), err: err}
+	}
 	var pe *pgparser.Error
 	if errors.As(err, &pe) {
 		msg := pe.Message

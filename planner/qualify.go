@@ -5,6 +5,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluicedb/sluice/planner/sqlparse"
 )
 
 // QUALIFY cond (DuckDB: a filter on the window functions' results, after
@@ -93,7 +95,7 @@ func splitQualify(sql string) (string, *qualifies, error) {
 			masked[i] = ' '
 		}
 		condSQL := string(blank)
-		tree, err := pg.Parse(condSQL)
+		tree, err := sqlparse.Parse(condSQL)
 		if err != nil {
 			return "", nil, syntaxError(sql, err)
 		}

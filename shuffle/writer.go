@@ -11,6 +11,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -376,13 +377,23 @@ func (w *Writer) encode(p int, rec arrow.RecordBatch) error {
 	return nil
 }
 
+// spillError is the error of spill file I/O: a full disk (ENOSPC, EDQUOT)
+// is the task's memory limit (plan.CodeMemoryLimit: the output did not fit
+// in memory nor on disk), not infrastructure trouble to retry.
+func spillError(what string, err error) error {
+	if errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT) {
+		return plan.Errorf(plan.CodeMemoryLimit, "shuffle: writer: %s: spill disk full: %w", what, err)
+	}
+	return fmt.Errorf("shuffle: writer: %s: %w", what, err)
+}
+
 // spillRuns appends the biggest in-memory runs to the spill file until at
 // most half of MaxBufferedBytes is held.
 func (w *Writer) spillRuns() error {
 	if w.spill == nil {
 		f, err := os.CreateTemp(w.opts.SpillDir, "sluice-shuffle-*.spill")
 		if err != nil {
-			return fmt.Errorf("shuffle: writer: creating spill file: %w", err)
+			return spillError("creating spill file", err)
 		}
 		w.spill = f
 	}
@@ -400,7 +411,7 @@ func (w *Writer) spillRuns() error {
 		pf := &w.parts[p].file
 		n, err := w.spill.WriteAt(pf.buf.Bytes(), w.spillEnd)
 		if err != nil {
-			return fmt.Errorf("shuffle: writer: spilling partition %d: %w", p, err)
+			return spillError(fmt.Sprintf("spilling partition %d", p), err)
 		}
 		pf.segs = append(pf.segs, [2]int64{w.spillEnd, int64(n)})
 		pf.spilled += int64(n)

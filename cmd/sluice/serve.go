@@ -4,8 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
+	"os"
+	"runtime"
 	"strings"
 	"time"
 
@@ -63,7 +66,7 @@ func coordinatorCommand() *cli.Command {
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API (required on a non-loopback --addr)"},
 				insecureFlag(),
-				&cli.IntFlag{Name: "max-sql-bytes", Value: coordinator.DefaultMaxSQLBytes, Usage: "largest SQL text accepted (error " + coordinator.CodeSQLTooLarge + " above)"},
+				&cli.IntFlag{Name: "max-sql-bytes", Value: coordinator.DefaultMaxSQLBytes, Usage: "largest SQL text accepted by the API, the Postgres wire protocol and Flight SQL (error " + coordinator.CodeSQLTooLarge + " above)"},
 				&cli.StringSliceFlag{Name: "function-url", EnvVars: []string{"SLUICE_FUNCTION_URLS"}, Usage: "HTTP function endpoints (default: in-process functions)"},
 				&cli.StringFlag{Name: "lambda-function", EnvVars: []string{"SLUICE_LAMBDA_FUNCTION"}, Usage: "invoke this AWS Lambda function (name or ARN; \"function\" under the Lambda Runtime Interface Emulator)"},
 				&cli.StringSliceFlag{Name: "lambda-endpoint", EnvVars: []string{"SLUICE_LAMBDA_ENDPOINTS"}, Usage: "Lambda API endpoint(s) instead of AWS (emulators; concurrency slots are spread over several)"},
@@ -120,6 +123,9 @@ func coordinatorCommand() *cli.Command {
 					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
+					if err := applySpillLimit(rt, c.Int("functions"), log); err != nil {
+						return err
+					}
 					inv = function.NewPool(rt, c.Int("functions"))
 				}
 				cfg := coordinator.DefaultConfig()
@@ -127,6 +133,7 @@ func coordinatorCommand() *cli.Command {
 				cfg.Prefix = c.String("prefix")
 				cfg.Adaptive = c.Bool("adaptive")
 				cfg.LeaseTTL = c.Duration("lease")
+				cfg.MaxSQLBytes = c.Int("max-sql-bytes") // every front end: the API, pgwire, Flight SQL
 				if err := applyResilience(c, &cfg, &inv, bucket); err != nil {
 					return err
 				}
@@ -143,7 +150,6 @@ func coordinatorCommand() *cli.Command {
 				go co.Recover(c.Context, cfg.LeaseTTL/2)
 				api := coordinator.NewAPI(co)
 				api.Token = c.String("token")
-				api.MaxSQLBytes = c.Int("max-sql-bytes")
 				ln, err := net.Listen("tcp", c.String("addr"))
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", c.String("addr"), err)
@@ -169,6 +175,23 @@ func coordinatorCommand() *cli.Command {
 			},
 		}},
 	}
+}
+
+// applySpillLimit sets the spill limit of rt's tasks, tasks of which run at
+// once: $SLUICE_SPILL_LIMIT, or a share of the spill disk's free space
+// (function.SpillLimitFor), as cmd/sluice-function does.
+func applySpillLimit(rt *function.Runtime, tasks int, log *slog.Logger) error {
+	limit, err := function.SpillLimitFor(rt.SpillDir, tasks)
+	if err != nil {
+		return err
+	}
+	rt.SpillLimit = limit
+	dir := rt.SpillDir
+	if dir == "" {
+		dir = os.TempDir()
+	}
+	log.Info("spill", "dir", dir, "limit_bytes", limit, "tasks", tasks)
+	return nil
 }
 
 func functionCommand() *cli.Command {
@@ -214,7 +237,15 @@ func functionCommand() *cli.Command {
 				if err != nil {
 					return fmt.Errorf("listen on %s: %w", addr, err)
 				}
-				h := function.NewHTTPHandler(function.NewRuntime(bucket, sig, log), function.HTTPOptions{Secret: secret, Concurrency: c.Int("concurrency")})
+				rt := function.NewRuntime(bucket, sig, log)
+				tasks := c.Int("concurrency")
+				if tasks <= 0 {
+					tasks = runtime.GOMAXPROCS(0) // function.HTTPOptions' default slots
+				}
+				if err := applySpillLimit(rt, tasks, log); err != nil {
+					return err
+				}
+				h := function.NewHTTPHandler(rt, function.HTTPOptions{Secret: secret, Concurrency: c.Int("concurrency")})
 				srv := &http.Server{Handler: h, ReadHeaderTimeout: 10 * time.Second}
 				go func() {
 					<-c.Context.Done()

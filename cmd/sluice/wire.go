@@ -27,6 +27,9 @@ func wireFlags(pgDefault string) []cli.Flag {
 		&cli.StringFlag{Name: "pg-tls-cert", EnvVars: []string{"SLUICE_PG_TLS_CERT"}, Usage: "TLS certificate (PEM) for Postgres clients"},
 		&cli.StringFlag{Name: "pg-tls-key", EnvVars: []string{"SLUICE_PG_TLS_KEY"}, Usage: "its key (PEM)"},
 		&cli.BoolFlag{Name: "pg-require-tls", Usage: "refuse Postgres clients that do not use TLS"},
+		&cli.BoolFlag{Name: "pg-allow-cleartext-without-tls", Usage: "with --pg-auth password, take passwords in cleartext over connections without TLS too (anyone on the path can read them)"},
+		&cli.DurationFlag{Name: "pg-startup-timeout", Value: pgwire.DefaultStartupTimeout, Usage: "drop a Postgres client that has not logged in within this time"},
+		&cli.IntFlag{Name: "pg-max-conns", Value: pgwire.DefaultMaxConns, Usage: "Postgres connections served at once (logged in or not); more are refused with \"too many clients\""},
 		&cli.StringFlag{Name: "flight-addr", EnvVars: []string{"SLUICE_FLIGHT_ADDR"}, Usage: "serve Arrow Flight SQL on this address (\"\": off); it takes the API's --token"},
 		&cli.StringFlag{Name: "flight-tls-cert", EnvVars: []string{"SLUICE_FLIGHT_TLS_CERT"}, Usage: "TLS certificate (PEM) for the Flight SQL port (grpc+tls://)"},
 		&cli.StringFlag{Name: "flight-tls-key", EnvVars: []string{"SLUICE_FLIGHT_TLS_KEY"}, Usage: "its key (PEM)"},
@@ -40,7 +43,11 @@ func pgServer(c *cli.Context, q *coordinator.Queries, log *slog.Logger) (*pgwire
 		return nil, fmt.Errorf("--pg-auth %q: want md5 or password", auth)
 	}
 	srv := &pgwire.Server{Engine: q, User: c.String("pg-user"), Password: c.String("pg-password"), Auth: auth,
-		RequireTLS: c.Bool("pg-require-tls"), Version: version(), Log: log}
+		RequireTLS: c.Bool("pg-require-tls"), AllowCleartextWithoutTLS: c.Bool("pg-allow-cleartext-without-tls"),
+		StartupTimeout: c.Duration("pg-startup-timeout"), MaxConns: c.Int("pg-max-conns"), Version: version(), Log: log}
+	if srv.StartupTimeout <= 0 || srv.MaxConns <= 0 {
+		return nil, errors.New("--pg-startup-timeout and --pg-max-conns must be positive")
+	}
 	cert, key := c.String("pg-tls-cert"), c.String("pg-tls-key")
 	if (cert == "") != (key == "") {
 		return nil, errors.New("--pg-tls-cert and --pg-tls-key go together")
@@ -52,6 +59,9 @@ func pgServer(c *cli.Context, q *coordinator.Queries, log *slog.Logger) (*pgwire
 		}
 	} else if srv.RequireTLS {
 		return nil, errors.New("--pg-require-tls needs --pg-tls-cert and --pg-tls-key")
+	}
+	if auth == pgwire.AuthCleartext && srv.TLS == nil && !srv.AllowCleartextWithoutTLS {
+		return nil, errors.New("--pg-auth password sends passwords in cleartext: serve TLS (--pg-tls-cert, --pg-tls-key), use --pg-auth md5, or pass --pg-allow-cleartext-without-tls")
 	}
 	return srv, nil
 }
@@ -81,6 +91,22 @@ func flightScheme(conf *tls.Config) string {
 	return "grpc"
 }
 
+// warnPlaintextLogin warns when Postgres clients may log in over a
+// connection without TLS on a non-loopback address.
+func warnPlaintextLogin(log *slog.Logger, srv *pgwire.Server, addr string) {
+	if srv.Password == "" || srv.RequireTLS || loopback(addr) {
+		return
+	}
+	switch {
+	case srv.Auth == pgwire.AuthCleartext && srv.AllowCleartextWithoutTLS:
+		log.Warn("Postgres clients may send their password in cleartext without TLS (--pg-allow-cleartext-without-tls)", "addr", addr)
+	case srv.TLS == nil:
+		log.Warn("Postgres clients log in without TLS: the md5 exchange can be captured and the password guessed offline; set --pg-tls-cert, --pg-tls-key and --pg-require-tls", "addr", addr)
+	default:
+		log.Warn("Postgres clients may log in without TLS: set --pg-require-tls", "addr", addr)
+	}
+}
+
 // startWire starts the front ends the flags ask for and returns a function
 // that stops them.
 func startWire(c *cli.Context, q *coordinator.Queries, token string, log *slog.Logger) (func(), error) {
@@ -98,6 +124,7 @@ func startWire(c *cli.Context, q *coordinator.Queries, token string, log *slog.L
 		if err != nil {
 			return nil, err
 		}
+		warnPlaintextLogin(log, srv, addr)
 		got, s, err := srv.Listen(c.Context, addr)
 		if err != nil {
 			return nil, err
@@ -136,7 +163,8 @@ func startLocalWire(c *cli.Context, st *local.Stack) error {
 			return err
 		}
 		pg, err := st.StartPG(c.Context, local.PGOptions{Addr: addr, User: c.String("pg-user"), Password: c.String("pg-password"),
-			TLS: srv.TLS, RequireTLS: srv.RequireTLS, Version: version()})
+			Auth: srv.Auth, TLS: srv.TLS, RequireTLS: srv.RequireTLS, AllowCleartextWithoutTLS: srv.AllowCleartextWithoutTLS,
+			StartupTimeout: srv.StartupTimeout, MaxConns: srv.MaxConns, Version: version()})
 		if err != nil {
 			return err
 		}

@@ -122,6 +122,11 @@ func (s *Server) Listen(addr string, opts ...grpc.ServerOption) (string, func(),
 	if err != nil {
 		return "", nil, fmt.Errorf("flight sql listen on %s: %w", addr, err)
 	}
+	// A message may carry SQL up to the coordinator's limit (which
+	// Submit enforces, CodeSQLTooLarge) when that is above gRPC's 4 MiB.
+	if e, ok := s.Engine.(interface{ MaxSQLBytes() int }); ok {
+		opts = append([]grpc.ServerOption{grpc.MaxRecvMsgSize(max(4<<20, 2*e.MaxSQLBytes()+64<<10))}, opts...)
+	}
 	if s.TLS != nil {
 		opts = append(opts, grpc.Creds(credentials.NewTLS(s.TLS)))
 	}

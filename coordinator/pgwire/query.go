@@ -16,6 +16,7 @@ import (
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/function/redact"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/planner/sqlparse"
 )
 
 // statement is a prepared statement of the extended protocol.
@@ -397,7 +398,7 @@ type describer interface {
 // parseOne is the parse tree of a statement, nil when sql is not one
 // statement Postgres's grammar reads (sluice's own syntax: QUALIFY, ...).
 func parseOne(sql string) *pg_query.Node {
-	tree, err := pg_query.Parse(sql)
+	tree, err := sqlparse.Parse(sql) // too deep: the engine's planner says so
 	if err != nil || len(tree.Stmts) != 1 {
 		return nil
 	}

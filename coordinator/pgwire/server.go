@@ -21,11 +21,14 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"syscall"
+	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // Engine runs SQL. *coordinator.Queries is the production one.
@@ -59,21 +62,82 @@ type Server struct {
 	// require); with RequireTLS a client that does not is refused.
 	TLS        *tls.Config
 	RequireTLS bool
+	// AllowCleartextWithoutTLS lets AuthCleartext take a password over a
+	// connection without TLS, where anyone on the path can read it. Without
+	// it such a client is refused (28000) and told to use TLS.
+	AllowCleartextWithoutTLS bool
 	// Version is what version() and server_version report after the
 	// Postgres version clients parse.
 	Version string
 	Log     *slog.Logger
 
-	mu    sync.Mutex
-	conns map[uint32]*conn // by process id, for cancel requests
-	wg    sync.WaitGroup
+	// StartupTimeout bounds the startup phase of a connection (TLS, the
+	// startup message, authentication): a client that has not logged in
+	// by then is dropped. 0 is DefaultStartupTimeout.
+	StartupTimeout time.Duration
+	// MaxConns bounds the connections served at once, logged in or not;
+	// one more is told "too many clients" (53300) and closed. 0 is
+	// DefaultMaxConns.
+	MaxConns int
+	// MaxSQLBytes is the longest SQL text a client may send; a message
+	// after login may be twice as long plus 64 KiB (parameters, framing)
+	// before the connection is closed (54000), while text over the limit
+	// in a message under it is refused by the engine (SL090). 0 is the
+	// Engine's MaxSQLBytes() when it has one, else
+	// coordinator.DefaultMaxSQLBytes.
+	MaxSQLBytes int
+
+	mu     sync.Mutex
+	conns  map[uint32]*conn // by process id, for cancel requests
+	active int              // connections being served
+	wg     sync.WaitGroup
+}
+
+// Connection limits.
+const (
+	DefaultStartupTimeout = 30 * time.Second
+	DefaultMaxConns       = 100
+	// maxStartupBody bounds a message before login (a password): what
+	// Postgres allows a startup packet, MAX_STARTUP_PACKET_LENGTH.
+	maxStartupBody = 10_000
+)
+
+func (s *Server) startupTimeout() time.Duration {
+	if s.StartupTimeout > 0 {
+		return s.StartupTimeout
+	}
+	return DefaultStartupTimeout
+}
+
+func (s *Server) maxConns() int {
+	if s.MaxConns > 0 {
+		return s.MaxConns
+	}
+	return DefaultMaxConns
+}
+
+// maxMessageBytes bounds a message after login.
+func (s *Server) maxMessageBytes() int {
+	limit := s.MaxSQLBytes
+	if limit <= 0 {
+		if e, ok := s.Engine.(interface{ MaxSQLBytes() int }); ok {
+			limit = e.MaxSQLBytes()
+		}
+	}
+	if limit <= 0 {
+		limit = coordinator.DefaultMaxSQLBytes
+	}
+	return 2*limit + 64<<10
 }
 
 // serverVersion is the Postgres version the server claims: clients pick
 // their catalog queries by it.
 const serverVersion = "15.0"
 
-// Serve accepts connections on ln until ctx ends or ln is closed.
+// Serve accepts connections on ln until ctx ends or ln is closed. A
+// temporary accept error (out of file descriptors, a connection reset
+// before it was accepted) is logged and retried after a pause that doubles
+// from 5ms to 1s, as net/http does; connections over MaxConns are refused.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 	if s.Log == nil {
 		s.Log = slog.New(slog.DiscardHandler)
@@ -83,20 +147,84 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		_ = ln.Close()
 	}()
 	defer s.wg.Wait()
+	var delay time.Duration
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			if ctx.Err() != nil || errors.Is(err, net.ErrClosed) {
 				return nil
 			}
-			return fmt.Errorf("pgwire accept: %w", err)
+			if !temporary(err) {
+				return fmt.Errorf("pgwire accept: %w", err)
+			}
+			delay = min(max(2*delay, 5*time.Millisecond), time.Second)
+			s.Log.Warn("pgwire accept failed, retrying", "err", err, "retry_in", delay)
+			select {
+			case <-time.After(delay):
+			case <-ctx.Done():
+				return nil
+			}
+			continue
+		}
+		delay = 0
+		if !s.acquire() {
+			s.wg.Add(1)
+			go func() {
+				defer s.wg.Done()
+				s.refuse(nc)
+			}()
+			continue
 		}
 		s.wg.Add(1)
 		go func() {
 			defer s.wg.Done()
+			defer s.release()
 			s.serveConn(ctx, nc)
 		}()
 	}
+}
+
+// temporary reports whether an accept error may go away: the process or
+// system is out of file descriptors or buffers, or a connection failed
+// before it was accepted.
+func temporary(err error) bool {
+	for _, e := range []error{syscall.EMFILE, syscall.ENFILE, syscall.ENOBUFS, syscall.ENOMEM,
+		syscall.ECONNABORTED, syscall.ECONNRESET, syscall.EAGAIN, syscall.EINTR, syscall.EPROTO, syscall.EPERM} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	var ne net.Error
+	return errors.As(err, &ne) && ne.Timeout()
+}
+
+// acquire counts a connection in, unless MaxConns are served already.
+func (s *Server) acquire() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.active >= s.maxConns() {
+		return false
+	}
+	s.active++
+	return true
+}
+
+func (s *Server) release() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.active--
+}
+
+// refuse tells a connection over MaxConns so, as Postgres does, and closes
+// it; the client has a second to read it.
+func (s *Server) refuse(nc net.Conn) {
+	defer nc.Close()
+	s.Log.Warn("pgwire connection refused: too many clients", "remote", nc.RemoteAddr().String(), "max_conns", s.maxConns())
+	_ = nc.SetDeadline(time.Now().Add(time.Second))
+	be := pgproto3.NewBackend(nc, nc)
+	be.Send(&pgproto3.ErrorResponse{Severity: "FATAL", SeverityUnlocalized: "FATAL", Code: "53300",
+		Message: fmt.Sprintf("sorry, too many clients already (this server serves %d connections at once: --pg-max-conns)", s.maxConns())})
+	_ = be.Flush()
 }
 
 func (s *Server) register(c *conn) {
@@ -144,13 +272,26 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 		<-ctx.Done()
 		_ = nc.Close()
 	}()
-	c := &conn{s: s, nc: nc, be: pgproto3.NewBackend(nc, nc), log: s.Log.With("remote", nc.RemoteAddr().String()),
+	c := &conn{s: s, nc: nc, log: s.Log.With("remote", nc.RemoteAddr().String()),
 		stmts: map[string]*statement{}, portals: map[string]*portal{}, cursors: map[string]*sqlCursor{},
 		settings: defaultSettings()}
+	c.in, c.be = nc, newBackend(nc, nc, maxStartupBody)
 	s.register(c)
 	defer s.unregister(c)
+	// The whole startup phase, TLS handshake and login included, has
+	// StartupTimeout: a client that connects and stays silent (or trickles)
+	// holds a connection slot no longer.
+	_ = nc.SetDeadline(time.Now().Add(s.startupTimeout()))
 	ok, err := c.startup()
 	if err != nil {
+		if c.tooLarge(err) {
+			return
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			c.log.Info("pgwire startup timed out", "timeout", s.startupTimeout())
+			return
+		}
 		if !errors.Is(err, io.EOF) {
 			c.log.Info("pgwire startup", "err", err)
 		}
@@ -159,16 +300,57 @@ func (s *Server) serveConn(ctx context.Context, nc net.Conn) {
 	if !ok {
 		return
 	}
+	if err := c.nc.SetDeadline(time.Time{}); err != nil {
+		return
+	}
 	// From here on the connection is read ahead, so that a client that
 	// disconnects mid-query cancels its job.
-	c.be = pgproto3.NewBackend(watchConn(ctx, c.nc, func() {
+	c.in = watchConn(ctx, c.nc, func() {
 		c.log.Debug("pgwire client gone")
 		cancel()
-	}), c.nc)
-	if err := c.loop(ctx); err != nil && !errors.Is(err, io.EOF) && ctx.Err() == nil {
+	})
+	c.be = newBackend(c.in, c.nc, s.maxMessageBytes())
+	c.loggedIn = true
+	if err := c.loop(ctx); err != nil && !c.tooLarge(err) && !errors.Is(err, io.EOF) && ctx.Err() == nil {
 		c.log.Info("pgwire connection", "err", err)
 	}
 }
+
+// newBackend reads messages of at most maxBody bytes from r: a message
+// claiming more fails before its body is read (pgproto3 would otherwise
+// allocate whatever length a client claims).
+func newBackend(r io.Reader, w io.Writer, maxBody int) *pgproto3.Backend {
+	be := pgproto3.NewBackend(r, w)
+	be.SetMaxBodyLen(maxBody)
+	return be
+}
+
+// tooLarge reports whether err is a message over the size limit, and if so
+// tells the client before the connection closes (the message is not read
+// into memory, so the connection cannot go on). After login what the
+// client is still sending of it is read and dropped for a few seconds (at
+// most maxDrainBytes), so that it gets to read the error instead of a
+// reset; before login nothing is.
+func (c *conn) tooLarge(err error) bool {
+	var me *pgproto3.ExceededMaxBodyLenErr
+	if !errors.As(err, &me) {
+		return false
+	}
+	c.log.Warn("pgwire message too large", "bytes", me.ActualBodyLen, "limit", me.MaxExpectedBodyLen)
+	_ = c.nc.SetDeadline(time.Now().Add(drainTimeout))
+	_ = c.fatal("54000", fmt.Sprintf("%s: a message of %d bytes is larger than the limit of %d bytes (SQL text: coordinator --max-sql-bytes)",
+		plan.CodeSQLTooLarge, me.ActualBodyLen, me.MaxExpectedBodyLen))
+	if c.loggedIn {
+		_, _ = io.CopyN(io.Discard, c.in, int64(min(me.ActualBodyLen, maxDrainBytes)))
+	}
+	return true
+}
+
+// How long and how much of a message over the limit is read and dropped.
+const (
+	drainTimeout  = 5 * time.Second
+	maxDrainBytes = 256 << 20
+)
 
 // conn is one client connection.
 type conn struct {
@@ -179,6 +361,9 @@ type conn struct {
 
 	pid      uint32
 	secret   []byte
+	tls      bool      // the connection is encrypted
+	in       io.Reader // what be reads from
+	loggedIn bool
 	user, db string
 	settings map[string]string
 
@@ -217,7 +402,6 @@ func (c *conn) fatal(code, msg string) error {
 // authentication and the parameters clients expect. ok is false when the
 // connection is done (a cancel request, a refused login).
 func (c *conn) startup() (ok bool, err error) {
-	tlsDone := false
 	for {
 		msg, err := c.be.ReceiveStartupMessage()
 		if err != nil {
@@ -225,7 +409,7 @@ func (c *conn) startup() (ok bool, err error) {
 		}
 		switch m := msg.(type) {
 		case *pgproto3.SSLRequest:
-			if c.s.TLS == nil || tlsDone {
+			if c.s.TLS == nil || c.tls {
 				if _, err := c.nc.Write([]byte{'N'}); err != nil {
 					return false, err
 				}
@@ -238,8 +422,8 @@ func (c *conn) startup() (ok bool, err error) {
 			if err := tc.Handshake(); err != nil {
 				return false, fmt.Errorf("TLS handshake: %w", err)
 			}
-			c.nc, tlsDone = tc, true
-			c.be = pgproto3.NewBackend(tc, tc)
+			c.nc, c.tls = tc, true
+			c.in, c.be = tc, newBackend(tc, tc, maxStartupBody)
 		case *pgproto3.GSSEncRequest:
 			if _, err := c.nc.Write([]byte{'N'}); err != nil {
 				return false, err
@@ -248,7 +432,7 @@ func (c *conn) startup() (ok bool, err error) {
 			c.s.cancel(m)
 			return false, nil
 		case *pgproto3.StartupMessage:
-			if c.s.RequireTLS && !tlsDone {
+			if c.s.RequireTLS && !c.tls {
 				return false, c.fatal("28000", "this server requires TLS (sslmode=require)")
 			}
 			c.user, c.db = m.Parameters["user"], m.Parameters["database"]
@@ -283,6 +467,10 @@ func (c *conn) authenticate() error {
 		return errAuthFailed
 	}
 	if c.s.Auth == AuthCleartext {
+		if !c.tls && !c.s.AllowCleartextWithoutTLS {
+			_ = c.fatal("28000", "this server takes passwords in cleartext only over TLS: connect with sslmode=require")
+			return errAuthFailed
+		}
 		if err := c.send(&pgproto3.AuthenticationCleartextPassword{}); err != nil {
 			return err
 		}

@@ -9,6 +9,7 @@ import (
 	"os"
 	"sync"
 	"sync/atomic"
+	"syscall"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/ipc"
@@ -86,6 +87,9 @@ type MemoryLimitError struct {
 
 func (e *MemoryLimitError) Error() string {
 	s := fmt.Sprintf("exec: %s: memory limit exceeded: needs %d bytes, task memory budget %d bytes", e.Operator, e.Used, e.Limit)
+	if e.Used <= 0 { // nothing held at the time (a spill file failing to close)
+		s = fmt.Sprintf("exec: %s: memory limit exceeded: task memory budget %d bytes", e.Operator, e.Limit)
+	}
 	if e.Reason != "" {
 		s += " (" + e.Reason + ")"
 	}
@@ -203,7 +207,7 @@ func (p *MemoryPool) newSpill(op string, schema *arrow.Schema, mem memory.Alloca
 	}
 	f, err := os.CreateTemp(p.dir, fmt.Sprintf("spill-%d-*.arrows", p.seq.Add(1)))
 	if err != nil {
-		return nil, fmt.Errorf("exec: %s: create spill file: %w", op, err)
+		return nil, p.spillError(op, "create spill file", err)
 	}
 	s := &spillFile{p: p, op: op, schema: schema, path: f.Name(), f: f}
 	s.buf = bufio.NewWriterSize(f, 256<<10)
@@ -220,7 +224,7 @@ func (s *spillFile) write(rec arrow.RecordBatch) error {
 	}
 	before := s.cw.n
 	if err := s.w.Write(rec); err != nil {
-		return fmt.Errorf("exec: %s: write spill file: %w", s.op, err)
+		return s.p.spillError(s.op, "write spill file", err)
 	}
 	d := s.cw.n - before
 	s.size += d
@@ -248,9 +252,27 @@ func (s *spillFile) finish() error {
 		err = e
 	}
 	if err != nil {
-		return fmt.Errorf("exec: %s: close spill file: %w", s.op, err)
+		return s.p.spillError(s.op, "close spill file", err)
 	}
 	return nil
+}
+
+// spillError is the error of spill file I/O. A full disk (ENOSPC, EDQUOT)
+// is the task's memory limit, as a spill limit used up is: the operator
+// could not spill what did not fit (CodeMemoryLimit, never retried, where
+// an uncoded error would be retried as infrastructure trouble).
+func (p *MemoryPool) spillError(op, what string, err error) error {
+	if DiskFull(err) {
+		return &MemoryLimitError{Operator: op, Limit: p.limit, Used: p.used.Load(),
+			Reason: fmt.Sprintf("spill disk full: %s: %v", what, err)}
+	}
+	return fmt.Errorf("exec: %s: %s: %w", op, what, err)
+}
+
+// DiskFull reports whether err is a local file system out of space or
+// quota.
+func DiskFull(err error) bool {
+	return errors.Is(err, syscall.ENOSPC) || errors.Is(err, syscall.EDQUOT)
 }
 
 // remove deletes the file (idempotent).

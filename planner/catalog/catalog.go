@@ -83,7 +83,9 @@ var nameRE = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,62}$`)
 // CheckName says whether name can name a table: a letter or _, then up to
 // 62 letters, digits, _ or - (a name with - or capitals is queried as a
 // quoted identifier, "My-Table"). Names keep their case for display and
-// are looked up regardless of case, as in DuckDB.
+// are looked up regardless of case, as in DuckDB. A name becomes a Redis
+// field and the folder of a CREATE TABLE AS table's files, so nothing else
+// (no /, no ..) gets in.
 func CheckName(name string) error {
 	if !nameRE.MatchString(name) {
 		return fmt.Errorf("invalid table name %q: use a letter or _ then letters, digits, _ or - (at most 63)", name)

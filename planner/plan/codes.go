@@ -62,6 +62,7 @@ const (
 	CodeBadOption     = "SL022"
 	CodeNotStatement  = "SL023"
 	CodeBadPartitions = "SL024"
+	CodeBadTableName  = "SL025"
 
 	CodeRuntime         = "SL100"
 	CodeInvalidCast     = "SL101"
@@ -97,11 +98,12 @@ var registry = []CodeInfo{
 	{CodeGrouping, ClassUser, "grouping_error", "Misuse of GROUP BY or aggregates: an ungrouped column, an aggregate in WHERE, nested aggregates."},
 	{CodeValue, ClassUser, "invalid_value", "A constant is invalid or out of range (a bad date, LIMIT -1, ORDER BY 9 of 2 columns)."},
 	{CodeTableExists, ClassUser, "table_exists", "CREATE names a table the catalog already has (use DROP TABLE first, or IF NOT EXISTS)."},
-	{CodeBadLocation, ClassUser, "bad_location", "A LOCATION or COPY target is not s3://BUCKET/PREFIX in the bucket sluice runs on, holds no files of the format, or is not empty where it must be."},
+	{CodeBadLocation, ClassUser, "bad_location", "A LOCATION or COPY target is not s3://BUCKET/PREFIX in the bucket sluice runs on, is not a valid key prefix (\"..\", \".\" or empty path components, control characters, too long), holds no files of the format, or is not empty where it must be; or a write (COPY, CREATE TABLE AS) would land inside sluice's own data (jobs/, tables/) or another registered table's location. Raised at planning, before anything is written; the message names the target."},
 	{CodeBadOption, ClassUser, "bad_option", "An unknown or invalid statement option: STORED AS, FORMAT, OPTIONS(...) or an external table's column list."},
 	{CodeNotStatement, ClassUser, "statement_needs_api", "A statement other than a query (DDL, COPY, EXPLAIN as SQL) was sent where only a query is accepted: send it to POST /v1/statements."},
 	{CodeBadPartitions, ClassUser, "bad_partitions", "A table's files do not sit under the same hive key=value folders (another key set or order, a key twice), or a partition value does not parse as its declared type. The message names the table and the file."},
-	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413); nothing reaches the planner or Redis."},
+	{CodeBadTableName, ClassUser, "bad_table_name", "CREATE names a table other than 1 to 63 lower-case letters, digits and _ (quoted names too): a name becomes the folder of a CREATE TABLE AS table's files, so it can hold no '/'. Raised before anything is written."},
+	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413 from the API; the same limit holds for the Postgres wire protocol and Flight SQL), or nests more than 1000 levels deep (chained operators, parentheses, CASE, subqueries, set operations, joins: the parser's limit, the position says where). Nothing reaches the parser, the planner or Redis."},
 
 	{CodeRuntime, ClassUser, "runtime_error", "The query failed on its data in a way no more specific code names."},
 	{CodeInvalidCast, ClassUser, "invalid_cast", "A value cannot be cast to the target type (CAST('abc' AS INTEGER))."},
