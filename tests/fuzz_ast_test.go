@@ -56,6 +56,7 @@ type selectQ struct {
 	where    []*node // conjuncts
 	group    *grouping
 	having   []*node // conjuncts
+	qualify  []*node // conjuncts
 	setops   []*setop
 	order    []orderKey
 	limit    int // 0: none
@@ -92,7 +93,8 @@ type setop struct {
 }
 
 type orderKey struct {
-	pos   int // 1-based output column
+	pos   int   // 1-based output column
+	e     *node // or an expression (pos 0)
 	desc  bool
 	nulls string // "", "NULLS FIRST", "NULLS LAST"
 }
@@ -130,7 +132,11 @@ func (q *selectQ) sql() string {
 			if i > 0 {
 				b.WriteString(", ")
 			}
-			fmt.Fprintf(&b, "%d", o.pos)
+			if o.e != nil {
+				b.WriteString(o.e.sql())
+			} else {
+				fmt.Fprintf(&b, "%d", o.pos)
+			}
 			if o.desc {
 				b.WriteString(" DESC")
 			}
@@ -200,6 +206,9 @@ func (q *selectQ) body() string {
 	}
 	if len(q.having) > 0 {
 		b.WriteString(" HAVING " + conj(q.having))
+	}
+	if len(q.qualify) > 0 {
+		b.WriteString(" QUALIFY " + conj(q.qualify))
 	}
 	return b.String()
 }
@@ -278,11 +287,16 @@ func (q *selectQ) clone() *selectQ {
 		c.group = &g
 	}
 	c.having = cloneNodes(q.having)
+	c.qualify = cloneNodes(q.qualify)
 	c.setops = nil
 	for _, s := range q.setops {
 		c.setops = append(c.setops, &setop{op: s.op, q: s.q.clone()})
 	}
-	c.order = append([]orderKey(nil), q.order...)
+	c.order = nil
+	for _, o := range q.order {
+		o.e = o.e.clone()
+		c.order = append(c.order, o)
+	}
 	return &c
 }
 
@@ -367,7 +381,7 @@ func (e *editor) query(q *selectQ, top bool) {
 	}
 	if len(q.setops) > 0 && e.site() {
 		b := q.setops[0].q
-		q.distinct, q.items, q.from, q.where, q.group, q.having = b.distinct, b.items, b.from, b.where, b.group, b.having
+		q.distinct, q.items, q.from, q.where, q.group, q.having, q.qualify = b.distinct, b.items, b.from, b.where, b.group, b.having, b.qualify
 		q.setops = q.setops[1:]
 		return
 	}
@@ -396,6 +410,12 @@ func (e *editor) query(q *selectQ, top bool) {
 			return
 		}
 	}
+	for i := range q.qualify {
+		if e.site() {
+			q.qualify = append(q.qualify[:i:i], q.qualify[i+1:]...)
+			return
+		}
+	}
 	if g := q.group; g != nil {
 		if g.mode != "" && e.site() {
 			g.mode, g.sets = "", nil
@@ -414,6 +434,7 @@ func (e *editor) query(q *selectQ, top bool) {
 					var order []orderKey
 					for _, o := range q.order {
 						switch {
+						case o.e != nil:
 						case o.pos == i+1:
 							continue
 						case o.pos > i+1:
@@ -435,6 +456,12 @@ func (e *editor) query(q *selectQ, top bool) {
 		q.offset = 0
 		return
 	}
+	for i, o := range q.order {
+		if o.e != nil && e.site() {
+			q.order = append(q.order[:i:i], q.order[i+1:]...)
+			return
+		}
+	}
 	// Then within expressions and subqueries.
 	for _, w := range q.with {
 		e.query(w.q, false)
@@ -443,6 +470,7 @@ func (e *editor) query(q *selectQ, top bool) {
 	e.fromNodes(q.from)
 	e.nodes(q.where)
 	e.nodes(q.having)
+	e.nodes(q.qualify)
 	for _, s := range q.setops {
 		e.query(s.q, false)
 	}

@@ -79,6 +79,11 @@ type fgen struct {
 	maxRows float64
 	// weights are the tables' odds as a FROM item.
 	weights map[string]int
+	// sortExpr, when set, makes an expression over the query being
+	// finished, for limitAll.
+	sortExpr func() *node
+	// depth counts nested derived tables.
+	depth int
 }
 
 type cteRel struct {
@@ -142,6 +147,9 @@ func leafN(t ftype, s string) *node { return &node{f: s, typ: t} }
 
 var fuzzWords = []string{"", "a", "ASIA", "final", "Brand#23", "1-URGENT", "O", "F", "MAIL", "zzz", "Customer#000000001", "BUILDING", " "}
 
+// edgeDates are month ends and leap days, for month arithmetic.
+var edgeDates = []string{"1992-02-29", "1996-01-31", "1998-12-31", "1995-03-31", "1993-12-31", "1996-02-29", "1994-05-31"}
+
 var sqlTypeName = map[ftype]string{fInt: "BIGINT", fDec: "DECIMAL(15,2)", fDbl: "DOUBLE", fStr: "VARCHAR", fDate: "DATE", fTS: "TIMESTAMP", fBool: "BOOLEAN"}
 
 func intLit(v int) *node {
@@ -197,6 +205,10 @@ func (g *fgen) lit(t ftype, dom *fcol) *node {
 		}
 		return strLit(pick(g, fuzzWords))
 	case fDate:
+		if g.chance(0.12) {
+			g.tag("edge date")
+			return leafN(fDate, "DATE '"+pick(g, edgeDates)+"'")
+		}
 		return leafN(fDate, "DATE '"+g.date()+"'")
 	case fTS:
 		if g.chance(0.5) {
@@ -394,6 +406,11 @@ func (g *fgen) aggregate(c *ectx, t ftype) *node {
 			n = nf(fInt, "sum(%s)", arg(fInt))
 		default:
 			a := arg(fInt)
+			if g.chance(0.15) {
+				g.tag("median/percentile")
+				n = nf(fInt, "percentile_disc("+pick(g, []string{"0.1", "0.5", "0.75"})+") WITHIN GROUP (ORDER BY %s)", a)
+				break
+			}
 			n = nf(fInt, g.minmax()+"(%s)", a)
 			n.col = a.col
 		}
@@ -410,13 +427,31 @@ func (g *fgen) aggregate(c *ectx, t ftype) *node {
 			n = nf(fDec, "sum(DISTINCT %s)", arg(fDec))
 		}
 	case fDbl:
-		if g.chance(0.1) {
+		switch g.pickW(1, 8, 2) {
+		case 0:
 			g.tag("avg(DISTINCT)")
 			n = nf(fDbl, "avg(DISTINCT %s)", arg(pick(g, []ftype{fInt, fDec})))
-		} else {
+		case 1:
 			n = nf(fDbl, "avg(%s)", arg(pick(g, []ftype{fInt, fDec})))
+		default:
+			g.tag("median/percentile")
+			if g.chance(0.5) {
+				n = nf(fDbl, "median(%s)", arg(fInt))
+			} else {
+				n = nf(fDbl, "percentile_cont("+pick(g, []string{"0.25", "0.5", "0.9"})+") WITHIN GROUP (ORDER BY %s)", arg(fInt))
+			}
 		}
-	case fStr, fDate, fTS:
+	case fStr:
+		if k := g.lowCardCol(c.sc); k != nil && k.typ == fStr && g.chance(0.25) {
+			// Distinct values in their own order: one answer.
+			g.tag("string_agg")
+			n = &node{f: "string_agg(DISTINCT %s, ',' ORDER BY %s)", kids: []*node{k, k.clone()}, typ: fStr}
+			break
+		}
+		a := arg(fStr)
+		n = nf(fStr, g.minmax()+"(%s)", a)
+		n.col = a.col
+	case fDate, fTS:
 		a := arg(t)
 		n = nf(t, g.minmax()+"(%s)", a)
 		n.col = a.col
@@ -424,7 +459,7 @@ func (g *fgen) aggregate(c *ectx, t ftype) *node {
 		g.tag("bool_and/bool_or")
 		n = nf(fBool, pick(g, []string{"bool_and", "bool_or"})+"(%s)", g.boolExpr(in, 1))
 	}
-	if g.chance(0.12) {
+	if g.chance(0.12) && !strings.Contains(n.f, "WITHIN GROUP") && !strings.HasPrefix(n.f, "string_agg") {
 		g.tag("aggregate FILTER")
 		n = &node{f: n.f + " FILTER (WHERE %s)", kids: append(n.kids, g.boolExpr(in, 1)), typ: n.typ, col: n.col}
 	}
@@ -497,10 +532,14 @@ func (g *fgen) intExpr(c *ectx, d int) *node {
 		return nf(fInt, "sign(%s)", e(pick(g, []ftype{fInt, fDec})))
 	case 3:
 		g.tag("modulo")
-		if g.chance(0.5) {
-			return nf(fInt, "(%s %% %s)", e(fInt), intLit(g.intn(9)))
+		m := intLit(g.intn(9))
+		if g.chance(0.15) {
+			m = intLit(-1 - g.intn(4))
 		}
-		return nf(fInt, "mod(%s, %s)", e(fInt), intLit(g.intn(9)))
+		if g.chance(0.5) {
+			return nf(fInt, "(%s %% %s)", e(fInt), m)
+		}
+		return nf(fInt, "mod(%s, %s)", e(fInt), m)
 	case 4:
 		return g.generic(c, fInt, d)
 	case 5:
@@ -512,7 +551,7 @@ func (g *fgen) intExpr(c *ectx, d int) *node {
 		case 1:
 			return nf(fInt, pick(g, []string{"year", "month", "dayofmonth", "dayofweek", "quarter"})+"(%s)", x)
 		default:
-			return nf(fInt, "date_part('"+pick(g, []string{"year", "month", "day", "week", "doy"})+"', %s)", x)
+			return nf(fInt, "date_part('"+pick(g, []string{"year", "month", "day", "week", "doy", "isodow", "yearweek", "isoyear", "decade"})+"', %s)", x)
 		}
 	case 6:
 		if g.chance(0.6) {
@@ -534,6 +573,9 @@ func (g *fgen) intExpr(c *ectx, d int) *node {
 		return nf(fInt, "try_cast(%s AS BIGINT)", nf(fStr, "substring(%s, "+strconv.Itoa(1+g.intn(10))+", "+strconv.Itoa(1+g.intn(3))+")", e(fStr)))
 	case 9:
 		g.tag("integer division //")
+		if g.chance(0.2) {
+			return nf(fInt, "(%s // %s)", e(fInt), intLit(-1-g.intn(5)))
+		}
 		return nf(fInt, "(%s // %s)", e(fInt), intLit(g.intn(8)))
 	default:
 		if c.sub > 0 && !c.agg {
@@ -569,7 +611,7 @@ func (g *fgen) decExpr(c *ectx, d int) *node {
 	case 3:
 		switch g.intn(3) {
 		case 0:
-			return nf(fDec, "round(%s, %s)", e(fDec), intLit(g.intn(3)))
+			return nf(fDec, "round(%s, %s)", e(fDec), intLit(g.intn(4)-1))
 		case 1:
 			return nf(fDec, "floor(%s)", e(fDec))
 		default:
@@ -593,6 +635,10 @@ func (g *fgen) dblExpr(c *ectx, d int) *node {
 	switch g.pickW(4, 2, 3, 1) {
 	case 0:
 		g.tag("division /")
+		if g.chance(0.3) {
+			g.tag("division by zero")
+			return nf(fDbl, "(%s / (%s %% 3))", num(), g.expr(c, fInt, d-1))
+		}
 		return nf(fDbl, "(%s / %s)", num(), num())
 	case 1:
 		g.tag("cast")
@@ -607,13 +653,21 @@ func (g *fgen) dblExpr(c *ectx, d int) *node {
 func (g *fgen) strExpr(c *ectx, d int) *node {
 	s := func() *node { return g.expr(c, fStr, d-1) }
 	small := func(lo, n int) *node { return intLit(lo + g.intn(n)) }
+	// edge: sometimes a position or length of zero or below.
+	edge := func(n *node, vals ...int) *node {
+		if g.chance(0.12) {
+			g.tag("edge string position")
+			return intLit(pick(g, vals))
+		}
+		return n
+	}
 	switch g.pickW(3, 3, 2, 2, 2, 3, 1, 1, 1, 2, 5, 2) {
 	case 0:
 		return nf(fStr, pick(g, []string{"upper", "lower"})+"(%s)", s())
 	case 1:
-		return nf(fStr, "substring(%s, %s, %s)", s(), small(1, 5), small(1, 8))
+		return nf(fStr, "substring(%s, %s, %s)", s(), edge(small(1, 5), 0, -2, -5), edge(small(1, 8), 0))
 	case 2:
-		return nf(fStr, pick(g, []string{"left", "right"})+"(%s, %s)", s(), small(0, 8))
+		return nf(fStr, pick(g, []string{"left", "right"})+"(%s, %s)", s(), edge(small(0, 8), -1, -3))
 	case 3:
 		return nf(fStr, pick(g, []string{"trim", "ltrim", "rtrim"})+"(%s)", s())
 	case 4:
@@ -625,14 +679,14 @@ func (g *fgen) strExpr(c *ectx, d int) *node {
 		}
 		return nf(fStr, "(%s || %s)", s(), s())
 	case 6:
-		return nf(fStr, pick(g, []string{"lpad", "rpad"})+"(%s, %s, %s)", s(), small(1, 20), strLit("*"))
+		return nf(fStr, pick(g, []string{"lpad", "rpad"})+"(%s, %s, %s)", s(), edge(small(1, 20), 0), strLit("*"))
 	case 7:
-		return nf(fStr, "split_part(%s, %s, %s)", s(), strLit(pick(g, []string{" ", "#", "-"})), small(1, 3))
+		return nf(fStr, "split_part(%s, %s, %s)", s(), strLit(pick(g, []string{" ", "#", "-"})), edge(small(1, 3), -1, -2))
 	case 8:
 		return nf(fStr, "reverse(%s)", s())
 	case 9:
 		g.tag("cast")
-		return nf(fStr, "CAST(%s AS VARCHAR)", g.expr(c, pick(g, []ftype{fInt, fDate}), d-1))
+		return nf(fStr, "CAST(%s AS VARCHAR)", g.expr(c, pick(g, []ftype{fInt, fDate, fDec}), d-1))
 	case 10:
 		return g.generic(c, fStr, d)
 	default:
@@ -807,6 +861,11 @@ func (g *fgen) compare(c *ectx, d int) *node {
 	var b *node
 	if g.chance(0.6) {
 		b = g.litFor(a)
+		if (t == fDate || t == fInt && a.col != nil) && g.chance(0.1) && !strings.HasPrefix(b.f, "(") {
+			// An untyped string literal, cast to the other side's type.
+			g.tag("string literal as date/int")
+			b = strLit(strings.TrimSuffix(strings.TrimPrefix(b.f, "DATE '"), "'"))
+		}
 	} else {
 		t2 := t
 		switch {
@@ -913,7 +972,14 @@ func (g *fgen) scalarSub(c *ectx, t ftype) *node {
 // subqueryPred returns EXISTS, IN, NOT IN, a quantified comparison or a
 // comparison with a scalar subquery.
 func (g *fgen) subqueryPred(c *ectx, d int) *node {
-	switch g.pickW(3, 3, 3, 1, 2) {
+	switch g.pickW(3, 3, 3, 1, 2, 1) {
+	case 5:
+		g.tag("row-valued IN (subquery)")
+		a, b := g.expr(c, fInt, d-1), g.expr(c, fInt, d-1)
+		q, ic := g.subSelect(c, g.chance(0.3))
+		q.items = []*node{g.inItem(ic, a), g.inItem(ic, b)}
+		op := pick(g, []string{"IN", "NOT IN"})
+		return &node{f: "((%s, %s) " + op + " (%s))", kids: []*node{a, b}, sub: q, typ: fBool}
 	case 0:
 		q, _ := g.subSelect(c, g.chance(0.75))
 		q.items = []*node{intLit(1)}
@@ -1027,23 +1093,47 @@ func (g *fgen) window(c *ectx, t ftype) *node {
 		}
 		return " OVER (" + strings.Join(b, " ") + ")"
 	}
+	// A RANGE frame with offsets needs one numeric ORDER BY key.
+	rangeKey := false
+	if !useTotal && g.chance(0.2) {
+		if k := g.col(c.sc, pick(g, []ftype{fInt, fDec})); k != nil {
+			ord = []string{k.f + pick(g, []string{"", " DESC"})}
+			ordered, rangeKey = true, true
+		}
+	}
 	frame := func() string {
 		if !ordered {
 			return ""
 		}
-		switch g.intn(5) {
+		exclude := ""
+		if g.chance(0.15) {
+			g.tag("frame EXCLUDE")
+			exclude = " EXCLUDE " + pick(g, []string{"GROUP", "TIES"})
+			if useTotal {
+				exclude = " EXCLUDE " + pick(g, []string{"CURRENT ROW", "GROUP", "TIES", "NO OTHERS"})
+			}
+		}
+		switch g.intn(7) {
 		case 0:
 			if useTotal {
-				return "ROWS BETWEEN " + strconv.Itoa(1+g.intn(3)) + " PRECEDING AND CURRENT ROW"
+				return "ROWS BETWEEN " + strconv.Itoa(1+g.intn(3)) + " PRECEDING AND CURRENT ROW" + exclude
 			}
 		case 1:
 			if useTotal {
-				return "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING"
+				return "ROWS BETWEEN UNBOUNDED PRECEDING AND 1 FOLLOWING" + exclude
 			}
 		case 2:
-			return "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW"
+			return "RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW" + exclude
 		case 3:
 			return "ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING"
+		case 4:
+			g.tag("GROUPS frame")
+			return "GROUPS BETWEEN " + strconv.Itoa(g.intn(3)) + " PRECEDING AND " + pick(g, []string{"CURRENT ROW", "1 FOLLOWING"}) + exclude
+		case 5:
+			if rangeKey {
+				g.tag("RANGE offset frame")
+				return "RANGE BETWEEN " + strconv.Itoa(1+g.intn(10)) + " PRECEDING AND " + pick(g, []string{"CURRENT ROW", "5 FOLLOWING"}) + exclude
+			}
 		}
 		return ""
 	}
@@ -1099,6 +1189,10 @@ func (g *fgen) window(c *ectx, t ftype) *node {
 		}
 		if useTotal && g.chance(0.3) {
 			g.tag("first_value/last_value")
+			if g.chance(0.3) {
+				g.tag("nth_value")
+				return nf(fDec, "nth_value(%s, "+strconv.Itoa(1+g.intn(3))+")"+over(frame()), a)
+			}
 			return nf(fDec, pick(g, []string{"first_value", "last_value", "lag", "lead"})+"(%s)"+over(""), a)
 		}
 		return nf(fDec, pick(g, []string{"sum", "min", "max"})+"(%s)"+over(frame()), a)
@@ -1362,7 +1456,7 @@ func (g *fgen) nestedJoin() (*fromItem, *fscope) {
 // groupKey returns a grouping key and its estimated distinct values;
 // lowCard keeps to keys with few values.
 func (g *fgen) groupKey(c *ectx, lowCard bool) (*node, float64) {
-	switch g.pickW(8, 2, 1, 1, 1) {
+	switch g.pickW(8, 2, 1, 1, 1, 1) {
 	case 0:
 		if lowCard {
 			if k := g.lowCardCol(c.sc); k != nil {
@@ -1397,6 +1491,13 @@ func (g *fgen) groupKey(c *ectx, lowCard bool) (*node, float64) {
 		}
 	case 4:
 		return g.compare(c, 1), 3
+	case 5:
+		x, y := g.col(c.sc, fInt), g.col(c.sc, fInt)
+		if x != nil && y != nil {
+			// 0/0, 1/0, 0/1, 1/1: NaN and Infinity as keys.
+			g.tag("NaN/Infinity key")
+			return nf(fDbl, "(CAST((%s %% 2) AS DOUBLE) / CAST((%s %% 2) AS DOUBLE))", x, y), 5
+		}
 	}
 	if k := g.lowCardCol(c.sc); k != nil {
 		return k, g.ndvOf(c.sc, k.f)
@@ -1499,6 +1600,13 @@ func (g *fgen) orderAll(q *selectQ) {
 // limitAll orders q totally and keeps a few rows.
 func (g *fgen) limitAll(q *selectQ) {
 	g.orderAll(q)
+	if g.sortExpr != nil && !q.distinct && q.group == nil && len(q.setops) == 0 && g.chance(0.3) {
+		// An expression that is not an output column first: the output
+		// columns after it still order totally.
+		g.tag("ORDER BY expression")
+		q.order = append([]orderKey{{e: g.sortExpr(), desc: g.chance(0.5), nulls: pick(g, []string{"", "NULLS FIRST", "NULLS LAST"})}}, q.order...)
+	}
+	g.sortExpr = nil
 	q.limit = 1 + g.intn(25)
 	if g.chance(0.15) {
 		g.tag("OFFSET")
@@ -1580,7 +1688,7 @@ func (g *fgen) anyAggType() ftype {
 func (g *fgen) aggQuery() *selectQ {
 	q := &selectQ{}
 	g.top = q
-	sc := g.fromClause(q, 1+g.intn(3), true)
+	sc := g.fromClause(q, 1+g.intn(4), true)
 	c := &ectx{sc: sc, sub: 1}
 	g.where(q, c, 3)
 	if g.chance(0.25) {
@@ -1618,6 +1726,9 @@ func (g *fgen) projQuery() *selectQ {
 		g.tag("DISTINCT")
 		q.distinct = true
 	}
+	nc := c.noWin()
+	nc.sub = 0
+	g.sortExpr = func() *node { return g.expr(nc, g.scopeType(nc, g.anyType), 2) }
 	g.limitAll(q)
 	return q
 }
@@ -1711,6 +1822,12 @@ func (g *fgen) windowQuery() *selectQ {
 		in.items = append(in.items, k)
 		ts = append(ts, k.typ)
 	}
+	if g.chance(0.25) {
+		if w := g.window(c, fInt); w != nil {
+			g.tag("QUALIFY")
+			in.qualify = append(in.qualify, nf(fBool, "(%s "+pick(g, []string{"<=", "=", ">"})+" %s)", w, intLit(1+g.intn(3))))
+		}
+	}
 	if g.chance(0.4) {
 		g.limitAll(in)
 		return in
@@ -1751,9 +1868,11 @@ func (g *fgen) derivedQuery() (*selectQ, *frel) {
 	q := &selectQ{}
 	var keys []int
 	rows := 0.0
+	g.depth++
+	defer func() { g.depth-- }()
 	switch g.pickW(4, 3, 2, 1, 1) {
 	case 0:
-		sc := g.fromClause(q, 1+g.intn(2), false)
+		sc := g.fromClause(q, 1+g.intn(2), g.depth < 2 && g.chance(0.3))
 		c := &ectx{sc: sc, sub: 1}
 		g.where(q, c, 1)
 		ac, groups := g.grouped(q, c, 1+g.intn(2), false, g.chance(0.2))

@@ -149,7 +149,7 @@ func walkQueries(q *selectQ, fn func(*selectQ)) {
 		}
 	}
 	from(q.from)
-	for _, ns := range [][]*node{q.items, q.where, q.having} {
+	for _, ns := range [][]*node{q.items, q.where, q.having, q.qualify} {
 		for _, n := range ns {
 			walkNodes(n, fn)
 		}
@@ -247,7 +247,7 @@ func genCase(seed uint64, kind string, idx int, light bool) *fcase {
 func (g *fgen) oracleCase(c *fcase) {
 	q := &selectQ{}
 	g.top = q
-	sc := g.fromClause(q, 1+g.intn(4), true)
+	sc := g.fromClause(q, 1+g.intn(5), true)
 	ec := &ectx{sc: sc, sub: 1}
 	if g.chance(0.3) {
 		q.where = append(q.where, g.boolExpr(ec, 2))
@@ -1006,6 +1006,7 @@ type fuzzConfig struct {
 	outDir          string // "" writes no files
 	only            map[string]bool
 	light           bool
+	shrinkKnown     bool
 	logAll          bool
 }
 
@@ -1047,9 +1048,9 @@ func (e *fuzzEnv) fuzz(t *testing.T, cfg fuzzConfig) *fuzzStats {
 		if f.known != "" {
 			s.known++
 		}
-		if cfg.shrinkBudget > 0 && f.known == "" {
+		if cfg.shrinkBudget > 0 && (f.known == "" || cfg.shrinkKnown) {
 			f.min, f.shrunkRun = e.shrink(c, o, cfg.shrinkBudget)
-			if k := knownBug(f.min); k != "" {
+			if k := knownBug(f.min); k != "" && f.known == "" {
 				f.known = k
 				s.known++
 			}
@@ -1128,7 +1129,7 @@ func TestFuzzLong(t *testing.T) {
 	}
 	t.Logf("fuzz seed %d (replay: make fuzz FUZZ_SEED=%d)", seed, seed)
 	env := newFuzzEnv(t)
-	cfg := fuzzConfig{seed: seed, queries: *fuzzN, checks: *fuzzChecks, shrinkBudget: *fuzzMinimize, outDir: *fuzzOut, only: onlyCases()}
+	cfg := fuzzConfig{seed: seed, queries: *fuzzN, checks: *fuzzChecks, shrinkBudget: *fuzzMinimize, shrinkKnown: true, outDir: *fuzzOut, only: onlyCases()}
 	s := env.fuzz(t, cfg)
 	rep := s.report(seed)
 	fmt.Println(rep)
