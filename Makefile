@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults bench bench-aqe bench-shuffle bench-coordinator vet clean function bench-invoke images test-deploy
+.PHONY: all build demo test test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator vet clean function bench-invoke images test-deploy
 
 all: build
 
@@ -125,6 +125,18 @@ SEED ?= 0
 test-faults: $(BIN)/minio
 	$(GO) test -count=1 -run 'TestFault|TestLoad' -timeout 60m -v ./tests/ -args -long -seed $(SEED)
 	$(GO) test -count=1 -race -timeout 20m ./coordinator/...
+
+# The differential and metamorphic SQL fuzzer (tests/fuzz_test.go): FUZZ_N
+# generated queries against DuckDB and FUZZ_CHECKS TLP/NoREC checks from a
+# random seed (FUZZ_SEED=n replays one). Prints the counts (generated,
+# compared, matched, mismatched, refused by construct, checks, internal
+# errors) and writes every failure, shrunk, to tests/testdata/fuzz/.
+# `make test` runs a fixed-seed sample of it (TestFuzzSample).
+FUZZ_N      ?= 2000
+FUZZ_CHECKS ?= 500
+FUZZ_SEED   ?= 0
+fuzz: $(BIN)/minio
+	$(GO) test -count=1 -run 'TestFuzzLong' -timeout 300m -v ./tests/ -args -fuzz-n $(FUZZ_N) -fuzz-checks $(FUZZ_CHECKS) -fuzz-seed $(FUZZ_SEED)
 
 # The coordinator alone against a real redis-server: task transitions per
 # second for a stage of 10,000 tasks, Redis round trips per task, raw INCR

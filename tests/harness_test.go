@@ -203,7 +203,7 @@ func equalValue(a, b any) bool {
 	fa, aok := a.(float64)
 	fb, bok := b.(float64)
 	if aok && bok {
-		if fa == fb {
+		if fa == fb || math.IsNaN(fa) && math.IsNaN(fb) {
 			return true
 		}
 		d := math.Abs(fa - fb)
