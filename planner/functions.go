@@ -184,6 +184,13 @@ func sameTypeOf(s exec.Signature, args []*plan.Expr) (plan.DataType, bool) {
 	if acc.Type.ID == plan.Null {
 		return plan.Int64Type, true
 	}
+	if t := acc.Type; t.Wide() {
+		// The kernels take 64-bit decimals (see callLibrary): the common
+		// type of decimal(18,4) and decimal(18,2) is decimal(20,4), kept
+		// at 18 digits (a value that does not fit fails with SL103).
+		// greatest(sum(x * y), sum(x)) produced no rows in the wide layout.
+		return plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimal64Precision, Scale: min(t.Scale, plan.MaxDecimal64Precision)}, true
+	}
 	return acc.Type, true
 }
 

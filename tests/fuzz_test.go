@@ -76,29 +76,6 @@ type knownMismatch struct {
 // reports matching failures as known, and still writes them out).
 var knownMismatches = []knownMismatch{
 	{
-		// SELECT count(*) FROM customer WHERE (CASE WHEN c_acctbal < 100000
-		// THEN DATE '1997-12-17' END + INTERVAL '19' DAY) > TIMESTAMP
-		// '1992-09-26' fails with SL900 "exec: filter: ... cannot broadcast
-		// literal of type interval" (DuckDB: 1500) when a batch takes only
-		// constant branches of the CASE.
-		bug:     "SL900 cannot broadcast literal of type interval: CASE with constant date/timestamp branches + INTERVAL",
-		pattern: regexp.MustCompile(`END [+-] INTERVAL`),
-	},
-	{
-		// SELECT ('a' = 'b') AS k, count(*) FROM nation GROUP BY ROLLUP
-		// (('a' = 'b')): sluice false 25, false 25; DuckDB NULL 25, false 25.
-		bug:   "a constant key of ROLLUP/CUBE/GROUPING SETS is not NULL in the rows that do not group by it",
-		match: constantGroupingKey,
-	},
-	{
-		// SELECT greatest(sum(l_quantity * l_tax), sum(l_quantity)) FROM
-		// lineitem fails with SL200 "failed after 4 attempts: exec:
-		// project: column \"greatest(CAST(CAST(sum(...) AS decimal(18,4))
-		// AS decimal(20,4)), ...)\" has 0 rows, want 1" (DuckDB: 1544156).
-		bug:     "SL200 project: column greatest/least(...) has 0 rows: greatest/least over aggregates of decimals of different scales",
-		pattern: regexp.MustCompile(`(greatest|least)\(.*(sum|min|max)\(`),
-	},
-	{
 		// SELECT coalesce(sum(61.80 * ps_supplycost), sum(ps_supplycost))
 		// FROM partsupp WHERE ps_partkey = 1: sluice 152041.596, DuckDB
 		// 152041.6 (DuckDB's common type of decimal(38,4) and
@@ -106,24 +83,6 @@ var knownMismatches = []knownMismatch{
 		bug:     "decimal common type of decimal(38,4) and decimal(38,2) (coalesce/CASE/greatest of sums): DuckDB rounds to scale 2, sluice keeps 4",
 		pattern: regexp.MustCompile(`(coalesce|greatest|least|nullif|CASE)\b.*sum\(.*\*`),
 	},
-}
-
-var reColumnRef = regexp.MustCompile(`\b[a-z]+[0-9]+\.[a-z]`)
-
-// constantGroupingKey reports whether a query of c has a ROLLUP, CUBE or
-// GROUPING SETS key that reads no column.
-func constantGroupingKey(c *fcase) bool {
-	found := false
-	walkQueries(c.q, func(q *selectQ) {
-		if g := q.group; g != nil && g.mode != "" {
-			for _, k := range g.keys {
-				if !reColumnRef.MatchString(k.sql()) {
-					found = true
-				}
-			}
-		}
-	})
-	return found
 }
 
 // walkQueries calls fn on q and every query inside it.

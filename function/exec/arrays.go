@@ -448,14 +448,15 @@ func conformRecord(mem memory.Allocator, schema *arrow.Schema, cols []arrow.Arra
 			}
 		}
 	}()
+	// A mismatch here is a bug in a kernel or the plan, never transient.
 	if len(cols) != schema.NumFields() {
-		return nil, fmt.Errorf("%d columns for a schema of %d fields", len(cols), schema.NumFields())
+		return nil, plan.Errorf(plan.CodeInternal, "%d columns for a schema of %d fields", len(cols), schema.NumFields())
 	}
 	out := make([]arrow.Array, len(cols))
 	for i, c := range cols {
 		if c.Len() != n {
 			releaseAll(out)
-			return nil, fmt.Errorf("column %q has %d rows, want %d", schema.Field(i).Name, c.Len(), n)
+			return nil, plan.Errorf(plan.CodeInternal, "column %q has %d rows, want %d", schema.Field(i).Name, c.Len(), n)
 		}
 		cc, err := conform(mem, c, schema.Field(i).Type)
 		if err != nil {
