@@ -286,29 +286,12 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
 		return nil, fmt.Errorf("%w: decode plan of job %s: %w", errCorruptRecord, job, err)
 	}
+	tasks, err := decodeTaskPlans(m)
+	if err != nil {
+		return nil, fmt.Errorf("%w: job %s: %w", errCorruptRecord, job, err)
+	}
 	run.state = adaptive.State{Graph: &g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
-		Groups: map[int][][]int{}, Skipped: map[int]string{}, Config: c.cfg.AQE, Log: c.log.With("job", job)}
-	if err := json.Unmarshal([]byte(m["groups"]), &run.state.Groups); err != nil {
-		return nil, fmt.Errorf("%w: decode task groups of job %s: %w", errCorruptRecord, job, err)
-	}
-	if err := json.Unmarshal([]byte(m["skipped"]), &run.state.Skipped); err != nil {
-		return nil, fmt.Errorf("%w: decode skipped stages of job %s: %w", errCorruptRecord, job, err)
-	}
-	if sk := m["skew"]; sk != "" {
-		if err := json.Unmarshal([]byte(sk), &run.state.Skew); err != nil {
-			return nil, fmt.Errorf("%w: decode skew splits of job %s: %w", errCorruptRecord, job, err)
-		}
-	}
-	if cb := m["combine"]; cb != "" {
-		if err := json.Unmarshal([]byte(cb), &run.state.Combine); err != nil {
-			return nil, fmt.Errorf("%w: decode combining tasks of job %s: %w", errCorruptRecord, job, err)
-		}
-	}
-	if sc := m["scan_tasks"]; sc != "" {
-		if err := json.Unmarshal([]byte(sc), &run.state.ScanTasks); err != nil {
-			return nil, fmt.Errorf("%w: decode scan task counts of job %s: %w", errCorruptRecord, job, err)
-		}
-	}
+		Tasks: tasks, Config: c.cfg.AQE, Log: c.log.With("job", job)}
 	for _, st := range g.Stages {
 		sm, err := c.store.Stage(ctx, job, st.ID)
 		if err != nil {
@@ -322,7 +305,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			run.outputs[st.ID] = &out
 			run.state.Done[st.ID] = &out.Stats
 		}
-		if _, skipped := run.state.Skipped[st.ID]; StageState(sm["state"]) == StageRunning && !skipped {
+		if StageState(sm["state"]) == StageRunning && !run.state.Skipped(st.ID) {
 			// Running when its driver stopped: it resumes as it started
 			// (the re-planner must not change it), adopting its committed
 			// tasks.
@@ -333,17 +316,12 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	return run, nil
 }
 
-// save persists the re-plannable part of the run (plan, groups, skew
-// splits, combining tasks, skipped).
+// save persists the re-plannable part of the run: the plan and every
+// stage's task plan (one field, fieldTasks).
 func (c *Coordinator) save(ctx context.Context, run *jobRun) error {
 	g, _ := json.Marshal(run.state.Graph)
-	groups, _ := json.Marshal(run.state.Groups)
-	skipped, _ := json.Marshal(run.state.Skipped)
-	skew, _ := json.Marshal(run.state.Skew)
-	combine, _ := json.Marshal(run.state.Combine)
-	scanTasks, _ := json.Marshal(run.state.ScanTasks)
-	return c.store.SetJob(ctx, run.id, run.fence, "graph", string(g), "groups", string(groups),
-		"skipped", string(skipped), "skew", string(skew), "combine", string(combine), "scan_tasks", string(scanTasks),
+	tasks, _ := json.Marshal(run.state.Tasks)
+	return c.store.SetJob(ctx, run.id, run.fence, "graph", string(g), fieldTasks, string(tasks),
 		"round", strconv.Itoa(run.round))
 }
 
@@ -382,15 +360,14 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		}
 		replanNow = true
 		for id, cancel := range running {
-			if _, skipped := run.state.Skipped[id]; skipped {
+			if run.state.Skipped(id) {
 				c.log.Info("cancelling a stage the re-plan made useless", "job", run.id, "stage", id)
 				cancel()
 				delete(running, id)
 			}
 		}
 		_, resultDone := run.state.Done[g.Result]
-		_, resultSkipped := run.state.Skipped[g.Result]
-		if resultDone || resultSkipped {
+		if resultDone || run.state.Skipped(g.Result) {
 			return nil
 		}
 		works := map[int][]taskWork{}
@@ -649,8 +626,7 @@ func (c *Coordinator) ready(run *jobRun) []int {
 		ok := true
 		for _, in := range st.Inputs {
 			_, done := run.state.Done[in]
-			_, skipped := run.state.Skipped[in]
-			if !done && !skipped {
+			if !done && !run.state.Skipped(in) {
 				ok = false
 			}
 		}
@@ -664,17 +640,15 @@ func (c *Coordinator) ready(run *jobRun) []int {
 // replan lets the job's execution graph (adaptive or static) rewrite the
 // pending part of the plan, and records the round.
 func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
-	wasSkipped := make(map[int]bool, len(run.state.Skipped))
-	for id := range run.state.Skipped {
-		wasSkipped[id] = true
-	}
+	wasSkipped := run.state.Tasks.Skipped()
 	fired, err := run.graph.Replan(&run.state)
 	if err != nil {
 		return err
 	}
 	// Record only the stages this round skipped: earlier ones are in Redis.
-	for id, why := range run.state.Skipped {
-		if wasSkipped[id] {
+	skipped := run.state.Tasks.Skipped()
+	for id, why := range skipped {
+		if _, was := wasSkipped[id]; was {
 			continue
 		}
 		if _, done := run.state.Done[id]; done {
@@ -697,7 +671,7 @@ func (c *Coordinator) replan(ctx context.Context, run *jobRun) error {
 	run.round++
 	r := adaptive.Round{Round: run.round, After: after, Fired: fired, Scheduling: run.scheduling, Stats: run.state.Done, PlanAfter: run.state.FormatPlan(c.planner.Format)}
 	run.scheduling = nil
-	rj, _ := json.Marshal(roundRecord{Round: r, Graph: run.state.Graph, Skipped: run.state.Skipped, Tasks: plannedTasks(&run.state)})
+	rj, _ := json.Marshal(roundRecord{Round: r, Graph: run.state.Graph, Skipped: skipped, Tasks: run.state.Tasks.Counts()})
 	if err := c.store.AddRound(ctx, run.id, run.fence, rj); err != nil {
 		return err
 	}
@@ -736,7 +710,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	var hash []int
 	split, splits := plan.SplitObjectsInput(st)
 	for _, in := range st.Inputs {
-		if _, sk := run.state.Skipped[in]; sk {
+		if run.state.Skipped(in) {
 			continue
 		}
 		if splits && in == split {
@@ -756,7 +730,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 			return nil, err
 		}
 		var tasks [][]function.Split
-		if k, ok := run.state.ScanTasks[st.ID]; ok {
+		if k := run.state.Tasks.Of(st.ID).ScanTasks; k > 0 {
 			tasks = SplitsInto(in.files, k) // size-scans sized the stage
 		} else {
 			tasks = Splits(in.files, c.cfg.SplitBytes)
@@ -773,13 +747,14 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	case splits:
 		// A combining stage (combine-objects): each task reads every
 		// partition of a contiguous run of the input's objects.
-		for _, objs := range run.outputs[split].objectGroups(run.state.Combine[st.ID]) {
+		for _, objs := range run.outputs[split].objectGroups(run.state.Tasks.Of(st.ID).Combine) {
 			w := taskWork{inputs: append([]function.Input(nil), whole...)}
 			w.inputs = append(w.inputs, function.Input{Stage: split, Objects: objs})
 			work = append(work, w)
 		}
 	case len(hash) > 0:
-		for _, group := range run.state.Groups[st.ID] {
+		tp := run.state.Tasks.Of(st.ID)
+		for _, group := range tp.Groups {
 			w := taskWork{inputs: append([]function.Input(nil), whole...)}
 			for _, in := range hash {
 				var objs []shuffle.ObjectRef
@@ -790,7 +765,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 			}
 			work = append(work, w)
 		}
-		for _, sk := range run.state.Skew[st.ID] {
+		for _, sk := range tp.Skew {
 			w := taskWork{inputs: append([]function.Input(nil), whole...)}
 			for _, in := range hash {
 				objs := run.outputs[in].Objects[sk.Part]

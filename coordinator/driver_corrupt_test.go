@@ -15,6 +15,7 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 	for _, tc := range []struct{ name, field, value string }{
 		{"groups", "groups", "[[["},
 		{"skipped", "skipped", "nope"},
+		{"tasks", fieldTasks, `{"1":{"groups":7}}`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFakeEnv(t, 2)

@@ -303,14 +303,8 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	}
 
 	// The plan now, with live states, and round by round.
-	var skippedNow map[int]string
-	_ = json.Unmarshal([]byte(v.job["skipped"]), &skippedNow)
-	var groupsNow map[int][][]int
-	_ = json.Unmarshal([]byte(v.job["groups"]), &groupsNow)
-	tasksNow := map[int]int{}
-	for id, g := range groupsNow {
-		tasksNow[id] = len(g)
-	}
+	plansNow, _ := decodeTaskPlans(v.job)
+	tasksNow := plansNow.Counts()
 	d.Graph = graphView(&v.graph, func(id int) (string, string, int) {
 		sm := v.stages[id]
 		n, _ := strconv.Atoi(sm["tasks"])

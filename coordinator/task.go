@@ -515,8 +515,7 @@ func (c *Coordinator) resumable(run *jobRun) []int {
 	var out []int
 	for _, id := range run.resume {
 		_, done := run.state.Done[id]
-		_, skipped := run.state.Skipped[id]
-		if !done && !skipped {
+		if !done && !run.state.Skipped(id) {
 			out = append(out, id)
 		}
 	}
