@@ -413,7 +413,7 @@ func (c *Coordinator) Go(job string) {
 }
 
 // Wait blocks until job reaches a terminal state and returns its record.
-func (c *Coordinator) Wait(ctx context.Context, job string) (map[string]string, error) {
+func (c *Coordinator) Wait(ctx context.Context, job string) (*JobRecord, error) {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -421,7 +421,7 @@ func (c *Coordinator) Wait(ctx context.Context, job string) (map[string]string, 
 		if err != nil {
 			return nil, err
 		}
-		if Terminal(m["state"]) {
+		if m.State.Terminal() {
 			return m, nil
 		}
 		select {

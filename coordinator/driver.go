@@ -201,7 +201,7 @@ func (c *Coordinator) renew(ctx context.Context, cancel context.CancelFunc, job 
 // state (false when the record cannot be read).
 func (c *Coordinator) jobFinished(ctx context.Context, job string) bool {
 	m, err := c.store.Job(ctx, job)
-	return err == nil && JobState(m["state"]).Terminal()
+	return err == nil && m.State.Terminal()
 }
 
 // load rebuilds a job's run state from Redis.
@@ -210,34 +210,33 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 	if err != nil {
 		return nil, err
 	}
-	run := &jobRun{id: job, fence: fence, adaptive: m["adaptive"] == "1", outputs: map[int]*stageOutput{},
+	run := &jobRun{id: job, fence: fence, adaptive: m.Adaptive, round: m.Round, outputs: map[int]*stageOutput{},
 		times: newStageTimes(), repairs: newRepairState(), workReq: make(chan workRequest), outage: &outageClock{}}
 	run.graph = adaptive.NewExecutionGraph(run.adaptive)
-	run.round, _ = strconv.Atoi(m["round"])
-	var g plan.Graph
-	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
-		return nil, fmt.Errorf("%w: decode plan of job %s: %w", errCorruptRecord, job, err)
-	}
-	tasks, err := decodeTaskPlans(m)
+	g, err := m.Plan()
 	if err != nil {
 		return nil, fmt.Errorf("%w: job %s: %w", errCorruptRecord, job, err)
 	}
-	run.state = adaptive.State{Graph: &g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
+	tasks, err := m.TaskPlans()
+	if err != nil {
+		return nil, fmt.Errorf("%w: job %s: %w", errCorruptRecord, job, err)
+	}
+	run.state = adaptive.State{Graph: g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
 		Tasks: tasks, Config: c.cfg.AQE, Log: c.log.With("job", job)}
 	for _, st := range g.Stages {
 		sm, err := c.store.Stage(ctx, job, st.ID)
 		if err != nil {
 			return nil, err
 		}
-		if StageState(sm["state"]) == StageDone {
-			var out stageOutput
-			if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
-				return nil, fmt.Errorf("%w: decode output of stage %d: %w", errCorruptRecord, st.ID, err)
+		if sm.State == StageDone {
+			out, err := sm.Output()
+			if err != nil {
+				return nil, fmt.Errorf("%w: stage %d: %w", errCorruptRecord, st.ID, err)
 			}
-			run.outputs[st.ID] = &out
+			run.outputs[st.ID] = out
 			run.state.Done[st.ID] = &out.Stats
 		}
-		if StageState(sm["state"]) == StageRunning && !run.state.Skipped(st.ID) {
+		if sm.State == StageRunning && !run.state.Skipped(st.ID) {
 			// Running when its driver stopped: it resumes as it started
 			// (the re-planner must not change it), adopting its committed
 			// tasks.

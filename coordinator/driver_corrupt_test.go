@@ -34,8 +34,8 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m["state"] != string(StateFailed) || m["code"] != "SL900" || !strings.Contains(m["error"], "corrupt job record") {
-				t.Fatalf("job %s code %s error %q: want failed SL900 corrupt job record", m["state"], m["code"], m["error"])
+			if m.State != StateFailed || m.Code != "SL900" || !strings.Contains(m.Error, "corrupt job record") {
+				t.Fatalf("job %s code %s error %q: want failed SL900 corrupt job record", m.State, m.Code, m.Error)
 			}
 		})
 	}

@@ -79,7 +79,7 @@ func TestResumeLegacyJobRecord(t *testing.T) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if sm, _ := a.store.Stage(ctx, job, 0); sm["done"] == "3" {
+		if sm, _ := a.store.Stage(ctx, job, 0); sm.Done == 3 {
 			break
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -100,8 +100,8 @@ func TestResumeLegacyJobRecord(t *testing.T) {
 	}
 	b := e.coordinator(t, testConfig("b"))
 	b.Go(job)
-	if m := waitJob(t, b, job); m["state"] != string(StateSucceeded) {
-		t.Fatalf("job %s: %s", m["state"], m["error"])
+	if m := waitJob(t, b, job); m.State != StateSucceeded {
+		t.Fatalf("job %s: %s", m.State, m.Error)
 	}
 	for task := 0; task < 3; task++ {
 		if n := len(e.inv.specsOf(0, task)) - calls[task]; n != 0 {
@@ -114,11 +114,7 @@ func TestResumeLegacyJobRecord(t *testing.T) {
 	if spec := e.inv.specsOf(1, 0)[0]; len(spec.Inputs) != 1 || len(spec.Inputs[0].Objects) != 2*6 {
 		t.Fatalf("stage 1 task reads %+v, want both partitions of the 6 map outputs", spec.Inputs)
 	}
-	m, err := b.store.Job(ctx, job)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, ok := m[fieldTasks]; !ok {
+	if n := e.rdb.HExists(ctx, kJob(job), fieldTasks).Val(); !n {
 		t.Fatalf("the resumed job's record has no %s field", fieldTasks)
 	}
 }

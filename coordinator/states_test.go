@@ -348,8 +348,8 @@ func TestOrphanBehindThousandJobs(t *testing.T) {
 			t.Cleanup(b.Close)
 			b.recoverOnce(ctx)
 			m := waitJob(t, b, job)
-			if m["state"] != string(StateSucceeded) || m["owner"] != "b" {
-				t.Fatalf("orphan: %s (%s), owner %s", m["state"], m["error"], m["owner"])
+			if m.State != StateSucceeded || m.Owner != "b" {
+				t.Fatalf("orphan: %s (%s), owner %s", m.State, m.Error, m.Owner)
 			}
 			if got := metricValue(b.metrics.JobsTakenOver); got != 1 {
 				t.Fatalf("taken over %v jobs, want 1", got)
