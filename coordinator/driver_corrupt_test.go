@@ -16,6 +16,7 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 		{"groups", "groups", "[[["},
 		{"skipped", "skipped", "nope"},
 		{"tasks", fieldTasks, `{"1":{"groups":7}}`},
+		{"no task plans", "groups", "<absent>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFakeEnv(t, 2)
@@ -23,6 +24,9 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 			ctx := context.Background()
 			fields := map[string]any{"graph": `{"Stages":[]}`, "groups": "{}", "skipped": "{}", "round": "0"}
 			fields[tc.field] = tc.value
+			if tc.value == "<absent>" {
+				delete(fields, tc.field)
+			}
 			job := "20260101-000000-0000000" + string(rune('a'+len(tc.name)%6))
 			if err := c.store.CreateJob(ctx, job, fields); err != nil {
 				t.Fatal(err)

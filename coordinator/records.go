@@ -266,6 +266,11 @@ func decodeTaskPlans(m map[string]string) (adaptive.TaskPlans, error) {
 		}
 		return tasks, nil
 	}
+	if _, ok := m["groups"]; !ok {
+		// Every record has one or the other from its submit on: without
+		// them a stage reading exchanges would run no task at all.
+		return nil, fmt.Errorf("no task plans (neither %s nor groups)", fieldTasks)
+	}
 	var (
 		groups    map[int][][]int
 		skew      map[int][]adaptive.SkewTask

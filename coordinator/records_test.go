@@ -46,6 +46,10 @@ func TestDecodeLegacyTaskPlans(t *testing.T) {
 			t.Fatalf("%v: %+v, %v", m, got, err)
 		}
 	}
+	// A record with neither is corrupt, not a plan of no tasks.
+	if _, err := decodeTaskPlans(map[string]string{"skipped": "{}"}); err == nil {
+		t.Fatal("a record without task plans decoded")
+	}
 	// The new field wins over stale legacy ones.
 	got, err = decodeTaskPlans(map[string]string{fieldTasks: `{"1":{"groups":[[0,1]]}}`, "groups": `{"1":[[0],[1]]}`})
 	if err != nil || !reflect.DeepEqual(got, adaptive.TaskPlans{1: {Groups: [][]int{{0, 1}}}}) {
