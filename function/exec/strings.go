@@ -413,14 +413,11 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 		}
 		inInts(values[int32](a.arr), set, out)
 	case kDec128:
-		for i, v := range values[num](a.arr) {
-			for _, l := range lits {
-				if v == l.Dec128() {
-					setBit(out, i)
-					break
-				}
-			}
+		set := make([]num, len(lits))
+		for i, l := range lits {
+			set[i] = l.Dec128()
 		}
+		inInts(values[num](a.arr), set, out)
 	case kFloat64:
 		set := make(map[float64]struct{}, len(lits))
 		for _, l := range lits {
@@ -498,7 +495,7 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 
 // inInts marks rows whose value is in set: linear scan for short lists, a
 // hash set otherwise.
-func inInts[T int64 | int32](vals []T, set []T, out []byte) {
+func inInts[T int64 | int32 | num](vals []T, set []T, out []byte) {
 	if len(set) <= 16 {
 		for i, v := range vals {
 			for _, c := range set {
