@@ -90,6 +90,8 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 		return p.createTableAs(ctx, cat, st, env)
 	case planner.StmtCopy:
 		return p.copyTo(ctx, cat, st, env)
+	case planner.StmtInsert:
+		return p.insertInto(ctx, cat, st, env)
 	}
 	return nil, &planner.Error{Code: planner.CodeUnsupported, Pos: 1, Msg: "unsupported: statement " + string(st.Kind)}
 }
@@ -404,6 +406,123 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 	rs := newResultSet("rows:int", "files:int", "location")
 	rs.add(w.Rows, int64(len(w.Keys)), p.s3URL(env, key))
 	return rs.result(), nil
+}
+
+// insertInto appends the rows of a query to a table: the query's columns,
+// cast to the table's types in order, are written as new files under the
+// table's location by the result stage's tasks and committed with a marker
+// (the commit protocol of CTAS and COPY), so readers see all of them or
+// none; then the catalog entry gains the new files. Tables whose new files
+// would be read differently from the old (hive partitions, CSV dialects
+// other than the writer's, JSON, a single-file location) are refused.
+func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+	t, err := cat.Get(ctx, st.Name)
+	if err != nil {
+		return nil, unknownTable(st, err)
+	}
+	refuse := func(why string) error {
+		return &planner.Error{Code: planner.CodeUnsupported, Pos: st.NamePos, Msg: fmt.Sprintf("unsupported: INSERT INTO %s: %s", t.Name, why)}
+	}
+	switch {
+	case len(t.Partitions) > 0:
+		return nil, refuse("a hive-partitioned table (its rows belong in key=value folders)")
+	case t.Format == "json":
+		return nil, refuse("a JSON table (sluice writes Parquet and CSV files)")
+	case t.Format == "csv" && (t.CSV == nil || !t.CSV.Header || (t.CSV.Delimiter != "" && t.CSV.Delimiter != ",") || len(t.CSV.DateFormats) > 0):
+		return nil, refuse("a CSV table without a header row, with a delimiter other than ',' or with non-ISO dates (new files would be written in another dialect)")
+	case !strings.HasSuffix(t.Location, "/"):
+		return nil, refuse("a table of one file (its location names a file, not a folder of files)")
+	}
+	for _, r := range env.InternalPrefixes() {
+		if strings.HasPrefix(t.Location, r) {
+			return nil, refuse("its location is inside sluice's own data")
+		}
+	}
+	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
+	if err != nil {
+		return nil, st.QueryError(err)
+	}
+	if got := len(pl.Graph.Columns); got != len(t.Columns) {
+		names := make([]string, len(t.Columns))
+		for i, c := range t.Columns {
+			names[i] = c.Name
+		}
+		return nil, &planner.Error{Code: planner.CodeType, Pos: st.QueryOffset + 1,
+			Msg: fmt.Sprintf("INSERT INTO %s: the query gives %d columns, the table has %d (%s)", t.Name, got, len(t.Columns), strings.Join(names, ", "))}
+	}
+	// The written query: each column cast to the table's type and named
+	// as the table's column, over the query as a derived table.
+	var b strings.Builder
+	b.WriteString("SELECT ")
+	for i, c := range t.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		fmt.Fprintf(&b, "CAST(%s AS %s) AS %s", quoteIdent(fmt.Sprintf("_sluice_c%d", i)), sqlTypeName(c.Type), quoteIdent(c.Name))
+	}
+	b.WriteString(" FROM (" + st.Query + ") AS _sluice_insert(")
+	for i := range t.Columns {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(quoteIdent(fmt.Sprintf("_sluice_c%d", i)))
+	}
+	b.WriteString(")")
+	w := *st
+	w.Query, w.QueryOffset = b.String(), 0
+	if _, err := planner.Plan(ctx, w.Query, p.Catalog, p.Options); err != nil {
+		// The query planned: what fails is a cast to a column's type.
+		return nil, &planner.Error{Code: planner.CodeType, Pos: st.QueryOffset + 1,
+			Msg: fmt.Sprintf("INSERT INTO %s: the query's columns do not cast to the table's types: %v", t.Name, err)}
+	}
+	written, err := p.runWrite(ctx, &w, env, t.Location, t.Format)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.addFiles(ctx, cat, env, t, written.Keys); err != nil {
+		return nil, err
+	}
+	rs := newResultSet("rows:int", "files:int", "table")
+	rs.add(written.Rows, int64(len(written.Keys)), t.Name)
+	return rs.result(), nil
+}
+
+// addFiles adds the committed files keys, written under t's location, to
+// t's catalog entry (a footer read each for Parquet, an estimate from the
+// table's bytes per row for CSV).
+func (p *SQLPlanner) addFiles(ctx context.Context, cat *catalog.Store, env *coordinator.StatementEnv, t *catalog.Table, keys []string) error {
+	if len(keys) == 0 {
+		return nil
+	}
+	var fresh *catalog.Table
+	var err error
+	if t.Format == "parquet" {
+		fresh, err = catalog.Inspect(ctx, env.Bucket(), t.Name, t.Location)
+	} else {
+		fresh, err = catalog.InspectCSV(ctx, env.Bucket(), t.Name, t.Location, catalog.CSVOptions{Header: true})
+	}
+	if err != nil {
+		return err
+	}
+	add := map[string]bool{}
+	for _, k := range keys {
+		add[k] = true
+	}
+	for _, f := range fresh.Files {
+		if add[f.Key] {
+			t.Files = append(t.Files, f)
+			t.Bytes += f.Size
+			for _, rg := range f.RowGroups {
+				t.Rows += rg.Rows
+			}
+		}
+	}
+	return cat.Put(ctx, t)
+}
+
+// quoteIdent quotes a name as a SQL identifier.
+func quoteIdent(name string) string {
+	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
 func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {

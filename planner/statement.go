@@ -20,6 +20,7 @@ const (
 	StmtDescribe       StatementKind = "describe"
 	StmtCopy           StatementKind = "copy"
 	StmtExplain        StatementKind = "explain"
+	StmtInsert         StatementKind = "insert"
 )
 
 // Statement is one parsed SQL statement. Statements the Postgres grammar
@@ -31,7 +32,7 @@ const (
 type Statement struct {
 	Kind        StatementKind
 	SQL         string // the whole statement text
-	Name        string // the table of CREATE, DROP, DESCRIBE (lower case)
+	Name        string // the table of CREATE, DROP, DESCRIBE, INSERT (as written)
 	NamePos     int    // 1-based character position of Name
 	IfExists    bool   // DROP TABLE IF EXISTS
 	IfNotExists bool   // CREATE ... IF NOT EXISTS
@@ -47,7 +48,7 @@ type Statement struct {
 	// Options are OPTIONS(key 'value', ...) of CREATE EXTERNAL TABLE and
 	// the options of COPY other than FORMAT, keys lower case.
 	Options map[string]string
-	// Query is the query of CTAS, COPY and EXPLAIN, or the whole text of a
+	// Query is the query of CTAS, INSERT, COPY and EXPLAIN, or the whole text of a
 	// plain query; QueryOffset is its byte offset in SQL.
 	Query       string
 	QueryOffset int
@@ -266,6 +267,8 @@ func ParseStatement(sql string) (*Statement, error) {
 		err = p.copyTo(st)
 	case p.is("explain"):
 		err = p.explain(st)
+	case p.is("insert"):
+		err = p.insert(st)
 	default:
 		st.Kind, st.Query = StmtQuery, sql
 	}
@@ -475,6 +478,38 @@ func (p *stmtParser) drop(st *Statement) error {
 	}
 	st.Kind = StmtDropTable
 	return p.end()
+}
+
+// insert reads INSERT INTO name query. A column list is refused: the
+// query gives every column of the table, in order.
+func (p *stmtParser) insert(st *Statement) error {
+	if err := p.advance(); err != nil {
+		return err
+	}
+	if err := p.expect("into"); err != nil {
+		return err
+	}
+	var err error
+	if st.Name, st.NamePos, err = p.name(); err != nil {
+		return err
+	}
+	if p.isPunct("(") {
+		// A column list, or a parenthesized query: look past the "(".
+		peek := *p
+		if err := peek.advance(); err != nil {
+			return err
+		}
+		if !peek.is("select") && !peek.is("with") && !peek.is("values") && !peek.isPunct("(") {
+			return &Error{Code: CodeUnsupported, Pos: charPos(p.lex.sql, int32(p.tok.off)),
+				Msg: "unsupported: INSERT with a column list: select every column of the table, in order"}
+		}
+	}
+	if p.tok.kind == 0 || !(p.is("select") || p.is("with") || p.is("values") || p.is("table") || p.isPunct("(")) {
+		return p.unexpected("a query (SELECT, WITH or VALUES)")
+	}
+	st.Kind = StmtInsert
+	st.Query, st.QueryOffset = p.rest()
+	return nil
 }
 
 func (p *stmtParser) show(st *Statement) error {

@@ -36,6 +36,9 @@ func TestParseStatement(t *testing.T) {
 			LocationPos: 22, Format: "parquet"}},
 		{"EXPLAIN select 1;", Statement{Kind: StmtExplain, Query: "select 1", QueryOffset: 8}},
 		{"explain analyze select 1", Statement{Kind: StmtExplain, Analyze: true, Query: "select 1", QueryOffset: 16}},
+		{"INSERT INTO Rich select 1;", Statement{Kind: StmtInsert, Name: "Rich", NamePos: 13, Query: "select 1", QueryOffset: 17}},
+		{"insert into \"my t\" values (1), (2)", Statement{Kind: StmtInsert, Name: "my t", NamePos: 13, Query: "values (1), (2)", QueryOffset: 19}},
+		{"insert into t (with q as (select 1) select * from q)", Statement{Kind: StmtInsert, Name: "t", NamePos: 13, Query: "(with q as (select 1) select * from q)", QueryOffset: 14}},
 	}
 	for _, tt := range tests {
 		got, err := ParseStatement(tt.sql)
@@ -76,6 +79,10 @@ func TestParseStatementErrors(t *testing.T) {
 		{"copy (select 1) to 's3://b/' (format orc)", CodeBadOption, 38, "FORMAT orc: want parquet or csv"},
 		{"copy (select 1) to 's3://b/", CodeSyntax, 20, "unterminated string"},
 		{"explain", CodeSyntax, 8, "expected a query"},
+		{"insert t select 1", CodeSyntax, 8, `expected INTO, got "t"`},
+		{"insert into t", CodeSyntax, 14, "expected a query"},
+		{"insert into t (a, b) select 1, 2", CodeUnsupported, 15, "INSERT with a column list"},
+		{"insert into t default values", CodeSyntax, 15, "expected a query"},
 		{"/* x", CodeSyntax, 1, "unterminated /* comment"},
 	}
 	for _, tt := range tests {
