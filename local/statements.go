@@ -389,8 +389,27 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 	if key != "" && !strings.HasSuffix(key, "/") {
 		key += "/"
 	}
-	for k := range st.Options {
-		return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("unknown COPY option %q (known: format)", k)}
+	var overwrite, appendTo bool
+	for k, v := range st.Options {
+		var on *bool
+		switch k {
+		case "overwrite", "overwrite_or_ignore":
+			on = &overwrite
+		case "append":
+			on = &appendTo
+		default:
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("unknown COPY option %q (known: format, overwrite, append)", k)}
+		}
+		switch strings.ToLower(v) {
+		case "true", "1", "yes", "on":
+			*on = true
+		case "false", "0", "no", "off":
+		default:
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("COPY option %s %q: want true or false", k, v)}
+		}
+	}
+	if overwrite && appendTo {
+		return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "COPY: OVERWRITE and APPEND exclude each other"}
 	}
 	// COPY writes only where nothing of sluice's or of a table is: not
 	// into jobs' folders, CREATE TABLE AS tables' or any registered
@@ -399,14 +418,42 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 	if err := p.writeTarget(ctx, cat, env, key, reserved, fmt.Sprintf("COPY target %q", st.Location), st.LocationPos); err != nil {
 		return nil, err
 	}
+	// A target that holds files is refused unless the statement says
+	// what to do with them: OVERWRITE (the new files and their marker
+	// first, then the old objects go) or APPEND (they stay, and readers of
+	// the folder see both).
+	old, err := env.Bucket().List(ctx, key)
+	if err != nil {
+		return nil, fmt.Errorf("COPY target %s: %w", p.s3URL(env, key), err)
+	}
+	if len(old) > 0 && !overwrite && !appendTo {
+		return nil, &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos,
+			Msg: fmt.Sprintf("COPY target %q holds %d objects (such as %s): add (OVERWRITE) to replace them or (APPEND) to add files beside them", st.Location, len(old), old[0].Key)}
+	}
 	w, err := p.runWrite(ctx, st, env, key, st.Format)
 	if err != nil {
 		return nil, err
+	}
+	if overwrite && len(old) > 0 {
+		keep := map[string]bool{}
+		for _, k := range w.Keys {
+			keep[k] = true
+		}
+		var gone []string
+		for _, o := range old {
+			if !keep[o.Key] {
+				gone = append(gone, o.Key)
+			}
+		}
+		if err := env.Bucket().Delete(ctx, gone...); err != nil {
+			return nil, fmt.Errorf("COPY (OVERWRITE): the new files are committed, but removing the old objects failed: %w", err)
+		}
 	}
 	rs := newResultSet("rows:int", "files:int", "location")
 	rs.add(w.Rows, int64(len(w.Keys)), p.s3URL(env, key))
 	return rs.result(), nil
 }
+
 
 // insertInto appends the rows of a query to a table: the query's columns,
 // cast to the table's types in order, are written as new files under the

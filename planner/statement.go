@@ -407,7 +407,8 @@ func (p *stmtParser) create(st *Statement) error {
 }
 
 // options reads ( key value [, key value ...] ) where value is a string,
-// word or number and an '=' between them is allowed. format, when not
+// word or number and an '=' between them is allowed; a key alone is a
+// flag, "true". format, when not
 // nil, receives the FORMAT option instead of the map.
 func (p *stmtParser) options(format *string) (map[string]string, error) {
 	if err := p.expect("("); err != nil {
@@ -426,6 +427,16 @@ func (p *stmtParser) options(format *string) (map[string]string, error) {
 			if err := p.advance(); err != nil {
 				return nil, err
 			}
+		} else if p.isPunct(",") || p.isPunct(")") {
+			// A bare flag (COPY ... (OVERWRITE)): true.
+			out[key] = "true"
+			if p.isPunct(")") {
+				return out, p.advance()
+			}
+			if err := p.advance(); err != nil {
+				return nil, err
+			}
+			continue
 		}
 		if p.tok.kind != 's' && p.tok.kind != 'w' && p.tok.kind != 'n' {
 			return nil, p.unexpected("a value of option " + key)

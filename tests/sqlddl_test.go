@@ -168,6 +168,36 @@ func TestCTASAndCopy(t *testing.T) {
 			compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(c, "nat_"+format), true)), duckRows(t, db, fmt.Sprintf(c, "("+q+")")), false)
 		})
 	}
+
+	// A target that holds files: refused, unless APPEND (both writes'
+	// rows are read) or OVERWRITE (only the new ones, the old objects
+	// gone).
+	q := "select n_nationkey, n_name from nation where n_regionkey = %d"
+	target := fmt.Sprintf("'s3://%s/out/again/'", bucket)
+	stmt(t, st, fmt.Sprintf("COPY ("+q+") TO %s", 1, target))
+	if e := stmtErr(t, st, fmt.Sprintf("COPY ("+q+") TO %s", 2, target)); e.Code != "SL021" || !strings.Contains(e.Msg, "OVERWRITE") {
+		t.Errorf("COPY to a target with files: %s %s, want SL021 naming OVERWRITE and APPEND", e.Code, e.Msg)
+	}
+	stmt(t, st, fmt.Sprintf("COPY ("+q+") TO %s (APPEND)", 2, target))
+	stmt(t, st, fmt.Sprintf("create external table again stored as parquet location %s", target))
+	c := "select count(*), sum(n_nationkey) from %s"
+	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(c, "again"), true)),
+		duckRows(t, db, fmt.Sprintf(c, "nation where n_regionkey in (1, 2)")), false)
+	stmt(t, st, "drop table again")
+	stmt(t, st, fmt.Sprintf("COPY ("+q+") TO %s (FORMAT parquet, OVERWRITE)", 3, target))
+	stmt(t, st, fmt.Sprintf("create external table again stored as parquet location %s", target))
+	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(c, "again"), true)),
+		duckRows(t, db, fmt.Sprintf(c, "nation where n_regionkey = 3")), false)
+	objs, err = st.Bucket.List(context.Background(), "out/again/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(objs) != 2 { // one file, one marker
+		t.Errorf("out/again/ after OVERWRITE holds %d objects, want a file and its marker: %v", len(objs), objs)
+	}
+	if e := stmtErr(t, st, fmt.Sprintf("COPY (select 1) TO %s (OVERWRITE, APPEND)", target)); e.Code != "SL022" {
+		t.Errorf("OVERWRITE and APPEND: %s %s, want SL022", e.Code, e.Msg)
+	}
 }
 
 // TestTableStatements: SHOW TABLES, DESCRIBE, DROP TABLE and EXPLAIN as
