@@ -454,7 +454,6 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 	return rs.result(), nil
 }
 
-
 // insertInto appends the rows of a query to a table: the query's columns,
 // cast to the table's types in order, are written as new files under the
 // table's location by the result stage's tasks and committed with a marker
