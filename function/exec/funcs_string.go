@@ -52,6 +52,12 @@ func stringFunctions() []*ScalarFunction {
 				a := c.Args[0]
 				return eachRow(c, func(i int, o *out) error { o.i64(int64(utf8.RuneCountInString(a.Str(i)))); return nil })
 			}},
+		{Name: "strlen", Aliases: []string{"octet_length"}, Doc: "the number of bytes (of the UTF-8 encoding; length counts characters)",
+			Signatures: []Signature{sig(plan.Int64Type, tS)},
+			Kernel: func(c *Call) (arrow.Array, error) {
+				a := c.Args[0]
+				return eachRow(c, func(i int, o *out) error { o.i64(int64(len(a.Str(i)))); return nil })
+			}},
 		{Name: "trim", Aliases: []string{"btrim"}, Doc: "removes the characters (default: spaces) from both ends",
 			Signatures: []Signature{sig(str, tS), sig(str, tS, tS)}, Kernel: trimKernel(strings.Trim)},
 		{Name: "ltrim", Doc: "removes the characters (default: spaces) from the start",

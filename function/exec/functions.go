@@ -251,6 +251,7 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, mathFunctions()...)
 		all = append(all, dateFunctions()...)
 		all = append(all, moreFunctions()...)
+		all = append(all, epochFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {
 			for _, n := range append([]string{f.Name}, f.Aliases...) {
