@@ -43,6 +43,11 @@ type binder struct {
 	now time.Time
 	// qualify are the statement's QUALIFY clauses (qualify.go).
 	qualify *qualifies
+	// macroArgs are the bound arguments of the catalog SQL functions
+	// being bound, innermost last (virtual.go).
+	macroArgs [][]*plan.Expr
+	// postgres: Postgres's meaning of ~ and LIKE (Options.Postgres).
+	postgres bool
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -841,7 +846,7 @@ func (b *binder) derived(sub node, alias string, aliases []*pg.Node, loc int32) 
 	return p, rel, nil
 }
 
-func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
+func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 	if rv.Catalogname != "" {
 		return nil, nil, b.unsupported(rv.Location, "catalog-qualified table names")
 	}
@@ -858,6 +863,13 @@ func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
 		}
 		return nil, nil, fmt.Errorf("planner: catalog lookup of %q: %w", name, err)
 	}
+	return b.bindTableInfo(rv, info)
+}
+
+// bindTableInfo binds the table info as the FROM item rv: a scan, or the
+// Values leaf of a constant table (virtual.go).
+func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relation, error) {
+	name := info.Name
 	rel := &relation{alias: info.Name, table: info.Name}
 	var aliases []*pg.Node
 	if rv.Alias != nil {
@@ -881,6 +893,10 @@ func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
 		rel.names = append(rel.names, name)
 		scan.cols = append(scan.cols, id)
 		scan.ords = append(scan.ords, i)
+	}
+	if info.Constant {
+		n, err := b.constantTable(info, rel)
+		return n, rel, err
 	}
 	return scan, rel, nil
 }
@@ -953,6 +969,9 @@ func (b *binder) bindTarget(t *target, c *exprCtx, ag *aggBuilder) error {
 	}
 	if e.Type.ID == plan.Null { // an untyped NULL in the output is an int64 NULL column
 		e = nullOf(plan.Int64Type)
+		if b.postgres {
+			e = nullOf(plan.StringType) // Postgres's: text
+		}
 	}
 	t.bound = e
 	if t.name == "" {

@@ -44,6 +44,9 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 	case *pg.Node_GroupingFunc:
 		return b.bindGroupingFunc(x.GroupingFunc, c)
 	case *pg.Node_ParamRef:
+		if e, ok := b.macroArg(x.ParamRef); ok {
+			return e, nil // an argument of a catalog SQL function (virtual.go)
+		}
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:
 		return b.bindBooleanTest(x.BooleanTest, c)
@@ -52,6 +55,12 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 	case *pg.Node_SqlvalueFunction:
 		return b.bindSQLValueFunction(x.SqlvalueFunction)
 	case *pg.Node_CollateClause:
+		if b.postgres && bytewiseCollation(x.CollateClause.Collname) {
+			// the engine compares strings bytewise: Postgres's "C" and
+			// "POSIX", and the default of a database made with C (as
+			// sluice's catalog says its database is)
+			return b.bindExpr(x.CollateClause.Arg, c)
+		}
 		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
 	}
 	return nil, b.unsupported(exprLoc(n), "expression "+nodeName(n))
@@ -290,6 +299,18 @@ func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
 	if typeNameOf(tc.TypeName) == "interval" {
 		return nil, b.unsupported(loc, "INTERVAL values outside date/timestamp +/- INTERVAL")
 	}
+	if len(tc.TypeName.ArrayBounds) == 0 {
+		if in := tc.Arg.GetTypeCast(); in != nil && len(in.TypeName.ArrayBounds) == 0 {
+			// x::regclass::text: a catalog may define the pair (a
+			// relation's name, where ::regclass alone is its oid)
+			if e, ok, err := b.macro("::"+typeNameOf(in.TypeName)+"::"+typeNameOf(tc.TypeName), []*pg.Node{in.Arg}, loc, c); ok {
+				return e, err
+			}
+		}
+		if e, ok, err := b.macro("::"+typeNameOf(tc.TypeName), []*pg.Node{tc.Arg}, loc, c); ok {
+			return e, err // a cast a catalog defines (x::regclass; virtual.go)
+		}
+	}
 	t, err := b.resolveType(tc.TypeName)
 	if err != nil {
 		return nil, err
@@ -515,6 +536,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if op, ok := compareOps[name]; ok {
 		return b.compare(op, l, r, loc)
 	}
+	if name == "/" && b.postgres && isIntegerType(l.Type) && isIntegerType(r.Type) {
+		return b.callByName("divide", []*plan.Expr{l, r}, loc) // Postgres's integer division
+	}
 	if op, ok := arithOps[name]; ok {
 		if l.Type.ID == plan.Timestamp || r.Type.ID == plan.Timestamp {
 			return b.timestampArith(op, l, r, loc)
@@ -602,6 +626,9 @@ func (b *binder) like(l, r *plan.Expr, negated bool, loc int32) (*plan.Expr, err
 func (b *binder) bindLike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if fc := ae.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" {
 		return b.bindLikeEscape(ae, fc, false, opName(ae) == "!~~", c) // functions.go
+	}
+	if fc := b.postgresEscape(ae.Rexpr); fc != nil {
+		return b.bindLikeEscape(ae, fc, false, opName(ae) == "!~~", c)
 	}
 	l, err := b.bindExpr(ae.Lexpr, c)
 	if err != nil {
@@ -1115,6 +1142,11 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		}
 		return plan.Call(plan.OpSubstring, plan.StringType, args...), nil
 	}
+	if !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil {
+		if e, ok, err := b.macro(name, fc.Args, loc, c); ok {
+			return e, err // a catalog's SQL function (virtual.go)
+		}
+	}
 	return b.bindScalarFuncCall(fc, name, c) // the function library (functions.go)
 }
 
@@ -1227,4 +1259,20 @@ var quantileFuncs = map[string]plan.AggFunc{
 // isIntegerType reports whether t is an integer (a NULL counts as one).
 func isIntegerType(t plan.DataType) bool {
 	return t.ID == plan.Int64 || t.ID == plan.Null
+}
+
+// bytewiseCollation reports whether the collation named (optionally
+// pg_catalog-qualified) orders strings bytewise as the engine does.
+func bytewiseCollation(name []*pg.Node) bool {
+	if len(name) == 0 || len(name) > 2 {
+		return false
+	}
+	if len(name) == 2 && !strings.EqualFold(name[0].GetString_().GetSval(), "pg_catalog") {
+		return false
+	}
+	switch name[len(name)-1].GetString_().GetSval() {
+	case "C", "POSIX", "default", "ucs_basic":
+		return true
+	}
+	return false
 }

@@ -109,7 +109,7 @@ func (c *conn) answer(ctx context.Context, sql string, n *pg_query.Node, describ
 		case route == routeEngine:
 			return nil, false, nil
 		}
-		res, err := c.selectCatalog(ctx, sel)
+		res, err := c.selectCatalog(ctx, sql, n, sel)
 		return res, true, err
 	}
 	return nil, false, nil
@@ -315,13 +315,21 @@ func table(names []string, rows [][]any) *result {
 	return &result{schema: schema, recs: []arrow.RecordBatch{b.NewRecordBatch()}}
 }
 
-// selectCatalog evaluates a SELECT over the emulated catalog
-// (catalog_eval.go).
-func (c *conn) selectCatalog(ctx context.Context, sel *pg_query.SelectStmt) (*result, error) {
+// selectCatalog answers a catalog SELECT: with sluice's planner and
+// executor over the catalog's virtual tables (catalog_engine.go), or, when
+// the planner cannot plan it (arrays, COLLATE), with the row evaluator
+// over the emulated catalog (catalog_eval.go).
+func (c *conn) selectCatalog(ctx context.Context, sql string, n *pg_query.Node, sel *pg_query.SelectStmt) (*result, error) {
 	m := &emulation{c: c}
 	if err := m.load(ctx); err != nil {
 		return nil, err
 	}
+	res, planErr, err := c.selectViaEngine(ctx, sql, n, m)
+	if !planErr {
+		c.lastCatalogPath = pathEngine
+		return res, err
+	}
+	c.lastCatalogPath, c.lastEnginePlanErr = pathEmulation, err
 	ev := &evaluator{m: m, now: time.Now().UTC()}
 	r, err := ev.selectStmt(sel, nil)
 	if err != nil {
