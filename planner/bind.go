@@ -48,6 +48,9 @@ type binder struct {
 	macroArgs [][]*plan.Expr
 	// postgres: Postgres's meaning of ~ and LIKE (Options.Postgres).
 	postgres bool
+	// srfNoRows is set while a select list is bound when it calls a
+	// set-returning function of a NULL array (arrays_pg.go).
+	srfNoRows bool
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -246,6 +249,20 @@ func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 // bindSelectBody binds everything of a SELECT but its FROM clause, over
 // root whose relations are in sc.
 func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
+	saved := b.srfNoRows
+	b.srfNoRows = false
+	n, err := b.bindSelectBodyRows(sel, root, sc)
+	noRows := b.srfNoRows
+	b.srfNoRows = saved
+	if err != nil || !noRows {
+		return n, err
+	}
+	// A set-returning function of a NULL array in the select list: every
+	// row gives none (arrays_pg.go).
+	return &filterNode{input: n, conds: []*plan.Expr{boolLit(false)}}, nil
+}
+
+func (b *binder) bindSelectBodyRows(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
 	if b.groupByAll(sel) {
 		b.expandGroupByAll(sel)
 	}
@@ -968,9 +985,8 @@ func (b *binder) bindTarget(t *target, c *exprCtx, ag *aggBuilder) error {
 		return err
 	}
 	if e.Type.ID == plan.Null { // an untyped NULL in the output is an int64 NULL column
-		e = nullOf(plan.Int64Type)
-		if b.postgres {
-			e = nullOf(plan.StringType) // Postgres's: text
+		if !b.postgres { // Postgres's untyped NULL stays NULL (shown as text)
+			e = nullOf(plan.Int64Type)
 		}
 	}
 	t.bound = e

@@ -54,6 +54,8 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		return b.bindMinMax(x.MinMaxExpr, c)
 	case *pg.Node_SqlvalueFunction:
 		return b.bindSQLValueFunction(x.SqlvalueFunction)
+	case *pg.Node_AIndirection:
+		return b.bindIndirection(x.AIndirection, c) // arrays_pg.go
 	case *pg.Node_CollateClause:
 		if b.postgres && bytewiseCollation(x.CollateClause.Collname) {
 			// the engine compares strings bytewise: Postgres's "C" and
@@ -439,7 +441,7 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		}
 		return b.buildCase([]*plan.Expr{eq}, []*plan.Expr{nullOf(plan.NullType)}, l, loc)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
-		return nil, b.unsupported(loc, "ANY/ALL")
+		return b.bindQuantifiedArray(ae, c) // arrays_pg.go
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil {
 			return nil, b.unsupported(loc, "row values with IS [NOT] DISTINCT FROM")
@@ -1141,6 +1143,9 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			}
 		}
 		return plan.Call(plan.OpSubstring, plan.StringType, args...), nil
+	}
+	if e, ok, err := b.arrayFunc(fc, name, c); ok {
+		return e, err // Postgres's array functions over bind-time arrays (arrays_pg.go)
 	}
 	if !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil {
 		if e, ok, err := b.macro(name, fc.Args, loc, c); ok {

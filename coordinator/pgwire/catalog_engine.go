@@ -2,7 +2,11 @@ package pgwire
 
 import (
 	"context"
+
 	"fmt"
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"sort"
 	"strconv"
 	"strings"
@@ -65,7 +69,44 @@ func (c *conn) selectViaEngine(ctx context.Context, sql string, n *pg_query.Node
 	if err != nil {
 		return nil, false, err
 	}
+	schema, recs = nullColumnsAsText(schema, recs)
 	return &result{schema: pgNames(n, schema), recs: recs}, false, nil
+}
+
+// nullColumnsAsText makes the result columns of type Null (an untyped
+// NULL, a NULL array) text columns of NULLs, as Postgres types them.
+func nullColumnsAsText(schema *arrow.Schema, recs []arrow.RecordBatch) (*arrow.Schema, []arrow.RecordBatch) {
+	fs := schema.Fields()
+	any := false
+	for i, f := range fs {
+		if f.Type.ID() == arrow.NULL {
+			fs[i].Type, fs[i].Nullable, any = arrow.BinaryTypes.String, true, true
+		}
+	}
+	if !any {
+		return schema, recs
+	}
+	out := arrow.NewSchema(fs, nil)
+	for k, r := range recs {
+		cols := make([]arrow.Array, len(fs))
+		for i := range fs {
+			if r.Column(i).DataType().ID() == arrow.NULL {
+				b := array.NewStringBuilder(memory.DefaultAllocator)
+				b.AppendNulls(int(r.NumRows()))
+				cols[i] = b.NewArray()
+				b.Release()
+			} else {
+				cols[i] = r.Column(i)
+				cols[i].Retain()
+			}
+		}
+		recs[k] = array.NewRecordBatch(out, cols, r.NumRows())
+		for _, c := range cols {
+			c.Release()
+		}
+		r.Release()
+	}
+	return out, recs
 }
 
 // pgCatalog is the Postgres catalog of one query as virtual tables and
@@ -157,6 +198,12 @@ func constantTable(name string, cols []string, rows []map[string]any) *planner.T
 // cardinal numbers are bigint, real is double, arrays are their text
 // form, the rest text).
 func catalogColumnType(col string) plan.DataType {
+	if catalogArrayColumns[col] {
+		// sluice has no values for these (no ACLs, options, index or
+		// constraint keys ...): a Null column, which the planner binds
+		// array operations over (planner/arrays_pg.go)
+		return plan.NullType
+	}
 	if catalogBoolColumns[col] {
 		return plan.BoolType
 	}
@@ -181,7 +228,13 @@ seqcycle is_instead hasindexes ispopulated cycle collisdeterministic extrelocata
 rolsuper rolinherit rolcreaterole rolcreatedb rolcanlogin rolreplication rolbypassrls usecreatedb usesuper userepl
 usebypassrls relhasindex relisshared relhasrules relhastriggers relhassubclass relrowsecurity relforcerowsecurity
 relispopulated relispartition attbyval attnotnull atthasdef atthasmissing attisdropped attislocal typbyval
-typispreferred typisdefined typnotnull datistemplate datallowconn hasrules hastriggers rowsecurity`)
+typispreferred typisdefined typnotnull datistemplate datallowconn hasrules hastriggers rowsecurity puballtables
+pubinsert pubupdate pubdelete pubtruncate pubviaroot admin_option inherit_option set_option lanispl lanpltrusted`)
+
+var catalogArrayColumns = setOf(`relacl reloptions attacl attoptions attfdwoptions attmissingval nspacl typacl datacl
+rolconfig useconfig proconfig proacl proargtypes proallargtypes proargmodes proargnames protrftypes indkey indcollation
+indclass indoption conkey confkey conpfeqop conppeqop conffeqop confdelsetcols conexclop tgattr extconfig extcondition
+partattrs partclass partcollation polroles stxkeys stxkind ftoptions enumvals prattrs datacl collacl`)
 
 var catalogFloatColumns = setOf(`reltuples procost prorows enumsortorder`)
 
@@ -195,7 +248,8 @@ start_value min_value max_value increment_by cache_size last_value relnamespace 
 relfilenode reltablespace relpages relallvisible reltoastrelid relnatts relchecks relrewrite relfrozenxid relminmxid
 attrelid atttypid attstattarget attlen attnum attndims attcacheoff atttypmod attinhcount attcollation typnamespace
 typowner typlen typrelid typsubscript typelem typarray typbasetype typtypmod typndims typcollation datdba encoding
-datconnlimit datfrozenxid datminmxid dattablespace rolconnlimit usesysid nspowner amhandler_oid`)
+datconnlimit datfrozenxid datminmxid dattablespace rolconnlimit usesysid nspowner pubowner pnpubid pnnspid prpubid
+prrelid roleid member grantor spcowner lanowner lanplcallfoid laninline lanvalidator`)
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
@@ -293,6 +347,16 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 		case "txid_current", "pg_current_xact_id":
 			return "1", true, nil
 		}
+	case name == "current_schemas" && nargs == 1:
+		// an array: only where the planner reads a constant array
+		// (subscripts, ANY, array_to_string; planner/arrays_pg.go)
+		if args[0] != nil && args[0].Op == plan.OpLiteral && args[0].Type.ID == plan.Bool && !args[0].Value.Null {
+			if args[0].Value.B {
+				return "ARRAY['pg_catalog', 'public']", true, nil
+			}
+			return "ARRAY['public']", true, nil
+		}
+		return "CAST(NULL AS VARCHAR[])", args[0] != nil && args[0].Type.ID == plan.Null, nil
 	case name == "current_setting" && (nargs == 1 || nargs == 2):
 		return pc.currentSetting(), true, nil
 	case name == "pg_get_userbyid" && nargs == 1:
