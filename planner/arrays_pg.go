@@ -4,6 +4,8 @@ import (
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
+	"google.golang.org/protobuf/proto"
+	"google.golang.org/protobuf/reflect/protoreflect"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -403,16 +405,93 @@ func (b *binder) arraySublinkString(sl *pg.SubLink, sep *pg.Node, c *exprCtx) (*
 		return nil, true, b.unsupported(sl.Location, "this ARRAY(subquery)")
 	}
 	val := sel.TargetList[0].GetResTarget().GetVal()
+	var order []*pg.Node
+	for _, o := range sel.SortClause {
+		// ORDER BY 1 is the one output column, inside the aggregate too
+		if sb := o.GetSortBy(); sb != nil && sb.Node.GetAConst().GetIval() != nil && sb.Node.GetAConst().GetIval().Ival == 1 {
+			c := proto.Clone(sb).(*pg.SortBy)
+			c.Node = val
+			o = &pg.Node{Node: &pg.Node_SortBy{SortBy: c}}
+		}
+		order = append(order, o)
+	}
 	asText := &pg.Node{Node: &pg.Node_TypeCast{TypeCast: &pg.TypeCast{Arg: val, Location: -1,
 		TypeName: &pg.TypeName{Names: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: "varchar"}}}}, Typemod: -1, Location: -1}}}}
 	agg := &pg.FuncCall{Funcname: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: "string_agg"}}}},
-		Args: []*pg.Node{asText, sep}, AggOrder: sel.SortClause, Location: -1}
+		Args: []*pg.Node{asText, sep}, AggOrder: order, Location: -1}
 	inner := &pg.SelectStmt{TargetList: []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{
 		Val: &pg.Node{Node: &pg.Node_FuncCall{FuncCall: agg}}, Location: -1}}}},
-		FromClause: sel.FromClause, WhereClause: sel.WhereClause, WithClause: sel.WithClause, LimitOption: sel.LimitOption}
+		FromClause: sel.FromClause, WhereClause: sel.WhereClause, WithClause: sel.WithClause, LimitOption: sel.LimitOption,
+		Op: pg.SetOperation_SETOP_NONE}
 	sub := &pg.Node{Node: &pg.Node_SubLink{SubLink: &pg.SubLink{SubLinkType: pg.SubLinkType_EXPR_SUBLINK,
 		Subselect: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: inner}}, Location: sl.Location}}}
 	empty := &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Sval{Sval: &pg.String{Sval: ""}}, Location: -1}}}
 	e, err := b.bindCoalesce(&pg.CoalesceExpr{Args: []*pg.Node{sub, empty}, Location: sl.Location}, c)
 	return e, true, err
+}
+
+// bindArraySublinkText binds ARRAY(SELECT x ...) as a value: the array's
+// text form, as Postgres prints it ({a,"b c",NULL}; {} for no rows),
+// built by string_agg (the engine has no array type, so the column is
+// text).
+func (b *binder) bindArraySublinkText(sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
+	sel := sl.Subselect.GetSelectStmt()
+	if !b.postgres || sel == nil || len(sel.TargetList) != 1 {
+		return nil, b.unsupported(sl.Location, "this kind of subquery")
+	}
+	val := sel.TargetList[0].GetResTarget().GetVal()
+	tree, _, err := parse(`SELECT CASE WHEN $1 IS NULL THEN 'NULL' WHEN CAST($1 AS VARCHAR) = '' OR lower(CAST($1 AS VARCHAR)) = 'null' ` +
+		`OR regexp_matches(CAST($1 AS VARCHAR), '[{},"\\ ]') THEN '"' || replace(replace(CAST($1 AS VARCHAR), '\', '\\'), '"', '\"') || '"' ` +
+		`ELSE CAST($1 AS VARCHAR) END`)
+	if err != nil {
+		return nil, err
+	}
+	item := substituteParam(tree.Stmts[0].Stmt.GetSelectStmt().GetTargetList()[0].GetResTarget().GetVal(), val)
+	elem := proto.Clone(sel).(*pg.SelectStmt)
+	elem.TargetList = []*pg.Node{{Node: &pg.Node_ResTarget{ResTarget: &pg.ResTarget{Val: item, Location: -1}}}}
+	sep := &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Sval{Sval: &pg.String{Sval: ","}}, Location: -1}}}
+	joined, _, err := b.arraySublinkString(&pg.SubLink{SubLinkType: pg.SubLinkType_ARRAY_SUBLINK,
+		Subselect: &pg.Node{Node: &pg.Node_SelectStmt{SelectStmt: elem}}, Location: sl.Location}, sep, c)
+	if err != nil {
+		return nil, err
+	}
+	open := lit(plan.Value{S: "{"}, plan.StringType)
+	if joined, err = b.callByName("||", []*plan.Expr{open, joined}, sl.Location); err != nil {
+		return nil, err
+	}
+	return b.callByName("||", []*plan.Expr{joined, lit(plan.Value{S: "}"}, plan.StringType)}, sl.Location)
+}
+
+// substituteParam returns a copy of n with every $1 replaced by a copy of
+// arg (an AST-level substitution, for the rewrites of this file).
+func substituteParam(n *pg.Node, arg *pg.Node) *pg.Node {
+	if p := n.GetParamRef(); p != nil && p.Number == 1 {
+		return proto.Clone(arg).(*pg.Node)
+	}
+	out := proto.Clone(n).(*pg.Node)
+	var visit func(m protoreflect.Message)
+	visit = func(m protoreflect.Message) {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					if x, ok := l.Get(i).Message().Interface().(*pg.Node); ok && x.GetParamRef() != nil && x.GetParamRef().Number == 1 {
+						x.Node = proto.Clone(arg).(*pg.Node).Node
+						continue
+					}
+					visit(l.Get(i).Message())
+				}
+			case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+				if x, ok := v.Message().Interface().(*pg.Node); ok && x.GetParamRef() != nil && x.GetParamRef().Number == 1 {
+					x.Node = proto.Clone(arg).(*pg.Node).Node
+					return true
+				}
+				visit(v.Message())
+			}
+			return true
+		})
+	}
+	visit(out.ProtoReflect())
+	return out
 }

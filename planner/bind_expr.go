@@ -498,6 +498,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if name == "~" || name == "!~" {
 		return b.bindRegexMatch(ae, c) // functions.go
 	}
+	if name == "~~*" || name == "!~~*" {
+		return b.bindILike(ae, c) // ILIKE spelled as its operator
+	}
 	if name == "+" || name == "-" {
 		sign := int64(1)
 		if name == "-" {
@@ -537,6 +540,10 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	}
 	if op, ok := compareOps[name]; ok {
 		return b.compare(op, l, r, loc)
+	}
+	if b.postgres && (name == "&" || name == "|" || name == "#" || name == "<<" || name == ">>") &&
+		(l.Type.ID == plan.Null || r.Type.ID == plan.Null) {
+		return nullOf(plan.Int64Type), nil // a bitwise operator of NULL (a NULL array's element)
 	}
 	if name == "/" && b.postgres && isIntegerType(l.Type) && isIntegerType(r.Type) {
 		return b.callByName("divide", []*plan.Expr{l, r}, loc) // Postgres's integer division

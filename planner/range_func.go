@@ -158,6 +158,8 @@ func (b *binder) seriesNode(name string, alias *pg.Alias, typ plan.DataType, val
 		}
 		if len(alias.Colnames) == 1 {
 			col = alias.Colnames[0].GetString_().GetSval()
+		} else if b.postgres {
+			col = alias.Aliasname // Postgres names a scalar function's column after its alias
 		}
 	}
 	n := &valuesNode{}

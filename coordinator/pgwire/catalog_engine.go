@@ -399,6 +399,15 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 		return b.String(), true, nil
 	case name == "pg_indexes_size" && nargs == 1:
 		return strict("0"), true, nil
+	case name == "quote_ident" && nargs == 1:
+		var kw []string
+		for _, k := range keywords {
+			if k.catcode != 'U' {
+				kw = append(kw, quoteLit(k.word))
+			}
+		}
+		return `CASE WHEN $1 IS NULL THEN NULL WHEN regexp_matches($1, '^[a-z_][a-z0-9_$]*$') AND $1 NOT IN (` + strings.Join(kw, ", ") +
+			`) THEN $1 ELSE '"' || replace($1, '"', '""') || '"' END`, true, nil
 	case name == "json_build_object" && nargs%2 == 0:
 		return jsonBuildObjectSQL(args), true, nil
 	case name == "::oid" && nargs == 1:

@@ -124,14 +124,33 @@ func TestCatalogEmulation(t *testing.T) {
 			"o_total"},
 		{`select 'pg_catalog.pg_class'::regclass::oid, 'orders'::regclass::text, 16384::regclass::text, to_regclass('nosuch') is null`,
 			"1259|orders|nation|t"},
-		{`select format_type(1700, (12 << 16 | 2) + 4), format_type(23, -1), format_type(null, -1) is null`, "numeric(12,2)|integer|t"},
+		{`select format_type(1700, 786438), format_type(23, -1), format_type(null, -1) is null`, "numeric(12,2)|integer|t"},
+		// Arrays: constant ones and the NULL ones sluice's catalog has (planner/arrays_pg.go).
+		{`select (current_schemas(true))[2], (array['a','b'])[3] is null, 'x' = any('{x,y}'::text[]), 3 <> all(array[1,2]), 1 = any('{}'::int[])`,
+			"public|t|t|t|f"},
+		{`select array_to_string(array['a', null, 'c'], '-'), array_to_string(array['a', null], ',', '*'), array_upper('{4,5,6}'::int[], 1) from pg_namespace where nspname = 'public'`,
+			"a-c|a,*|3"},
+		{`select relname, array_to_string(array(select attname from pg_attribute a where a.attrelid = c.oid order by 1), ',') from pg_class c order by 1`,
+			"nation|n_name\norders|o_id,o_total"},
+		{`select relname, array(select attname from pg_attribute a where a.attrelid = c.oid and attnum > 5) from pg_class c order by 1`,
+			"nation|{}\norders|{}"},
+		{`select relname, array(select attname || ' x' from pg_attribute a where a.attrelid = c.oid order by 1) from pg_class c order by 1`,
+			"nation|{\"n_name x\"}\norders|{\"o_id x\",\"o_total x\"}"},
+		{`select relname, relacl, relacl[1], 1 = any(relacl) from pg_class order by 1`, "nation|NULL|NULL|NULL\norders|NULL|NULL|NULL"},
+		{`select unnest(indkey), (_pg_expandarray(indkey)).n from pg_index`, ""},
+		{`select unnest(relacl) from pg_class`, ""},
+		{`select s, nspname from generate_series(1, 3) s, pg_namespace where s > 2 and nspname = 'public'`, "3|public"},
 		{`select relname from pg_class where relname like 'o%' and relname not like 'o\_%' and relname ~ 'der'`, "orders"},
 		{`select attname from pg_attribute where attname similar to '(o|n)\_(id|n%)' order by 1`, "n_name\no_id"},
 	}
 	for _, tc := range cases {
+		c.lastCatalogPath, c.lastEnginePlanErr = "", nil
 		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
 		if err != nil || !ok {
 			t.Fatalf("%s: ok %v err %v", tc.sql, ok, err)
+		}
+		if c.lastCatalogPath != pathEngine {
+			t.Errorf("%s: answered by the %s, not the engine: %v", tc.sql, c.lastCatalogPath, c.lastEnginePlanErr)
 		}
 		if got := rowsText(res); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.sql, got, tc.want)
