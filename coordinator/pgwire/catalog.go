@@ -330,6 +330,9 @@ func (c *conn) selectCatalog(ctx context.Context, sql string, n *pg_query.Node, 
 		return res, err
 	}
 	c.lastCatalogPath, c.lastEnginePlanErr = pathEmulation, err
+	if c.log != nil {
+		c.log.Debug("catalog query answered by the row evaluator: the planner cannot plan it", "reason", err)
+	}
 	ev := &evaluator{m: m, now: time.Now().UTC()}
 	r, err := ev.selectStmt(sel, nil)
 	if err != nil {

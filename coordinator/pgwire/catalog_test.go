@@ -344,3 +344,24 @@ func lineDiff(want, got string) string {
 	}
 	return ""
 }
+
+// BenchmarkCatalogQuery is one pgjdbc getColumns query (a join of five
+// catalog relations, a window function, LIKE) planned and run by the
+// engine over the TPC-H catalog.
+func BenchmarkCatalogQuery(b *testing.B) {
+	c := &conn{s: &Server{Engine: tpchCatalog(), Version: "test"}, user: "sluice", db: "sluice", settings: defaultSettings(), pid: 42}
+	sql := `SELECT * FROM (SELECT n.nspname,c.relname,a.attname,a.atttypid,a.attnotnull OR (t.typtype = 'd' AND t.typnotnull) AS attnotnull,
+	  row_number() OVER (PARTITION BY a.attrelid ORDER BY a.attnum) AS attnum, pg_catalog.pg_get_expr(def.adbin, def.adrelid) AS adsrc
+	  FROM pg_catalog.pg_namespace n JOIN pg_catalog.pg_class c ON (c.relnamespace = n.oid) JOIN pg_catalog.pg_attribute a ON (a.attrelid=c.oid)
+	  JOIN pg_catalog.pg_type t ON (a.atttypid = t.oid) LEFT JOIN pg_catalog.pg_attrdef def ON (a.attrelid=def.adrelid AND a.attnum = def.adnum)
+	  WHERE c.relkind in ('r','p','v','f','m') and a.attnum > 0 AND NOT a.attisdropped AND n.nspname LIKE 'public' AND c.relname LIKE '%') c
+	  WHERE true AND attname LIKE '%' ORDER BY nspname,c.relname,attnum`
+	n := parseOne(sql)
+	for i := 0; i < b.N; i++ {
+		res, ok, err := c.answer(context.Background(), sql, n, false)
+		if err != nil || !ok || c.lastCatalogPath != pathEngine {
+			b.Fatal(ok, err, c.lastCatalogPath)
+		}
+		res.release()
+	}
+}
