@@ -12,7 +12,6 @@ import (
 	"strings"
 
 	pg_query "github.com/pganalyze/pg_query_go/v6"
-	"google.golang.org/protobuf/proto"
 
 	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner"
@@ -58,7 +57,7 @@ const (
 // caller may answer it another way); any other error is the query's.
 func (c *conn) selectViaEngine(ctx context.Context, sql string, n *pg_query.Node, m *emulation) (res *result, planErr bool, err error) {
 	cat := &pgCatalog{m: m}
-	if q, ok := regOutputsAsText(n); ok {
+	if q, ok := regOutputsAsText(sql); ok {
 		sql = q
 	}
 	p, err := planner.Plan(ctx, sql, cat, planner.Options{Partitions: 1, MinPartitions: 1, MaxPartitions: 1, Postgres: true})
@@ -635,9 +634,12 @@ var regTypes = setOf(`regclass regtype regnamespace regrole regproc regprocedure
 // (c.oid::regclass) to print them as Postgres does, by name
 // (x::regclass::text, which the catalog defines): inside the engine a reg
 // value is its oid. ok false: nothing to rewrite.
-func regOutputsAsText(n *pg_query.Node) (string, bool) {
-	sel := n.GetSelectStmt()
-	if sel == nil {
+func regOutputsAsText(sql string) (string, bool) {
+	if !strings.Contains(lower(sql), "reg") { // no reg type named: nothing to parse again for
+		return "", false
+	}
+	tree, err := pg_query.Parse(sql)
+	if err != nil || len(tree.Stmts) != 1 || tree.Stmts[0].Stmt.GetSelectStmt() == nil {
 		return "", false
 	}
 	changed := false
@@ -659,24 +661,13 @@ func regOutputsAsText(n *pg_query.Node) (string, bool) {
 			changed = true
 		}
 	}
-	clone := proto.Clone(n).(*pg_query.Node)
-	visit(clone.GetSelectStmt())
+	visit(tree.Stmts[0].Stmt.GetSelectStmt())
 	if !changed {
 		return "", false
 	}
-	q, err := pg_query.Deparse(&pg_query.ParseResult{Version: pgParseVersion, Stmts: []*pg_query.RawStmt{{Stmt: clone}}})
+	q, err := pg_query.Deparse(tree)
 	if err != nil {
 		return "", false
 	}
 	return q, true
 }
-
-// pgParseVersion is the version of the parse trees pg_query makes (Deparse
-// wants it).
-var pgParseVersion = func() int32 {
-	tree, err := pg_query.Parse("SELECT 1")
-	if err != nil {
-		return 0
-	}
-	return tree.Version
-}()
