@@ -40,8 +40,8 @@ func TestJobDetailViews(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
-		t.Fatalf("job %s: %v", m["state"], m["error"])
+	if m := waitJob(t, c, job); m.State != StateSucceeded {
+		t.Fatalf("job %s: %v", m.State, m.Error)
 	}
 	srv := httptest.NewServer(NewAPI(c).Handler())
 	defer srv.Close()
@@ -174,8 +174,8 @@ func TestJobDetailFailed(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := waitJob(t, c, job); m["state"] != string(StateFailed) {
-		t.Fatalf("job %s, want failed", m["state"])
+	if m := waitJob(t, c, job); m.State != StateFailed {
+		t.Fatalf("job %s, want failed", m.State)
 	}
 	srv := httptest.NewServer(NewAPI(c).Handler())
 	defer srv.Close()
@@ -229,8 +229,8 @@ func TestJobDetailHedge(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
-		t.Fatalf("job %s: %s", m["state"], m["error"])
+	if m := waitJob(t, c, job); m.State != StateSucceeded {
+		t.Fatalf("job %s: %s", m.State, m.Error)
 	}
 	d, err := c.store.JobDetail(context.Background(), job)
 	if err != nil {

@@ -140,8 +140,8 @@ func BenchmarkCoordinator(b *testing.B) {
 		took := time.Since(began)
 		trips := hook.n.Load() - before
 		m, _ := c.store.Job(ctx, job)
-		if m["state"] != string(StateSucceeded) {
-			b.Fatalf("job %s: %s", m["state"], m["error"])
+		if m.State != StateSucceeded {
+			b.Fatalf("job %s: %s", m.State, m.Error)
 		}
 		c.Close()
 		driverRate := 2 * tasks / took.Seconds()

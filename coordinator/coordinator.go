@@ -366,7 +366,7 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 	if err != nil {
 		return "", fmt.Errorf("encode plan: %w", err)
 	}
-	groups, _ := json.Marshal(adaptive.InitialGroups(g))
+	tasks, _ := json.Marshal(adaptive.InitialTaskPlans(g))
 	err = c.store.CreateJob(ctx, job, map[string]any{
 		"sql":      sql,
 		"created":  time.Now().UTC().Format(time.RFC3339Nano),
@@ -374,8 +374,7 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 		"graph0":   string(gj), // the plan as submitted, for the web UI's round 0
 		"explain":  explain,
 		"adaptive": boolStr(adaptiveOn),
-		"groups":   string(groups),
-		"skipped":  "{}",
+		fieldTasks: string(tasks),
 		"round":    "0",
 	})
 	if err != nil {
@@ -414,7 +413,7 @@ func (c *Coordinator) Go(job string) {
 }
 
 // Wait blocks until job reaches a terminal state and returns its record.
-func (c *Coordinator) Wait(ctx context.Context, job string) (map[string]string, error) {
+func (c *Coordinator) Wait(ctx context.Context, job string) (*JobRecord, error) {
 	t := time.NewTicker(20 * time.Millisecond)
 	defer t.Stop()
 	for {
@@ -422,7 +421,7 @@ func (c *Coordinator) Wait(ctx context.Context, job string) (map[string]string, 
 		if err != nil {
 			return nil, err
 		}
-		if Terminal(m["state"]) {
+		if m.State.Terminal() {
 			return m, nil
 		}
 		select {

@@ -15,6 +15,8 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 	for _, tc := range []struct{ name, field, value string }{
 		{"groups", "groups", "[[["},
 		{"skipped", "skipped", "nope"},
+		{"tasks", fieldTasks, `{"1":{"groups":7}}`},
+		{"no task plans", "groups", "<absent>"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e := newFakeEnv(t, 2)
@@ -22,6 +24,9 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 			ctx := context.Background()
 			fields := map[string]any{"graph": `{"Stages":[]}`, "groups": "{}", "skipped": "{}", "round": "0"}
 			fields[tc.field] = tc.value
+			if tc.value == "<absent>" {
+				delete(fields, tc.field)
+			}
 			job := "20260101-000000-0000000" + string(rune('a'+len(tc.name)%6))
 			if err := c.store.CreateJob(ctx, job, fields); err != nil {
 				t.Fatal(err)
@@ -33,8 +38,8 @@ func TestDriveCorruptRecordFailsJob(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if m["state"] != string(StateFailed) || m["code"] != "SL900" || !strings.Contains(m["error"], "corrupt job record") {
-				t.Fatalf("job %s code %s error %q: want failed SL900 corrupt job record", m["state"], m["code"], m["error"])
+			if m.State != StateFailed || m.Code != "SL900" || !strings.Contains(m.Error, "corrupt job record") {
+				t.Fatalf("job %s code %s error %q: want failed SL900 corrupt job record", m.State, m.Code, m.Error)
 			}
 		})
 	}

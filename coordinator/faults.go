@@ -168,11 +168,16 @@ func (f *FaultInvoker) draw() (fault string, x float64) {
 // Invoke implements Invoker.
 func (f *FaultInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) {
 	fault, x := f.draw()
-	var spec *function.TaskSpec
+	// The tasks the invocation carries: one spec, or the members of a
+	// pack (a function.Batch). Crashes, hangs and duplicates need none of
+	// them; a transient error answers for each, and a lost or corrupted
+	// input is one of theirs. Packs are common (every small leaf scan is
+	// packed), so faults reach them too.
+	var specs []*function.TaskSpec
 	if fault != "" {
 		var err error
-		if spec, err = function.DecodeSpec(body); err != nil {
-			fault = "" // not a spec we can read (a spec by reference): no fault
+		if specs, err = decodeInvocation(body); err != nil {
+			fault = "" // not a body we can read: no fault
 		}
 	}
 	switch fault {
@@ -192,9 +197,7 @@ func (f *FaultInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) 
 		return nil, fmt.Errorf("injected fault: function hung: %w", ctx.Err())
 	case "error":
 		f.count(fault)
-		res := function.TaskResult{Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt, Fence: spec.Fence,
-			Error: "injected fault: transient function error", Kind: function.ErrTransient}
-		return json.Marshal(res)
+		return transientErrorReply(body, specs)
 	case "duplicate":
 		f.count(fault)
 		type reply struct {
@@ -222,8 +225,10 @@ func (f *FaultInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) 
 		}
 	case "lose", "corrupt":
 		var refs []shuffle.ObjectRef
-		for _, in := range spec.Inputs {
-			refs = append(refs, in.Objects...)
+		for _, spec := range specs {
+			for _, in := range spec.Inputs {
+				refs = append(refs, in.Objects...)
+			}
 		}
 		if len(refs) > 0 && f.Bucket != nil {
 			ref := refs[int(x*float64(len(refs)))%len(refs)]
@@ -233,6 +238,50 @@ func (f *FaultInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) 
 		}
 	}
 	return f.Next.Invoke(ctx, body)
+}
+
+// decodeInvocation returns the task specs an invocation body carries: the
+// one spec, or each member of a pack.
+func decodeInvocation(body []byte) ([]*function.TaskSpec, error) {
+	if !function.IsBatch(body) {
+		spec, err := function.DecodeSpec(body)
+		if err != nil {
+			return nil, err
+		}
+		return []*function.TaskSpec{spec}, nil
+	}
+	var b function.Batch
+	if err := json.Unmarshal(body, &b); err != nil {
+		return nil, fmt.Errorf("decode batch: %w", err)
+	}
+	specs := make([]*function.TaskSpec, 0, len(b.Specs))
+	for _, raw := range b.Specs {
+		spec, err := function.DecodeSpec(raw)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, spec)
+	}
+	return specs, nil
+}
+
+// transientErrorReply is the reply of a function that failed every task of
+// the invocation with a transient error: one TaskResult, or a Batch of
+// them in the members' order.
+func transientErrorReply(body []byte, specs []*function.TaskSpec) ([]byte, error) {
+	results := make([]json.RawMessage, 0, len(specs))
+	for _, spec := range specs {
+		res, err := json.Marshal(function.TaskResult{Job: spec.Job, Stage: spec.Stage, Task: spec.Task, Attempt: spec.Attempt,
+			Fence: spec.Fence, Error: "injected fault: transient function error", Kind: function.ErrTransient})
+		if err != nil {
+			return nil, err
+		}
+		results = append(results, res)
+	}
+	if !function.IsBatch(body) {
+		return results[0], nil
+	}
+	return json.Marshal(&function.Batch{Version: function.SpecVersion, Results: results})
 }
 
 // damage deletes or corrupts the object of ref; corruption flips bytes in

@@ -27,15 +27,15 @@ func checkDone(t *testing.T, c *Coordinator, job string, files int) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m["state"] != string(StateSucceeded) {
-		t.Fatalf("job %s: %s (%s)", job, m["state"], m["error"])
+	if m.State != StateSucceeded {
+		t.Fatalf("job %s: %s (%s)", job, m.State, m.Error)
 	}
 	sm, _ := c.store.Stage(ctx, job, 0)
-	if sm["done"] != strconv.Itoa(files) || sm["tasks"] != strconv.Itoa(files) {
-		t.Fatalf("stage 0: done %s of %s tasks, want %d", sm["done"], sm["tasks"], files)
+	if sm.Done != files || sm.Tasks != files {
+		t.Fatalf("stage 0: done %d of %d tasks, want %d", sm.Done, sm.Tasks, files)
 	}
 	var out stageOutput
-	if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
+	if err := json.Unmarshal([]byte(sm.output), &out); err != nil {
 		t.Fatal(err)
 	}
 	for p := 0; p < 2; p++ {
@@ -114,8 +114,8 @@ func TestRetryBudgetFailsJob(t *testing.T) {
 	c := e.coordinator(t, cfg)
 	job, _ := c.Submit(context.Background(), "q", SubmitOptions{})
 	m := waitJob(t, c, job)
-	if m["state"] != string(StateFailed) || !strings.Contains(m["error"], "failed after 3 attempts") || !strings.Contains(m["error"], "function crashed") {
-		t.Fatalf("job: %s: %s", m["state"], m["error"])
+	if m.State != StateFailed || !strings.Contains(m.Error, "failed after 3 attempts") || !strings.Contains(m.Error, "function crashed") {
+		t.Fatalf("job: %s: %s", m.State, m.Error)
 	}
 	if n := len(e.inv.specsOf(0, 1)); n != 3 {
 		t.Fatalf("task invoked %d times, want 3", n)
@@ -144,8 +144,8 @@ func TestDeadlineRetriesHungAttempt(t *testing.T) {
 		t.Fatalf("timeouts counted: %v, want 1", n)
 	}
 	tm, _ := c.store.Task(context.Background(), job, 0, 2)
-	if tm["committed"] != "2" {
-		t.Fatalf("task 0/2 committed attempt %s, want 2", tm["committed"])
+	if tm.Committed != 2 {
+		t.Fatalf("task 0/2 committed attempt %d, want 2", tm.Committed)
 	}
 }
 
@@ -190,8 +190,8 @@ func TestHedgedStraggler(t *testing.T) {
 		t.Fatalf("hedges: %v", n)
 	}
 	tm, _ := c.store.Task(context.Background(), job, 0, 5)
-	if tm["committed"] != "2" {
-		t.Fatalf("straggler task committed attempt %s, want the duplicate (2)", tm["committed"])
+	if tm.Committed != 2 {
+		t.Fatalf("straggler task committed attempt %d, want the duplicate (2)", tm.Committed)
 	}
 }
 
@@ -204,8 +204,8 @@ func TestDuplicateReportCommitsOnce(t *testing.T) {
 	// A late second report of a committed attempt changes nothing.
 	f, _ := e.rdb.Get(ctx, kFence(job)).Int64()
 	tm, _ := c.store.Task(ctx, job, 0, 0)
-	a, _ := strconv.Atoi(tm["committed"])
-	won, err := c.store.Commit(ctx, job, f, 0, 0, a, []byte(tm["result"]))
+	a := tm.Committed
+	won, err := c.store.Commit(ctx, job, f, 0, 0, a, []byte(tm.result))
 	if err != nil || !won {
 		t.Fatalf("second report of the winner: won %v err %v", won, err)
 	}
@@ -316,7 +316,7 @@ func TestResumeAdoptsCommittedTasks(t *testing.T) {
 	job, _ := a.Submit(ctx, "q", SubmitOptions{})
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		if sm, _ := a.store.Stage(ctx, job, 0); sm["done"] == "3" {
+		if sm, _ := a.store.Stage(ctx, job, 0); sm.Done == 3 {
 			break
 		}
 		time.Sleep(2 * time.Millisecond)
@@ -384,7 +384,7 @@ func TestLostInputRerunsProducer(t *testing.T) {
 		t.Fatalf("producer task %d ran %d times, want 2", producer, n)
 	}
 	sm, _ := c.store.Stage(ctx, job, 0)
-	if strings.Contains(sm["output"], lost) {
+	if strings.Contains(sm.output, lost) {
 		t.Fatal("the stage output still names the lost object")
 	}
 	if n := metricValue(c.metrics.InputRepairs); n != 1 {
@@ -460,7 +460,7 @@ func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
 	ctx := context.Background()
 	job, _ := a.Submit(ctx, "q", SubmitOptions{})
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(2 * time.Millisecond) {
-		if sm, _ := a.store.Stage(ctx, job, 0); sm["done"] == "3" {
+		if sm, _ := a.store.Stage(ctx, job, 0); sm.Done == 3 {
 			break
 		}
 	}
@@ -469,15 +469,15 @@ func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
 	cfg.SplitBytes = 200 // two files per task: 3 tasks
 	b := e.coordinator(t, cfg)
 	b.Go(job)
-	if m := waitJob(t, b, job); m["state"] != string(StateSucceeded) {
-		t.Fatalf("job: %s %s", m["state"], m["error"])
+	if m := waitJob(t, b, job); m.State != StateSucceeded {
+		t.Fatalf("job: %s %s", m.State, m.Error)
 	}
 	sm, _ := b.store.Stage(ctx, job, 0)
-	if sm["tasks"] != "3" || sm["done"] != "3" {
-		t.Fatalf("stage 0: %s of %s tasks done, want 3 of 3", sm["done"], sm["tasks"])
+	if sm.Tasks != 3 || sm.Done != 3 {
+		t.Fatalf("stage 0: %d of %d tasks done, want 3 of 3", sm.Done, sm.Tasks)
 	}
 	var out stageOutput
-	_ = json.Unmarshal([]byte(sm["output"]), &out)
+	_ = json.Unmarshal([]byte(sm.output), &out)
 	for p := 0; p < 2; p++ {
 		if len(out.Objects[p]) != 3 {
 			t.Fatalf("partition %d: %d objects, want one per task (3)", p, len(out.Objects[p]))
@@ -486,7 +486,7 @@ func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
 			task, _ := parseKeyTask(r.Key)
 			tm, _ := b.store.Task(ctx, job, 0, task)
 			var res function.TaskResult
-			_ = json.Unmarshal([]byte(tm["result"]), &res)
+			_ = json.Unmarshal([]byte(tm.result), &res)
 			if res.Fence != 2 {
 				t.Fatalf("task %d's committed output is from the old split (fence %d)", task, res.Fence)
 			}
@@ -522,8 +522,8 @@ func TestLeaseExpiredRetaken(t *testing.T) {
 	e.rdb.Del(ctx, kLease(job)) // the lease "expired"
 	m := waitJob(t, c, job)
 	close(release)
-	if m["state"] != string(StateSucceeded) {
-		t.Fatalf("job: %s %s", m["state"], m["error"])
+	if m.State != StateSucceeded {
+		t.Fatalf("job: %s %s", m.State, m.Error)
 	}
 	if f, _ := e.rdb.Get(ctx, kFence(job)).Int(); f < 3 {
 		t.Fatalf("fence %d: the job was not driven anew", f)

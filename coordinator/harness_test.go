@@ -187,7 +187,7 @@ func (e *fakeEnv) coordinator(t testing.TB, cfg Config) *Coordinator {
 	return c
 }
 
-func waitJob(t testing.TB, c *Coordinator, job string) map[string]string {
+func waitJob(t testing.TB, c *Coordinator, job string) *JobRecord {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

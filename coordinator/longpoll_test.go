@@ -217,8 +217,8 @@ func TestShuffleCodecInSpecs(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
-		t.Fatalf("job %s: %s", m["state"], m["error"])
+	if m := waitJob(t, c, job); m.State != StateSucceeded {
+		t.Fatalf("job %s: %s", m.State, m.Error)
 	}
 	e.inv.mu.Lock()
 	defer e.inv.mu.Unlock()

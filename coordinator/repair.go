@@ -164,10 +164,12 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 		return err
 	}
 	var old function.TaskResult
-	_ = json.Unmarshal([]byte(tm["result"]), &old)
+	if r, err := tm.Result(); err == nil {
+		old = *r
+	}
 	var res *function.TaskResult
-	switch tm["committed"] {
-	case "", strconv.Itoa(info.Attempt):
+	switch tm.Committed {
+	case 0, info.Attempt:
 		// The lost object is the task's committed output (or the task was
 		// re-opened by a driver that died before running it again).
 		sm, err := c.store.Stage(ctx, run.id, info.Stage)
@@ -178,11 +180,11 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 		if err != nil {
 			return fmt.Errorf("run stage %d task %d again (its output %s was lost): %w", info.Stage, info.Task, key, err)
 		}
-		if n, _ := strconv.Atoi(sm["tasks"]); n != rep.tasks {
+		if n := sm.Tasks; n != rep.tasks {
 			return &JobError{Code: plan.CodeInternal, Msg: fmt.Sprintf("cannot run stage %d task %d again (its output %s was lost): the stage ran %d tasks, its plan now gives %d",
 				info.Stage, info.Task, key, n, rep.tasks)}
 		}
-		if tm["committed"] != "" {
+		if tm.Committed != 0 {
 			if err := c.store.Reopen(ctx, run.id, run.fence, info.Stage, info.Task); err != nil {
 				return err
 			}
@@ -190,15 +192,15 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 		c.metrics.InputRepairs.Inc()
 		log.Warn("running a committed task again: its output was lost or corrupt",
 			"producer_stage", info.Stage, "producer_task", info.Task, "lost", key)
-		res, err = c.runTask(ctx, run, rep.st, sm["plan_key"], info.Task, rep.w, 0)
+		res, err = c.runTask(ctx, run, rep.st, sm.PlanKey, info.Task, rep.w, 0)
 		if err != nil {
 			return err
 		}
 	default:
 		// Run again already (by an earlier driver of this job): use the
 		// attempt committed since.
-		if err := json.Unmarshal([]byte(tm["result"]), &res); err != nil || res == nil {
-			return fmt.Errorf("decode committed result of task %d/%d: %v", info.Stage, info.Task, err)
+		if res, err = tm.Result(); err != nil {
+			return fmt.Errorf("task %d/%d: %w", info.Stage, info.Task, err)
 		}
 	}
 
@@ -243,9 +245,9 @@ func (c *Coordinator) replaceOutput(ctx context.Context, run *jobRun, stage int,
 	if err != nil {
 		return err
 	}
-	var out stageOutput
-	if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
-		return fmt.Errorf("decode output of stage %d: %w", stage, err)
+	out, err := sm.Output()
+	if err != nil {
+		return fmt.Errorf("stage %d: %w", stage, err)
 	}
 	for p, refs := range out.Objects {
 		var n []shuffle.ObjectRef
@@ -258,6 +260,6 @@ func (c *Coordinator) replaceOutput(ctx context.Context, run *jobRun, stage int,
 		}
 		out.Objects[p] = n
 	}
-	oj, _ := json.Marshal(&out)
+	oj, _ := json.Marshal(out)
 	return c.store.SetStage(ctx, run.id, run.fence, stage, "output", string(oj))
 }

@@ -87,8 +87,8 @@ func resultJob(t *testing.T, fb *failingBucket) (*httptest.Server, *Coordinator,
 	if err != nil {
 		t.Fatal(err)
 	}
-	if m := waitJob(t, c, job); m["state"] != string(StateSucceeded) {
-		t.Fatalf("job %s: %v", m["state"], m["error"])
+	if m := waitJob(t, c, job); m.State != StateSucceeded {
+		t.Fatalf("job %s: %v", m.State, m.Error)
 	}
 	srv := httptest.NewServer(NewAPI(c).Handler())
 	t.Cleanup(srv.Close)

@@ -16,21 +16,3 @@ type roundRecord struct {
 	Skipped map[int]string `json:"skipped,omitempty"`
 	Tasks   map[int]int    `json:"tasks,omitempty"`
 }
-
-// plannedTasks returns the task count of every stage whose tasks the
-// re-planner assigns (the stages reading exchanges; a combining stage's
-// count is at most that, one task per object at most; a scan stage
-// size-scans sized).
-func plannedTasks(s *adaptive.State) map[int]int {
-	out := make(map[int]int, len(s.Groups))
-	for id, g := range s.Groups {
-		out[id] = len(g) + len(s.Skew[id])
-	}
-	for id, n := range s.Combine {
-		out[id] = n
-	}
-	for id, n := range s.ScanTasks {
-		out[id] = n // size-scans: at most n (fewer row groups make fewer)
-	}
-	return out
-}

@@ -37,13 +37,13 @@ func (q *Queries) Wait(ctx context.Context, job string) error {
 	if err != nil {
 		return err
 	}
-	switch JobState(m["state"]) {
+	switch m.State {
 	case StateSucceeded:
 		return nil
 	case StateCancelled:
 		return fmt.Errorf("job %s: %w", job, ErrJobCancelled)
 	default:
-		return &JobError{Code: m["code"], Msg: fmt.Sprintf("job %s failed: %s", job, m["error"])}
+		return m.Failure(job)
 	}
 }
 

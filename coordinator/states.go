@@ -20,8 +20,8 @@ import (
 //	                                        -> failed (stage_fail)
 //	       pending | running -> skipped (stage_skip)
 //	       running -> cancelled | failed (job_finish, for stages still running)
-//	task:  pending | running | retrying | failed | input_lost -> running (task_begin)
-//	       -> retrying | failed | input_lost (task_fail)
+//	task:  pending | running | retrying | failed | input_lost | waiting -> running (task_begin)
+//	       -> retrying | failed | input_lost | waiting (task_fail)
 //	       -> done (task_commit; first commit wins)
 //	       done -> pending (task_reopen)
 

@@ -63,6 +63,14 @@ func outcome(t *testing.T, rdb redis.UniversalClient, key, want string, do func(
 	return fmt.Sprintf("err %v, record %s -> %s", err, before, after)
 }
 
+// The states the transition matrix puts records in ("none": no record).
+// TestStatesCovered checks that they name every state constant.
+var (
+	matrixJobStates   = []string{"running", "succeeded", "failed", "cancelled"}
+	matrixStageStates = []string{"none", "pending", "running", "done", "skipped", "failed", "cancelled"}
+	matrixTaskStates  = []string{"none", "pending", "running", "retrying", "failed", "input_lost", "waiting", "done"}
+)
+
 // TestTransitionMatrix applies every transition to every state of its
 // record, on miniredis and redis-server: each is allowed (the state moves)
 // or refused (nothing changes), as the state machine says.
@@ -72,7 +80,7 @@ func TestTransitionMatrix(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s := NewStore(rdb)
 
-			stageStates := []string{"none", "pending", "running", "done", "skipped", "failed", "cancelled"}
+			stageStates := matrixStageStates
 			stageCases := []struct {
 				name    string
 				do      func(job string, f int64) error
@@ -100,14 +108,14 @@ func TestTransitionMatrix(t *testing.T) {
 				}
 			}
 
-			taskStates := []string{"none", "pending", "running", "retrying", "failed", "input_lost", "done"}
+			taskStates := matrixTaskStates
 			taskSetup := func(st string) []any {
 				if st == "done" {
 					return []any{"attempts", 2, "committed", 1, "result", "{}"}
 				}
 				return []any{"attempts", 1}
 			}
-			notDone := []string{"none", "pending", "running", "retrying", "failed", "input_lost"}
+			notDone := []string{"none", "pending", "running", "retrying", "failed", "input_lost", "waiting"}
 			taskCases := []struct {
 				name    string
 				do      func(job string, f int64) error
@@ -124,6 +132,7 @@ func TestTransitionMatrix(t *testing.T) {
 				}, "done", nil},
 				{"task_commit_begun", func(j string, f int64) error { _, err := s.Commit(ctx, j, f, 0, 0, 1, []byte("{}")); return err }, "done", notDone},
 				{"task_fail", func(j string, f int64) error { return s.Fail(ctx, j, f, 0, 0, "boom", TaskRetrying) }, "retrying", notDone},
+				{"task_fail_waiting", func(j string, f int64) error { return s.Fail(ctx, j, f, 0, 0, "throttled", TaskWaiting) }, "waiting", notDone},
 				{"task_reopen", func(j string, f int64) error { return s.Reopen(ctx, j, f, 0, 0) }, "pending", []string{"done"}},
 			}
 			for _, c := range taskCases {
@@ -162,7 +171,7 @@ func TestTransitionMatrix(t *testing.T) {
 				{"round_add", func(j string, f int64) error { return s.AddRound(ctx, j, f, []byte("{}")) }, "running", []string{"running"}},
 			}
 			for _, c := range jobCases {
-				for _, st := range []string{"running", "succeeded", "failed", "cancelled"} {
+				for _, st := range matrixJobStates {
 					job, f := newRunningJob(t, s)
 					rdb.HSet(ctx, kJob(job), "state", st)
 					err := c.do(job, f)
@@ -348,8 +357,8 @@ func TestOrphanBehindThousandJobs(t *testing.T) {
 			t.Cleanup(b.Close)
 			b.recoverOnce(ctx)
 			m := waitJob(t, b, job)
-			if m["state"] != string(StateSucceeded) || m["owner"] != "b" {
-				t.Fatalf("orphan: %s (%s), owner %s", m["state"], m["error"], m["owner"])
+			if m.State != StateSucceeded || m.Owner != "b" {
+				t.Fatalf("orphan: %s (%s), owner %s", m.State, m.Error, m.Owner)
 			}
 			if got := metricValue(b.metrics.JobsTakenOver); got != 1 {
 				t.Fatalf("taken over %v jobs, want 1", got)

@@ -95,9 +95,8 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	if err != nil {
 		return nil, err
 	}
-	js := &JobStatus{ID: job, State: JobState(m["state"]), Error: m["error"], Code: m["code"], Class: m["class"], Waiting: m["waiting"], SQL: m["sql"], Owner: m["owner"],
-		Adaptive: m["adaptive"] == "1", Created: m["created"], Finished: m["finished"], Explain: m["explain"],
-		Collected: m["collected"]}
+	js := &JobStatus{ID: job, State: m.State, Error: m.Error, Code: m.Code, Class: m.Class, Waiting: m.Waiting, SQL: m.SQL, Owner: m.Owner,
+		Adaptive: m.Adaptive, Created: m.Created, Finished: m.Finished, Explain: m.Explain, Collected: m.Collected}
 	_ = s.retry(ctx, "read lease", func() error {
 		vals, err := s.rdb.MGet(ctx, kLease(job), kFence(job)).Result()
 		if err != nil {
@@ -108,9 +107,9 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		js.Fence, _ = strconv.ParseInt(f, 10, 64)
 		return nil
 	})
-	var g plan.Graph
-	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
-		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	g, err := m.Plan()
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", job, err)
 	}
 	js.Columns = g.Columns
 	for _, st := range g.Stages {
@@ -118,31 +117,14 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		if err != nil {
 			return nil, err
 		}
-		ss := StageStatus{ID: st.ID, State: StageState(sm["state"]), Reason: sm["reason"], Output: plan.FormatPartitioning(st.Output, st.Root)}
-		if ss.State == "" {
-			ss.State = StagePending
+		ss := StageStatus{ID: st.ID, State: sm.StateOrPending(), Reason: sm.Reason, Output: plan.FormatPartitioning(st.Output, st.Root),
+			Tasks: sm.Tasks, TasksDone: sm.Done, Invoked: sm.Invoked, Attempts: sm.Attempts, Retries: sm.Failures,
+			Rows: sm.Rows, Bytes: sm.Bytes, InputRows: sm.InputRows, InputBytes: sm.InputBytes,
+			FilesPruned: sm.FilesPruned, RowGroupsPruned: sm.RowGroupsPruned, Seconds: sm.Seconds,
+			PeakMemoryBytes: sm.PeakMemory, SpillBytes: sm.SpillBytes, SpillFiles: sm.SpillFiles}
+		if m := sm.Metrics(); m != nil {
+			ss.Metrics, ss.Plan = m, st.Root
 		}
-		ss.Tasks, _ = strconv.Atoi(sm["tasks"])
-		ss.TasksDone, _ = strconv.Atoi(sm["done"])
-		ss.Invoked, _ = strconv.Atoi(sm["invoked"])
-		ss.Attempts, _ = strconv.Atoi(sm["attempts"])
-		ss.Retries, _ = strconv.Atoi(sm["failures"])
-		ss.Rows, _ = strconv.ParseInt(sm["rows"], 10, 64)
-		ss.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
-		ss.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
-		ss.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
-		ss.FilesPruned, _ = strconv.Atoi(sm["files_pruned"])
-		ss.RowGroupsPruned, _ = strconv.Atoi(sm["row_groups_pruned"])
-		ss.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
-		if mj := sm["metrics"]; mj != "" && mj != "null" {
-			var m function.StageMetrics
-			if json.Unmarshal([]byte(mj), &m) == nil {
-				ss.Metrics, ss.Plan = &m, st.Root
-			}
-		}
-		ss.PeakMemoryBytes, _ = strconv.ParseInt(sm["peak_memory"], 10, 64)
-		ss.SpillBytes, _ = strconv.ParseInt(sm["spill_bytes"], 10, 64)
-		ss.SpillFiles, _ = strconv.ParseInt(sm["spill_files"], 10, 64)
 		js.Stages = append(js.Stages, ss)
 	}
 	rounds, err := s.Rounds(ctx, job)
@@ -165,28 +147,28 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if err != nil {
 		return nil, nil, err
 	}
-	if JobState(m["state"]) == StateFailed {
-		return nil, nil, &JobError{Code: m["code"], Msg: fmt.Sprintf("job %s failed: %s", job, m["error"])}
+	if m.State == StateFailed {
+		return nil, nil, m.Failure(job)
 	}
-	if JobState(m["state"]) != StateSucceeded {
-		return nil, nil, fmt.Errorf("job %s is %s, not succeeded", job, m["state"])
+	if m.State != StateSucceeded {
+		return nil, nil, fmt.Errorf("job %s is %s, not succeeded", job, m.State)
 	}
-	var g plan.Graph
-	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
-		return nil, nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	g, err := m.Plan()
+	if err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", job, err)
 	}
 	st := g.Stage(g.Result)
-	schema := ResultSchema(&g)
+	schema := ResultSchema(g)
 	sm, err := s.Stage(ctx, job, st.ID)
 	if err != nil {
 		return nil, nil, err
 	}
-	if StageState(sm["state"]) != StageDone {
+	if sm.State != StageDone {
 		return nil, schema, nil // skipped: empty result
 	}
-	var out stageOutput
-	if err := json.Unmarshal([]byte(sm["output"]), &out); err != nil {
-		return nil, nil, fmt.Errorf("decode result stage output: %w", err)
+	out, err := sm.Output()
+	if err != nil {
+		return nil, nil, fmt.Errorf("result stage: %w", err)
 	}
 	return out.Objects[0], schema, nil
 }

@@ -2,7 +2,6 @@ package coordinator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/function/redisdb"
-	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // ErrStaleFence is returned by every fenced transition when the job's
@@ -185,9 +183,9 @@ func (s *Store) jobKeys(ctx context.Context, job string) (stages, others []strin
 	if err != nil {
 		return nil, nil, err
 	}
-	var g plan.Graph
-	if err := json.Unmarshal([]byte(m["graph"]), &g); err != nil {
-		return nil, nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	g, err := m.Plan()
+	if err != nil {
+		return nil, nil, fmt.Errorf("job %s: %w", job, err)
 	}
 	others = append(others, kRounds(job), redisdb.CancelKey(job))
 	for _, st := range g.Stages {
@@ -197,8 +195,7 @@ func (s *Store) jobKeys(ctx context.Context, job string) (stages, others []strin
 		if err != nil {
 			return nil, nil, err
 		}
-		n, _ := strconv.Atoi(sm["tasks"])
-		for t := 0; t < n; t++ {
+		for t := 0; t < sm.Tasks; t++ {
 			others = append(others, kTask(job, st.ID, t))
 		}
 	}
@@ -244,7 +241,7 @@ func (s *Store) SetStage(ctx context.Context, job string, fence int64, stage int
 }
 
 // Job returns the job record.
-func (s *Store) Job(ctx context.Context, job string) (map[string]string, error) {
+func (s *Store) Job(ctx context.Context, job string) (*JobRecord, error) {
 	var m map[string]string
 	err := s.retry(ctx, "read job", func() (err error) {
 		m, err = s.rdb.HGetAll(ctx, kJob(job)).Result()
@@ -256,11 +253,12 @@ func (s *Store) Job(ctx context.Context, job string) (map[string]string, error) 
 	if len(m) == 0 {
 		return nil, fmt.Errorf("%w: %s", ErrJobNotFound, job)
 	}
-	return m, nil
+	return decodeJob(m), nil
 }
 
-// Stage returns a stage record (empty when the stage has not started).
-func (s *Store) Stage(ctx context.Context, job string, stage int) (map[string]string, error) {
+// Stage returns a stage record (the zero record when the stage has not
+// started).
+func (s *Store) Stage(ctx context.Context, job string, stage int) (*StageRecord, error) {
 	var m map[string]string
 	err := s.retry(ctx, "read stage", func() (err error) {
 		m, err = s.rdb.HGetAll(ctx, kStage(job, stage)).Result()
@@ -269,11 +267,11 @@ func (s *Store) Stage(ctx context.Context, job string, stage int) (map[string]st
 	if err != nil {
 		return nil, fmt.Errorf("read stage %d of job %s: %w", stage, job, err)
 	}
-	return m, nil
+	return decodeStage(m), nil
 }
 
 // Task returns a task record.
-func (s *Store) Task(ctx context.Context, job string, stage, task int) (map[string]string, error) {
+func (s *Store) Task(ctx context.Context, job string, stage, task int) (*TaskRecord, error) {
 	var m map[string]string
 	err := s.retry(ctx, "read task", func() (err error) {
 		m, err = s.rdb.HGetAll(ctx, kTask(job, stage, task)).Result()
@@ -282,7 +280,7 @@ func (s *Store) Task(ctx context.Context, job string, stage, task int) (map[stri
 	if err != nil {
 		return nil, fmt.Errorf("read task %d/%d of job %s: %w", stage, task, job, err)
 	}
-	return m, nil
+	return decodeTask(m), nil
 }
 
 // StartAttempt opens the next attempt of a task; committed is true when
@@ -386,7 +384,7 @@ func (s *Store) Cancel(ctx context.Context, job string) error {
 	if err != nil {
 		return err
 	}
-	if Terminal(m["state"]) {
+	if m.State.Terminal() {
 		return nil
 	}
 	return s.retry(ctx, "cancel", func() error {

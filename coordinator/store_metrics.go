@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"encoding/json"
 	"strings"
 	"time"
 
@@ -12,15 +11,15 @@ import (
 
 // committedResultOf decodes the committed result of a task record (nil when
 // the task has none).
-func committedResultOf(m map[string]string) *function.TaskResult {
-	if m["committed"] == "" || m["committed"] == "0" || m["result"] == "" {
+func committedResultOf(m *TaskRecord) *function.TaskResult {
+	if m.Committed == 0 {
 		return nil
 	}
-	var res function.TaskResult
-	if json.Unmarshal([]byte(m["result"]), &res) != nil {
+	res, err := m.Result()
+	if err != nil {
 		return nil
 	}
-	return &res
+	return res
 }
 
 // metricsView fills a stage row of the job page with its phase breakdown

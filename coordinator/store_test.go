@@ -76,9 +76,8 @@ func TestLeaseAndFencing(t *testing.T) {
 			if _, err := s.Commit(ctx, job, f1, 0, 0, 1, []byte("{}")); !errors.Is(err, ErrStaleFence) {
 				t.Fatalf("stale Commit: %v", err)
 			}
-			m, _ := s.Job(ctx, job)
-			if m["k"] != "v" {
-				t.Fatalf("stale write landed: %q", m["k"])
+			if k := rdb.HGet(ctx, kJob(job), "k").Val(); k != "v" {
+				t.Fatalf("stale write landed: %q", k)
 			}
 		})
 	}
@@ -112,12 +111,12 @@ func TestFirstCommitWins(t *testing.T) {
 				t.Fatal("a committed task opened another attempt")
 			}
 			tm, _ := s.Task(ctx, job, 1, 3)
-			if tm["committed"] != "2" || tm["result"] != `{"attempt":2}` {
+			if tm.Committed != 2 || tm.result != `{"attempt":2}` {
 				t.Fatalf("task record: %v", tm)
 			}
 			sm, _ := s.Stage(ctx, job, 1)
-			if sm["done"] != "1" {
-				t.Fatalf("stage done count %q, want 1", sm["done"])
+			if sm.Done != 1 {
+				t.Fatalf("stage done count %d, want 1", sm.Done)
 			}
 		})
 	}

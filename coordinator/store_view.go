@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"regexp"
 	"sort"
 	"strconv"
@@ -77,7 +78,7 @@ func (s *Store) costView(ctx context.Context, job string) map[string]string {
 
 // costFields are the job record's own cost fields and its priced report.
 func (v *jobView) costFields() map[string]string {
-	out := costFields(v.job)
+	out := maps.Clone(v.job.Cost)
 	for k, val := range v.cost {
 		if out == nil {
 			out = map[string]string{}
@@ -90,9 +91,9 @@ func (v *jobView) costFields() map[string]string {
 // jobView is a job's records read in two round trips.
 type jobView struct {
 	cost   map[string]string // the cost report, priced (costView)
-	job    map[string]string
+	job    *JobRecord
 	graph  plan.Graph
-	stages map[int]map[string]string
+	stages map[int]*StageRecord
 	rounds []roundRecord
 }
 
@@ -101,10 +102,12 @@ func (s *Store) readJobView(ctx context.Context, job string) (*jobView, error) {
 	if err != nil {
 		return nil, err
 	}
-	v := &jobView{job: m, stages: map[int]map[string]string{}, cost: s.costView(ctx, job)}
-	if err := json.Unmarshal([]byte(m["graph"]), &v.graph); err != nil {
-		return nil, fmt.Errorf("decode plan of job %s: %w", job, err)
+	v := &jobView{job: m, stages: map[int]*StageRecord{}, cost: s.costView(ctx, job)}
+	g, err := m.Plan()
+	if err != nil {
+		return nil, fmt.Errorf("job %s: %w", job, err)
 	}
+	v.graph = *g
 	ids := stageIDs(&v.graph, nil)
 	err = s.retry(ctx, "read job view", func() error {
 		pipe := s.rdb.Pipeline()
@@ -117,7 +120,7 @@ func (s *Store) readJobView(ctx context.Context, job string) (*jobView, error) {
 			return err
 		}
 		for i, id := range ids {
-			v.stages[id] = cmds[i].Val()
+			v.stages[id] = decodeStage(cmds[i].Val())
 		}
 		v.rounds = v.rounds[:0]
 		for _, r := range rounds.Val() {
@@ -156,9 +159,9 @@ func stageIDs(g *plan.Graph, extra map[int]string) []int {
 
 func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 	m := v.job
-	js := webui.JobSummary{ID: id, State: m["state"], SQL: m["sql"], Error: m["error"], Adaptive: m["adaptive"] == "1",
-		Created: m["created"], Finished: m["finished"], StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: v.costFields()}
-	js.Code = m["code"]
+	js := webui.JobSummary{ID: id, State: string(m.State), SQL: m.SQL, Error: m.Error, Adaptive: m.Adaptive,
+		Created: m.Created, Finished: m.Finished, StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: v.costFields()}
+	js.Code = m.Code
 	if js.Code == "" && js.Error != "" {
 		js.Code = errorCode.FindString(js.Error)
 	}
@@ -170,11 +173,9 @@ func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 		js.Seconds = end.Sub(c).Seconds()
 	}
 	for sid, sm := range v.stages {
-		n, _ := strconv.Atoi(sm["attempts"])
-		js.Invoked += n
+		js.Invoked += sm.Attempts
 		if sid != v.graph.Result {
-			b, _ := strconv.ParseInt(sm["bytes"], 10, 64)
-			js.ShuffledBytes += b
+			js.ShuffledBytes += sm.Bytes
 		}
 	}
 	for _, r := range v.rounds {
@@ -216,7 +217,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 		return nil, err
 	}
 	now := time.Now()
-	d := &webui.JobDetail{JobSummary: v.summary(job, now), Columns: v.graph.Columns, Explain: v.job["explain"], Now: now.UnixMilli()}
+	d := &webui.JobDetail{JobSummary: v.summary(job, now), Columns: v.graph.Columns, Explain: v.job.Explain, Now: now.UnixMilli()}
 	finished := Terminal(d.State)
 
 	// Tasks of every stage that started, one round trip.
@@ -224,12 +225,11 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	type key struct{ stage, task int }
 	var keys []key
 	for _, id := range ids {
-		n, _ := strconv.Atoi(v.stages[id]["tasks"])
-		for t := 0; t < n; t++ {
+		for t := 0; t < v.stages[id].Tasks; t++ {
 			keys = append(keys, key{id, t})
 		}
 	}
-	taskRecs := make([]map[string]string, len(keys))
+	taskRecs := make([]*TaskRecord, len(keys))
 	if len(keys) > 0 {
 		err = s.retry(ctx, "read tasks", func() error {
 			pipe := s.rdb.Pipeline()
@@ -241,7 +241,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 				return err
 			}
 			for i := range keys {
-				taskRecs[i] = cmds[i].Val()
+				taskRecs[i] = decodeTask(cmds[i].Val())
 			}
 			return nil
 		})
@@ -256,8 +256,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 		if res := committedResultOf(taskRecs[i]); res != nil {
 			committed[k.stage] = append(committed[k.stage], res)
 		}
-		stageState := v.stages[k.stage]["state"]
-		t, dur, pk := taskView(k.stage, k.task, taskRecs[i], finished || stageState != string(StageRunning))
+		t, dur, pk := taskView(k.stage, k.task, taskRecs[i], finished || v.stages[k.stage].State != StageRunning)
 		d.Tasks = append(d.Tasks, t)
 		if dur >= 0 {
 			durations[k.stage] = append(durations[k.stage], dur)
@@ -270,23 +269,14 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	for _, id := range ids {
 		sm := v.stages[id]
 		st := v.graph.Stage(id)
-		row := webui.Stage{ID: id, State: displayState(sm, d.State), Reason: sm["reason"], Output: plan.FormatPartitioning(st.Output, st.Root), Cost: costFields(sm)}
-		row.Tasks, _ = strconv.Atoi(sm["tasks"])
-		row.TasksDone, _ = strconv.Atoi(sm["done"])
-		row.Invoked, _ = strconv.Atoi(sm["invoked"])
-		row.Attempts, _ = strconv.Atoi(sm["attempts"])
-		row.Retries, _ = strconv.Atoi(sm["failures"])
-		row.Rows, _ = strconv.ParseInt(sm["rows"], 10, 64)
-		row.Bytes, _ = strconv.ParseInt(sm["bytes"], 10, 64)
-		row.InputRows, _ = strconv.ParseInt(sm["input_rows"], 10, 64)
-		row.InputBytes, _ = strconv.ParseInt(sm["input_bytes"], 10, 64)
-		row.Seconds, _ = strconv.ParseFloat(sm["seconds"], 64)
+		row := webui.Stage{ID: id, State: displayState(sm, d.State), Reason: sm.Reason, Output: plan.FormatPartitioning(st.Output, st.Root), Cost: sm.Cost,
+			Tasks: sm.Tasks, TasksDone: sm.Done, Invoked: sm.Invoked, Attempts: sm.Attempts, Retries: sm.Failures,
+			Rows: sm.Rows, Bytes: sm.Bytes, InputRows: sm.InputRows, InputBytes: sm.InputBytes, Seconds: sm.Seconds}
 		row.P50, row.P90, row.Max = quantiles(durations[id])
 		row.PeakMemory = peak[id]
 		metricsView(&row, st.Root, committed[id])
-		if o := sm["output"]; o != "" {
-			var out stageOutput
-			if json.Unmarshal([]byte(o), &out) == nil {
+		if sm.HasOutput() {
+			if out, err := sm.Output(); err == nil {
 				parts := make([]int, 0, len(out.Objects))
 				for p := range out.Objects {
 					parts = append(parts, p)
@@ -303,34 +293,22 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	}
 
 	// The plan now, with live states, and round by round.
-	var skippedNow map[int]string
-	_ = json.Unmarshal([]byte(v.job["skipped"]), &skippedNow)
-	var groupsNow map[int][][]int
-	_ = json.Unmarshal([]byte(v.job["groups"]), &groupsNow)
-	tasksNow := map[int]int{}
-	for id, g := range groupsNow {
-		tasksNow[id] = len(g)
-	}
+	plansNow, _ := v.job.TaskPlans()
+	tasksNow := plansNow.Counts()
 	d.Graph = graphView(&v.graph, func(id int) (string, string, int) {
 		sm := v.stages[id]
-		n, _ := strconv.Atoi(sm["tasks"])
+		n := sm.Tasks
 		if n == 0 {
 			n = tasksNow[id]
 		}
-		return displayState(sm, d.State), sm["reason"], n
+		return displayState(sm, d.State), sm.Reason, n
 	})
 	var prev *webui.Round
-	if g0 := v.job["graph0"]; g0 != "" {
-		var g plan.Graph
-		if json.Unmarshal([]byte(g0), &g) == nil {
-			tasks := map[int]int{}
-			for id, gr := range adaptive.InitialGroups(&g) {
-				tasks[id] = len(gr)
-			}
-			r0 := webui.Round{Round: 0, Graph: graphView(&g, roundStates(nil, nil, tasks)), Plan: v.job["explain"]}
-			d.Rounds = append(d.Rounds, r0)
-			prev = &d.Rounds[0]
-		}
+	if g := v.job.SubmittedPlan(); g != nil {
+		tasks := adaptive.InitialTaskPlans(g).Counts()
+		r0 := webui.Round{Round: 0, Graph: graphView(g, roundStates(nil, nil, tasks)), Plan: v.job.Explain}
+		d.Rounds = append(d.Rounds, r0)
+		prev = &d.Rounds[0]
 	}
 	for _, rr := range v.rounds {
 		r := webui.Round{Round: rr.Round.Round, After: rr.After, Plan: rr.PlanAfter}
@@ -352,12 +330,9 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 // displayState is the state a stage is shown in: a stage skipped after
 // it started (its tasks were cancelled) is "cancelled", and so is a stage
 // left running or pending by a job that failed or was cancelled.
-func displayState(sm map[string]string, jobState string) string {
-	st := StageState(sm["state"])
-	if st == "" {
-		st = StagePending
-	}
-	n, _ := strconv.Atoi(sm["tasks"])
+func displayState(sm *StageRecord, jobState string) string {
+	st := sm.StateOrPending()
+	n := sm.Tasks
 	switch {
 	case st == StageSkipped && n > 0:
 		return "cancelled"
@@ -525,23 +500,15 @@ func mentionedStages(note string) []int {
 // committed) and the peak memory its result reported. settled says the
 // task's stage is no longer running (attempts without an outcome were
 // cancelled).
-func taskView(stage, task int, m map[string]string, settled bool) (webui.Task, float64, int64) {
-	t := webui.Task{Stage: stage, Task: task, State: m["state"], Error: m["error"]}
+func taskView(stage, task int, m *TaskRecord, settled bool) (webui.Task, float64, int64) {
+	t := webui.Task{Stage: stage, Task: task, State: string(m.State), Error: m.Error, Committed: m.Committed}
 	if t.State == "" {
-		t.State = "pending"
+		t.State = string(TaskPending)
 	}
-	t.Committed, _ = strconv.Atoi(m["committed"])
-	n, _ := strconv.Atoi(m["attempts"])
-	for a := 1; a <= n; a++ {
-		at := webui.Attempt{Attempt: a}
-		at.Open, _ = strconv.ParseInt(m["open:"+strconv.Itoa(a)], 10, 64)
-		if e := m["end:"+strconv.Itoa(a)]; e != "" {
-			f := strings.SplitN(e, ",", 3)
-			if len(f) == 3 {
-				at.Invoked, _ = strconv.ParseInt(f[0], 10, 64)
-				at.End, _ = strconv.ParseInt(f[1], 10, 64)
-				at.Outcome = f[2]
-			}
+	for a := 1; a <= m.Attempts; a++ {
+		at := webui.Attempt{Attempt: a, Open: m.Open(a)}
+		if invoked, end, outcome, ok := m.End(a); ok {
+			at.Invoked, at.End, at.Outcome = invoked, end, outcome
 		}
 		if at.Outcome == "" {
 			switch {
@@ -579,8 +546,7 @@ func taskView(stage, task int, m map[string]string, settled bool) (webui.Task, f
 		if c := t.Attempts[min(t.Committed, len(t.Attempts))-1]; c.End > 0 && c.Invoked > 0 {
 			dur = float64(c.End-c.Invoked) / 1000
 		}
-		var res map[string]any
-		if json.Unmarshal([]byte(m["result"]), &res) == nil {
+		if res := m.ResultFields(); res != nil {
 			if dur < 0 {
 				if s, ok := res["seconds"].(float64); ok {
 					dur = s
@@ -598,15 +564,11 @@ func taskView(stage, task int, m map[string]string, settled bool) (webui.Task, f
 
 // cancelledAt is when an attempt with no outcome stopped, as near as the
 // record tells: when the winning attempt committed (0: unknown).
-func cancelledAt(m map[string]string, committed int) int64 {
+func cancelledAt(m *TaskRecord, committed int) int64 {
 	if committed == 0 {
 		return 0
 	}
-	f := strings.SplitN(m["end:"+strconv.Itoa(committed)], ",", 3)
-	if len(f) < 2 {
-		return 0
-	}
-	end, _ := strconv.ParseInt(f[1], 10, 64)
+	_, end, _, _ := m.End(committed)
 	return end
 }
 

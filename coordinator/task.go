@@ -129,7 +129,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		if a.Failures >= c.cfg.MaxAttempts || a.Attempt > c.maxAttemptsTotal() {
 			if lastErr == "" {
 				if m, err := c.store.Task(ctx, run.id, st.ID, t); err == nil {
-					lastErr = m["error"]
+					lastErr = m.Error
 				}
 			}
 			msg := fmt.Sprintf("stage %d task %d failed after %d attempts: %s", st.ID, t, a.Attempt-1, lastErr)
@@ -433,11 +433,11 @@ func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t
 	if err != nil {
 		return nil, err
 	}
-	var res function.TaskResult
-	if err := json.Unmarshal([]byte(m["result"]), &res); err != nil {
-		return nil, fmt.Errorf("decode committed result of task %d/%d: %w", stage, t, err)
+	res, err := m.Result()
+	if err != nil {
+		return nil, fmt.Errorf("task %d/%d: %w", stage, t, err)
 	}
-	return &res, nil
+	return res, nil
 }
 
 // A task of packBytes > 0 input bytes goes through the packer and may share
@@ -515,8 +515,7 @@ func (c *Coordinator) resumable(run *jobRun) []int {
 	var out []int
 	for _, id := range run.resume {
 		_, done := run.state.Done[id]
-		_, skipped := run.state.Skipped[id]
-		if !done && !skipped {
+		if !done && !run.state.Skipped(id) {
 			out = append(out, id)
 		}
 	}
@@ -555,10 +554,10 @@ func (c *Coordinator) recordWork(ctx context.Context, run *jobRun, stage int, wo
 		if err != nil {
 			return err
 		}
-		if sm["work"] == fp {
+		if sm.Work == fp {
 			return nil
 		}
-		n, _ := strconv.Atoi(sm["tasks"])
+		n := sm.Tasks
 		c.log.Warn("a resumed stage plans other tasks than when it started: running all of it again",
 			"job", run.id, "stage", stage, "tasks_then", n, "tasks_now", len(work))
 		for t := 0; t < n; t++ {

@@ -612,6 +612,51 @@ type namedBytes struct {
 
 func (b namedBytes) Name() string { return b.name }
 
+// textBody is the reader of a CSV or JSON file's bytes, decompressed as
+// they are read when its key names a codec (objstore.CompressionOf). Data
+// that is not what its name says is corrupt input (SL106, the user's:
+// never retried), naming the file.
+func textBody(key string, body []byte) (io.Reader, error) {
+	codec := objstore.CompressionOf(key)
+	if codec == objstore.Uncompressed {
+		return namedBytes{bytes.NewReader(body), key}, nil
+	}
+	zr, err := objstore.Decompress(codec, bytes.NewReader(body))
+	if err != nil {
+		return nil, plan.WithCode(plan.CodeCorruptInput, fmt.Errorf("file %s: not %s data: %w", key, codec, err))
+	}
+	return &decompressed{r: zr, name: key, codec: codec}, nil
+}
+
+// decompressed reads a compressed file's bytes; a decoding error is the
+// user's (corrupt or truncated data), naming the file. The decoder is
+// released at EOF or on an error.
+type decompressed struct {
+	r     io.ReadCloser
+	name  string
+	codec objstore.Compression
+	done  bool
+}
+
+func (d *decompressed) Name() string { return d.name }
+
+func (d *decompressed) Read(p []byte) (int, error) {
+	if d.done {
+		return 0, io.EOF
+	}
+	n, err := d.r.Read(p)
+	switch {
+	case err == io.EOF:
+		d.done = true
+		d.r.Close()
+	case err != nil:
+		d.done = true
+		d.r.Close()
+		return n, plan.WithCode(plan.CodeCorruptInput, fmt.Errorf("file %s: corrupt %s data: %w", d.name, d.codec, err))
+	}
+	return n, err
+}
+
 // openFile starts reading the file columns of one split (n is the scan
 // node without partition columns).
 func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.Operator, error) {
@@ -621,10 +666,14 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 			return nil, err
 		}
 		s.read.Add(int64(len(body)))
-		if f == "json" {
-			return exec.NewJSONScan(ctx, namedBytes{bytes.NewReader(body), sp.Key}, n, s.l.rt.Exec)
+		r, err := textBody(sp.Key, body)
+		if err != nil {
+			return nil, err
 		}
-		return exec.NewCSVScan(ctx, namedBytes{bytes.NewReader(body), sp.Key}, n, s.l.rt.Exec)
+		if f == "json" {
+			return exec.NewJSONScan(ctx, r, n, s.l.rt.Exec)
+		}
+		return exec.NewCSVScan(ctx, r, n, s.l.rt.Exec)
 	}
 	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
 		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))})), n: &s.read}

@@ -325,7 +325,8 @@ var dataFormats = []struct {
 
 // LoadDir uploads every table folder under dir (DIR/<table>/*.parquet, or
 // DIR/<table>/*.csv with a header row, or newline-delimited DIR/<table>/*.json,
-// .ndjson or .jsonl, each maybe under hive key=value
+// .ndjson or .jsonl, CSV and JSON maybe compressed whole as .gz or .zst,
+// each maybe under hive key=value
 // subfolders, which become partition columns) to the bucket and registers
 // it in the catalog. A folder's name is the table's, as written (queried
 // regardless of case; a name with - or capitals as a quoted identifier,
@@ -446,9 +447,9 @@ func tableFiles(root string) (format string, files []string, skipped []skippedFi
 		if strings.HasPrefix(d.Name(), ".") || strings.HasPrefix(d.Name(), "_") {
 			return nil // hidden or a marker, as readers ignore them
 		}
-		ext := strings.ToLower(filepath.Ext(path))
+		ext, compressed := objstore.DataExt(path)
 		for _, f := range dataFormats {
-			if slices.Contains(f.exts, ext) {
+			if slices.Contains(f.exts, ext) && (!compressed || catalog.Compressible(ext)) {
 				byFormat[f.format] = append(byFormat[f.format], rel)
 				return nil
 			}
@@ -482,7 +483,7 @@ func dataExtensions() string {
 	for _, f := range dataFormats {
 		exts = append(exts, f.exts...)
 	}
-	return strings.Join(exts, ", ")
+	return strings.Join(exts, ", ") + " (CSV and JSON also as .gz or .zst)"
 }
 
 // Register adds the files under prefix as a table.

@@ -57,7 +57,7 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 				t.Run(name, func(t *testing.T) {
 					g := planFile(t, f, Options{Partitions: 4, BroadcastBytes: bc}).Graph
 					s := &adaptive.State{Graph: g, Done: map[int]*adaptive.StageStats{}, Running: map[int]bool{},
-						Groups: adaptive.InitialGroups(g), Skipped: map[int]string{}, Config: cfg, Scans: map[int]adaptive.ScanSize{}}
+						Tasks: adaptive.InitialTaskPlans(g), Config: cfg, Scans: map[int]adaptive.ScanSize{}}
 					for _, st := range g.Stages {
 						if adaptive.ScanStage(st) {
 							// Every other scan is big (ten static splits);
@@ -106,8 +106,7 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 						s.Done[next] = out
 					}
 					_, done := s.Done[g.Result]
-					_, skipped := s.Skipped[g.Result]
-					if !done && !skipped {
+					if !done && !s.Skipped(g.Result) {
 						t.Fatalf("result stage %d never became runnable", g.Result)
 					}
 				})
@@ -125,8 +124,7 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 func inputsFinished(s *adaptive.State, st *plan.Stage) bool {
 	for _, in := range st.Inputs {
 		_, done := s.Done[in]
-		_, skipped := s.Skipped[in]
-		if !done && !skipped {
+		if !done && !s.Skipped(in) {
 			return false
 		}
 	}
@@ -139,12 +137,12 @@ func replanTwice(t *testing.T, s *adaptive.State) []adaptive.Fired {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped, s.ScanTasks})
+	before, _ := json.Marshal([]any{s.Graph, s.Tasks})
 	again, err := adaptive.Replan(s, adaptive.Rules())
 	if err != nil {
 		t.Fatal(err)
 	}
-	after, _ := json.Marshal([]any{s.Graph, s.Groups, s.Skew, s.Skipped, s.ScanTasks})
+	after, _ := json.Marshal([]any{s.Graph, s.Tasks})
 	if len(again) != 0 || string(before) != string(after) {
 		t.Fatalf("rules are not idempotent: second run fired %+v", again)
 	}

@@ -774,6 +774,16 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 	if err := b.addRelations(js, rrels, je.Rarg); err != nil {
 		return nil, nil, err
 	}
+	// The padded side's columns are NULL in the rows an outer join pads,
+	// whatever their table says. A column keeps its id above the join, so
+	// it is marked nullable everywhere: conservative below the join, and
+	// right above it, where NOT IN, COUNT and the null analyses read it.
+	if typ == plan.JoinLeft || typ == plan.JoinFull {
+		b.markNullable(rrels)
+	}
+	if typ == plan.JoinRight || typ == plan.JoinFull {
+		b.markNullable(lrels)
+	}
 	j := &joinNode{typ: typ, left: l, right: r}
 	var using *usingJoin
 	if je.IsNatural || len(je.UsingClause) > 0 {
@@ -1259,6 +1269,16 @@ func splitConjuncts(e *plan.Expr) []*plan.Expr {
 		return append(splitConjuncts(e.Args[0]), splitConjuncts(e.Args[1])...)
 	}
 	return []*plan.Expr{e}
+}
+
+// markNullable marks every column of rels as one that may be NULL (the
+// padded side of an outer join).
+func (b *binder) markNullable(rels []*relation) {
+	for _, r := range rels {
+		for _, id := range r.cols {
+			b.md.cols[id].nullable = true
+		}
+	}
 }
 
 // nullable reports whether e may be NULL (conservatively).

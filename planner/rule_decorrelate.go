@@ -123,12 +123,24 @@ func (r decorrelateSubqueries) decorrelate(j *joinNode, rc *ruleCtx) (node, erro
 	}
 	if j.nullAware {
 		// NOT IN per outer row: a NULL in another row's subquery result
-		// must not matter, which the null-aware anti join cannot express;
-		// without NULLs it is a plain anti join.
+		// must not matter, which the null-aware anti join (one NULL rule
+		// for the whole build side) cannot express. So it is a plain anti
+		// join on the correlation, whose match condition holds when the
+		// row's NOT IN is FALSE or NULL: x = y OR x IS NULL OR y IS NULL
+		// (a NULL x against a non-empty set, or a NULL y, makes NOT IN
+		// NULL, which WHERE drops; against an empty set x NOT IN is TRUE
+		// whatever x is). Without NULLs it is the equality alone.
 		eq := j.conds[0]
-		if nullableExpr(eq.Args[0], rc.md) || nullableExpr(eq.Args[1], rc.md) {
-			return nil, p.fail("correlated NOT IN over values that may be NULL (use NOT EXISTS)")
+		if eq.Op != plan.OpEq || len(eq.Args) != 2 {
+			return nil, p.fail("correlated NOT IN of this form")
 		}
+		match := eq
+		for _, side := range eq.Args {
+			if nullableExpr(side, rc.md) {
+				match = plan.Call(plan.OpOr, plan.BoolType, match, plan.Call(plan.OpIsNull, plan.BoolType, side))
+			}
+		}
+		out.conds[0] = match
 		out.nullAware = false
 	}
 	return &out, nil

@@ -127,6 +127,20 @@ func (s *JSONScan) badf(col string, format string, args ...any) error {
 	return plan.Errorf(plan.CodeBadInput, "json scan of %s: %s: %s", s.name, where, fmt.Sprintf(format, args...))
 }
 
+// readErrOr returns the error that ended the input, when one did, else
+// bad. A read that fails part way (a truncated compressed file) hands the
+// scanner its last, partial line as a token before the error: the line is
+// bad because the read failed, and the read's error names the cause.
+func (s *JSONScan) readErrOr(bad error) error {
+	if s.sc.Scan() {
+		return bad // not the last line: the input went on
+	}
+	if err := s.sc.Err(); err != nil && !errors.Is(err, bufio.ErrTooLong) {
+		return fmt.Errorf("exec: json scan of %s: read: %w", s.name, err)
+	}
+	return bad
+}
+
 func (s *JSONScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -157,14 +171,14 @@ func (s *JSONScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		if line[0] != '{' {
-			return nil, s.badf("", "not a JSON object (newline-delimited JSON has one object per line)")
+			return nil, s.readErrOr(s.badf("", "not a JSON object (newline-delimited JSON has one object per line)"))
 		}
 		clear(s.obj)
 		if s.obj == nil {
 			s.obj = map[string]json.RawMessage{}
 		}
 		if err := json.Unmarshal(line, &s.obj); err != nil {
-			return nil, s.badf("", "invalid JSON: %v", err)
+			return nil, s.readErrOr(s.badf("", "invalid JSON: %v", err))
 		}
 		for i, c := range s.cols {
 			if err := s.appendValue(b.Field(i), c); err != nil {

@@ -9,8 +9,6 @@ package adaptive
 import (
 	"fmt"
 	"log/slog"
-	"maps"
-	"slices"
 	"sort"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -166,30 +164,15 @@ type State struct {
 	// Running lists stages that have tasks in flight: rules must not change
 	// their fragments or task assignments.
 	Running map[int]bool
-	// Groups holds, for every not-yet-run stage that reads exchanges, the
-	// partitions each of its tasks reads (one task per group). A stage
-	// without exchange inputs (a scan stage) has no entry.
-	Groups map[int][][]int
-	// Skew holds, for a pending stage, the tasks of its split skewed
-	// partitions (which then appear in no group of Groups).
-	Skew map[int][]SkewTask
-	// Combine holds, for a pending stage that splits an input's objects
-	// among its tasks (plan.Node.SplitObjects: a stage combine-objects
-	// added), how many tasks it runs; the coordinator gives each task a
-	// contiguous run of about 1/n of the objects.
-	Combine map[int]int
+	// Tasks holds, for every stage that has one, how its tasks are
+	// shaped (TaskPlan): the rules' decisions, stored with the job as one
+	// record.
+	Tasks TaskPlans
 	// Scans holds, for pending stages that scan a table, what they read
 	// (after partition pruning), as the driver measured it from the
 	// table's files; read-only to rules.
-	Scans map[int]ScanSize
-	// ScanTasks holds, for a pending scan stage size-scans sized, how many
-	// tasks it runs; the coordinator gives each a contiguous run of about
-	// 1/n of the table's row groups. A scan stage without an entry runs a
-	// task per static split.
-	ScanTasks map[int]int
-	// Skipped holds stages that will not run (their output is empty).
-	Skipped map[int]string
-	Config  Config
+	Scans  map[int]ScanSize
+	Config Config
 	// Log receives the rule rewrites Replan discards (nil: dropped).
 	Log *slog.Logger
 }
@@ -197,9 +180,11 @@ type State struct {
 // Pending reports whether stage id may still be rewritten.
 func (s *State) Pending(id int) bool {
 	_, done := s.Done[id]
-	_, skipped := s.Skipped[id]
-	return !done && !skipped && !s.Running[id]
+	return !done && !s.Skipped(id) && !s.Running[id]
 }
+
+// Skipped reports whether stage id will not run (TaskPlan.Skipped).
+func (s *State) Skipped(id int) bool { return s.Tasks.Of(id).Skipped }
 
 // Rule rewrites the pending part of a plan. Apply returns a note saying what
 // it changed, or "" when it changed nothing.
@@ -300,7 +285,7 @@ func Replan(s *State, rules []Rule) ([]Fired, error) {
 		// The Graph s points to is updated in place: the driver holds
 		// that pointer across rounds.
 		*s.Graph = *c.Graph
-		s.Groups, s.Skew, s.Combine, s.Skipped, s.ScanTasks = c.Groups, c.Skew, c.Combine, c.Skipped, c.ScanTasks
+		s.Tasks = c.Tasks
 		if note != "" {
 			fired = append(fired, Fired{Rule: r.Name(), Note: note})
 		}
@@ -318,9 +303,9 @@ func apply(r Rule, s *State) (note string, err error) {
 	return r.Apply(s)
 }
 
-// clone deep-copies the parts of s a rule may rewrite: the graph, task
-// groups, skew tasks, combine and scan task counts and skipped stages.
-// Done, Running, Scans and Config are read-only to rules and shared.
+// clone deep-copies the parts of s a rule may rewrite: the graph and the
+// task plans. Done, Running, Scans and Config are read-only to rules and
+// shared.
 func (s *State) clone() (*State, error) {
 	c := *s
 	g, err := s.Graph.Clone()
@@ -328,26 +313,7 @@ func (s *State) clone() (*State, error) {
 		return nil, err
 	}
 	c.Graph = g
-	c.Groups = make(map[int][][]int, len(s.Groups))
-	for id, gs := range s.Groups {
-		cp := make([][]int, len(gs))
-		for i, gr := range gs {
-			cp[i] = slices.Clone(gr)
-		}
-		c.Groups[id] = cp
-	}
-	if s.Skew != nil {
-		c.Skew = make(map[int][]SkewTask, len(s.Skew))
-		for id, ts := range s.Skew {
-			c.Skew[id] = slices.Clone(ts)
-		}
-	}
-	c.Combine = maps.Clone(s.Combine)
-	c.ScanTasks = maps.Clone(s.ScanTasks)
-	c.Skipped = maps.Clone(s.Skipped)
-	if c.Skipped == nil {
-		c.Skipped = map[int]string{}
-	}
+	c.Tasks = s.Tasks.Clone()
 	return &c, nil
 }
 

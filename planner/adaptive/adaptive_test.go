@@ -32,12 +32,12 @@ func aggGraph(groupBy bool) *plan.Graph {
 }
 
 func newState(g *plan.Graph, done map[int]*StageStats, target int64) *State {
-	return &State{Graph: g, Done: done, Running: map[int]bool{}, Groups: InitialGroups(g),
-		Skipped: map[int]string{}, Config: Config{TargetPartitionBytes: target}}
+	return &State{Graph: g, Done: done, Running: map[int]bool{}, Tasks: InitialTaskPlans(g),
+		Config: Config{TargetPartitionBytes: target}}
 }
 
 func snapshot(t *testing.T, s *State) string {
-	b, err := json.Marshal([]any{s.Graph, s.Groups, s.Skipped})
+	b, err := json.Marshal([]any{s.Graph, s.Tasks})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -89,12 +89,12 @@ func TestRules(t *testing.T) {
 				t.Fatalf("fired %v (%+v), want %v", names, fired, c.wantFired)
 			}
 			for _, id := range c.wantSkipped {
-				if _, ok := s.Skipped[id]; !ok {
+				if !s.Skipped(id) {
 					t.Errorf("stage %d not skipped", id)
 				}
 			}
-			if c.wantGroups1 != nil && !reflect.DeepEqual(s.Groups[1], c.wantGroups1) {
-				t.Errorf("stage 1 groups %v, want %v", s.Groups[1], c.wantGroups1)
+			if c.wantGroups1 != nil && !reflect.DeepEqual(s.Tasks.Of(1).Groups, c.wantGroups1) {
+				t.Errorf("stage 1 groups %v, want %v", s.Tasks.Of(1).Groups, c.wantGroups1)
 			}
 			// Idempotence: a second run fires nothing and changes nothing.
 			before := snapshot(t, s)

@@ -49,7 +49,7 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 			}
 		}
 		split := map[int]bool{}
-		for _, t := range s.Skew[st.ID] {
+		for _, t := range s.Tasks.Of(st.ID).Skew {
 			split[t.Part] = true
 		}
 		var total int64
@@ -108,11 +108,11 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 		if len(groups) == 0 && len(split) == 0 {
 			continue // every partition empty: propagate-empty's business
 		}
-		if equalGroups(groups, s.Groups[st.ID]) {
+		if equalGroups(groups, s.Tasks.Of(st.ID).Groups) {
 			continue
 		}
-		before := len(s.Groups[st.ID])
-		s.Groups[st.ID] = groups
+		before := len(s.Tasks.Of(st.ID).Groups)
+		s.Tasks.Edit(st.ID).Groups = groups
 		notes = append(notes, fmt.Sprintf("stage %d: %d partitions -> %d tasks (target %d bytes)",
 			st.ID, before, len(groups), target))
 	}

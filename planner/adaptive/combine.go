@@ -35,7 +35,7 @@ import (
 // reader whose skew tasks split P's partitions by map output (combining
 // merges the outputs it splits by). A reader that scans a table (one that
 // reads a broadcast, say) reads P whole in each of its tasks, the table's
-// splits: size-scans' count (State.ScanTasks) or the static splits the
+// splits: size-scans' count (TaskPlan.ScanTasks) or the static splits the
 // driver measured (State.Scans); without either it is left out.
 //
 // K comes from the byte sizes and the budget. With T =
@@ -149,7 +149,7 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 	if _, combining := plan.SplitObjectsInput(c); combining {
 		return 0, 0, false
 	}
-	for _, t := range s.Skew[c.ID] {
+	for _, t := range s.Tasks.Of(c.ID).Skew {
 		if t.Input == p.ID {
 			return 0, 0, false
 		}
@@ -170,10 +170,11 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 		}
 		return min(n, int64(m))
 	}
-	for _, g := range s.Groups[c.ID] {
+	tp := s.Tasks.Of(c.ID)
+	for _, g := range tp.Groups {
 		gets += objects(g...)
 	}
-	for _, t := range s.Skew[c.ID] {
+	for _, t := range tp.Skew {
 		gets += objects(t.Part)
 	}
 	return gets, tasks, true
@@ -183,7 +184,7 @@ func (s *State) readGets(c, p *plan.Stage, m int) (gets, tasks int64, ok bool) {
 // count size-scans chose, or one per static split of the table the driver
 // measured; known=false when the driver measured nothing (static jobs).
 func (s *State) scanTasks(id int) (n int64, known bool) {
-	if k, ok := s.ScanTasks[id]; ok {
+	if k := s.Tasks.Of(id).ScanTasks; k > 0 {
 		return int64(k), true
 	}
 	if size, ok := s.Scans[id]; ok && size.Splits > 0 {
@@ -217,9 +218,6 @@ func (s *State) combine(p *plan.Stage, readers []*plan.Stage, k int) int {
 			}
 		}
 	}
-	if s.Combine == nil {
-		s.Combine = map[int]int{}
-	}
-	s.Combine[id] = k
+	s.Tasks.Edit(id).Combine = k
 	return id
 }

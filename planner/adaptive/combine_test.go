@@ -22,20 +22,20 @@ func TestCombineReadGets(t *testing.T) {
 		redirects bool
 	}{
 		{"one task per partition", func(*State) {}, 8 * 30, 8, true},
-		{"coalesced: a task reads at most every object", func(s *State) { s.Groups[1] = [][]int{{0, 1, 2}, {3, 4, 5, 6, 7}} }, 2 * 50, 2, true},
+		{"coalesced: a task reads at most every object", func(s *State) { s.Tasks.Edit(1).Groups = [][]int{{0, 1, 2}, {3, 4, 5, 6, 7}} }, 2 * 50, 2, true},
 		{"whole read: every task reads every object", func(s *State) {
 			s.Graph.Stage(1).Root.Inputs[0].Whole = true
-			s.Groups[1] = [][]int{{0}, {1}, {2}}
+			s.Tasks.Edit(1).Groups = [][]int{{0}, {1}, {2}}
 		}, 3 * 50, 3, true},
 		{"skew tasks over another input count", func(s *State) {
-			s.Groups[1] = [][]int{{0, 1, 2, 3, 4, 5, 6}}
-			s.Skew = map[int][]SkewTask{1: {{Part: 7, Input: 9, Lo: 0, Hi: 2}, {Part: 7, Input: 9, Lo: 2, Hi: 4}}}
+			s.Tasks.Edit(1).Groups = [][]int{{0, 1, 2, 3, 4, 5, 6}}
+			s.Tasks.Edit(1).Skew = []SkewTask{{Part: 7, Input: 9, Lo: 0, Hi: 2}, {Part: 7, Input: 9, Lo: 2, Hi: 4}}
 		}, 50 + 2*30, 3, true},
 		{"skew tasks splitting its map outputs: left alone", func(s *State) {
-			s.Skew = map[int][]SkewTask{1: {{Part: 7, Input: 0, Lo: 0, Hi: 2}}}
+			s.Tasks.Edit(1).Skew = []SkewTask{{Part: 7, Input: 0, Lo: 0, Hi: 2}}
 		}, 0, 0, false},
 		{"running: left alone", func(s *State) { s.Running[1] = true }, 0, 0, false},
-		{"scan splits: left alone", func(s *State) { delete(s.Groups, 1) }, 0, 0, false},
+		{"scan splits: left alone", func(s *State) { s.Tasks.Edit(1).Groups = nil }, 0, 0, false},
 		{"an input not finished: left alone", func(s *State) { delete(s.Done, 0) }, 0, 0, false},
 	}
 	for _, c := range cases {
@@ -79,9 +79,9 @@ func TestCombineObjectsFires(t *testing.T) {
 			t.Fatal(err)
 		}
 		comb := s.Graph.Stage(3)
-		if comb == nil || s.Combine[3] != 2 || comb.Output.Kind != plan.PartitionHash || comb.Output.Count != 8 ||
+		if comb == nil || s.Tasks.Of(3).Combine != 2 || comb.Output.Kind != plan.PartitionHash || comb.Output.Count != 8 ||
 			s.Graph.Stage(1).Inputs[0] != 3 || s.Graph.Stage(1).Root.Inputs[0].Stage != 3 {
-			t.Fatalf("after %q: combine %v, plan\n%s", note, s.Combine, plan.FormatGraph(s.Graph, nil))
+			t.Fatalf("after %q: combine %v, plan\n%s", note, s.Tasks.Of(3).Combine, plan.FormatGraph(s.Graph, nil))
 		}
 		before := snapshot(t, s)
 		if again, _ := (CombineObjects{}).Apply(s); again != "" || snapshot(t, s) != before {

@@ -269,7 +269,7 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 			cfg = env.state.Config
 		}
 		env.state = &State{Graph: p.Graph, Done: map[int]*StageStats{}, Running: map[int]bool{},
-			Groups: InitialGroups(p.Graph), Skipped: map[int]string{}, Config: cfg}
+			Tasks: InitialTaskPlans(p.Graph), Config: cfg}
 		return env.state.FormatPlan(planner.FormatGraph), nil
 	case "config":
 		cfg := DefaultConfig()

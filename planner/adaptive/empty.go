@@ -54,7 +54,7 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 				} else {
 					notes = append(notes, fmt.Sprintf("stage %d: input stage %s empty, fragment reduced", st.ID, joinInts(empty)))
 					if !s.readsHashInput(st) {
-						s.Groups[st.ID] = [][]int{{0}} // nothing left to partition by: one task
+						s.Tasks.Edit(st.ID).Groups = [][]int{{0}} // nothing left to partition by: one task
 					}
 				}
 			}
@@ -63,8 +63,7 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 		// running ones: the driver cancels those.
 		for _, st := range s.Graph.Stages {
 			_, done := s.Done[st.ID]
-			_, skipped := s.Skipped[st.ID]
-			if done || skipped || st.ID == s.Graph.Result {
+			if done || s.Skipped(st.ID) || st.ID == s.Graph.Result {
 				continue
 			}
 			// A stage nothing reads any more (its readers collapsed) or
@@ -72,7 +71,7 @@ func (PropagateEmpty) Apply(s *State) (string, error) {
 			cons := s.Graph.Consumers(st.ID)
 			all := true
 			for _, c := range cons {
-				if _, sk := s.Skipped[c]; !sk {
+				if !s.Skipped(c) {
 					all = false
 				}
 			}
@@ -104,7 +103,7 @@ func (s *State) readsHashInput(st *plan.Stage) bool {
 }
 
 func (s *State) isEmpty(id int) bool {
-	if _, sk := s.Skipped[id]; sk {
+	if s.Skipped(id) {
 		return true
 	}
 	st, ok := s.Done[id]
@@ -112,13 +111,11 @@ func (s *State) isEmpty(id int) bool {
 }
 
 func (s *State) skip(id int, why string) {
-	if s.Skipped == nil {
-		s.Skipped = map[int]string{}
-	}
-	s.Skipped[id] = why
-	delete(s.Groups, id)
-	delete(s.Combine, id)
-	delete(s.ScanTasks, id)
+	// A skipped stage runs no tasks: what shaped them goes (its skew
+	// tasks stay, unread, as they always did).
+	t := s.Tasks.Edit(id)
+	t.Skipped, t.Reason = true, why
+	t.Groups, t.Combine, t.ScanTasks = nil, 0, 0
 }
 
 // replaceExchanges replaces exchange leaves reading any of stages with Empty

@@ -10,7 +10,7 @@ import (
 
 // FormatPlan renders what a round leaves behind: the stage graph (with
 // formatGraph, EXPLAIN's formatter; nil uses plan.FormatGraph) followed by
-// the task groups, skew tasks, combine tasks and skipped stages the re-planner decided.
+// every stage's task plan (TaskPlan) the re-planner decided.
 // It is a Round's PlanAfter.
 func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 	if formatGraph == nil {
@@ -25,22 +25,23 @@ func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 	sort.Ints(ids)
 	b.WriteString("tasks\n")
 	for _, id := range ids {
-		if why, ok := s.Skipped[id]; ok {
-			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, why)
-		} else if n, ok := s.Combine[id]; ok {
+		tp := s.Tasks.Of(id)
+		if tp.Skipped {
+			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, tp.Reason)
+		} else if n := tp.Combine; n > 0 {
 			in, _ := plan.SplitObjectsInput(s.Graph.Stage(id))
 			m := 0
 			if st := s.Done[in]; st != nil {
 				m = st.MapObjects()
 			}
 			fmt.Fprintf(&b, "  stage %d: %d tasks over the %d map objects of stage %d\n", id, n, m, in)
-		} else if n, ok := s.ScanTasks[id]; ok {
+		} else if n := tp.ScanTasks; n > 0 {
 			fmt.Fprintf(&b, "  stage %d: %d tasks over the scan's row groups\n", id, n)
-		} else if gr, ok := s.Groups[id]; ok && !ScanStage(s.Graph.Stage(id)) {
+		} else if gr := tp.Groups; gr != nil && !ScanStage(s.Graph.Stage(id)) {
 			// (A scan stage that reads a broadcast has a group, but its
 			// tasks are its splits.)
-			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(s.Skew[id]), gr)
-			for _, t := range s.Skew[id] {
+			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(tp.Skew), gr)
+			for _, t := range tp.Skew {
 				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
 			}
 		} else if ScanStage(s.Graph.Stage(id)) {

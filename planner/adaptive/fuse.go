@@ -49,7 +49,7 @@ func (FuseSingle) Apply(s *State) (string, error) {
 		}
 		c.Root = replaceExchange(c.Root, st.ID, func() *plan.Node { return st.Root })
 		c.Inputs = slices.Clone(st.Inputs)
-		s.Groups[c.ID] = s.Groups[st.ID]
+		s.Tasks.Edit(c.ID).Groups = s.Tasks.Of(st.ID).Groups
 		// S reads nothing any more: its inputs' readers are the stages
 		// that run (rules that count a stage's readers see C alone).
 		st.Root = &plan.Node{Kind: plan.KindEmpty, Schema: st.Root.Schema, Limit: -1}
@@ -65,8 +65,9 @@ func (s *State) fusible(st *plan.Stage) (*plan.Stage, bool) {
 	if !s.Pending(st.ID) || st.ID == s.Graph.Result || st.Output.Kind != plan.PartitionSingle || st.Root == nil {
 		return nil, false
 	}
-	groups, known := s.Groups[st.ID]
-	if !known || len(groups) != 1 || len(s.Skew[st.ID]) > 0 || s.Combine[st.ID] > 0 {
+	tp := s.Tasks.Of(st.ID)
+	groups, known := tp.Groups, tp.Groups != nil
+	if !known || len(groups) != 1 || len(tp.Skew) > 0 || tp.Combine > 0 {
 		return nil, false // a scan stage, several tasks, or split
 	}
 	if _, splits := plan.SplitObjectsInput(st); splits {
@@ -77,7 +78,7 @@ func (s *State) fusible(st *plan.Stage) (*plan.Stage, bool) {
 		return nil, false
 	}
 	c := s.Graph.Stage(cons[0])
-	if c == nil || !s.Pending(c.ID) || len(c.Inputs) != 1 || len(s.Skew[c.ID]) > 0 || s.Combine[c.ID] > 0 {
+	if c == nil || !s.Pending(c.ID) || len(c.Inputs) != 1 || len(s.Tasks.Of(c.ID).Skew) > 0 || s.Tasks.Of(c.ID).Combine > 0 {
 		return nil, false
 	}
 	// Scan stages run a task per split, whatever their groups say: neither

@@ -79,7 +79,7 @@ func (InlineScans) Apply(s *State) (string, error) {
 			}
 			r.Inputs = slices.DeleteFunc(slices.Clone(r.Inputs), func(in int) bool { return in == st.ID })
 			if len(r.Inputs) == 0 {
-				delete(s.Groups, r.ID)
+				s.Tasks.Edit(r.ID).Groups = nil
 			}
 		}
 		st.Root = &plan.Node{Kind: plan.KindEmpty, Schema: st.Root.Schema, Limit: -1}
@@ -121,7 +121,7 @@ func (s *State) inlinable(st *plan.Stage) (ScanSize, bool) {
 		return ScanSize{}, false
 	}
 	for _, id := range readers {
-		if !s.Pending(id) || s.Combine[id] > 0 {
+		if !s.Pending(id) || s.Tasks.Of(id).Combine > 0 {
 			return ScanSize{}, false
 		}
 	}
@@ -135,8 +135,8 @@ func (s *State) taskCount(st *plan.Stage) (int64, bool) {
 	if scans(st.Root) {
 		return s.scanTasks(st.ID) // combine.go
 	}
-	if g, ok := s.Groups[st.ID]; ok {
-		return int64(len(g) + len(s.Skew[st.ID])), true
+	if tp := s.Tasks.Of(st.ID); tp.Groups != nil {
+		return int64(len(tp.Groups) + len(tp.Skew)), true
 	}
 	return 0, false
 }

@@ -32,12 +32,12 @@ func TestBrokenRuleDiscarded(t *testing.T) {
 			// Forgets the stage's input list but keeps the exchange leaf,
 			// and moves the groups so the discard is visible.
 			s.Graph.Stage(1).Inputs = nil
-			s.Groups[1] = [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
+			s.Tasks.Edit(1).Groups = [][]int{{0, 1, 2, 3, 4, 5, 6, 7}}
 			return "stage 1 reads nothing", nil
 		}},
 		testRule{"retype-exchange", func(s *State) (string, error) {
 			s.Graph.Stage(2).Root.Inputs[0].Schema[0].Type = plan.StringType
-			s.Skipped[2] = "oops"
+			s.Tasks.Edit(2).Skipped, s.Tasks.Edit(2).Reason = true, "oops"
 			return "retyped", nil
 		}},
 		testRule{"fails", func(s *State) (string, error) {
@@ -72,7 +72,7 @@ func TestBrokenRuleDiscarded(t *testing.T) {
 	if s.Graph != g {
 		t.Error("Replan replaced the Graph pointer; the driver holds it across rounds")
 	}
-	if snapshot(t, s) != snapshot(t, want) || !reflect.DeepEqual(s.Skew, want.Skew) {
+	if snapshot(t, s) != snapshot(t, want) || !reflect.DeepEqual(s.Tasks, want.Tasks) {
 		t.Errorf("plan after broken rules differs from the plan of the good rules alone:\n%s\nwant\n%s", snapshot(t, s), snapshot(t, want))
 	}
 	var discarded, kept []string

@@ -58,7 +58,7 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		if !s.Pending(e.Probe) {
 			continue // already runs: too late to filter it
 		}
-		if _, sk := s.Skipped[e.Build]; sk {
+		if s.Skipped(e.Build) {
 			continue
 		}
 		b := s.Graph.Stage(e.Build)

@@ -15,7 +15,7 @@ import (
 // Config.SplitBytes make more tasks than Config.Parallelism.
 //
 // Rewrite: the stage runs k = max(Parallelism, ⌈bytes / MaxSplitBytes⌉)
-// tasks instead (State.ScanTasks), each a contiguous run of about bytes/k
+// tasks instead (TaskPlan.ScanTasks), each a contiguous run of about bytes/k
 // of the table's row groups. This is Spark's maxSplitBytes rule (splits of
 // the table's bytes over the default parallelism, capped by
 // maxPartitionBytes): one wave of tasks on every slot instead of several
@@ -49,19 +49,16 @@ func (SizeScans) Apply(s *State) (string, error) {
 		bytes, static := size.Bytes, int64(size.Splits)
 		k := max(int64(c.Parallelism), ceilDiv(bytes, max(c.MaxSplitBytes, c.SplitBytes)))
 		if k >= static {
-			if _, had := s.ScanTasks[st.ID]; had {
-				delete(s.ScanTasks, st.ID)
+			if s.Tasks.Of(st.ID).ScanTasks > 0 {
+				s.Tasks.Edit(st.ID).ScanTasks = 0
 				notes = append(notes, fmt.Sprintf("stage %d: back to one task per split", st.ID))
 			}
 			continue
 		}
-		if s.ScanTasks[st.ID] == int(k) {
+		if s.Tasks.Of(st.ID).ScanTasks == int(k) {
 			continue
 		}
-		if s.ScanTasks == nil {
-			s.ScanTasks = map[int]int{}
-		}
-		s.ScanTasks[st.ID] = int(k)
+		s.Tasks.Edit(st.ID).ScanTasks = int(k)
 		notes = append(notes, fmt.Sprintf("stage %d: %d bytes of table data in %d tasks of about %d bytes (static splits: %d)",
 			st.ID, bytes, k, ceilDiv(bytes, k), static))
 	}

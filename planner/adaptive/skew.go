@@ -43,7 +43,7 @@ func (SplitSkew) Apply(s *State) (string, error) {
 	}
 	var notes []string
 	for _, st := range s.Graph.Stages {
-		if !s.Pending(st.ID) || len(s.Skew[st.ID]) > 0 {
+		if !s.Pending(st.ID) || len(s.Tasks.Of(st.ID).Skew) > 0 {
 			continue
 		}
 		ins := hashInputs(s.Graph, st)
@@ -106,17 +106,14 @@ func (SplitSkew) Apply(s *State) (string, error) {
 		if len(tasks) == 0 {
 			continue
 		}
-		if s.Skew == nil {
-			s.Skew = map[int][]SkewTask{}
-		}
-		s.Skew[st.ID] = tasks
+		s.Tasks.Edit(st.ID).Skew = tasks
 		// The split partitions leave the ordinary groups.
 		split := map[int]bool{}
 		for _, t := range tasks {
 			split[t.Part] = true
 		}
 		var groups [][]int
-		for _, g := range s.Groups[st.ID] {
+		for _, g := range s.Tasks.Of(st.ID).Groups {
 			var keep []int
 			for _, p := range g {
 				if !split[p] {
@@ -127,7 +124,7 @@ func (SplitSkew) Apply(s *State) (string, error) {
 				groups = append(groups, keep)
 			}
 		}
-		s.Groups[st.ID] = groups
+		s.Tasks.Edit(st.ID).Groups = groups
 	}
 	return strings.Join(notes, "; "), nil
 }

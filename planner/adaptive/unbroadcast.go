@@ -112,14 +112,14 @@ func (s *State) unbroadcast(st *plan.Stage, n *plan.Node) string {
 	st.Inputs = readStages(st.Root)
 	// P1 takes over the partitioned inputs P had; P now reads P1 and B2
 	// partition by partition.
-	if old, ok := s.Groups[st.ID]; ok && len(p1.Inputs) > 0 {
-		s.Groups[p1.ID] = old
+	if old := s.Tasks.Of(st.ID).Groups; old != nil && len(p1.Inputs) > 0 {
+		s.Tasks.Edit(p1.ID).Groups = old
 	}
 	groups := make([][]int, count)
 	for p := range groups {
 		groups[p] = []int{p}
 	}
-	s.Groups[st.ID] = groups
+	s.Tasks.Edit(st.ID).Groups = groups
 	return fmt.Sprintf("stage %d: broadcast side stage %d is %d rows (~%d bytes in memory > %d): join partitioned, new stages %d (probe side) and %d (build side)",
 		st.ID, b.ID, s.Done[b.ID].Rows, MemoryBytes(s.Done[b.ID], build.Schema), s.Config.UnbroadcastBytes, p1.ID, b2.ID)
 }

@@ -52,12 +52,11 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 		return nil, fmt.Errorf("table %s: no .csv files under %s", name, prefix)
 	}
 	first := t.Files[0]
-	n := min(first.Size, sampleBytes)
-	sample, err := b.GetRange(ctx, first.Key, 0, n)
+	sample, truncated, expand, err := sampleFile(ctx, b, first)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: read %s: %w", name, first.Key, err)
+		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	cols, formats, _, avgLine, err := inferCSV(sample, n < first.Size, opts)
+	cols, formats, _, avgLine, err := inferCSV(sample, truncated, opts)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: file %s: %w", name, first.Key, err)
 	}
@@ -70,14 +69,72 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	if t.Schema != nil {
 		t.CSV.Columns = fileColumns(t)
 	}
-	if avgLine > 0 {
-		t.RowsEstimated = true
-		t.Rows = int64(float64(t.Bytes) / avgLine)
-		for i := range t.Files {
-			t.Files[i].RowGroups[0].Rows = int64(float64(t.Files[i].Size) / avgLine)
-		}
-	}
+	estimateRows(t, avgLine, expand)
 	return t, nil
+}
+
+// estimateRows sets a text table's row counts from the sample's average
+// line length and the stored bytes (times expand, the sample's
+// uncompressed bytes per stored byte, for compressed files): estimates,
+// and marked so.
+func estimateRows(t *Table, avgLine, expand float64) {
+	if avgLine <= 0 {
+		return
+	}
+	t.RowsEstimated = true
+	t.Rows = 0
+	for i := range t.Files {
+		f := &t.Files[i]
+		scale := 1.0
+		if objstore.CompressionOf(f.Key) != objstore.Uncompressed {
+			scale = expand
+		}
+		f.RowGroups[0].Rows = int64(float64(f.Size) * scale / avgLine)
+		t.Rows += f.RowGroups[0].Rows
+	}
+}
+
+// sampleFile reads the first sampleBytes of a text file, decompressed
+// when its key names a codec. truncated: the file holds more. expand is
+// the uncompressed bytes per stored byte of what was read (1 for an
+// uncompressed file), for row estimates.
+func sampleFile(ctx context.Context, b objstore.Bucket, f layout.File) (sample []byte, truncated bool, expand float64, err error) {
+	codec := objstore.CompressionOf(f.Key)
+	if codec == objstore.Uncompressed {
+		n := min(f.Size, sampleBytes)
+		sample, err := b.GetRange(ctx, f.Key, 0, n)
+		if err != nil {
+			return nil, false, 0, fmt.Errorf("read %s: %w", f.Key, err)
+		}
+		return sample, n < f.Size, 1, nil
+	}
+	// Compressed: read stored bytes until sampleBytes decompressed, in
+	// steps (text compresses 3-10x), never more than the file.
+	var stored int64 = 64 << 10
+	for {
+		n := min(f.Size, stored)
+		raw, err := b.GetRange(ctx, f.Key, 0, n)
+		if err != nil {
+			return nil, false, 0, fmt.Errorf("read %s: %w", f.Key, err)
+		}
+		zr, err := objstore.Decompress(codec, bytes.NewReader(raw))
+		if err != nil {
+			return nil, false, 0, fmt.Errorf("file %s: not %s data: %w", f.Key, codec, err)
+		}
+		out, rerr := io.ReadAll(io.LimitReader(zr, sampleBytes+1))
+		zr.Close()
+		switch {
+		case len(out) > sampleBytes:
+			return out[:sampleBytes], true, float64(len(out)) / float64(n), nil
+		case rerr == nil && n == f.Size:
+			return out, false, float64(len(out)) / float64(max(n, 1)), nil
+		case rerr != nil && n == f.Size:
+			return nil, false, 0, fmt.Errorf("file %s: corrupt %s data: %w", f.Key, codec, rerr)
+		}
+		// The stored bytes ran out (an unexpected EOF) before the sample
+		// was full: read more.
+		stored *= 4
+	}
 }
 
 var (

@@ -31,12 +31,11 @@ func InspectJSON(ctx context.Context, b objstore.Bucket, name, prefix string) (*
 		return nil, fmt.Errorf("table %s: no .json, .ndjson or .jsonl files under %s", name, prefix)
 	}
 	first := t.Files[0]
-	n := min(first.Size, sampleBytes)
-	sample, err := b.GetRange(ctx, first.Key, 0, n)
+	sample, truncated, expand, err := sampleFile(ctx, b, first)
 	if err != nil {
-		return nil, fmt.Errorf("table %s: read %s: %w", name, first.Key, err)
+		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	cols, raw, avgLine, err := inferJSON(sample, n < first.Size)
+	cols, raw, avgLine, err := inferJSON(sample, truncated)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: file %s: %w", name, first.Key, err)
 	}
@@ -44,13 +43,7 @@ func InspectJSON(ctx context.Context, b objstore.Bucket, name, prefix string) (*
 		return nil, err
 	}
 	t.JSON.Columns, t.JSON.Raw = cols, raw
-	if avgLine > 0 {
-		t.RowsEstimated = true
-		t.Rows = int64(float64(t.Bytes) / avgLine)
-		for i := range t.Files {
-			t.Files[i].RowGroups[0].Rows = int64(float64(t.Files[i].Size) / avgLine)
-		}
-	}
+	estimateRows(t, avgLine, expand)
 	return t, nil
 }
 

@@ -32,12 +32,28 @@ func FormatExtensions(format string) []string {
 }
 
 // hasExt reports whether name ends in one of exts, regardless of case.
+// A text file (CSV, JSON) may be compressed whole, its codec named by one
+// more extension (events.json.gz, export.csv.zst: objstore.DataExt); a
+// Parquet file compresses its pages itself and never is.
 func hasExt(name string, exts []string) bool {
-	e := strings.ToLower(path.Ext(name))
+	e, compressed := objstore.DataExt(name)
+	if compressed && !Compressible(e) {
+		return false
+	}
 	for _, x := range exts {
 		if e == x {
 			return true
 		}
+	}
+	return false
+}
+
+// Compressible reports whether files of the data extension ext (".csv")
+// may be compressed whole (.gz, .zst).
+func Compressible(ext string) bool {
+	switch ext {
+	case ".csv", ".json", ".ndjson", ".jsonl":
+		return true
 	}
 	return false
 }

@@ -1,0 +1,246 @@
+package coordinator
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/exec"
+	"github.com/sluicedb/sluice/planner/adaptive"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Scan-task shaping: listing a scan stage's table once per run, partition
+// pruning, the table bytes size-scans weighs, and cutting row groups into
+// scan tasks (Splits, SplitsInto) for the task builder (taskplan.go).
+
+// scanNodes returns the table scans in a stage's fragment whose splits
+// are its tasks (not those inline-scans put there: their files are in the
+// plan).
+func scanNodes(st *plan.Stage) []*plan.Node {
+	var scans []*plan.Node
+	plan.Walk(st.Root, func(n *plan.Node) {
+		if n.SplitScan() {
+			scans = append(scans, n)
+		}
+	})
+	return scans
+}
+
+// scanInput is what a scan stage reads: the table's files its partition
+// filter keeps, their partition values by key, how many files the filter
+// dropped, and the bytes of the kept row groups.
+type scanInput struct {
+	layout *layout.Table
+	files  []layout.File
+	values map[string][]plan.Value
+	pruned int
+	bytes  int64
+	// filter is the scan's pruning filter the files were pruned with (a
+	// runtime filter added since prunes them again).
+	filter string
+}
+
+// scanInput lists the files a scan stage reads, once per job run (an
+// external table is listed again only by the next run): its tasks, a
+// repair of one of them and size-scans all see one listing. It also sets
+// the scan's format, CSV dialect and partition columns.
+func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, scan *plan.Node) (*scanInput, error) {
+	filter := ""
+	if scan.Scan.Filter != nil {
+		fj, _ := json.Marshal(scan.Scan.Filter)
+		filter = string(fj)
+	}
+	var lay *layout.Table
+	if in, ok := run.scans[stage]; ok {
+		scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.JSON, in.layout.Partitions
+		if in.filter == filter {
+			return in, nil
+		}
+		lay = in.layout // the same listing, pruned by the filter as it is now
+	} else {
+		var err error
+		if lay, err = c.tables.Layout(ctx, scan.Scan.Table); err != nil {
+			return nil, err
+		}
+	}
+	// Set before pruning: the partition filter reads the partition columns.
+	scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = lay.Format, lay.CSV, lay.JSON, lay.Partitions
+	files, values, pruned, err := prunePartitions(scan, lay)
+	if err != nil {
+		return nil, err
+	}
+	if pruned > 0 {
+		c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
+	}
+	in := &scanInput{layout: lay, files: files, values: values, pruned: pruned, filter: filter}
+	for _, f := range files {
+		for _, rg := range f.RowGroups {
+			in.bytes += rg.Bytes
+		}
+	}
+	if run.scans == nil {
+		run.scans = map[int]*scanInput{}
+	}
+	run.scans[stage] = in
+	return in, nil
+}
+
+// measureScans records, for size-scans, the table bytes every pending
+// scan stage of an adaptive job reads.
+func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
+	if !run.graph.Adaptive() {
+		return nil
+	}
+	for _, st := range run.state.Graph.Stages {
+		if !run.state.Pending(st.ID) {
+			continue
+		}
+		if _, ok := run.state.Scans[st.ID]; ok {
+			continue
+		}
+		scans := scanNodes(st)
+		if len(scans) != 1 {
+			continue // tasksOf reports a stage of several scans
+		}
+		in, err := c.scanInput(ctx, run, st.ID, scans[0])
+		if err != nil {
+			return err
+		}
+		if run.state.Scans == nil {
+			run.state.Scans = map[int]adaptive.ScanSize{}
+		}
+		size := adaptive.ScanSize{Bytes: in.bytes, Splits: len(Splits(in.files, c.cfg.SplitBytes))}
+		if len(in.files) <= adaptive.MaxInlineFiles && in.bytes <= run.state.Config.InlineScanBytes {
+			// Small enough for inline-scans: its readers may read the
+			// files themselves.
+			size.Files = make([]plan.ScanFile, len(in.files))
+			for i, f := range in.files {
+				size.Files[i] = plan.ScanFile{Key: f.Key, Size: f.Size, Partition: in.values[f.Key]}
+			}
+		}
+		run.state.Scans[st.ID] = size
+	}
+	return nil
+}
+
+// prunePartitions drops the files of a hive-partitioned table whose
+// partition values the scan's filter excludes (exec.PartitionFilter), and
+// returns the kept files, every kept file's partition values by key, and
+// how many files were dropped.
+func prunePartitions(scan *plan.Node, lay *layout.Table) ([]layout.File, map[string][]plan.Value, int, error) {
+	if len(lay.Partitions) == 0 {
+		return lay.Files, nil, 0, nil
+	}
+	values := make(map[string][]plan.Value, len(lay.Files))
+	var kept []layout.File
+	for _, f := range lay.Files {
+		v, err := lay.PartitionValues(f)
+		if err != nil {
+			return nil, nil, 0, plan.Errorf(plan.CodeBadPartitions, "table %s: %w", scan.Scan.Table, err)
+		}
+		if !exec.PartitionFilter(scan, v) {
+			continue
+		}
+		kept = append(kept, f)
+		values[f.Key] = v
+	}
+	return kept, values, len(lay.Files) - len(kept), nil
+}
+
+// ExplainPruning returns, for every scan with a filter of a
+// hive-partitioned table in g, a line saying how many of the table's files
+// its partition filter prunes now (as the scan stage will when it starts),
+// for EXPLAIN.
+func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, error) {
+	var b strings.Builder
+	for _, st := range g.Stages {
+		var err error
+		plan.Walk(st.Root, func(n *plan.Node) {
+			if err != nil || n.Kind != plan.KindScan || n.Scan.Filter == nil {
+				return
+			}
+			var lay *layout.Table
+			if lay, err = tables.Layout(ctx, n.Scan.Table); err != nil || len(lay.Partitions) == 0 {
+				return
+			}
+			c, sc := *n, *n.Scan
+			sc.Partitions = lay.Partitions
+			c.Scan = &sc
+			var kept []layout.File
+			var pruned int
+			if kept, _, pruned, err = prunePartitions(&c, lay); err == nil {
+				fmt.Fprintf(&b, "partition pruning: stage %d scan %s: %d of %d files pruned, %d read\n", st.ID, n.Scan.Table, pruned, len(lay.Files), len(kept))
+			}
+		})
+		if err != nil {
+			return "", err
+		}
+	}
+	return b.String(), nil
+}
+
+// Splits packs table files' row groups into scan tasks of about target
+// bytes. A task's splits never cut a row group.
+func Splits(files []layout.File, target int64) [][]function.Split {
+	var cur int64
+	return cutRowGroups(files, func(b int64) bool {
+		start := cur > 0 && cur+b > target
+		if start {
+			cur = 0
+		}
+		cur += b
+		return start
+	})
+}
+
+// SplitsInto cuts files into at most k tasks of contiguous row groups
+// holding about equal bytes: a row group goes to the task in whose share
+// of the total its middle byte falls.
+func SplitsInto(files []layout.File, k int) [][]function.Split {
+	var total int64
+	for _, f := range files {
+		for _, rg := range f.RowGroups {
+			total += rg.Bytes
+		}
+	}
+	k64 := int64(max(k, 1))
+	var seen int64
+	task := int64(-1)
+	return cutRowGroups(files, func(b int64) bool {
+		t := min(k64-1, (seen+b/2)*k64/max(total, 1))
+		seen += b
+		start := task >= 0 && t != task
+		task = t
+		return start
+	})
+}
+
+// cutRowGroups walks the row groups of files in order, starting a new
+// task before a row group (of b bytes) when newTask(b) says so; each task
+// holds one split per file it reads from.
+func cutRowGroups(files []layout.File, newTask func(b int64) bool) [][]function.Split {
+	var tasks [][]function.Split
+	var cur []function.Split
+	for _, f := range files {
+		var sp *function.Split
+		for i, rg := range f.RowGroups {
+			if newTask(rg.Bytes) && len(cur) > 0 {
+				tasks = append(tasks, cur)
+				cur, sp = nil, nil
+			}
+			if sp == nil {
+				cur = append(cur, function.Split{Key: f.Key, Size: f.Size})
+				sp = &cur[len(cur)-1]
+			}
+			sp.RowGroups = append(sp.RowGroups, i)
+		}
+	}
+	if len(cur) > 0 {
+		tasks = append(tasks, cur)
+	}
+	return tasks
+}

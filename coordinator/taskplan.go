@@ -1,0 +1,173 @@
+package coordinator
+
+import (
+	"context"
+	"fmt"
+	"sort"
+
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
+)
+
+// The task builder: the one place a stage's adaptive.TaskPlan (and, for a
+// scan stage, its table's files: scans.go) becomes the tasks it runs. A
+// new way to shape a stage's tasks adds a TaskPlan field, the rule that
+// sets it, and its case here.
+
+// objectGroups divides the stage's committed data objects into k runs
+// (at least one, at most one per object) and returns the refs of each run:
+// every partition of its objects. Objects are ordered by the task that
+// wrote them, so an object lost and written again by its task keeps its
+// place, and a task run again (a retry, a repair, a resumed stage) reads
+// the same objects.
+func (o *stageOutput) objectGroups(k int) [][]shuffle.ObjectRef {
+	if o == nil {
+		return make([][]shuffle.ObjectRef, 1) // a skipped input: one task reading nothing
+	}
+	byKey := map[string][]shuffle.ObjectRef{}
+	var keys []string
+	for _, r := range o.allObjects() {
+		if _, ok := byKey[r.Key]; !ok {
+			keys = append(keys, r.Key)
+		}
+		byKey[r.Key] = append(byKey[r.Key], r)
+	}
+	task := func(key string) int {
+		info, err := shuffle.ParseKey(key)
+		if err != nil {
+			return -1
+		}
+		return info.Task
+	}
+	sort.SliceStable(keys, func(i, j int) bool {
+		if ti, tj := task(keys[i]), task(keys[j]); ti != tj {
+			return ti < tj
+		}
+		return keys[i] < keys[j]
+	})
+	k = max(1, min(k, len(keys)))
+	groups := make([][]shuffle.ObjectRef, k)
+	for i := range groups {
+		for _, key := range keys[i*len(keys)/k : (i+1)*len(keys)/k] {
+			groups[i] = append(groups[i], byKey[key]...)
+		}
+	}
+	return groups
+}
+
+// taskWork is what one task of a stage reads.
+type taskWork struct {
+	splits []function.Split
+	inputs []function.Input
+	// filesPruned is how many files of the stage's table its partition
+	// filter excluded (the same in every task of the stage).
+	filesPruned int
+	// bytes is the stage's total input, the task's dispatch priority.
+	bytes int64
+	// arrival, when set, announced the task to the packer.
+	arrival *arrival
+}
+
+// tasksOf plans the tasks of a stage from its task plan, the table files
+// and the upstream outputs: a scan stage runs a task per static split, or
+// TaskPlan.ScanTasks tasks of contiguous row groups; a combining stage
+// TaskPlan.Combine runs of its input's objects; a stage reading hash
+// exchanges a task per TaskPlan.Groups group plus one per TaskPlan.Skew
+// split; any other stage one task.
+func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) ([]taskWork, error) {
+	g := run.state.Graph
+	scans := scanNodes(st)
+	if len(scans) > 1 {
+		return nil, fmt.Errorf("stage %d scans %d tables; one scan per stage is supported", st.ID, len(scans))
+	}
+	// Inputs every task reads whole (single/broadcast outputs).
+	var whole []function.Input
+	var hash []int
+	split, splits := plan.SplitObjectsInput(st)
+	for _, in := range st.Inputs {
+		if run.state.Skipped(in) {
+			continue
+		}
+		if splits && in == split {
+			continue // divided among the tasks below
+		}
+		if g.Stage(in).Output.Kind == plan.PartitionHash && !plan.WholeRead(st, in) {
+			hash = append(hash, in)
+			continue
+		}
+		whole = append(whole, function.Input{Stage: in, Objects: run.outputs[in].allObjects()})
+	}
+	var work []taskWork
+	switch {
+	case len(scans) == 1:
+		in, err := c.scanInput(ctx, run, st.ID, scans[0])
+		if err != nil {
+			return nil, err
+		}
+		var tasks [][]function.Split
+		if k := run.state.Tasks.Of(st.ID).ScanTasks; k > 0 {
+			tasks = SplitsInto(in.files, k) // size-scans sized the stage
+		} else {
+			tasks = Splits(in.files, c.cfg.SplitBytes)
+		}
+		for _, splits := range tasks {
+			for i := range splits {
+				splits[i].Partition = in.values[splits[i].Key]
+			}
+			work = append(work, taskWork{splits: splits, inputs: whole, filesPruned: in.pruned})
+		}
+		if len(work) == 0 { // a table with no files still runs its fragment once
+			work = append(work, taskWork{inputs: whole, filesPruned: in.pruned})
+		}
+	case splits:
+		// A combining stage (combine-objects): each task reads every
+		// partition of a contiguous run of the input's objects.
+		for _, objs := range run.outputs[split].objectGroups(run.state.Tasks.Of(st.ID).Combine) {
+			w := taskWork{inputs: append([]function.Input(nil), whole...)}
+			w.inputs = append(w.inputs, function.Input{Stage: split, Objects: objs})
+			work = append(work, w)
+		}
+	case len(hash) > 0:
+		tp := run.state.Tasks.Of(st.ID)
+		for _, group := range tp.Groups {
+			w := taskWork{inputs: append([]function.Input(nil), whole...)}
+			for _, in := range hash {
+				var objs []shuffle.ObjectRef
+				for _, p := range group {
+					objs = append(objs, run.outputs[in].Objects[p]...)
+				}
+				w.inputs = append(w.inputs, function.Input{Stage: in, Objects: objs})
+			}
+			work = append(work, w)
+		}
+		for _, sk := range tp.Skew {
+			w := taskWork{inputs: append([]function.Input(nil), whole...)}
+			for _, in := range hash {
+				objs := run.outputs[in].Objects[sk.Part]
+				if in == sk.Input {
+					objs = objs[sk.Lo:sk.Hi]
+				}
+				w.inputs = append(w.inputs, function.Input{Stage: in, Objects: objs})
+			}
+			work = append(work, w)
+		}
+	default:
+		work = append(work, taskWork{inputs: whole})
+	}
+	var total int64
+	for _, w := range work {
+		for _, sp := range w.splits {
+			total += sp.Size
+		}
+		for _, in := range w.inputs {
+			for _, o := range in.Objects {
+				total += o.Bytes
+			}
+		}
+	}
+	for i := range work {
+		work[i].bytes = total
+	}
+	return work, nil
+}

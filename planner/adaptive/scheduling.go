@@ -1,0 +1,164 @@
+package adaptive
+
+import (
+	"fmt"
+	"slices"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// The scheduling policies below decide whether a stage that is ready to
+// run should wait a little, so that the re-planner sees what it needs
+// first. They rewrite nothing: the driver asks them each time it starts
+// stages, and keeps the clock (how long a stage has waited).
+
+// Launch is the driver's view when it starts stages: the stages with
+// tasks in flight, those ready to start now, the input bytes of both, and
+// the stages resumed from another coordinator (which never wait).
+type Launch struct {
+	Running  map[int]bool
+	Starting map[int]bool
+	Bytes    map[int]int64
+	Resumed  []int
+}
+
+func (l Launch) active(id int) (running, starting bool) { return l.Running[id], l.Starting[id] }
+
+// HoldPolicy holds the scheduling knobs (the coordinator's Config).
+type HoldPolicy struct {
+	// DeferProbeRatio: DeferProbe's ratio (0: never defer).
+	DeferProbeRatio int64
+	// FilterRatio and FilterBuildBytes: a probe scan waits for a runtime
+	// filter when it reads at least FilterRatio times its build side's
+	// input, and the build side reads at most FilterBuildBytes (FilterRatio
+	// 0: never waits).
+	FilterRatio      int64
+	FilterBuildBytes int64
+}
+
+// DeferProbe reports whether stage a should wait: it is the probe side of
+// a partitioned join whose build side b is running (or starting now) and
+// is at most 1/ratio of a's input. Waiting for b lets the re-planner see
+// b's real size and broadcast it into a (select-join) before a shuffles
+// anything; b being much smaller, the wait is short. (The driver never
+// defers a resumed stage; a build side's being resumed is not weighed.)
+func (s *State) DeferProbe(a int, l Launch, ratio int64) bool {
+	if ratio <= 0 {
+		return false
+	}
+	deferIt := false
+	for _, st := range s.Graph.Stages {
+		if !s.Pending(st.ID) {
+			continue
+		}
+		plan.Walk(st.Root, func(n *plan.Node) {
+			if deferIt || n.Kind != plan.KindHashJoin || n.Join == nil || len(n.Inputs) != 2 {
+				return
+			}
+			p, b := n.Inputs[0], n.Inputs[1]
+			if p.Kind != plan.KindExchange || b.Kind != plan.KindExchange || p.Stage != a || p.Whole || b.Whole {
+				return
+			}
+			if !n.Join.Type.PerProbeRow() {
+				return
+			}
+			// Only a hash-partitioned build side can be broadcast into the
+			// probe stage, and only into a stage that this join alone reads
+			// (select-join's conditions): otherwise waiting gains nothing.
+			// (TPC-H Q3's orders scan waited for the customer scan, whose
+			// output the planner had already made a broadcast.)
+			if bs := s.Graph.Stage(b.Stage); bs == nil || bs.Output.Kind != plan.PartitionHash || len(s.Graph.Consumers(a)) != 1 {
+				return
+			}
+			bRunning, bStarting := l.active(b.Stage)
+			if _, done := s.Done[b.Stage]; done || !(bRunning || bStarting) {
+				return
+			}
+			if l.Bytes[b.Stage]*ratio <= l.Bytes[a] {
+				deferIt = true
+			}
+		})
+	}
+	return deferIt
+}
+
+// FilterHold is why a probe stage waits: the build stage whose runtime
+// filter would prune its scan.
+type FilterHold struct {
+	Build  int
+	Reason string
+}
+
+// FilterHolds returns the stages among those starting that should wait
+// for a runtime filter: the scan of stage a feeds the probe side of a
+// join whose build stage b the runtime-filter rule asked for a key
+// summary (plan.Stage.Summarize), b is running or starts now, and the
+// estimates say the wait is worth it: a reads at least p.FilterRatio
+// times b's input, and b's input is at most p.FilterBuildBytes.
+// Otherwise both run at once and the filter applies only if a has not
+// started when b is done. A resumed stage never waits.
+func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
+	if p.FilterRatio <= 0 {
+		return nil
+	}
+	holds := map[int]FilterHold{}
+	for _, e := range FilterEdges(s.Graph) {
+		a, b := e.Probe, e.Build
+		if !l.Starting[a] || slices.Contains(l.Resumed, a) {
+			continue
+		}
+		if _, h := holds[a]; h {
+			continue
+		}
+		if _, done := s.Done[b]; done {
+			continue
+		}
+		if bs := s.Graph.Stage(b); bs == nil || !slices.Contains(bs.Summarize, e.BuildColumn) {
+			continue // the rule did not ask b for a summary: no filter will come
+		}
+		bRunning, bStarting := l.active(b)
+		if !bRunning && !bStarting {
+			continue // b waits for its own inputs: holding a would wait on them too
+		}
+		if bStarting && !bRunning && s.DeferProbe(b, l, p.DeferProbeRatio) {
+			continue // b itself waits: it would not run while a is held
+		}
+		pb, bb := l.Bytes[a], l.Bytes[b]
+		if bb > p.FilterBuildBytes || bb*p.FilterRatio > pb {
+			continue
+		}
+		holds[a] = FilterHold{Build: b, Reason: fmt.Sprintf("runtime filter from build stage %d: probe reads %d bytes, build %d (>= %dx)", b, pb, bb, p.FilterRatio)}
+	}
+	// A build side held itself (a chain of filters) does not run: its
+	// probe side does not wait for it.
+	for changed := true; changed; {
+		changed = false
+		for a, h := range holds {
+			if _, bh := holds[h.Build]; bh && !l.Running[h.Build] {
+				delete(holds, a)
+				changed = true
+			}
+		}
+	}
+	return holds
+}
+
+// Ready returns the stages not done or skipped whose inputs all are.
+func (s *State) Ready() []int {
+	var out []int
+	for _, st := range s.Graph.Stages {
+		if !s.Pending(st.ID) {
+			continue
+		}
+		ok := true
+		for _, in := range st.Inputs {
+			if _, done := s.Done[in]; !done && !s.Skipped(in) {
+				ok = false
+			}
+		}
+		if ok {
+			out = append(out, st.ID)
+		}
+	}
+	return out
+}
