@@ -26,13 +26,14 @@ import (
 //     the session functions clients probe (version(), current_database(),
 //     current_setting(), ...).
 //
-// A catalog SELECT is evaluated over an emulation of the catalog
-// relations (catalog_rels.go) by a small relational evaluator
-// (catalog_eval.go, catalog_funcs.go): joins, subqueries, aggregates,
-// set operations and the functions clients call; what it cannot evaluate
-// is an SL005 error, never a silently wrong answer. docs/pgwire.md lists
-// what it covers; tests/testdata/pgwire_catalog_replay.sql holds the
-// queries of pgjdbc, SQLAlchemy and psql it is checked with.
+// A catalog SELECT is planned and run by sluice's own planner and executor
+// over the catalog relations as constant tables (catalog_engine.go,
+// catalog_rels.go); what the planner cannot plan falls back to a small
+// row evaluator over the same rows (catalog_eval.go, catalog_funcs.go),
+// which refuses what it cannot evaluate with SL005, never a silently wrong
+// answer. docs/pgwire.md lists what each covers;
+// tests/testdata/pgwire_catalog_replay.sql holds the queries of pgjdbc,
+// SQLAlchemy and psql they are checked with.
 
 // answer handles sql when it is a session, transaction, cursor, COPY or
 // catalog statement; n is its parse tree (nil: Postgres's grammar cannot

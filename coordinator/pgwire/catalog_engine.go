@@ -35,13 +35,14 @@ import (
 // not as a job: a few thousand constant rows do not warrant functions and
 // shuffle objects.
 //
-// What the engine cannot bind is Postgres's array type (pg_index.indkey,
-// conkey, current_schemas(), ANY(array), unnest, _pg_expandarray,
-// ARRAY(subquery)), COLLATE, and the columns of the catalog relations
-// sluice models without columns (emptyRelations). A query the planner
-// refuses is answered by the older row evaluator (catalog_eval.go) until
-// those move too; docs/pgwire.md says which client queries take which
-// path.
+// Postgres arrays bind where their values are known when the query is
+// bound (planner/arrays_pg.go): constants, and the catalog's array columns,
+// which are Null columns since sluice has no values for them. What the
+// planner still refuses (a correlated scalar subquery that is not an
+// aggregate, unnest() in FROM over an outer column, WITH RECURSIVE) is
+// answered by the older row evaluator (catalog_eval.go) over the same
+// rows; docs/pgwire.md lists which client queries take which path, and
+// TestCatalogReplay records it.
 
 // catalogPath names who answered a catalog SELECT (for tests and the
 // debug log).
