@@ -16,8 +16,8 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// The statements clients send around their queries are answered here,
-// never sent to the engine:
+// The statements clients send around their queries are answered here, in
+// the coordinator, never as a job:
 //
 //   - SET / RESET / SHOW, kept per connection;
 //   - BEGIN / COMMIT / ROLLBACK / DISCARD / DEALLOCATE (sluice is read-only:
