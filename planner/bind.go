@@ -43,6 +43,14 @@ type binder struct {
 	now time.Time
 	// qualify are the statement's QUALIFY clauses (qualify.go).
 	qualify *qualifies
+	// macroArgs are the bound arguments of the catalog SQL functions
+	// being bound, innermost last (virtual.go).
+	macroArgs [][]*plan.Expr
+	// postgres: Postgres's meaning of ~ and LIKE (Options.Postgres).
+	postgres bool
+	// srfNoRows is set while a select list is bound when it calls a
+	// set-returning function of a NULL array (arrays_pg.go).
+	srfNoRows bool
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -241,6 +249,20 @@ func (b *binder) bindSelect(sel *pg.SelectStmt, parent *scope) (node, error) {
 // bindSelectBody binds everything of a SELECT but its FROM clause, over
 // root whose relations are in sc.
 func (b *binder) bindSelectBody(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
+	saved := b.srfNoRows
+	b.srfNoRows = false
+	n, err := b.bindSelectBodyRows(sel, root, sc)
+	noRows := b.srfNoRows
+	b.srfNoRows = saved
+	if err != nil || !noRows {
+		return n, err
+	}
+	// A set-returning function of a NULL array in the select list: every
+	// row gives none (arrays_pg.go).
+	return &filterNode{input: n, conds: []*plan.Expr{boolLit(false)}}, nil
+}
+
+func (b *binder) bindSelectBodyRows(sel *pg.SelectStmt, root node, sc *scope) (node, error) {
 	if b.groupByAll(sel) {
 		b.expandGroupByAll(sel)
 	}
@@ -851,7 +873,7 @@ func (b *binder) derived(sub node, alias string, aliases []*pg.Node, loc int32) 
 	return p, rel, nil
 }
 
-func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
+func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 	if rv.Catalogname != "" {
 		return nil, nil, b.unsupported(rv.Location, "catalog-qualified table names")
 	}
@@ -868,6 +890,13 @@ func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
 		}
 		return nil, nil, fmt.Errorf("planner: catalog lookup of %q: %w", name, err)
 	}
+	return b.bindTableInfo(rv, info)
+}
+
+// bindTableInfo binds the table info as the FROM item rv: a scan, or the
+// Values leaf of a constant table (virtual.go).
+func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relation, error) {
+	name := info.Name
 	rel := &relation{alias: info.Name, table: info.Name}
 	var aliases []*pg.Node
 	if rv.Alias != nil {
@@ -891,6 +920,10 @@ func (b *binder) bindTable(rv *pg.RangeVar) (*scanNode, *relation, error) {
 		rel.names = append(rel.names, name)
 		scan.cols = append(scan.cols, id)
 		scan.ords = append(scan.ords, i)
+	}
+	if info.Constant {
+		n, err := b.constantTable(info, rel)
+		return n, rel, err
 	}
 	return scan, rel, nil
 }
@@ -962,7 +995,9 @@ func (b *binder) bindTarget(t *target, c *exprCtx, ag *aggBuilder) error {
 		return err
 	}
 	if e.Type.ID == plan.Null { // an untyped NULL in the output is an int64 NULL column
-		e = nullOf(plan.Int64Type)
+		if !b.postgres { // Postgres's untyped NULL stays NULL (shown as text)
+			e = nullOf(plan.Int64Type)
+		}
 	}
 	t.bound = e
 	if t.name == "" {

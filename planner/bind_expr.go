@@ -44,6 +44,9 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 	case *pg.Node_GroupingFunc:
 		return b.bindGroupingFunc(x.GroupingFunc, c)
 	case *pg.Node_ParamRef:
+		if e, ok := b.macroArg(x.ParamRef); ok {
+			return e, nil // an argument of a catalog SQL function (virtual.go)
+		}
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:
 		return b.bindBooleanTest(x.BooleanTest, c)
@@ -51,7 +54,15 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		return b.bindMinMax(x.MinMaxExpr, c)
 	case *pg.Node_SqlvalueFunction:
 		return b.bindSQLValueFunction(x.SqlvalueFunction)
+	case *pg.Node_AIndirection:
+		return b.bindIndirection(x.AIndirection, c) // arrays_pg.go
 	case *pg.Node_CollateClause:
+		if b.postgres && bytewiseCollation(x.CollateClause.Collname) {
+			// the engine compares strings bytewise: Postgres's "C" and
+			// "POSIX", and the default of a database made with C (as
+			// sluice's catalog says its database is)
+			return b.bindExpr(x.CollateClause.Arg, c)
+		}
 		return nil, b.unsupported(x.CollateClause.Location, "COLLATE")
 	}
 	return nil, b.unsupported(exprLoc(n), "expression "+nodeName(n))
@@ -290,6 +301,18 @@ func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
 	if typeNameOf(tc.TypeName) == "interval" {
 		return nil, b.unsupported(loc, "INTERVAL values outside date/timestamp +/- INTERVAL")
 	}
+	if len(tc.TypeName.ArrayBounds) == 0 {
+		if in := tc.Arg.GetTypeCast(); in != nil && len(in.TypeName.ArrayBounds) == 0 {
+			// x::regclass::text: a catalog may define the pair (a
+			// relation's name, where ::regclass alone is its oid)
+			if e, ok, err := b.macro("::"+typeNameOf(in.TypeName)+"::"+typeNameOf(tc.TypeName), []*pg.Node{in.Arg}, loc, c); ok {
+				return e, err
+			}
+		}
+		if e, ok, err := b.macro("::"+typeNameOf(tc.TypeName), []*pg.Node{tc.Arg}, loc, c); ok {
+			return e, err // a cast a catalog defines (x::regclass; virtual.go)
+		}
+	}
 	t, err := b.resolveType(tc.TypeName)
 	if err != nil {
 		return nil, err
@@ -418,7 +441,7 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		}
 		return b.buildCase([]*plan.Expr{eq}, []*plan.Expr{nullOf(plan.NullType)}, l, loc)
 	case pg.A_Expr_Kind_AEXPR_OP_ANY, pg.A_Expr_Kind_AEXPR_OP_ALL:
-		return nil, b.unsupported(loc, "ANY/ALL")
+		return b.bindQuantifiedArray(ae, c) // arrays_pg.go
 	case pg.A_Expr_Kind_AEXPR_DISTINCT, pg.A_Expr_Kind_AEXPR_NOT_DISTINCT:
 		if ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil {
 			return nil, b.unsupported(loc, "row values with IS [NOT] DISTINCT FROM")
@@ -475,6 +498,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if name == "~" || name == "!~" {
 		return b.bindRegexMatch(ae, c) // functions.go
 	}
+	if name == "~~*" || name == "!~~*" {
+		return b.bindILike(ae, c) // ILIKE spelled as its operator
+	}
 	if name == "+" || name == "-" {
 		sign := int64(1)
 		if name == "-" {
@@ -514,6 +540,13 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	}
 	if op, ok := compareOps[name]; ok {
 		return b.compare(op, l, r, loc)
+	}
+	if b.postgres && (name == "&" || name == "|" || name == "#" || name == "<<" || name == ">>") &&
+		(l.Type.ID == plan.Null || r.Type.ID == plan.Null) {
+		return nullOf(plan.Int64Type), nil // a bitwise operator of NULL (a NULL array's element)
+	}
+	if name == "/" && b.postgres && isIntegerType(l.Type) && isIntegerType(r.Type) {
+		return b.callByName("divide", []*plan.Expr{l, r}, loc) // Postgres's integer division
 	}
 	if op, ok := arithOps[name]; ok {
 		if l.Type.ID == plan.Timestamp || r.Type.ID == plan.Timestamp {
@@ -602,6 +635,9 @@ func (b *binder) like(l, r *plan.Expr, negated bool, loc int32) (*plan.Expr, err
 func (b *binder) bindLike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if fc := ae.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" {
 		return b.bindLikeEscape(ae, fc, false, opName(ae) == "!~~", c) // functions.go
+	}
+	if fc := b.postgresEscape(ae.Rexpr); fc != nil {
+		return b.bindLikeEscape(ae, fc, false, opName(ae) == "!~~", c)
 	}
 	l, err := b.bindExpr(ae.Lexpr, c)
 	if err != nil {
@@ -1115,6 +1151,14 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		}
 		return plan.Call(plan.OpSubstring, plan.StringType, args...), nil
 	}
+	if e, ok, err := b.arrayFunc(fc, name, c); ok {
+		return e, err // Postgres's array functions over bind-time arrays (arrays_pg.go)
+	}
+	if !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil {
+		if e, ok, err := b.macro(name, fc.Args, loc, c); ok {
+			return e, err // a catalog's SQL function (virtual.go)
+		}
+	}
 	return b.bindScalarFuncCall(fc, name, c) // the function library (functions.go)
 }
 
@@ -1227,4 +1271,20 @@ var quantileFuncs = map[string]plan.AggFunc{
 // isIntegerType reports whether t is an integer (a NULL counts as one).
 func isIntegerType(t plan.DataType) bool {
 	return t.ID == plan.Int64 || t.ID == plan.Null
+}
+
+// bytewiseCollation reports whether the collation named (optionally
+// pg_catalog-qualified) orders strings bytewise as the engine does.
+func bytewiseCollation(name []*pg.Node) bool {
+	if len(name) == 0 || len(name) > 2 {
+		return false
+	}
+	if len(name) == 2 && !strings.EqualFold(name[0].GetString_().GetSval(), "pg_catalog") {
+		return false
+	}
+	switch name[len(name)-1].GetString_().GetSval() {
+	case "C", "POSIX", "default", "ucs_basic":
+		return true
+	}
+	return false
 }

@@ -238,6 +238,8 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 		return b.bindQuantified(sl, c)
 	case pg.SubLinkType_EXISTS_SUBLINK:
 		return b.bindExistsValue(sl, c)
+	case pg.SubLinkType_ARRAY_SUBLINK:
+		return b.bindArraySublinkText(sl, c) // arrays_pg.go
 	default:
 		return nil, b.unsupported(sl.Location, "this kind of subquery")
 	}

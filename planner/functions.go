@@ -288,6 +288,10 @@ func (b *binder) bindSQLValueFunction(f *pg.SQLValueFunction) (*plan.Expr, error
 		pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP, pg.SQLValueFunctionOp_SVFOP_LOCALTIMESTAMP_N:
 		return b.currentTimestamp(), nil
 	}
+	name := strings.ToLower(strings.TrimPrefix(f.Op.String(), "SVFOP_"))
+	if e, ok, err := b.macro(name, nil, f.Location, &exprCtx{clause: "SELECT"}); ok {
+		return e, err // current_user, current_schema ... from a catalog that defines them
+	}
 	return nil, b.unsupported(f.Location, "SQL value function "+strings.TrimPrefix(f.Op.String(), "SVFOP_"))
 }
 
@@ -320,6 +324,9 @@ var statementTimeFuncs = map[string]func(*binder) *plan.Expr{
 // bindILike binds a [NOT] ILIKE pattern as lower(a) [NOT] LIKE lower(pattern).
 func (b *binder) bindILike(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if fc := ae.Rexpr.GetFuncCall(); fc != nil && funcName(fc) == "like_escape" {
+		return b.bindLikeEscape(ae, fc, true, opName(ae) == "!~~*", c)
+	}
+	if fc := b.postgresEscape(ae.Rexpr); fc != nil {
 		return b.bindLikeEscape(ae, fc, true, opName(ae) == "!~~*", c)
 	}
 	l, err := b.bindExpr(ae.Lexpr, c)
@@ -435,6 +442,11 @@ func (b *binder) bindSimilar(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	if !isStringLit(p) {
 		return nil, b.unsupported(loc, "SIMILAR TO with a non-constant pattern")
 	}
+	if b.postgres {
+		// Postgres's SIMILAR TO: an SQL regular expression, % and _
+		// the LIKE wildcards, matching the whole string
+		p = lit(plan.Value{S: similarToRE2(p.Value.S)}, plan.StringType)
+	}
 	full, err := b.anchored(p, loc)
 	if err != nil {
 		return nil, err
@@ -457,6 +469,9 @@ func (b *binder) bindRegexMatch(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	}
 	if isNullLit(x) || isNullLit(p) {
 		return nullOf(plan.BoolType), nil
+	}
+	if b.postgres {
+		return b.regexMatch(x, p, opName(ae) == "!~", loc) // a match anywhere
 	}
 	full, err := b.anchored(p, loc)
 	if err != nil {
@@ -513,4 +528,51 @@ func FunctionDocs() string {
 		fmt.Fprintf(&sb, "| `%s` | %s | %s | %s |\n", f.Name, aliases, strings.Join(sigs, "<br>"), strings.ReplaceAll(f.Doc, "|", "\\|"))
 	}
 	return sb.String()
+}
+
+// postgresEscape is Postgres's default LIKE escape (backslash) made
+// explicit, for a constant pattern that uses it under Options.Postgres;
+// nil otherwise.
+func (b *binder) postgresEscape(pattern *pg.Node) *pg.FuncCall {
+	if !b.postgres || !strings.Contains(pattern.GetAConst().GetSval().GetSval(), `\`) {
+		return nil
+	}
+	esc := &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Sval{Sval: &pg.String{Sval: `\`}}, Location: -1}}}
+	return &pg.FuncCall{Funcname: []*pg.Node{{Node: &pg.Node_String_{String_: &pg.String{Sval: "like_escape"}}}},
+		Args: []*pg.Node{pattern, esc}, Location: -1}
+}
+
+// similarToRE2 translates an SQL regular expression (SIMILAR TO, as
+// Postgres's similar_to_escape reads it, escape character backslash) to
+// RE2: % is .*, _ is ., a dot, ^ and $ are literal, a bracket expression
+// and the other operators (| * + ? {m,n} ( )) are kept.
+func similarToRE2(pat string) string {
+	var re strings.Builder
+	inBracket := false
+	rs := []rune(pat)
+	for i := 0; i < len(rs); i++ {
+		r := rs[i]
+		switch {
+		case r == '\\' && i+1 < len(rs):
+			i++
+			re.WriteString(regexp.QuoteMeta(string(rs[i])))
+		case inBracket:
+			if r == ']' {
+				inBracket = false
+			}
+			re.WriteRune(r)
+		case r == '[':
+			inBracket = true
+			re.WriteRune(r)
+		case r == '%':
+			re.WriteString(".*")
+		case r == '_':
+			re.WriteString(".")
+		case r == '.' || r == '^' || r == '$':
+			re.WriteString("\\" + string(r))
+		default:
+			re.WriteRune(r)
+		}
+	}
+	return re.String()
 }

@@ -40,6 +40,10 @@ type TableInfo struct {
 	Columns []plan.Field // engine types, in file order
 	Rows    int64        // estimated row count (0: unknown)
 	Bytes   int64        // total size of the table's files
+	// Constant tables have no files: their rows are Values, one value per
+	// column of its type, and bind as a Values leaf (virtual.go).
+	Constant bool
+	Values   [][]plan.Value
 }
 
 // Options tune planning.
@@ -62,6 +66,12 @@ type Options struct {
 	// never, except where a join needs it: no keys, NOT IN, a probe side
 	// in one task).
 	BroadcastBytes int64
+	// Postgres gives the operators whose meaning differs between DuckDB
+	// and Postgres their Postgres meaning: x ~ p matches p anywhere in x
+	// (DuckDB: the whole of x), and LIKE's escape character is backslash
+	// unless ESCAPE names another (DuckDB: none). The Postgres catalog
+	// of coordinator/pgwire is planned with it.
+	Postgres bool
 }
 
 // Partition counts from the data. Extra partitions are nearly free (a
@@ -152,7 +162,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err != nil {
 		return nil, err
 	}
-	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals}
+	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals, postgres: opts.Postgres}
 	switch len(tree.Stmts) {
 	case 0:
 		return nil, &Error{Code: CodeSyntax, Msg: "syntax error: empty statement"}

@@ -41,6 +41,9 @@ func (b *binder) bindRangeFunction(f *pg.RangeFunction, at *pg.Node, parent *sco
 		return nil, nil, b.unsupported(loc, "this table function")
 	}
 	name := funcName(fc)
+	if n, rels, ok, err := b.tableFunction(fc, f.Alias, parent); ok {
+		return n, rels, err // a catalog's table function (virtual.go)
+	}
 	if name != "range" && name != "generate_series" {
 		return nil, nil, b.unsupported(fc.Location, "table function "+name+"()")
 	}
@@ -155,6 +158,8 @@ func (b *binder) seriesNode(name string, alias *pg.Alias, typ plan.DataType, val
 		}
 		if len(alias.Colnames) == 1 {
 			col = alias.Colnames[0].GetString_().GetSval()
+		} else if b.postgres {
+			col = alias.Aliasname // Postgres names a scalar function's column after its alias
 		}
 	}
 	n := &valuesNode{}

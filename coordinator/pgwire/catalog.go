@@ -16,8 +16,8 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// The statements clients send around their queries are answered here,
-// never sent to the engine:
+// The statements clients send around their queries are answered here, in
+// the coordinator, never as a job:
 //
 //   - SET / RESET / SHOW, kept per connection;
 //   - BEGIN / COMMIT / ROLLBACK / DISCARD / DEALLOCATE (sluice is read-only:
@@ -26,13 +26,14 @@ import (
 //     the session functions clients probe (version(), current_database(),
 //     current_setting(), ...).
 //
-// A catalog SELECT is evaluated over an emulation of the catalog
-// relations (catalog_rels.go) by a small relational evaluator
-// (catalog_eval.go, catalog_funcs.go): joins, subqueries, aggregates,
-// set operations and the functions clients call; what it cannot evaluate
-// is an SL005 error, never a silently wrong answer. docs/pgwire.md lists
-// what it covers; tests/testdata/pgwire_catalog_replay.sql holds the
-// queries of pgjdbc, SQLAlchemy and psql it is checked with.
+// A catalog SELECT is planned and run by sluice's own planner and executor
+// over the catalog relations as constant tables (catalog_engine.go,
+// catalog_rels.go); what the planner cannot plan falls back to a small
+// row evaluator over the same rows (catalog_eval.go, catalog_funcs.go),
+// which refuses what it cannot evaluate with SL005, never a silently wrong
+// answer. docs/pgwire.md lists what each covers;
+// tests/testdata/pgwire_catalog_replay.sql holds the queries of pgjdbc,
+// SQLAlchemy and psql they are checked with.
 
 // answer handles sql when it is a session, transaction, cursor, COPY or
 // catalog statement; n is its parse tree (nil: Postgres's grammar cannot
@@ -109,7 +110,7 @@ func (c *conn) answer(ctx context.Context, sql string, n *pg_query.Node, describ
 		case route == routeEngine:
 			return nil, false, nil
 		}
-		res, err := c.selectCatalog(ctx, sel)
+		res, err := c.selectCatalog(ctx, sql, n, sel)
 		return res, true, err
 	}
 	return nil, false, nil
@@ -315,12 +316,23 @@ func table(names []string, rows [][]any) *result {
 	return &result{schema: schema, recs: []arrow.RecordBatch{b.NewRecordBatch()}}
 }
 
-// selectCatalog evaluates a SELECT over the emulated catalog
-// (catalog_eval.go).
-func (c *conn) selectCatalog(ctx context.Context, sel *pg_query.SelectStmt) (*result, error) {
+// selectCatalog answers a catalog SELECT: with sluice's planner and
+// executor over the catalog's virtual tables (catalog_engine.go), or, when
+// the planner cannot plan it (arrays, COLLATE), with the row evaluator
+// over the emulated catalog (catalog_eval.go).
+func (c *conn) selectCatalog(ctx context.Context, sql string, n *pg_query.Node, sel *pg_query.SelectStmt) (*result, error) {
 	m := &emulation{c: c}
 	if err := m.load(ctx); err != nil {
 		return nil, err
+	}
+	res, planErr, err := c.selectViaEngine(ctx, sql, n, m)
+	if !planErr {
+		c.lastCatalogPath = pathEngine
+		return res, err
+	}
+	c.lastCatalogPath, c.lastEnginePlanErr = pathEmulation, err
+	if c.log != nil {
+		c.log.Debug("catalog query answered by the row evaluator: the planner cannot plan it", "reason", err)
 	}
 	ev := &evaluator{m: m, now: time.Now().UTC()}
 	r, err := ev.selectStmt(sel, nil)

@@ -15,7 +15,9 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// The catalog emulation evaluates a SELECT over the emulated catalog
+// The fallback for catalog SELECTs the planner cannot plan (see
+// catalog_engine.go; every other one runs on sluice's own planner and
+// executor). It evaluates a SELECT over the emulated catalog
 // relations as a small relational engine over rows in memory: FROM with
 // comma joins, [LEFT|RIGHT|FULL|CROSS] JOIN ... ON/USING, subqueries and
 // set-returning functions (LATERAL too), WHERE, GROUP BY with aggregates,

@@ -203,6 +203,14 @@ var catalogRelations = map[string]relationDef{
 		"partexprs"},
 	"pg_catalog.pg_foreign_table": {cols: "ftrelid ftserver ftoptions"},
 	"pg_catalog.pg_policy":        {cols: "oid polname polrelid polcmd polpermissive polroles polqual polwithcheck"},
+	"pg_catalog.pg_publication": {cols: "oid pubname pubowner puballtables pubinsert pubupdate pubdelete pubtruncate " +
+		"pubviaroot"},
+	"pg_catalog.pg_publication_namespace": {cols: "oid pnpubid pnnspid"},
+	"pg_catalog.pg_publication_rel":       {cols: "oid prpubid prrelid prqual prattrs"},
+	"pg_catalog.pg_auth_members":          {cols: "oid roleid member grantor admin_option inherit_option set_option"},
+	"pg_catalog.pg_tablespace":            {cols: "oid spcname spcowner spcacl spcoptions"},
+	"pg_catalog.pg_language": {cols: "oid lanname lanowner lanispl lanpltrusted lanplcallfoid laninline lanvalidator " +
+		"lanacl"},
 	"pg_catalog.pg_statistic_ext": {cols: "oid stxrelid stxname stxnamespace stxowner stxstattarget stxkeys stxkind stxexprs"},
 	"information_schema.tables": {
 		cols: "table_catalog table_schema table_name table_type self_referencing_column_name reference_generation " +
@@ -282,11 +290,11 @@ var catalogRelations = map[string]relationDef{
 // emptyRelations are the other Postgres 15 catalog relations: they exist
 // here with no rows, and their columns are not modelled.
 var emptyRelations = strings.Fields(`
-pg_aggregate pg_amop pg_amproc pg_auth_members pg_cast pg_conversion pg_db_role_setting pg_default_acl
-pg_event_trigger pg_foreign_data_wrapper pg_foreign_server pg_init_privs pg_language pg_largeobject
-pg_largeobject_metadata pg_opclass pg_operator pg_opfamily pg_parameter_acl pg_partitioned_table pg_publication
-pg_publication_namespace pg_publication_rel pg_range pg_replication_origin pg_seclabel pg_shdepend pg_shseclabel
-pg_statistic pg_statistic_ext_data pg_subscription pg_subscription_rel pg_tablespace pg_transform pg_ts_config
+pg_aggregate pg_amop pg_amproc pg_cast pg_conversion pg_db_role_setting pg_default_acl
+pg_event_trigger pg_foreign_data_wrapper pg_foreign_server pg_init_privs pg_largeobject
+pg_largeobject_metadata pg_opclass pg_operator pg_opfamily pg_parameter_acl pg_partitioned_table 
+pg_range pg_replication_origin pg_seclabel pg_shdepend pg_shseclabel
+pg_statistic pg_statistic_ext_data pg_subscription pg_subscription_rel pg_transform pg_ts_config
 pg_ts_config_map pg_ts_dict pg_ts_parser pg_ts_template pg_user_mapping pg_available_extensions
 pg_available_extension_versions pg_backend_memory_contexts pg_config pg_cursors pg_file_settings pg_group pg_hba_file_rules
 pg_ident_file_rules pg_locks pg_policies pg_prepared_statements pg_prepared_xacts pg_publication_tables

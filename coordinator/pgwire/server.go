@@ -358,6 +358,11 @@ type conn struct {
 	nc  net.Conn
 	be  *pgproto3.Backend
 	log *slog.Logger
+	// lastCatalogPath is who answered the last catalog SELECT, and
+	// lastEnginePlanErr why the planner could not when the emulation did
+	// (catalog_engine.go).
+	lastCatalogPath   catalogPath
+	lastEnginePlanErr error
 
 	pid      uint32
 	secret   []byte
