@@ -8,9 +8,12 @@ import (
 )
 
 // singleRowNode passes its input on and fails the query at run time when
-// it yields more than one row (see plan.KindSingleRow).
+// it yields more than one row (see plan.KindSingleRow); with keys (a
+// correlated scalar subquery, decorrelated), more than one row of the
+// same keys none of which is NULL.
 type singleRowNode struct {
 	input node
+	keys  []*plan.Expr
 }
 
 func (n *singleRowNode) children() []node { return []node{n.input} }
@@ -36,14 +39,47 @@ func (b *binder) scalarValue(sub node, col colID) (node, colID) {
 	return agg, agg.aggCols[0]
 }
 
-// lowerSingleRow gathers the rows into one task and checks them there.
+// lowerSingleRow gathers the rows into one task and checks them there;
+// with keys, it partitions them by the keys (unless they already are) and
+// each task checks its keys.
 func (l *lowerer) lowerSingleRow(n *singleRowNode) (*fragment, error) {
 	f, err := l.lower(n.input)
 	if err != nil {
 		return nil, err
 	}
-	f = l.gather(f)
-	f.root = &plan.Node{Kind: plan.KindSingleRow, Schema: f.root.Schema, Inputs: []*plan.Node{f.root}}
+	if len(n.keys) == 0 {
+		f = l.gather(f)
+		f.root = &plan.Node{Kind: plan.KindSingleRow, Schema: f.root.Schema, Inputs: []*plan.Node{f.root}}
+		return f, nil
+	}
+	cols := f.cols
+	f, pos, err := l.keyColumns(f, n.keys)
+	if err != nil {
+		return nil, err
+	}
+	keyRefs := make([]*plan.Expr, len(pos))
+	for i, p := range pos {
+		keyRefs[i] = l.md.ref(f.cols[p])
+	}
+	if _, ok := partitionedOn(f, keyRefs); !ok && !f.single {
+		id := l.closeStage(f, plan.Partitioning{Kind: plan.PartitionHash, Keys: pos, Count: l.opts.Partitions})
+		f = l.exchange(id, f.root.Schema, f.cols, false)
+	}
+	phys := make([]*plan.Expr, len(keyRefs))
+	for i, k := range keyRefs {
+		if phys[i], err = l.phys(k, f.cols); err != nil {
+			return nil, err
+		}
+	}
+	f.root = &plan.Node{Kind: plan.KindSingleRow, Schema: f.root.Schema, Inputs: []*plan.Node{f.root}, Exprs: phys}
+	if len(f.cols) != len(cols) {
+		// Drop the key columns keyColumns added.
+		exprs := make([]*plan.Expr, len(cols))
+		for i, id := range cols {
+			exprs[i] = l.md.ref(id)
+		}
+		return l.project(f, exprs, cols)
+	}
 	return f, nil
 }
 

@@ -263,8 +263,14 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 	}
 	j := &joinNode{typ: plan.JoinInner, right: sub, scalar: true, scalarCol: out[0], subquery: "scalar subquery", loc: sl.Location}
 	if len(freeCols(sub)) > 0 {
-		// Correlated: a left join, each left row gets its value or NULL.
+		// Correlated: a left join, each left row gets its value or NULL;
+		// a subquery that may yield several rows per outer row is checked
+		// per correlation key at run time (decorrelation keys the check).
 		j.typ, j.dependent = plan.JoinLeft, true
+		if !oneRow(sub) {
+			j.right, j.scalarCol = b.scalarValue(sub, out[0])
+			out = []colID{j.scalarCol}
+		}
 	} else if !oneRow(sub) {
 		// Checked at run time, NULL for no row (bind_scalar.go).
 		j.right, j.scalarCol = b.scalarValue(sub, out[0])

@@ -296,6 +296,27 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 			c.cols = nil
 		}
 		return &c, append(append(preds, lp...), rp...), nil
+	case *singleRowNode:
+		// A scalar subquery's at-most-one-row check, per outer row: after
+		// decorrelation, per value of the correlation keys.
+		in, preds, err := p.pull(n.input)
+		if err != nil {
+			return nil, nil, err
+		}
+		c := *n
+		c.input = in
+		if len(preds) == 0 {
+			return &c, nil, nil
+		}
+		c.keys = append([]*plan.Expr{}, n.keys...)
+		for _, pr := range preds {
+			inner, _, ok := p.splitEq(pr)
+			if !ok {
+				return nil, nil, p.fail("correlated scalar subquery without an aggregate whose correlation is not an equality")
+			}
+			c.keys = append(c.keys, inner)
+		}
+		return &c, preds, nil
 	case *unionNode:
 		c := *n
 		c.inputs = nil
