@@ -19,13 +19,13 @@ func countAggregates() []*AggregateFunction {
 	return []*AggregateFunction{
 		{Name: plan.AggCount, Doc: "the number of non-NULL values (count(*): of rows); count(DISTINCT x) of distinct ones",
 			Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}},
-			NumStates:  1, StateTypes: count, NotNull: true, Window: true,
+			NumStates:  1, StateTypes: count, ZeroOnEmpty: true, Window: true,
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{}, nil }},
 		{Name: plan.AggCountStar, Internal: true, Signatures: []AggSignature{{Returns: plan.Int64Type}},
-			NumStates: 1, StateTypes: count, NotNull: true, Window: true,
+			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, Window: true,
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{star: true}, nil }},
 		{Name: plan.AggCountDistinct, Internal: true, Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}},
-			NumStates: 1, StateTypes: count, NotNull: true, New: newCountDistinct},
+			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, New: newCountDistinct},
 	}
 }
 
@@ -35,7 +35,7 @@ type countAcc struct {
 	cnt  []int64
 }
 
-func (a *countAcc) Grow(n int)    { a.cnt = growTo(a.cnt, n) }
+func (a *countAcc) Grow(n int)   { a.cnt = growTo(a.cnt, n) }
 func (a *countAcc) Bytes() int64 { return int64(cap(a.cnt) * 8) }
 
 func (a *countAcc) Update(arg arrow.Array, gids []uint32, n int) error {

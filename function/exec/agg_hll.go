@@ -26,7 +26,7 @@ func hllAggregates() []*AggregateFunction {
 		Doc:        "an estimate of the number of distinct non-NULL values (HyperLogLog, 2^12 registers, about 1.6% error)",
 		Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}},
 		NumStates:  1, StateTypes: func(plan.AggCall) []plan.DataType { return []plan.DataType{plan.StringType} },
-		DistinctIgnored: true, NotNull: true, LargeState: true,
+		DistinctDropped: true, ZeroOnEmpty: true, LargeState: true,
 		New: func(AggSpec) (Accumulator, error) { return &hllAcc{}, nil }}}
 }
 

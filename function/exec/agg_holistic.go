@@ -24,13 +24,13 @@ func holisticAggregates() []*AggregateFunction {
 	newQ := func(s AggSpec) (Accumulator, error) { return &quantileAcc{call: s.Call}, nil }
 	return []*AggregateFunction{
 		{Name: plan.AggMedian, Doc: "the middle value (interpolated)", Signatures: quantile,
-			Holistic: true, DistinctIgnored: true, New: newQ},
+			Holistic: true, DistinctDropped: true, New: newQ},
 		{Name: plan.AggPercentileCont, Doc: "percentile_cont(f) WITHIN GROUP (ORDER BY x): the quantile f, interpolated; quantile_cont(x, f) is DuckDB's form",
 			Signatures: quantile, Holistic: true, New: newQ},
 		{Name: plan.AggPercentileDisc, Doc: "percentile_disc(f) WITHIN GROUP (ORDER BY x): the first value at or past the quantile f; quantile_disc(x, f) and quantile(x, f) are DuckDB's forms",
 			Signatures: quantile, Holistic: true, New: newQ},
 		{Name: plan.AggStringAgg, Doc: "string_agg(x[, sep] [ORDER BY y]): the non-NULL values as strings joined by sep (default ',')",
-			Signatures: []AggSignature{{Arg: ToString, Returns: plan.StringType}}, Holistic: true,
+			Signatures: []AggSignature{{Arg: ToString, Returns: plan.StringType}}, Holistic: true, OrderSensitive: true,
 			New: func(s AggSpec) (Accumulator, error) { return &stringAggAcc{call: s.Call}, nil }},
 	}
 }
@@ -42,7 +42,7 @@ type quantileAcc struct {
 	hbytes int64
 }
 
-func (a *quantileAcc) Grow(n int)    { a.hvals = growTo(a.hvals, n) }
+func (a *quantileAcc) Grow(n int)   { a.hvals = growTo(a.hvals, n) }
 func (a *quantileAcc) Bytes() int64 { return int64(cap(a.hvals)*24) + a.hbytes }
 
 func (a *quantileAcc) Merge([]arrow.Array, []uint32) error {
@@ -116,7 +116,7 @@ type stringAggAcc struct {
 	hbytes int64
 }
 
-func (a *stringAggAcc) Grow(n int)    { a.hstrs = growTo(a.hstrs, n) }
+func (a *stringAggAcc) Grow(n int)   { a.hstrs = growTo(a.hstrs, n) }
 func (a *stringAggAcc) Bytes() int64 { return int64(cap(a.hstrs)*24) + a.hbytes }
 
 func (a *stringAggAcc) Merge([]arrow.Array, []uint32) error {

@@ -21,15 +21,15 @@ func minMaxAggregates() []*AggregateFunction {
 	boolean := []AggSignature{{Arg: plan.Bool, Returns: plan.BoolType}}
 	return []*AggregateFunction{
 		{Name: plan.AggMin, Doc: "the least non-NULL value", Signatures: same, NumStates: 1, StateTypes: value,
-			DistinctIgnored: true, Window: true, New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, false) }},
+			DuplicateInsensitive: true, Selects: true, Window: true, New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, false) }},
 		{Name: plan.AggMax, Doc: "the greatest non-NULL value", Signatures: same, NumStates: 1, StateTypes: value,
-			DistinctIgnored: true, Window: true, New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, true) }},
+			DuplicateInsensitive: true, Selects: true, Window: true, New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, true) }},
 		{Name: "bool_and", Aliases: []string{"every"}, PlanAs: plan.AggMin, Doc: "whether every non-NULL value is true (min of a bool)",
-			Signatures: boolean, DistinctIgnored: true},
+			Signatures: boolean, DuplicateInsensitive: true},
 		{Name: "bool_or", PlanAs: plan.AggMax, Doc: "whether any non-NULL value is true (max of a bool)",
-			Signatures: boolean, DistinctIgnored: true},
+			Signatures: boolean, DuplicateInsensitive: true},
 		{Name: "any_value", PlanAs: plan.AggMin, Doc: "any non-NULL value of the group (the least)",
-			Signatures: same, DistinctIgnored: true},
+			Signatures: same, DuplicateInsensitive: true},
 	}
 }
 
@@ -49,7 +49,7 @@ func newMinMaxAcc(s AggSpec, isMax bool) (Accumulator, error) {
 	return a, nil
 }
 
-func (a *minMaxAcc) Grow(n int)    { a.grow(n) }
+func (a *minMaxAcc) Grow(n int)   { a.grow(n) }
 func (a *minMaxAcc) Bytes() int64 { return a.bytes() }
 
 func (a *minMaxAcc) Update(arg arrow.Array, gids []uint32, _ int) error {

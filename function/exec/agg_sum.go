@@ -23,7 +23,7 @@ func sumAggregates() []*AggregateFunction {
 			Window: true, New: newSumAcc},
 		{Name: plan.AggAvg, Doc: "the mean of the non-NULL values (NULL for none)",
 			Signatures: []AggSignature{{Arg: NumericType, Returns: plan.Float64Type}},
-			NumStates:  2, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{plan.SumType(c.Arg.Type), plan.Int64Type} },
+			NumStates:  2, StateNames: []string{"[sum]", "[count]"}, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{plan.SumType(c.Arg.Type), plan.Int64Type} },
 			Window: true, New: newAvgAcc},
 	}
 }
@@ -44,7 +44,7 @@ func newSumAcc(s AggSpec) (Accumulator, error) {
 	return a, nil
 }
 
-func (a *sumAcc) Grow(n int)    { a.grow(n) }
+func (a *sumAcc) Grow(n int)   { a.grow(n) }
 func (a *sumAcc) Bytes() int64 { return a.bytes() }
 
 func (a *sumAcc) Update(arg arrow.Array, gids []uint32, _ int) error { return a.sum(arg, gids) }

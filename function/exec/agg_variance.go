@@ -24,7 +24,8 @@ func varianceAggregates() []*AggregateFunction {
 	sig := []AggSignature{{Arg: NumericType, Cast: plan.Float64Type, Returns: plan.Float64Type}}
 	entry := func(fn plan.AggFunc, aliases []string, doc string) *AggregateFunction {
 		return &AggregateFunction{Name: fn, Aliases: aliases, Doc: doc, Signatures: sig, NumStates: 3, StateTypes: states,
-			New: func(s AggSpec) (Accumulator, error) { return &varianceAcc{fn: fn}, nil }}
+			StateNames: []string{"[count]", "[mean]", "[m2]"},
+			New:        func(s AggSpec) (Accumulator, error) { return &varianceAcc{fn: fn}, nil }}
 	}
 	return []*AggregateFunction{
 		entry(plan.AggVarSamp, []string{"variance"}, "the sample variance (NULL for fewer than two values)"),

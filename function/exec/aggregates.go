@@ -113,15 +113,29 @@ type AggregateFunction struct {
 	// asked only where it is set). Holistic aggregates have none.
 	NumStates  int
 	StateTypes func(c plan.AggCall) []plan.DataType
+	// StateNames are the suffixes of the state columns' names (none: the
+	// call's name).
+	StateNames []string
 	// Holistic: the aggregate needs every value of a group in one place,
 	// so it has no partial form; the planner shuffles the rows on the
 	// group keys and aggregates in single mode (as count(DISTINCT)).
 	Holistic bool
-	// DistinctIgnored: DISTINCT changes nothing (min, max, ...) or is not
-	// supported and dropped as before (approx_count_distinct, median).
-	DistinctIgnored bool
-	// NotNull: the result is never NULL (a count is 0 over no rows).
-	NotNull bool
+	// DuplicateInsensitive: duplicates of a value do not change the
+	// result (min, max), so DISTINCT is dropped and the aggregate can run
+	// over the distinct values of another aggregate's DISTINCT argument.
+	DuplicateInsensitive bool
+	// DistinctDropped: DISTINCT is accepted and ignored (as it always was
+	// for these; a known difference from DuckDB).
+	DistinctDropped bool
+	// ZeroOnEmpty: the result over no rows is 0, not NULL (the counts);
+	// decorrelation substitutes 0 for it where a subquery finds no rows.
+	ZeroOnEmpty bool
+	// Selects: the result is one of the input values (min, max), so a
+	// float result does not depend on the order the rows arrive in.
+	Selects bool
+	// OrderSensitive: the result depends on the order of the rows
+	// (string_agg without ORDER BY).
+	OrderSensitive bool
 	// LargeState: a one-row partial state is large (a whole sketch), so
 	// adaptive partial aggregation never passes rows on as such states.
 	LargeState bool
@@ -242,6 +256,14 @@ func AggStateTypes(c plan.AggCall) []plan.DataType {
 		return nil
 	}
 	return f.StateTypes(c)
+}
+
+// StateName names the j-th partial state column of the call c.
+func StateName(c plan.AggCall, j int) string {
+	if f, ok := PlannedAggregate(c.Func); ok && j < len(f.StateNames) {
+		return c.Name + f.StateNames[j]
+	}
+	return c.Name
 }
 
 // AggNumStates is the number of partial state columns of c, known without
