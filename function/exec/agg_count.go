@@ -18,7 +18,7 @@ func countAggregates() []*AggregateFunction {
 	count := func(plan.AggCall) []plan.DataType { return []plan.DataType{plan.Int64Type} }
 	return []*AggregateFunction{
 		{Name: plan.AggCount, Doc: "the number of non-NULL values (count(*): of rows); count(DISTINCT x) of distinct ones",
-			Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}},
+			Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}, {Returns: plan.Int64Type}},
 			NumStates:  1, StateTypes: count, ZeroOnEmpty: true, Window: true,
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{}, nil }},
 		{Name: plan.AggCountStar, Internal: true, Signatures: []AggSignature{{Returns: plan.Int64Type}},
