@@ -189,7 +189,7 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 	if fc.AggDistinct {
 		info := aggInfo(plan.AggFunc(call.fn))
 		switch {
-		case !info.Window || call.fn == plan.WindowFunc(plan.AggCountStar):
+		case info.Frame == nil || call.fn == plan.WindowFunc(plan.AggCountStar):
 			return nil, b.errorf(CodeType, loc, "type mismatch: DISTINCT needs an aggregate of a value, not %s()", name)
 		case !wholePartition(call.frame, bw.order):
 			return nil, b.unsupported(loc, "DISTINCT in window functions over a frame other than the whole partition")
@@ -309,7 +309,7 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		return c, nil
 	}
 	f, ok := exec.LookupAggregate(name)
-	if !ok || !aggInfo(f.Planned()).Window { // the frame aggregates the window operator evaluates
+	if !ok || !f.Windowed() { // the frame aggregates the window operator evaluates
 		return c, b.unsupported(loc, "window function "+name+"()")
 	}
 	if fc.AggStar {

@@ -19,10 +19,10 @@ func countAggregates() []*AggregateFunction {
 	return []*AggregateFunction{
 		{Name: plan.AggCount, Doc: "the number of non-NULL values (count(*): of rows); count(DISTINCT x) of distinct ones",
 			Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}, {Returns: plan.Int64Type}},
-			NumStates:  1, StateTypes: count, ZeroOnEmpty: true, Window: true,
+			NumStates:  1, StateTypes: count, ZeroOnEmpty: true, Frame: countFrames(false),
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{}, nil }},
 		{Name: plan.AggCountStar, Internal: true, Signatures: []AggSignature{{Returns: plan.Int64Type}},
-			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, Window: true,
+			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, Frame: countFrames(true),
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{star: true}, nil }},
 		{Name: plan.AggCountDistinct, Internal: true, Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}},
 			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, New: newCountDistinct},
@@ -197,4 +197,19 @@ func (a *countDistinctAcc) States(memory.Allocator, []arrow.DataType, int, int) 
 
 func (a *countDistinctAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int) (arrow.Array, error) {
 	return countArray(mem, a.cnt[lo:hi]), nil
+}
+
+// countFrames is count(x) or count(*) over each row's frame (window.go).
+func countFrames(star bool) func(in *frameInput) (arrow.Array, error) {
+	return func(in *frameInput) (arrow.Array, error) {
+		buf, v := newFixed[int64](in.mem, in.p.n)
+		for i := range v {
+			if star {
+				v[i] = int64(in.rows(i).size())
+			} else {
+				v[i] = in.count(in.rows(i))
+			}
+		}
+		return makeArray(in.t, in.p.n, nil, buf), nil
+	}
 }

@@ -21,9 +21,9 @@ func minMaxAggregates() []*AggregateFunction {
 	boolean := []AggSignature{{Arg: plan.Bool, Returns: plan.BoolType}}
 	return []*AggregateFunction{
 		{Name: plan.AggMin, Doc: "the least non-NULL value", Signatures: same, NumStates: 1, StateTypes: value,
-			DuplicateInsensitive: true, Selects: true, Window: true, New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, false) }},
+			DuplicateInsensitive: true, Selects: true, Frame: minMaxFrames(false), New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, false) }},
 		{Name: plan.AggMax, Doc: "the greatest non-NULL value", Signatures: same, NumStates: 1, StateTypes: value,
-			DuplicateInsensitive: true, Selects: true, Window: true, New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, true) }},
+			DuplicateInsensitive: true, Selects: true, Frame: minMaxFrames(true), New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, true) }},
 		{Name: "bool_and", Aliases: []string{"every"}, PlanAs: plan.AggMin, Doc: "whether every non-NULL value is true (min of a bool)",
 			Signatures: boolean, DuplicateInsensitive: true},
 		{Name: "bool_or", PlanAs: plan.AggMax, Doc: "whether any non-NULL value is true (max of a bool)",
@@ -157,5 +157,43 @@ func minMaxFixed[T int64 | float64 | int32](st []T, has []bool, gids []uint32, x
 		if (!has[g] || above(st[g], v)) && isValid(vb, voff, i) {
 			st[g], has[g] = v, true
 		}
+	}
+}
+
+// minMaxFrames is min or max over each row's frame (window.go): a segment
+// tree of row ids, the better row of two at each node.
+func minMaxFrames(isMax bool) func(in *frameInput) (arrow.Array, error) {
+	return func(in *frameInput) (arrow.Array, error) {
+		n := in.p.n
+		if in.isNull {
+			return makeNulls(in.mem, in.t, n), nil
+		}
+		less, err := lessAt(in.x)
+		if err != nil {
+			return nil, err
+		}
+		better := func(a, b int32) int32 { // the min (max) of two row ids, -1 for none
+			switch {
+			case a < 0:
+				return b
+			case b < 0:
+				return a
+			case !isMax && less(b, a), isMax && less(a, b):
+				return b
+			}
+			return a
+		}
+		leaf := func(i int) int32 {
+			if !isValid(in.vb, in.voff, i) {
+				return -1
+			}
+			return int32(i)
+		}
+		tree := newSegTree(n, int32(-1), leaf, better)
+		idx := make([]int32, n)
+		for i := range idx {
+			idx[i] = queryFrame(tree, in.rows(i))
+		}
+		return takeNullable(in.mem, in.x, idx)
 	}
 }

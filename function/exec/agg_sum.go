@@ -20,11 +20,11 @@ func sumAggregates() []*AggregateFunction {
 		{Name: plan.AggSum, Doc: "the sum of the non-NULL values (NULL for none); an error on overflow",
 			Signatures: []AggSignature{{Arg: NumericType, Return: plan.SumType, ReturnDoc: "decimal(38, s) of a decimal, else the argument's type"}},
 			NumStates:  1, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{c.Type} },
-			Window: true, New: newSumAcc},
+			Frame: sumFrames(false), New: newSumAcc},
 		{Name: plan.AggAvg, Doc: "the mean of the non-NULL values (NULL for none)",
 			Signatures: []AggSignature{{Arg: NumericType, Returns: plan.Float64Type}},
 			NumStates:  2, StateNames: []string{"[sum]", "[count]"}, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{plan.SumType(c.Arg.Type), plan.Int64Type} },
-			Window: true, New: newAvgAcc},
+			Frame: sumFrames(true), New: newAvgAcc},
 	}
 }
 
@@ -282,5 +282,159 @@ func sumF64(sums []float64, has []bool, gids []uint32, x []float64, vb []byte, v
 			sums[g] += x[i]
 			has[g] = true
 		}
+	}
+}
+
+// sumFrames is sum or avg over each row's frame (window.go): a segment
+// tree of partial sums, checked for overflow; avg divides by the frame's
+// count of non-NULL values.
+func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
+	return func(in *frameInput) (arrow.Array, error) {
+		mem, t, n, x, vb, voff := in.mem, in.t, in.p.n, in.x, in.vb, in.voff
+		if in.isNull {
+			return makeNulls(mem, t, n), nil
+		}
+		valid, outBits := newOnes(mem, n)
+		fail := func(err error) (arrow.Array, error) {
+			valid.Release()
+			return nil, err
+		}
+		// Wide decimals: a sum of decimal(p,s) is decimal(38,s) (DuckDB's rule),
+		// and the input may be wide already (a sum over a sum).
+		if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 {
+			scale := 0
+			if ok {
+				scale = int(wt.Scale)
+			} else {
+				scale = int(x.DataType().(*arrow.Decimal128Type).Scale)
+			}
+			xs, err := toWide(x, scale)
+			if err != nil {
+				return fail(err)
+			}
+			type acc struct {
+				s        num
+				overflow bool
+			}
+			tree := newSegTree(n, acc{}, func(i int) acc {
+				if !isValid(vb, voff, i) {
+					return acc{}
+				}
+				return acc{s: xs[i]}
+			}, func(a, b acc) acc {
+				s, over := add128(a.s, b.s)
+				return acc{s: s, overflow: a.overflow || b.overflow || over || !fitsDigits(s, 38)}
+			})
+			if !avg {
+				buf, v := newFixed[num](mem, n)
+				for i := range v {
+					f := in.rows(i)
+					if in.count(f) == 0 {
+						clearBit(outBits, i)
+						continue
+					}
+					a := queryFrame(tree, f)
+					if a.overflow {
+						buf.Release()
+						return fail(fmt.Errorf("%w: window sum does not fit decimal(38,%d)", plan.ErrDecimalOverflow, scale))
+					}
+					v[i] = a.s
+				}
+				return makeArray(t, n, valid, buf), nil
+			}
+			buf, v := newFixed[float64](mem, n)
+			for i := range v {
+				f := in.rows(i)
+				c := in.count(f)
+				if c == 0 {
+					clearBit(outBits, i)
+					continue
+				}
+				a := queryFrame(tree, f)
+				if a.overflow {
+					buf.Release()
+					return fail(fmt.Errorf("%w: window avg", plan.ErrDecimalOverflow))
+				}
+				v[i] = avgWide(a.s, c, scale)
+			}
+			return makeArray(t, n, valid, buf), nil
+		}
+		switch layoutOf(x) {
+		case kInt64:
+			xs := values[int64](x)
+			scale := 1.0
+			if dt, ok := x.DataType().(*arrow.Decimal64Type); ok {
+				scale = math.Pow10(int(dt.Scale))
+			}
+			type acc struct {
+				s        int64
+				overflow bool
+			}
+			tree := newSegTree(n, acc{}, func(i int) acc {
+				if !isValid(vb, voff, i) {
+					return acc{}
+				}
+				return acc{s: xs[i]}
+			}, func(a, b acc) acc {
+				s, over := addChecked(a.s, b.s)
+				return acc{s: s, overflow: a.overflow || b.overflow || over}
+			})
+			if !avg {
+				buf, v := newFixed[int64](mem, n)
+				for i := range v {
+					f := in.rows(i)
+					if in.count(f) == 0 {
+						clearBit(outBits, i)
+						continue
+					}
+					a := queryFrame(tree, f)
+					if a.overflow {
+						buf.Release()
+						return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
+					}
+					v[i] = a.s
+				}
+				return makeArray(t, n, valid, buf), nil
+			}
+			buf, v := newFixed[float64](mem, n)
+			for i := range v {
+				f := in.rows(i)
+				c := in.count(f)
+				if c == 0 {
+					clearBit(outBits, i)
+					continue
+				}
+				a := queryFrame(tree, f)
+				if a.overflow {
+					buf.Release()
+					return fail(fmt.Errorf("%w: window avg", ErrIntegerOverflow))
+				}
+				v[i] = avgInt(a.s, c, scale)
+			}
+			return makeArray(t, n, valid, buf), nil
+		case kFloat64:
+			xs := values[float64](x)
+			tree := newSegTree(n, 0.0, func(i int) float64 {
+				if !isValid(vb, voff, i) {
+					return 0
+				}
+				return xs[i]
+			}, func(a, b float64) float64 { return a + b })
+			buf, v := newFixed[float64](mem, n)
+			for i := range v {
+				f := in.rows(i)
+				c := in.count(f)
+				if c == 0 {
+					clearBit(outBits, i)
+					continue
+				}
+				v[i] = queryFrame(tree, f)
+				if avg {
+					v[i] /= float64(c)
+				}
+			}
+			return makeArray(t, n, valid, buf), nil
+		}
+		return fail(fmt.Errorf("%s of %s", in.call.Func, x.DataType()))
 	}
 }

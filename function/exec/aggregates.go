@@ -139,10 +139,17 @@ type AggregateFunction struct {
 	// LargeState: a one-row partial state is large (a whole sketch), so
 	// adaptive partial aggregation never passes rows on as such states.
 	LargeState bool
-	// Window: the window operator evaluates it over frames.
-	Window bool
+	// Frame, when set, evaluates the aggregate over each row's window
+	// frame (the window operator, window.go); it is then a window function.
+	Frame func(in *frameInput) (arrow.Array, error)
 	// New builds the accumulator of a call (nil for PlanAs entries).
 	New func(s AggSpec) (Accumulator, error)
+}
+
+// Windowed reports whether f (as planned) is a window function too.
+func (f *AggregateFunction) Windowed() bool {
+	p, ok := PlannedAggregate(f.Planned())
+	return ok && p.Frame != nil
 }
 
 // Planned is the aggregate a call of f is planned as.

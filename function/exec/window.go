@@ -688,16 +688,18 @@ func lagLead(mem memory.Allocator, t arrow.DataType, call plan.WindowCall, p *pa
 	return takeMulti(mem, x.DataType(), []arrow.Array{x, def}, bi, ri)
 }
 
-// frameAggregate computes sum, count, avg, min or max over each row's frame.
+// frameAggregate computes an aggregate of the library over each row's
+// frame: its entry's Frame evaluator (agg_*.go) over the argument, with
+// DISTINCT and the prefix counts of non-NULL values done here for all.
 func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall, p *partitions, args []arrow.Array) (arrow.Array, error) {
-	n := p.n
 	fn := plan.AggFunc(call.Func)
-	if fn == plan.AggCountStar {
-		buf, v := newFixed[int64](mem, n)
-		for i := range v {
-			v[i] = int64(p.rows(call.Frame, i).size())
-		}
-		return makeArray(t, n, nil, buf), nil
+	f, ok := PlannedAggregate(fn)
+	if !ok || f.Frame == nil {
+		return nil, fmt.Errorf("unsupported window aggregate %s", fn)
+	}
+	in := &frameInput{mem: mem, t: t, call: call, p: p}
+	if f.Signatures[0].Arg == "" { // count(*)
+		return f.Frame(in)
 	}
 	if len(args) != 1 {
 		return nil, fmt.Errorf("%s takes one argument", fn)
@@ -713,211 +715,47 @@ func frameAggregate(mem memory.Allocator, t arrow.DataType, call plan.WindowCall
 		defer d.Release()
 		x = d
 	}
-	vb, voff := validityOf(x)
-	isNull := layoutOf(x) == kNull
+	in.x = x
+	in.vb, in.voff = validityOf(x)
+	in.isNull = layoutOf(x) == kNull
 	// Prefix counts of non-NULL values.
-	cnt := make([]int64, n+1)
+	n := p.n
+	in.cnt = make([]int64, n+1)
 	for i := 0; i < n; i++ {
 		c := int64(1)
-		if isNull || !isValid(vb, voff, i) {
+		if in.isNull || !isValid(in.vb, in.voff, i) {
 			c = 0
 		}
-		cnt[i+1] = cnt[i] + c
+		in.cnt[i+1] = in.cnt[i] + c
 	}
-	count := func(f frameSet) int64 {
-		c := int64(0)
-		for _, r := range f.r[:f.k] {
-			c += cnt[r[1]] - cnt[r[0]]
-		}
-		return c
+	return f.Frame(in)
+}
+
+// frameInput is what a Frame evaluator works on: the rows of a task's
+// window partitions (p), the argument x (nil for count(*)) with its
+// validity, and the prefix counts of its non-NULL values.
+type frameInput struct {
+	mem    memory.Allocator
+	t      arrow.DataType // the result type
+	call   plan.WindowCall
+	p      *partitions
+	x      arrow.Array
+	vb     []byte
+	voff   int
+	isNull bool    // x is of the NULL type
+	cnt    []int64 // cnt[i]: non-NULL values among rows [0, i)
+}
+
+// rows is row i's frame.
+func (in *frameInput) rows(i int) frameSet { return in.p.rows(in.call.Frame, i) }
+
+// count is the number of non-NULL values in a frame.
+func (in *frameInput) count(f frameSet) int64 {
+	c := int64(0)
+	for _, r := range f.r[:f.k] {
+		c += in.cnt[r[1]] - in.cnt[r[0]]
 	}
-	if fn == plan.AggCount {
-		buf, v := newFixed[int64](mem, n)
-		for i := range v {
-			v[i] = count(p.rows(call.Frame, i))
-		}
-		return makeArray(t, n, nil, buf), nil
-	}
-	valid, outBits := newOnes(mem, n)
-	fail := func(err error) (arrow.Array, error) {
-		valid.Release()
-		return nil, err
-	}
-	if isNull {
-		valid.Release()
-		return makeNulls(mem, t, n), nil
-	}
-	switch fn {
-	case plan.AggMin, plan.AggMax:
-		less, err := lessAt(x)
-		if err != nil {
-			return fail(err)
-		}
-		better := func(a, b int32) int32 { // the min (max) of two row ids, -1 for none
-			switch {
-			case a < 0:
-				return b
-			case b < 0:
-				return a
-			case fn == plan.AggMin && less(b, a), fn == plan.AggMax && less(a, b):
-				return b
-			}
-			return a
-		}
-		leaf := func(i int) int32 {
-			if !isValid(vb, voff, i) {
-				return -1
-			}
-			return int32(i)
-		}
-		tree := newSegTree(n, int32(-1), leaf, better)
-		idx := make([]int32, n)
-		for i := range idx {
-			idx[i] = queryFrame(tree, p.rows(call.Frame, i))
-		}
-		valid.Release()
-		return takeNullable(mem, x, idx)
-	case plan.AggSum, plan.AggAvg:
-	default:
-		return fail(fmt.Errorf("unsupported window aggregate %s", fn))
-	}
-	// Wide decimals: a sum of decimal(p,s) is decimal(38,s) (DuckDB's rule),
-	// and the input may be wide already (a sum over a sum).
-	if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 {
-		scale := 0
-		if ok {
-			scale = int(wt.Scale)
-		} else {
-			scale = int(x.DataType().(*arrow.Decimal128Type).Scale)
-		}
-		xs, err := toWide(x, scale)
-		if err != nil {
-			return fail(err)
-		}
-		type acc struct {
-			s        num
-			overflow bool
-		}
-		tree := newSegTree(n, acc{}, func(i int) acc {
-			if !isValid(vb, voff, i) {
-				return acc{}
-			}
-			return acc{s: xs[i]}
-		}, func(a, b acc) acc {
-			s, over := add128(a.s, b.s)
-			return acc{s: s, overflow: a.overflow || b.overflow || over || !fitsDigits(s, 38)}
-		})
-		if fn == plan.AggSum {
-			buf, v := newFixed[num](mem, n)
-			for i := range v {
-				f := p.rows(call.Frame, i)
-				if count(f) == 0 {
-					clearBit(outBits, i)
-					continue
-				}
-				a := queryFrame(tree, f)
-				if a.overflow {
-					buf.Release()
-					return fail(fmt.Errorf("%w: window sum does not fit decimal(38,%d)", plan.ErrDecimalOverflow, scale))
-				}
-				v[i] = a.s
-			}
-			return makeArray(t, n, valid, buf), nil
-		}
-		buf, v := newFixed[float64](mem, n)
-		for i := range v {
-			f := p.rows(call.Frame, i)
-			c := count(f)
-			if c == 0 {
-				clearBit(outBits, i)
-				continue
-			}
-			a := queryFrame(tree, f)
-			if a.overflow {
-				buf.Release()
-				return fail(fmt.Errorf("%w: window avg", plan.ErrDecimalOverflow))
-			}
-			v[i] = avgWide(a.s, c, scale)
-		}
-		return makeArray(t, n, valid, buf), nil
-	}
-	switch layoutOf(x) {
-	case kInt64:
-		xs := values[int64](x)
-		scale := 1.0
-		if dt, ok := x.DataType().(*arrow.Decimal64Type); ok {
-			scale = math.Pow10(int(dt.Scale))
-		}
-		type acc struct {
-			s        int64
-			overflow bool
-		}
-		tree := newSegTree(n, acc{}, func(i int) acc {
-			if !isValid(vb, voff, i) {
-				return acc{}
-			}
-			return acc{s: xs[i]}
-		}, func(a, b acc) acc {
-			s, over := addChecked(a.s, b.s)
-			return acc{s: s, overflow: a.overflow || b.overflow || over}
-		})
-		if fn == plan.AggSum {
-			buf, v := newFixed[int64](mem, n)
-			for i := range v {
-				f := p.rows(call.Frame, i)
-				if count(f) == 0 {
-					clearBit(outBits, i)
-					continue
-				}
-				a := queryFrame(tree, f)
-				if a.overflow {
-					buf.Release()
-					return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
-				}
-				v[i] = a.s
-			}
-			return makeArray(t, n, valid, buf), nil
-		}
-		buf, v := newFixed[float64](mem, n)
-		for i := range v {
-			f := p.rows(call.Frame, i)
-			c := count(f)
-			if c == 0 {
-				clearBit(outBits, i)
-				continue
-			}
-			a := queryFrame(tree, f)
-			if a.overflow {
-				buf.Release()
-				return fail(fmt.Errorf("%w: window avg", ErrIntegerOverflow))
-			}
-			v[i] = avgInt(a.s, c, scale)
-		}
-		return makeArray(t, n, valid, buf), nil
-	case kFloat64:
-		xs := values[float64](x)
-		tree := newSegTree(n, 0.0, func(i int) float64 {
-			if !isValid(vb, voff, i) {
-				return 0
-			}
-			return xs[i]
-		}, func(a, b float64) float64 { return a + b })
-		buf, v := newFixed[float64](mem, n)
-		for i := range v {
-			f := p.rows(call.Frame, i)
-			c := count(f)
-			if c == 0 {
-				clearBit(outBits, i)
-				continue
-			}
-			v[i] = queryFrame(tree, f)
-			if fn == plan.AggAvg {
-				v[i] /= float64(c)
-			}
-		}
-		return makeArray(t, n, valid, buf), nil
-	}
-	return fail(fmt.Errorf("%s of %s", fn, x.DataType()))
+	return c
 }
 
 func addChecked(a, b int64) (int64, bool) {
