@@ -407,26 +407,18 @@ var (
 	maxDate = daysOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
 )
 
-// addInterval adds iv to a date the way Postgres adds an interval to a
-// timestamp: months first, clamping the day to the end of the month
-// (2020-01-31 + 1 month = 2020-02-29), then days.
+// addInterval adds iv (months and days) to a date the way the executor
+// adds an interval to a timestamp (exec.AddInterval, the one interval
+// arithmetic): months first, clamping the day to the end of the month
+// (2020-01-31 + 1 month = 2020-02-29), then days. ok is false outside
+// the dates a literal may have.
 func addInterval(day int32, iv interval) (int32, bool) {
-	y, m, d := plan.DateOf(day).Date()
-	total := int64(y)*12 + int64(m-1) + iv.months
-	ny, nm := total/12, total%12
-	if nm < 0 {
-		nm += 12
-		ny--
-	}
-	if ny < 1 || ny > 9999 {
+	const span = 12 * 10_000 // more months (or days) than years 1..9999 hold in months
+	if iv.months > span || iv.months < -span || iv.days > 4_000_000 || iv.days < -4_000_000 {
 		return 0, false
 	}
-	last := time.Date(int(ny), time.Month(nm+2), 0, 0, 0, 0, 0, time.UTC).Day()
-	if d > last {
-		d = last
-	}
-	t := time.Date(int(ny), time.Month(nm+1), d, 0, 0, 0, 0, time.UTC)
-	out := int64(daysOf(t)) + iv.days
+	us := exec.AddInterval(int64(day)*plan.MicrosPerDay, int32(iv.months), int32(iv.days), 0)
+	out := us / plan.MicrosPerDay
 	if out < int64(minDate) || out > int64(maxDate) {
 		return 0, false
 	}
