@@ -70,7 +70,7 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 			if !c.Nullable {
 				null = "no"
 			}
-			rs.add(c.Name, sqlTypeName(c.Type), null)
+			rs.add(c.Name, c.Type.SQLName(), null)
 		}
 		return rs.result(), nil
 	case planner.StmtDropTable:
@@ -490,20 +490,4 @@ func (r *resultSet) result() *coordinator.StatementResult {
 	defer r.b.Release()
 	rec := r.b.NewRecordBatch()
 	return &coordinator.StatementResult{Schema: r.schema, Records: []arrow.RecordBatch{rec}}
-}
-
-// sqlTypeName names an engine type as SQL does (DESCRIBE).
-func sqlTypeName(t plan.DataType) string {
-	switch s := t.String(); s {
-	case "int64":
-		return "bigint"
-	case "float64":
-		return "double"
-	case "string":
-		return "varchar"
-	case "bool":
-		return "boolean"
-	default:
-		return s
-	}
 }

@@ -240,47 +240,26 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 		return plan.DataType{}, b.unsupported(tn.Location, "array and special types")
 	}
 	name := typeNameOf(tn)
-	switch name {
-	case "int2", "int4", "int8", "smallint", "integer", "int", "bigint", "tinyint", "hugeint":
-		return plan.Int64Type, nil
-	case "float4", "float8", "real", "float", "double":
-		return plan.Float64Type, nil
-	case "varchar", "text", "bpchar", "char", "string", "character":
-		return plan.StringType, nil
-	case "date":
-		return plan.DateType, nil
-	case "timestamp", "datetime", "timestamp_us":
-		return plan.TimestampType, nil
-	case "bool", "boolean":
-		return plan.BoolType, nil
-	case "numeric", "decimal":
-		p, s := 18, 3 // DuckDB's default DECIMAL
-		mods := make([]int, 0, 2)
-		for _, m := range tn.Typmods {
-			iv := m.GetAConst().GetIval()
-			if iv == nil {
-				return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type modifier")
-			}
-			mods = append(mods, int(iv.Ival))
-		}
-		switch len(mods) {
-		case 0:
-		case 1:
-			p, s = mods[0], 0
-		case 2:
-			p, s = mods[0], mods[1]
-		default:
+	t, ok := plan.TypeByName(name) // the one table of SQL type names
+	if !ok {
+		return plan.DataType{}, b.unsupported(tn.Location, "type "+name)
+	}
+	if t.ID != plan.Decimal {
+		return t, nil // modifiers of the character types are ignored
+	}
+	mods := make([]int, 0, 2)
+	for _, m := range tn.Typmods {
+		iv := m.GetAConst().GetIval()
+		if iv == nil {
 			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type modifier")
 		}
-		if p < 1 || s < 0 || s > p {
-			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d)", p, s)
-		}
-		if p > plan.MaxDecimalPrecision {
-			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d): precision is at most %d", p, s, plan.MaxDecimalPrecision)
-		}
-		return plan.DecimalType(p, s), nil
+		mods = append(mods, int(iv.Ival))
 	}
-	return plan.DataType{}, b.unsupported(tn.Location, "type "+name)
+	t, err := plan.DecimalOf(mods)
+	if err != nil {
+		return plan.DataType{}, b.errorf(CodeValue, tn.Location, "%v", err)
+	}
+	return t, nil
 }
 
 func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
