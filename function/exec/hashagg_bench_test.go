@@ -1,7 +1,6 @@
 package exec
 
 import (
-	"context"
 	"testing"
 	"time"
 
@@ -42,14 +41,7 @@ func BenchmarkHashAggregateRatio(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				for {
-					rec, err := op.Next(context.Background())
-					if err != nil {
-						break
-					}
-					rec.Release()
-				}
-				op.Close()
+				drain(op)
 				raw, agg = raw+t1.Sub(t0), agg+time.Since(t1)
 			}
 			b.ReportMetric(float64(agg)/float64(raw), "x-raw")
