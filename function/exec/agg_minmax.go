@@ -63,14 +63,6 @@ func (a *minMaxAcc) Merge(st []arrow.Array, gids []uint32) error {
 	return a.minMax(st[0], gids, a.isMax)
 }
 
-func (a *minMaxAcc) States(mem memory.Allocator, ts []arrow.DataType, lo, hi int) ([]arrow.Array, error) {
-	s, err := a.array(mem, ts[0], lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	return []arrow.Array{s}, nil
-}
-
 func (a *minMaxAcc) Result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
 	return a.array(mem, t, lo, hi)
 }

@@ -56,14 +56,6 @@ func (a *sumAcc) Merge(st []arrow.Array, gids []uint32) error {
 	return a.sum(st[0], gids)
 }
 
-func (a *sumAcc) States(mem memory.Allocator, ts []arrow.DataType, lo, hi int) ([]arrow.Array, error) {
-	s, err := a.array(mem, ts[0], lo, hi)
-	if err != nil {
-		return nil, err
-	}
-	return []arrow.Array{s}, nil
-}
-
 func (a *sumAcc) Result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
 	if a.k == kDec128 {
 		for g := lo; g < hi; g++ {

@@ -465,6 +465,15 @@ func (v *valueState) array(mem memory.Allocator, t arrow.DataType, lo, hi int) (
 	return nil, fmt.Errorf("unsupported state layout %s", v.k)
 }
 
+// States is the one state column of the value (sum, min, max).
+func (v *valueState) States(mem memory.Allocator, ts []arrow.DataType, lo, hi int) ([]arrow.Array, error) {
+	s, err := v.array(mem, ts[0], lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Array{s}, nil
+}
+
 func countArray(mem memory.Allocator, cnt []int64) arrow.Array {
 	buf, out := newFixed[int64](mem, len(cnt))
 	copy(out, cnt)
