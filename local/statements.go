@@ -70,7 +70,7 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 			if !c.Nullable {
 				null = "no"
 			}
-			rs.add(c.Name, sqlTypeName(c.Type), null)
+			rs.add(c.Name, c.Type.SQLName(), null)
 		}
 		return rs.result(), nil
 	case planner.StmtDropTable:
@@ -504,7 +504,7 @@ func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *pla
 		if i > 0 {
 			b.WriteString(", ")
 		}
-		fmt.Fprintf(&b, "CAST(%s AS %s) AS %s", quoteIdent(fmt.Sprintf("_sluice_c%d", i)), sqlTypeName(c.Type), quoteIdent(c.Name))
+		fmt.Fprintf(&b, "CAST(%s AS %s) AS %s", quoteIdent(fmt.Sprintf("_sluice_c%d", i)), c.Type.SQLName(), quoteIdent(c.Name))
 	}
 	b.WriteString(" FROM (" + st.Query + ") AS _sluice_insert(")
 	for i := range t.Columns {
@@ -655,20 +655,4 @@ func (r *resultSet) result() *coordinator.StatementResult {
 	defer r.b.Release()
 	rec := r.b.NewRecordBatch()
 	return &coordinator.StatementResult{Schema: r.schema, Records: []arrow.RecordBatch{rec}}
-}
-
-// sqlTypeName names an engine type as SQL does (DESCRIBE).
-func sqlTypeName(t plan.DataType) string {
-	switch s := t.String(); s {
-	case "int64":
-		return "bigint"
-	case "float64":
-		return "double"
-	case "string":
-		return "varchar"
-	case "bool":
-		return "boolean"
-	default:
-		return s
-	}
 }

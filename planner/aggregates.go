@@ -6,43 +6,23 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// libraryAggregate types the aggregates beyond sum/avg/count/min/max:
-// the variance family (float64 over a numeric argument cast to float64)
-// and bool_and/bool_or (min/max of a bool). done is false for the others.
-func (b *binder) libraryAggregate(name string, a *aggExpr, loc int32) (done bool, err error) {
-	switch {
-	case a.fn.IsVariance():
-		if !a.arg.Type.IsNumeric() {
-			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)
-		}
-		if a.arg, err = b.cast(a.arg, plan.Float64Type, loc); err != nil {
-			return true, err
-		}
-		a.typ = plan.Float64Type
-		return true, nil
-	case a.fn == plan.AggApproxCountDistinct:
-		a.typ, a.distinct = plan.Int64Type, false
-		return true, nil
-	case a.fn == plan.AggMedian:
-		if !a.arg.Type.IsNumeric() {
-			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)
-		}
-		if a.arg, err = b.cast(a.arg, plan.Float64Type, loc); err != nil {
-			return true, err
-		}
-		a.typ, a.distinct = plan.Float64Type, false
-		return true, nil
-	case name == "bool_and" || name == "bool_or" || name == "every":
-		if a.arg.Type.ID != plan.Bool {
-			return true, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, a.arg.Type)
-		}
-		a.typ, a.distinct = plan.BoolType, false
-		return true, nil
+// aggInfo is the library entry of a planned aggregate (an empty entry,
+// no flags set, for one the library does not know).
+func aggInfo(fn plan.AggFunc) *exec.AggregateFunction {
+	if f, ok := exec.PlannedAggregate(fn); ok {
+		return f
 	}
-	return false, nil
+	return &exec.AggregateFunction{Name: fn}
+}
+
+// isAggregateName reports whether name is an aggregate of the library.
+func isAggregateName(name string) bool {
+	_, ok := exec.LookupAggregate(name)
+	return ok
 }
 
 // aggregateAllowed refuses an aggregate call inside another one, or in a

@@ -502,8 +502,9 @@ func (b *binder) buildAggregate(root node, ag *aggBuilder) (node, error) {
 		return &aggregateNode{input: root, groups: ag.groups, groupCols: ag.groupCols, aggs: ag.aggs, aggCols: ag.aggCols}, nil
 	}
 	for _, a := range ag.aggs {
-		// min and max of x ignore duplicates of x anyway.
-		if !a.distinct && !((a.fn == plan.AggMin || a.fn == plan.AggMax) && exprKey(a.arg) == exprKey(distinctArg)) {
+		// min and max of x ignore duplicates of x anyway (the library's
+		// DuplicateInsensitive).
+		if !a.distinct && !(aggInfo(a.fn).DuplicateInsensitive && exprKey(a.arg) == exprKey(distinctArg)) {
 			twoLevel = false
 		}
 	}
@@ -1062,7 +1063,7 @@ func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 		i = len(ag.aggs)
 		ag.aggKeys[k] = i
 		ag.aggs = append(ag.aggs, a)
-		nullable := a.fn != plan.AggCount && a.fn != plan.AggCountStar
+		nullable := !aggInfo(a.fn).ZeroOnEmpty
 		ag.aggCols = append(ag.aggCols, b.md.add(column{name: a.String(), typ: a.typ, nullable: nullable}))
 	}
 	return b.md.ref(ag.aggCols[i])
@@ -1284,18 +1285,6 @@ func (b *binder) markNullable(rels []*relation) {
 // nullable reports whether e may be NULL (conservatively).
 func (b *binder) nullable(e *plan.Expr) bool { return nullableExpr(e, b.md) }
 
-// aggFuncs are the aggregate functions, by SQL name.
-var aggFuncs = map[string]plan.AggFunc{
-	"sum": plan.AggSum, "avg": plan.AggAvg, "count": plan.AggCount, "min": plan.AggMin, "max": plan.AggMax,
-	// aggregates.go: the variance family; bool_and/bool_or are min/max of a bool.
-	"var_samp": plan.AggVarSamp, "variance": plan.AggVarSamp, "var_pop": plan.AggVarPop,
-	"stddev_samp": plan.AggStddevSamp, "stddev": plan.AggStddevSamp, "stddev_pop": plan.AggStddevPop,
-	"bool_and": plan.AggMin, "every": plan.AggMin, "bool_or": plan.AggMax,
-	// any_value(x) is any non-NULL x of the group: the least is one.
-	"any_value":             plan.AggMin,
-	"approx_count_distinct": plan.AggApproxCountDistinct, "string_agg": plan.AggStringAgg, "median": plan.AggMedian, "percentile_cont": plan.AggPercentileCont, "percentile_disc": plan.AggPercentileDisc,
-}
-
 // funcName returns the unqualified, lower-case name of a function call.
 func funcName(fc *pg.FuncCall) string {
 	if len(fc.Funcname) == 0 {
@@ -1315,7 +1304,7 @@ func containsAgg(n *pg.Node) bool {
 		}
 		switch x := m.Interface().(type) {
 		case *pg.FuncCall:
-			_, agg := aggFuncs[funcName(x)]
+			agg := isAggregateName(funcName(x))
 			_, quantile := quantileFuncs[funcName(x)]
 			if (agg || quantile || bivariateAggs[funcName(x)]) && x.Over == nil {
 				found = true

@@ -6,6 +6,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -250,47 +251,26 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 		return plan.DataType{}, b.unsupported(tn.Location, "array and special types")
 	}
 	name := typeNameOf(tn)
-	switch name {
-	case "int2", "int4", "int8", "smallint", "integer", "int", "bigint", "tinyint", "hugeint":
-		return plan.Int64Type, nil
-	case "float4", "float8", "real", "float", "double":
-		return plan.Float64Type, nil
-	case "varchar", "text", "bpchar", "char", "string", "character":
-		return plan.StringType, nil
-	case "date":
-		return plan.DateType, nil
-	case "timestamp", "datetime", "timestamp_us":
-		return plan.TimestampType, nil
-	case "bool", "boolean":
-		return plan.BoolType, nil
-	case "numeric", "decimal":
-		p, s := 18, 3 // DuckDB's default DECIMAL
-		mods := make([]int, 0, 2)
-		for _, m := range tn.Typmods {
-			iv := m.GetAConst().GetIval()
-			if iv == nil {
-				return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type modifier")
-			}
-			mods = append(mods, int(iv.Ival))
-		}
-		switch len(mods) {
-		case 0:
-		case 1:
-			p, s = mods[0], 0
-		case 2:
-			p, s = mods[0], mods[1]
-		default:
+	t, ok := plan.TypeByName(name) // the one table of SQL type names
+	if !ok {
+		return plan.DataType{}, b.unsupported(tn.Location, "type "+name)
+	}
+	if t.ID != plan.Decimal {
+		return t, nil // modifiers of the character types are ignored
+	}
+	mods := make([]int, 0, 2)
+	for _, m := range tn.Typmods {
+		iv := m.GetAConst().GetIval()
+		if iv == nil {
 			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type modifier")
 		}
-		if p < 1 || s < 0 || s > p {
-			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d)", p, s)
-		}
-		if p > plan.MaxDecimalPrecision {
-			return plan.DataType{}, b.errorf(CodeValue, tn.Location, "invalid decimal type decimal(%d,%d): precision is at most %d", p, s, plan.MaxDecimalPrecision)
-		}
-		return plan.DecimalType(p, s), nil
+		mods = append(mods, int(iv.Ival))
 	}
-	return plan.DataType{}, b.unsupported(tn.Location, "type "+name)
+	t, err := plan.DecimalOf(mods)
+	if err != nil {
+		return plan.DataType{}, b.errorf(CodeValue, tn.Location, "%v", err)
+	}
+	return t, nil
 }
 
 func (b *binder) bindTypeCast(tc *pg.TypeCast, c *exprCtx) (*plan.Expr, error) {
@@ -1081,14 +1061,14 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	if bivariateAggs[name] {
 		return b.bindBivariate(fc, c) // aggregates_bivariate.go
 	}
-	if fn, ok := aggFuncs[name]; ok {
-		if fn == plan.AggPercentileCont || fn == plan.AggPercentileDisc {
-			return b.bindPercentile(fc, fn, c) // aggregates.go
+	if f, ok := exec.LookupAggregate(name); ok { // the aggregate library
+		switch f.Name {
+		case plan.AggPercentileCont, plan.AggPercentileDisc:
+			return b.bindPercentile(fc, f.Name, c) // aggregates.go: WITHIN GROUP
+		case plan.AggStringAgg:
+			return b.bindStringAgg(fc, c) // aggregates.go: separator, ORDER BY
 		}
-		if fn == plan.AggStringAgg {
-			return b.bindStringAgg(fc, c) // aggregates.go
-		}
-		return b.bindAggregate(fc, fn, c)
+		return b.bindAggregate(fc, f, c)
 	}
 	if f, ok := statementTimeFuncs[name]; ok {
 		if len(fc.Args) > 0 || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
@@ -1162,7 +1142,9 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	return b.bindScalarFuncCall(fc, name, c) // the function library (functions.go)
 }
 
-func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*plan.Expr, error) {
+// bindAggregate binds a call of a library aggregate: its signature for the
+// argument's type gives the cast and the result type.
+func (b *binder) bindAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
 	if err := b.aggregateAllowed(c, loc); err != nil {
 		return nil, err
@@ -1172,7 +1154,7 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 		return nil, b.unsupported(loc, "ORDER BY in aggregate functions")
 	}
 	if fc.AggStar {
-		if fn != plan.AggCount {
+		if f.Name != plan.AggCount {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s(*) is not defined", name)
 		}
 		if fc.AggFilter != nil {
@@ -1197,27 +1179,17 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*p
 	if arg, err = b.aggFiltered(fc, arg, c); err != nil {
 		return nil, err
 	}
-	a := aggExpr{fn: fn, arg: arg, distinct: fc.AggDistinct && fn != plan.AggMin && fn != plan.AggMax}
-	if done, err := b.libraryAggregate(name, &a, loc); done || err != nil { // aggregates.go
-		if err != nil {
+	sig, ok := f.Signature(arg.Type)
+	if !ok {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
+	}
+	if sig.Cast.ID != "" {
+		if arg, err = b.cast(arg, sig.Cast, loc); err != nil {
 			return nil, err
 		}
-		return b.addAgg(c.aggs, a), nil
 	}
-	switch fn {
-	case plan.AggSum, plan.AggAvg:
-		if !arg.Type.IsNumeric() {
-			return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
-		}
-		a.typ = plan.SumType(arg.Type)
-		if fn == plan.AggAvg {
-			a.typ = plan.Float64Type
-		}
-	case plan.AggCount:
-		a.typ = plan.Int64Type
-	default: // min, max
-		a.typ = arg.Type
-	}
+	a := aggExpr{fn: f.Planned(), arg: arg, typ: sig.ReturnType(arg.Type),
+		distinct: fc.AggDistinct && !f.DuplicateInsensitive && !f.DistinctDropped}
 	return b.addAgg(c.aggs, a), nil
 }
 

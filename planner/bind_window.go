@@ -7,6 +7,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -186,15 +187,15 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 		return nil, err
 	}
 	if fc.AggDistinct {
+		info := aggInfo(plan.AggFunc(call.fn))
 		switch {
-		case call.fn != plan.WindowFunc(plan.AggCount) && call.fn != plan.WindowFunc(plan.AggSum) && call.fn != plan.WindowFunc(plan.AggAvg) &&
-			call.fn != plan.WindowFunc(plan.AggMin) && call.fn != plan.WindowFunc(plan.AggMax):
+		case info.Frame == nil || call.fn == plan.WindowFunc(plan.AggCountStar):
 			return nil, b.errorf(CodeType, loc, "type mismatch: DISTINCT needs an aggregate of a value, not %s()", name)
 		case !wholePartition(call.frame, bw.order):
 			return nil, b.unsupported(loc, "DISTINCT in window functions over a frame other than the whole partition")
 		}
 		// min and max ignore duplicates anyway.
-		call.distinct = call.fn != plan.WindowFunc(plan.AggMin) && call.fn != plan.WindowFunc(plan.AggMax)
+		call.distinct = !info.DuplicateInsensitive
 	}
 	bw.call = call
 	nullable := true
@@ -307,17 +308,12 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		c.typ, c.args = args[0].Type, args
 		return c, nil
 	}
-	fn, ok := aggFuncs[name]
-	switch fn {
-	case plan.AggSum, plan.AggAvg, plan.AggCount, plan.AggMin, plan.AggMax:
-	default:
-		ok = false // the window operator evaluates these frame aggregates only
-	}
-	if !ok {
+	f, ok := exec.LookupAggregate(name)
+	if !ok || !f.Windowed() { // the frame aggregates the window operator evaluates
 		return c, b.unsupported(loc, "window function "+name+"()")
 	}
 	if fc.AggStar {
-		if fn != plan.AggCount {
+		if f.Name != plan.AggCount {
 			return c, b.errorf(CodeType, loc, "type mismatch: %s(*) is not defined", name)
 		}
 		c.fn = plan.WindowFunc(plan.AggCountStar)
@@ -327,22 +323,17 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		return c, err
 	}
 	value()
-	arg := args[0]
-	c.fn, c.args = plan.WindowFunc(fn), args
-	switch fn {
-	case plan.AggSum, plan.AggAvg:
-		if !arg.Type.IsNumeric() {
-			return c, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
-		}
-		c.typ = plan.SumType(arg.Type)
-		if fn == plan.AggAvg {
-			c.typ = plan.Float64Type
-		}
-	case plan.AggCount:
-		c.typ = plan.Int64Type
-	default:
-		c.typ = arg.Type
+	sig, ok := f.Signature(args[0].Type)
+	if !ok {
+		return c, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, args[0].Type)
 	}
+	if sig.Cast.ID != "" {
+		var err error
+		if args[0], err = b.cast(args[0], sig.Cast, loc); err != nil {
+			return c, err
+		}
+	}
+	c.fn, c.args, c.typ = plan.WindowFunc(f.Planned()), args, sig.ReturnType(args[0].Type)
 	return c, nil
 }
 

@@ -175,9 +175,9 @@ func unstableCols(n node) map[colID]bool {
 	switch n := n.(type) {
 	case *aggregateNode:
 		for i, a := range n.aggs {
-			float := a.typ.ID == plan.Float64 && a.fn != plan.AggMin && a.fn != plan.AggMax &&
-				a.fn != plan.AggCount && a.fn != plan.AggCountStar && a.fn != plan.AggCountDistinct
-			if float || a.fn == plan.AggStringAgg && len(a.order) == 0 || a.arg != nil && touches(a.arg, out) {
+			info := aggInfo(a.fn)
+			float := a.typ.ID == plan.Float64 && !info.Selects && !info.ZeroOnEmpty
+			if float || info.OrderSensitive && len(a.order) == 0 || a.arg != nil && touches(a.arg, out) {
 				out[n.aggCols[i]] = true
 			}
 		}

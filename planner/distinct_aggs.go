@@ -158,13 +158,7 @@ func (b *binder) expandDistinctAggregates(root node, ag *aggBuilder) node {
 }
 
 // isCount reports whether an aggregate is 0, not NULL, over no rows.
-func isCount(fn plan.AggFunc) bool {
-	switch fn {
-	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggApproxCountDistinct:
-		return true
-	}
-	return false
-}
+func isCount(fn plan.AggFunc) bool { return aggInfo(fn).ZeroOnEmpty }
 
 // expandOrderedAggregates plans ordered aggregates with different ORDER BYs
 // in one aggregation (string_agg(a, ',' ORDER BY x), string_agg(b, ','

@@ -8,6 +8,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -122,115 +126,49 @@ func evalConst(e *plan.Expr) (plan.Value, bool) {
 		}
 		return null, false
 	}
-	t := e.Args[0].Type
 	switch e.Op {
-	case plan.OpNot:
-		return plan.Value{B: !args[0].B}, true
-	case plan.OpNeg:
-		switch t.ID {
-		case plan.Int64, plan.Decimal:
-			if args[0].I == math.MinInt64 {
-				return null, false
-			}
-			return plan.Value{I: -args[0].I}, true
-		case plan.Float64:
-			return plan.Value{F: -args[0].F}, true
-		}
-	case plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
-		c, ok := compareValues(args[0], args[1], t)
-		if !ok {
-			return null, false
-		}
-		var r bool
-		switch e.Op {
-		case plan.OpEq:
-			r = c == 0
-		case plan.OpNe:
-			r = c != 0
-		case plan.OpLt:
-			r = c < 0
-		case plan.OpLe:
-			r = c <= 0
-		case plan.OpGt:
-			r = c > 0
-		case plan.OpGe:
-			r = c >= 0
-		}
-		return plan.Value{B: r}, true
-	case plan.OpAdd, plan.OpSub, plan.OpMul, plan.OpDiv, plan.OpMod:
-		return evalArith(e.Op, args[0], args[1], t, e.Args[1].Type, e.Type)
-	case plan.OpExtract:
-		if t.ID != plan.Date {
-			return null, false
-		}
-		y, m, d := plan.DateOf(int32(args[0].I)).Date()
-		switch e.Field {
-		case "year":
-			return plan.Value{I: int64(y)}, true
-		case "month":
-			return plan.Value{I: int64(m)}, true
-		case "day":
-			return plan.Value{I: int64(d)}, true
-		}
+	case plan.OpNot, plan.OpNeg, plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe,
+		plan.OpAdd, plan.OpSub, plan.OpMul, plan.OpDiv, plan.OpMod, plan.OpExtract:
+		return evalKernel(e)
 	}
 	return null, false
 }
 
-func evalArith(op plan.Op, a, b plan.Value, ta, tb, tr plan.DataType) (plan.Value, bool) {
-	switch tr.ID {
-	case plan.Float64:
-		switch op {
-		case plan.OpAdd:
-			return plan.Value{F: a.F + b.F}, true
-		case plan.OpSub:
-			return plan.Value{F: a.F - b.F}, true
-		case plan.OpMul:
-			return plan.Value{F: a.F * b.F}, true
-		case plan.OpDiv:
-			if b.F == 0 {
-				return plan.Value{}, false
-			}
-			return plan.Value{F: a.F / b.F}, true
-		case plan.OpMod:
-			if b.F == 0 {
-				return plan.Value{}, false
-			}
-			return plan.Value{F: math.Mod(a.F, b.F)}, true
-		}
-	case plan.Int64, plan.Decimal:
-		if tr.ID == plan.Decimal && op != plan.OpMul && (ta.Scale != tr.Scale || tb.Scale != tr.Scale) {
-			return plan.Value{}, false // operands not aligned: not a planner-built expression
-		}
-		var r int64
-		var ok bool
-		switch op {
-		case plan.OpAdd:
-			r, ok = addChecked(a.I, b.I)
-		case plan.OpSub:
-			r, ok = addChecked(a.I, -b.I)
-			ok = ok && b.I != math.MinInt64
-		case plan.OpMul:
-			r, ok = mulChecked(a.I, b.I)
-		case plan.OpMod:
-			if b.I == 0 || b.I == -1 {
-				return plan.Value{}, false
-			}
-			r, ok = a.I%b.I, true
-		}
-		if !ok || tr.ID == plan.Decimal && !fitsPrecision(r, plan.MaxDecimalPrecision) {
-			return plan.Value{}, false
-		}
-		return plan.Value{I: r}, true
+// evalKernel evaluates e, an operator over literals, with the executor's
+// own kernels on a one-row batch (as DuckDB folds constants with its
+// executor), so a folded constant is what the runtime would compute: the
+// planner and the functions cannot disagree. ok is false when the
+// executor fails (an overflow, say: left for the runtime to raise) or the
+// result is not a literal the plan holds as it is.
+func evalKernel(e *plan.Expr) (plan.Value, bool) {
+	rec := array.NewRecordBatch(arrow.NewSchema(nil, nil), nil, 1)
+	defer rec.Release()
+	arr, err := exec.Eval(e, rec, nil)
+	if err != nil {
+		return plan.Value{}, false
 	}
-	return plan.Value{}, false
-}
-
-func addChecked(a, b int64) (int64, bool) {
-	r := a + b
-	if (a > 0 && b > 0 && r < 0) || (a < 0 && b < 0 && r >= 0) {
-		return 0, false
+	defer arr.Release()
+	if arr.Len() != 1 {
+		return plan.Value{}, false
 	}
-	return r, true
+	if arr.IsNull(0) {
+		return plan.Value{Null: true}, true
+	}
+	switch a := arr.(type) {
+	case *array.Boolean:
+		return plan.Value{B: a.Value(0)}, e.Type.ID == plan.Bool
+	case *array.Int64:
+		return plan.Value{I: a.Value(0)}, e.Type.ID == plan.Int64
+	case *array.Float64:
+		return plan.Value{F: a.Value(0)}, e.Type.ID == plan.Float64
+	case *array.Decimal64:
+		return plan.Value{I: int64(a.Value(0))}, e.Type.ID == plan.Decimal
+	case *array.Date32:
+		return plan.Value{I: int64(a.Value(0))}, e.Type.ID == plan.Date
+	case *array.String:
+		return plan.Value{S: a.Value(0)}, e.Type.ID == plan.String
+	}
+	return plan.Value{}, false // wide decimals, timestamps, intervals: as they are
 }
 
 func mulChecked(a, b int64) (int64, bool) {
@@ -251,37 +189,6 @@ func fitsPrecision(v int64, p int) bool {
 		return true
 	}
 	return v < plan.Pow10[p] && v > -plan.Pow10[p]
-}
-
-// compareValues orders two non-NULL values of type t.
-func compareValues(a, b plan.Value, t plan.DataType) (int, bool) {
-	switch t.ID {
-	case plan.Int64, plan.Decimal, plan.Date, plan.Timestamp:
-		if a.H != 0 || b.H != 0 {
-			return a.Dec128().Cmp(b.Dec128()), true
-		}
-		return cmp3(a.I < b.I, a.I > b.I), true
-	case plan.Float64:
-		if math.IsNaN(a.F) || math.IsNaN(b.F) {
-			return 0, false
-		}
-		return cmp3(a.F < b.F, a.F > b.F), true
-	case plan.String:
-		return strings.Compare(a.S, b.S), true
-	case plan.Bool:
-		return cmp3(!a.B && b.B, a.B && !b.B), true
-	}
-	return 0, false
-}
-
-func cmp3(lt, gt bool) int {
-	switch {
-	case lt:
-		return -1
-	case gt:
-		return 1
-	}
-	return 0
 }
 
 // rescale changes the scale of an unscaled decimal, rounding half away from
@@ -500,26 +407,18 @@ var (
 	maxDate = daysOf(time.Date(9999, 12, 31, 0, 0, 0, 0, time.UTC))
 )
 
-// addInterval adds iv to a date the way Postgres adds an interval to a
-// timestamp: months first, clamping the day to the end of the month
-// (2020-01-31 + 1 month = 2020-02-29), then days.
+// addInterval adds iv (months and days) to a date the way the executor
+// adds an interval to a timestamp (exec.AddInterval, the one interval
+// arithmetic): months first, clamping the day to the end of the month
+// (2020-01-31 + 1 month = 2020-02-29), then days. ok is false outside
+// the dates a literal may have.
 func addInterval(day int32, iv interval) (int32, bool) {
-	y, m, d := plan.DateOf(day).Date()
-	total := int64(y)*12 + int64(m-1) + iv.months
-	ny, nm := total/12, total%12
-	if nm < 0 {
-		nm += 12
-		ny--
-	}
-	if ny < 1 || ny > 9999 {
+	const span = 12 * 10_000 // more months (or days) than years 1..9999 hold in months
+	if iv.months > span || iv.months < -span || iv.days > 4_000_000 || iv.days < -4_000_000 {
 		return 0, false
 	}
-	last := time.Date(int(ny), time.Month(nm+2), 0, 0, 0, 0, 0, time.UTC).Day()
-	if d > last {
-		d = last
-	}
-	t := time.Date(int(ny), time.Month(nm+1), d, 0, 0, 0, 0, time.UTC)
-	out := int64(daysOf(t)) + iv.days
+	us := exec.AddInterval(int64(day)*plan.MicrosPerDay, int32(iv.months), int32(iv.days), 0)
+	out := us / plan.MicrosPerDay
 	if out < int64(minDate) || out > int64(maxDate) {
 		return 0, false
 	}

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -16,7 +17,8 @@ func TestFunctionDocs(t *testing.T) {
 	got := "# SQL function library\n\nGenerated from the registry (`function/exec/functions.go`) by `go test ./planner -run TestFunctionDocs -update`; do not edit.\n" +
 		"Parameter types: `numeric` is any number as it is, `any->string` any value cast to a string, `T` the common type of those arguments.\n" +
 		"Unless stated, a NULL argument gives NULL.\n\n" + FunctionDocs() +
-		"\nAggregates: `count`, `sum`, `avg`, `min`, `max`, `count(DISTINCT x)`, `var_samp`/`variance`, `var_pop`, `stddev_samp`/`stddev`, `stddev_pop`, `bool_and`/`every`, `bool_or`, `any_value` (the least value), `covar_pop(y, x)`, `covar_samp`, `corr`, `regr_slope`, `regr_intercept`, `regr_r2`, `regr_count`, `regr_avgx`, `regr_avgy`, `regr_sxx`, `regr_syy`, `regr_sxy` (over the pairs where both are not NULL), `median`, `percentile_cont(f)`/`percentile_disc(f) WITHIN GROUP (ORDER BY x)`, `string_agg(x[, sep] [ORDER BY y])`, `approx_count_distinct(x)`; DuckDB's `quantile_cont(x, f)`, `quantile_disc(x, f)` and `quantile(x, f)` (discrete) are the percentiles.\n" +
+		"\n## Aggregates\n\nGenerated from the aggregate registry (`function/exec/aggregates.go`, one `agg_*.go` file per family). A NULL value is skipped; over no rows an aggregate is NULL, a count 0.\n\n" + exec.AggregateDocs() +
+		"\nTwo-argument aggregates, rewritten by the planner into the ones above: `covar_pop(y, x)`, `covar_samp`, `corr`, `regr_slope`, `regr_intercept`, `regr_r2`, `regr_count`, `regr_avgx`, `regr_avgy`, `regr_sxx`, `regr_syy`, `regr_sxy` (over the pairs where both are not NULL).\n" +
 		"\nDate part shorthands (DuckDB's): `year(d)`, `month`, `day`/`dayofmonth`, `quarter`, `week`/`weekofyear`, `yearweek`, `isoyear`, `dayofweek`/`weekday`, `isodow`, `dayofyear`, `decade`, `century`, `millennium`, `era`, `hour`, `minute`, `second` are `date_part('field', d)` of a date or timestamp.\n"
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -352,7 +353,7 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	}
 	distinct := false
 	for _, a := range n.aggs {
-		distinct = distinct || a.fn == plan.AggCountDistinct || a.fn.Holistic()
+		distinct = distinct || a.fn == plan.AggCountDistinct || aggInfo(a.fn).Holistic
 	}
 
 	// Project the inputs of the partial aggregation: group keys first, then
@@ -445,8 +446,8 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 			call.Arg = l.colRef(f, argAt[i])
 		}
 		calls = append(calls, call)
-		for j, t := range call.StateTypes() {
-			pschema = append(pschema, plan.Field{Name: stateName(call, j), Type: t, Nullable: j == 0 && a.fn != plan.AggCount && a.fn != plan.AggCountStar})
+		for j, t := range exec.AggStateTypes(call) {
+			pschema = append(pschema, plan.Field{Name: exec.StateName(call, j), Type: t, Nullable: j == 0 && a.fn != plan.AggCount && a.fn != plan.AggCountStar})
 		}
 	}
 	partial.Aggs = calls
@@ -463,7 +464,7 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 
 	nf := l.exchange(id, pschema, nil, out.Kind == plan.PartitionSingle)
 	// The final phase keeps each call's Arg (a reference into the partial
-	// phase's input) only so that AggCall.StateTypes can be computed.
+	// phase's input) only so that its state types (exec.AggStateTypes) can be computed.
 	final := &plan.Aggregate{Mode: plan.AggFinal, Aggs: append([]plan.AggCall(nil), calls...)}
 	for i := range n.groups {
 		final.GroupBy = append(final.GroupBy, plan.Column(i, pschema[i].Name, pschema[i].Type))
@@ -515,17 +516,6 @@ func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
 func (l *lowerer) colRef(f *fragment, i int) *plan.Expr {
 	s := f.root.Schema[i]
 	return plan.Column(i, s.Name, s.Type)
-}
-
-// stateName names the j-th partial state column of an aggregate call.
-func stateName(c plan.AggCall, j int) string {
-	if c.Func == plan.AggAvg {
-		return c.Name + [...]string{"[sum]", "[count]"}[j]
-	}
-	if c.Func.IsVariance() {
-		return c.Name + [...]string{"[count]", "[mean]", "[m2]"}[j]
-	}
-	return c.Name
 }
 
 // sort appends a sort (a top-k when limit >= 0).

@@ -522,10 +522,9 @@ func (p *puller) emptyValue(right node, col colID) (*plan.Expr, error) {
 	subst := map[colID]*plan.Expr{}
 	for i, id := range p.agg.aggCols {
 		a := p.agg.aggs[i]
-		switch a.fn {
-		case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggApproxCountDistinct:
+		if aggInfo(a.fn).ZeroOnEmpty {
 			subst[id] = plan.Literal(plan.Value{I: 0}, a.typ)
-		default:
+		} else {
 			subst[id] = nullOf(a.typ)
 		}
 	}

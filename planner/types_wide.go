@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -87,19 +88,23 @@ func (b *binder) shiftByInterval(d *plan.Expr, iv interval, sign int64, loc int3
 	return e, nil
 }
 
-// shiftMicros adds sign*iv to a timestamp (months clamp the day to the
-// month's end, then days, then microseconds).
+// shiftMicros adds sign*iv to a timestamp with the executor's interval
+// arithmetic (exec.AddInterval: months clamp the day to the month's end,
+// then days, then microseconds); ok is false outside years 1..9999.
 func shiftMicros(us int64, iv interval, sign int64) (int64, bool) {
-	day := us / plan.MicrosPerDay
-	if us%plan.MicrosPerDay < 0 {
-		day--
-	}
-	tod := us - day*plan.MicrosPerDay
-	nd, ok := addInterval(int32(day), interval{months: sign * iv.months})
-	if !ok {
+	const span = 12 * 10_000
+	if iv.months > span || iv.months < -span || iv.days > 4_000_000 || iv.days < -4_000_000 {
 		return 0, false
 	}
-	return int64(nd)*plan.MicrosPerDay + tod + sign*(iv.days*plan.MicrosPerDay+iv.micros), true
+	out := exec.AddInterval(us, int32(sign*iv.months), int32(sign*iv.days), sign*iv.micros)
+	day := out / plan.MicrosPerDay
+	if out%plan.MicrosPerDay < 0 {
+		day--
+	}
+	if day < int64(minDate) || day > int64(maxDate) {
+		return 0, false
+	}
+	return out, true
 }
 
 // timestampArith handles + and - with a timestamp operand and no interval

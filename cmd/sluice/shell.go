@@ -341,7 +341,7 @@ func (sh *shell) describe(ctx context.Context, name string) error {
 	tw := tabwriter.NewWriter(sh.out, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "column\ttype\tnullable")
 	for _, c := range t.Columns {
-		fmt.Fprintf(tw, "%s\t%s\t%v\n", c.Name, sqlName(c.Type.String()), c.Nullable)
+		fmt.Fprintf(tw, "%s\t%s\t%v\n", c.Name, c.Type.SQLName(), c.Nullable)
 	}
 	return tw.Flush()
 }
@@ -413,19 +413,4 @@ func onlyComments(s string) bool {
 		}
 	}
 	return true
-}
-
-// sqlName spells an engine type the way SQL does.
-func sqlName(engine string) string {
-	switch engine {
-	case "int64":
-		return "bigint"
-	case "float64":
-		return "double"
-	case "string":
-		return "varchar"
-	case "bool":
-		return "boolean"
-	}
-	return engine
 }

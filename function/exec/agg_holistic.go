@@ -13,15 +13,47 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// The holistic aggregates (median, percentile_cont, percentile_disc) keep
-// every non-NULL value of a group (a.hvals, counted against the memory
-// limit through bytes) and compute the exact answer at the end. They run
-// only in single mode: the planner brings each group's rows to one task.
+// The holistic aggregates (median, percentile_cont, percentile_disc,
+// string_agg) keep every non-NULL value of a group (counted against the
+// memory limit through Bytes) and compute the exact answer at the end.
+// They run only in single mode: the planner brings each group's rows to
+// one task.
 
-func (a *aggAcc) updateHolistic(arg arrow.Array, gids []uint32) error {
-	if a.call.Func == plan.AggStringAgg {
-		return a.updateStringAgg(arg, gids)
+func holisticAggregates() []*AggregateFunction {
+	quantile := []AggSignature{{Arg: NumericType, Cast: plan.Float64Type, Returns: plan.Float64Type}}
+	newQ := func(s AggSpec) (Accumulator, error) { return &quantileAcc{call: s.Call}, nil }
+	return []*AggregateFunction{
+		{Name: plan.AggMedian, Doc: "the middle value (interpolated)", Signatures: quantile,
+			Holistic: true, DistinctDropped: true, New: newQ},
+		{Name: plan.AggPercentileCont, Doc: "percentile_cont(f) WITHIN GROUP (ORDER BY x): the quantile f, interpolated; quantile_cont(x, f) is DuckDB's form",
+			Signatures: quantile, Holistic: true, New: newQ},
+		{Name: plan.AggPercentileDisc, Doc: "percentile_disc(f) WITHIN GROUP (ORDER BY x): the first value at or past the quantile f; quantile_disc(x, f) and quantile(x, f) are DuckDB's forms",
+			Signatures: quantile, Holistic: true, New: newQ},
+		{Name: plan.AggStringAgg, Doc: "string_agg(x[, sep] [ORDER BY y]): the non-NULL values as strings joined by sep (default ',')",
+			Signatures: []AggSignature{{Arg: ToString, Returns: plan.StringType}}, Holistic: true, OrderSensitive: true,
+			New: func(s AggSpec) (Accumulator, error) { return &stringAggAcc{call: s.Call}, nil }},
 	}
+}
+
+// quantileAcc holds the values of each group (median, percentiles).
+type quantileAcc struct {
+	call   plan.AggCall
+	hvals  [][]float64
+	hbytes int64
+}
+
+func (a *quantileAcc) Grow(n int)   { a.hvals = growTo(a.hvals, n) }
+func (a *quantileAcc) Bytes() int64 { return int64(cap(a.hvals)*24) + a.hbytes }
+
+func (a *quantileAcc) Merge([]arrow.Array, []uint32) error {
+	return fmt.Errorf("%s has no partial states", a.call.Func)
+}
+
+func (a *quantileAcc) States(memory.Allocator, []arrow.DataType, int, int) ([]arrow.Array, error) {
+	return nil, fmt.Errorf("%s has no partial states", a.call.Func)
+}
+
+func (a *quantileAcc) Update(arg arrow.Array, gids []uint32, _ int) error {
 	x, ok := arg.(*array.Float64)
 	if !ok {
 		return fmt.Errorf("%s over %s, want float64", a.call.Func, arg.DataType())
@@ -57,23 +89,8 @@ func quantile(v []float64, f float64, discrete bool) float64 {
 	return v[lo] + (pos-float64(lo))*(v[hi]-v[lo])
 }
 
-func (a *aggAcc) holisticResult(mem memory.Allocator, lo, hi int) arrow.Array {
+func (a *quantileAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int) (arrow.Array, error) {
 	n := hi - lo
-	if a.call.Func == plan.AggStringAgg {
-		b := array.NewStringBuilder(mem)
-		defer b.Release()
-		for i := 0; i < n; i++ {
-			if v := a.hstrs[lo+i]; len(v) > 0 {
-				if a.call.Distinct {
-					v = firstOccurrences(v)
-				}
-				b.Append(strings.Join(v, a.call.Sep))
-			} else {
-				b.AppendNull()
-			}
-		}
-		return b.NewArray()
-	}
 	vbuf, valid := newBitmap(mem, n)
 	buf, out := newFixed[float64](mem, n)
 	f := a.call.Fraction
@@ -89,7 +106,41 @@ func (a *aggAcc) holisticResult(mem memory.Allocator, lo, hi int) arrow.Array {
 		out[i] = quantile(v, f, a.call.Func == plan.AggPercentileDisc)
 		setBit(valid, i)
 	}
-	return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf)
+	return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf), nil
+}
+
+// stringAggAcc holds the strings of each group (string_agg).
+type stringAggAcc struct {
+	call   plan.AggCall
+	hstrs  [][]string
+	hbytes int64
+}
+
+func (a *stringAggAcc) Grow(n int)   { a.hstrs = growTo(a.hstrs, n) }
+func (a *stringAggAcc) Bytes() int64 { return int64(cap(a.hstrs)*24) + a.hbytes }
+
+func (a *stringAggAcc) Merge([]arrow.Array, []uint32) error {
+	return fmt.Errorf("string_agg has no partial states")
+}
+
+func (a *stringAggAcc) States(memory.Allocator, []arrow.DataType, int, int) ([]arrow.Array, error) {
+	return nil, fmt.Errorf("string_agg has no partial states")
+}
+
+func (a *stringAggAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int) (arrow.Array, error) {
+	b := array.NewStringBuilder(mem)
+	defer b.Release()
+	for i := 0; i < hi-lo; i++ {
+		if v := a.hstrs[lo+i]; len(v) > 0 {
+			if a.call.Distinct {
+				v = firstOccurrences(v)
+			}
+			b.Append(strings.Join(v, a.call.Sep))
+		} else {
+			b.AppendNull()
+		}
+	}
+	return b.NewArray(), nil
 }
 
 // firstOccurrences is v with each value kept at its first position only.
@@ -105,7 +156,7 @@ func firstOccurrences(v []string) []string {
 	return out
 }
 
-func (a *aggAcc) updateStringAgg(arg arrow.Array, gids []uint32) error {
+func (a *stringAggAcc) Update(arg arrow.Array, gids []uint32, _ int) error {
 	x, ok := arg.(*array.String)
 	if !ok {
 		return fmt.Errorf("string_agg over %s, want string", arg.DataType())

@@ -65,16 +65,21 @@ func runBench(b *testing.B, mk func() (Operator, error)) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		for {
-			rec, err := op.Next(context.Background())
-			if err != nil {
-				break
-			}
-			rec.Release()
-		}
-		op.Close()
+		drain(op)
 	}
 	b.ReportMetric(float64(benchRows)*float64(b.N)/b.Elapsed().Seconds(), "rows/s")
+}
+
+// drain reads op to its end and closes it.
+func drain(op Operator) {
+	for {
+		rec, err := op.Next(context.Background())
+		if err != nil {
+			break
+		}
+		rec.Release()
+	}
+	op.Close()
 }
 
 func BenchmarkHashAggregate(b *testing.B) {

@@ -36,8 +36,8 @@ func (h *hashAggOp) shouldSkip() bool {
 		return false
 	}
 	h.probed = true
-	for _, c := range h.agg.Aggs {
-		if c.Func == plan.AggApproxCountDistinct {
+	for _, a := range h.accs {
+		if a.fn.LargeState {
 			return false // a one-row state is a whole sketch
 		}
 	}
@@ -91,15 +91,16 @@ func (h *hashAggOp) onePerRow(rec arrow.RecordBatch, n int) (arrow.RecordBatch, 
 	}
 	col := len(h.agg.GroupBy)
 	for i, c := range h.agg.Aggs {
-		acc, err := newAggAcc(c, h.agg.Mode, h.node.Schema, col, i)
+		acc, fn, err := newAccumulator(c, h.agg.Mode, h.node.Schema, col, mem)
 		if err != nil {
 			return fail(fmt.Errorf("exec: aggregate %s: %w", aggLabel(c, i), err))
 		}
-		acc.grow(n)
-		if err := acc.update(rec, gids, n, mem); err != nil {
+		s := aggSlot{acc: acc, fn: fn, col: col, ns: AggNumStates(c)}
+		acc.Grow(n)
+		if err := s.update(c, h.agg.Mode, rec, gids, n, mem); err != nil {
 			return fail(fmt.Errorf("exec: aggregate %s: %w", aggLabel(c, i), err))
 		}
-		arrs, err := acc.states(mem, h.schema, col, 0, n)
+		arrs, err := s.states(mem, h.schema, 0, n)
 		if err != nil {
 			return fail(fmt.Errorf("exec: aggregate %s: %w", aggLabel(c, i), err))
 		}

@@ -61,8 +61,8 @@ func (h *hashAggOp) spillStates() error {
 			}
 			cols = append(cols, arr)
 		}
-		for _, a := range h.accs {
-			arrs, err := a.states(mem, in, a.inCol, lo, hi)
+		for i := range h.accs {
+			arrs, err := h.accs[i].states(mem, in, lo, hi)
 			if err != nil {
 				return fail(err)
 			}

@@ -175,7 +175,7 @@ func TestHashAggregateSpillEqualsInMemory(t *testing.T) {
 		if a.Func == plan.AggAvg {
 			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: plan.SumType(a.Arg.Type)}, plan.Field{Name: fmt.Sprint("c", i), Type: i64T})
 		} else {
-			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: a.StateTypes()[0]})
+			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: AggStateTypes(a)[0]})
 		}
 	}
 	finalAggs := make([]plan.AggCall, len(aggs))

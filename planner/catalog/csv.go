@@ -416,31 +416,16 @@ func splitTopLevel(s string) []string {
 	return append(parts, s[start:])
 }
 
-var decTypeRE = regexp.MustCompile(`^(?:decimal|numeric)\((\d+),(\d+)\)$`)
-
+// parseType parses a schema column's type with the one SQL type-name
+// parser (plan.ParseTypeName); decimals are kept to the int64 layout the
+// CSV reader parses into.
 func parseType(t string) (plan.DataType, error) {
-	switch t {
-	case "bigint", "int", "integer", "int64", "int32", "smallint", "tinyint":
-		return plan.Int64Type, nil
-	case "double", "float", "float64", "real", "doubleprecision":
-		return plan.Float64Type, nil
-	case "varchar", "text", "string", "char":
-		return plan.StringType, nil
-	case "date":
-		return plan.DateType, nil
-	case "bool", "boolean":
-		return plan.BoolType, nil
+	dt, err := plan.ParseTypeName(t)
+	if err != nil {
+		return plan.DataType{}, err
 	}
-	if strings.HasPrefix(t, "varchar(") || strings.HasPrefix(t, "char(") {
-		return plan.StringType, nil
+	if dt.Wide() {
+		return plan.DataType{}, fmt.Errorf("decimal(%d,%d) not supported (precision at most 18, scale at most precision)", dt.Precision, dt.Scale)
 	}
-	if m := decTypeRE.FindStringSubmatch(t); m != nil {
-		p, _ := strconv.Atoi(m[1])
-		s, _ := strconv.Atoi(m[2])
-		if p > plan.MaxDecimal64Precision || s > p { // the CSV reader parses into the int64 layout
-			return plan.DataType{}, fmt.Errorf("decimal(%d,%d) not supported (precision at most 18, scale at most precision)", p, s)
-		}
-		return plan.DecimalType(p, s), nil
-	}
-	return plan.DataType{}, fmt.Errorf("unknown type %q", t)
+	return dt, nil
 }

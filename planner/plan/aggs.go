@@ -22,11 +22,6 @@ const (
 	AggStringAgg      AggFunc = "string_agg"      // AggCall.Sep
 )
 
-// Holistic reports whether f needs all values of a group in one place.
-func (f AggFunc) Holistic() bool {
-	return f == AggMedian || f == AggPercentileCont || f == AggPercentileDisc || f == AggStringAgg
-}
-
 // AggApproxCountDistinct estimates the number of distinct non-NULL values
 // with a HyperLogLog sketch of 2^12 registers (about 1.6% standard error);
 // its partial state is the sketch (a string column of register bytes),
@@ -36,11 +31,3 @@ const AggApproxCountDistinct AggFunc = "approx_count_distinct"
 
 // HLLRegisters is the number of registers of an approx_count_distinct sketch.
 const HLLRegisters = 1 << 12
-
-// IsVariance reports whether f is one of the variance family.
-func (f AggFunc) IsVariance() bool {
-	return f == AggVarSamp || f == AggVarPop || f == AggStddevSamp || f == AggStddevPop
-}
-
-// varianceStates is the partial state layout of the variance family.
-var varianceStates = []DataType{Int64Type, Float64Type, Float64Type}

@@ -181,41 +181,10 @@ type AggCall struct {
 	Distinct bool `json:"distinct,omitempty"`
 }
 
-// StateTypes is the layout of the partial state columns of a.
-// sum -> [sum]; count, count_star -> [count int64]; avg -> [sum, count int64]
-// (sum of decimal as decimal(18,s), of int64 as int64, of float as float64);
-// min, max -> [value].
-func (a AggCall) StateTypes() []DataType {
-	if a.Func.IsVariance() {
-		return varianceStates // aggs.go
-	}
-	if a.Func == AggApproxCountDistinct {
-		return []DataType{StringType}
-	}
-	switch a.Func {
-	case AggCount, AggCountStar:
-		return []DataType{Int64Type}
-	case AggAvg:
-		return []DataType{SumType(a.Arg.Type), Int64Type}
-	case AggSum:
-		return []DataType{a.Type}
-	default:
-		return []DataType{a.Type}
-	}
-}
-
-// NumStates is the number of partial state columns of a (len(StateTypes())),
-// known without a's Arg: in AggFinal mode Arg may be unset, which
-// StateTypes cannot handle for avg.
-func (a AggCall) NumStates() int {
-	if a.Func == AggAvg {
-		return 2
-	}
-	if a.Func.IsVariance() {
-		return len(varianceStates)
-	}
-	return 1
-}
+// The layout of an aggregate's partial state columns (their number, types
+// and names) is the aggregate library's (function/exec.AggregateFunction):
+// the planner lays out a partial aggregation's output from it and the
+// executor of both phases reads it there.
 
 // SumType is the result type of SUM over t: as in DuckDB, the sum of a
 // decimal(p,s) is decimal(38,s), so money sums do not overflow.

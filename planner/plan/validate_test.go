@@ -116,8 +116,8 @@ func TestValidate(t *testing.T) {
 		{"aggregate width", func(g *Graph) {
 			r := g.Stage(3).Root
 			g.Stage(3).Root = &Node{Kind: KindAggregate, Schema: r.Schema, Inputs: []*Node{r},
-				Aggregate: &Aggregate{Mode: AggPartial, GroupBy: []*Expr{Column(0, "k", Int64Type)},
-					Aggs: []AggCall{{Func: AggAvg, Arg: Column(0, "k", Int64Type), Type: Float64Type}}}}
+				Aggregate: &Aggregate{Mode: AggSingle, GroupBy: []*Expr{Column(0, "k", Int64Type)},
+					Aggs: []AggCall{{Func: AggAvg, Arg: Column(0, "k", Int64Type), Type: Float64Type}, {Func: AggCountStar, Type: Int64Type}}}}
 		}, "has 2 output columns, want 3"},
 	}
 	for _, c := range cases {

@@ -7,9 +7,10 @@ package plan
 // below it, and the adaptive rules never split such an input.
 const KindWindow Kind = "window"
 
-// WindowFunc is a window function: a ranking or offset function, or one of
-// the aggregate functions (AggSum, AggCount, AggCountStar, AggAvg, AggMin,
-// AggMax) evaluated over each row's frame.
+// WindowFunc is a window function: a ranking or offset function, or an
+// aggregate function evaluated over each row's frame (those of the
+// aggregate library, function/exec, with a Frame evaluator: sum, count,
+// count_star, avg, min, max).
 type WindowFunc string
 
 const (
@@ -26,13 +27,16 @@ const (
 	WinNthValue    WindowFunc = "nth_value"   // Args: [value, n int64 (constant)]
 )
 
-// IsAggregate reports whether f is an aggregate evaluated over frames.
+// IsAggregate reports whether f is an aggregate evaluated over frames:
+// any function but the ranking and offset ones above (which aggregates
+// have a frame form is the aggregate library's to say).
 func (f WindowFunc) IsAggregate() bool {
-	switch AggFunc(f) {
-	case AggSum, AggCount, AggCountStar, AggAvg, AggMin, AggMax:
-		return true
+	switch f {
+	case WinRowNumber, WinRank, WinDenseRank, WinPercentRank, WinCumeDist, WinNtile,
+		WinLag, WinLead, WinFirstValue, WinLastValue, WinNthValue:
+		return false
 	}
-	return false
+	return f != ""
 }
 
 // UsesFrame reports whether f's value depends on the frame (aggregates and
