@@ -13,7 +13,8 @@ import (
 
 // sum and avg. sum(int64) is int64 (an error on overflow), sum(float64)
 // float64, sum(decimal(p,s)) decimal(38,s) (DuckDB's rule) kept as a wide
-// decimal. The partial state of sum is the sum, of avg [sum, count].
+// decimal. The partial state of sum is the sum, of avg [sum, count]; avg
+// sums integers as decimal(38,0) (avgSumType), so it never overflows.
 
 func sumAggregates() []*AggregateFunction {
 	return []*AggregateFunction{
@@ -23,7 +24,7 @@ func sumAggregates() []*AggregateFunction {
 			Frame: sumFrames(false), New: newSumAcc},
 		{Name: plan.AggAvg, Doc: "the mean of the non-NULL values (NULL for none)",
 			Signatures: []AggSignature{{Arg: NumericType, Returns: plan.Float64Type}},
-			NumStates:  2, StateNames: []string{"[sum]", "[count]"}, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{plan.SumType(c.Arg.Type), plan.Int64Type} },
+			NumStates:  2, StateNames: []string{"[sum]", "[count]"}, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{avgSumType(c.Arg.Type), plan.Int64Type} },
 			Frame: sumFrames(true), New: newAvgAcc},
 	}
 }
@@ -85,7 +86,7 @@ func newAvgAcc(s AggSpec) (Accumulator, error) {
 	case s.Mode == plan.AggPartial:
 		t = s.States[0]
 	case s.Call.Arg != nil:
-		t = plan.SumType(s.Call.Arg.Type)
+		t = avgSumType(s.Call.Arg.Type)
 	default:
 		t = plan.NullType // known from the first state batch
 	}
@@ -156,6 +157,17 @@ func (a *avgAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int) (arr
 		}
 	}
 	return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf), nil
+}
+
+// avgSumType is the type avg sums its argument in: sum's, except that
+// integers are summed as decimal(38,0) (128 bits, as DuckDB sums them in
+// a HUGEINT), so the mean of 64-bit ids near the int64 limit does not
+// overflow.
+func avgSumType(arg plan.DataType) plan.DataType {
+	if arg.ID == plan.Int64 {
+		return plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimalPrecision, Scale: 0}
+	}
+	return plan.SumType(arg)
 }
 
 // avgInt divides an exact integer sum (unscaled by div) by a count with one
