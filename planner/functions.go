@@ -66,9 +66,16 @@ func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int3
 	// decimal argument (a sum, which is decimal(38,s)) is narrowed to
 	// decimal(18,s), exactly, or failing with a decimal overflow (SL103)
 	// when a value does not fit, never a wrong answer. DuckDB keeps 38
-	// digits here; the values are the same.
+	// digits here; the values are the same. The call's type is still the
+	// one the wide arguments give (ceil of decimal(38,2) is decimal(38,0),
+	// greatest of decimal(38,4) and decimal(38,2) is decimal(38,2), as in
+	// DuckDB): the narrow result is cast to it below, so a CASE or UNION
+	// around the call finds the same common type as DuckDB.
+	orig := append([]*plan.Expr(nil), args...)
+	narrowed := false
 	for k, a := range args {
 		if a.Type.Wide() {
+			narrowed = true
 			s := min(a.Type.Scale, plan.MaxDecimal64Precision)
 			n, err := b.cast(a, plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimal64Precision, Scale: s}, loc)
 			if err != nil {
@@ -111,7 +118,51 @@ func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int3
 			}
 		}
 	}
-	return plan.CallFunc(f.Name, ret, cast...), nil
+	call := plan.CallFunc(f.Name, ret, cast...)
+	if narrowed {
+		if wide, ok := wideReturn(s, orig); ok && wide != ret && wide.ID == plan.Decimal && ret.ID == plan.Decimal {
+			return b.cast(call, wide, loc)
+		}
+	}
+	return call, nil
+}
+
+// wideReturn is the type signature s gives for the arguments as they were
+// before callLibrary narrowed wide decimals: SameType parameters take the
+// common type of their (wide) arguments, decimal parameters the argument's
+// own type. ok is false when there is no such type.
+func wideReturn(s exec.Signature, orig []*plan.Expr) (plan.DataType, bool) {
+	var same *plan.Expr
+	types := make([]plan.DataType, len(orig))
+	for k, a := range orig {
+		p, _ := s.ParamFor(k)
+		switch {
+		case p == exec.SameType:
+			if same == nil {
+				same = a
+				continue
+			}
+			t, ok := supertype(same, a)
+			if !ok {
+				return plan.DataType{}, false
+			}
+			same = &plan.Expr{Op: plan.OpColumn, Type: t}
+		case a.Type.ID == plan.Decimal && (p == plan.Decimal || p == exec.NumericType || p == exec.AnyType),
+			a.Type.ID == plan.Int64 && p == plan.Int64:
+			types[k] = a.Type
+		default:
+			return plan.DataType{}, false
+		}
+	}
+	for k := range orig {
+		if p, _ := s.ParamFor(k); p == exec.SameType {
+			if same.Type.ID != plan.Decimal {
+				return plan.DataType{}, false
+			}
+			types[k] = same.Type
+		}
+	}
+	return s.ReturnType(types), true
 }
 
 // paramCost is the cost of passing a to a parameter of type p: 0 exact,

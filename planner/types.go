@@ -92,6 +92,26 @@ func numericSuper(a, b *plan.Expr) plan.DataType {
 	return plan.DecimalType(max(da.Precision-da.Scale, db.Precision-db.Scale)+s, s)
 }
 
+// combinedNumeric is the type a result column holding values of a and b
+// takes (CASE, COALESCE, greatest, UNION, VALUES). It is numericSuper,
+// except where the decimal that holds both needs more than 38 digits:
+// then, as DuckDB does, the integer digits are kept and the scale is cut
+// (decimal(38,4) with decimal(38,2) is decimal(38,2)), so no value of
+// either side overflows; fractional digits past the scale are rounded.
+// Comparisons keep numericSuper's exact scale instead.
+func combinedNumeric(a, b *plan.Expr) plan.DataType {
+	t := numericSuper(a, b)
+	if t.ID != plan.Decimal {
+		return t
+	}
+	da, db := asDecimal(a), asDecimal(b)
+	whole := max(da.Precision-da.Scale, db.Precision-db.Scale)
+	if whole+t.Scale > plan.MaxDecimalPrecision {
+		return plan.DecimalType(plan.MaxDecimalPrecision, plan.MaxDecimalPrecision-whole)
+	}
+	return t
+}
+
 // supertype returns the type both a and b can be cast to without losing
 // their meaning, for CASE branches. ok is false when there is none.
 func supertype(a, b *plan.Expr) (plan.DataType, bool) {
@@ -103,7 +123,7 @@ func supertype(a, b *plan.Expr) (plan.DataType, bool) {
 	case b.Type.ID == plan.Null:
 		return a.Type, true
 	case a.Type.IsNumeric() && b.Type.IsNumeric():
-		return numericSuper(a, b), true
+		return combinedNumeric(a, b), true
 	case a.Type.ID == plan.Date && b.Type.ID == plan.Timestamp, a.Type.ID == plan.Timestamp && b.Type.ID == plan.Date:
 		return plan.TimestampType, true
 	case isStringLit(a) && b.Type.ID != plan.Bool:

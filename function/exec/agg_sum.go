@@ -304,13 +304,19 @@ func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
 			return nil, err
 		}
 		// Wide decimals: a sum of decimal(p,s) is decimal(38,s) (DuckDB's rule),
-		// and the input may be wide already (a sum over a sum).
-		if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 {
+		// and the input may be wide already (a sum over a sum). avg of an
+		// integer or 64-bit decimal sums here too, in 128 bits (avgSumType),
+		// so a frame of ids near the int64 limit does not overflow.
+		if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 || (avg && layoutOf(x) == kInt64) {
 			scale := 0
+			switch xt := x.DataType().(type) {
+			case *arrow.Decimal128Type:
+				scale = int(xt.Scale)
+			case *arrow.Decimal64Type:
+				scale = int(xt.Scale)
+			}
 			if ok {
 				scale = int(wt.Scale)
-			} else {
-				scale = int(x.DataType().(*arrow.Decimal128Type).Scale)
 			}
 			xs, err := toWide(x, scale)
 			if err != nil {
@@ -366,10 +372,6 @@ func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
 		switch layoutOf(x) {
 		case kInt64:
 			xs := values[int64](x)
-			scale := 1.0
-			if dt, ok := x.DataType().(*arrow.Decimal64Type); ok {
-				scale = math.Pow10(int(dt.Scale))
-			}
 			type acc struct {
 				s        int64
 				overflow bool
@@ -383,37 +385,20 @@ func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
 				s, over := addChecked(a.s, b.s)
 				return acc{s: s, overflow: a.overflow || b.overflow || over}
 			})
-			if !avg {
-				buf, v := newFixed[int64](mem, n)
-				for i := range v {
-					f := in.rows(i)
-					if in.count(f) == 0 {
-						clearBit(outBits, i)
-						continue
-					}
-					a := queryFrame(tree, f)
-					if a.overflow {
-						buf.Release()
-						return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
-					}
-					v[i] = a.s
-				}
-				return makeArray(t, n, valid, buf), nil
-			}
-			buf, v := newFixed[float64](mem, n)
+			// Only sum comes here: avg of this layout took the wide path.
+			buf, v := newFixed[int64](mem, n)
 			for i := range v {
 				f := in.rows(i)
-				c := in.count(f)
-				if c == 0 {
+				if in.count(f) == 0 {
 					clearBit(outBits, i)
 					continue
 				}
 				a := queryFrame(tree, f)
 				if a.overflow {
 					buf.Release()
-					return fail(fmt.Errorf("%w: window avg", ErrIntegerOverflow))
+					return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
 				}
-				v[i] = avgInt(a.s, c, scale)
+				v[i] = a.s
 			}
 			return makeArray(t, n, valid, buf), nil
 		case kFloat64:

@@ -15,7 +15,7 @@ func sameAsFirst(args []plan.DataType) plan.DataType { return args[0] }
 // decimalScale0 is the return rule of floor/ceil/round on a decimal:
 // decimal(p, 0), as in DuckDB.
 func decimalScale0(args []plan.DataType) plan.DataType {
-	return plan.DecimalType(max(args[0].Precision-args[0].Scale, 1), 0)
+	return plan.DecimalType(args[0].Precision, 0)
 }
 
 // numericOverloads gives an int64, a decimal and a float64 overload that
@@ -164,7 +164,7 @@ func mathFunctions() []*ScalarFunction {
 	roundSigs := func() []Signature {
 		return []Signature{
 			{Params: []plan.TypeID{tI}, Return: sameAsFirst},
-			{Params: []plan.TypeID{tDec}, Return: decimalScale0, ReturnDoc: "decimal(p-s, 0)"},
+			{Params: []plan.TypeID{tDec}, Return: decimalScale0, ReturnDoc: "decimal(p, 0)"},
 			{Params: []plan.TypeID{tF}, Return: sameAsFirst},
 		}
 	}
