@@ -56,6 +56,10 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 			if t.RowsEstimated {
 				kind = "estimate" // CSV: from a sample's average line length
 			}
+			if t.View != "" {
+				rs.add(t.Name, t.Format, int64(len(t.Columns)), int64(0), nil, "", nil, "")
+				continue
+			}
 			rs.add(t.Name, t.Format, int64(len(t.Columns)), int64(len(t.Files)), t.Rows, kind, t.Bytes, p.s3URL(env, t.Location))
 		}
 		return rs.result(), nil
@@ -74,11 +78,16 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 		}
 		return rs.result(), nil
 	case planner.StmtDropTable:
-		if _, err := cat.Get(ctx, st.Name); err != nil {
+		t, err := cat.Get(ctx, st.Name)
+		if err != nil {
 			if errors.Is(err, planner.ErrUnknownTable) && st.IfExists {
 				return status("table %s does not exist, nothing dropped", st.Name), nil
 			}
 			return nil, unknownTable(st, err)
+		}
+		if t.View != "" {
+			return nil, &planner.Error{Code: planner.CodeWrongKind, Pos: st.NamePos,
+				Msg: fmt.Sprintf("%s is a view, not a table (use DROP VIEW %s)", t.Name, t.Name)}
 		}
 		if err := cat.Drop(ctx, st.Name); err != nil {
 			return nil, err
@@ -92,6 +101,10 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 		return p.copyTo(ctx, cat, st, env)
 	case planner.StmtInsert:
 		return p.insertInto(ctx, cat, st, env)
+	case planner.StmtCreateView:
+		return p.createView(ctx, cat, st)
+	case planner.StmtDropView:
+		return p.dropView(ctx, cat, st)
 	}
 	return nil, &planner.Error{Code: planner.CodeUnsupported, Pos: 1, Msg: "unsupported: statement " + string(st.Kind)}
 }
@@ -138,8 +151,8 @@ func (p *SQLPlanner) writeTarget(ctx context.Context, cat *catalog.Store, env *c
 	}
 	for _, t := range tables {
 		// A table lists its files under its location as a raw prefix
-		// ("data/t" sees "data/t2/..." too).
-		if strings.HasPrefix(key, t.Location) {
+		// ("data/t" sees "data/t2/..." too). A view has no location.
+		if t.View == "" && strings.HasPrefix(key, t.Location) {
 			return bad("inside the location of table %s (%s): its files would change the table", t.Name, p.s3URL(env, t.Location))
 		}
 	}
@@ -469,6 +482,9 @@ func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *pla
 	refuse := func(why string) error {
 		return &planner.Error{Code: planner.CodeUnsupported, Pos: st.NamePos, Msg: fmt.Sprintf("unsupported: INSERT INTO %s: %s", t.Name, why)}
 	}
+	if t.View != "" {
+		return nil, &planner.Error{Code: planner.CodeWrongKind, Pos: st.NamePos, Msg: fmt.Sprintf("INSERT INTO %s: %s is a view; insert into the tables it reads", t.Name, t.Name)}
+	}
 	switch {
 	case len(t.Partitions) > 0:
 		return nil, refuse("a hive-partitioned table (its rows belong in key=value folders)")
@@ -646,6 +662,14 @@ func (r *resultSet) add(vals ...any) {
 			r.b.Field(i).(*array.StringBuilder).Append(v)
 		case int64:
 			r.b.Field(i).(*array.Int64Builder).Append(v)
+		case nil:
+			r.b.Field(i).AppendNull()
+		default:
+			if sb, ok := r.b.Field(i).(*array.StringBuilder); ok {
+				sb.Append(fmt.Sprint(v))
+			} else {
+				r.b.Field(i).AppendNull()
+			}
 		}
 	}
 	r.rows++

@@ -51,6 +51,8 @@ type binder struct {
 	// srfNoRows is set while a select list is bound when it calls a
 	// set-returning function of a NULL array (arrays_pg.go).
 	srfNoRows bool
+	// views are the views being bound, outermost first (bind_view.go).
+	views []string
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -890,6 +892,9 @@ func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 			return nil, nil, e
 		}
 		return nil, nil, fmt.Errorf("planner: catalog lookup of %q: %w", name, err)
+	}
+	if info.View != "" {
+		return b.bindView(rv, info)
 	}
 	return b.bindTableInfo(rv, info)
 }

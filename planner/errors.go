@@ -23,6 +23,7 @@ const (
 	CodeTableExists = plan.CodeTableExists  // CREATE of a table that exists
 	CodeBadLocation = plan.CodeBadLocation  // a LOCATION or COPY target that is not usable
 	CodeBadOption   = plan.CodeBadOption    // an unknown or invalid statement option
+	CodeWrongKind   = plan.CodeWrongKind    // a table statement on a view, or a view statement on a table
 	CodeBadName     = plan.CodeBadTableName // CREATE of a table whose name is not [a-z_][a-z0-9_]*
 )
 

@@ -44,6 +44,9 @@ type TableInfo struct {
 	// column of its type, and bind as a Values leaf (virtual.go).
 	Constant bool
 	Values   [][]plan.Value
+	// View, when set, makes the table a view: the text of its query,
+	// bound in place of a scan wherever the view is named (bind_view.go).
+	View string
 }
 
 // Options tune planning.

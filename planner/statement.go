@@ -21,6 +21,8 @@ const (
 	StmtCopy           StatementKind = "copy"
 	StmtExplain        StatementKind = "explain"
 	StmtInsert         StatementKind = "insert"
+	StmtCreateView     StatementKind = "create_view"
+	StmtDropView       StatementKind = "drop_view"
 )
 
 // Statement is one parsed SQL statement. Statements the Postgres grammar
@@ -36,6 +38,7 @@ type Statement struct {
 	NamePos     int    // 1-based character position of Name
 	IfExists    bool   // DROP TABLE IF EXISTS
 	IfNotExists bool   // CREATE ... IF NOT EXISTS
+	OrReplace   bool   // CREATE OR REPLACE VIEW
 	// Schema is the column list of CREATE EXTERNAL TABLE name (col type,
 	// ...) as written (without the parentheses), "" when none; SchemaPos
 	// is its position.
@@ -48,7 +51,7 @@ type Statement struct {
 	// Options are OPTIONS(key 'value', ...) of CREATE EXTERNAL TABLE and
 	// the options of COPY other than FORMAT, keys lower case.
 	Options map[string]string
-	// Query is the query of CTAS, INSERT, COPY and EXPLAIN, or the whole text of a
+	// Query is the query of CTAS, CREATE VIEW, INSERT, COPY and EXPLAIN, or the whole text of a
 	// plain query; QueryOffset is its byte offset in SQL.
 	Query       string
 	QueryOffset int
@@ -283,6 +286,22 @@ func (p *stmtParser) create(st *Statement) error {
 	if err := p.advance(); err != nil {
 		return err
 	}
+	orReplace := p.is("or")
+	if orReplace {
+		if err := p.advance(); err != nil {
+			return err
+		}
+		if err := p.expect("replace"); err != nil {
+			return err
+		}
+		if !p.is("view") {
+			return p.unexpected("VIEW (CREATE OR REPLACE is only for views)")
+		}
+	}
+	if p.is("view") {
+		st.OrReplace = orReplace
+		return p.createView(st)
+	}
 	external := p.is("external")
 	if external {
 		if err := p.advance(); err != nil {
@@ -291,7 +310,7 @@ func (p *stmtParser) create(st *Statement) error {
 	}
 	if !p.is("table") {
 		return &Error{Code: CodeUnsupported, Pos: charPos(p.lex.sql, int32(start)),
-			Msg: "unsupported: CREATE other than CREATE EXTERNAL TABLE and CREATE TABLE ... AS query"}
+			Msg: "unsupported: CREATE other than CREATE EXTERNAL TABLE, CREATE TABLE ... AS query and CREATE VIEW"}
 	}
 	if err := p.advance(); err != nil {
 		return err
@@ -468,8 +487,9 @@ func (p *stmtParser) drop(st *Statement) error {
 	if err := p.advance(); err != nil {
 		return err
 	}
-	if !p.is("table") {
-		return &Error{Code: CodeUnsupported, Pos: charPos(p.lex.sql, int32(p.tok.off)), Msg: "unsupported: DROP other than DROP TABLE"}
+	view := p.is("view")
+	if !p.is("table") && !view {
+		return &Error{Code: CodeUnsupported, Pos: charPos(p.lex.sql, int32(p.tok.off)), Msg: "unsupported: DROP other than DROP TABLE and DROP VIEW"}
 	}
 	if err := p.advance(); err != nil {
 		return err
@@ -488,7 +508,66 @@ func (p *stmtParser) drop(st *Statement) error {
 		return err
 	}
 	st.Kind = StmtDropTable
+	if view {
+		st.Kind = StmtDropView
+	}
 	return p.end()
+}
+
+// createView reads CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(col,
+// ...)] AS query; the column list, when given, is kept in Schema as
+// written.
+func (p *stmtParser) createView(st *Statement) error {
+	if err := p.advance(); err != nil {
+		return err
+	}
+	if p.is("if") {
+		if err := p.advance(); err != nil {
+			return err
+		}
+		if err := p.expect("not"); err != nil {
+			return err
+		}
+		if err := p.expect("exists"); err != nil {
+			return err
+		}
+		st.IfNotExists = true
+	}
+	var err error
+	if st.Name, st.NamePos, err = p.name(); err != nil {
+		return err
+	}
+	if p.isPunct("(") {
+		open := p.tok
+		depth := 0
+		for {
+			switch {
+			case p.tok.kind == 0:
+				return p.unexpected(")")
+			case p.isPunct("("):
+				depth++
+			case p.isPunct(")"):
+				depth--
+			}
+			end := p.tok
+			if err := p.advance(); err != nil {
+				return err
+			}
+			if depth == 0 {
+				st.Schema, st.SchemaPos = strings.TrimSpace(p.lex.sql[open.end:end.off]), charPos(p.lex.sql, int32(open.end))
+				break
+			}
+		}
+	}
+	if err := p.expect("as"); err != nil {
+		return err
+	}
+	if p.tok.kind == 0 || !(p.is("select") || p.is("with") || p.is("values") || p.is("table") || p.isPunct("(")) {
+		return p.unexpected("a query (SELECT, WITH or VALUES)")
+	}
+	st.Kind = StmtCreateView
+	st.Query, st.QueryOffset = p.rest()
+	return nil
 }
 
 // insert reads INSERT INTO name query. A column list is refused: the

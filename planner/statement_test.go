@@ -39,6 +39,10 @@ func TestParseStatement(t *testing.T) {
 		{"INSERT INTO Rich select 1;", Statement{Kind: StmtInsert, Name: "Rich", NamePos: 13, Query: "select 1", QueryOffset: 17}},
 		{"insert into \"my t\" values (1), (2)", Statement{Kind: StmtInsert, Name: "my t", NamePos: 13, Query: "values (1), (2)", QueryOffset: 19}},
 		{"insert into t (with q as (select 1) select * from q)", Statement{Kind: StmtInsert, Name: "t", NamePos: 13, Query: "(with q as (select 1) select * from q)", QueryOffset: 14}},
+		{"create view V as select 1;", Statement{Kind: StmtCreateView, Name: "V", NamePos: 13, Query: "select 1", QueryOffset: 17}},
+		{"CREATE OR REPLACE VIEW v (a, \"B c\") AS (select 1, 2)", Statement{Kind: StmtCreateView, OrReplace: true, Name: "v", NamePos: 24, Schema: `a, "B c"`, SchemaPos: 27, Query: "(select 1, 2)", QueryOffset: 39}},
+		{"create view if not exists v as with q as (select 1) select * from q", Statement{Kind: StmtCreateView, IfNotExists: true, Name: "v", NamePos: 27, Query: "with q as (select 1) select * from q", QueryOffset: 31}},
+		{"drop view if exists v", Statement{Kind: StmtDropView, IfExists: true, Name: "v", NamePos: 21}},
 	}
 	for _, tt := range tests {
 		got, err := ParseStatement(tt.sql)
@@ -66,12 +70,14 @@ func TestParseStatementErrors(t *testing.T) {
 		{"create external table t stored as csv", CodeSyntax, 38, "LOCATION"},
 		{"create external table t (a int stored as csv", CodeSyntax, 25, "unclosed ("},
 		{"create table t (a int)", CodeUnsupported, 16, "CREATE TABLE with columns"},
-		{"create view v as select 1", CodeUnsupported, 1, "unsupported: CREATE other than"},
+		{"create index i on t (x)", CodeUnsupported, 1, "unsupported: CREATE other than"},
+		{"create or replace table t as select 1", CodeSyntax, 19, "VIEW"},
+		{"create view v (a, b as select 1", CodeSyntax, 32, "expected ), got end of input"},
 		{"create table t select 1", CodeSyntax, 16, `expected AS, got "select"`},
 		{"create table t as", CodeSyntax, 18, "expected a query"},
 		{"drop table", CodeSyntax, 11, "expected a table name, got end of input"},
 		{"drop table t extra", CodeSyntax, 14, `expected end of statement, got "extra"`},
-		{"drop view v", CodeUnsupported, 6, "DROP other than DROP TABLE"},
+		{"drop index i", CodeUnsupported, 6, "DROP other than DROP TABLE and DROP VIEW"},
 		{"show columns", CodeUnsupported, 6, "SHOW other than SHOW TABLES"},
 		{"describe 'x'", CodeSyntax, 10, "expected a table name"},
 		{"copy t to 's3://b/'", CodeUnsupported, 6, "COPY of a table"},

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -43,7 +44,7 @@ var catalogRelations = map[string]relationDef{
 					"reltype": int64(0), "reloftype": int64(0), "relowner": int64(10), "relam": int64(2), "relfilenode": int64(0),
 					"reltablespace": int64(0), "relpages": (t.Bytes + 8191) / 8192, "reltuples": float64(t.Rows),
 					"relallvisible": int64(0), "reltoastrelid": int64(0), "relhasindex": false, "relisshared": false,
-					"relpersistence": "p", "relkind": "r", "relnatts": int64(len(t.Columns)), "relchecks": int64(0),
+					"relpersistence": "p", "relkind": relKind(t), "relnatts": int64(len(t.Columns)), "relchecks": int64(0),
 					"relhasrules": false, "relhastriggers": false, "relhassubclass": false, "relrowsecurity": false,
 					"relforcerowsecurity": false, "relispopulated": true, "relreplident": "d", "relispartition": false,
 					"relrewrite": int64(0), "relfrozenxid": int64(0), "relminmxid": int64(0)})
@@ -219,7 +220,7 @@ var catalogRelations = map[string]relationDef{
 			var out []map[string]any
 			for _, t := range m.tables {
 				out = append(out, map[string]any{"table_catalog": m.c.db, "table_schema": "public", "table_name": t.Name,
-					"table_type": "BASE TABLE", "is_insertable_into": "NO", "is_typed": "NO"})
+					"table_type": tableType(t), "is_insertable_into": "NO", "is_typed": "NO"})
 			}
 			return out
 		},
@@ -483,4 +484,21 @@ func unquoteIdent(s string) string {
 		}
 	}
 	return strings.Join(parts, ".")
+}
+
+// relKind is pg_class.relkind of a catalog table: 'v' for a view (CREATE
+// VIEW), else 'r'.
+func relKind(t coordinator.TableInfo) string {
+	if t.Format == "view" {
+		return "v"
+	}
+	return "r"
+}
+
+// tableType is information_schema.tables.table_type of a catalog table.
+func tableType(t coordinator.TableInfo) string {
+	if t.Format == "view" {
+		return "VIEW"
+	}
+	return "BASE TABLE"
 }

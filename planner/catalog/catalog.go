@@ -48,6 +48,9 @@ type Table struct {
 	// Schema is the declared column list, when one was given: its types
 	// win over the files' and the partition folders'.
 	Schema []plan.Field `json:"schema,omitempty"`
+	// View is the query text of a view (CREATE VIEW; Format "view"), which
+	// has no files: its Columns are the query's output when it was made.
+	View string `json:"view,omitempty"`
 }
 
 // RowsText renders the row count for people: "1234", or "~1234
@@ -195,7 +198,7 @@ func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, err
 	if err != nil {
 		return nil, err
 	}
-	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes}, nil
+	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes, View: t.View}, nil
 }
 
 // Inspect builds a table's catalog entry from the Parquet files at prefix

@@ -63,6 +63,7 @@ const (
 	CodeNotStatement  = "SL023"
 	CodeBadPartitions = "SL024"
 	CodeBadTableName  = "SL025"
+	CodeWrongKind     = "SL026"
 
 	CodeRuntime         = "SL100"
 	CodeInvalidCast     = "SL101"
@@ -103,6 +104,7 @@ var registry = []CodeInfo{
 	{CodeNotStatement, ClassUser, "statement_needs_api", "A statement other than a query (DDL, COPY, EXPLAIN as SQL) was sent where only a query is accepted: send it to POST /v1/statements."},
 	{CodeBadPartitions, ClassUser, "bad_partitions", "A table's files do not sit under the same hive key=value folders (another key set or order, a key twice), or a partition value does not parse as its declared type. The message names the table and the file."},
 	{CodeBadTableName, ClassUser, "bad_table_name", "CREATE names a table other than 1 to 63 lower-case letters, digits and _ (quoted names too): a name becomes the folder of a CREATE TABLE AS table's files, so it can hold no '/'. Raised before anything is written."},
+	{CodeWrongKind, ClassUser, "wrong_object_kind", "A statement for tables names a view, or one for views names a table: DROP TABLE of a view (use DROP VIEW), DROP VIEW of a table, INSERT INTO a view, CREATE OR REPLACE VIEW over a table."},
 	{CodeSQLTooLarge, ClassUser, "sql_too_large", "The SQL text is longer than the coordinator's --max-sql-bytes (HTTP 413 from the API; the same limit holds for the Postgres wire protocol and Flight SQL), or nests more than 1000 levels deep (chained operators, parentheses, CASE, subqueries, set operations, joins: the parser's limit, the position says where). Nothing reaches the parser, the planner or Redis."},
 
 	{CodeRuntime, ClassUser, "runtime_error", "The query failed on its data in a way no more specific code names."},
