@@ -75,9 +75,9 @@ func TestCLI(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"malformed SQL", nil, []string{"local", "query", "--data", dir, "select l_orderkey form lineitem"}, []string{"SL001", "position"}},
+		{"malformed SQL", nil, []string{"local", "query", "--data", dir, "select l_orderkey form lineitem"}, []string{"SL001", "position", "LINE 1: select l_orderkey form lineitem\n" + strings.Repeat(" ", 31) + "^"}},
 		{"unknown table", nil, []string{"local", "query", "--data", dir, "select * from nosuch"}, []string{"SL002", "nosuch"}},
-		{"unknown column", nil, []string{"local", "query", "--data", dir, "select l_nosuch from lineitem"}, []string{"SL003", "l_nosuch"}},
+		{"unknown column", nil, []string{"local", "query", "--data", dir, "select l_nosuch from lineitem"}, []string{"SL003", "l_nosuch", "LINE 1: select l_nosuch"}},
 		{"type mismatch", nil, []string{"local", "query", "--data", dir, "select count(*) from lineitem where l_shipdate = 5"}, []string{"SL004", "date"}},
 		{"bad cast (run time, not retried)", nil, []string{"local", "query", "--data", dir, "select cast(l_comment as integer) from lineitem"}, []string{"SL101", "cannot cast string", "stage"}},
 		{"unreachable redis", nil, []string{"local", "query", "--data", dir, "--redis", "redis://127.0.0.1:1", "select 1 from nation"}, []string{"redis", "127.0.0.1:1"}},
@@ -94,7 +94,16 @@ func TestCLI(t *testing.T) {
 			if strings.Contains(errOut, "panic") || strings.Contains(errOut, "goroutine ") {
 				t.Fatalf("panicked:\n%s", errOut)
 			}
-			if lines := strings.Count(strings.TrimSpace(errOut), "\n") + 1; lines > 2 {
+			// An error with a position is followed by the statement's line
+			// and a caret (psql's LINE n:); the error itself is one line.
+			msg := strings.TrimSpace(errOut)
+			if i := strings.Index(msg, "\nLINE "); i >= 0 {
+				if ctx := strings.Split(msg[i+1:], "\n"); len(ctx) != 2 || strings.TrimSpace(ctx[1]) != "^" {
+					t.Fatalf("error context is not a line and a caret:\n%s", errOut)
+				}
+				msg = msg[:i]
+			}
+			if lines := strings.Count(msg, "\n") + 1; lines > 2 {
 				t.Fatalf("want one clear error line, got %d:\n%s", lines, errOut)
 			}
 			for _, w := range c.want {

@@ -114,6 +114,19 @@ func TestShellScripts(t *testing.T) {
 	if code == 0 || !strings.Contains(errOut, "SL003") {
 		t.Fatalf("failing script: exit %d, stderr %q", code, errOut)
 	}
+
+	// A failing statement of a file is named by the file and the line it
+	// starts on, and its error shows the line and a caret, as psql does.
+	bad := filepath.Join(tmp, "bad.sql")
+	if err := os.WriteFile(bad, []byte("select 1;\n\n-- next\nselect n_name,\n       nosuch\n  from nation;\nselect 2;\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	_, errOut, code = runCLI(t, bin, tmp, env, "sql", "-f", bad)
+	wantWhere := bad + ":4: SL003"
+	caret := "LINE 2:        nosuch\n               ^"
+	if code == 0 || !strings.Contains(errOut, wantWhere) || !strings.Contains(errOut, caret) {
+		t.Fatalf("failing file: exit %d, stderr %q, want %q and %q", code, errOut, wantWhere, caret)
+	}
 }
 
 // slowQuery runs long enough on SF 0.01 to be interrupted.

@@ -339,8 +339,12 @@ type queryOpts struct {
 
 // runAndPrint runs one query for the submit and local query commands.
 func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
-	return execQuery(c.Context, cl, sql, queryOpts{format: c.String("format"), adaptive: c.Bool("adaptive"),
+	err := execQuery(c.Context, cl, sql, queryOpts{format: c.String("format"), adaptive: c.Bool("adaptive"),
 		stats: c.Bool("stats"), analyze: c.Bool("analyze"), detach: c.Bool("detach")}, os.Stdout, os.Stderr)
+	if err != nil {
+		return &sqlError{sql: sql, err: err}
+	}
+	return nil
 }
 
 // execQuery submits sql, prints the job id on stderr, waits with a

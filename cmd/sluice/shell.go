@@ -91,16 +91,16 @@ Meta commands: \d (list tables), \d TABLE (describe), \timing [on|off], \format 
 			}
 			switch {
 			case c.IsSet("command"):
-				return sh.script(ctx, strings.NewReader(c.String("command")))
+				return sh.script(ctx, strings.NewReader(c.String("command")), "")
 			case c.IsSet("file"):
 				f, err := os.Open(c.String("file"))
 				if err != nil {
 					return err
 				}
 				defer f.Close()
-				return sh.script(ctx, f)
+				return sh.script(ctx, f, c.String("file"))
 			case !isTerminal(os.Stdin):
-				return sh.script(ctx, os.Stdin)
+				return sh.script(ctx, os.Stdin, "<stdin>")
 			}
 			hist := c.String("history")
 			if hist == "" {
@@ -135,36 +135,69 @@ type shell struct {
 // script runs every statement of r in order and stops at the first error
 // (as psql -v ON_ERROR_STOP=1 and duckdb -bail do). Ctrl-C cancels the
 // running statement and ends the script with errInterrupted.
-func (sh *shell) script(ctx context.Context, r io.Reader) error {
+//
+// name is the script's name in errors ("q.sql", "<stdin>"), "" for -c: a
+// failing statement is then named by the file and the line it starts on
+// (q.sql:12), and its error shows the statement's line and a caret.
+func (sh *shell) script(ctx context.Context, r io.Reader, name string) error {
 	var buf strings.Builder
+	bufLine, lineNo := 1, 0 // the line buf starts on; lines read
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<20), 64<<20)
+	runAll := func(text string, stmts []string) error {
+		off := 0
+		for _, s := range stmts {
+			if i := strings.Index(text[off:], s); i >= 0 {
+				off += i
+			}
+			// The statement runs without its leading comments, so that it
+			// is named by the line its SQL starts on.
+			if c := leadingComments(s); c > 0 {
+				off += c
+				s = s[c:]
+			}
+			if err := sh.run(ctx, s); err != nil {
+				where := ""
+				if name != "" {
+					where = fmt.Sprintf("%s:%d", name, bufLine+strings.Count(text[:off], "\n"))
+				}
+				return &sqlError{sql: s, where: where, err: err}
+			}
+			off += len(s)
+		}
+		return nil
+	}
 	for sc.Scan() && !sh.quit {
 		line := sc.Text()
+		lineNo++
 		if onlyComments(buf.String()) && strings.HasPrefix(strings.TrimSpace(line), `\`) {
 			buf.Reset()
+			bufLine = lineNo + 1
 			if err := sh.meta(ctx, strings.TrimSpace(line)); err != nil {
 				return err
 			}
 			continue
 		}
+		if buf.Len() == 0 {
+			bufLine = lineNo
+		}
 		buf.WriteString(line)
 		buf.WriteByte('\n')
-		stmts, rest := splitStatements(buf.String())
+		text := buf.String()
+		stmts, rest := splitStatements(text)
+		if err := runAll(text, stmts); err != nil {
+			return err
+		}
 		buf.Reset()
 		buf.WriteString(rest)
-		for _, s := range stmts {
-			if err := sh.run(ctx, s); err != nil {
-				return err
-			}
-		}
+		bufLine = lineNo + 1 - strings.Count(rest, "\n")
 	}
 	if err := sc.Err(); err != nil {
 		return err
 	}
 	// A last statement without ';' still runs, as in psql -c.
 	if s := strings.TrimSpace(buf.String()); s != "" && !sh.quit && !onlyComments(s) {
-		return sh.run(ctx, s)
+		return runAll(buf.String(), []string{s})
 	}
 	return nil
 }
@@ -226,7 +259,7 @@ func (sh *shell) interactive(ctx context.Context, history string) error {
 					fmt.Fprintf(sh.errw, "cancelled job %s\n", intr.job)
 					break
 				}
-				fmt.Fprintln(sh.errw, "error:", err)
+				fmt.Fprintln(sh.errw, "error:", &sqlError{sql: s, err: err})
 				break
 			}
 		}
@@ -413,4 +446,30 @@ func onlyComments(s string) bool {
 		}
 	}
 	return true
+}
+
+// leadingComments is the length of the comments and space s starts with.
+func leadingComments(s string) int {
+	i := 0
+	for i < len(s) {
+		switch {
+		case s[i] == ' ' || s[i] == '\t' || s[i] == '\n' || s[i] == '\r':
+			i++
+		case strings.HasPrefix(s[i:], "--"):
+			j := strings.IndexByte(s[i:], '\n')
+			if j < 0 {
+				return len(s)
+			}
+			i += j + 1
+		case strings.HasPrefix(s[i:], "/*"):
+			j := strings.Index(s[i+2:], "*/")
+			if j < 0 {
+				return len(s)
+			}
+			i += j + 4
+		default:
+			return i
+		}
+	}
+	return i
 }
