@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-long test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator vet clean function bench-invoke images test-deploy
+.PHONY: all build demo test test-long test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator bench-planner vet clean function bench-invoke images test-deploy
 
 all: build
 
@@ -79,6 +79,11 @@ test-long: $(BIN)/minio $(BIN)/aws-lambda-rie
 BENCH_SF ?= 1
 bench: $(BIN)/minio bench-shuffle
 	$(GO) test -run '^$$' -bench BenchmarkTPCH -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
+
+# Planning a 60,000-value IN list, against parsing the same text in the
+# same run (x_parse).
+bench-planner:
+	$(GO) test -run '^$$' -bench BenchmarkPlanLongInList -benchtime 5x ./planner/
 
 # Shuffle writer + reader vs raw MinIO PUT/GET of the same bytes, in the
 # same run: SHUFFLE_MIB MiB of TPC-H lineitem batches per iteration, lz4

@@ -1,7 +1,6 @@
 package planner
 
 import (
-	"encoding/json"
 	"strings"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -44,13 +43,7 @@ func intLit(v int64) *plan.Expr                    { return plan.Literal(plan.Va
 
 // exprKey is a canonical text of e, equal for structurally equal
 // expressions (used to match GROUP BY keys and deduplicate aggregates).
-func exprKey(e *plan.Expr) string {
-	b, err := json.Marshal(e)
-	if err != nil {
-		return exprString(e)
-	}
-	return string(b)
-}
+func exprKey(e *plan.Expr) string { return e.Key() }
 
 // digits returns the number of decimal digits of |v| (1 for 0).
 func digits(v int64) int {

@@ -23,6 +23,15 @@ import (
 // afterwards. It returns a note per merge.
 func (g *Graph) ReuseStages() []string {
 	var notes []string
+	candidates := 0
+	for _, s := range g.Stages {
+		if s.ID != g.Result && s.Root != nil && s.Root.Kind != KindWrite {
+			candidates++
+		}
+	}
+	if candidates < 2 {
+		return nil // nothing to merge (and no fragment to encode: a long IN list is costly to)
+	}
 	for {
 		seen := map[string]int{} // fragment key -> first stage
 		merged := false
