@@ -126,7 +126,9 @@ type Written struct {
 // Until the marker exists a reader following the commit protocol sees none
 // of them. An empty result wrote no file; then one empty file of schema
 // (the written columns) is written first, so the output keeps its schema.
-func (e *StatementEnv) CommitWritten(ctx context.Context, job, prefix, format string, schema *arrow.Schema) (*Written, error) {
+// A write to one File needs no marker: its one PUT is atomic.
+func (e *StatementEnv) CommitWritten(ctx context.Context, job string, wr *plan.Write, schema *arrow.Schema) (*Written, error) {
+	prefix := wr.Prefix
 	refs, _, err := e.c.store.ResultObjects(ctx, job)
 	if err != nil {
 		return nil, err
@@ -151,9 +153,9 @@ func (e *StatementEnv) CommitWritten(ctx context.Context, job, prefix, format st
 		return nil, fmt.Errorf("read the files job %s wrote: %w", job, err)
 	}
 	if len(w.Keys) == 0 {
-		key := plan.WriteFileName(prefix, job, 0, format)
+		key := wr.Key(job, 0)
 		var buf bytes.Buffer
-		fw, err := exec.NewFileWriter(&buf, schema, format)
+		fw, err := exec.NewFileWriter(&buf, schema, wr)
 		if err != nil {
 			return nil, err
 		}
@@ -166,6 +168,11 @@ func (e *StatementEnv) CommitWritten(ctx context.Context, job, prefix, format st
 		w.Keys = []string{key}
 	}
 	sort.Strings(w.Keys)
+	if wr.File != "" {
+		// One file, written by one PUT: visible whole or not at all.
+		e.c.log.Info("result written", "job", job, "file", wr.File, "rows", w.Rows, "format", wr.Format)
+		return w, nil
+	}
 	marker, err := json.Marshal(map[string]any{"job": job, "files": w.Keys, "rows": w.Rows,
 		"committed": time.Now().UTC().Format(time.RFC3339Nano)})
 	if err != nil {
@@ -174,7 +181,7 @@ func (e *StatementEnv) CommitWritten(ctx context.Context, job, prefix, format st
 	if err := e.c.bucket.Put(ctx, prefix+layout.CommitMarkerPrefix+job, marker); err != nil {
 		return nil, fmt.Errorf("commit %s: %w", prefix, err)
 	}
-	e.c.log.Info("result written", "job", job, "prefix", prefix, "files", len(w.Keys), "rows", w.Rows, "format", format)
+	e.c.log.Info("result written", "job", job, "prefix", prefix, "files", len(w.Keys), "rows", w.Rows, "format", wr.Format)
 	return w, nil
 }
 

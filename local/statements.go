@@ -151,8 +151,13 @@ func (p *SQLPlanner) writeTarget(ctx context.Context, cat *catalog.Store, env *c
 	}
 	for _, t := range tables {
 		// A table lists its files under its location as a raw prefix
-		// ("data/t" sees "data/t2/..." too). A view has no location.
-		if t.View == "" && strings.HasPrefix(key, t.Location) {
+		// ("data/t" sees "data/t2/..." too), except a table of one file,
+		// which holds that key alone. A view has no location.
+		inside := strings.HasPrefix(key, t.Location)
+		if ext, _ := objstore.DataExt(t.Location); ext != "" && !strings.HasSuffix(t.Location, "/") && len(t.Files) == 1 && t.Files[0].Key == t.Location {
+			inside = key == t.Location || strings.HasPrefix(key, t.Location+"/")
+		}
+		if t.View == "" && inside {
 			return bad("inside the location of table %s (%s): its files would change the table", t.Name, p.s3URL(env, t.Location))
 		}
 	}
@@ -313,7 +318,7 @@ func succeeded(js *coordinator.JobStatus) error {
 // rows as files of format under prefix (plan.Graph.AddWrite: one file per
 // result-stage task, written in parallel by the tasks themselves), runs it
 // as a job and commits the files it wrote.
-func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv, prefix, format string) (*coordinator.Written, error) {
+func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv, wr plan.Write) (*coordinator.Written, error) {
 	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
 	if err != nil {
 		return nil, st.QueryError(err)
@@ -335,7 +340,7 @@ func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *c
 		f.Name = g.Columns[i]
 		fields[i] = f
 	}
-	if err := g.AddWrite(plan.Write{Format: format, Prefix: prefix}); err != nil {
+	if err := g.AddWrite(wr); err != nil {
 		return nil, err
 	}
 	js, err := env.RunGraph(ctx, st.Query, g, planner.Explain(pl))
@@ -345,7 +350,7 @@ func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *c
 	if err := succeeded(js); err != nil {
 		return nil, err
 	}
-	return env.CommitWritten(ctx, js.ID, prefix, format, arrow.NewSchema(fields, nil))
+	return env.CommitWritten(ctx, js.ID, &wr, arrow.NewSchema(fields, nil))
 }
 
 func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
@@ -364,7 +369,7 @@ func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *
 	}
 	// Every CTAS writes files of its own job id; files of an earlier table
 	// of the same name (dropped, its files left) are not this table's.
-	w, err := p.runWrite(ctx, st, env, prefix, "parquet")
+	w, err := p.runWrite(ctx, st, env, plan.Write{Format: "parquet", Prefix: prefix})
 	if err != nil {
 		return nil, err
 	}
@@ -399,30 +404,89 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 	if err != nil {
 		return nil, err
 	}
-	if key != "" && !strings.HasSuffix(key, "/") {
+	badOption := func(format string, args ...any) error {
+		return &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "COPY: " + fmt.Sprintf(format, args...)}
+	}
+	wr := plan.Write{Format: st.Format}
+	// A target that names a file (…/out.parquet, …/out.csv.gz) is that one
+	// file, of the format its extension names unless FORMAT says; any
+	// other target is a folder of files.
+	if ext, compressed := objstore.DataExt(key); key != "" && !strings.HasSuffix(key, "/") && (ext == ".parquet" || ext == ".csv" || ext == ".json" || ext == ".ndjson" || ext == ".jsonl") {
+		wr.File = key
+		if _, given := st.Options["format"]; !given {
+			wr.Format = strings.TrimPrefix(ext, ".")
+			if wr.Format == "ndjson" || wr.Format == "jsonl" {
+				wr.Format = "json"
+			}
+		}
+		if compressed {
+			wr.Compression = string(objstore.CompressionOf(key))
+		}
+	} else if key != "" && !strings.HasSuffix(key, "/") {
 		key += "/"
 	}
+	wr.Prefix = key
+	if wr.File != "" {
+		wr.Prefix = key[:strings.LastIndex(key, "/")+1]
+	}
 	var overwrite, appendTo bool
-	for k, v := range st.Options {
-		var on *bool
-		switch k {
-		case "overwrite", "overwrite_or_ignore":
-			on = &overwrite
-		case "append":
-			on = &appendTo
-		default:
-			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("unknown COPY option %q (known: format, overwrite, append)", k)}
-		}
+	flag := func(k, v string) (bool, error) {
 		switch strings.ToLower(v) {
 		case "true", "1", "yes", "on":
-			*on = true
+			return true, nil
 		case "false", "0", "no", "off":
+			return false, nil
+		}
+		return false, badOption("option %s %q: want true or false", k, v)
+	}
+	for k, v := range st.Options {
+		switch k {
+		case "format":
+		case "overwrite", "overwrite_or_ignore":
+			if overwrite, err = flag(k, v); err != nil {
+				return nil, err
+			}
+		case "append":
+			if appendTo, err = flag(k, v); err != nil {
+				return nil, err
+			}
+		case "header":
+			h, err := flag(k, v)
+			if err != nil {
+				return nil, err
+			}
+			wr.NoHeader = !h
+		case "delimiter", "delim", "sep":
+			wr.Delimiter = v
+		case "compression", "codec":
+			c := strings.ToLower(v)
+			switch c {
+			case "gz":
+				c = "gzip"
+			case "zst":
+				c = "zstd"
+			case "none":
+				c = ""
+				if wr.Format == "parquet" {
+					c = "uncompressed"
+				}
+			}
+			if wr.File != "" && wr.Format != "parquet" && c != wr.Compression {
+				return nil, badOption("COMPRESSION %s, but the target file %q says %q: name the file .%s%s", v, st.Location, wr.Compression, wr.Format, map[string]string{"gzip": ".gz", "zstd": ".zst"}[c])
+			}
+			wr.Compression = c
 		default:
-			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("COPY option %s %q: want true or false", k, v)}
+			return nil, badOption("unknown option %q (known: format, header, delimiter, compression, overwrite, append)", k)
 		}
 	}
 	if overwrite && appendTo {
-		return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "COPY: OVERWRITE and APPEND exclude each other"}
+		return nil, badOption("OVERWRITE and APPEND exclude each other")
+	}
+	if wr.File != "" && appendTo {
+		return nil, badOption("APPEND to the file %q: a file cannot take more rows; write to a folder ('…/') to add files beside others", st.Location)
+	}
+	if err := wr.Check(); err != nil {
+		return nil, badOption("%v", err)
 	}
 	// COPY writes only where nothing of sluice's or of a table is: not
 	// into jobs' folders, CREATE TABLE AS tables' or any registered
@@ -433,21 +497,29 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 	}
 	// A target that holds files is refused unless the statement says
 	// what to do with them: OVERWRITE (the new files and their marker
-	// first, then the old objects go) or APPEND (they stay, and readers of
-	// the folder see both).
-	old, err := env.Bucket().List(ctx, key)
-	if err != nil {
+	// first, then the old objects go; a file is replaced by its one PUT)
+	// or APPEND (they stay, and readers of the folder see both).
+	var old []objstore.ObjectInfo
+	if wr.File != "" {
+		o, err := env.Bucket().Stat(ctx, key)
+		switch {
+		case err == nil:
+			old = []objstore.ObjectInfo{o}
+		case !errors.Is(err, objstore.ErrNotFound):
+			return nil, fmt.Errorf("COPY target %s: %w", p.s3URL(env, key), err)
+		}
+	} else if old, err = env.Bucket().List(ctx, key); err != nil {
 		return nil, fmt.Errorf("COPY target %s: %w", p.s3URL(env, key), err)
 	}
 	if len(old) > 0 && !overwrite && !appendTo {
 		return nil, &planner.Error{Code: planner.CodeBadLocation, Pos: st.LocationPos,
 			Msg: fmt.Sprintf("COPY target %q holds %d objects (such as %s): add (OVERWRITE) to replace them or (APPEND) to add files beside them", st.Location, len(old), old[0].Key)}
 	}
-	w, err := p.runWrite(ctx, st, env, key, st.Format)
+	w, err := p.runWrite(ctx, st, env, wr)
 	if err != nil {
 		return nil, err
 	}
-	if overwrite && len(old) > 0 {
+	if overwrite && len(old) > 0 && wr.File == "" {
 		keep := map[string]bool{}
 		for _, k := range w.Keys {
 			keep[k] = true
@@ -537,7 +609,7 @@ func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *pla
 		return nil, &planner.Error{Code: planner.CodeType, Pos: st.QueryOffset + 1,
 			Msg: fmt.Sprintf("INSERT INTO %s: the query's columns do not cast to the table's types: %v", t.Name, err)}
 	}
-	written, err := p.runWrite(ctx, &w, env, t.Location, t.Format)
+	written, err := p.runWrite(ctx, &w, env, plan.Write{Format: t.Format, Prefix: t.Location})
 	if err != nil {
 		return nil, err
 	}

@@ -466,11 +466,12 @@ func (p *stmtParser) options(format *string) (map[string]string, error) {
 		}
 		if key == "format" && format != nil {
 			v := strings.ToLower(val)
-			if v != "parquet" && v != "csv" {
+			if v != "parquet" && v != "csv" && v != "json" {
 				return nil, &Error{Code: CodeBadOption, Pos: charPos(p.lex.sql, int32(valOff)),
-					Msg: fmt.Sprintf("FORMAT %s: want parquet or csv", val)}
+					Msg: fmt.Sprintf("FORMAT %s: want parquet, csv or json", val)}
 			}
 			*format = v
+			out[key] = v // given, not defaulted (a COPY target file's extension names the format otherwise)
 		} else {
 			out[key] = val
 		}

@@ -60,7 +60,7 @@ func (w *writeOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	w.done = true
 	var buf bytes.Buffer
-	fw, err := NewFileWriter(&buf, w.schema, w.node.Write.Format)
+	fw, err := NewFileWriter(&buf, w.schema, w.node.Write)
 	if err != nil {
 		return nil, err
 	}
@@ -91,7 +91,7 @@ func (w *writeOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		return nil, io.EOF
 	}
 	job, task := w.sink.Writer()
-	key := plan.WriteFileName(w.node.Write.Prefix, job, task, w.node.Write.Format)
+	key := w.node.Write.Key(job, task)
 	if err := w.sink.PutFile(ctx, key, buf.Bytes()); err != nil {
 		return nil, fmt.Errorf("exec: write %s: %w", key, err)
 	}

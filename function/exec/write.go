@@ -1,6 +1,7 @@
 package exec
 
 import (
+	"bufio"
 	"fmt"
 	"io"
 
@@ -12,6 +13,9 @@ import (
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/compress"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // FileWriter writes record batches as one table file.
@@ -26,25 +30,69 @@ type FileWriter interface {
 const (
 	FormatParquet = "parquet"
 	FormatCSV     = "csv"
+	FormatJSON    = "json"
 )
 
-// NewFileWriter returns a writer of format ("parquet": zstd-compressed
-// row groups of up to 1 Mi rows with statistics; "csv": a header line,
-// then comma-separated values, NULL as the empty field) into w.
-func NewFileWriter(w io.Writer, schema *arrow.Schema, format string) (FileWriter, error) {
-	switch format {
+// NewFileWriter returns a writer of the file wr describes into w:
+// "parquet": row groups of up to 1 Mi rows with statistics, zstd pages
+// unless wr.Compression names another codec; "csv": a header line (unless
+// wr.NoHeader), then wr.Delimiter-separated values (',' by default), NULL
+// as the empty field; "json": one object per line, keys in column order.
+// CSV and JSON are compressed whole when wr.Compression is gzip or zstd.
+func NewFileWriter(w io.Writer, schema *arrow.Schema, wr *plan.Write) (FileWriter, error) {
+	if err := wr.Check(); err != nil {
+		return nil, err
+	}
+	switch wr.Format {
 	case FormatParquet:
-		props := parquet.NewWriterProperties(parquet.WithCompression(compress.Codecs.Zstd),
+		codec := compress.Codecs.Zstd
+		switch wr.Compression {
+		case "snappy":
+			codec = compress.Codecs.Snappy
+		case "gzip":
+			codec = compress.Codecs.Gzip
+		case "lz4":
+			codec = compress.Codecs.Lz4Raw
+		case "uncompressed":
+			codec = compress.Codecs.Uncompressed
+		}
+		props := parquet.NewWriterProperties(parquet.WithCompression(codec),
 			parquet.WithMaxRowGroupLength(1<<20), parquet.WithStats(true))
 		fw, err := pqarrow.NewFileWriter(widenSchema(schema), nopCloser{w}, props, pqarrow.NewArrowWriterProperties(pqarrow.WithStoreSchema()))
 		if err != nil {
 			return nil, fmt.Errorf("parquet writer: %w", err)
 		}
 		return &parquetWriter{fw}, nil
-	case FormatCSV:
-		return &csvWriter{csv.NewWriter(w, widenSchema(schema), csv.WithHeader(true), csv.WithNullWriter(""))}, nil
 	}
-	return nil, fmt.Errorf("unknown file format %q (want parquet or csv)", format)
+	cw, err := compressWriter(w, wr.Compression)
+	if err != nil {
+		return nil, err
+	}
+	if wr.Format == FormatJSON {
+		return &jsonWriter{w: bufio.NewWriter(cw), c: cw}, nil
+	}
+	opts := []csv.Option{csv.WithHeader(!wr.NoHeader), csv.WithNullWriter("")}
+	if wr.Delimiter != "" {
+		opts = append(opts, csv.WithComma([]rune(wr.Delimiter)[0]))
+	}
+	return &csvWriter{w: csv.NewWriter(cw, widenSchema(schema), opts...), c: cw}, nil
+}
+
+// compressWriter wraps w in the codec's writer ("gzip", "zstd"), or
+// returns w itself for none. The returned writer's Close ends the
+// compressed stream without closing w.
+func compressWriter(w io.Writer, codec string) (io.WriteCloser, error) {
+	switch codec {
+	case "gzip":
+		return gzip.NewWriter(w), nil
+	case "zstd":
+		zw, err := zstd.NewWriter(w)
+		if err != nil {
+			return nil, fmt.Errorf("zstd writer: %w", err)
+		}
+		return zw, nil
+	}
+	return nopCloser{w}, nil
 }
 
 type parquetWriter struct{ fw *pqarrow.FileWriter }
@@ -67,7 +115,10 @@ func (p *parquetWriter) Close() error {
 	return nil
 }
 
-type csvWriter struct{ w *csv.Writer }
+type csvWriter struct {
+	w *csv.Writer
+	c io.Closer // the compressor, ended after the CSV writer is flushed
+}
 
 func (c *csvWriter) Write(rec arrow.RecordBatch) error {
 	rec = widenDecimals(rec)
@@ -81,6 +132,9 @@ func (c *csvWriter) Write(rec arrow.RecordBatch) error {
 func (c *csvWriter) Close() error {
 	c.w.Flush()
 	if err := c.w.Error(); err != nil {
+		return fmt.Errorf("write csv: %w", err)
+	}
+	if err := c.c.Close(); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
 	return nil

@@ -3,6 +3,7 @@ package exec
 import (
 	"bytes"
 	"context"
+	"io"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -11,6 +12,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/klauspost/compress/gzip"
+	"github.com/klauspost/compress/zstd"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // TestFileWriter writes int64, string, decimal64 and date columns (with
@@ -31,17 +35,70 @@ func TestFileWriter(t *testing.T) {
 	rec := b.NewRecordBatch()
 	defer rec.Release()
 
+	gunzip := func(t *testing.T, out []byte) []byte {
+		zr, err := gzip.NewReader(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	unzstd := func(t *testing.T, out []byte) []byte {
+		zr, err := zstd.NewReader(bytes.NewReader(out))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer zr.Close()
+		b, err := io.ReadAll(zr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	const wantJSON = `{"id":1,"name":"a,b","price":123.45,"day":"2022-01-08"}` + "\n" + `{"id":2,"name":null,"price":null,"day":"2022-01-09"}` + "\n"
 	tests := []struct {
-		format string
-		check  func(t *testing.T, out []byte)
+		w     plan.Write
+		check func(t *testing.T, out []byte)
 	}{
-		{FormatCSV, func(t *testing.T, out []byte) {
+		{plan.Write{Format: FormatCSV}, func(t *testing.T, out []byte) {
 			want := "id,name,price,day\n1,\"a,b\",123.45,2022-01-08\n2,,,2022-01-09\n"
 			if string(out) != want {
 				t.Fatalf("csv:\n%q\nwant\n%q", out, want)
 			}
 		}},
-		{FormatParquet, func(t *testing.T, out []byte) {
+		{plan.Write{Format: FormatCSV, NoHeader: true, Delimiter: "|", Compression: "gzip"}, func(t *testing.T, out []byte) {
+			want := "1|a,b|123.45|2022-01-08\n2|||2022-01-09\n"
+			if got := gunzip(t, out); string(got) != want {
+				t.Fatalf("csv:\n%q\nwant\n%q", got, want)
+			}
+		}},
+		{plan.Write{Format: FormatJSON}, func(t *testing.T, out []byte) {
+			if string(out) != wantJSON {
+				t.Fatalf("json:\n%s\nwant\n%s", out, wantJSON)
+			}
+		}},
+		{plan.Write{Format: FormatJSON, Compression: "zstd"}, func(t *testing.T, out []byte) {
+			if got := unzstd(t, out); string(got) != wantJSON {
+				t.Fatalf("json:\n%s\nwant\n%s", got, wantJSON)
+			}
+		}},
+		{plan.Write{Format: FormatParquet, Compression: "snappy"}, func(t *testing.T, out []byte) {
+			pf, err := file.NewParquetReader(bytes.NewReader(out))
+			if err != nil {
+				t.Fatal(err)
+			}
+			c, err := pf.MetaData().RowGroup(0).ColumnChunk(0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if c.Compression().String() != "SNAPPY" {
+				t.Fatalf("parquet codec %s, want SNAPPY", c.Compression())
+			}
+		}},
+		{plan.Write{Format: FormatParquet}, func(t *testing.T, out []byte) {
 			pf, err := file.NewParquetReader(bytes.NewReader(out))
 			if err != nil {
 				t.Fatal(err)
@@ -68,9 +125,9 @@ func TestFileWriter(t *testing.T) {
 		}},
 	}
 	for _, tt := range tests {
-		t.Run(tt.format, func(t *testing.T) {
+		t.Run(tt.w.Ext(), func(t *testing.T) {
 			var buf bytes.Buffer
-			w, err := NewFileWriter(&buf, schema, tt.format)
+			w, err := NewFileWriter(&buf, schema, &tt.w)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -83,7 +140,9 @@ func TestFileWriter(t *testing.T) {
 			tt.check(t, buf.Bytes())
 		})
 	}
-	if _, err := NewFileWriter(&bytes.Buffer{}, schema, "orc"); err == nil {
-		t.Fatal("orc: no error")
+	for _, bad := range []plan.Write{{Format: "orc"}, {Format: "csv", Delimiter: "ab"}, {Format: "parquet", Compression: "brotli"}, {Format: "json", NoHeader: true}} {
+		if _, err := NewFileWriter(&bytes.Buffer{}, schema, &bad); err == nil {
+			t.Errorf("%+v: no error", bad)
+		}
 	}
 }

@@ -20,7 +20,7 @@ const CommitMarkerPrefix = layout.CommitMarkerPrefix
 
 // writerFileRE matches the data files of a committed-write writer: the
 // writer id (a job id, 20060102-150405-hex8) and a part number.
-var writerFileRE = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}-[0-9a-f]{8})-[0-9]+\.[a-z]+$`)
+var writerFileRE = regexp.MustCompile(`^([0-9]{8}-[0-9]{6}-[0-9a-f]{8})-[0-9]+\.[a-z]+(\.(gz|zst))?$`)
 
 // FormatExtensions are the file extensions of a table format's files
 // (matched regardless of case).

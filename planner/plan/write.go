@@ -16,16 +16,81 @@ const KindWrite Kind = "write"
 
 // Write says where and how a KindWrite node writes.
 type Write struct {
-	// Format is "parquet" or "csv".
+	// Format is "parquet", "csv" or "json" (newline-delimited objects).
 	Format string `json:"format"`
 	// Prefix is the key prefix (in the job's bucket, ending in "/") the
 	// files go under. Each task writes WriteFileName(Prefix, job, task,
-	// Format): a retried or hedged attempt of a task overwrites the same
+	// Ext()): a retried or hedged attempt of a task overwrites the same
 	// key with the same rows, and no reader sees any file of the job
 	// before its commit marker exists.
 	Prefix string `json:"prefix"`
 	// Columns are the names the written columns get (the query's names).
 	Columns []string `json:"columns"`
+	// File, when set, is the one key the whole result is written to (a
+	// COPY target that names a file): the result stage's single task
+	// writes it, and one PUT makes it visible at once, with no marker.
+	File string `json:"file,omitempty"`
+	// Compression: for Parquet the page codec, "zstd" (the default),
+	// "snappy", "gzip", "lz4" or "uncompressed"; for CSV and JSON the
+	// whole file's, "gzip" or "zstd" (the name gets .gz or .zst), or ""
+	// for none.
+	Compression string `json:"compression,omitempty"`
+	// NoHeader leaves out a CSV file's header line.
+	NoHeader bool `json:"no_header,omitempty"`
+	// Delimiter is a CSV file's one-character field separator ("": ',').
+	Delimiter string `json:"delimiter,omitempty"`
+}
+
+// Check validates the format and its options.
+func (w *Write) Check() error {
+	switch w.Format {
+	case "parquet":
+		switch w.Compression {
+		case "", "zstd", "snappy", "gzip", "lz4", "uncompressed":
+		default:
+			return fmt.Errorf("parquet compression %q (want zstd, snappy, gzip, lz4 or uncompressed)", w.Compression)
+		}
+		if w.NoHeader || w.Delimiter != "" {
+			return errors.New("HEADER and DELIMITER are CSV options; the format is parquet")
+		}
+	case "csv", "json":
+		switch w.Compression {
+		case "", "none", "uncompressed", "gzip", "zstd":
+		default:
+			return fmt.Errorf("%s compression %q (want gzip, zstd or none)", w.Format, w.Compression)
+		}
+		if w.Format == "json" && (w.NoHeader || w.Delimiter != "") {
+			return errors.New("HEADER and DELIMITER are CSV options; the format is json")
+		}
+		if d := []rune(w.Delimiter); len(w.Delimiter) > 0 && (len(d) != 1 || d[0] == '"' || d[0] == '\n' || d[0] == '\r') {
+			return fmt.Errorf("DELIMITER %q: want one character other than a quote or a line break", w.Delimiter)
+		}
+	default:
+		return fmt.Errorf("write format %q (want parquet, csv or json)", w.Format)
+	}
+	return nil
+}
+
+// Ext is the written files' extension: the format's, and for a
+// compressed CSV or JSON file the codec's after it ("csv.gz").
+func (w *Write) Ext() string {
+	if w.Format != "parquet" {
+		switch w.Compression {
+		case "gzip":
+			return w.Format + ".gz"
+		case "zstd":
+			return w.Format + ".zst"
+		}
+	}
+	return w.Format
+}
+
+// Key is the key task of job writes: File, or its part under Prefix.
+func (w *Write) Key(job string, task int) string {
+	if w.File != "" {
+		return w.File
+	}
+	return WriteFileName(w.Prefix, job, task, w.Ext())
 }
 
 // WriteSchema is the output of a KindWrite node: one row per file.
@@ -46,14 +111,12 @@ func WriteFileName(prefix, job string, task int, format string) string {
 // stage only gathers another stage's output (its root is a bare exchange
 // leaf), the writer becomes that stage's root, so each of its tasks writes
 // its own file and the result stage gathers the file list; otherwise (a
-// sort, a final LIMIT or aggregate in the result stage) the result
-// stage's single task writes one file. The writing stage's LIMIT early
+// sort, a final LIMIT or aggregate in the result stage, or a write to one
+// File) the result stage's single task writes one file. The writing stage's LIMIT early
 // stop no longer applies (its root is the writer).
 func (g *Graph) AddWrite(w Write) error {
-	switch w.Format {
-	case "parquet", "csv":
-	default:
-		return fmt.Errorf("write format %q (want parquet or csv)", w.Format)
+	if err := w.Check(); err != nil {
+		return err
 	}
 	res := g.Stage(g.Result)
 	if res == nil || res.Root == nil {
@@ -66,7 +129,7 @@ func (g *Graph) AddWrite(w Write) error {
 		return fmt.Errorf("write: %d column names for %d columns", len(w.Columns), len(res.Root.Schema))
 	}
 	st := res
-	if r := res.Root; r.Kind == KindExchange && !r.Whole {
+	if r := res.Root; r.Kind == KindExchange && !r.Whole && w.File == "" {
 		if up := g.Stage(r.Stage); up != nil && up.Root != nil && len(g.Consumers(up.ID)) == 1 {
 			st = up
 			r.Schema = append(Schema(nil), WriteSchema...)
@@ -87,8 +150,8 @@ func validateWrite(n *Node) error {
 	if w == nil {
 		return errors.New("no Write")
 	}
-	if w.Format != "parquet" && w.Format != "csv" {
-		return fmt.Errorf("format %q", w.Format)
+	if err := w.Check(); err != nil {
+		return err
 	}
 	if len(w.Columns) != len(n.Inputs[0].Schema) {
 		return fmt.Errorf("%d column names for %d input columns", len(w.Columns), len(n.Inputs[0].Schema))

@@ -41,8 +41,8 @@ func TestAddWrite(t *testing.T) {
 			}
 		})
 	}
-	if err := validGraph().AddWrite(Write{Format: "json"}); err == nil {
-		t.Fatal("AddWrite with format json succeeded")
+	if err := validGraph().AddWrite(Write{Format: "orc"}); err == nil {
+		t.Fatal("AddWrite with format orc succeeded")
 	}
 	// A writer below another operator is not a valid plan.
 	g := validGraph()
