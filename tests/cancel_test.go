@@ -65,8 +65,14 @@ func TestCancelAndGC(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	if _, errOut, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "cancel", "--coordinator", st.APIURL, job); code != 0 {
+	out, errOut, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "cancel", "--coordinator", st.APIURL, job)
+	if code != 0 {
 		t.Fatalf("sluice jobs cancel: %s", errOut)
+	}
+	// It says what it did: the job cancelled (or cancelling, if the
+	// coordinator had not stopped it within 5 s), and what it was.
+	if !strings.Contains(out, "job "+job+" cancel") || !strings.Contains(out, "it was running") || !strings.Contains(out, "stages done") {
+		t.Errorf("sluice jobs cancel printed %q", out)
 	}
 	js, err := cl.Wait(ctx, job, nil)
 	if err != nil {
@@ -74,6 +80,20 @@ func TestCancelAndGC(t *testing.T) {
 	}
 	if js.State != coordinator.StateCancelled {
 		t.Fatalf("job %s after cancel: %s (%s)", job, js.State, js.Error)
+	}
+	if out, _, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "cancel", "--coordinator", st.APIURL, job); code != 0 || !strings.Contains(out, "already cancelled: nothing to cancel") {
+		t.Errorf("second sluice jobs cancel: exit %d, %q", code, out)
+	}
+	// jobs ls filters by state and shows when and how long.
+	out, errOut, code = runCLI(t, bin, t.TempDir(), nil, "jobs", "ls", "--coordinator", st.APIURL, "--state", "cancelled")
+	if code != 0 || !strings.Contains(out, job) || !strings.Contains(out, " ago)") || !strings.Contains(out, "DURATION") {
+		t.Errorf("jobs ls --state cancelled: exit %d, %q %s", code, out, errOut)
+	}
+	if out, _, _ := runCLI(t, bin, t.TempDir(), nil, "jobs", "ls", "--coordinator", st.APIURL, "--state", "succeeded,failed"); strings.Contains(out, job) {
+		t.Errorf("jobs ls --state succeeded,failed lists the cancelled job %s:\n%s", job, out)
+	}
+	if _, errOut, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "ls", "--coordinator", st.APIURL, "--state", "done"); code == 0 || !strings.Contains(errOut, "want running, succeeded, failed or cancelled") {
+		t.Errorf("jobs ls --state done: exit %d, %s", code, errOut)
 	}
 	invoked := st.Pool.Invocations()
 	time.Sleep(300 * time.Millisecond)
