@@ -795,6 +795,19 @@ func (b *binder) bindJoin(je *pg.JoinExpr, parent *scope) (node, []*relation, er
 			return nil, nil, err
 		}
 	}
+	if je.Quals != nil && typ == plan.JoinInner && using == nil && containsSubLink(je.Quals) {
+		// An inner join's ON condition means what the same condition in
+		// WHERE would: with subqueries it is bound as a predicate over
+		// the cross product (scalar subqueries attached, IN and EXISTS as
+		// semi and anti joins), and the optimizer moves its equalities
+		// into the join. Outer joins keep the refusal below: their ON
+		// conditions decide padding, not filtering.
+		p, err := b.bindPredicate(je.Quals, &exprCtx{clause: "JOIN ... ON", scope: js}, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return b.applyPredicate(j, p), js.rels, nil
+	}
 	if je.Quals != nil {
 		cond, err := b.bindExpr(je.Quals, &exprCtx{clause: "JOIN ... ON", scope: js})
 		if err != nil {
@@ -1376,4 +1389,24 @@ func eachChild(m protoreflect.Message, f func(protoreflect.Message) bool) {
 			return
 		}
 	}
+}
+
+// containsSubLink reports whether the parse tree n holds a subquery.
+func containsSubLink(n *pg.Node) bool {
+	found := false
+	var walk func(m protoreflect.Message)
+	walk = func(m protoreflect.Message) {
+		if _, ok := m.Interface().(*pg.SubLink); ok {
+			found = true
+			return
+		}
+		eachChild(m, func(c protoreflect.Message) bool {
+			walk(c)
+			return found
+		})
+	}
+	if n != nil {
+		walk(n.ProtoReflect())
+	}
+	return found
 }
