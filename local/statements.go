@@ -255,6 +255,14 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "JSON tables take no column list (the schema is inferred from the first file)"}
 		}
 		t, err = catalog.InspectJSON(ctx, env.Bucket(), st.Name, key)
+	case "iceberg":
+		if len(st.Options) > 0 {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "Iceberg tables take no OPTIONS"}
+		}
+		if st.Schema != "" {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "Iceberg tables take no column list (the schema is the table's)"}
+		}
+		t, err = catalog.InspectIceberg(ctx, env.Bucket(), env.BucketName(), st.Name, key)
 	}
 	if err != nil {
 		code, pos := plan.CodeOf(err), st.LocationPos
@@ -470,6 +478,8 @@ func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *pla
 		return &planner.Error{Code: planner.CodeUnsupported, Pos: st.NamePos, Msg: fmt.Sprintf("unsupported: INSERT INTO %s: %s", t.Name, why)}
 	}
 	switch {
+	case t.Format == "iceberg":
+		return nil, refuse("an Iceberg table (sluice reads Iceberg tables; writing them is not supported)")
 	case len(t.Partitions) > 0:
 		return nil, refuse("a hive-partitioned table (its rows belong in key=value folders)")
 	case t.Format == "json":

@@ -48,6 +48,9 @@ type Table struct {
 	// Schema is the declared column list, when one was given: its types
 	// win over the files' and the partition folders'.
 	Schema []plan.Field `json:"schema,omitempty"`
+	// Iceberg is set for an Iceberg table (Format "iceberg"): the metadata
+	// file and snapshot its Columns and Files are of (see iceberg.go).
+	Iceberg *layout.Iceberg `json:"iceberg,omitempty"`
 }
 
 // RowsText renders the row count for people: "1234", or "~1234
@@ -164,7 +167,13 @@ func (s *Store) Drop(ctx context.Context, name string) error {
 // current returns a table, re-listing an external table's location first
 // (and saving the new file list when it changed).
 func (s *Store) current(ctx context.Context, name string) (*Table, error) {
+	if base, ref, ok := strings.Cut(name, "@"); ok {
+		return s.snapshotOf(ctx, base, ref)
+	}
 	t, err := s.Get(ctx, name)
+	if err == nil && t.Iceberg != nil {
+		return s.refreshIceberg(ctx, t)
+	}
 	if err != nil || !t.External || s.Bucket == nil {
 		return t, err
 	}
@@ -186,7 +195,7 @@ func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &layout.Table{Format: t.Format, CSV: t.CSV, JSON: t.JSON, Partitions: t.Partitions, Files: t.Files}, nil
+	return &layout.Table{Format: t.Format, CSV: t.CSV, JSON: t.JSON, Partitions: t.Partitions, Files: t.Files, Iceberg: t.Iceberg}, nil
 }
 
 // Table implements planner.Catalog.
