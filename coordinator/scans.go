@@ -185,7 +185,15 @@ func planIcebergScan(ctx context.Context, tables Tables, lay *layout.Table, scan
 		}
 		scan.Scan.FieldIDs[i] = id
 	}
-	return sp.PlanScan(ctx, lay, scan.Scan)
+	p, err := sp.PlanScan(ctx, lay, scan.Scan)
+	if err != nil {
+		return nil, err
+	}
+	// Pruned data files count those of pruned manifests too: the table's
+	// files are the snapshot's, as the catalog listed them.
+	p.DataFiles = max(len(lay.Files), len(p.Files))
+	p.DataFilesPruned = p.DataFiles - len(p.Files)
+	return p, nil
 }
 
 // prunePartitions drops the files of a hive-partitioned table whose

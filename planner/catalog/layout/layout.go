@@ -66,6 +66,10 @@ type Iceberg struct {
 
 // ScanPlan is what planning an Iceberg scan from its filter gives: the
 // data files to read and how many manifests and files the filter pruned.
+//
+// DataFiles and DataFilesPruned count the snapshot's data files: those of
+// the manifests read (as planned) and, once the caller knows the
+// snapshot's whole file list, all of them.
 type ScanPlan struct {
 	Files           []File
 	Manifests       int
