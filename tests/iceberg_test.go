@@ -337,6 +337,9 @@ func TestIceberg(t *testing.T) {
 		compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, fmt.Sprintf(`"ev@%d"`, p.id)), true)), want, false)
 		ts := time.UnixMilli(p.ms).UTC().Format("2006-01-02 15:04:05.000")
 		compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, fmt.Sprintf(`"ev@%s"`, ts)), true)), want, false)
+		// Trino's and Spark's syntax, with the table name as qualifier.
+		compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, fmt.Sprintf("ev for version as of %d", p.id))+" where ev.id >= 0", false)), want, false)
+		compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, fmt.Sprintf("ev FOR TIMESTAMP AS OF '%s' e", ts))+" where e.id >= 0", true)), want, false)
 	}
 	if ae := stmtErr(t, st, `select count(*) from "ev@12345"`); ae.Code != "SL002" {
 		t.Fatalf("an unknown snapshot: %+v", ae)
