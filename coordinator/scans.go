@@ -57,6 +57,11 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 	var lay *layout.Table
 	if in, ok := run.scans[stage]; ok {
 		scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.JSON, in.layout.Partitions
+		if in.layout.Iceberg != nil {
+			if err := setFieldIDs(in.layout, scan); err != nil {
+				return nil, err
+			}
+		}
 		if in.filter == filter {
 			return in, nil
 		}
@@ -169,6 +174,22 @@ func planIcebergScan(ctx context.Context, tables Tables, lay *layout.Table, scan
 	if !ok {
 		return nil, fmt.Errorf("coordinator: table %s is an Iceberg table and the catalog cannot plan its scans", scan.Scan.Table)
 	}
+	if err := setFieldIDs(lay, scan); err != nil {
+		return nil, err
+	}
+	p, err := sp.PlanScan(ctx, lay, scan.Scan)
+	if err != nil {
+		return nil, err
+	}
+	// Pruned data files count those of pruned manifests too: the table's
+	// files are the snapshot's, as the catalog listed them.
+	p.DataFiles = max(len(lay.Files), len(p.Files))
+	p.DataFilesPruned = p.DataFiles - len(p.Files)
+	return p, nil
+}
+
+// setFieldIDs sets the Iceberg field ids a scan reads its columns by.
+func setFieldIDs(lay *layout.Table, scan *plan.Node) error {
 	scan.Scan.FieldIDs = make([]int, len(scan.Scan.Columns))
 	for i, name := range scan.Scan.Columns {
 		id, ok := lay.Iceberg.FieldIDs[name]
@@ -181,19 +202,11 @@ func planIcebergScan(ctx context.Context, tables Tables, lay *layout.Table, scan
 			}
 		}
 		if !ok {
-			return nil, plan.Errorf(plan.CodeUnknownCol, "table %s has no column %s", scan.Scan.Table, name)
+			return plan.Errorf(plan.CodeUnknownCol, "table %s has no column %s", scan.Scan.Table, name)
 		}
 		scan.Scan.FieldIDs[i] = id
 	}
-	p, err := sp.PlanScan(ctx, lay, scan.Scan)
-	if err != nil {
-		return nil, err
-	}
-	// Pruned data files count those of pruned manifests too: the table's
-	// files are the snapshot's, as the catalog listed them.
-	p.DataFiles = max(len(lay.Files), len(p.Files))
-	p.DataFilesPruned = p.DataFiles - len(p.Files)
-	return p, nil
+	return nil
 }
 
 // prunePartitions drops the files of a hive-partitioned table whose

@@ -167,6 +167,9 @@ func TestIceberg(t *testing.T) {
 	)
 	md, err := table.NewMetadata(sc, &spec, table.UnsortedSortOrder, loc, iceberggo.Properties{
 		"format-version": "2", table.WriteDeleteModeKey: table.WriteModeMergeOnRead,
+		// Several row groups a file: scan splits cut files at the
+		// manifests' split offsets, and delete positions span groups.
+		table.ParquetRowGroupLimitKey: "2",
 	})
 	if err != nil {
 		t.Fatal(err)
@@ -283,6 +286,11 @@ func TestIceberg(t *testing.T) {
 	}
 	if _, err := db.Exec(fmt.Sprintf("create view ev as select * from s%d", len(plans)-1)); err != nil {
 		t.Fatal(err)
+	}
+	var groups, files int
+	q := fmt.Sprintf("select count(distinct (file_name, row_group_id)), count(distinct file_name) from parquet_metadata([%s])", strings.Join(download(last.data), ", "))
+	if err := db.QueryRow(q).Scan(&groups, &files); err != nil || groups <= files {
+		t.Fatalf("%d row groups in %d files (%v): want several a file", groups, files, err)
 	}
 
 	stmt(t, st, fmt.Sprintf("create external table ev stored as iceberg location '%s/'", loc))
