@@ -243,7 +243,7 @@ func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, 
 	for _, st := range g.Stages {
 		var err error
 		plan.Walk(st.Root, func(n *plan.Node) {
-			if err != nil || n.Kind != plan.KindScan || n.Scan.Inline {
+			if err != nil || n.Kind != plan.KindScan {
 				return
 			}
 			var lay *layout.Table
