@@ -52,7 +52,7 @@ func loadIceberg(ctx context.Context, b objstore.Bucket, t *Table, ref iceberg.R
 	if err != nil {
 		return fmt.Errorf("table %s: %w", t.Name, err)
 	}
-	sp, err := it.Plan(ctx, t.Name, snap, nil)
+	sp, err := it.Files(ctx, t.Name, snap)
 	if err != nil {
 		return err
 	}

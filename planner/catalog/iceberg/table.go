@@ -238,6 +238,17 @@ func Columns(sc *iceberggo.Schema) ([]plan.Field, map[string]int, error) {
 // deletion vectors are refused (SL005): reading past them would give
 // deleted rows.
 func (t *Table) Plan(ctx context.Context, name string, s *table.Snapshot, filter iceberggo.BooleanExpression) (*layout.ScanPlan, error) {
+	return t.plan(ctx, name, s, filter, true)
+}
+
+// Files lists all data files of snapshot s, for the catalog's row and
+// byte counts: as Plan with no filter, but a file with equality deletes
+// or deletion vectors is listed (Plan refuses it when a scan reads it).
+func (t *Table) Files(ctx context.Context, name string, s *table.Snapshot) (*layout.ScanPlan, error) {
+	return t.plan(ctx, name, s, nil, false)
+}
+
+func (t *Table) plan(ctx context.Context, name string, s *table.Snapshot, filter iceberggo.BooleanExpression, strict bool) (*layout.ScanPlan, error) {
 	if s == nil {
 		return &layout.ScanPlan{}, nil
 	}
@@ -256,11 +267,11 @@ func (t *Table) Plan(ctx context.Context, name string, s *table.Snapshot, filter
 	deletes := map[string]bool{}
 	for _, task := range tasks {
 		df := task.File
-		if len(task.EqualityDeleteFiles) > 0 {
+		if strict && len(task.EqualityDeleteFiles) > 0 {
 			return nil, plan.Errorf(plan.CodeUnsupported, "unsupported: table %s: Iceberg equality deletes (file %s has %d): sluice applies position deletes only",
 				name, df.FilePath(), len(task.EqualityDeleteFiles))
 		}
-		if len(task.DeletionVectorFiles) > 0 {
+		if strict && len(task.DeletionVectorFiles) > 0 {
 			return nil, plan.Errorf(plan.CodeUnsupported, "unsupported: table %s: Iceberg deletion vectors (file %s): sluice applies position-delete files only", name, df.FilePath())
 		}
 		if df.FileFormat() != iceberggo.ParquetFile {
