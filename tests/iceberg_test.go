@@ -113,6 +113,9 @@ type icebergSnapshot struct {
 	ms      int64
 	data    []string // keys
 	deletes []string
+	// offsets counts the data files whose manifest entries have split
+	// offsets (the catalog's row groups come from them, no footer read).
+	offsets int
 }
 
 func planSnapshot(t *testing.T, fs *iceberg.FS, tbl *table.Table, id int64) icebergSnapshot {
@@ -129,6 +132,9 @@ func planSnapshot(t *testing.T, fs *iceberg.FS, tbl *table.Table, id int64) iceb
 			t.Fatal(err)
 		}
 		s.data = append(s.data, k)
+		if len(task.File.SplitOffsets()) > 0 {
+			s.offsets++
+		}
 		for _, d := range task.DeleteFiles {
 			dk, _ := fs.Key(d.FilePath())
 			if !seen[dk] {
@@ -236,6 +242,9 @@ func TestIceberg(t *testing.T) {
 		t.Logf("snapshot %d (%d): %d data files, %d delete files", i, p.id, len(p.data), len(p.deletes))
 	}
 	last := plans[len(plans)-1]
+	if last.offsets != len(last.data) {
+		t.Fatalf("%d of %d data files have split offsets", last.offsets, len(last.data))
+	}
 	if len(last.deletes) == 0 {
 		t.Fatalf("the delete wrote no position-delete files: %+v", last)
 	}
