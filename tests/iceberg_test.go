@@ -369,6 +369,23 @@ func TestIceberg(t *testing.T) {
 	}
 	t.Logf("%s", ex)
 
+	// A column dropped since the last snapshot (a schema change without
+	// one) is gone from current reads, and still there in time travel.
+	tx = cat.tbl.NewTransaction()
+	if err := tx.UpdateSchema(true, false).DeleteColumn([]string{"note"}).Commit(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if ae := stmtErr(t, st, "select note from ev"); ae.Code != "SL003" {
+		t.Fatalf("a dropped column: %+v", ae)
+	}
+	q = "select cat, count(*), sum(amount) from ev where amount > 100 group by cat"
+	compareRows(t, sluiceRows(run(t, st, q, true)), duckRows(t, db, q), false)
+	q = "select note, count(*) from %s group by note"
+	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(q, fmt.Sprintf("ev for version as of %d", last.id)), true)), duckRows(t, db, fmt.Sprintf(q, "ev")), false)
+
 	// Equality deletes are not applied: a scan that would need them is
 	// refused (SL005 naming the table and the feature), never answered
 	// with the deleted rows; the snapshots before them still read.

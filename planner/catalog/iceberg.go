@@ -48,7 +48,7 @@ func loadIceberg(ctx context.Context, b objstore.Bucket, t *Table, ref iceberg.R
 	if err != nil {
 		return plan.Errorf(planner.CodeUnknownTbl, "table %s: %w", t.Name, err)
 	}
-	cols, ids, err := iceberg.Columns(it.Schema(snap))
+	cols, ids, err := iceberg.Columns(it.Schema(snap, !ref.IsZero()))
 	if err != nil {
 		return fmt.Errorf("table %s: %w", t.Name, err)
 	}
@@ -57,7 +57,7 @@ func loadIceberg(ctx context.Context, b objstore.Bucket, t *Table, ref iceberg.R
 		return err
 	}
 	t.Columns, t.Files, t.Rows, t.Bytes = cols, sp.Files, 0, 0
-	t.Iceberg = &layout.Iceberg{Bucket: t.Iceberg.Bucket, Metadata: mk, FieldIDs: ids}
+	t.Iceberg = &layout.Iceberg{Bucket: t.Iceberg.Bucket, Metadata: mk, FieldIDs: ids, Pinned: !ref.IsZero()}
 	if snap != nil {
 		t.Iceberg.Snapshot = snap.SnapshotID
 	}
@@ -142,5 +142,5 @@ func (s *Store) PlanScan(ctx context.Context, lay *layout.Table, scan *plan.Scan
 	if lay.Iceberg.Snapshot == 0 {
 		snap = nil // the table had no snapshot when the layout was taken
 	}
-	return it.Plan(ctx, scan.Table, snap, iceberg.Filter(scan.Filter, scan.Columns))
+	return it.Plan(ctx, scan.Table, snap, lay.Iceberg.Pinned, iceberg.Filter(scan.Filter, scan.Columns))
 }

@@ -196,11 +196,13 @@ func firstSnapshotTime(md table.Metadata) string {
 	return time.UnixMilli(first).UTC().Format(time.RFC3339Nano)
 }
 
-// Schema returns the schema of snapshot s (the current schema when s is
-// nil or names none).
-func (t *Table) Schema(s *table.Snapshot) *iceberggo.Schema {
+// Schema returns the schema a read of snapshot s sees: the current
+// schema unless s was named (pinned: time travel), then s's own (the
+// current one when s is nil or names none). A schema change made since
+// the last snapshot (a dropped column) is seen by current reads.
+func (t *Table) Schema(s *table.Snapshot, pinned bool) *iceberggo.Schema {
 	md := t.tbl.Metadata()
-	if s != nil && s.SchemaID != nil {
+	if pinned && s != nil && s.SchemaID != nil {
 		for _, sc := range md.Schemas() {
 			if sc.ID == *s.SchemaID {
 				return sc
@@ -237,18 +239,21 @@ func Columns(sc *iceberggo.Schema) ([]plan.Field, map[string]int, error) {
 // evaluators) before any data file is opened. Equality deletes and
 // deletion vectors are refused (SL005): reading past them would give
 // deleted rows.
-func (t *Table) Plan(ctx context.Context, name string, s *table.Snapshot, filter iceberggo.BooleanExpression) (*layout.ScanPlan, error) {
-	return t.plan(ctx, name, s, filter, true)
+//
+// pinned says s was named (time travel): the filter's names are then
+// those of s's schema, else those of the current schema.
+func (t *Table) Plan(ctx context.Context, name string, s *table.Snapshot, pinned bool, filter iceberggo.BooleanExpression) (*layout.ScanPlan, error) {
+	return t.plan(ctx, name, s, pinned, filter, true)
 }
 
 // Files lists all data files of snapshot s, for the catalog's row and
 // byte counts: as Plan with no filter, but a file with equality deletes
 // or deletion vectors is listed (Plan refuses it when a scan reads it).
 func (t *Table) Files(ctx context.Context, name string, s *table.Snapshot) (*layout.ScanPlan, error) {
-	return t.plan(ctx, name, s, nil, false)
+	return t.plan(ctx, name, s, true, nil, false)
 }
 
-func (t *Table) plan(ctx context.Context, name string, s *table.Snapshot, filter iceberggo.BooleanExpression, strict bool) (*layout.ScanPlan, error) {
+func (t *Table) plan(ctx context.Context, name string, s *table.Snapshot, pinned bool, filter iceberggo.BooleanExpression, strict bool) (*layout.ScanPlan, error) {
 	if s == nil {
 		return &layout.ScanPlan{}, nil
 	}
@@ -256,8 +261,13 @@ func (t *Table) plan(ctx context.Context, name string, s *table.Snapshot, filter
 		filter = iceberggo.AlwaysTrue{}
 	}
 	rep := &reporter{}
-	scan := t.tbl.Scan(table.WithSnapshotID(s.SnapshotID), table.WithRowFilter(filter),
-		table.WithCaseSensitive(false), table.WithReporter(rep), table.WithMaxConcurrency(4))
+	opts := []table.ScanOption{table.WithRowFilter(filter), table.WithCaseSensitive(false), table.WithReporter(rep), table.WithMaxConcurrency(4)}
+	if pinned || t.tbl.Metadata().CurrentSnapshot() == nil || t.tbl.Metadata().CurrentSnapshot().SnapshotID != s.SnapshotID {
+		// A named snapshot binds the filter to its own schema; the
+		// current one (no option) to the current schema.
+		opts = append(opts, table.WithSnapshotID(s.SnapshotID))
+	}
+	scan := t.tbl.Scan(opts...)
 	tasks, err := scan.PlanFiles(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: plan iceberg scan of snapshot %d: %w", name, s.SnapshotID, err)

@@ -58,6 +58,9 @@ type Iceberg struct {
 	Metadata string `json:"metadata"`
 	// Snapshot is the snapshot read (0: the table has no snapshot yet).
 	Snapshot int64 `json:"snapshot,omitempty"`
+	// Pinned is set when the snapshot was named (time travel): its
+	// schema is the table's; else the metadata's current schema is.
+	Pinned bool `json:"pinned,omitempty"`
 	// FieldIDs are the Iceberg field ids of the table's columns, by
 	// column name: a data file's columns are read by field id, so
 	// renamed, added and dropped columns read right.
