@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	iceberggo "github.com/apache/iceberg-go"
+
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
@@ -96,6 +98,41 @@ func TestFilter(t *testing.T) {
 		got := Filter(tc.e, cols).String()
 		if !strings.Contains(got, tc.want) {
 			t.Errorf("Filter(%v) = %s, want %s", tc.e, got, tc.want)
+		}
+	}
+}
+
+// TestFilterBinds: translated filters bind to the Iceberg types sluice's
+// types come from (int and long to BIGINT, timestamp and timestamptz to
+// TIMESTAMP, date, string, double).
+func TestFilterBinds(t *testing.T) {
+	sc := iceberggo.NewSchema(0,
+		iceberggo.NestedField{ID: 1, Name: "i", Type: iceberggo.PrimitiveTypes.Int32},
+		iceberggo.NestedField{ID: 2, Name: "l", Type: iceberggo.PrimitiveTypes.Int64},
+		iceberggo.NestedField{ID: 3, Name: "ts", Type: iceberggo.PrimitiveTypes.Timestamp},
+		iceberggo.NestedField{ID: 4, Name: "tz", Type: iceberggo.PrimitiveTypes.TimestampTz},
+		iceberggo.NestedField{ID: 5, Name: "d", Type: iceberggo.PrimitiveTypes.Date},
+		iceberggo.NestedField{ID: 6, Name: "s", Type: iceberggo.PrimitiveTypes.String},
+		iceberggo.NestedField{ID: 7, Name: "f", Type: iceberggo.PrimitiveTypes.Float64},
+	)
+	cols, _, err := Columns(sc)
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := make([]string, len(cols))
+	for i, c := range cols {
+		names[i] = c.Name
+	}
+	lits := []plan.Value{{I: 5}, {I: 5}, {I: 1_700_000_000_000_000}, {I: 1_700_000_000_000_000}, {I: 19000}, {S: "x"}, {F: 1.5}}
+	for i, c := range cols {
+		e := plan.Call(plan.OpGe, plan.BoolType, plan.Column(i, c.Name, c.Type), plan.Literal(lits[i], c.Type))
+		f := Filter(e, names)
+		if _, ok := f.(iceberggo.AlwaysTrue); ok {
+			t.Errorf("%s: not translated", c.Name)
+			continue
+		}
+		if _, err := iceberggo.BindExpr(sc, f, false); err != nil {
+			t.Errorf("%s (%s as %s): %v", c.Name, sc.Field(i).Type, c.Type, err)
 		}
 	}
 }
