@@ -369,7 +369,7 @@ func (t *Table) dataFile(ctx context.Context, key string, df iceberggo.DataFile)
 		if i == len(offs)-1 {
 			rg.Rows = rows - given
 		} else if total > 0 {
-			rg.Rows = rows * rg.Bytes / total
+			rg.Rows = int64(float64(rows) * float64(rg.Bytes) / float64(total))
 		}
 		given += rg.Rows
 		f.RowGroups = append(f.RowGroups, rg)
