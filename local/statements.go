@@ -60,12 +60,12 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 		}
 		return rs.result(), nil
 	case planner.StmtDescribe:
-		t, err := cat.Get(ctx, st.Name)
+		cols, err := p.describeColumns(ctx, cat, st.Name)
 		if err != nil {
 			return nil, unknownTable(st, err)
 		}
 		rs := newResultSet("column", "type", "nullable")
-		for _, c := range t.Columns {
+		for _, c := range cols {
 			null := "yes"
 			if !c.Nullable {
 				null = "no"
@@ -155,6 +155,24 @@ func unknownTable(st *planner.Statement, err error) error {
 		return &planner.Error{Code: planner.CodeUnknownTbl, Pos: st.NamePos, Msg: fmt.Sprintf("unknown table %s", st.Name)}
 	}
 	return err
+}
+
+// describeColumns returns a table's columns as DESCRIBE shows them: the
+// catalog entry's, except that an Iceberg table is brought to its newest
+// metadata first, and "t@ref" describes that snapshot.
+func (p *SQLPlanner) describeColumns(ctx context.Context, cat *catalog.Store, name string) ([]plan.Field, error) {
+	t, err := cat.Get(ctx, name)
+	if err != nil && !strings.Contains(name, "@") {
+		return nil, err
+	}
+	if err == nil && t.Format != "iceberg" {
+		return t.Columns, nil
+	}
+	info, err := cat.Table(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return info.Columns, nil
 }
 
 // s3URL names a key prefix of the coordinator's bucket as a location.

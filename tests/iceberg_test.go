@@ -381,6 +381,12 @@ func TestIceberg(t *testing.T) {
 	if ae := stmtErr(t, st, "select note from ev"); ae.Code != "SL003" {
 		t.Fatalf("a dropped column: %+v", ae)
 	}
+	if desc := strings.ToLower(fmt.Sprint(sluiceRows(stmt(t, st, "describe ev")))); strings.Contains(desc, "note") {
+		t.Fatalf("describe ev after dropping note: %s", desc)
+	}
+	if desc := strings.ToLower(fmt.Sprint(sluiceRows(stmt(t, st, fmt.Sprintf(`describe "ev@%d"`, last.id))))); !strings.Contains(desc, "note") {
+		t.Fatalf("describe of the last snapshot: %s", desc)
+	}
 	q = "select cat, count(*), sum(amount) from ev where amount > 100 group by cat"
 	compareRows(t, sluiceRows(run(t, st, q, true)), duckRows(t, db, q), false)
 	q = "select note, count(*) from %s group by note"

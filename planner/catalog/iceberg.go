@@ -61,11 +61,14 @@ func loadIceberg(ctx context.Context, b objstore.Bucket, t *Table, ref iceberg.R
 	if snap != nil {
 		t.Iceberg.Snapshot = snap.SnapshotID
 	}
+	t.RowsEstimated = false
 	for _, f := range t.Files {
 		for _, rg := range f.RowGroups {
 			t.Rows += rg.Rows
 		}
 		t.Bytes += f.Size
+		// The manifests count rows written, deleted ones included.
+		t.RowsEstimated = t.RowsEstimated || len(f.Deletes) > 0
 	}
 	return nil
 }
