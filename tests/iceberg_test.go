@@ -302,6 +302,16 @@ func TestIceberg(t *testing.T) {
 		t.Fatalf("%d row groups in %d files (%v): want several a file", groups, files, err)
 	}
 
+	if ae := stmtErr(t, st, fmt.Sprintf("create external table nothing stored as iceberg location 's3://%s/lake/none/'", bucket)); ae.Code != "SL021" || !strings.Contains(ae.Msg, "no Iceberg metadata file") {
+		t.Fatalf("a location without metadata: %+v", ae)
+	}
+	if ae := stmtErr(t, st, fmt.Sprintf("create external table ev stored as iceberg location '%s/' options (header 'true')", loc)); ae.Code != "SL022" {
+		t.Fatalf("OPTIONS on an Iceberg table: %+v", ae)
+	}
+	// A location naming a metadata file reads that version: the first
+	// snapshot's.
+	stmt(t, st, fmt.Sprintf("create external table ev1 stored as iceberg location '%s/metadata/v2.metadata.json'", loc))
+	compareRows(t, sluiceRows(run(t, st, "select count(*), sum(val) from ev1", true)), duckRows(t, db, "select count(*), sum(val) from s0"), false)
 	stmt(t, st, fmt.Sprintf("create external table ev stored as iceberg location '%s/'", loc))
 	desc := strings.ToLower(fmt.Sprint(sluiceRows(stmt(t, st, "describe ev"))))
 	for _, c := range []string{"id", "ts", "amount", "cat", "note"} {
