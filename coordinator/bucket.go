@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/planner/catalog/layout"
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -79,6 +80,16 @@ func (t retryTables) Layout(ctx context.Context, table string) (lay *layout.Tabl
 	}
 	err = t.s.retry(ctx, "read catalog", func() (err error) { lay, err = t.Tables.Layout(ctx, table); return err })
 	return lay, err
+}
+
+// PlanScan implements ScanPlanner when the wrapped catalog does.
+func (t retryTables) PlanScan(ctx context.Context, lay *layout.Table, scan *plan.Scan) (sp *layout.ScanPlan, err error) {
+	p, ok := t.Tables.(ScanPlanner)
+	if !ok {
+		return nil, fmt.Errorf("coordinator: table %s is an Iceberg table and the catalog cannot plan its scans", scan.Table)
+	}
+	err = t.s.retry(ctx, "plan iceberg scan", func() (err error) { sp, err = p.PlanScan(ctx, lay, scan); return err })
+	return sp, err
 }
 
 func (b patientBucket) Stat(ctx context.Context, key string) (out objstore.ObjectInfo, err error) {

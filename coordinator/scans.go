@@ -57,6 +57,11 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 	var lay *layout.Table
 	if in, ok := run.scans[stage]; ok {
 		scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = in.layout.Format, in.layout.CSV, in.layout.JSON, in.layout.Partitions
+		if in.layout.Iceberg != nil {
+			if err := setFieldIDs(in.layout, scan); err != nil {
+				return nil, err
+			}
+		}
 		if in.filter == filter {
 			return in, nil
 		}
@@ -69,12 +74,25 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 	}
 	// Set before pruning: the partition filter reads the partition columns.
 	scan.Scan.Format, scan.Scan.CSV, scan.Scan.JSON, scan.Scan.Partitions = lay.Format, lay.CSV, lay.JSON, lay.Partitions
-	files, values, pruned, err := prunePartitions(scan, lay)
-	if err != nil {
-		return nil, err
-	}
-	if pruned > 0 {
-		c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
+	var files []layout.File
+	var values map[string][]plan.Value
+	var pruned int
+	var err error
+	if lay.Iceberg != nil {
+		var sp *layout.ScanPlan
+		if sp, err = c.planIceberg(ctx, lay, scan); err != nil {
+			return nil, err
+		}
+		files, pruned = sp.Files, sp.DataFilesPruned
+		c.log.Info("iceberg scan planning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "snapshot", lay.Iceberg.Snapshot,
+			"manifests", sp.Manifests, "manifests_pruned", sp.ManifestsPruned, "files", sp.DataFiles, "files_pruned", sp.DataFilesPruned, "delete_files", sp.DeleteFiles)
+	} else {
+		if files, values, pruned, err = prunePartitions(scan, lay); err != nil {
+			return nil, err
+		}
+		if pruned > 0 {
+			c.log.Info("partition pruning", "job", run.id, "stage", stage, "table", scan.Scan.Table, "files", len(lay.Files), "pruned", pruned)
+		}
 	}
 	in := &scanInput{layout: lay, files: files, values: values, pruned: pruned, filter: filter}
 	for _, f := range files {
@@ -114,7 +132,7 @@ func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
 			run.state.Scans = map[int]adaptive.ScanSize{}
 		}
 		size := adaptive.ScanSize{Bytes: in.bytes, Splits: len(Splits(in.files, c.cfg.SplitBytes))}
-		if len(in.files) <= adaptive.MaxInlineFiles && in.bytes <= run.state.Config.InlineScanBytes {
+		if len(in.files) <= adaptive.MaxInlineFiles && in.bytes <= run.state.Config.InlineScanBytes && !hasDeletes(in.files) {
 			// Small enough for inline-scans: its readers may read the
 			// files themselves.
 			size.Files = make([]plan.ScanFile, len(in.files))
@@ -123,6 +141,70 @@ func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
 			}
 		}
 		run.state.Scans[st.ID] = size
+	}
+	return nil
+}
+
+// hasDeletes reports whether a file has Iceberg position deletes (an
+// inline scan reads files whole, without them).
+func hasDeletes(files []layout.File) bool {
+	for _, f := range files {
+		if len(f.Deletes) > 0 {
+			return true
+		}
+	}
+	return false
+}
+
+// ScanPlanner is implemented by Tables whose scans plan their files from
+// the scan's filter when the scan stage starts (Iceberg tables: manifests
+// and data files pruned by partition values and column bounds).
+type ScanPlanner interface {
+	PlanScan(ctx context.Context, lay *layout.Table, scan *plan.Scan) (*layout.ScanPlan, error)
+}
+
+// planIceberg plans the files of a scan of an Iceberg table, and sets the
+// field ids its columns are read by.
+func (c *Coordinator) planIceberg(ctx context.Context, lay *layout.Table, scan *plan.Node) (*layout.ScanPlan, error) {
+	return planIcebergScan(ctx, c.tables, lay, scan)
+}
+
+func planIcebergScan(ctx context.Context, tables Tables, lay *layout.Table, scan *plan.Node) (*layout.ScanPlan, error) {
+	sp, ok := tables.(ScanPlanner)
+	if !ok {
+		return nil, fmt.Errorf("coordinator: table %s is an Iceberg table and the catalog cannot plan its scans", scan.Scan.Table)
+	}
+	if err := setFieldIDs(lay, scan); err != nil {
+		return nil, err
+	}
+	p, err := sp.PlanScan(ctx, lay, scan.Scan)
+	if err != nil {
+		return nil, err
+	}
+	// Pruned data files count those of pruned manifests too: the table's
+	// files are the snapshot's, as the catalog listed them.
+	p.DataFiles = max(len(lay.Files), len(p.Files))
+	p.DataFilesPruned = p.DataFiles - len(p.Files)
+	return p, nil
+}
+
+// setFieldIDs sets the Iceberg field ids a scan reads its columns by.
+func setFieldIDs(lay *layout.Table, scan *plan.Node) error {
+	scan.Scan.FieldIDs = make([]int, len(scan.Scan.Columns))
+	for i, name := range scan.Scan.Columns {
+		id, ok := lay.Iceberg.FieldIDs[name]
+		if !ok {
+			for n, fid := range lay.Iceberg.FieldIDs {
+				if strings.EqualFold(n, name) {
+					id, ok = fid, true
+					break
+				}
+			}
+		}
+		if !ok {
+			return plan.Errorf(plan.CodeUnknownCol, "table %s has no column %s", scan.Scan.Table, name)
+		}
+		scan.Scan.FieldIDs[i] = id
 	}
 	return nil
 }
@@ -154,17 +236,31 @@ func prunePartitions(scan *plan.Node, lay *layout.Table) ([]layout.File, map[str
 // ExplainPruning returns, for every scan with a filter of a
 // hive-partitioned table in g, a line saying how many of the table's files
 // its partition filter prunes now (as the scan stage will when it starts),
-// for EXPLAIN.
+// and for every scan of an Iceberg table how many manifests and data files
+// its filter prunes, for EXPLAIN.
 func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, error) {
 	var b strings.Builder
 	for _, st := range g.Stages {
 		var err error
 		plan.Walk(st.Root, func(n *plan.Node) {
-			if err != nil || n.Kind != plan.KindScan || n.Scan.Filter == nil {
+			if err != nil || n.Kind != plan.KindScan {
 				return
 			}
 			var lay *layout.Table
-			if lay, err = tables.Layout(ctx, n.Scan.Table); err != nil || len(lay.Partitions) == 0 {
+			if lay, err = tables.Layout(ctx, n.Scan.Table); err != nil {
+				return
+			}
+			if lay.Iceberg != nil {
+				c, sc := *n, *n.Scan
+				c.Scan = &sc
+				var p *layout.ScanPlan
+				if p, err = planIcebergScan(ctx, tables, lay, &c); err == nil {
+					fmt.Fprintf(&b, "iceberg pruning: stage %d scan %s: snapshot %d: %d of %d manifests pruned, %d of %d data files pruned, %d read, %d delete files\n",
+						st.ID, n.Scan.Table, lay.Iceberg.Snapshot, p.ManifestsPruned, p.Manifests, p.DataFilesPruned, p.DataFiles, len(p.Files), p.DeleteFiles)
+				}
+				return
+			}
+			if len(lay.Partitions) == 0 || n.Scan.Filter == nil {
 				return
 			}
 			c, sc := *n, *n.Scan
@@ -233,7 +329,7 @@ func cutRowGroups(files []layout.File, newTask func(b int64) bool) [][]function.
 				cur, sp = nil, nil
 			}
 			if sp == nil {
-				cur = append(cur, function.Split{Key: f.Key, Size: f.Size})
+				cur = append(cur, function.Split{Key: f.Key, Size: f.Size, Deletes: f.Deletes})
 				sp = &cur[len(cur)-1]
 			}
 			sp.RowGroups = append(sp.RowGroups, i)

@@ -491,7 +491,7 @@ type leaves struct {
 
 func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) {
 	switch n.Scan.Format {
-	case "", "parquet":
+	case "", "parquet", "iceberg": // an Iceberg table's data files are Parquet
 	case "csv":
 		if n.Scan.CSV == nil {
 			return nil, fmt.Errorf("scan of CSV table %s has no CSV format", n.Scan.Table)
@@ -678,6 +678,14 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
 		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))})), n: &s.read}
 	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
+	if err == nil && len(sp.Deletes) > 0 {
+		deleted, derr := positionDeletes(ctx, s.l.rt.Bucket, sp.Deletes, sp.Key)
+		if derr != nil {
+			op.Close()
+			return nil, fmt.Errorf("table %s: %w", s.n.Scan.Table, derr)
+		}
+		op.(*exec.ParquetScan).SetDeleted(deleted)
+	}
 	if err != nil && sp.Size > 0 {
 		// The catalog's row groups and offsets hold only for the file as
 		// registered: a file rewritten since (its footer is not where the

@@ -71,6 +71,9 @@ type Split struct {
 	// Partition holds the file's hive partition values, one per
 	// Scan.Partitions column.
 	Partition []plan.Value `json:"partition,omitempty"`
+	// Deletes are the keys of the Iceberg position-delete files that
+	// name rows of this file; the scan drops those rows.
+	Deletes []string `json:"deletes,omitempty"`
 }
 
 // Input is what a task reads of one upstream stage.

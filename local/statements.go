@@ -64,12 +64,12 @@ func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordina
 		}
 		return rs.result(), nil
 	case planner.StmtDescribe:
-		t, err := cat.Get(ctx, st.Name)
+		cols, err := p.describeColumns(ctx, cat, st.Name)
 		if err != nil {
 			return nil, unknownTable(st, err)
 		}
 		rs := newResultSet("column", "type", "nullable")
-		for _, c := range t.Columns {
+		for _, c := range cols {
 			null := "yes"
 			if !c.Nullable {
 				null = "no"
@@ -175,6 +175,24 @@ func unknownTable(st *planner.Statement, err error) error {
 	return err
 }
 
+// describeColumns returns a table's columns as DESCRIBE shows them: the
+// catalog entry's, except that an Iceberg table is brought to its newest
+// metadata first, and "t@ref" describes that snapshot.
+func (p *SQLPlanner) describeColumns(ctx context.Context, cat *catalog.Store, name string) ([]plan.Field, error) {
+	t, err := cat.Get(ctx, name)
+	if err != nil && !strings.Contains(name, "@") {
+		return nil, err
+	}
+	if err == nil && t.Format != "iceberg" {
+		return t.Columns, nil
+	}
+	info, err := cat.Table(ctx, name)
+	if err != nil {
+		return nil, err
+	}
+	return info.Columns, nil
+}
+
 // s3URL names a key prefix of the coordinator's bucket as a location.
 func (p *SQLPlanner) s3URL(env *coordinator.StatementEnv, key string) string {
 	return "s3://" + env.BucketName() + "/" + key
@@ -273,6 +291,14 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "JSON tables take no column list (the schema is inferred from the first file)"}
 		}
 		t, err = catalog.InspectJSON(ctx, env.Bucket(), st.Name, key)
+	case "iceberg":
+		if len(st.Options) > 0 {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "Iceberg tables take no OPTIONS"}
+		}
+		if st.Schema != "" {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "Iceberg tables take no column list (the schema is the table's)"}
+		}
+		t, err = catalog.InspectIceberg(ctx, env.Bucket(), env.BucketName(), st.Name, key)
 	}
 	if err != nil {
 		code, pos := plan.CodeOf(err), st.LocationPos
@@ -558,6 +584,8 @@ func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *pla
 		return nil, &planner.Error{Code: planner.CodeWrongKind, Pos: st.NamePos, Msg: fmt.Sprintf("INSERT INTO %s: %s is a view; insert into the tables it reads", t.Name, t.Name)}
 	}
 	switch {
+	case t.Format == "iceberg":
+		return nil, refuse("an Iceberg table (sluice reads Iceberg tables; writing them is not supported)")
 	case len(t.Partitions) > 0:
 		return nil, refuse("a hive-partitioned table (its rows belong in key=value folders)")
 	case t.Format == "json":

@@ -916,7 +916,11 @@ func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 // Values leaf of a constant table (virtual.go).
 func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relation, error) {
 	name := info.Name
-	rel := &relation{alias: info.Name, table: info.Name}
+	alias := name
+	if base, _, ok := strings.Cut(name, "@"); ok && base != "" {
+		alias = base // an Iceberg snapshot (t@ref) is qualified as t
+	}
+	rel := &relation{alias: alias, table: info.Name}
 	var aliases []*pg.Node
 	if rv.Alias != nil {
 		rel.alias, aliases = rv.Alias.Aliasname, rv.Alias.Colnames
@@ -927,7 +931,7 @@ func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relatio
 	scan := &scanNode{table: info, alias: rel.alias}
 	for i, f := range info.Columns {
 		col := column{name: f.Name, typ: f.Type, nullable: f.Nullable, table: rel.alias}
-		if rel.alias != info.Name {
+		if rel.alias != alias {
 			col.display = rel.alias + "." + f.Name
 		}
 		id := b.md.add(col)

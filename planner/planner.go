@@ -204,14 +204,15 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 }
 
 // parse parses sql with pg_query after rewriting the DuckDB syntax the
-// Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY, //) at the same
+// Postgres grammar lacks (TRY_CAST, GROUP BY ALL, QUALIFY, //, FOR VERSION
+// AS OF) at the same
 // byte offsets. Text that nests too deeply for the parser is refused first
 // (sqlparse.Check), before any of it is parsed.
 func parse(sql string) (*pg.ParseResult, *qualifies, error) {
 	if err := sqlparse.Check(sql); err != nil {
 		return nil, nil, syntaxError(sql, err)
 	}
-	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(maskIntDiv(sql))))
+	masked, quals, err := splitQualify(maskGroupByAll(maskTryCast(maskIntDiv(maskTimeTravel(sql)))))
 	if err != nil {
 		return nil, nil, err
 	}

@@ -44,7 +44,7 @@ type Statement struct {
 	// is its position.
 	Schema    string
 	SchemaPos int
-	Format    string // "parquet", "csv" or "json" (STORED AS; COPY ... (FORMAT f): parquet or csv)
+	Format    string // "parquet", "csv", "json" or "iceberg" (STORED AS; COPY ... (FORMAT f): parquet or csv)
 	Location  string // s3://bucket/prefix/ of CREATE EXTERNAL TABLE and COPY
 	// LocationPos is the position of the location literal.
 	LocationPos int
@@ -384,9 +384,9 @@ func (p *stmtParser) create(st *Statement) error {
 			if err := p.expect("as"); err != nil {
 				return err
 			}
-			if !p.is("parquet") && !p.is("csv") && !p.is("json") {
+			if !p.is("parquet") && !p.is("csv") && !p.is("json") && !p.is("iceberg") {
 				return &Error{Code: CodeBadOption, Pos: charPos(p.lex.sql, int32(p.tok.off)),
-					Msg: fmt.Sprintf("STORED AS %s: want PARQUET, CSV or JSON", p.lex.sql[p.tok.off:p.tok.end])}
+					Msg: fmt.Sprintf("STORED AS %s: want PARQUET, CSV, JSON or ICEBERG", p.lex.sql[p.tok.off:p.tok.end])}
 			}
 			st.Format = p.tok.text
 			if err := p.advance(); err != nil {

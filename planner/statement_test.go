@@ -65,7 +65,7 @@ func TestParseStatementErrors(t *testing.T) {
 		msg  string
 	}{
 		{"create external table t location 's3://b/'", CodeSyntax, 43, "syntax error: CREATE EXTERNAL TABLE needs STORED AS PARQUET or STORED AS CSV at position 43"},
-		{"create external table t stored as orc location 's3://b/'", CodeBadOption, 35, "STORED AS orc: want PARQUET, CSV or JSON"},
+		{"create external table t stored as orc location 's3://b/'", CodeBadOption, 35, "STORED AS orc: want PARQUET, CSV, JSON or ICEBERG"},
 		{"create external table t stored as csv location s3", CodeSyntax, 48, `syntax error: expected a location string 's3://bucket/prefix/', got "s3"`},
 		{"create external table t stored as csv", CodeSyntax, 38, "LOCATION"},
 		{"create external table t (a int stored as csv", CodeSyntax, 25, "unclosed ("},

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"sync/atomic"
 
@@ -16,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/file"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
+	"github.com/apache/arrow-go/v18/parquet/schema"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -41,8 +43,13 @@ type ParquetScan struct {
 	rowGroups []int
 	pruned    int
 	zeroRows  int64 // zero-column scans: rows still to emit
-	done      bool
-	closed    bool
+
+	md      *metadata.FileMetaData
+	deleted map[int64]bool // positions in the file of deleted rows
+	cur     int            // index in rowGroups of the next row read
+	curOff  int64          // its offset in that row group
+	done    bool
+	closed  bool
 }
 
 // prefetcher is a source that can read ahead the byte ranges it is told
@@ -140,9 +147,20 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 	md := pf.MetaData()
 	sch := md.Schema
 
-	// Resolve columns by name (exact, then case-insensitive).
+	// Resolve columns by name (exact, then case-insensitive), or by
+	// Iceberg field id (-1: the file lacks the column, which reads NULL).
 	leaves := make([]int, len(n.Scan.Columns))
+	byID := fieldIDLeaves(sch, n.Scan.FieldIDs)
 	for i, name := range n.Scan.Columns {
+		if byID != nil {
+			idx, ok := byID[n.Scan.FieldIDs[i]]
+			if !ok {
+				idx = -1
+			}
+			leaves[i] = idx
+			s.outT = append(s.outT, n.Schema[i].Type)
+			continue
+		}
 		idx := sch.ColumnIndexByName(name)
 		if idx < 0 {
 			for j := 0; j < sch.NumColumns(); j++ {
@@ -184,17 +202,23 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		s.done = true
 		return s, nil
 	}
-	if len(leaves) == 0 {
+	s.md = md
+	if !slices.ContainsFunc(leaves, func(l int) bool { return l >= 0 }) {
 		for _, rg := range s.rowGroups {
 			s.zeroRows += md.RowGroup(rg).NumRows()
 		}
 		return s, nil
 	}
 
-	// Distinct leaves in first-use order; output columns map onto them.
+	// Distinct leaves in first-use order; output columns map onto them
+	// (-1: a column the file lacks, all NULL).
 	var uniq []int
 	pos := map[int]int{}
 	for _, l := range leaves {
+		if l < 0 {
+			s.readCol = append(s.readCol, -1)
+			continue
+		}
 		if _, ok := pos[l]; !ok {
 			pos[l] = len(uniq)
 			uniq = append(uniq, l)
@@ -218,6 +242,85 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		s.ahead = p
 	}
 	return s, nil
+}
+
+// fieldIDLeaves maps the Iceberg field ids of a file's top-level
+// primitive columns to their leaves; nil when ids is nil, or when the file
+// has no field ids at all (columns are then found by name).
+func fieldIDLeaves(sch *schema.Schema, ids []int) map[int]int {
+	if ids == nil {
+		return nil
+	}
+	out := map[int]int{}
+	for j := 0; j < sch.NumColumns(); j++ {
+		c := sch.Column(j)
+		if len(c.ColumnPath()) != 1 {
+			continue
+		}
+		if id := c.SchemaNode().FieldID(); id >= 0 {
+			out[int(id)] = j
+		}
+	}
+	if len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// SetDeleted makes the scan drop the rows at the given positions of the
+// file (Iceberg position deletes, counted from the file's first row). It
+// is called before the first Next.
+func (s *ParquetScan) SetDeleted(pos map[int64]bool) {
+	if len(pos) == 0 || s.md == nil {
+		return
+	}
+	s.deleted = pos
+	if s.rr == nil && s.zeroRows > 0 {
+		for _, rg := range s.rowGroups {
+			first, n := s.rowGroupStart(rg), s.md.RowGroup(rg).NumRows()
+			for p := range pos {
+				if p >= first && p < first+n {
+					s.zeroRows--
+				}
+			}
+		}
+	}
+}
+
+// rowGroupStart is the position in the file of row group rg's first row.
+func (s *ParquetScan) rowGroupStart(rg int) int64 {
+	var n int64
+	for i := 0; i < rg; i++ {
+		n += s.md.RowGroup(i).NumRows()
+	}
+	return n
+}
+
+// kept returns the indexes of the rows of the next nrows read that are
+// not deleted (nil: all are kept), advancing the position.
+func (s *ParquetScan) kept(nrows int) []int32 {
+	if s.deleted == nil {
+		return nil
+	}
+	keep := make([]int32, 0, nrows)
+	first := s.rowGroupStart(s.rowGroups[min(s.cur, len(s.rowGroups)-1)])
+	for r := 0; r < nrows; r++ {
+		for s.cur < len(s.rowGroups) && s.curOff >= s.md.RowGroup(s.rowGroups[s.cur]).NumRows() {
+			s.cur++
+			s.curOff = 0
+			if s.cur < len(s.rowGroups) {
+				first = s.rowGroupStart(s.rowGroups[s.cur])
+			}
+		}
+		if !s.deleted[first+s.curOff] {
+			keep = append(keep, int32(r))
+		}
+		s.curOff++
+	}
+	if len(keep) == nrows {
+		return nil
+	}
+	return keep
 }
 
 // ErrCorruptFile is matched by the error of a scan whose file does not
@@ -293,7 +396,13 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		k := min(s.zeroRows, int64(s.opts.BatchRows))
 		s.zeroRows -= k
-		return array.NewRecordBatch(s.schema, nil, k), nil
+		var cols []arrow.Array
+		for _, f := range s.schema.Fields() { // columns the file lacks
+			cols = append(cols, array.MakeArrayOfNull(s.opts.Mem, f.Type, int(k)))
+		}
+		out := array.NewRecordBatch(s.schema, cols, k)
+		releaseAll(cols)
+		return out, nil
 	}
 	for {
 		if !s.rr.Next() {
@@ -308,8 +417,16 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if nrows == 0 {
 			continue
 		}
+		keep := s.kept(nrows)
+		if keep != nil && len(keep) == 0 {
+			continue
+		}
 		cols := make([]arrow.Array, len(s.readCol))
 		for i, rc := range s.readCol {
+			if rc < 0 {
+				cols[i] = array.MakeArrayOfNull(s.opts.Mem, s.schema.Field(i).Type, nrows)
+				continue
+			}
 			c, err := toEngine(s.opts.Mem, rec.Column(rc), s.outT[i])
 			if err != nil {
 				releaseAll(cols)
@@ -320,6 +437,14 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		out, err := conformRecord(s.opts.Mem, s.schema, cols, nrows)
 		if err != nil {
 			return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
+		}
+		if keep != nil {
+			kept, err := takeRecord(s.opts.Mem, out, keep)
+			out.Release()
+			if err != nil {
+				return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
+			}
+			return kept, nil
 		}
 		return out, nil
 	}

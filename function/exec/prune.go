@@ -42,7 +42,7 @@ func (r *rgStats) col(c int) *colRange {
 	}
 	cr := &colRange{}
 	r.cache[c] = cr
-	if c < 0 || c >= len(r.leaves) {
+	if c < 0 || c >= len(r.leaves) || r.leaves[c] < 0 {
 		return cr
 	}
 	cc, err := r.md.ColumnChunk(r.leaves[c])

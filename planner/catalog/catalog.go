@@ -51,6 +51,9 @@ type Table struct {
 	// View is the query text of a view (CREATE VIEW; Format "view"), which
 	// has no files: its Columns are the query's output when it was made.
 	View string `json:"view,omitempty"`
+	// Iceberg is set for an Iceberg table (Format "iceberg"): the metadata
+	// file and snapshot its Columns and Files are of (see iceberg.go).
+	Iceberg *layout.Iceberg `json:"iceberg,omitempty"`
 }
 
 // RowsText renders the row count for people: "1234", or "~1234
@@ -167,7 +170,13 @@ func (s *Store) Drop(ctx context.Context, name string) error {
 // current returns a table, re-listing an external table's location first
 // (and saving the new file list when it changed).
 func (s *Store) current(ctx context.Context, name string) (*Table, error) {
+	if base, ref, ok := strings.Cut(name, "@"); ok {
+		return s.snapshotOf(ctx, base, ref)
+	}
 	t, err := s.Get(ctx, name)
+	if err == nil && t.Iceberg != nil {
+		return s.refreshIceberg(ctx, t)
+	}
 	if err != nil || !t.External || s.Bucket == nil {
 		return t, err
 	}
@@ -189,7 +198,7 @@ func (s *Store) Layout(ctx context.Context, name string) (*layout.Table, error) 
 	if err != nil {
 		return nil, err
 	}
-	return &layout.Table{Format: t.Format, CSV: t.CSV, JSON: t.JSON, Partitions: t.Partitions, Files: t.Files}, nil
+	return &layout.Table{Format: t.Format, CSV: t.CSV, JSON: t.JSON, Partitions: t.Partitions, Files: t.Files, Iceberg: t.Iceberg}, nil
 }
 
 // Table implements planner.Catalog.

@@ -56,10 +56,16 @@ type Node struct {
 // from its TaskSpec, not from the plan.
 type Scan struct {
 	Table  string `json:"table"`
-	Format string `json:"format"` // "parquet", "csv" or "json"
+	Format string `json:"format"` // "parquet", "csv", "json" or "iceberg" (Parquet data files)
 	// Columns are the file columns read, by name, in output order; the
 	// node's Schema gives their engine types.
 	Columns []string `json:"columns"`
+	// FieldIDs, when set (Iceberg tables, set with Format when the stage
+	// starts), are the Iceberg field ids of Columns: a file's columns are
+	// found by their Parquet field ids, not their names, so renamed
+	// columns read right, and a column a file lacks (added since it was
+	// written) reads as NULL.
+	FieldIDs []int `json:"field_ids,omitempty"`
 	// Filter, over the output columns, is used to prune row groups from
 	// their statistics. Rows are still filtered by a Filter node above.
 	Filter *Expr `json:"filter,omitempty"`

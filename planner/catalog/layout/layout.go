@@ -30,6 +30,9 @@ type File struct {
 	// folders), URL-decoded, by column name; a key whose value is NULL
 	// (__HIVE_DEFAULT_PARTITION__) is absent.
 	Partition map[string]string `json:"partition,omitempty"`
+	// Deletes are the keys of the Iceberg position-delete files that apply
+	// to this file (format v2); the scan drops the rows they name.
+	Deletes []string `json:"deletes,omitempty"`
 }
 
 // Table is how a registered table is stored: its format ("parquet" or
@@ -41,6 +44,42 @@ type Table struct {
 	// Partitions are the hive partition columns, with their types.
 	Partitions []plan.Field
 	Files      []File
+	// Iceberg is set for an Iceberg table (Format "iceberg"): Files are
+	// then the data files of its snapshot, which a scan prunes from its
+	// filter through the manifests (ScanPlan) before any file is opened.
+	Iceberg *Iceberg
+}
+
+// Iceberg names the Iceberg snapshot a table reads.
+type Iceberg struct {
+	// Bucket is the bucket of the table (the one sluice runs on).
+	Bucket string `json:"bucket"`
+	// Metadata is the key of the table metadata file in Bucket.
+	Metadata string `json:"metadata"`
+	// Snapshot is the snapshot read (0: the table has no snapshot yet).
+	Snapshot int64 `json:"snapshot,omitempty"`
+	// Pinned is set when the snapshot was named (time travel): its
+	// schema is the table's; else the metadata's current schema is.
+	Pinned bool `json:"pinned,omitempty"`
+	// FieldIDs are the Iceberg field ids of the table's columns, by
+	// column name: a data file's columns are read by field id, so
+	// renamed, added and dropped columns read right.
+	FieldIDs map[string]int `json:"field_ids,omitempty"`
+}
+
+// ScanPlan is what planning an Iceberg scan from its filter gives: the
+// data files to read and how many manifests and files the filter pruned.
+//
+// DataFiles and DataFilesPruned count the snapshot's data files: those of
+// the manifests read (as planned) and, once the caller knows the
+// snapshot's whole file list, all of them.
+type ScanPlan struct {
+	Files           []File
+	Manifests       int
+	ManifestsPruned int
+	DataFiles       int
+	DataFilesPruned int
+	DeleteFiles     int
 }
 
 // PartitionValues returns f's partition values, one per t.Partitions
