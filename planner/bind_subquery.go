@@ -261,8 +261,13 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 	if len(out) != 1 {
 		return nil, b.errorf(CodeType, sl.Location, "type mismatch: scalar subquery has %d columns, needs one", len(out))
 	}
-	if pr, ok := sub.(*projectNode); ok && !oneRow(sub) && touches(pr.exprs[0], colSet(freeCols(sub))) {
-		return b.outerValueSubquery(pr, sl, c)
+	if pr, ok := sub.(*projectNode); ok && touches(pr.exprs[0], colSet(freeCols(sub))) {
+		if agg, isAgg := pr.input.(*aggregateNode); isAgg && len(agg.groups) == 0 {
+			return b.outerValueAggregate(pr, agg, sl, c)
+		}
+		if !oneRow(sub) {
+			return b.outerValueSubquery(pr, sl, c)
+		}
 	}
 	j := &joinNode{typ: plan.JoinInner, right: sub, scalar: true, scalarCol: out[0], subquery: "scalar subquery", loc: sl.Location}
 	if len(freeCols(sub)) > 0 {
@@ -355,4 +360,52 @@ func (b *binder) outerValueSubquery(pr *projectNode, sl *pg.SubLink, c *exprCtx)
 	return plan.Call(plan.OpCase, value.Type,
 		plan.Call(plan.OpIsNull, plan.BoolType, b.md.ref(match)), nullOf(value.Type),
 		substCols(value, subst)), nil
+}
+
+// outerValueAggregate binds a scalar subquery whose select list is an
+// expression over an aggregation without GROUP BY and the outer row,
+// (SELECT count(*) + a.y FROM s WHERE ...), where pr is that select list
+// over agg: the subquery yields the aggregates and a mark max(1), NULL
+// when it aggregated no rows, and the value is computed over the join,
+// each aggregate taking its value over no rows (COUNT's 0, else NULL)
+// where the mark is NULL, as per-row evaluation gives it:
+//
+//	f(CASE WHEN mark IS NULL THEN 0 ELSE count END, a.y)
+func (b *binder) outerValueAggregate(pr *projectNode, agg *aggregateNode, sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
+	if c.aggs != nil {
+		return nil, b.unsupported(sl.Location, "a correlated scalar subquery whose select list reads the outer row, in a query with aggregates")
+	}
+	if c.subs == nil {
+		return nil, b.unsupported(sl.Location, "subqueries in this clause")
+	}
+	a := *agg
+	a.aggs = append(append([]aggExpr{}, agg.aggs...), aggExpr{fn: plan.AggMax, arg: intLit(1), typ: plan.Int64Type})
+	mark := b.md.add(column{name: "mark", typ: plan.Int64Type, nullable: true})
+	a.aggCols = append(append([]colID{}, agg.aggCols...), mark)
+	free := colSet(freeCols(pr))
+	inner := &projectNode{input: &a}
+	subst := map[colID]*plan.Expr{}
+	for _, id := range sortedCols(refs(pr.exprs[0])) {
+		if free[id] {
+			continue
+		}
+		inner.exprs = append(inner.exprs, b.md.ref(id))
+		inner.cols = append(inner.cols, id)
+		empty := nullOf(b.md.col(id).typ)
+		for i, ac := range agg.aggCols {
+			if ac == id && aggInfo(agg.aggs[i].fn).ZeroOnEmpty {
+				empty = plan.Literal(plan.Value{I: 0}, agg.aggs[i].typ)
+			}
+		}
+		subst[id] = plan.Call(plan.OpCase, b.md.col(id).typ,
+			plan.Call(plan.OpIsNull, plan.BoolType, b.md.ref(mark)), empty, b.md.ref(id))
+	}
+	inner.exprs = append(inner.exprs, b.md.ref(mark))
+	inner.cols = append(inner.cols, mark)
+	j := &joinNode{typ: plan.JoinInner, right: inner, scalar: true, scalarCol: mark, subquery: "scalar subquery", loc: sl.Location}
+	if len(freeCols(inner)) > 0 {
+		j.typ, j.dependent = plan.JoinLeft, true
+	}
+	c.subs.items = append(c.subs.items, j)
+	return substCols(pr.exprs[0], subst), nil
 }
