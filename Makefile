@@ -61,9 +61,11 @@ demo: build $(BIN)/minio
 # timeout is a hang guard far above that, not a schedule (a loaded machine
 # takes longer and still passes). Prints each package's time.
 LONG_TESTS = TestTPCDS|TestLambdaFunctions|TestCombineObjectsScanReader|TestLocalQueryUnderLoad
+# Run by make test-tpcds only: the 99 TPC-DS queries over the Postgres protocol.
+TPCDS_ONLY_TESTS = TestPGWireTPCDS
 test: $(BIN)/minio $(BIN)/aws-lambda-rie
 	$(GO) vet ./...
-	$(GO) test -count=1 -timeout 60m -skip '^($(LONG_TESTS))$$' ./...
+	$(GO) test -count=1 -timeout 60m -skip '^($(LONG_TESTS)|$(TPCDS_ONLY_TESTS))$$' ./...
 
 # The long tests (.ci/run runs them after make test): TPC-DS's 99 queries
 # at SF 0.01 adaptive and static, functions behind the Lambda runtime
@@ -124,10 +126,13 @@ test-tpch: $(BIN)/minio
 # DuckDB's 99 TPC-DS queries on the embedded stack against DuckDB, adaptive
 # and static, at TPCDS_SF (dsdgen data cached under .tmp; the tpcds extension
 # is linked once from the duckdb-go bindings with g++). Prints the tally of
-# passes, refusals (SL005) and wrong answers.
+# passes, refusals (SL005) and wrong answers. Then the same 99 over the
+# Postgres protocol (TestPGWireTPCDS: pgx, simple and extended protocol),
+# each answer against DuckDB.
 TPCDS_SF ?= 1
 test-tpcds: $(BIN)/minio
-	$(GO) test -count=1 -run 'TestTPCDS' -timeout 60m -v ./tests/ -args -tpcds-sf $(TPCDS_SF)
+	$(GO) test -count=1 -run '^TestTPCDS$$' -timeout 60m -v ./tests/ -args -tpcds-sf $(TPCDS_SF)
+	$(GO) test -count=1 -run '^TestPGWireTPCDS$$' -timeout 60m -v ./tests/ -args -tpcds-sf $(TPCDS_SF)
 
 # The TPC-DS queries sluice runs, sluice vs DuckDB per query and in total.
 bench-tpcds: $(BIN)/minio

@@ -7,6 +7,7 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 
+	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 )
 
@@ -113,4 +114,24 @@ func (q *Queries) Describe(ctx context.Context, sql string) (*arrow.Schema, erro
 		return nil, err
 	}
 	return ResultSchema(g), nil
+}
+
+// ParamTyper is a planner that can type a statement's $n parameters from
+// their context (the SQL front end's planner.ParamTypes).
+type ParamTyper interface {
+	ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error)
+}
+
+// ParamTypes returns the types of sql's parameters $1..$n as their
+// context gives them (plan.NullType where none does; all of them when
+// the planner cannot type parameters).
+func (q *Queries) ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error) {
+	if err := q.c.CheckSQL(sql); err != nil {
+		return nil, err
+	}
+	pt, ok := q.c.planner.(ParamTyper)
+	if !ok {
+		return nil, nil
+	}
+	return pt.ParamTypes(ctx, sql)
 }

@@ -610,6 +610,11 @@ func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string,
 	return pl.Graph, text, nil
 }
 
+// ParamTypes implements coordinator.ParamTyper.
+func (p *SQLPlanner) ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error) {
+	return planner.ParamTypes(ctx, sql, p.Catalog, p.Options)
+}
+
 // ListTables implements coordinator.TableLister when the catalog is the
 // Redis catalog.
 func (p *SQLPlanner) ListTables(ctx context.Context) ([]coordinator.TableInfo, error) {

@@ -327,9 +327,24 @@ func (b *binder) arrayFunc(fc *pg.FuncCall, name string, c *exprCtx) (*plan.Expr
 		if sl := fc.Args[0].GetSubLink(); sl != nil && sl.SubLinkType == pg.SubLinkType_ARRAY_SUBLINK && len(fc.Args) == 2 {
 			return b.arraySublinkString(sl, fc.Args[1], c)
 		}
-		a, ok, err := b.array(fc.Args[0], c)
-		if err != nil || !ok {
-			return nil, true, orUnsupported(err, b.unsupported(loc, "array_to_string() of an array of values"))
+		var a *pgArray
+		if parts := concatParts(fc.Args[0]); len(parts) > 1 {
+			var sub *pg.SubLink
+			if a, sub, err = b.arrayConcat(parts, c); err != nil {
+				return nil, true, err
+			}
+			if sub != nil {
+				if len(fc.Args) == 3 {
+					return nil, true, b.unsupported(loc, "array_to_string(a || ARRAY(subquery), sep, null_string)")
+				}
+				return b.arraySublinkString(sub, fc.Args[1], c)
+			}
+		} else {
+			var ok bool
+			a, ok, err = b.array(fc.Args[0], c)
+			if err != nil || !ok {
+				return nil, true, orUnsupported(err, b.unsupported(loc, "array_to_string() of an array of values"))
+			}
 		}
 		if a.null || isNullLit(sep) {
 			return nullOf(plan.StringType), true, nil
@@ -494,4 +509,49 @@ func substituteParam(n *pg.Node, arg *pg.Node) *pg.Node {
 	}
 	visit(out.ProtoReflect())
 	return out
+}
+
+// concatParts splits a || b || ... into its operands (one item: n is not
+// a concatenation).
+func concatParts(n *pg.Node) []*pg.Node {
+	ae := n.GetAExpr()
+	if ae == nil || ae.Kind != pg.A_Expr_Kind_AEXPR_OP || len(ae.Name) != 1 || ae.Name[0].GetString_().GetSval() != "||" || ae.Lexpr == nil {
+		return []*pg.Node{n}
+	}
+	return append(concatParts(ae.Lexpr), concatParts(ae.Rexpr)...)
+}
+
+// arrayConcat binds the concatenation of arrays parts (array_cat: a NULL
+// array adds nothing; all NULL is NULL). Bind-time arrays concatenate
+// into one; with an ARRAY(subquery) among them, which has values only at
+// run time, the others must add no elements, and that subquery is
+// returned (the concatenation is its array).
+func (b *binder) arrayConcat(parts []*pg.Node, c *exprCtx) (*pgArray, *pg.SubLink, error) {
+	out := &pgArray{null: true, elem: plan.NullType}
+	var sub *pg.SubLink
+	for _, p := range parts {
+		if sl := p.GetSubLink(); sl != nil && sl.SubLinkType == pg.SubLinkType_ARRAY_SUBLINK {
+			if sub != nil {
+				return nil, nil, b.unsupported(sl.Location, "the concatenation of two ARRAY(subquery)")
+			}
+			sub = sl
+			continue
+		}
+		a, ok, err := b.array(p, c)
+		if err != nil || !ok {
+			return nil, nil, orUnsupported(err, b.unsupported(exprLoc(p), "|| of an array of values"))
+		}
+		if a.null {
+			continue
+		}
+		out.null = false
+		if out.elem.ID == plan.Null {
+			out.elem = a.elem
+		}
+		out.elems = append(out.elems, a.elems...)
+	}
+	if sub != nil && len(out.elems) > 0 {
+		return nil, nil, b.unsupported(sub.Location, "|| of an ARRAY(subquery) and an array with elements")
+	}
+	return out, sub, nil
 }

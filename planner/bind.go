@@ -53,6 +53,9 @@ type binder struct {
 	srfNoRows bool
 	// views are the views being bound, outermost first (bind_view.go).
 	views []string
+	// params, when set, binds $n as an untyped NULL and records the type
+	// its context gives it (ParamTypes, params.go).
+	params *paramTyping
 }
 
 // cteEnv is a persistent list of the CTEs in view. A CTE's own query sees
@@ -1239,6 +1242,7 @@ func (b *binder) bindLimit(sel *pg.SelectStmt) (limit, offset int64, err error) 
 		if err != nil {
 			return 0, false, err
 		}
+		b.noteParam(e, plan.Int64Type) // LIMIT $1: bigint, as Postgres infers it
 		if !isLit(e) {
 			return 0, false, b.errorf(CodeUnsupported, exprLoc(n), "unsupported: non-constant %s", what)
 		}

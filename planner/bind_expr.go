@@ -48,6 +48,9 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		if e, ok := b.macroArg(x.ParamRef); ok {
 			return e, nil // an argument of a catalog SQL function (virtual.go)
 		}
+		if b.params != nil {
+			return b.params.placeholder(x.ParamRef), nil // params.go
+		}
 		return nil, b.unsupported(x.ParamRef.Location, "parameters")
 	case *pg.Node_BooleanTest:
 		return b.bindBooleanTest(x.BooleanTest, c)
@@ -593,12 +596,14 @@ func (b *binder) dateArith(op plan.Op, l, r *plan.Expr, loc int32) (*plan.Expr, 
 
 func (b *binder) like(l, r *plan.Expr, negated bool, loc int32) (*plan.Expr, error) {
 	if l.Type.ID == plan.Null {
+		b.noteParam(l, plan.StringType)
 		l = nullOf(plan.StringType)
 	}
 	if l.Type.ID != plan.String {
 		return nil, b.errorf(CodeType, loc, "type mismatch: LIKE needs a string, not %s", l.Type)
 	}
 	if r.Type.ID == plan.Null {
+		b.noteParam(r, plan.StringType) // x LIKE $1: text
 		return nullOf(plan.BoolType), nil
 	}
 	if !isStringLit(r) {
@@ -859,6 +864,7 @@ func (b *binder) bindIn(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	hasNull, simple := false, true
 	for _, it := range items {
 		if isNullLit(it) {
+			b.noteParam(it, x.Type) // x IN ($1, $2): x's type
 			hasNull = true
 			continue
 		}

@@ -261,6 +261,14 @@ func (b *binder) bindScalarSubquery(sl *pg.SubLink, c *exprCtx) (*plan.Expr, err
 	if len(out) != 1 {
 		return nil, b.errorf(CodeType, sl.Location, "type mismatch: scalar subquery has %d columns, needs one", len(out))
 	}
+	if pr, ok := sub.(*projectNode); ok && touches(pr.exprs[0], colSet(freeCols(sub))) {
+		if agg, isAgg := pr.input.(*aggregateNode); isAgg && len(agg.groups) == 0 {
+			return b.outerValueAggregate(pr, agg, sl, c)
+		}
+		if !oneRow(sub) {
+			return b.outerValueSubquery(pr, sl, c)
+		}
+	}
 	j := &joinNode{typ: plan.JoinInner, right: sub, scalar: true, scalarCol: out[0], subquery: "scalar subquery", loc: sl.Location}
 	if len(freeCols(sub)) > 0 {
 		// Correlated: a left join, each left row gets its value or NULL;
@@ -296,4 +304,108 @@ func oneRow(n node) bool {
 			return false
 		}
 	}
+}
+
+// outerValueSubquery binds a scalar subquery without aggregates whose
+// value reads the outer row, (SELECT f(s.x, a.y) FROM s WHERE ...), where
+// pr is its select list: the subquery yields its row's inner columns f
+// reads (the row checked to be at most one, as scalarValue does) and a
+// match mark, and f is computed over the join, over those columns and the
+// outer row's:
+//
+//	CASE WHEN match IS NULL THEN NULL ELSE f(x', a.y) END
+//
+// so an outer row the subquery has no row for gets NULL, as per-row
+// evaluation gives it, whatever f of NULLs would be.
+func (b *binder) outerValueSubquery(pr *projectNode, sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
+	if c.aggs != nil {
+		return nil, b.unsupported(sl.Location, "a correlated scalar subquery whose select list reads the outer row, in a query with aggregates")
+	}
+	free := colSet(freeCols(pr))
+	value := pr.exprs[0]
+	inner := &projectNode{input: pr.input}
+	subst := map[colID]*plan.Expr{}
+	for _, id := range sortedCols(refs(value)) {
+		if free[id] {
+			continue
+		}
+		if b.md.col(id).typ.ID == plan.Null {
+			subst[id] = nullOf(plan.NullType)
+			continue
+		}
+		inner.exprs = append(inner.exprs, b.md.ref(id))
+		inner.cols = append(inner.cols, id)
+	}
+	inner.exprs = append(inner.exprs, intLit(1))
+	inner.cols = append(inner.cols, b.md.add(column{name: "match", typ: plan.Int64Type}))
+	agg := &aggregateNode{input: &singleRowNode{input: inner}}
+	for i, id := range inner.cols {
+		col := b.md.col(id)
+		col.nullable = true
+		agg.aggs = append(agg.aggs, aggExpr{fn: plan.AggMin, arg: b.md.ref(id), typ: col.typ})
+		agg.aggCols = append(agg.aggCols, b.md.add(col))
+		if i < len(inner.cols)-1 {
+			subst[id] = b.md.ref(agg.aggCols[i])
+		}
+	}
+	match := agg.aggCols[len(agg.aggCols)-1]
+	j := &joinNode{typ: plan.JoinInner, right: agg, scalar: true, scalarCol: match, subquery: "scalar subquery", loc: sl.Location}
+	if len(freeCols(agg)) > 0 {
+		j.typ, j.dependent = plan.JoinLeft, true
+	}
+	if c.subs == nil {
+		return nil, b.unsupported(sl.Location, "subqueries in this clause")
+	}
+	c.subs.items = append(c.subs.items, j)
+	return plan.Call(plan.OpCase, value.Type,
+		plan.Call(plan.OpIsNull, plan.BoolType, b.md.ref(match)), nullOf(value.Type),
+		substCols(value, subst)), nil
+}
+
+// outerValueAggregate binds a scalar subquery whose select list is an
+// expression over an aggregation without GROUP BY and the outer row,
+// (SELECT count(*) + a.y FROM s WHERE ...), where pr is that select list
+// over agg: the subquery yields the aggregates and a mark max(1), NULL
+// when it aggregated no rows, and the value is computed over the join,
+// each aggregate taking its value over no rows (COUNT's 0, else NULL)
+// where the mark is NULL, as per-row evaluation gives it:
+//
+//	f(CASE WHEN mark IS NULL THEN 0 ELSE count END, a.y)
+func (b *binder) outerValueAggregate(pr *projectNode, agg *aggregateNode, sl *pg.SubLink, c *exprCtx) (*plan.Expr, error) {
+	if c.aggs != nil {
+		return nil, b.unsupported(sl.Location, "a correlated scalar subquery whose select list reads the outer row, in a query with aggregates")
+	}
+	if c.subs == nil {
+		return nil, b.unsupported(sl.Location, "subqueries in this clause")
+	}
+	a := *agg
+	a.aggs = append(append([]aggExpr{}, agg.aggs...), aggExpr{fn: plan.AggMax, arg: intLit(1), typ: plan.Int64Type})
+	mark := b.md.add(column{name: "mark", typ: plan.Int64Type, nullable: true})
+	a.aggCols = append(append([]colID{}, agg.aggCols...), mark)
+	free := colSet(freeCols(pr))
+	inner := &projectNode{input: &a}
+	subst := map[colID]*plan.Expr{}
+	for _, id := range sortedCols(refs(pr.exprs[0])) {
+		if free[id] {
+			continue
+		}
+		inner.exprs = append(inner.exprs, b.md.ref(id))
+		inner.cols = append(inner.cols, id)
+		empty := nullOf(b.md.col(id).typ)
+		for i, ac := range agg.aggCols {
+			if ac == id && aggInfo(agg.aggs[i].fn).ZeroOnEmpty {
+				empty = plan.Literal(plan.Value{I: 0}, agg.aggs[i].typ)
+			}
+		}
+		subst[id] = plan.Call(plan.OpCase, b.md.col(id).typ,
+			plan.Call(plan.OpIsNull, plan.BoolType, b.md.ref(mark)), empty, b.md.ref(id))
+	}
+	inner.exprs = append(inner.exprs, b.md.ref(mark))
+	inner.cols = append(inner.cols, mark)
+	j := &joinNode{typ: plan.JoinInner, right: inner, scalar: true, scalarCol: mark, subquery: "scalar subquery", loc: sl.Location}
+	if len(freeCols(inner)) > 0 {
+		j.typ, j.dependent = plan.JoinLeft, true
+	}
+	c.subs.items = append(c.subs.items, j)
+	return substCols(pr.exprs[0], subst), nil
 }

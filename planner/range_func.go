@@ -44,6 +44,9 @@ func (b *binder) bindRangeFunction(f *pg.RangeFunction, at *pg.Node, parent *sco
 	if n, rels, ok, err := b.tableFunction(fc, f.Alias, parent); ok {
 		return n, rels, err // a catalog's table function (virtual.go)
 	}
+	if name == "unnest" && b.postgres {
+		return b.unnestArray(fc, f.Alias, parent)
+	}
 	if name != "range" && name != "generate_series" {
 		return nil, nil, b.unsupported(fc.Location, "table function "+name+"()")
 	}
@@ -168,4 +171,45 @@ func (b *binder) seriesNode(name string, alias *pg.Alias, typ plan.DataType, val
 	}
 	n.cols = []colID{b.md.add(column{name: col, typ: typ})}
 	return n, []*relation{{alias: rel, table: name, cols: n.cols, names: []string{col}}}, nil
+}
+
+// unnestArray binds unnest(a) in FROM over a bind-time array (a Postgres
+// catalog's, arrays_pg.go): a constant array's elements are its rows, a
+// NULL array (a Null column, of this query or the one around it) has
+// none.
+func (b *binder) unnestArray(fc *pg.FuncCall, alias *pg.Alias, parent *scope) (node, []*relation, error) {
+	if len(fc.Args) != 1 {
+		return nil, nil, b.unsupported(fc.Location, "unnest() of several arrays")
+	}
+	c := &exprCtx{clause: "FROM", scope: newScope(parent)}
+	a, ok, err := b.array(fc.Args[0], c)
+	if err != nil || !ok {
+		return nil, nil, orUnsupported(err, b.unsupported(fc.Location, "unnest() of an array of values"))
+	}
+	typ := a.elem
+	for _, e := range a.elems {
+		if typ.ID == plan.Null {
+			typ = e.Type
+		}
+	}
+	n, rels, err := b.seriesNode("unnest", alias, typ, nil)
+	if err != nil || a.null {
+		return n, rels, err
+	}
+	v := n.(*valuesNode)
+	for _, e := range a.elems {
+		if e.Type.ID != typ.ID && e.Type.ID != plan.Null {
+			if e, err = b.cast(e, typ, fc.Location); err != nil {
+				return nil, nil, err
+			}
+			e = fold(e)
+		} else if e.Type.ID == plan.Null {
+			e = nullOf(typ)
+		}
+		if e.Value.Null {
+			b.md.cols[v.cols[0]].nullable = true
+		}
+		v.rows = append(v.rows, []*plan.Expr{e})
+	}
+	return n, rels, nil
 }

@@ -220,13 +220,26 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 		}
 		c.groups = append([]*plan.Expr{}, n.groups...)
 		c.groupCols = append([]colID{}, n.groupCols...)
+		// A condition on the outer row alone (a.atthasdef) passes above
+		// the aggregation as it is: where it is false the subquery
+		// aggregates no rows, and the join above, finding no match, gives
+		// the value over no rows (NULL, or COUNT's 0 through
+		// keepEmptyValue); an EXISTS or IN over grouped rows has none.
+		var outerOnly, corr []*plan.Expr
 		for _, pr := range preds {
+			if p.outerOnly(pr) {
+				outerOnly = append(outerOnly, pr)
+			} else {
+				corr = append(corr, pr)
+			}
+		}
+		for _, pr := range corr {
 			if _, _, ok := p.splitEq(pr); !ok {
 				return p.distinctOuter(n, &c, preds)
 			}
 		}
-		var out []*plan.Expr
-		for _, pr := range preds {
+		out := outerOnly
+		for _, pr := range corr {
 			inner, outer, _ := p.splitEq(pr)
 			k := exprKey(inner)
 			at := -1
@@ -308,13 +321,31 @@ func (p *puller) pull(n node) (node, []*plan.Expr, error) {
 		if len(preds) == 0 {
 			return &c, nil, nil
 		}
+		// The equalities inner = outer key the check: an outer row sees
+		// at most the rows of its key values. Other correlated conditions
+		// (a.atthasdef on the outer row alone, a.attcollation <>
+		// t.typcollation) only narrow what an outer row sees, so they are
+		// not keys; the check stays over all the rows of a key value, and
+		// may fail where those conditions would have hidden the duplicates
+		// from every outer row (an error, never a wrong value; as it does
+		// for a key value no outer row has). A condition between inner
+		// and outer columns with no equality to key on would make that
+		// check one over the whole subquery: refused.
 		c.keys = append([]*plan.Expr{}, n.keys...)
+		var other []*plan.Expr
 		for _, pr := range preds {
+			if p.outerOnly(pr) {
+				continue
+			}
 			inner, _, ok := p.splitEq(pr)
 			if !ok {
-				return nil, nil, p.fail("correlated scalar subquery without an aggregate whose correlation is not an equality")
+				other = append(other, pr)
+				continue
 			}
 			c.keys = append(c.keys, inner)
+		}
+		if len(other) > 0 && len(c.keys) == len(n.keys) {
+			return nil, nil, p.fail("correlated scalar subquery without an aggregate whose correlation has no equality")
 		}
 		return &c, preds, nil
 	case *unionNode:
@@ -476,6 +507,12 @@ func passesThrough(pr *projectNode, ids []colID) bool {
 		}
 	}
 	return true
+}
+
+// outerOnly reports whether the correlated condition e reads outer
+// columns only (a condition on the outer row, such as a.atthasdef).
+func (p *puller) outerOnly(e *plan.Expr) bool {
+	return len(refs(e)) > 0 && within(e, p.free)
 }
 
 // splitEq splits a correlated equality into its inner and outer sides.

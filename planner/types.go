@@ -147,6 +147,7 @@ func castAllowed(from, to plan.DataType) bool {
 // cast returns e converted to t, folding literals. A literal that cannot be
 // converted is an SL008 error at loc.
 func (b *binder) cast(e *plan.Expr, t plan.DataType, loc int32) (*plan.Expr, error) {
+	b.noteParam(e, t)
 	if e.Type == t {
 		return e, nil
 	}
@@ -221,9 +222,11 @@ func (b *binder) unifyCompare(l, r *plan.Expr, loc int32) (*plan.Expr, *plan.Exp
 		return l, r, nil
 	}
 	if l.Type.ID == plan.Null {
+		b.noteParam(l, r.Type)
 		return nullOf(r.Type), r, nil
 	}
 	if r.Type.ID == plan.Null {
+		b.noteParam(r, l.Type)
 		return l, nullOf(l.Type), nil
 	}
 	if isStringLit(l) && r.Type.ID != plan.String {
@@ -300,9 +303,11 @@ func (b *binder) alignScale(e *plan.Expr, s int, loc int32) (*plan.Expr, error) 
 // arith builds l op r for + - * / %, coercing operands, folded if constant.
 func (b *binder) arith(op plan.Op, l, r *plan.Expr, loc int32) (out *plan.Expr, err error) {
 	if l.Type.ID == plan.Null && r.Type.IsNumeric() {
+		b.noteParam(l, r.Type)
 		l = nullOf(r.Type)
 	}
 	if r.Type.ID == plan.Null && l.Type.IsNumeric() {
+		b.noteParam(r, l.Type)
 		r = nullOf(l.Type)
 	}
 	if l.Type.ID == plan.Null && r.Type.ID == plan.Null {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/tls"
 	"crypto/x509"
+	"fmt"
 	"strconv"
 	"strings"
 	"testing"
@@ -287,6 +288,60 @@ func TestFlightSQLPrepared(t *testing.T) {
 			want := duck(strings.NewReplacer("$1", strconv.FormatInt(p[0], 10), "$2", strconv.FormatInt(p[1], 10)).Replace(`select n_nationkey, n_name from nation where n_regionkey = $1 and n_nationkey > $2 order by n_nationkey`))
 			compareRows(t, got, want, true)
 		}
+	})
+
+	// Parameter types inferred from their context, as Postgres infers an
+	// unspecified parameter's (x = $1, LIMIT $1, $1 + col, LIKE, a cast).
+	for _, c := range []struct {
+		sql  string
+		want []arrow.Type
+	}{
+		{`select n_name from nation where n_nationkey = $1 and n_name <> $2`, []arrow.Type{arrow.INT64, arrow.STRING}},
+		{`select n_name from nation order by n_name limit $1 offset $2`, []arrow.Type{arrow.INT64, arrow.INT64}},
+		{`select l_extendedprice * ? from lineitem where l_shipdate < ? and l_comment like ?`, []arrow.Type{arrow.DECIMAL64, arrow.DATE32, arrow.STRING}},
+		{`select $1::double as x, $2 as untyped`, []arrow.Type{arrow.FLOAT64, arrow.NULL}},
+		{`select n_name from nation where n_nationkey in ($1, $2) and n_regionkey = coalesce($3, 1)`, []arrow.Type{arrow.INT64, arrow.INT64, arrow.INT64}},
+		{`select nope from nation where n_nationkey = $1`, []arrow.Type{arrow.NULL}}, // cannot be typed: null, the error at execution
+	} {
+		t.Run("parameter types/"+c.sql, func(t *testing.T) {
+			prep, err := cl.Prepare(ctx, c.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer prep.Close(ctx)
+			ps := prep.ParameterSchema()
+			if ps == nil || ps.NumFields() != len(c.want) {
+				t.Fatalf("parameter schema %v, want %d fields", ps, len(c.want))
+			}
+			for i, w := range c.want {
+				if f := ps.Field(i); f.Type.ID() != w || f.Name != fmt.Sprintf("$%d", i+1) {
+					t.Errorf("field %d: %s, want $%d of %s", i, f, i+1, w)
+				}
+			}
+		})
+	}
+
+	t.Run("typed parameters bound as their schema says", func(t *testing.T) {
+		q := `select n_name from nation where n_nationkey < $1 order by n_name limit $2`
+		prep, err := cl.Prepare(ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer prep.Close(ctx)
+		ps := prep.ParameterSchema()
+		b := array.NewRecordBuilder(memory.DefaultAllocator, ps)
+		defer b.Release()
+		b.Field(0).(*array.Int64Builder).Append(10)
+		b.Field(1).(*array.Int64Builder).Append(3)
+		rec := b.NewRecordBatch()
+		defer rec.Release()
+		prep.SetParameters(rec)
+		info, err := prep.Execute(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, got := infoRows(t, ctx, cl, info)
+		compareRows(t, got, duck(`select n_name from nation where n_nationkey < 10 order by n_name limit 3`), true)
 	})
 
 	t.Run("no parameters: empty parameter schema", func(t *testing.T) {

@@ -1,6 +1,10 @@
 package flightsql
 
 import (
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
 	"strings"
 	"testing"
 	"time"
@@ -85,7 +89,58 @@ func TestHandle(t *testing.T) {
 			t.Errorf("handle %q: %v", bad, err)
 		}
 	}
-	if ps := paramSchema(2); ps.NumFields() != 2 || ps.Field(1).Name != "$2" || ps.Field(1).Type.ID() != arrow.NULL {
-		t.Fatalf("parameter schema: %s", ps)
+}
+
+// typesOnly is an Engine that only types parameters.
+type typesOnly struct {
+	Engine
+	types []plan.DataType
+	err   error
+	sql   *string
+}
+
+func (e typesOnly) ParamTypes(_ context.Context, sql string) ([]plan.DataType, error) {
+	*e.sql = sql
+	return e.types, e.err
+}
+
+// TestParamSchema: the parameter schema's fields are typed as the engine
+// types the parameters (? placeholders asked as $n), null where it gives
+// no type or cannot type the statement.
+func TestParamSchema(t *testing.T) {
+	log := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		name, sql, asked string
+		n                int
+		types            []plan.DataType
+		err              error
+		want             []arrow.Type
+	}{
+		{"typed", "select * from t where a = $1 limit $2", "select * from t where a = $1 limit $2", 2,
+			[]plan.DataType{plan.StringType, plan.Int64Type}, nil, []arrow.Type{arrow.STRING, arrow.INT64}},
+		{"question marks", "select * from t where d < ? and x = ?", "select * from t where d < $1 and x = $2", 2,
+			[]plan.DataType{plan.DateType, plan.DecimalType(15, 2)}, nil, []arrow.Type{arrow.DATE32, arrow.DECIMAL64}},
+		{"untyped", "select $1, $2", "select $1, $2", 2, []plan.DataType{plan.NullType, plan.Float64Type}, nil, []arrow.Type{arrow.NULL, arrow.FLOAT64}},
+		{"fewer types than parameters", "select $2", "select $2", 2, []plan.DataType{plan.NullType}, nil, []arrow.Type{arrow.NULL, arrow.NULL}},
+		{"cannot be typed", "select nope from t where a = $1", "select nope from t where a = $1", 1, nil,
+			plan.Errorf(plan.CodeUnknownCol, "nope"), []arrow.Type{arrow.NULL}},
+		{"no parameters", "select 1", "", 0, nil, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var asked string
+			s := &Server{Engine: typesOnly{types: tc.types, err: tc.err, sql: &asked}, Log: log}
+			ps := s.paramSchema(context.Background(), prepared{SQL: tc.sql}, tc.n)
+			if asked != tc.asked {
+				t.Errorf("asked to type %q, want %q", asked, tc.asked)
+			}
+			if ps.NumFields() != len(tc.want) {
+				t.Fatalf("parameter schema %s, want %d fields", ps, len(tc.want))
+			}
+			for i, w := range tc.want {
+				if f := ps.Field(i); f.Name != fmt.Sprintf("$%d", i+1) || f.Type.ID() != w || !f.Nullable {
+					t.Errorf("field %d: %s, want $%d of %s", i, f, i+1, w)
+				}
+			}
+		})
 	}
 }

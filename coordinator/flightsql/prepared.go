@@ -78,12 +78,34 @@ func (s *Server) describe(ctx context.Context, p prepared) (*arrow.Schema, error
 }
 
 // paramSchema is the parameter schema of a statement taking n: fields
-// "$1".."$n" of type null, as sluice does not infer parameter types: any
-// of the types literal takes can be bound.
-func paramSchema(n int) *arrow.Schema {
+// "$1".."$n" typed as the planner types them from their context (x = $1
+// is x's type, LIMIT $1 bigint, $1 + col the number's), as Postgres infers
+// an unspecified parameter's type; a parameter no context types, or every
+// one when the statement cannot be typed, is of type null: any of the
+// types literal takes can be bound to it.
+func (s *Server) paramSchema(ctx context.Context, p prepared, n int) *arrow.Schema {
+	var types []plan.DataType
+	if n > 0 {
+		refs := make([]string, n)
+		for i := range refs {
+			refs[i] = fmt.Sprintf("$%d", i+1) // ? placeholders as $n
+		}
+		sql, err := sqlliteral.Substitute(p.SQL, refs, sqlliteral.DollarOrQuestion)
+		if err == nil {
+			types, err = s.Engine.ParamTypes(ctx, sql)
+		}
+		if err != nil {
+			s.Log.Debug("flight sql prepare: parameters not typed", "err", err)
+			types = nil
+		}
+	}
 	fs := make([]arrow.Field, n)
 	for i := range fs {
-		fs[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: arrow.Null, Nullable: true}
+		t := arrow.DataType(arrow.Null)
+		if i < len(types) {
+			t = types[i].Arrow()
+		}
+		fs[i] = arrow.Field{Name: fmt.Sprintf("$%d", i+1), Type: t, Nullable: true}
 	}
 	return arrow.NewSchema(fs, nil)
 }
@@ -116,7 +138,7 @@ func (s *Server) CreatePreparedStatement(ctx context.Context, req fsql.ActionCre
 		return res, grpcError(err)
 	}
 	isUpdate := false
-	res.Handle, res.DatasetSchema, res.ParameterSchema, res.IsUpdate = h, schema, paramSchema(n), &isUpdate
+	res.Handle, res.DatasetSchema, res.ParameterSchema, res.IsUpdate = h, schema, s.paramSchema(ctx, p, n), &isUpdate
 	return res, nil
 }
 

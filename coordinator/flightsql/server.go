@@ -51,6 +51,9 @@ type Engine interface {
 	Tables(ctx context.Context) ([]coordinator.TableInfo, error)
 	// Describe plans sql without running it and returns its result schema.
 	Describe(ctx context.Context, sql string) (*arrow.Schema, error)
+	// ParamTypes types sql's $n parameters from their context (NullType
+	// where none does).
+	ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error)
 }
 
 var _ Engine = (*coordinator.Queries)(nil)

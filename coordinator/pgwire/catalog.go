@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -28,10 +27,9 @@ import (
 //
 // A catalog SELECT is planned and run by sluice's own planner and executor
 // over the catalog relations as constant tables (catalog_engine.go,
-// catalog_rels.go); what the planner cannot plan falls back to a small
-// row evaluator over the same rows (catalog_eval.go, catalog_funcs.go),
-// which refuses what it cannot evaluate with SL005, never a silently wrong
-// answer. docs/pgwire.md lists what each covers;
+// catalog_rels.go); what the planner cannot plan is its coded error
+// (SL005 for a shape it does not support), never a silently wrong
+// answer. docs/pgwire.md lists what it covers;
 // tests/testdata/pgwire_catalog_replay.sql holds the queries of pgjdbc,
 // SQLAlchemy and psql they are checked with.
 
@@ -103,14 +101,13 @@ func (c *conn) answer(ctx context.Context, sql string, n *pg_query.Node, describ
 		res, err := c.closeCursor(n.GetClosePortalStmt().Portalname, describe)
 		return res, true, err
 	case n.GetSelectStmt() != nil:
-		sel := n.GetSelectStmt()
 		switch route, err := routeSelect(n); {
 		case err != nil:
 			return nil, true, err
 		case route == routeEngine:
 			return nil, false, nil
 		}
-		res, err := c.selectCatalog(ctx, sql, n, sel)
+		res, err := c.selectCatalog(ctx, sql, n)
 		return res, true, err
 	}
 	return nil, false, nil
@@ -254,45 +251,15 @@ func walkUntil(n *pg_query.Node, fn func(*pg_query.Node) bool) {
 	visit(n)
 }
 
-// table builds a result from rows of values (nil for NULL, int64,
-// float64, bool, string, arrays, reg values). A column is bigint when
-// its non-NULL values are all integers, double precision when they are
-// all numbers, boolean when all booleans, else text (arrays in their text
-// form, reg values by name); an all-NULL column is text.
+// table builds a result of text columns (SHOW's answers); a nil row
+// value is NULL.
 func table(names []string, rows [][]any) *result {
-	mem := memory.DefaultAllocator
 	fs := make([]arrow.Field, len(names))
 	for j, name := range names {
-		ints, nums, bools, any := true, true, true, false
-		for _, r := range rows {
-			switch r[j].(type) {
-			case nil:
-				continue
-			case int64:
-				bools = false
-			case float64:
-				ints, bools = false, false
-			case bool:
-				ints, nums = false, false
-			default:
-				ints, nums, bools = false, false, false
-			}
-			any = true
-		}
-		t := arrow.DataType(arrow.BinaryTypes.String)
-		switch {
-		case !any:
-		case ints:
-			t = arrow.PrimitiveTypes.Int64
-		case nums:
-			t = arrow.PrimitiveTypes.Float64
-		case bools:
-			t = arrow.FixedWidthTypes.Boolean
-		}
-		fs[j] = arrow.Field{Name: name, Type: t, Nullable: true}
+		fs[j] = arrow.Field{Name: name, Type: arrow.BinaryTypes.String, Nullable: true}
 	}
 	schema := arrow.NewSchema(fs, nil)
-	b := array.NewRecordBuilder(mem, schema)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
 	defer b.Release()
 	for _, r := range rows {
 		for j, v := range r {
@@ -300,50 +267,24 @@ func table(names []string, rows [][]any) *result {
 				b.Field(j).AppendNull()
 				continue
 			}
-			switch fb := b.Field(j).(type) {
-			case *array.Int64Builder:
-				fb.Append(v.(int64))
-			case *array.Float64Builder:
-				f, _ := numFloat(v)
-				fb.Append(f)
-			case *array.BooleanBuilder:
-				fb.Append(v.(bool))
-			case *array.StringBuilder:
-				fb.Append(text(v))
-			}
+			b.Field(j).(*array.StringBuilder).Append(fmt.Sprint(v))
 		}
 	}
 	return &result{schema: schema, recs: []arrow.RecordBatch{b.NewRecordBatch()}}
 }
 
-// selectCatalog answers a catalog SELECT: with sluice's planner and
-// executor over the catalog's virtual tables (catalog_engine.go), or, when
-// the planner cannot plan it (arrays, COLLATE), with the row evaluator
-// over the emulated catalog (catalog_eval.go).
-func (c *conn) selectCatalog(ctx context.Context, sql string, n *pg_query.Node, sel *pg_query.SelectStmt) (*result, error) {
+// selectCatalog answers a catalog SELECT with sluice's planner and
+// executor over the catalog's relations as constant tables
+// (catalog_engine.go). What the planner cannot plan is its coded error
+// (SL005 for a shape it does not support), never another evaluator's
+// answer.
+func (c *conn) selectCatalog(ctx context.Context, sql string, n *pg_query.Node) (*result, error) {
 	m := &emulation{c: c}
 	if err := m.load(ctx); err != nil {
 		return nil, err
 	}
-	res, planErr, err := c.selectViaEngine(ctx, sql, n, m)
-	if !planErr {
-		c.lastCatalogPath = pathEngine
-		return res, err
-	}
-	c.lastCatalogPath, c.lastEnginePlanErr = pathEmulation, err
-	if c.log != nil {
-		c.log.Debug("catalog query answered by the row evaluator: the planner cannot plan it", "reason", err)
-	}
-	ev := &evaluator{m: m, now: time.Now().UTC()}
-	r, err := ev.selectStmt(sel, nil)
-	if err != nil {
-		return nil, err
-	}
-	names := make([]string, len(r.cols))
-	for i, col := range r.cols {
-		names[i] = col.name
-	}
-	return table(names, r.rows), nil
+	c.lastCatalogPath = pathEngine
+	return c.selectViaEngine(ctx, sql, n, m)
 }
 
 // emulation is the catalog as one query sees it.
@@ -453,15 +394,6 @@ func scale(t plan.DataType) any {
 	return nil
 }
 
-func sizePretty(b int64) string {
-	units := []string{"bytes", "kB", "MB", "GB", "TB"}
-	v, i := b, 0
-	for v >= 10*1024 && i < len(units)-1 {
-		v, i = (v+512)/1024, i+1
-	}
-	return fmt.Sprintf("%d %s", v, units[i])
-}
-
 func constValue(n *pg_query.Node) (any, bool) {
 	if n == nil {
 		return nil, false
@@ -508,3 +440,28 @@ func strVal(n *pg_query.Node) string {
 }
 
 func lower(s string) string { return strings.ToLower(s) }
+
+// quoteIdent quotes an identifier when Postgres would: unless it is
+// lower-case letters, digits and underscores not starting with a digit,
+// and not a reserved keyword.
+func quoteIdent(s string) string {
+	safe := s != ""
+	for i, r := range s {
+		if !(r >= 'a' && r <= 'z' || r == '_' || (i > 0 && (r >= '0' && r <= '9' || r == '$'))) {
+			safe = false
+			break
+		}
+	}
+	if safe {
+		for _, k := range keywords {
+			if k.word == s && k.catcode != 'U' {
+				safe = false
+				break
+			}
+		}
+	}
+	if safe {
+		return s
+	}
+	return `"` + strings.ReplaceAll(s, `"`, `""`) + `"`
+}

@@ -37,40 +37,35 @@ import (
 //
 // Postgres arrays bind where their values are known when the query is
 // bound (planner/arrays_pg.go): constants, and the catalog's array columns,
-// which are Null columns since sluice has no values for them. What the
-// planner still refuses (a correlated scalar subquery that is not an
-// aggregate, unnest() in FROM over an outer column, WITH RECURSIVE) is
-// answered by the older row evaluator (catalog_eval.go) over the same
-// rows; docs/pgwire.md lists which client queries take which path, and
-// TestCatalogReplay records it.
+// which are Null columns since sluice has no values for them. The engine
+// is the only evaluator: what the planner refuses (WITH RECURSIVE, arrays
+// of run-time values, ...) is the client's coded error (SL005), never
+// another evaluator's guess. docs/pgwire.md lists what it covers, and
+// TestCatalogReplay checks every captured client query on it.
 
-// catalogPath names who answered a catalog SELECT (for tests and the
-// debug log).
+// catalogPath names who answered a catalog SELECT (for tests: every one
+// is the engine's, pathEngine).
 type catalogPath string
 
-const (
-	pathEngine    catalogPath = "engine"
-	pathEmulation catalogPath = "emulation"
-)
+const pathEngine catalogPath = "engine"
 
 // selectViaEngine plans and runs a catalog SELECT with sluice's planner
-// and executor. planErr reports that the planner could not plan it (the
-// caller may answer it another way); any other error is the query's.
-func (c *conn) selectViaEngine(ctx context.Context, sql string, n *pg_query.Node, m *emulation) (res *result, planErr bool, err error) {
+// and executor.
+func (c *conn) selectViaEngine(ctx context.Context, sql string, n *pg_query.Node, m *emulation) (*result, error) {
 	cat := &pgCatalog{m: m}
 	if q, ok := regOutputsAsText(sql); ok {
 		sql = q
 	}
 	p, err := planner.Plan(ctx, sql, cat, planner.Options{Partitions: 1, MinPartitions: 1, MaxPartitions: 1, Postgres: true})
 	if err != nil {
-		return nil, true, err
+		return nil, err // coded, with its position in the client's text
 	}
 	schema, recs, err := exec.RunGraph(ctx, p.Graph, exec.Options{})
 	if err != nil {
-		return nil, false, err
+		return nil, err
 	}
 	schema, recs = nullColumnsAsText(schema, recs)
-	return &result{schema: pgNames(n, schema), recs: recs}, false, nil
+	return &result{schema: pgNames(n, schema), recs: recs}, nil
 }
 
 // nullColumnsAsText makes the result columns of type Null (an untyped
@@ -180,7 +175,7 @@ func constantTable(name string, cols []string, rows []map[string]any) *planner.T
 			case string:
 				row[i] = plan.Value{S: v}
 			default:
-				row[i] = plan.Value{S: text(v)}
+				row[i] = plan.Value{S: fmt.Sprint(v)}
 			}
 			if !row[i].Null && t.Columns[i].Type.ID == plan.Int64 && r[col] != nil {
 				if f, isF := r[col].(float64); isF {

@@ -331,37 +331,6 @@ func roleRows(m *emulation) []map[string]any {
 		"rolpassword": "********", "rolbypassrls": false}}
 }
 
-// relation returns a catalog relation's columns and rows; open when its
-// columns are not modelled (it has no rows).
-func (m *emulation) relation(schema, name string) ([]string, [][]any, bool, error) {
-	if schema == "" {
-		schema = "pg_catalog"
-	}
-	key := schema + "." + name
-	def, ok := catalogRelations[key]
-	if !ok {
-		for _, e := range emptyRelations {
-			if e == key || (schema == "pg_catalog" && e == name) {
-				return nil, nil, true, nil
-			}
-		}
-		return nil, nil, false, plan.Errorf(plan.CodeUnknownTbl, "relation %s does not exist (or is not emulated: docs/pgwire.md)", key)
-	}
-	cols := strings.Fields(def.cols)
-	if def.rows == nil {
-		return cols, nil, false, nil
-	}
-	var rows [][]any
-	for _, r := range def.rows(m) {
-		row := make([]any, len(cols))
-		for i, c := range cols {
-			row[i] = r[c]
-		}
-		rows = append(rows, row)
-	}
-	return cols, rows, false, nil
-}
-
 // catalogOID is the oid of a catalog relation by name (0: none).
 func catalogOID(name string) int64 {
 	if oid, ok := catalogOIDs[name]; ok {
@@ -379,96 +348,6 @@ func catalogOID(name string) int64 {
 		}
 	}
 	return 0
-}
-
-// reg converts a value to a reg* type: an oid or a name in, a regValue
-// out (compared as its oid, printed as its name).
-func (m *emulation) reg(typ string, v any) (any, error) {
-	if r, ok := v.(regValue); ok {
-		v = r.oid
-	}
-	oid, isOID := toInt(v)
-	name, _ := v.(string)
-	if isOID {
-		name = ""
-	} else {
-		name = strings.TrimSpace(name)
-	}
-	switch typ {
-	case "regclass":
-		if isOID {
-			if oid >= firstOID && int(oid-firstOID) < len(m.tables) {
-				return regValue{oid, m.tables[oid-firstOID].Name}, nil
-			}
-			for k := range catalogRelations {
-				_, n, _ := strings.Cut(k, ".")
-				if catalogOID(n) == oid {
-					return regValue{oid, n}, nil
-				}
-			}
-			return regValue{oid, strconv.FormatInt(oid, 10)}, nil
-		}
-		n := unquoteIdent(name)
-		schema, rel, qualified := strings.Cut(n, ".")
-		if !qualified {
-			schema, rel = "", n
-		}
-		if schema == "" || schema == "public" {
-			for i, t := range m.tables {
-				if t.Name == rel {
-					return regValue{int64(firstOID + i), t.Name}, nil
-				}
-			}
-		}
-		if schema == "" || schema == "pg_catalog" || schema == "information_schema" {
-			if oid := catalogOID(rel); oid != 0 {
-				return regValue{oid, rel}, nil
-			}
-		}
-		return nil, plan.Errorf(plan.CodeUnknownTbl, "relation %q does not exist", name)
-	case "regtype":
-		if isOID {
-			return regValue{oid, formatType(oid, -1)}, nil
-		}
-		for _, t := range pgTypes {
-			if t.name == name || formatType(int64(t.oid), -1) == name {
-				return regValue{int64(t.oid), formatType(int64(t.oid), -1)}, nil
-			}
-		}
-		return nil, plan.Errorf(plan.CodeUnknownTbl, "type %q does not exist", name)
-	case "regnamespace":
-		spaces := map[string]int64{"pg_catalog": nspCatalog, "public": nspPublic, "information_schema": nspInfo}
-		if isOID {
-			for n, o := range spaces {
-				if o == oid {
-					return regValue{oid, n}, nil
-				}
-			}
-			return regValue{oid, strconv.FormatInt(oid, 10)}, nil
-		}
-		if o, ok := spaces[unquoteIdent(name)]; ok {
-			return regValue{o, unquoteIdent(name)}, nil
-		}
-		return nil, plan.Errorf(plan.CodeUnknownTbl, "schema %q does not exist", name)
-	case "regrole":
-		if isOID {
-			if oid == 10 {
-				return regValue{10, m.c.user}, nil
-			}
-			return regValue{oid, strconv.FormatInt(oid, 10)}, nil
-		}
-		if unquoteIdent(name) == m.c.user {
-			return regValue{10, m.c.user}, nil
-		}
-		return nil, plan.Errorf(plan.CodeUnknownTbl, "role %q does not exist", name)
-	}
-	if isOID {
-		if oid == 0 {
-			return regValue{0, "-"}, nil
-		}
-		return regValue{oid, strconv.FormatInt(oid, 10)}, nil
-	}
-	return nil, unsupported("%s of a name (%q)", typ, name)
 }
 
 // unquoteIdent folds an identifier as Postgres reads it: unquoted parts

@@ -358,11 +358,9 @@ type conn struct {
 	nc  net.Conn
 	be  *pgproto3.Backend
 	log *slog.Logger
-	// lastCatalogPath is who answered the last catalog SELECT, and
-	// lastEnginePlanErr why the planner could not when the emulation did
-	// (catalog_engine.go).
-	lastCatalogPath   catalogPath
-	lastEnginePlanErr error
+	// lastCatalogPath is who answered the last catalog SELECT (for
+	// tests: catalog_engine.go).
+	lastCatalogPath catalogPath
 
 	pid      uint32
 	secret   []byte
