@@ -97,10 +97,13 @@ func DefaultOptions() Options {
 
 // Stack is a running embedded stack.
 type Stack struct {
-	MinIO       *minioserver.Server
-	Miniredis   *miniredis.Miniredis
-	RDB         redis.UniversalClient
-	Bucket      *objstore.S3
+	MinIO     *minioserver.Server
+	Miniredis *miniredis.Miniredis
+	RDB       redis.UniversalClient
+	// Bucket is the one client of the stack's bucket (objstore.Open),
+	// observed: the coordinator's metrics count its failed requests,
+	// the coordinator's and the in-process functions' alike.
+	Bucket      *objstore.Observed
 	S3          objstore.S3Config
 	RedisURL    string
 	Catalog     *catalog.Store
@@ -112,6 +115,13 @@ type Stack struct {
 	server *http.Server
 	opts   Options
 	stops  []func() // front ends started on the stack (StartPG, StartFlight)
+}
+
+// RequestStats returns the requests the stack's bucket client made so far
+// (every HTTP request, retries included).
+func (s *Stack) RequestStats() objstore.RequestStats {
+	st, _ := objstore.StatsOf(s.Bucket)
+	return st
 }
 
 // Start starts the stack. On error nothing is left running.
@@ -180,10 +190,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		// pool's size (the re-planner sizes stages to this).
 		opts.Coordinator.AQE.Parallelism = min(opts.Functions, runtime.GOMAXPROCS(0))
 	}
-	s.Bucket, err = objstore.NewS3(ctx, s.S3)
+	raw, err := objstore.Open(ctx, objstore.Config{Backend: objstore.BackendS3, S3: s.S3})
 	if err != nil {
 		return nil, err
 	}
+	s.Bucket = objstore.Observe(raw)
 	if err := ensureBucket(ctx, s.Bucket, s.S3.Endpoint, s.MinIO, opts.Log); err != nil {
 		return nil, err
 	}
@@ -203,6 +214,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		inv = opts.WrapInvoker(inv)
 	}
 	s.Coordinator = coordinator.New(opts.Coordinator, store, s.Bucket, pl, s.Catalog, inv, opts.Log)
+	s.Bucket.OnError(s.Coordinator.Metrics().S3Error)
 	addr := opts.APIAddr
 	if addr == "" {
 		addr = "127.0.0.1:0"

@@ -141,11 +141,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	r.rdb = redis.NewClient(ropts)
 	t.Cleanup(func() { r.rdb.Close() })
 	// Load the tables straight into MinIO (no faults while loading).
-	b, err := objstore.NewS3(ctx, r.s3Config(r.minio.Endpoint))
+	b, err := objstore.Open(ctx, objstore.Config{S3: r.s3Config(r.minio.Endpoint)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.EnsureBucket(ctx); err != nil {
+	if err := objstore.EnsureBucket(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	cat := catalog.NewStore(r.rdb)

@@ -91,12 +91,12 @@ func TestServices(t *testing.T) {
 	env := []string{"SLUICE_S3_ENDPOINT=" + ms.Endpoint, "SLUICE_S3_BUCKET=sluice",
 		"AWS_ACCESS_KEY_ID=" + ms.AccessKey, "AWS_SECRET_ACCESS_KEY=" + ms.SecretKey,
 		"SLUICE_REDIS_URL=" + rs.URL}
-	b, err := objstore.NewS3(ctx, objstore.S3Config{Endpoint: ms.Endpoint, AccessKey: ms.AccessKey,
-		SecretKey: ms.SecretKey, Bucket: "sluice", Region: "us-east-1"})
+	b, err := objstore.Open(ctx, objstore.Config{S3: objstore.S3Config{Endpoint: ms.Endpoint, AccessKey: ms.AccessKey,
+		SecretKey: ms.SecretKey, Bucket: "sluice", Region: "us-east-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.EnsureBucket(ctx); err != nil {
+	if err := objstore.EnsureBucket(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"lineitem", "orders", "nation"} {

@@ -95,16 +95,16 @@ func s3Flags() []cli.Flag {
 	}
 }
 
-func openBucket(c *cli.Context) (*objstore.S3, error) {
-	cfg := objstore.S3ConfigFromEnv()
+func openBucket(c *cli.Context) (objstore.Bucket, error) {
+	cfg := objstore.ConfigFromEnv()
 	if e := c.String("s3-endpoint"); e != "" {
-		cfg.Endpoint = e
+		cfg.S3.Endpoint = e
 	}
-	cfg.Bucket = c.String("bucket")
-	if cfg.Endpoint == "" {
+	cfg.S3.Bucket = c.String("bucket")
+	if cfg.S3.Endpoint == "" {
 		return nil, errors.New("no S3 endpoint: set --s3-endpoint or SLUICE_S3_ENDPOINT (sluice local start prints it)")
 	}
-	return objstore.NewS3(c.Context, cfg)
+	return objstore.Open(c.Context, cfg)
 }
 
 func shuffleCommand() *cli.Command {

@@ -24,18 +24,20 @@ import (
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
-func openS3(c *cli.Context) (*objstore.S3, error) {
-	cfg := objstore.S3ConfigFromEnv()
+// openS3 opens the S3 bucket the flags and the environment name
+// (objstore.Open).
+func openS3(c *cli.Context) (objstore.Bucket, error) {
+	cfg := objstore.ConfigFromEnv()
 	if e := c.String("s3-endpoint"); e != "" {
-		cfg.Endpoint = e
+		cfg.S3.Endpoint = e
 	}
 	if b := c.String("bucket"); b != "" {
-		cfg.Bucket = b
+		cfg.S3.Bucket = b
 	}
-	if cfg.Endpoint == "" {
+	if cfg.S3.Endpoint == "" {
 		return nil, errors.New("no S3 endpoint: set --s3-endpoint or SLUICE_S3_ENDPOINT")
 	}
-	return objstore.NewS3(c.Context, cfg)
+	return objstore.Open(c.Context, cfg)
 }
 
 func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
@@ -81,10 +83,13 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				defer rdb.Close()
-				bucket, err := openS3(c)
+				raw, err := openS3(c)
 				if err != nil {
 					return err
 				}
+				// One observed client for the coordinator and its
+				// in-process functions: the metrics count both.
+				bucket := objstore.Observe(raw)
 				if err := bucket.EnsureBucket(c.Context); err != nil {
 					return err
 				}
@@ -137,6 +142,7 @@ func coordinatorCommand() *cli.Command {
 				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: set.Partitions,
 					BroadcastBytes: set.PlanBroadcastBytes, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
+				bucket.OnError(co.Metrics().S3Error)
 				defer co.Close()
 				go co.Recover(c.Context, cfg.LeaseTTL/2)
 				api := coordinator.NewAPI(co)
