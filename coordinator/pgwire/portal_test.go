@@ -40,6 +40,9 @@ func (f *fakeEngine) Schema(context.Context, string) (*arrow.Schema, error) {
 	return fakeSchema, nil
 }
 func (f *fakeEngine) Tables(context.Context) ([]coordinator.TableInfo, error) { return nil, nil }
+func (f *fakeEngine) Describe(context.Context, string) (*arrow.Schema, error) {
+	return fakeSchema, nil
+}
 func (f *fakeEngine) Result(ctx context.Context, _ string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error) {
 	for lo := 0; lo < f.rows; lo += 4 {
 		b := array.NewInt64Builder(memory.DefaultAllocator)
