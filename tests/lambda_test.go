@@ -24,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/shuffle"
@@ -307,7 +308,7 @@ func (e *faasEnv) coordinatorWith(tb testing.TB, inv coordinator.Invoker, slots 
 	// timeout of the throttling test's hung invocations, and on a busy
 	// machine won, canceling a hung invocation before it timed out.
 	cfg.HedgeFactor = 0
-	pl := &local.SQLPlanner{Catalog: e.st.Catalog, Options: planner.Options{Partitions: 4}}
+	pl := &sqlsession.Session{Catalog: e.st.Catalog, Options: planner.Options{Partitions: 4}}
 	co := coordinator.New(cfg, coordinator.NewStore(e.st.RDB), e.st.Bucket, pl, e.st.Catalog, inv, nil)
 	srv := httptest.NewServer(coordinator.NewAPI(co).Handler())
 	tb.Cleanup(func() {

@@ -16,9 +16,9 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/redisdb"
-	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog"
 	"github.com/sluicedb/sluice/shuffle/objstore"
@@ -139,7 +139,7 @@ func coordinatorCommand() *cli.Command {
 				}
 				cat := catalog.NewStore(rdb)
 				cat.Bucket = bucket // external tables are re-listed when used
-				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: set.Partitions,
+				pl := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: set.Partitions,
 					BroadcastBytes: set.PlanBroadcastBytes, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
 				bucket.OnError(co.Metrics().S3Error)
