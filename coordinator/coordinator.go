@@ -243,9 +243,6 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		store.Outage = cfg.RedisOutage
 	}
 	store.observe = m.redisError
-	if s3, ok := bucket.(*objstore.S3); ok {
-		m.ObserveS3(s3)
-	}
 	store.Prices = cfg.Prices
 	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency), store: store,
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,

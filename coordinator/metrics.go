@@ -167,13 +167,9 @@ func (m *Metrics) redisError(op string, _ error) {
 	m.RedisErrors.WithLabelValues(strings.ReplaceAll(op, " ", "_")).Inc()
 }
 
-// s3Error counts a failed S3 request.
-func (m *Metrics) s3Error(op string) {
+// S3Error counts a failed S3 request of op. The composition root (local.Start,
+// coordinator serve) hooks it to the bucket the coordinator and its
+// in-process functions share: objstore.Observe(bucket).OnError(m.S3Error).
+func (m *Metrics) S3Error(op string) {
 	m.S3Errors.WithLabelValues(op).Inc()
-}
-
-// ObserveS3 counts the failed requests of an S3 bucket client (the
-// coordinator's, which the embedded stack's functions share).
-func (m *Metrics) ObserveS3(b *objstore.S3) {
-	b.OnError(m.s3Error)
 }

@@ -11,6 +11,30 @@ import (
 	"github.com/sluicedb/sluice/shuffle"
 )
 
+// Engine is how the SQL front ends in process (the Postgres wire
+// protocol, coordinator/pgwire, and Flight SQL, coordinator/flightsql)
+// run SQL: one interface for both, declared beside its production
+// implementation, Queries, which both front ends already import (each
+// used to declare its own copy). A front end may also ask for
+// MaxSQLBytes() int, which Queries has and test fakes need not.
+type Engine interface {
+	// Submit plans sql and starts its job.
+	Submit(ctx context.Context, sql string) (string, error)
+	Wait(ctx context.Context, job string) error
+	Cancel(ctx context.Context, job string) error
+	// Result streams a finished job's result and returns its schema.
+	Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error)
+	Schema(ctx context.Context, job string) (*arrow.Schema, error)
+	Tables(ctx context.Context) ([]TableInfo, error)
+	// Describe plans sql without running it and returns its result schema.
+	Describe(ctx context.Context, sql string) (*arrow.Schema, error)
+	// ParamTypes types sql's $n parameters from their context (NullType
+	// where none does).
+	ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error)
+}
+
+var _ Engine = (*Queries)(nil)
+
 // Queries is the coordinator's query path for in-process front ends (the
 // Postgres wire protocol and Flight SQL servers): the same steps the HTTP
 // API takes for POST /v1/jobs, GET /v1/jobs/{id} and GET /v1/jobs/{id}/result,

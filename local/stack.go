@@ -25,6 +25,7 @@ import (
 	"github.com/redis/go-redis/v9"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/local/minioserver"
@@ -97,10 +98,13 @@ func DefaultOptions() Options {
 
 // Stack is a running embedded stack.
 type Stack struct {
-	MinIO       *minioserver.Server
-	Miniredis   *miniredis.Miniredis
-	RDB         redis.UniversalClient
-	Bucket      *objstore.S3
+	MinIO     *minioserver.Server
+	Miniredis *miniredis.Miniredis
+	RDB       redis.UniversalClient
+	// Bucket is the one client of the stack's bucket (objstore.Open),
+	// observed: the coordinator's metrics count its failed requests,
+	// the coordinator's and the in-process functions' alike.
+	Bucket      *objstore.Observed
 	S3          objstore.S3Config
 	RedisURL    string
 	Catalog     *catalog.Store
@@ -112,6 +116,13 @@ type Stack struct {
 	server *http.Server
 	opts   Options
 	stops  []func() // front ends started on the stack (StartPG, StartFlight)
+}
+
+// RequestStats returns the requests the stack's bucket client made so far
+// (every HTTP request, retries included).
+func (s *Stack) RequestStats() objstore.RequestStats {
+	st, _ := objstore.StatsOf(s.Bucket)
+	return st
 }
 
 // Start starts the stack. On error nothing is left running.
@@ -180,10 +191,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		// pool's size (the re-planner sizes stages to this).
 		opts.Coordinator.AQE.Parallelism = min(opts.Functions, runtime.GOMAXPROCS(0))
 	}
-	s.Bucket, err = objstore.NewS3(ctx, s.S3)
+	raw, err := objstore.Open(ctx, objstore.Config{Backend: objstore.BackendS3, S3: s.S3})
 	if err != nil {
 		return nil, err
 	}
+	s.Bucket = objstore.Observe(raw)
 	if err := ensureBucket(ctx, s.Bucket, s.S3.Endpoint, s.MinIO, opts.Log); err != nil {
 		return nil, err
 	}
@@ -196,13 +208,14 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if opts.FunctionMemory > 0 {
 		opts.Coordinator.FunctionMemory = opts.FunctionMemory
 	}
-	pl := &SQLPlanner{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes,
+	pl := &sqlsession.Session{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes,
 		TaskBytes: planner.TaskBytesFor(opts.Coordinator.FunctionMemory)}}
 	var inv coordinator.Invoker = s.Pool
 	if opts.WrapInvoker != nil {
 		inv = opts.WrapInvoker(inv)
 	}
 	s.Coordinator = coordinator.New(opts.Coordinator, store, s.Bucket, pl, s.Catalog, inv, opts.Log)
+	s.Bucket.OnError(s.Coordinator.Metrics().S3Error)
 	addr := opts.APIAddr
 	if addr == "" {
 		addr = "127.0.0.1:0"
@@ -578,64 +591,6 @@ func RunStatement(ctx context.Context, c *coordinator.Client, sql string, adapti
 	}
 	return &Result{Job: job, Schema: schema, Records: recs, Status: js}, nil
 }
-
-// SQLPlanner plans SQL against the catalog for the coordinator.
-type SQLPlanner struct {
-	Catalog planner.Catalog
-	Options planner.Options
-}
-
-// Plan implements coordinator.Planner.
-func (p *SQLPlanner) Plan(ctx context.Context, sql string) (*plan.Graph, string, error) {
-	st, err := planner.ParseStatement(sql)
-	if err != nil {
-		return nil, "", err
-	}
-	if st.Kind != planner.StmtQuery {
-		return nil, "", &planner.Error{Code: plan.CodeNotStatement, Pos: 1,
-			Msg: fmt.Sprintf("%s is a statement, not a query: run it through POST /v1/statements (sluice sql and sluice submit do)", st.Kind)}
-	}
-	pl, err := planner.Plan(ctx, sql, p.Catalog, p.Options)
-	if err != nil {
-		return nil, "", err
-	}
-	text := planner.Explain(pl)
-	if tables, ok := p.Catalog.(coordinator.Tables); ok {
-		pruning, err := coordinator.ExplainPruning(ctx, tables, pl.Graph)
-		if err != nil {
-			return nil, "", err
-		}
-		text += pruning
-	}
-	return pl.Graph, text, nil
-}
-
-// ParamTypes implements coordinator.ParamTyper.
-func (p *SQLPlanner) ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error) {
-	return planner.ParamTypes(ctx, sql, p.Catalog, p.Options)
-}
-
-// ListTables implements coordinator.TableLister when the catalog is the
-// Redis catalog.
-func (p *SQLPlanner) ListTables(ctx context.Context) ([]coordinator.TableInfo, error) {
-	st, ok := p.Catalog.(*catalog.Store)
-	if !ok {
-		return nil, fmt.Errorf("catalog %T cannot list tables", p.Catalog)
-	}
-	ts, err := st.List(ctx)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]coordinator.TableInfo, len(ts))
-	for i, t := range ts {
-		out[i] = coordinator.TableInfo{Name: t.Name, Format: t.Format, Location: t.Location, Columns: t.Columns,
-			Files: len(t.Files), Rows: t.Rows, RowsEstimated: t.RowsEstimated, Bytes: t.Bytes}
-	}
-	return out, nil
-}
-
-// Format implements coordinator.Planner.
-func (p *SQLPlanner) Format(g *plan.Graph) string { return planner.FormatGraph(g) }
 
 func redactURL(u string) string {
 	if i := strings.Index(u, "@"); i > 0 {

@@ -42,7 +42,7 @@ func readParts(t *testing.T, ms []*shuffle.Manifest, parts []int, opts shuffle.R
 	if opts.Schema == nil {
 		opts.Schema = testSchema
 	}
-	before := bucket.Stats()
+	before := bucketStats()
 	var rows []string
 	err := shuffle.ReadObjectsWith(context.Background(), bucket, refs, opts, func(rec arrow.RecordBatch) error {
 		rows = append(rows, rowStrings(rec)...)
@@ -51,7 +51,7 @@ func readParts(t *testing.T, ms []*shuffle.Manifest, parts []int, opts shuffle.R
 	if err != nil {
 		t.Fatal(err)
 	}
-	return rows, st, bucket.Stats().Sub(before).Get
+	return rows, st, bucketStats().Sub(before).Get
 }
 
 // wantRows reads the same partitions one object at a time (whole data

@@ -21,7 +21,7 @@ import (
 
 var (
 	server *minioserver.Server
-	bucket *objstore.S3
+	bucket objstore.Bucket
 )
 
 // TestMain runs the package's tests against a real MinIO server.
@@ -33,11 +33,11 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	server = s
-	bucket, err = objstore.NewS3(ctx, objstore.S3Config{
+	bucket, err = objstore.Open(ctx, objstore.Config{S3: objstore.S3Config{
 		Endpoint: s.Endpoint, AccessKey: s.AccessKey, SecretKey: s.SecretKey, Bucket: "shuffle-test",
-	})
+	}})
 	if err == nil {
-		err = bucket.EnsureBucket(ctx)
+		err = objstore.EnsureBucket(ctx, bucket)
 	}
 	if err != nil {
 		s.Stop()
@@ -163,4 +163,10 @@ func newJob(t testing.TB) string {
 		name = name[:80]
 	}
 	return fmt.Sprintf("%s-%d", name, jobSeq.n)
+}
+
+// bucketStats returns the requests the tests' S3 client made so far.
+func bucketStats() objstore.RequestStats {
+	st, _ := objstore.StatsOf(bucket)
+	return st
 }

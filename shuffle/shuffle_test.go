@@ -759,7 +759,7 @@ func TestReaderAtOverShuffleObject(t *testing.T) {
 	m, rows := writeAttempt(t, bucket, shuffle.AttemptPrefix("", job, 0, 0, 0), plan.Partitioning{Kind: plan.PartitionSingle, Count: 1},
 		shuffle.WriterOptions{BatchRows: 1000}, [][2]int{{0, 1000}, {1000, 1000}, {2000, 1000}, {3000, 1000}, {4000, 1000}})
 	ps := m.Partitions[0]
-	before := bucket.Stats()
+	before := bucketStats()
 	ra := objstore.NewReaderAt(ctx, bucket, ps.Key, m.ObjectBytes, objstore.WithMinRead(4<<10))
 	fr, err := ipc.NewFileReader(ra)
 	if err != nil {
@@ -775,7 +775,7 @@ func TestReaderAtOverShuffleObject(t *testing.T) {
 	if !reflect.DeepEqual(got, rows[len(rows)-len(got):]) {
 		t.Fatal("last batch read through ReaderAt differs")
 	}
-	st := bucket.Stats().Sub(before)
+	st := bucketStats().Sub(before)
 	if st.BytesRead >= ps.Bytes {
 		t.Errorf("read %d bytes of a %d-byte object to decode one of %d batches", st.BytesRead, ps.Bytes, fr.NumRecords())
 	}

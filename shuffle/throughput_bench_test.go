@@ -109,7 +109,7 @@ func BenchmarkShuffleThroughput(b *testing.B) {
 		name string
 		comp shuffle.Compression
 		sign bool
-		b    *objstore.S3
+		b    objstore.Bucket
 		acc  acc
 	}{
 		{name: "lz4-unsigned", comp: shuffle.CompressionLZ4},
@@ -118,8 +118,8 @@ func BenchmarkShuffleThroughput(b *testing.B) {
 		{name: "zstd-signed", comp: shuffle.CompressionZstd, sign: true},
 	}
 	for i := range cases {
-		bk, err := objstore.NewS3(ctx, objstore.S3Config{Endpoint: server.Endpoint, AccessKey: server.AccessKey,
-			SecretKey: server.SecretKey, Bucket: "shuffle-test", SignPayload: cases[i].sign})
+		bk, err := objstore.Open(ctx, objstore.Config{S3: objstore.S3Config{Endpoint: server.Endpoint, AccessKey: server.AccessKey,
+			SecretKey: server.SecretKey, Bucket: "shuffle-test", SignPayload: cases[i].sign}})
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -197,7 +197,7 @@ func BenchmarkShuffleThroughput(b *testing.B) {
 		b.ReportMetric(float64(logical*int64(b.N))/float64(c.acc.stored), c.name+"-compress")
 		fmt.Printf("\nshuffle %-14s %7.1f MB/s stored (%6.1f MB/s logical), raw PUT+GET %7.1f MB/s, ratio %.2f, compress %.2fx\n",
 			c.name, s, mb(logical*int64(b.N), c.acc.shuffle), r, s/r, float64(logical*int64(b.N))/float64(c.acc.stored))
-		_ = c.b.Close()
+		_ = objstore.Close(c.b)
 	}
 }
 

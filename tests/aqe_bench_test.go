@@ -42,11 +42,11 @@ func BenchmarkAQE(b *testing.B) {
 		wall           time.Duration
 	}
 	measureOne := func(b *testing.B, sql string, adaptive bool) measure {
-		before := st.Bucket.Stats()
+		before := st.RequestStats()
 		t0 := time.Now()
 		res := run(b, st, sql, adaptive)
 		m := measure{wall: time.Since(t0)}
-		m.reqs = st.Bucket.Stats().Sub(before).Requests()
+		m.reqs = st.RequestStats().Sub(before).Requests()
 		dbg := ""
 		for _, s := range res.Status.Stages {
 			dbg += fmt.Sprintf(" s%d:%d", s.ID, s.Invoked)

@@ -91,9 +91,9 @@ func BenchmarkShuffleRequests(b *testing.B) {
 	report := fmt.Sprintf("\nS3 requests per TPC-H query, SF %g\n%-6s %8s %8s %8s %8s\n", *sfFlag, "query", "PUT", "GET", "LIST", "DELETE")
 	var tp, tg, tl, td int64
 	for _, q := range tpchQueries(b) {
-		before := st.Bucket.Stats()
+		before := st.RequestStats()
 		run(b, st, q.sql, true)
-		d := st.Bucket.Stats().Sub(before)
+		d := st.RequestStats().Sub(before)
 		tp, tg, tl, td = tp+d.Put, tg+d.Get, tl+d.List, td+d.Delete
 		report += fmt.Sprintf("%-6s %8d %8d %8d %8d\n", q.name, d.Put, d.Get, d.List, d.Delete)
 	}

@@ -82,17 +82,5 @@ func TestEdgeCases(t *testing.T) {
 		{"not-exists", `select k, s from t1 where not exists (select * from t2 where t2.k = t1.k)`, false},
 		{"duplicate-keys-agg", `select t1.k, count(*) as n from t1 join t2 on t1.k = t2.k group by t1.k`, false},
 	}
-	for _, q := range cases {
-		want := duckRows(t, db, q.sql)
-		for _, adaptive := range []bool{true, false} {
-			name := q.name + "/static"
-			if adaptive {
-				name = q.name + "/adaptive"
-			}
-			t.Run(name, func(t *testing.T) {
-				res := run(t, st, q.sql, adaptive)
-				compareRows(t, sluiceRows(res), want, q.ordered)
-			})
-		}
-	}
+	checkModes(t, st, db, cases)
 }

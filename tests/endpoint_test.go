@@ -5,7 +5,6 @@ import (
 	"encoding/csv"
 	"io"
 	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -23,20 +22,7 @@ func TestLocalStartExports(t *testing.T) {
 	bin := sluiceBin(t)
 	dir := dataDir(t, *sfFlag)
 	db := openDuck(t, dir)
-	cmd := exec.Command(bin, "local", "start", "--data", dir, "--functions", "2")
-	cmd.Env = cleanEnv()
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		_ = cmd.Wait()
-	})
+	_, out := launch(t, bin, launchOptions{env: cleanEnv(), stop: syscall.SIGINT}, "local", "start", "--data", dir, "--functions", "2")
 	exports := map[string]string{}
 	lines := make(chan string)
 	go func() {

@@ -293,7 +293,7 @@ func TestFaultFunctions(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	direct, err := objstore.NewS3(context.Background(), r.s3Config(r.minio.Endpoint))
+	direct, err := objstore.Open(context.Background(), objstore.Config{S3: r.s3Config(r.minio.Endpoint)})
 	if err != nil {
 		t.Fatal(err)
 	}

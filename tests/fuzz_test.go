@@ -373,29 +373,8 @@ func (e *fuzzEnv) sluice(q string, adaptive bool) qres {
 func (e *fuzzEnv) duck(q string) qres {
 	ctx, cancel := context.WithTimeout(context.Background(), fuzzTimeout)
 	defer cancel()
-	rs, err := e.db.QueryContext(ctx, q)
+	out, err := duckQuery(ctx, e.db, q)
 	if err != nil {
-		return qres{err: err, code: "duckdb"}
-	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
-	var out []row
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return qres{err: err, code: "duckdb"}
-		}
-		r := make(row, len(cols))
-		for i, v := range vals {
-			r[i] = normDuck(v)
-		}
-		out = append(out, r)
-	}
-	if err := rs.Err(); err != nil {
 		return qres{err: err, code: "duckdb"}
 	}
 	return qres{rows: out}

@@ -386,19 +386,7 @@ func TestNullSafeJoinsAndConstantGroups(t *testing.T) {
 		{"group-by-true-and-col", `select s, count(*) as n from t1 group by true, s`, false},
 		{"group-by-1-still-positional", `select s, count(*) as n from t1 group by 1`, false},
 	}
-	for _, q := range cases {
-		want := duckRows(t, db, q.sql)
-		for _, adaptive := range []bool{true, false} {
-			name := q.name + "/static"
-			if adaptive {
-				name = q.name + "/adaptive"
-			}
-			t.Run(name, func(t *testing.T) {
-				res := run(t, st, q.sql, adaptive)
-				compareRows(t, sluiceRows(res), want, q.ordered)
-			})
-		}
-	}
+	checkModes(t, st, db, cases)
 	// The NULL-safe join is a hash join on keys, not a cross join.
 	cl := coordinator.NewClient(st.APIURL, "")
 	ex, err := cl.Explain(context.Background(), `select count(*) from orders join customer on o_custkey is not distinct from c_custkey`)

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
@@ -46,7 +47,7 @@ func newBenchTasks(b *testing.B, st *local.Stack) *benchTasks {
 	benchPut(b, st, bt.noopKey, noop)
 	// Real: the scan stage of Q6.
 	q := tpchQueries(b)[5]
-	pl := &local.SQLPlanner{Catalog: st.Catalog, Options: planner.Options{Partitions: 4}}
+	pl := &sqlsession.Session{Catalog: st.Catalog, Options: planner.Options{Partitions: 4}}
 	g, _, err := pl.Plan(ctx, q.sql)
 	if err != nil {
 		b.Fatal(err)

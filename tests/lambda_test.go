@@ -1,8 +1,6 @@
 package tests
 
 import (
-	"bufio"
-	"bytes"
 	"context"
 	"encoding/csv"
 	"fmt"
@@ -18,7 +16,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -27,6 +24,7 @@ import (
 	"github.com/aws/aws-sdk-go-v2/credentials"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/shuffle"
@@ -310,7 +308,7 @@ func (e *faasEnv) coordinatorWith(tb testing.TB, inv coordinator.Invoker, slots 
 	// timeout of the throttling test's hung invocations, and on a busy
 	// machine won, canceling a hung invocation before it timed out.
 	cfg.HedgeFactor = 0
-	pl := &local.SQLPlanner{Catalog: e.st.Catalog, Options: planner.Options{Partitions: 4}}
+	pl := &sqlsession.Session{Catalog: e.st.Catalog, Options: planner.Options{Partitions: 4}}
 	co := coordinator.New(cfg, coordinator.NewStore(e.st.RDB), e.st.Bucket, pl, e.st.Catalog, inv, nil)
 	srv := httptest.NewServer(coordinator.NewAPI(co).Handler())
 	tb.Cleanup(func() {
@@ -476,44 +474,13 @@ func TestLambdaFunctions(t *testing.T) {
 // loopback port and returns its URL and process.
 func startHTTPFunction(tb testing.TB, bin string, env []string) (string, *exec.Cmd) {
 	tb.Helper()
-	cmd := exec.Command(bin, "--addr", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), env...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		tb.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		tb.Fatal(err)
-	}
-	var once sync.Once
-	stop := func() {
-		once.Do(func() {
-			_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL)
-			_ = cmd.Wait()
-		})
-	}
-	tb.Cleanup(stop)
-	urlc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if i := strings.Index(sc.Text(), "http://"); i >= 0 {
-				urlc <- strings.Fields(sc.Text()[i:])[0]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case u := <-urlc:
-		return u, cmd
-	case <-time.After(30 * time.Second):
+	var stderr syncBuffer
+	p, out := launch(tb, bin, launchOptions{env: environ(env...), stderr: &stderr}, "--addr", "127.0.0.1:0")
+	u, ok := p.waitURL(out, 30*time.Second)
+	if !ok {
 		tb.Fatalf("sluice-function did not start: %s", stderr.String())
-		return "", nil
 	}
+	return u, p.cmd
 }
 
 // TestHTTPFunctions runs the same queries through the HTTP adapter: several

@@ -91,7 +91,7 @@ func TestNullRejectionEveryFunction(t *testing.T) {
 					call = "(" + strings.Join(args, " || ") + ")"
 				}
 				q := "select count(*) " + from + " where " + call + " is not null"
-				drows, err := duckQuery(db, q)
+				drows, err := duckQuery(context.Background(), db, q)
 				if err != nil {
 					tried = append(tried, err.Error())
 					continue

@@ -273,19 +273,7 @@ func TestLocalStartPSQL(t *testing.T) {
 	needPSQL(t)
 	dir := dataDir(t, *sfFlag)
 	db := openDuck(t, dir)
-	cmd := exec.Command(sluiceBin(t), "local", "start", "--data", dir)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGINT)
-		_ = cmd.Wait()
-	})
+	_, out := launch(t, sluiceBin(t), launchOptions{stop: syscall.SIGINT}, "local", "start", "--data", dir)
 	var psqlLine, exports string
 	sc := bufio.NewScanner(out)
 	for sc.Scan() {

@@ -48,7 +48,7 @@ func runPGTPCDSQuery(conn *pgx.Conn, q tpcdsQuery, want []row, mode pgx.QueryExe
 		}
 		return tpcdsError, err.Error()
 	}
-	if d := diffRows(got, want, isOrdered(q.SQL)); d != "" {
+	if d := rowsDiff(got, want, isOrdered(q.SQL)); d != "" {
 		return tpcdsWrong, d
 	}
 	return tpcdsPass, ""
@@ -85,7 +85,7 @@ func TestPGWireTPCDS(t *testing.T) {
 	tally := map[tpcdsOutcome]int{}
 	var report strings.Builder
 	for _, q := range selectTPCDS(qs) {
-		want, err := duckRowsErr(ctx, db, q.SQL)
+		want, err := duckQuery(ctx, db, q.SQL)
 		if err != nil {
 			t.Fatalf("%s: duckdb: %v", q.name(), err)
 		}

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -9,8 +8,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
@@ -25,46 +22,17 @@ import (
 // paused (SIGSTOP: it keeps its port, accepts connections and never
 // answers, like a hung host) and resumed.
 type service struct {
+	*process
 	URL string
-	cmd *exec.Cmd
 }
-
-func (s *service) signal(sig syscall.Signal) { _ = syscall.Kill(-s.cmd.Process.Pid, sig) }
 
 // startService starts bin with args and waits for its "http://" line.
 func startService(t *testing.T, bin string, env []string, args ...string) *service {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = append(os.Environ(), env...)
-	cmd.Stderr = io.Discard
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	s := &service{cmd: cmd}
-	t.Cleanup(func() {
-		s.signal(syscall.SIGCONT) // a stopped process would never see the kill's end
-		s.signal(syscall.SIGKILL)
-		_ = cmd.Wait()
-	})
-	urlc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if i := strings.Index(sc.Text(), "http://"); i >= 0 {
-				urlc <- strings.Fields(sc.Text()[i:])[0]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case s.URL = <-urlc:
-	case <-time.After(30 * time.Second):
+	p, out := launch(t, bin, launchOptions{env: environ(env...), pdeathsig: true}, args...)
+	s := &service{process: p}
+	var ok bool
+	if s.URL, ok = p.waitURL(out, 30*time.Second); !ok {
 		t.Fatalf("%v did not start", args)
 	}
 	return s

@@ -1,7 +1,6 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"crypto/x509"
 	"database/sql"
@@ -9,7 +8,6 @@ import (
 	"errors"
 	"flag"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -17,7 +15,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
@@ -141,11 +138,11 @@ func newRig(t *testing.T, o rigOptions) *rig {
 	r.rdb = redis.NewClient(ropts)
 	t.Cleanup(func() { r.rdb.Close() })
 	// Load the tables straight into MinIO (no faults while loading).
-	b, err := objstore.NewS3(ctx, r.s3Config(r.minio.Endpoint))
+	b, err := objstore.Open(ctx, objstore.Config{S3: r.s3Config(r.minio.Endpoint)})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.EnsureBucket(ctx); err != nil {
+	if err := objstore.EnsureBucket(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	cat := catalog.NewStore(r.rdb)
@@ -206,11 +203,10 @@ func (r *rig) stack(t *testing.T, mod func(*local.Options)) *local.Stack {
 
 // proc is a `sluice coordinator serve` process.
 type proc struct {
-	cmd    *exec.Cmd
-	URL    string
-	Owner  string
-	exited chan struct{}
-	log    string
+	*process
+	URL   string
+	Owner string
+	log   string
 }
 
 // startCoordinator starts `sluice coordinator serve` on the rig with a 1s
@@ -233,27 +229,13 @@ func (r *rig) startCoordinatorEnv(t *testing.T, env []string, args ...string) *p
 	}
 	full := append([]string{"--log-level", level, "coordinator", "serve", "--addr", "127.0.0.1:0", "--lease", "1s",
 		"--functions", "2", "--partitions", "4", "--split-bytes", "262144", "--retry-backoff", "50ms"}, args...)
-	cmd := exec.Command(sluiceBin(t), full...)
-	cmd.Env = append(append(os.Environ(), r.env...), env...)
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	logf, err := os.CreateTemp(t.TempDir(), "coordinator-*.log")
 	if err != nil {
 		t.Fatal(err)
 	}
-	cmd.Stderr = logf
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	p := &proc{cmd: cmd, exited: make(chan struct{}), log: logf.Name()}
-	go func() {
-		_ = cmd.Wait()
-		logf.Close()
-		close(p.exited)
-	}()
+	proc0, out := launch(t, sluiceBin(t), launchOptions{env: environ(append(append([]string(nil), r.env...), env...)...),
+		stderr: logf, pdeathsig: true, onExit: func() { logf.Close() }}, full...)
+	p := &proc{process: proc0, log: logf.Name()}
 	t.Cleanup(func() {
 		p.kill()
 		if t.Failed() { // what the coordinator did is the first thing a failure needs
@@ -263,43 +245,23 @@ func (r *rig) startCoordinatorEnv(t *testing.T, env []string, args ...string) *p
 				strings.Join(lines[max(0, len(lines)-80):], "\n"))
 		}
 	})
-	line := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if strings.Contains(sc.Text(), "http://") {
-				line <- sc.Text()
-				break
-			}
+	l, ok := p.waitLine(out, "http://", 60*time.Second)
+	select {
+	case <-p.exited:
+		if !ok {
+			b, _ := os.ReadFile(p.log)
+			t.Fatalf("coordinator exited at start:\n%s", b)
 		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case l := <-line:
-		// "coordinator OWNER serving http://ADDR"
-		f := strings.Fields(l)
-		p.Owner, p.URL = f[1], f[len(f)-1]
-	case <-p.exited:
-		b, _ := os.ReadFile(p.log)
-		t.Fatalf("coordinator exited at start:\n%s", b)
-	case <-time.After(60 * time.Second):
-		t.Fatal("coordinator did not start")
-	}
-	return p
-}
-
-// kill is kill -9 of the process group.
-func (p *proc) kill() {
-	select {
-	case <-p.exited:
-		return
 	default:
 	}
-	_ = syscall.Kill(-p.cmd.Process.Pid, syscall.SIGKILL)
-	<-p.exited
+	if !ok {
+		t.Fatal("coordinator did not start")
+	}
+	// "coordinator OWNER serving http://ADDR"
+	f := strings.Fields(l)
+	p.Owner, p.URL = f[1], f[len(f)-1]
+	return p
 }
-
-func (p *proc) signal(sig syscall.Signal) { _ = syscall.Kill(-p.cmd.Process.Pid, sig) }
 
 func (p *proc) client() *coordinator.Client { return coordinator.NewClient(p.URL, "") }
 

@@ -96,7 +96,7 @@ func TestSecurity(t *testing.T) {
 		t.Fatalf("redis URL %s", r.redis.URL)
 	}
 	ctx := context.Background()
-	b, err := objstore.NewS3(ctx, r.s3Config(r.minio.Endpoint))
+	b, err := objstore.Open(ctx, objstore.Config{S3: r.s3Config(r.minio.Endpoint)})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,12 +1,9 @@
 package tests
 
 import (
-	"bufio"
 	"context"
 	"encoding/csv"
-	"io"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -31,39 +28,12 @@ func startProc(t *testing.T, bin string, env []string, args ...string) string {
 // within wait.
 func startWithEnv(t *testing.T, bin string, env []string, wait time.Duration, args ...string) string {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
-	cmd.Env = env
-	cmd.Stderr = os.Stderr
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		_ = syscall.Kill(-cmd.Process.Pid, syscall.SIGTERM)
-		_ = cmd.Wait()
-	})
-	urlc := make(chan string, 1)
-	go func() {
-		sc := bufio.NewScanner(out)
-		for sc.Scan() {
-			if i := strings.Index(sc.Text(), "http://"); i >= 0 {
-				urlc <- strings.Fields(sc.Text()[i:])[0]
-				break
-			}
-		}
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case u := <-urlc:
-		return u
-	case <-time.After(wait):
+	p, out := launch(t, bin, launchOptions{env: env, stderr: os.Stderr, stop: syscall.SIGTERM}, args...)
+	u, ok := p.waitURL(out, wait)
+	if !ok {
 		t.Fatalf("%v did not start", args)
-		return ""
 	}
+	return u
 }
 
 // TestServices runs sluice as separate services: a real redis-server, MinIO,
@@ -91,12 +61,12 @@ func TestServices(t *testing.T) {
 	env := []string{"SLUICE_S3_ENDPOINT=" + ms.Endpoint, "SLUICE_S3_BUCKET=sluice",
 		"AWS_ACCESS_KEY_ID=" + ms.AccessKey, "AWS_SECRET_ACCESS_KEY=" + ms.SecretKey,
 		"SLUICE_REDIS_URL=" + rs.URL}
-	b, err := objstore.NewS3(ctx, objstore.S3Config{Endpoint: ms.Endpoint, AccessKey: ms.AccessKey,
-		SecretKey: ms.SecretKey, Bucket: "sluice", Region: "us-east-1"})
+	b, err := objstore.Open(ctx, objstore.Config{S3: objstore.S3Config{Endpoint: ms.Endpoint, AccessKey: ms.AccessKey,
+		SecretKey: ms.SecretKey, Bucket: "sluice", Region: "us-east-1"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := b.EnsureBucket(ctx); err != nil {
+	if err := objstore.EnsureBucket(ctx, b); err != nil {
 		t.Fatal(err)
 	}
 	for _, table := range []string{"lineitem", "orders", "nation"} {

@@ -164,33 +164,6 @@ func renderRows(rs []row, sortMode string) []string {
 	return out
 }
 
-// duckQuery runs q on DuckDB, returning its rows or its error.
-func duckQuery(db *sql.DB, q string) ([]row, error) {
-	rs, err := db.Query(q)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
-	var out []row
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		r := make(row, len(cols))
-		for i, v := range vals {
-			r[i] = normDuck(v)
-		}
-		out = append(out, r)
-	}
-	return out, rs.Err()
-}
-
 func sltFiles(t *testing.T) []string {
 	files, err := filepath.Glob(filepath.Join("testdata", "sql", "*.slt"))
 	if err != nil {
@@ -260,7 +233,7 @@ func runSLTRecord(t *testing.T, st *local.Stack, db *sql.DB, r *sltRecord) {
 	if r.sluiceOnly {
 		return
 	}
-	drows, err := duckQuery(db, r.sql)
+	drows, err := duckQuery(context.Background(), db, r.sql)
 	if err != nil {
 		t.Errorf("%s: duckdb: %v\n%s", r.name, err, r.sql)
 		return
@@ -306,7 +279,7 @@ func updateSLT(path string, recs []*sltRecord, db *sql.DB) error {
 			if r.kind == "query" {
 				want := r.want
 				if !r.sluiceOnly {
-					rows, err := duckQuery(db, r.sql)
+					rows, err := duckQuery(context.Background(), db, r.sql)
 					if err != nil {
 						return fmt.Errorf("%s: duckdb: %w\n%s", r.name, err, r.sql)
 					}

@@ -2,7 +2,6 @@ package tests
 
 import (
 	"bytes"
-	"context"
 	"database/sql"
 	"encoding/json"
 	"errors"
@@ -244,87 +243,6 @@ func generateTPCDS(tb testing.TB, root string, sf float64) {
 	if err := os.WriteFile(filepath.Join(root, ".complete"), nil, 0o644); err != nil {
 		tb.Fatal(err)
 	}
-}
-
-// openDuckOn opens a plain DuckDB with a view per table folder under dir:
-// the oracle reads the very Parquet files sluice reads.
-func openDuckOn(tb testing.TB, dir string, tables []string) *sql.DB {
-	tb.Helper()
-	conn, err := duckdb.NewConnector("", nil)
-	if err != nil {
-		tb.Fatal(err)
-	}
-	db := sql.OpenDB(conn)
-	tb.Cleanup(func() { db.Close() })
-	for _, t := range tables {
-		q := fmt.Sprintf("CREATE VIEW %s AS SELECT * FROM read_parquet('%s/*.parquet')", t, filepath.Join(dir, t))
-		if _, err := db.Exec(q); err != nil {
-			tb.Fatalf("duckdb: %s: %v", q, err)
-		}
-	}
-	return db
-}
-
-// duckRowsErr is duckRows returning the error.
-func duckRowsErr(ctx context.Context, db *sql.DB, q string) ([]row, error) {
-	rs, err := db.QueryContext(ctx, q)
-	if err != nil {
-		return nil, err
-	}
-	defer rs.Close()
-	cols, _ := rs.Columns()
-	var out []row
-	for rs.Next() {
-		vals := make([]any, len(cols))
-		ptrs := make([]any, len(cols))
-		for i := range vals {
-			ptrs[i] = &vals[i]
-		}
-		if err := rs.Scan(ptrs...); err != nil {
-			return nil, err
-		}
-		r := make(row, len(cols))
-		for i, v := range vals {
-			r[i] = normDuck(v)
-		}
-		out = append(out, r)
-	}
-	return out, rs.Err()
-}
-
-// diffRows compares got with want, in order when ordered, and describes
-// the first difference ("" when equal). An ordered answer that differs only
-// in the order of rows the query's ORDER BY leaves tied also compares as a
-// multiset, so ties do not count as wrong.
-func diffRows(got, want []row, ordered bool) string {
-	if len(got) != len(want) {
-		return fmt.Sprintf("got %d rows, want %d\ngot:  %v\nwant: %v", len(got), len(want), head(got), head(want))
-	}
-	d := diffAligned(got, want)
-	if d != "" && ordered {
-		if diffAligned(sortedRows(got), sortedRows(want)) == "" {
-			return ""
-		}
-	}
-	if d != "" && !ordered {
-		d = diffAligned(sortedRows(got), sortedRows(want))
-	}
-	return d
-}
-
-func diffAligned(got, want []row) string {
-	for i := range got {
-		if len(got[i]) != len(want[i]) {
-			return fmt.Sprintf("row %d: got %d columns, want %d", i, len(got[i]), len(want[i]))
-		}
-		for c := range got[i] {
-			if !equalValue(got[i][c], want[i][c]) {
-				return fmt.Sprintf("row %d column %d: got %v (%T), want %v (%T)\ngot row:  %v\nwant row: %v",
-					i, c, got[i][c], got[i][c], want[i][c], want[i][c], got[i], want[i])
-			}
-		}
-	}
-	return ""
 }
 
 // isOrdered reports whether a query's outermost SELECT orders its rows.

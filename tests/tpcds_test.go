@@ -65,7 +65,7 @@ func runTPCDSQuery(st *local.Stack, q tpcdsQuery, want []row, adaptive bool) (tp
 		return tpcdsError, err.Error(), took
 	}
 	defer res.Release()
-	if d := diffRows(sluiceRows(res), want, isOrdered(q.SQL)); d != "" {
+	if d := rowsDiff(sluiceRows(res), want, isOrdered(q.SQL)); d != "" {
 		return tpcdsWrong, d, took
 	}
 	return tpcdsPass, "", took
@@ -122,7 +122,7 @@ func TestTPCDS(t *testing.T) {
 	var passed []string
 	var report strings.Builder
 	for _, q := range qs {
-		want, err := duckRowsErr(context.Background(), db, q.SQL)
+		want, err := duckQuery(context.Background(), db, q.SQL)
 		if err != nil {
 			t.Fatalf("%s: duckdb: %v", q.name(), err)
 		}
@@ -181,7 +181,7 @@ func BenchmarkTPCDS(b *testing.B) {
 		*tpcdsSF, 4, "query", "sluice(s)", "duckdb(s)", "ratio", "outcome")
 	for _, q := range qs {
 		t0 := time.Now()
-		want, err := duckRowsErr(context.Background(), db, q.SQL)
+		want, err := duckQuery(context.Background(), db, q.SQL)
 		dk := time.Since(t0)
 		if err != nil {
 			b.Fatalf("%s: duckdb: %v", q.name(), err)

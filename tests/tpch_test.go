@@ -39,17 +39,5 @@ func TestTPCH(t *testing.T) {
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range tpchQueries(t) {
-		want := duckRows(t, db, q.sql)
-		for _, adaptive := range []bool{true, false} {
-			name := q.name + "/static"
-			if adaptive {
-				name = q.name + "/adaptive"
-			}
-			t.Run(name, func(t *testing.T) {
-				res := run(t, st, q.sql, adaptive)
-				compareRows(t, sluiceRows(res), want, q.ordered)
-			})
-		}
-	}
+	checkModes(t, st, db, tpchQueries(t))
 }

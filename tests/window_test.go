@@ -15,19 +15,7 @@ func sqlCases(t *testing.T, cases []query) {
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
 	}
-	for _, q := range cases {
-		want := duckRows(t, db, q.sql)
-		for _, adaptive := range []bool{true, false} {
-			name := q.name + "/static"
-			if adaptive {
-				name = q.name + "/adaptive"
-			}
-			t.Run(name, func(t *testing.T) {
-				res := run(t, st, q.sql, adaptive)
-				compareRows(t, sluiceRows(res), want, q.ordered)
-			})
-		}
-	}
+	checkModes(t, st, db, cases)
 }
 
 // windowQueries cover every window function, frame kind and placement;

@@ -66,13 +66,13 @@ func run() error {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	cfg := objstore.S3ConfigFromEnv()
-	if cfg.Endpoint == "" && lambdaAPI == "" {
+	cfg := objstore.ConfigFromEnv()
+	if cfg.S3.Endpoint == "" && lambdaAPI == "" {
 		// Off Lambda an empty endpoint is far more often a missing
 		// setting than a wish for AWS S3: say so.
 		return fmt.Errorf("SLUICE_S3_ENDPOINT is not set")
 	}
-	bucket, err := objstore.NewS3(ctx, cfg)
+	bucket, err := objstore.Open(ctx, cfg)
 	if err != nil {
 		return err
 	}

@@ -52,14 +52,6 @@ func formatByteSize(n int64) string {
 	return strconv.FormatInt(n, 10)
 }
 
-// functionMemoryFlag is --function-memory: each function's memory budget.
-func functionMemoryFlag() cli.Flag {
-	return bytesFlag("function-memory", 1<<30, "each function's memory: tasks are sized to it and the cost report's GB-seconds use it",
-		"SLUICE_FUNCTION_MEMORY")
-}
-
-// pricesFlag is --prices: the cost report's price table.
-func pricesFlag() cli.Flag {
-	return &cli.StringFlag{Name: "prices", EnvVars: []string{"SLUICE_PRICES"},
-		Usage: "price table of the cost report: a JSON file, or s3_put_per_1000=..,s3_get_per_1000=..,s3_list_per_1000=..,s3_delete_per_1000=..,lambda_gb_second=..,lambda_per_million=.. (default: AWS list prices)"}
-}
+// pricesFlag is --prices: the cost report's price table (the knob
+// "prices"; `deploy` takes it too).
+func pricesFlag() cli.Flag { return knobNamed("prices").flag(false) }

@@ -163,21 +163,21 @@ func s3Flags() []cli.Flag {
 	}
 }
 
-func openBucket(c *cli.Context) (*objstore.S3, error) {
+func openBucket(c *cli.Context) (objstore.Bucket, error) {
 	return openBucketNamed(c, c.String("bucket"))
 }
 
 // openBucketNamed opens bucket on the endpoint the flags give.
-func openBucketNamed(c *cli.Context, bucket string) (*objstore.S3, error) {
-	cfg := objstore.S3ConfigFromEnv()
+func openBucketNamed(c *cli.Context, bucket string) (objstore.Bucket, error) {
+	cfg := objstore.ConfigFromEnv()
 	if e := c.String("s3-endpoint"); e != "" {
-		cfg.Endpoint = e
+		cfg.S3.Endpoint = e
 	}
-	cfg.Bucket = bucket
-	if cfg.Endpoint == "" {
+	cfg.S3.Bucket = bucket
+	if cfg.S3.Endpoint == "" {
 		return nil, errors.New("no S3 endpoint: set --s3-endpoint or SLUICE_S3_ENDPOINT (sluice local start prints it)")
 	}
-	return objstore.NewS3(c.Context, cfg)
+	return objstore.Open(c.Context, cfg)
 }
 
 func shuffleCommand() *cli.Command {

@@ -148,7 +148,7 @@ func tpchCommand() *cli.Command {
 
 var queryFlags = []cli.Flag{
 	&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
-	adaptiveFlag("re-plan after every stage (false: static plan)"),
+	adaptiveFlag(),
 	&cli.BoolFlag{Name: "stats", Usage: "print what the job did (stages, tasks, rows and bytes shuffled, adaptive rules) on stderr"},
 	&cli.BoolFlag{Name: "explain", Usage: "print the plan instead of running the query"},
 	&cli.BoolFlag{Name: "analyze", Usage: "after the result, print the plan history (adaptive rounds) and per-stage metrics"},
@@ -159,8 +159,7 @@ func stackFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
-		&cli.IntFlag{Name: "functions", Value: 0, Usage: "size of the in-process function pool (0: one per core, GOMAXPROCS)"},
-	}, engineFlags()...)
+	}, engineFlags(false)...)
 }
 
 func localCommand() *cli.Command {
@@ -253,12 +252,13 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts := local.DefaultOptions()
 	opts.RedisURL = c.String("redis")
 	opts.MinIOBin = c.String("minio")
-	opts.Functions = c.Int("functions")
-	e, err := applyEngine(c, &opts.Coordinator)
+	set, err := engineSettings(c, onLocal, opts.Coordinator)
 	if err != nil {
 		return nil, err
 	}
-	opts.Partitions, opts.FunctionMemory, opts.BroadcastBytes = e.partitions, e.functionMemory, e.planBroadcast
+	opts.Coordinator = set.Config
+	opts.Functions = set.Functions
+	opts.Partitions, opts.FunctionMemory, opts.BroadcastBytes = set.Partitions, set.Config.FunctionMemory, set.PlanBroadcastBytes
 	opts.APIAddr = c.String("addr")
 	opts.Log = logger(c)
 	// The process runs the functions: tune its collector to their memory.

@@ -16,26 +16,28 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/redisdb"
-	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/catalog"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
-func openS3(c *cli.Context) (*objstore.S3, error) {
-	cfg := objstore.S3ConfigFromEnv()
+// openS3 opens the S3 bucket the flags and the environment name
+// (objstore.Open).
+func openS3(c *cli.Context) (objstore.Bucket, error) {
+	cfg := objstore.ConfigFromEnv()
 	if e := c.String("s3-endpoint"); e != "" {
-		cfg.Endpoint = e
+		cfg.S3.Endpoint = e
 	}
 	if b := c.String("bucket"); b != "" {
-		cfg.Bucket = b
+		cfg.S3.Bucket = b
 	}
-	if cfg.Endpoint == "" {
+	if cfg.S3.Endpoint == "" {
 		return nil, errors.New("no S3 endpoint: set --s3-endpoint or SLUICE_S3_ENDPOINT")
 	}
-	return objstore.NewS3(c.Context, cfg)
+	return objstore.Open(c.Context, cfg)
 }
 
 func openRedis(ctx context.Context, url string) (redis.UniversalClient, error) {
@@ -61,23 +63,16 @@ func coordinatorCommand() *cli.Command {
 		Subcommands: []*cli.Command{{
 			Name:  "serve",
 			Usage: "serve the coordinator API and drive jobs (any number of replicas may run against one Redis)",
-			Flags: append(append(append(s3Flags(), resilienceFlags()...),
+			Flags: append(append(append(s3Flags(),
 				&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Required: true, Usage: "Redis URL (rediss:// for TLS)"},
 				&cli.StringFlag{Name: "addr", Value: "127.0.0.1:7070", EnvVars: []string{"SLUICE_COORDINATOR_ADDR"}, Usage: "API listen address"},
 				&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "require this bearer token on the API (required on a non-loopback --addr)"},
 				insecureFlag(),
-				&cli.IntFlag{Name: "max-sql-bytes", Value: coordinator.DefaultMaxSQLBytes, Usage: "largest SQL text accepted by the API, the Postgres wire protocol and Flight SQL (error " + coordinator.CodeSQLTooLarge + " above)"},
 				&cli.StringSliceFlag{Name: "function-url", EnvVars: []string{"SLUICE_FUNCTION_URLS"}, Usage: "HTTP function endpoints (default: in-process functions)"},
 				&cli.StringFlag{Name: "lambda-function", EnvVars: []string{"SLUICE_LAMBDA_FUNCTION"}, Usage: "invoke this AWS Lambda function (name or ARN; \"function\" under the Lambda Runtime Interface Emulator)"},
 				&cli.StringSliceFlag{Name: "lambda-endpoint", EnvVars: []string{"SLUICE_LAMBDA_ENDPOINTS"}, Usage: "Lambda API endpoint(s) instead of AWS (emulators; concurrency slots are spread over several)"},
 				&cli.StringFlag{Name: "lambda-region", EnvVars: []string{"SLUICE_LAMBDA_REGION"}, Usage: "AWS region of the function (default AWS_REGION)"},
-				&cli.DurationFlag{Name: "lambda-timeout", Value: 15 * time.Minute, Usage: "timeout of one Lambda invocation"},
-				&cli.IntFlag{Name: "lambda-payload-limit", Value: coordinator.LambdaPayloadLimit, Usage: "TaskSpecs larger than this many bytes are passed by reference through the bucket"},
-				&cli.DurationFlag{Name: "function-timeout", Value: 15 * time.Minute, Usage: "timeout of one HTTP function request"},
-				&cli.IntFlag{Name: "functions", Value: 4, Usage: "concurrent functions (in-process pool size, HTTP or Lambda concurrency)"},
-				adaptiveFlag("re-plan after every stage, for jobs that do not say (false: static plan)"),
-				&cli.DurationFlag{Name: "lease", Value: 10 * time.Second, Usage: "job lease TTL (a dead coordinator's jobs move after this)"},
-			), append(engineFlags(), wireFlags("")...)...),
+			), engineFlags(true)...), wireFlags("")...),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
 				if err := requireAuth(c, log, c.String("addr"), "coordinator API", "set --token (or SLUICE_TOKEN)", c.String("token") != ""); err != nil {
@@ -88,13 +83,24 @@ func coordinatorCommand() *cli.Command {
 					return err
 				}
 				defer rdb.Close()
-				bucket, err := openS3(c)
+				raw, err := openS3(c)
 				if err != nil {
 					return err
 				}
+				// One observed client for the coordinator and its
+				// in-process functions: the metrics count both.
+				bucket := objstore.Observe(raw)
 				if err := bucket.EnsureBucket(c.Context); err != nil {
 					return err
 				}
+				cfg := coordinator.DefaultConfig()
+				cfg.Bucket = c.String("bucket")
+				cfg.Prefix = c.String("prefix")
+				set, err := engineSettings(c, onServe, cfg)
+				if err != nil {
+					return err
+				}
+				cfg = set.Config
 				var inv coordinator.Invoker
 				if name := c.String("lambda-function"); name != "" {
 					if len(c.StringSlice("function-url")) > 0 {
@@ -102,8 +108,8 @@ func coordinatorCommand() *cli.Command {
 					}
 					inv, err = coordinator.NewLambdaInvoker(c.Context, coordinator.LambdaConfig{
 						FunctionName: name, Region: c.String("lambda-region"), Endpoints: httpEndpoints(c.StringSlice("lambda-endpoint")),
-						Concurrency: c.Int("functions"), Timeout: c.Duration("lambda-timeout"),
-						PayloadLimit: c.Int("lambda-payload-limit"), Bucket: bucket,
+						Concurrency: set.Functions, Timeout: set.LambdaTimeout,
+						PayloadLimit: set.LambdaPayloadLimit, Bucket: bucket,
 					})
 					if err != nil {
 						return err
@@ -112,9 +118,9 @@ func coordinatorCommand() *cli.Command {
 					for i := range urls {
 						urls[i] = strings.TrimRight(httpEndpoint(urls[i]), "/")
 					}
-					hi := coordinator.NewHTTPInvoker(urls, c.Int("functions"))
+					hi := coordinator.NewHTTPInvoker(urls, set.Functions)
 					hi.Bucket = bucket
-					hi.Timeout = c.Duration("function-timeout")
+					hi.Timeout = set.FunctionTimeout
 					hi.Secret = functionSecret()
 					if len(hi.Secret) == 0 {
 						log.Warn("HTTP functions are invoked unsigned: set " + function.SecretEnv + " on the coordinator and the functions")
@@ -123,29 +129,20 @@ func coordinatorCommand() *cli.Command {
 					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
-					if err := applySpillLimit(rt, c.Int("functions"), log); err != nil {
+					if err := applySpillLimit(rt, set.Functions, log); err != nil {
 						return err
 					}
-					inv = function.NewPool(rt, c.Int("functions"))
+					inv = function.NewPool(rt, set.Functions)
 				}
-				cfg := coordinator.DefaultConfig()
-				cfg.Bucket = c.String("bucket")
-				cfg.Prefix = c.String("prefix")
-				cfg.Adaptive = c.Bool("adaptive")
-				cfg.LeaseTTL = c.Duration("lease")
-				cfg.MaxSQLBytes = c.Int("max-sql-bytes") // every front end: the API, pgwire, Flight SQL
-				if err := applyResilience(c, &cfg, &inv, bucket); err != nil {
+				if err := applyFaults(c, set, &inv, bucket); err != nil {
 					return err
 				}
 				cat := catalog.NewStore(rdb)
 				cat.Bucket = bucket // external tables are re-listed when used
-				e, err := applyEngine(c, &cfg)
-				if err != nil {
-					return err
-				}
-				pl := &local.SQLPlanner{Catalog: cat, Options: planner.Options{Partitions: e.partitions,
-					BroadcastBytes: e.planBroadcast, TaskBytes: planner.TaskBytesFor(e.functionMemory)}}
+				pl := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: set.Partitions,
+					BroadcastBytes: set.PlanBroadcastBytes, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)
+				bucket.OnError(co.Metrics().S3Error)
 				defer co.Close()
 				go co.Recover(c.Context, cfg.LeaseTTL/2)
 				api := coordinator.NewAPI(co)

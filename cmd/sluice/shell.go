@@ -46,7 +46,7 @@ Meta commands: \d (list tables), \d TABLE (describe), \timing [on|off], \format 
 			&cli.StringFlag{Name: "file", Aliases: []string{"f"}, Usage: "run the statements of this file and exit"},
 			&cli.StringFlag{Name: "history", EnvVars: []string{"SLUICE_HISTORY"}, Usage: "history file (default ~/.sluice_history)"},
 			&cli.StringFlag{Name: "format", Value: "table", Usage: "table, csv or json"},
-			adaptiveFlag("re-plan after every stage (false: static plan)"),
+			adaptiveFlag(),
 			&cli.BoolFlag{Name: "stats", Usage: "print what each job did on stderr"},
 		}, stackFlags...),
 		Action: func(c *cli.Context) error {

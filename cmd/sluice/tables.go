@@ -87,7 +87,7 @@ func tablesCommand() *cli.Command {
 						return fmt.Errorf("table files must be in the bucket sluice runs on (%q, set by --bucket / SLUICE_S3_BUCKET), not %q", want, u.Host)
 					}
 					cfg.Bucket = u.Host
-					b, err := objstore.NewS3(c.Context, cfg)
+					b, err := objstore.Open(c.Context, objstore.Config{Backend: objstore.BackendS3, S3: cfg})
 					if err != nil {
 						return err
 					}

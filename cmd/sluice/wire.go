@@ -16,10 +16,11 @@ import (
 )
 
 // wireFlags are the Postgres wire protocol and Flight SQL front ends of
-// `coordinator serve` and `local start`. pgDefault is the default
+// `coordinator serve` and `local start`; their limits are knobs
+// (knobs.go). pgDefault is the default
 // --pg-addr ("" leaves the server off).
 func wireFlags(pgDefault string) []cli.Flag {
-	return []cli.Flag{
+	return append([]cli.Flag{
 		&cli.StringFlag{Name: "pg-addr", Value: pgDefault, EnvVars: []string{"SLUICE_PG_ADDR"}, Usage: "serve the Postgres wire protocol (psql, JDBC, BI tools) on this address (\"\": off)"},
 		&cli.StringFlag{Name: "pg-user", Value: "sluice", EnvVars: []string{"SLUICE_PG_USER"}, Usage: "the user Postgres clients log in as"},
 		&cli.StringFlag{Name: "pg-password", EnvVars: []string{"SLUICE_PG_PASSWORD"}, Usage: "their password (local start: random when unset; required on a non-loopback --pg-addr)"},
@@ -28,12 +29,10 @@ func wireFlags(pgDefault string) []cli.Flag {
 		&cli.StringFlag{Name: "pg-tls-key", EnvVars: []string{"SLUICE_PG_TLS_KEY"}, Usage: "its key (PEM)"},
 		&cli.BoolFlag{Name: "pg-require-tls", Usage: "refuse Postgres clients that do not use TLS"},
 		&cli.BoolFlag{Name: "pg-allow-cleartext-without-tls", Usage: "with --pg-auth password, take passwords in cleartext over connections without TLS too (anyone on the path can read them)"},
-		&cli.DurationFlag{Name: "pg-startup-timeout", Value: pgwire.DefaultStartupTimeout, Usage: "drop a Postgres client that has not logged in within this time"},
-		&cli.IntFlag{Name: "pg-max-conns", Value: pgwire.DefaultMaxConns, Usage: "Postgres connections served at once (logged in or not); more are refused with \"too many clients\""},
 		&cli.StringFlag{Name: "flight-addr", EnvVars: []string{"SLUICE_FLIGHT_ADDR"}, Usage: "serve Arrow Flight SQL on this address (\"\": off); it takes the API's --token"},
 		&cli.StringFlag{Name: "flight-tls-cert", EnvVars: []string{"SLUICE_FLIGHT_TLS_CERT"}, Usage: "TLS certificate (PEM) for the Flight SQL port (grpc+tls://)"},
 		&cli.StringFlag{Name: "flight-tls-key", EnvVars: []string{"SLUICE_FLIGHT_TLS_KEY"}, Usage: "its key (PEM)"},
-	}
+	}, knobFlags(onFrontEnds, false)...) // the connection limits
 }
 
 // pgServer builds the Postgres wire protocol server the flags describe.
@@ -42,9 +41,11 @@ func pgServer(c *cli.Context, q *coordinator.Queries, log *slog.Logger) (*pgwire
 	if auth != pgwire.AuthMD5 && auth != pgwire.AuthCleartext {
 		return nil, fmt.Errorf("--pg-auth %q: want md5 or password", auth)
 	}
+	lim := defaultSettings()
+	applyKnobs(c, onFrontEnds, &lim)
 	srv := &pgwire.Server{Engine: q, User: c.String("pg-user"), Password: c.String("pg-password"), Auth: auth,
 		RequireTLS: c.Bool("pg-require-tls"), AllowCleartextWithoutTLS: c.Bool("pg-allow-cleartext-without-tls"),
-		StartupTimeout: c.Duration("pg-startup-timeout"), MaxConns: c.Int("pg-max-conns"), Version: version(), Log: log}
+		StartupTimeout: lim.PGStartupTimeout, MaxConns: lim.PGMaxConns, Version: version(), Log: log}
 	if srv.StartupTimeout <= 0 || srv.MaxConns <= 0 {
 		return nil, errors.New("--pg-startup-timeout and --pg-max-conns must be positive")
 	}

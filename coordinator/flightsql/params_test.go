@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -93,7 +94,7 @@ func TestHandle(t *testing.T) {
 
 // typesOnly is an Engine that only types parameters.
 type typesOnly struct {
-	Engine
+	coordinator.Engine
 	types []plan.DataType
 	err   error
 	sql   *string

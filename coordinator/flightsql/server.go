@@ -41,23 +41,6 @@ import (
 	"github.com/sluicedb/sluice/shuffle"
 )
 
-// Engine runs SQL. *coordinator.Queries is the production one.
-type Engine interface {
-	Submit(ctx context.Context, sql string) (string, error)
-	Wait(ctx context.Context, job string) error
-	Cancel(ctx context.Context, job string) error
-	Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error)
-	Schema(ctx context.Context, job string) (*arrow.Schema, error)
-	Tables(ctx context.Context) ([]coordinator.TableInfo, error)
-	// Describe plans sql without running it and returns its result schema.
-	Describe(ctx context.Context, sql string) (*arrow.Schema, error)
-	// ParamTypes types sql's $n parameters from their context (NullType
-	// where none does).
-	ParamTypes(ctx context.Context, sql string) ([]plan.DataType, error)
-}
-
-var _ Engine = (*coordinator.Queries)(nil)
-
 // Catalog and Schema are the names Flight SQL clients see.
 const (
 	Catalog = "sluice"
@@ -67,7 +50,7 @@ const (
 // Server is the Flight SQL service.
 type Server struct {
 	fsql.BaseServer
-	Engine Engine
+	Engine coordinator.Engine // *coordinator.Queries in production
 	// Token, when set, must come as "authorization: Bearer TOKEN".
 	Token string
 	// Version is the server version GetSqlInfo reports (default "dev").

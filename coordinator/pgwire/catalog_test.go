@@ -30,6 +30,12 @@ func (catalogOnly) Result(context.Context, string, func(arrow.RecordBatch) error
 	return nil, nil
 }
 func (catalogOnly) Schema(context.Context, string) (*arrow.Schema, error) { return nil, nil }
+func (catalogOnly) Describe(context.Context, string) (*arrow.Schema, error) {
+	panic("the catalog emulation sent a query to the engine")
+}
+func (catalogOnly) ParamTypes(context.Context, string) ([]plan.DataType, error) {
+	panic("the catalog emulation sent a query to the engine")
+}
 
 // rowsText renders a result as lines of |-separated text values.
 func rowsText(res *result) string {

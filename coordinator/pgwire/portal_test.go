@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // fakeEngine answers every query with the numbers 0..rows-1 in batches of
@@ -40,6 +41,10 @@ func (f *fakeEngine) Schema(context.Context, string) (*arrow.Schema, error) {
 	return fakeSchema, nil
 }
 func (f *fakeEngine) Tables(context.Context) ([]coordinator.TableInfo, error) { return nil, nil }
+func (f *fakeEngine) Describe(context.Context, string) (*arrow.Schema, error) {
+	return fakeSchema, nil
+}
+func (f *fakeEngine) ParamTypes(context.Context, string) ([]plan.DataType, error) { return nil, nil }
 func (f *fakeEngine) Result(ctx context.Context, _ string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error) {
 	for lo := 0; lo < f.rows; lo += 4 {
 		b := array.NewInt64Builder(memory.DefaultAllocator)

@@ -24,24 +24,11 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/planner/plan"
 )
-
-// Engine runs SQL. *coordinator.Queries is the production one.
-type Engine interface {
-	Submit(ctx context.Context, sql string) (string, error)
-	Wait(ctx context.Context, job string) error
-	Cancel(ctx context.Context, job string) error
-	Result(ctx context.Context, job string, fn func(arrow.RecordBatch) error) (*arrow.Schema, error)
-	Schema(ctx context.Context, job string) (*arrow.Schema, error)
-	Tables(ctx context.Context) ([]coordinator.TableInfo, error)
-}
-
-var _ Engine = (*coordinator.Queries)(nil)
 
 // Auth methods.
 const (
@@ -51,7 +38,7 @@ const (
 
 // Server is a Postgres wire protocol server.
 type Server struct {
-	Engine Engine
+	Engine coordinator.Engine // *coordinator.Queries in production
 	// User and Password are the one login the server accepts. With an
 	// empty Password any user gets in without one (loopback only: the
 	// command line refuses it elsewhere).

@@ -180,7 +180,6 @@ type S3 struct {
 	// then on an unreachable endpoint is an outage (retried in full), not
 	// a wrong address (failed fast).
 	reached atomic.Bool
-	onError atomic.Pointer[func(op string)]
 }
 
 var _ Bucket = (*S3)(nil)
@@ -268,10 +267,6 @@ func (s *S3) Client() *minio.Client { return s.client }
 // Stats returns the request counters so far (all attempts, retries
 // included).
 func (s *S3) Stats() RequestStats { return s.stats.snapshot() }
-
-// OnError sets a function called with the operation ("GET", "PUT"...) of
-// every failed request attempt, retried or not (for metrics).
-func (s *S3) OnError(f func(op string)) { s.onError.Store(&f) }
 
 // Close releases idle connections.
 func (s *S3) Close() error {
@@ -574,9 +569,7 @@ func (s *S3) doN(ctx context.Context, op, key string, attempts int, f func(conte
 		if !isDialError(err) {
 			s.reached.Store(true)
 		}
-		if h := s.onError.Load(); h != nil && ctx.Err() == nil {
-			(*h)(op)
-		}
+		reportError(ctx, op) // every failed attempt, retried or not (Observed)
 		if ctx.Err() != nil || attempt >= attempts || !retryable(err) {
 			break
 		}

@@ -1,4 +1,4 @@
-package local
+package sqlsession
 
 import (
 	"context"
@@ -19,7 +19,7 @@ import (
 // its output columns for DESCRIBE and the clients' catalogs. A view is
 // bound afresh each time a query names it, so it sees the tables as they
 // are then.
-func (p *SQLPlanner) createView(ctx context.Context, cat *catalog.Store, st *planner.Statement) (*coordinator.StatementResult, error) {
+func (p *Session) createView(ctx context.Context, cat *catalog.Store, st *planner.Statement) (*coordinator.StatementResult, error) {
 	if err := checkName(st); err != nil {
 		return nil, err
 	}
@@ -74,7 +74,7 @@ func (p *SQLPlanner) createView(ctx context.Context, cat *catalog.Store, st *pla
 }
 
 // dropView carries out DROP VIEW [IF EXISTS] name; a table is refused.
-func (p *SQLPlanner) dropView(ctx context.Context, cat *catalog.Store, st *planner.Statement) (*coordinator.StatementResult, error) {
+func (p *Session) dropView(ctx context.Context, cat *catalog.Store, st *planner.Statement) (*coordinator.StatementResult, error) {
 	t, err := cat.Get(ctx, st.Name)
 	if err != nil {
 		if errors.Is(err, planner.ErrUnknownTable) && st.IfExists {

@@ -1,4 +1,4 @@
-package local
+package sqlsession
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // the bucket with the commit protocol: the result stage's tasks write the
 // files (plan.KindWrite), then coordinator.StatementEnv.CommitWritten
 // writes the commit marker.
-func (p *SQLPlanner) RunStatement(ctx context.Context, sql string, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *Session) RunStatement(ctx context.Context, sql string, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	st, err := planner.ParseStatement(sql)
 	if err != nil {
 		return nil, err
@@ -125,7 +125,7 @@ func checkName(st *planner.Statement) error {
 // inside any of reserved (the coordinator's own data) nor inside the
 // location of a registered table. The error (CodeBadLocation) names the
 // target as what, at pos.
-func (p *SQLPlanner) writeTarget(ctx context.Context, cat *catalog.Store, env *coordinator.StatementEnv, key string, reserved []string, what string, pos int) error {
+func (p *Session) writeTarget(ctx context.Context, cat *catalog.Store, env *coordinator.StatementEnv, key string, reserved []string, what string, pos int) error {
 	bad := func(format string, args ...any) error {
 		return &planner.Error{Code: planner.CodeBadLocation, Pos: pos, Msg: what + ": " + fmt.Sprintf(format, args...)}
 	}
@@ -178,7 +178,7 @@ func unknownTable(st *planner.Statement, err error) error {
 // describeColumns returns a table's columns as DESCRIBE shows them: the
 // catalog entry's, except that an Iceberg table is brought to its newest
 // metadata first, and "t@ref" describes that snapshot.
-func (p *SQLPlanner) describeColumns(ctx context.Context, cat *catalog.Store, name string) ([]plan.Field, error) {
+func (p *Session) describeColumns(ctx context.Context, cat *catalog.Store, name string) ([]plan.Field, error) {
 	t, err := cat.Get(ctx, name)
 	if err != nil && !strings.Contains(name, "@") {
 		return nil, err
@@ -194,7 +194,7 @@ func (p *SQLPlanner) describeColumns(ctx context.Context, cat *catalog.Store, na
 }
 
 // s3URL names a key prefix of the coordinator's bucket as a location.
-func (p *SQLPlanner) s3URL(env *coordinator.StatementEnv, key string) string {
+func (p *Session) s3URL(env *coordinator.StatementEnv, key string) string {
 	return "s3://" + env.BucketName() + "/" + key
 }
 
@@ -212,7 +212,7 @@ func location(st *planner.Statement, env *coordinator.StatementEnv) (string, err
 	return strings.TrimPrefix(u.Path, "/"), nil
 }
 
-func (p *SQLPlanner) exists(ctx context.Context, cat *catalog.Store, st *planner.Statement) (bool, error) {
+func (p *Session) exists(ctx context.Context, cat *catalog.Store, st *planner.Statement) (bool, error) {
 	_, err := cat.Get(ctx, st.Name)
 	switch {
 	case err == nil:
@@ -227,7 +227,7 @@ func (p *SQLPlanner) exists(ctx context.Context, cat *catalog.Store, st *planner
 	return false, err
 }
 
-func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *Session) createExternal(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	if err := checkName(st); err != nil {
 		return nil, err
 	}
@@ -320,7 +320,7 @@ func (p *SQLPlanner) createExternal(ctx context.Context, cat *catalog.Store, st 
 // runQuery plans the query of st (so that its errors point into st) and
 // runs it to the end.
 // runQuery runs the statement's query as a job (EXPLAIN ANALYZE).
-func (p *SQLPlanner) runQuery(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.JobStatus, error) {
+func (p *Session) runQuery(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.JobStatus, error) {
 	js, err := env.Run(ctx, st.Query)
 	if err != nil {
 		return nil, err
@@ -344,7 +344,7 @@ func succeeded(js *coordinator.JobStatus) error {
 // rows as files of format under prefix (plan.Graph.AddWrite: one file per
 // result-stage task, written in parallel by the tasks themselves), runs it
 // as a job and commits the files it wrote.
-func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv, wr plan.Write) (*coordinator.Written, error) {
+func (p *Session) runWrite(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv, wr plan.Write) (*coordinator.Written, error) {
 	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
 	if err != nil {
 		return nil, st.QueryError(err)
@@ -379,7 +379,7 @@ func (p *SQLPlanner) runWrite(ctx context.Context, st *planner.Statement, env *c
 	return env.CommitWritten(ctx, js.ID, &wr, arrow.NewSchema(fields, nil))
 }
 
-func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *Session) createTableAs(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	if err := checkName(st); err != nil {
 		return nil, err
 	}
@@ -425,7 +425,7 @@ func (p *SQLPlanner) createTableAs(ctx context.Context, cat *catalog.Store, st *
 	return status("created table %s: %d rows in %d files at %s", st.Name, w.Rows, len(w.Keys), p.s3URL(env, prefix)), nil
 }
 
-func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	key, err := location(st, env)
 	if err != nil {
 		return nil, err
@@ -572,7 +572,7 @@ func (p *SQLPlanner) copyTo(ctx context.Context, cat *catalog.Store, st *planner
 // none; then the catalog entry gains the new files. Tables whose new files
 // would be read differently from the old (hive partitions, CSV dialects
 // other than the writer's, JSON, a single-file location) are refused.
-func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *Session) insertInto(ctx context.Context, cat *catalog.Store, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	t, err := cat.Get(ctx, st.Name)
 	if err != nil {
 		return nil, unknownTable(st, err)
@@ -652,7 +652,7 @@ func (p *SQLPlanner) insertInto(ctx context.Context, cat *catalog.Store, st *pla
 // addFiles adds the committed files keys, written under t's location, to
 // t's catalog entry (a footer read each for Parquet, an estimate from the
 // table's bytes per row for CSV).
-func (p *SQLPlanner) addFiles(ctx context.Context, cat *catalog.Store, env *coordinator.StatementEnv, t *catalog.Table, keys []string) error {
+func (p *Session) addFiles(ctx context.Context, cat *catalog.Store, env *coordinator.StatementEnv, t *catalog.Table, keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -687,7 +687,7 @@ func quoteIdent(name string) string {
 	return `"` + strings.ReplaceAll(name, `"`, `""`) + `"`
 }
 
-func (p *SQLPlanner) explain(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
+func (p *Session) explain(ctx context.Context, st *planner.Statement, env *coordinator.StatementEnv) (*coordinator.StatementResult, error) {
 	pl, err := planner.Plan(ctx, st.Query, p.Catalog, p.Options)
 	if err != nil {
 		return nil, st.QueryError(err)
