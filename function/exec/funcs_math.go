@@ -336,8 +336,9 @@ func extremeKernel(dir int) Kernel {
 func compareDatums(a, b Datum, i int) int {
 	switch a.Type().ID {
 	case plan.Float64:
-		x, y := a.Float(i), b.Float(i)
-		return cmpOrdered(x, y)
+		// NaN is above every number, as in ORDER BY and DuckDB: greatest
+		// of a NaN is NaN, least skips it.
+		return cmpFloat(a.Float(i), b.Float(i))
 	case plan.String:
 		return cmpOrdered(a.Str(i), b.Str(i))
 	case plan.Bool:
