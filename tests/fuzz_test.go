@@ -967,8 +967,10 @@ func (e *fuzzEnv) fuzz(t *testing.T, cfg fuzzConfig) *fuzzStats {
 		t0 := time.Now()
 		o := e.run(c)
 		s.add(c, o)
-		if cfg.logAll || *fuzzVerbose {
-			t.Logf("%s %s %s %v %s\n  %s", c.name, c.oracle, o.kind, time.Since(t0).Round(time.Millisecond), o.key, strings.Join(c.queries(), "\n  "))
+		if cfg.logAll || *fuzzVerbose || o.kind == "timeout" || o.kind == "rejected" {
+			// Timeouts and sluice's rejections of what DuckDB answers are
+			// not failures, but each is worth a look: say which query.
+			t.Logf("%s %s %s %v %s\n  %s\n  sluice: %s", c.name, c.oracle, o.kind, time.Since(t0).Round(time.Millisecond), o.key, strings.Join(c.queries(), "\n  "), firstErr(o.sluice))
 		}
 		if !o.failure() {
 			if (i+1)%100 == 0 {
