@@ -160,6 +160,14 @@ func (b *binder) bindWindowCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error)
 		}
 		args = append(args, e)
 	}
+	// A window over a correlated column (its value fixed for the whole
+	// subquery run) is refused: decorrelation cannot move a window, and
+	// DuckDB refuses it too.
+	for _, e := range append(append(append([]*plan.Expr(nil), bw.partition...), sortExprs(bw.order)...), args...) {
+		if c.scope != nil && refersTo(e, c.scope.outer) {
+			return nil, b.unsupported(loc, "a window function over a column of an enclosing query (a correlated reference in OVER or in its arguments)")
+		}
+	}
 	call, err := b.windowFunction(fc, name, args)
 	if err != nil {
 		return nil, err
@@ -513,4 +521,28 @@ func (b *binder) buildWindows(root node, wb *windowBuilder) node {
 		root = w
 	}
 	return root
+}
+
+func sortExprs(keys []sortKey) []*plan.Expr {
+	out := make([]*plan.Expr, len(keys))
+	for i, k := range keys {
+		out[i] = k.expr
+	}
+	return out
+}
+
+// refersTo reports whether e reads any of cols.
+func refersTo(e *plan.Expr, cols map[colID]bool) bool {
+	if e == nil || len(cols) == 0 {
+		return false
+	}
+	if e.Op == plan.OpColumn && cols[e.Col] {
+		return true
+	}
+	for _, a := range e.Args {
+		if refersTo(a, cols) {
+			return true
+		}
+	}
+	return false
 }

@@ -70,6 +70,8 @@ func TestErrors(t *testing.T) {
 		{"select * from lineitem where l_orderkey > any (select o_orderkey, o_custkey from orders)", CodeType, 41, "type mismatch: subquery has 2 columns, > ANY needs one"},
 		{"select * from lineitem where (l_orderkey, l_partkey) in (select o_orderkey from orders)", CodeType, 54, "type mismatch: subquery has 1 columns, IN needs 2"},
 		{"select * from lineitem left join orders on l_orderkey = (select max(o_orderkey) from orders)", CodeUnsupported, 57, "unsupported: subqueries in JOIN ... ON"},
+		{"select count(*) from nation where exists (select 1 from region where r_regionkey = n_regionkey and (select rank() over (order by n_nationkey)) = 1)", CodeUnsupported, 108, "window function over a column of an enclosing query"},
+		{"select n_nationkey, (select sum(r_regionkey) over (partition by n_regionkey) from region limit 1) from nation", CodeUnsupported, 29, "window function over a column of an enclosing query"},
 		{"select n_nationkey from nation where exists (select * from region where r_regionkey = n_regionkey and 0 < (select count(*) from supplier where s_nationkey < n_nationkey and s_suppkey > r_regionkey))", CodeUnsupported, 107, "other than equality below an aggregation"},
 		{"select (select max(l_quantity) from lineitem where l_orderkey = o_orderkey limit 1) from orders", CodeUnsupported, 8, "correlated subqueries with LIMIT"},
 		{"select * from orders where exists (select l_orderkey + o_orderkey from lineitem where l_orderkey = o_orderkey)", CodeUnsupported, 28, "correlated reference in the select list of a subquery"},
