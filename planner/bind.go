@@ -1285,6 +1285,7 @@ func (b *binder) requireBool(e *plan.Expr, clause string, loc int32) (*plan.Expr
 	case plan.Bool:
 		return e, nil
 	case plan.Null:
+		b.noteParam(e, plan.BoolType) // WHERE $1, x OR $1: a boolean parameter
 		return nullOf(plan.BoolType), nil
 	}
 	return nil, b.errorf(CodeType, loc, "type mismatch: argument of %s must be bool, not %s", clause, e.Type)

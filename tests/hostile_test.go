@@ -457,11 +457,25 @@ func TestPGWireConnectionLimits(t *testing.T) {
 		defer nc.Close()
 		silent = append(silent, nc)
 	}
-	time.Sleep(200 * time.Millisecond)
-	_, err = pgx.Connect(ctx, pgURL(pg))
+	// The server counts a connection when its accept loop takes it, which
+	// on a busy machine can come after the client's dial returned: a fifth
+	// connection let in before the four were counted is closed and tried
+	// again, until it is refused (or 20 s pass).
 	var pe *pgconn.PgError
-	if !errors.As(err, &pe) || pe.Code != "53300" {
-		t.Fatalf("a fifth connection: %v, want 53300", err)
+	for deadline := time.Now().Add(20 * time.Second); ; {
+		c5, err := pgx.Connect(ctx, pgURL(pg))
+		if err == nil {
+			_ = c5.Close(ctx)
+			if time.Now().After(deadline) {
+				t.Fatal("a fifth connection was let in for 20 s, want 53300")
+			}
+			time.Sleep(100 * time.Millisecond)
+			continue
+		}
+		if !errors.As(err, &pe) || pe.Code != "53300" {
+			t.Fatalf("a fifth connection: %v, want 53300", err)
+		}
+		break
 	}
 	for _, nc := range silent {
 		_ = nc.SetReadDeadline(time.Now().Add(60 * time.Second))

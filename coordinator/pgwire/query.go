@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -253,6 +254,21 @@ func (c *conn) describe(ctx context.Context, m *pgproto3.Describe) error {
 		n := max(maxParam(st.sql), len(st.paramOIDs))
 		oids := make([]uint32, n)
 		copy(oids, st.paramOIDs)
+		if slices.Contains(oids, 0) {
+			// Parameters the client left untyped get the type their context
+			// gives them (x = $1: x's type; LIMIT $1: bigint), as Postgres
+			// infers them; the client then encodes its values for those
+			// types, and Bind decodes them so. A query the engine cannot
+			// type (a catalog query) keeps them unknown.
+			if types, err := c.s.Engine.ParamTypes(ctx, st.sql); err == nil {
+				for i, t := range types {
+					if i < n && oids[i] == 0 {
+						oids[i] = paramOID(t)
+					}
+				}
+				st.paramOIDs = oids
+			}
+		}
 		nulls := make([]string, n)
 		for i := range nulls {
 			nulls[i] = "NULL"

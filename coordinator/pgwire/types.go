@@ -11,6 +11,8 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/jackc/pgx/v5/pgproto3"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // Postgres type OIDs of the types sluice has (pg_type.oid).
@@ -264,4 +266,26 @@ func appendNumeric(buf []byte, s string) []byte {
 		buf = binary.BigEndian.AppendUint16(buf, d)
 	}
 	return buf
+}
+
+// paramOID is the type OID a parameter of engine type t is described
+// with; 0 (unknown) for a parameter no context types.
+func paramOID(t plan.DataType) uint32 {
+	switch t.ID {
+	case plan.Bool:
+		return oidBool
+	case plan.Int64:
+		return oidInt8
+	case plan.Float64:
+		return oidFloat8
+	case plan.Decimal:
+		return oidNumeric
+	case plan.String:
+		return oidText
+	case plan.Date:
+		return oidDate
+	case plan.Timestamp:
+		return oidTimestamp
+	}
+	return 0
 }
