@@ -50,10 +50,19 @@ func nullColumn(n node, id colID) bool {
 // the other side's type.
 func (b *binder) setOpType(ln, rn node, l, r colID) (plan.DataType, bool) {
 	le, re := b.md.ref(l), b.md.ref(r)
-	if nullColumn(ln, l) {
+	lnull, rnull := nullColumn(ln, l), nullColumn(rn, r)
+	// When both sides are NULL columns their own types decide where they
+	// have a common one (a NULL date on each side is a date column, not the
+	// default BIGINT of an untyped NULL, to which a date cannot be cast).
+	if lnull && rnull {
+		if t, ok := supertype(le, re); ok {
+			return t, true
+		}
+	}
+	if lnull {
 		le = nullOf(plan.NullType)
 	}
-	if nullColumn(rn, r) {
+	if rnull {
 		re = nullOf(plan.NullType)
 	}
 	return supertype(le, re)
