@@ -315,17 +315,8 @@ func (p *stmtParser) create(st *Statement) error {
 	if err := p.advance(); err != nil {
 		return err
 	}
-	if p.is("if") {
-		if err := p.advance(); err != nil {
-			return err
-		}
-		if err := p.expect("not"); err != nil {
-			return err
-		}
-		if err := p.expect("exists"); err != nil {
-			return err
-		}
-		st.IfNotExists = true
+	if err := p.ifNotExists(st); err != nil {
+		return err
 	}
 	var err error
 	if st.Name, st.NamePos, err = p.name(); err != nil {
@@ -350,30 +341,8 @@ func (p *stmtParser) create(st *Statement) error {
 		return nil
 	}
 	st.Kind = StmtCreateExternal
-	if p.isPunct("(") {
-		open := p.tok
-		depth := 0
-		for {
-			if p.tok.kind == 0 {
-				return p.lex.errorf(open.off, "unclosed ( of the column list")
-			}
-			if p.isPunct("(") {
-				depth++
-			} else if p.isPunct(")") {
-				depth--
-				if depth == 0 {
-					break
-				}
-			}
-			if err := p.advance(); err != nil {
-				return err
-			}
-		}
-		st.Schema = strings.TrimSpace(p.lex.sql[open.end:p.tok.off])
-		st.SchemaPos = charPos(p.lex.sql, int32(open.end))
-		if err := p.advance(); err != nil {
-			return err
-		}
+	if err := p.columnList(st); err != nil {
+		return err
 	}
 	for p.tok.kind != 0 && !p.isPunct(";") {
 		switch {
@@ -515,6 +484,54 @@ func (p *stmtParser) drop(st *Statement) error {
 	return p.end()
 }
 
+// ifNotExists consumes an optional IF NOT EXISTS.
+func (p *stmtParser) ifNotExists(st *Statement) error {
+	if !p.is("if") {
+		return nil
+	}
+	if err := p.advance(); err != nil {
+		return err
+	}
+	if err := p.expect("not"); err != nil {
+		return err
+	}
+	if err := p.expect("exists"); err != nil {
+		return err
+	}
+	st.IfNotExists = true
+	return nil
+}
+
+// columnList consumes an optional parenthesized column list (nested
+// parentheses included, as in decimal(15,2)), keeping its text, without
+// the outer parentheses, in st.Schema and its position in st.SchemaPos.
+func (p *stmtParser) columnList(st *Statement) error {
+	if !p.isPunct("(") {
+		return nil
+	}
+	open := p.tok
+	depth := 0
+	for {
+		if p.tok.kind == 0 {
+			return p.lex.errorf(open.off, "unclosed ( of the column list")
+		}
+		if p.isPunct("(") {
+			depth++
+		} else if p.isPunct(")") {
+			depth--
+			if depth == 0 {
+				break
+			}
+		}
+		if err := p.advance(); err != nil {
+			return err
+		}
+	}
+	st.Schema = strings.TrimSpace(p.lex.sql[open.end:p.tok.off])
+	st.SchemaPos = charPos(p.lex.sql, int32(open.end))
+	return p.advance()
+}
+
 // createView reads CREATE [OR REPLACE] VIEW [IF NOT EXISTS] name [(col,
 // ...)] AS query; the column list, when given, is kept in Schema as
 // written.
@@ -522,43 +539,15 @@ func (p *stmtParser) createView(st *Statement) error {
 	if err := p.advance(); err != nil {
 		return err
 	}
-	if p.is("if") {
-		if err := p.advance(); err != nil {
-			return err
-		}
-		if err := p.expect("not"); err != nil {
-			return err
-		}
-		if err := p.expect("exists"); err != nil {
-			return err
-		}
-		st.IfNotExists = true
+	if err := p.ifNotExists(st); err != nil {
+		return err
 	}
 	var err error
 	if st.Name, st.NamePos, err = p.name(); err != nil {
 		return err
 	}
-	if p.isPunct("(") {
-		open := p.tok
-		depth := 0
-		for {
-			switch {
-			case p.tok.kind == 0:
-				return p.unexpected(")")
-			case p.isPunct("("):
-				depth++
-			case p.isPunct(")"):
-				depth--
-			}
-			end := p.tok
-			if err := p.advance(); err != nil {
-				return err
-			}
-			if depth == 0 {
-				st.Schema, st.SchemaPos = strings.TrimSpace(p.lex.sql[open.end:end.off]), charPos(p.lex.sql, int32(open.end))
-				break
-			}
-		}
+	if err := p.columnList(st); err != nil {
+		return err
 	}
 	if err := p.expect("as"); err != nil {
 		return err

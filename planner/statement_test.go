@@ -72,7 +72,7 @@ func TestParseStatementErrors(t *testing.T) {
 		{"create table t (a int)", CodeUnsupported, 16, "CREATE TABLE with columns"},
 		{"create index i on t (x)", CodeUnsupported, 1, "unsupported: CREATE other than"},
 		{"create or replace table t as select 1", CodeSyntax, 19, "VIEW"},
-		{"create view v (a, b as select 1", CodeSyntax, 32, "expected ), got end of input"},
+		{"create view v (a, b as select 1", CodeSyntax, 15, "unclosed ( of the column list"},
 		{"create table t select 1", CodeSyntax, 16, `expected AS, got "select"`},
 		{"create table t as", CodeSyntax, 18, "expected a query"},
 		{"drop table", CodeSyntax, 11, "expected a table name, got end of input"},

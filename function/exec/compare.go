@@ -9,21 +9,6 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// flipOp returns op' with (a op b) == (b op' a).
-func flipOp(op plan.Op) plan.Op {
-	switch op {
-	case plan.OpLt:
-		return plan.OpGt
-	case plan.OpLe:
-		return plan.OpGe
-	case plan.OpGt:
-		return plan.OpLt
-	case plan.OpGe:
-		return plan.OpLe
-	}
-	return op
-}
-
 // commonType is the type two operands of a comparison are converted to when
 // the planner did not already make them equal.
 func commonType(a, b plan.DataType) (plan.DataType, error) {
@@ -67,7 +52,7 @@ func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
 	defer b.release()
 	if a.scalar() {
 		a, b = b, a
-		op = flipOp(op)
+		op = op.Flipped()
 	}
 	n := ev.n
 	valid := andValidity(ev.mem, n, a.arr, arrOf(b))

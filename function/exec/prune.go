@@ -165,7 +165,7 @@ func mayMatch(e *plan.Expr, st *rgStats) bool {
 		}
 		col, lit, op := e.Args[0], e.Args[1], e.Op
 		if col.Op == plan.OpLiteral && lit.Op == plan.OpColumn {
-			col, lit, op = lit, col, flipOp(op)
+			col, lit, op = lit, col, op.Flipped()
 		}
 		if col.Op != plan.OpColumn || lit.Op != plan.OpLiteral {
 			return true

@@ -220,3 +220,19 @@ func (v *Value) Format(t DataType) string {
 	}
 	return "?"
 }
+
+// Flipped returns op' with (a op b) == (b op' a): the comparison with its
+// operands swapped (< and >, <= and >=; = and <> stay).
+func (op Op) Flipped() Op {
+	switch op {
+	case OpLt:
+		return OpGt
+	case OpLe:
+		return OpGe
+	case OpGt:
+		return OpLt
+	case OpGe:
+		return OpLe
+	}
+	return op
+}

@@ -89,7 +89,7 @@ func filter(e *plan.Expr, cols []string) (f iceberggo.BooleanExpression, ok, exa
 		}
 		c, l, op := e.Args[0], e.Args[1], e.Op
 		if c.Op == plan.OpLiteral && l.Op == plan.OpColumn {
-			c, l, op = l, c, flip(op)
+			c, l, op = l, c, op.Flipped()
 		}
 		if c.Op != plan.OpColumn || l.Op != plan.OpLiteral || c.Col < 0 || c.Col >= len(cols) {
 			return nil, false, false
@@ -155,20 +155,6 @@ func literal(l *plan.Expr, t plan.DataType) (iceberggo.Literal, bool) {
 		return iceberggo.NewLiteral(iceberggo.Timestamp(v.I)), true
 	}
 	return nil, false
-}
-
-func flip(op plan.Op) plan.Op {
-	switch op {
-	case plan.OpLt:
-		return plan.OpGt
-	case plan.OpLe:
-		return plan.OpGe
-	case plan.OpGt:
-		return plan.OpLt
-	case plan.OpGe:
-		return plan.OpLe
-	}
-	return op
 }
 
 func operation(op plan.Op) iceberggo.Operation {
