@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-long test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator bench-planner vet clean function bench-invoke images test-deploy
+.PHONY: all build demo test test-long test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator bench-planner bench-groupby vet clean function bench-invoke images test-deploy
 
 all: build
 
@@ -79,8 +79,17 @@ test-long: $(BIN)/minio $(BIN)/aws-lambda-rie
 # The TPC-H queries at SF 1 (BENCH_SF) on the embedded stack, against DuckDB
 # on the same files in the same run.
 BENCH_SF ?= 1
+# Then the latency section: trivial queries on a warm stack at SF 0.01,
+# the median of 10 against DuckDB's (BenchmarkLatency).
 bench: $(BIN)/minio bench-shuffle
-	$(GO) test -run '^$$' -bench BenchmarkTPCH -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
+	$(GO) test -run '^$$' -bench 'BenchmarkTPCH|BenchmarkLatency' -benchtime 1x -timeout 60m ./tests/ -args -sf $(BENCH_SF)
+
+# GROUP BY shapes and global count/min/max over a GROUPBY_ROWS-row table
+# written by DuckDB (dictionary-encoded strings, 122,880-row row groups),
+# each answer checked against DuckDB, both times and the ratio printed.
+GROUPBY_ROWS ?= 10000000
+bench-groupby: $(BIN)/minio
+	$(GO) test -run '^$$' -bench BenchmarkGroupBy -benchtime 1x -timeout 30m ./tests/ -args -groupby-rows $(GROUPBY_ROWS)
 
 # Planning a 60,000-value IN list, against parsing the same text in the
 # same run (x_parse).

@@ -102,12 +102,14 @@ type StageRecord struct {
 	InputBytes      int64
 	FilesPruned     int
 	RowGroupsPruned int
-	Seconds         float64
-	PeakMemory      int64
-	SpillBytes      int64
-	SpillFiles      int64
-	PlanKey         string // the object key of its plan fragment
-	Work            string // the fingerprint of its tasks (workPrint)
+	// RowGroupsFromStats: row groups answered from footer statistics.
+	RowGroupsFromStats int
+	Seconds            float64
+	PeakMemory         int64
+	SpillBytes         int64
+	SpillFiles         int64
+	PlanKey            string // the object key of its plan fragment
+	Work               string // the fingerprint of its tasks (workPrint)
 	// Cost holds the record's cost fields (isCostField), as written.
 	Cost map[string]string
 
@@ -119,7 +121,8 @@ func decodeStage(m map[string]string) *StageRecord {
 	r := &StageRecord{State: StageState(m["state"]), Reason: m["reason"], PlanKey: m["plan_key"], Work: m["work"],
 		Cost: costFields(m), output: m["output"], metrics: m["metrics"]}
 	for f, dst := range map[string]*int{"tasks": &r.Tasks, "done": &r.Done, "invoked": &r.Invoked, "attempts": &r.Attempts,
-		"failures": &r.Failures, "files_pruned": &r.FilesPruned, "row_groups_pruned": &r.RowGroupsPruned} {
+		"failures": &r.Failures, "files_pruned": &r.FilesPruned, "row_groups_pruned": &r.RowGroupsPruned,
+		"row_groups_from_stats": &r.RowGroupsFromStats} {
 		*dst, _ = strconv.Atoi(m[f])
 	}
 	for f, dst := range map[string]*int64{"rows": &r.Rows, "bytes": &r.Bytes, "input_rows": &r.InputRows, "input_bytes": &r.InputBytes,

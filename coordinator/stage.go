@@ -98,7 +98,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
 	var inRows, inBytes, peakMem, spillBytes, spillFiles, gets, puts int64
-	invoked, rgPruned := 0, 0
+	invoked, rgPruned, rgStats := 0, 0, 0
 	dataObjects := map[string]bool{}
 	for _, r := range results {
 		if r.S3 != nil {
@@ -108,6 +108,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		inRows += r.InputRows
 		inBytes += r.InputBytes
 		rgPruned += r.RowGroupsPruned
+		rgStats += r.RowGroupsFromStats
 		peakMem = max(peakMem, r.PeakMemoryBytes)
 		spillBytes += r.SpillBytes
 		spillFiles += r.SpillFiles
@@ -141,7 +142,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	mj, _ := json.Marshal(function.AggregateMetrics(results)) // per-operator and phase metrics (kept with the stage)
 	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj), "metrics", string(mj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,
-		"row_groups_pruned", rgPruned,
+		"row_groups_pruned", rgPruned, "row_groups_from_stats", rgStats,
 		"peak_memory", peakMem, "spill_bytes", spillBytes, "spill_files", spillFiles,
 		// The committed attempts' requests (the web UI shows s3_* fields
 		// as the stage's cost); the job's cost report has every attempt's.

@@ -43,9 +43,12 @@ type StageStatus struct {
 	// RowGroupsPruned is how many row groups its scan tasks skipped from
 	// their statistics (the scan's pruning filter, runtime filters
 	// included), summed over its committed tasks.
-	RowGroupsPruned int     `json:"row_groups_pruned,omitempty"`
-	Seconds         float64 `json:"seconds"`
-	Output          string  `json:"output"`
+	RowGroupsPruned int `json:"row_groups_pruned,omitempty"`
+	// RowGroupsFromStats is how many row groups a global count, min or
+	// max took from their footer statistics instead of reading them.
+	RowGroupsFromStats int     `json:"row_groups_from_stats,omitempty"`
+	Seconds            float64 `json:"seconds"`
+	Output             string  `json:"output"`
 	// Metrics are the stage's per-operator metrics and phase breakdown,
 	// summed over its committed tasks (nil until the stage is done).
 	Metrics *function.StageMetrics `json:"metrics,omitempty"`
@@ -120,7 +123,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		ss := StageStatus{ID: st.ID, State: sm.StateOrPending(), Reason: sm.Reason, Output: plan.FormatPartitioning(st.Output, st.Root),
 			Tasks: sm.Tasks, TasksDone: sm.Done, Invoked: sm.Invoked, Attempts: sm.Attempts, Retries: sm.Failures,
 			Rows: sm.Rows, Bytes: sm.Bytes, InputRows: sm.InputRows, InputBytes: sm.InputBytes,
-			FilesPruned: sm.FilesPruned, RowGroupsPruned: sm.RowGroupsPruned, Seconds: sm.Seconds,
+			FilesPruned: sm.FilesPruned, RowGroupsPruned: sm.RowGroupsPruned, RowGroupsFromStats: sm.RowGroupsFromStats, Seconds: sm.Seconds,
 			PeakMemoryBytes: sm.PeakMemory, SpillBytes: sm.SpillBytes, SpillFiles: sm.SpillFiles}
 		if m := sm.Metrics(); m != nil {
 			ss.Metrics, ss.Plan = m, st.Root

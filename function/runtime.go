@@ -406,6 +406,9 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 	res.Partitions = m.Partitions
 	res.Rows, res.Bytes = m.Rows, m.Bytes
 	res.InputRows, res.InputBytes, res.RowGroupsPruned = lv.rows, lv.bytes, lv.pruned
+	if lv.fold != nil {
+		res.RowGroupsFromStats = int(lv.fold.RowGroups())
+	}
 	res.Summaries = sum.result()
 
 	ops := opts.Metrics.Snapshot()
@@ -487,6 +490,7 @@ type leaves struct {
 	rows   int64
 	bytes  int64
 	pruned int
+	fold   *exec.StatsFold // a global count/min/max answered from footers, when one is
 }
 
 func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) {
@@ -545,6 +549,18 @@ type splitScan struct {
 }
 
 func (s *splitScan) Schema() *arrow.Schema { return s.schema }
+
+// FoldStats makes the scan hand the row groups of its Parquet files whose
+// statistics answer f to f instead of reading them (exec.StatsFold).
+func (s *splitScan) FoldStats(f *exec.StatsFold) bool {
+	switch s.n.Scan.Format {
+	case "", "parquet", "iceberg":
+	default:
+		return false
+	}
+	s.l.fold = f
+	return true
+}
 
 // BytesRead is the bytes the scan read of its files (exec.BytesReader).
 func (s *splitScan) BytesRead() int64 { return s.read.Load() }
@@ -678,6 +694,9 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
 		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))})), n: &s.read}
 	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
+	if err == nil && s.l.fold != nil && len(sp.Deletes) == 0 {
+		op.(*exec.ParquetScan).FoldStats(s.l.fold)
+	}
 	if err == nil && len(sp.Deletes) > 0 {
 		deleted, derr := positionDeletes(ctx, s.l.rt.Bucket, sp.Deletes, sp.Key)
 		if derr != nil {

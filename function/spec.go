@@ -115,6 +115,9 @@ type TaskResult struct {
 	InputRows       int64 `json:"input_rows"`
 	InputBytes      int64 `json:"input_bytes"`
 	RowGroupsPruned int   `json:"row_groups_pruned,omitempty"`
+	// RowGroupsFromStats is how many row groups a global count/min/max
+	// took from their footer statistics instead of reading them.
+	RowGroupsFromStats int `json:"row_groups_from_stats,omitempty"`
 	// Summaries summarize the output columns the stage asked for
 	// (plan.Stage.Summarize) over the rows the task wrote.
 	Summaries []plan.ColumnSummary `json:"summaries,omitempty"`

@@ -262,7 +262,7 @@ func rowKey(r row) string {
 
 // compareRows checks got against want; when ordered is false rows are
 // compared as multisets.
-func compareRows(t *testing.T, got, want []row, ordered bool) {
+func compareRows(t testing.TB, got, want []row, ordered bool) {
 	t.Helper()
 	if d := rowsDiff(got, want, ordered); d != "" {
 		t.Fatal(d)

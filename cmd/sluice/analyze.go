@@ -32,6 +32,9 @@ func printAnalyze(w io.Writer, js *coordinator.JobStatus) {
 		if s.RowGroupsPruned > 0 {
 			fmt.Fprintf(w, " row_groups_pruned=%d", s.RowGroupsPruned)
 		}
+		if s.RowGroupsFromStats > 0 {
+			fmt.Fprintf(w, " row_groups_from_stats=%d", s.RowGroupsFromStats)
+		}
 		if s.Reason != "" {
 			fmt.Fprintf(w, " reason=%q", s.Reason)
 		}

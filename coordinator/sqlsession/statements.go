@@ -716,6 +716,9 @@ func (p *Session) explain(ctx context.Context, st *planner.Statement, env *coord
 			if s.RowGroupsPruned > 0 {
 				fmt.Fprintf(&b, " row_groups_pruned=%d", s.RowGroupsPruned)
 			}
+			if s.RowGroupsFromStats > 0 {
+				fmt.Fprintf(&b, " row_groups_from_stats=%d", s.RowGroupsFromStats)
+			}
 			b.WriteByte('\n')
 		}
 		text = b.String()

@@ -20,9 +20,18 @@ func countAggregates() []*AggregateFunction {
 		{Name: plan.AggCount, Doc: "the number of non-NULL values (count(*): of rows); count(DISTINCT x) of distinct ones",
 			Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}, {Returns: plan.Int64Type}},
 			NumStates:  1, StateTypes: count, ZeroOnEmpty: true, Frame: countFrames(false),
+			FromStats: func(mem memory.Allocator, st *ColumnStats) ([]arrow.Array, bool) {
+				if st.Nulls < 0 {
+					return nil, false
+				}
+				return []arrow.Array{countArray(mem, []int64{st.Rows - st.Nulls})}, true
+			},
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{}, nil }},
 		{Name: plan.AggCountStar, Internal: true, Signatures: []AggSignature{{Returns: plan.Int64Type}},
 			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, Frame: countFrames(true),
+			FromStats: func(mem memory.Allocator, st *ColumnStats) ([]arrow.Array, bool) {
+				return []arrow.Array{countArray(mem, []int64{st.Rows})}, true
+			},
 			New: func(s AggSpec) (Accumulator, error) { return &countAcc{star: true}, nil }},
 		{Name: plan.AggCountDistinct, Internal: true, Signatures: []AggSignature{{Arg: AnyType, Returns: plan.Int64Type}},
 			NumStates: 1, StateTypes: count, ZeroOnEmpty: true, New: newCountDistinct},

@@ -21,15 +21,33 @@ func minMaxAggregates() []*AggregateFunction {
 	boolean := []AggSignature{{Arg: plan.Bool, Returns: plan.BoolType}}
 	return []*AggregateFunction{
 		{Name: plan.AggMin, Doc: "the least non-NULL value", Signatures: same, NumStates: 1, StateTypes: value,
-			DuplicateInsensitive: true, Selects: true, Frame: minMaxFrames(false), New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, false) }},
+			DuplicateInsensitive: true, Selects: true, Frame: minMaxFrames(false), FromStats: minMaxFromStats(false),
+			New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, false) }},
 		{Name: plan.AggMax, Doc: "the greatest non-NULL value", Signatures: same, NumStates: 1, StateTypes: value,
-			DuplicateInsensitive: true, Selects: true, Frame: minMaxFrames(true), New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, true) }},
+			DuplicateInsensitive: true, Selects: true, Frame: minMaxFrames(true), FromStats: minMaxFromStats(true),
+			New: func(s AggSpec) (Accumulator, error) { return newMinMaxAcc(s, true) }},
 		{Name: "bool_and", Aliases: []string{"every"}, PlanAs: plan.AggMin, Doc: "whether every non-NULL value is true (min of a bool)",
 			Signatures: boolean, DuplicateInsensitive: true},
 		{Name: "bool_or", PlanAs: plan.AggMax, Doc: "whether any non-NULL value is true (max of a bool)",
 			Signatures: boolean, DuplicateInsensitive: true},
 		{Name: "any_value", PlanAs: plan.AggMin, Doc: "any non-NULL value of the group (the least)",
 			Signatures: same, DuplicateInsensitive: true},
+	}
+}
+
+// minMaxFromStats is min's or max's state over a row group: the bound
+// its statistics give, NULL when every value is NULL.
+func minMaxFromStats(isMax bool) func(memory.Allocator, *ColumnStats) ([]arrow.Array, bool) {
+	return func(mem memory.Allocator, st *ColumnStats) ([]arrow.Array, bool) {
+		v := st.Min
+		if isMax {
+			v = st.Max
+		}
+		if v == nil {
+			return nil, false
+		}
+		v.Retain()
+		return []arrow.Array{v}, true
 	}
 }
 

@@ -142,6 +142,11 @@ type AggregateFunction struct {
 	// Frame, when set, evaluates the aggregate over each row's window
 	// frame (the window operator, window.go); it is then a window function.
 	Frame func(in *frameInput) (arrow.Array, error)
+	// FromStats, when set, gives the partial state columns of a call over
+	// one row group from its column's footer statistics (no argument:
+	// st.Rows only), each of one row; ok is false when they do not tell
+	// it (stats_fold.go).
+	FromStats func(mem memory.Allocator, st *ColumnStats) (states []arrow.Array, ok bool)
 	// New builds the accumulator of a call (nil for PlanAs entries).
 	New func(s AggSpec) (Accumulator, error)
 }

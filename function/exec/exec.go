@@ -208,7 +208,16 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 	case plan.KindLimit:
 		return NewLimit(in, n, opts)
 	case plan.KindAggregate:
-		return NewHashAggregate(in, n, opts)
+		op, err := NewHashAggregate(in, n, opts)
+		if err != nil {
+			return nil, err
+		}
+		if f := newStatsFold(n, opts.Mem); f != nil {
+			if fs, ok := scanUnder(in).(statsFolder); ok && fs.FoldStats(f) {
+				op.(*hashAggOp).stats = f
+			}
+		}
+		return op, nil
 	case plan.KindSort:
 		return NewSort(in, n, opts)
 	case plan.KindWindow:

@@ -45,6 +45,10 @@ type hashAggOp struct {
 	probed      bool  // the skip decision is made
 	passThrough bool  // rows pass on as one-row partial states
 	skipped     int64 // rows passed on so
+
+	// stats holds the states of row groups the scan answered from their
+	// statistics (stats_fold.go), merged when the input ends.
+	stats *StatsFold
 }
 
 // NewHashAggregate builds a hash aggregation of n.Aggregate over in.
@@ -240,6 +244,14 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 		}
 		rec, err := h.in.Next(ctx)
 		if err == io.EOF {
+			if h.stats != nil && h.stats.folded() {
+				if h.ngroups == 0 {
+					h.grow(1)
+				}
+				if err := h.stats.merge(h.accs); err != nil {
+					return fmt.Errorf("exec: aggregate from statistics: %w", err)
+				}
+			}
 			return nil
 		}
 		if err != nil {

@@ -44,12 +44,15 @@ type ParquetScan struct {
 	pruned    int
 	zeroRows  int64 // zero-column scans: rows still to emit
 
-	md      *metadata.FileMetaData
-	deleted map[int64]bool // positions in the file of deleted rows
-	cur     int            // index in rowGroups of the next row read
-	curOff  int64          // its offset in that row group
-	done    bool
-	closed  bool
+	md        *metadata.FileMetaData
+	colLeaves []int // per output column, its leaf (-1: the file lacks it)
+	src0      parquet.ReaderAtSeeker
+	started   bool
+	deleted   map[int64]bool // positions in the file of deleted rows
+	cur       int            // index in rowGroups of the next row read
+	curOff    int64          // its offset in that row group
+	done      bool
+	closed    bool
 }
 
 // prefetcher is a source that can read ahead the byte ranges it is told
@@ -198,16 +201,33 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		}
 		s.rowGroups = append(s.rowGroups, rg)
 	}
+	s.md, s.colLeaves, s.src0 = md, leaves, r
 	if len(s.rowGroups) == 0 {
 		s.done = true
-		return s, nil
 	}
-	s.md = md
+	return s, nil
+}
+
+// start prepares the reading of the row groups left to read (after
+// FoldStats took its own): called by the first Next.
+func (s *ParquetScan) start(ctx context.Context) error {
+	s.started = true
+	if len(s.rowGroups) == 0 {
+		s.done = true
+		return nil
+	}
+	md, leaves, opts := s.md, s.colLeaves, s.opts
 	if !slices.ContainsFunc(leaves, func(l int) bool { return l >= 0 }) {
 		for _, rg := range s.rowGroups {
-			s.zeroRows += md.RowGroup(rg).NumRows()
+			first, n := s.rowGroupStart(rg), md.RowGroup(rg).NumRows()
+			s.zeroRows += n
+			for p := range s.deleted {
+				if p >= first && p < first+n {
+					s.zeroRows--
+				}
+			}
 		}
-		return s, nil
+		return nil
 	}
 
 	// Distinct leaves in first-use order; output columns map onto them
@@ -225,23 +245,71 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		}
 		s.readCol = append(s.readCol, pos[l])
 	}
-	fr, err := pqarrow.NewFileReader(pf, pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}, opts.Mem)
+	props := pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}
+	for _, l := range uniq {
+		if dictionaryOnly(md, s.rowGroups, l) {
+			// Read the indices and each dictionary once, then gather the
+			// strings (toEngineLayout): far cheaper than arrow-go
+			// appending every value to a builder.
+			props.SetReadDict(l, true)
+		}
+	}
+	fr, err := pqarrow.NewFileReader(s.pf, props, opts.Mem)
 	if err != nil {
-		return fail("%v", err)
+		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
 	rr, err := fr.GetRecordReader(ctx, uniq, s.rowGroups)
 	if err != nil {
-		return fail("%v", err)
+		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
 	s.rr, s.fr, s.leaves = rr, fr, uniq
-	if p, ok := r.(prefetcher); ok {
+	if p, ok := s.src0.(prefetcher); ok {
 		// Fetch the column chunks ahead, coalesced, several at a time:
 		// the record reader asks for them one by one and would wait for
 		// each request's first byte.
 		p.Prefetch(chunkRanges(md, s.rowGroups, uniq))
 		s.ahead = p
 	}
-	return s, nil
+	return nil
+}
+
+// dictionaryOnly reports whether leaf is a BYTE_ARRAY column whose data
+// pages are all dictionary-encoded in every row group of rowGroups (a
+// chunk that fell back to plain pages would be re-dictionaried value by
+// value on a dictionary read).
+func dictionaryOnly(md *metadata.FileMetaData, rowGroups []int, leaf int) bool {
+	if md.Schema.Column(leaf).PhysicalType() != parquet.Types.ByteArray {
+		return false
+	}
+	for _, rg := range rowGroups {
+		cc, err := md.RowGroup(rg).ColumnChunk(leaf)
+		if err != nil || !cc.HasDictionaryPage() {
+			return false
+		}
+		stats := cc.EncodingStats()
+		if len(stats) == 0 {
+			// No page statistics (DuckDB writes none): the chunk's
+			// encodings must all be dictionary or level encodings, so
+			// no page of it is plain.
+			for _, e := range cc.Encodings() {
+				switch e {
+				case parquet.Encodings.PlainDict, parquet.Encodings.RLEDict, parquet.Encodings.RLE, parquet.Encodings.BitPacked:
+				default:
+					return false
+				}
+			}
+			continue
+		}
+		for _, st := range stats {
+			if pt := st.PageType.String(); pt != "DATA_PAGE" && pt != "DATA_PAGE_V2" {
+				continue
+			}
+			if st.Encoding != parquet.Encodings.RLEDict && st.Encoding != parquet.Encodings.PlainDict {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // fieldIDLeaves maps the Iceberg field ids of a file's top-level
@@ -269,22 +337,12 @@ func fieldIDLeaves(sch *schema.Schema, ids []int) map[int]int {
 
 // SetDeleted makes the scan drop the rows at the given positions of the
 // file (Iceberg position deletes, counted from the file's first row). It
-// is called before the first Next.
+// is called before the first Next, and never with FoldStats.
 func (s *ParquetScan) SetDeleted(pos map[int64]bool) {
 	if len(pos) == 0 || s.md == nil {
 		return
 	}
 	s.deleted = pos
-	if s.rr == nil && s.zeroRows > 0 {
-		for _, rg := range s.rowGroups {
-			first, n := s.rowGroupStart(rg), s.md.RowGroup(rg).NumRows()
-			for p := range pos {
-				if p >= first && p < first+n {
-					s.zeroRows--
-				}
-			}
-		}
-	}
 }
 
 // rowGroupStart is the position in the file of row group rg's first row.
@@ -385,6 +443,11 @@ func (s *ParquetScan) Close() error {
 func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
+	}
+	if !s.started && !s.done && !s.closed {
+		if err := s.start(ctx); err != nil {
+			return nil, err
+		}
 	}
 	if s.done || s.closed {
 		return nil, io.EOF
@@ -582,14 +645,29 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		defer vals.Release()
 		idx := make([]int32, n)
 		vb, voff := validityOf(a)
+		nvals := vals.Len()
+		if i32, ok := dict.Indices().(*array.Int32); ok {
+			raw := i32.Int32Values()
+			for i, j := range raw {
+				switch {
+				case !isValid(vb, voff, i):
+					idx[i] = -1
+				case j < 0 || int(j) >= nvals:
+					return nil, fmt.Errorf("dictionary index %d out of range (%d values)", j, nvals)
+				default:
+					idx[i] = j
+				}
+			}
+			return takeNullable(mem, vals, idx)
+		}
 		for i := 0; i < n; i++ {
 			if !isValid(vb, voff, i) {
 				idx[i] = -1
 				continue
 			}
 			j := dict.GetValueIndex(i)
-			if j < 0 || j >= vals.Len() {
-				return nil, fmt.Errorf("dictionary index %d out of range (%d values)", j, vals.Len())
+			if j < 0 || j >= nvals {
+				return nil, fmt.Errorf("dictionary index %d out of range (%d values)", j, nvals)
 			}
 			idx[i] = int32(j)
 		}

@@ -26,6 +26,12 @@ const testBaseDay = 10000 // 1997-05-19
 // row group g holds ids [100g, 100g+100).
 func writeTestParquet(t *testing.T, decAsInt bool) string {
 	t.Helper()
+	return writeTestParquetWith(t, decAsInt, parquet.WithStats(true))
+}
+
+// writeTestParquetWith is writeTestParquet with more writer properties.
+func writeTestParquetWith(t *testing.T, decAsInt bool, extra ...parquet.WriterProperty) string {
+	t.Helper()
 	mem := memory.DefaultAllocator
 	dictT := &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
 	schema := arrow.NewSchema([]arrow.Field{
@@ -44,7 +50,7 @@ func writeTestParquet(t *testing.T, decAsInt bool) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	props := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(100), parquet.WithStats(true)}
+	props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(100)}, extra...)
 	if decAsInt {
 		props = append(props, parquet.WithStoreDecimalAsInteger(true))
 	}
@@ -294,4 +300,89 @@ func TestParquetCorruptInput(t *testing.T) {
 	if err == nil || plan.CodeOf(err) != "" {
 		t.Fatalf("unreadable file: err %v, code %q; want an error without a code", err, plan.CodeOf(err))
 	}
+}
+
+// TestParquetDictionaryRead: string columns whose pages are all
+// dictionary-encoded are read as indices and gathered; a chunk that fell
+// back to plain pages, or a column without a dictionary, is read value by
+// value. Every way reads the strings written, NULLs included, over several
+// row groups, pages and batches.
+func TestParquetDictionaryRead(t *testing.T) {
+	cases := []struct {
+		name     string
+		distinct int // values cycle through this many strings
+		props    []parquet.WriterProperty
+		dictOnly bool
+	}{
+		{"dictionary", 5, nil, true},
+		{"dictionary small pages", 50, []parquet.WriterProperty{parquet.WithDataPageSize(256)}, true},
+		{"fallback to plain", 5000, []parquet.WriterProperty{parquet.WithDictionaryPageSizeLimit(1024)}, false},
+		{"no dictionary", 5, []parquet.WriterProperty{parquet.WithDictionaryDefault(false)}, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := checkedMem(t)
+			schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+			path := filepath.Join(t.TempDir(), "d.parquet")
+			f, err := os.Create(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			props := append([]parquet.WriterProperty{parquet.WithMaxRowGroupLength(3000)}, tc.props...)
+			fw, err := pqarrow.NewFileWriter(schema, f, parquet.NewWriterProperties(props...), pqarrow.DefaultWriterProps())
+			if err != nil {
+				t.Fatal(err)
+			}
+			const rowsN = 7000
+			var want []any
+			b := array.NewStringBuilder(memory.DefaultAllocator)
+			for i := 0; i < rowsN; i++ {
+				if i%11 == 4 {
+					b.AppendNull()
+					want = append(want, nil)
+					continue
+				}
+				v := fmt.Sprintf("value-%d-%s", i%tc.distinct, strings.Repeat("x", i%tc.distinct%7))
+				b.Append(v)
+				want = append(want, v)
+			}
+			col := b.NewArray()
+			rec := array.NewRecordBatch(schema, []arrow.Array{col}, rowsN)
+			if err := fw.Write(rec); err != nil {
+				t.Fatal(err)
+			}
+			rec.Release()
+			col.Release()
+			b.Release()
+			if err := fw.Close(); err != nil {
+				t.Fatal(err)
+			}
+			n := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "d", Format: "parquet", Columns: []string{"s"}},
+				Schema: plan.Schema{{Name: "s", Type: plan.StringType}}}
+			op := openScan(t, path, n, nil, mem)
+			all := []int{0, 1, 2}
+			if got := dictionaryOnly(op.md, all, 0); got != tc.dictOnly {
+				t.Errorf("dictionaryOnly = %v, want %v", got, tc.dictOnly)
+			}
+			recs := drainAll(t, op)
+			var got []any
+			for _, r := range rows(recs) {
+				got = append(got, r[0])
+			}
+			releaseRecs(recs)
+			op.Close()
+			if !reflect.DeepEqual(got, want) {
+				t.Errorf("read %d values, want %d; first difference at %d", len(got), len(want), firstDiff(got, want))
+			}
+		})
+	}
+}
+
+func firstDiff(a, b []any) int {
+	for i := range min(len(a), len(b)) {
+		if !reflect.DeepEqual(a[i], b[i]) {
+			return i
+		}
+	}
+	return min(len(a), len(b))
 }
