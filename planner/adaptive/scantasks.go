@@ -7,8 +7,8 @@ import (
 
 // Scan-task shaping: which files of its table a scan stage reads
 // (PruneFiles), what the re-planner is told of them (MeasureScan), and how
-// they are cut into the stage's tasks (TaskPlan.ScanSplits, Splits,
-// SplitsInto). All are pure: the driver lists the table and reads the
+// they are cut into the stage's tasks (TaskPlan.ScanSplits in taskplan.go,
+// with Splits and SplitsInto). All are pure: the driver lists the table and reads the
 // footers (the row groups in layout.File), then applies what these return.
 
 // ScanSplit is what one scan task reads of one file: some of its row
@@ -21,6 +21,18 @@ type ScanSplit struct {
 	RowGroups []int
 	Partition []plan.Value
 	Deletes   []string
+}
+
+// ScanSize is what a scan stage reads: the bytes of its table's row
+// groups, and how many tasks the static splits of Config.SplitBytes make
+// of them.
+type ScanSize struct {
+	Bytes  int64 `json:"bytes"`
+	Splits int   `json:"splits"`
+	// Files are the table's files (after partition pruning), listed only
+	// for a table small enough that inline-scans may inline it (at most
+	// MaxInlineFiles files of at most Config.InlineScanBytes).
+	Files []plan.ScanFile `json:"files,omitempty"`
 }
 
 // PruneFiles returns the files of a hive-partitioned table whose
@@ -83,30 +95,6 @@ func hasDeletes(files []layout.File) bool {
 		}
 	}
 	return false
-}
-
-// ScanSplits cuts the files a scan stage reads into its tasks, as its
-// task plan says: ScanTasks tasks of contiguous row groups when size-scans
-// sized the stage (SplitsInto), otherwise static splits of splitBytes
-// (Splits). Each split carries its file's partition values. A table
-// with no row groups still runs the stage's fragment once: one task that
-// reads nothing.
-func (t TaskPlan) ScanSplits(files []layout.File, values map[string][]plan.Value, splitBytes int64) [][]ScanSplit {
-	var tasks [][]ScanSplit
-	if t.ScanTasks > 0 {
-		tasks = SplitsInto(files, t.ScanTasks)
-	} else {
-		tasks = Splits(files, splitBytes)
-	}
-	for _, splits := range tasks {
-		for i := range splits {
-			splits[i].Partition = values[splits[i].Key]
-		}
-	}
-	if len(tasks) == 0 {
-		tasks = [][]ScanSplit{nil}
-	}
-	return tasks
 }
 
 // Splits packs table files' row groups into scan tasks of about target
