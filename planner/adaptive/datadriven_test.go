@@ -313,12 +313,9 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		env.state.Config = cfg
 		return fmt.Sprintf("%+v", cfg), nil
 	case "scan":
-		if env.state == nil {
-			return "", fmt.Errorf("scan before plan")
-		}
-		id := int(d.int(t, "stage", -1))
-		if st := env.state.Graph.Stage(id); st == nil || !ScanStage(st) {
-			return "", fmt.Errorf("stage %d scans no table", id)
+		id, err := d.scanStage(t, env.state)
+		if err != nil {
+			return "", err
 		}
 		if env.state.Scans == nil {
 			env.state.Scans = map[int]ScanSize{}
@@ -336,12 +333,9 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		env.state.Scans[id] = size
 		return "", nil
 	case "scan-tasks":
-		if env.state == nil {
-			return "", fmt.Errorf("scan-tasks before plan")
-		}
-		id := int(d.int(t, "stage", -1))
-		if st := env.state.Graph.Stage(id); st == nil || !ScanStage(st) {
-			return "", fmt.Errorf("stage %d scans no table", id)
+		id, err := d.scanStage(t, env.state)
+		if err != nil {
+			return "", err
 		}
 		var files []layout.File
 		for _, l := range strings.Split(strings.TrimSpace(d.input), "\n") {
@@ -565,4 +559,17 @@ func setScanFields(size *ScanSize, args map[string]string) error {
 		}
 	}
 	return nil
+}
+
+// scanStage returns the stage= of a scan or scan-tasks directive, which
+// must name a scan stage of the planned state.
+func (d *directive) scanStage(t *testing.T, s *State) (int, error) {
+	if s == nil {
+		return 0, fmt.Errorf("%s before plan", d.cmd)
+	}
+	id := int(d.int(t, "stage", -1))
+	if st := s.Graph.Stage(id); st == nil || !ScanStage(st) {
+		return 0, fmt.Errorf("stage %d scans no table", id)
+	}
+	return id, nil
 }
