@@ -59,10 +59,9 @@ type jobRun struct {
 	outage  *outageClock     // since when the job's attempts meet an infrastructure outage
 	// scans caches the files each scan stage reads (loop goroutine only).
 	scans map[int]*scanInput
-	// scheduling collects the loop's notes for the next round record;
-	// holdWhy says why each held probe stage waits (loop goroutine only).
+	// scheduling collects the loop's notes for the next round record
+	// (loop goroutine only).
 	scheduling []string
-	holdWhy    map[int]string
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -270,7 +269,7 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 	doneCh := make(chan finished)
 	running := map[int]context.CancelFunc{}
 	stageBytes := map[int]int64{} // input bytes of started stages
-	held := map[int]time.Time{}   // probe stages held for a runtime filter: since when they could have started
+	var holds adaptive.Holds      // probe stages held for a runtime filter: since when, and why
 	replanNow := true             // false when the loop only woke up to end a hold
 	defer func() {
 		for _, cancel := range running {
@@ -316,7 +315,7 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 				stageBytes[id] = work[0].bytes
 			}
 		}
-		launch, announced := c.admit(run, works, running, stageBytes, resumed, held)
+		launch, announced := c.admit(run, works, running, stageBytes, resumed, &holds)
 		if run.graph.Adaptive() && c.packer != nil && announced > 0 {
 			// Announce every task of this round at once, so the packer
 			// waits for all of them before it closes a pack.
@@ -356,7 +355,7 @@ func (c *Coordinator) loop(ctx context.Context, run *jobRun) error {
 		if len(running) == 0 {
 			return fmt.Errorf("job %s: no runnable stage but result stage %d not done", run.id, g.Result)
 		}
-		wake := c.holdsEnd(held)
+		wake := c.holdsEnd(&holds)
 		var f finished
 		woke := false
 		for {

@@ -6,16 +6,19 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// Scan-task shaping: listing a scan stage's table once per run, partition
-// pruning, the table bytes size-scans weighs, and cutting row groups into
-// scan tasks (Splits, SplitsInto) for the task builder (taskplan.go).
+// The inputs of scan-task shaping: listing a scan stage's table once per
+// run (Iceberg scan planning included) and handing the re-planner what it
+// weighs. The decisions are planner/adaptive's pure functions
+// (scantasks.go there): which files partition pruning keeps
+// (adaptive.PruneFiles), what size-scans and inline-scans are told
+// (adaptive.MeasureScan), and how the files become tasks
+// (adaptive.TaskPlan.ScanSplits, in the task builder, taskplan.go).
 
 // scanNodes returns the table scans in a stage's fragment whose splits
 // are its tasks (not those inline-scans put there: their files are in the
@@ -31,14 +34,13 @@ func scanNodes(st *plan.Stage) []*plan.Node {
 }
 
 // scanInput is what a scan stage reads: the table's files its partition
-// filter keeps, their partition values by key, how many files the filter
-// dropped, and the bytes of the kept row groups.
+// filter keeps, their partition values by key, and how many files the
+// filter dropped.
 type scanInput struct {
 	layout *layout.Table
 	files  []layout.File
 	values map[string][]plan.Value
 	pruned int
-	bytes  int64
 	// filter is the scan's pruning filter the files were pruned with (a
 	// runtime filter added since prunes them again).
 	filter string
@@ -95,11 +97,6 @@ func (c *Coordinator) scanInput(ctx context.Context, run *jobRun, stage int, sca
 		}
 	}
 	in := &scanInput{layout: lay, files: files, values: values, pruned: pruned, filter: filter}
-	for _, f := range files {
-		for _, rg := range f.RowGroups {
-			in.bytes += rg.Bytes
-		}
-	}
 	if run.scans == nil {
 		run.scans = map[int]*scanInput{}
 	}
@@ -131,29 +128,10 @@ func (c *Coordinator) measureScans(ctx context.Context, run *jobRun) error {
 		if run.state.Scans == nil {
 			run.state.Scans = map[int]adaptive.ScanSize{}
 		}
-		size := adaptive.ScanSize{Bytes: in.bytes, Splits: len(Splits(in.files, c.cfg.SplitBytes))}
-		if len(in.files) <= adaptive.MaxInlineFiles && in.bytes <= run.state.Config.InlineScanBytes && !hasDeletes(in.files) {
-			// Small enough for inline-scans: its readers may read the
-			// files themselves.
-			size.Files = make([]plan.ScanFile, len(in.files))
-			for i, f := range in.files {
-				size.Files[i] = plan.ScanFile{Key: f.Key, Size: f.Size, Partition: in.values[f.Key]}
-			}
-		}
+		size := adaptive.MeasureScan(in.files, in.values, c.cfg.SplitBytes, run.state.Config.InlineScanBytes)
 		run.state.Scans[st.ID] = size
 	}
 	return nil
-}
-
-// hasDeletes reports whether a file has Iceberg position deletes (an
-// inline scan reads files whole, without them).
-func hasDeletes(files []layout.File) bool {
-	for _, f := range files {
-		if len(f.Deletes) > 0 {
-			return true
-		}
-	}
-	return false
 }
 
 // ScanPlanner is implemented by Tables whose scans plan their files from
@@ -210,27 +188,10 @@ func setFieldIDs(lay *layout.Table, scan *plan.Node) error {
 }
 
 // prunePartitions drops the files of a hive-partitioned table whose
-// partition values the scan's filter excludes (exec.PartitionFilter), and
-// returns the kept files, every kept file's partition values by key, and
-// how many files were dropped.
+// partition values the scan's filter excludes: adaptive.PruneFiles with
+// the executor's partition filter (exec.PartitionFilter).
 func prunePartitions(scan *plan.Node, lay *layout.Table) ([]layout.File, map[string][]plan.Value, int, error) {
-	if len(lay.Partitions) == 0 {
-		return lay.Files, nil, 0, nil
-	}
-	values := make(map[string][]plan.Value, len(lay.Files))
-	var kept []layout.File
-	for _, f := range lay.Files {
-		v, err := lay.PartitionValues(f)
-		if err != nil {
-			return nil, nil, 0, plan.Errorf(plan.CodeBadPartitions, "table %s: %w", scan.Scan.Table, err)
-		}
-		if !exec.PartitionFilter(scan, v) {
-			continue
-		}
-		kept = append(kept, f)
-		values[f.Key] = v
-	}
-	return kept, values, len(lay.Files) - len(kept), nil
+	return adaptive.PruneFiles(lay, scan.Scan.Table, func(v []plan.Value) bool { return exec.PartitionFilter(scan, v) })
 }
 
 // ExplainPruning returns, for every scan with a filter of a
@@ -277,66 +238,4 @@ func ExplainPruning(ctx context.Context, tables Tables, g *plan.Graph) (string, 
 		}
 	}
 	return b.String(), nil
-}
-
-// Splits packs table files' row groups into scan tasks of about target
-// bytes. A task's splits never cut a row group.
-func Splits(files []layout.File, target int64) [][]function.Split {
-	var cur int64
-	return cutRowGroups(files, func(b int64) bool {
-		start := cur > 0 && cur+b > target
-		if start {
-			cur = 0
-		}
-		cur += b
-		return start
-	})
-}
-
-// SplitsInto cuts files into at most k tasks of contiguous row groups
-// holding about equal bytes: a row group goes to the task in whose share
-// of the total its middle byte falls.
-func SplitsInto(files []layout.File, k int) [][]function.Split {
-	var total int64
-	for _, f := range files {
-		for _, rg := range f.RowGroups {
-			total += rg.Bytes
-		}
-	}
-	k64 := int64(max(k, 1))
-	var seen int64
-	task := int64(-1)
-	return cutRowGroups(files, func(b int64) bool {
-		t := min(k64-1, (seen+b/2)*k64/max(total, 1))
-		seen += b
-		start := task >= 0 && t != task
-		task = t
-		return start
-	})
-}
-
-// cutRowGroups walks the row groups of files in order, starting a new
-// task before a row group (of b bytes) when newTask(b) says so; each task
-// holds one split per file it reads from.
-func cutRowGroups(files []layout.File, newTask func(b int64) bool) [][]function.Split {
-	var tasks [][]function.Split
-	var cur []function.Split
-	for _, f := range files {
-		var sp *function.Split
-		for i, rg := range f.RowGroups {
-			if newTask(rg.Bytes) && len(cur) > 0 {
-				tasks = append(tasks, cur)
-				cur, sp = nil, nil
-			}
-			if sp == nil {
-				cur = append(cur, function.Split{Key: f.Key, Size: f.Size, Deletes: f.Deletes})
-				sp = &cur[len(cur)-1]
-			}
-			sp.RowGroups = append(sp.RowGroups, i)
-		}
-	}
-	if len(cur) > 0 {
-		tasks = append(tasks, cur)
-	}
-	return tasks
 }

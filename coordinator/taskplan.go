@@ -6,6 +6,7 @@ import (
 	"sort"
 
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
 	"github.com/sluicedb/sluice/shuffle"
 )
@@ -70,8 +71,8 @@ type taskWork struct {
 }
 
 // tasksOf plans the tasks of a stage from its task plan, the table files
-// and the upstream outputs: a scan stage runs a task per static split, or
-// TaskPlan.ScanTasks tasks of contiguous row groups; a combining stage
+// and the upstream outputs: a scan stage runs the tasks
+// TaskPlan.ScanSplits cuts its files into; a combining stage
 // TaskPlan.Combine runs of its input's objects; a stage reading hash
 // exchanges a task per TaskPlan.Groups group plus one per TaskPlan.Skew
 // split; any other stage one task.
@@ -105,20 +106,8 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		if err != nil {
 			return nil, err
 		}
-		var tasks [][]function.Split
-		if k := run.state.Tasks.Of(st.ID).ScanTasks; k > 0 {
-			tasks = SplitsInto(in.files, k) // size-scans sized the stage
-		} else {
-			tasks = Splits(in.files, c.cfg.SplitBytes)
-		}
-		for _, splits := range tasks {
-			for i := range splits {
-				splits[i].Partition = in.values[splits[i].Key]
-			}
-			work = append(work, taskWork{splits: splits, inputs: whole, filesPruned: in.pruned})
-		}
-		if len(work) == 0 { // a table with no files still runs its fragment once
-			work = append(work, taskWork{inputs: whole, filesPruned: in.pruned})
+		for _, splits := range run.state.Tasks.Of(st.ID).ScanSplits(in.files, in.values, c.cfg.SplitBytes) {
+			work = append(work, taskWork{splits: toSplits(splits), inputs: whole, filesPruned: in.pruned})
 		}
 	case splits:
 		// A combining stage (combine-objects): each task reads every
@@ -170,4 +159,17 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		work[i].bytes = total
 	}
 	return work, nil
+}
+
+// toSplits converts the re-planner's scan splits to the task spec's (the
+// same fields).
+func toSplits(splits []adaptive.ScanSplit) []function.Split {
+	if splits == nil {
+		return nil
+	}
+	out := make([]function.Split, len(splits))
+	for i, sp := range splits {
+		out[i] = function.Split(sp)
+	}
+	return out
 }

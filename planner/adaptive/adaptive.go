@@ -143,18 +143,6 @@ func DefaultConfig() Config {
 		RuntimeFilters: true, RuntimeFilterProbeBytes: 64 << 20}
 }
 
-// ScanSize is what a scan stage reads: the bytes of its table's row
-// groups, and how many tasks the static splits of Config.SplitBytes make
-// of them.
-type ScanSize struct {
-	Bytes  int64 `json:"bytes"`
-	Splits int   `json:"splits"`
-	// Files are the table's files (after partition pruning), listed only
-	// for a table small enough that inline-scans may inline it (at most
-	// MaxInlineFiles files of at most Config.InlineScanBytes).
-	Files []plan.ScanFile `json:"files,omitempty"`
-}
-
 // State is the view of a job a rule rewrites.
 type State struct {
 	Graph *plan.Graph

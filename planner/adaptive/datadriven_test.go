@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"slices"
 	"sort"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -54,7 +56,15 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                the driver measured B bytes of table data
 //	                                in S static splits for scan stage N
 //	                                (State.Scans), listing F files (a table
-//	                                small enough for inline-scans)
+//	                                small enough for inline-scans); any other
+//	                                key=N sets the ScanSize field of that
+//	                                JSON name ("-" for "_")
+//	scan-tasks stage=N [split-bytes=B]
+//	                                input: one "<file> <row group bytes>..." a
+//	                                line; output: the tasks the stage's task
+//	                                plan cuts those files into
+//	                                (TaskPlan.ScanSplits), one a line; B
+//	                                defaults to Config.SplitBytes
 //	replan [expect=r1,r2] [expect-not=r3]
 //	                                run Rules(); output: each rule fired with its
 //	                                note, then the plan and tasks after. expect=
@@ -303,12 +313,9 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		env.state.Config = cfg
 		return fmt.Sprintf("%+v", cfg), nil
 	case "scan":
-		if env.state == nil {
-			return "", fmt.Errorf("scan before plan")
-		}
-		id := int(d.int(t, "stage", -1))
-		if st := env.state.Graph.Stage(id); st == nil || !ScanStage(st) {
-			return "", fmt.Errorf("stage %d scans no table", id)
+		id, err := d.scanStage(t, env.state)
+		if err != nil {
+			return "", err
 		}
 		if env.state.Scans == nil {
 			env.state.Scans = map[int]ScanSize{}
@@ -320,8 +327,37 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 				size.Files = append(size.Files, plan.ScanFile{Key: fmt.Sprintf("tables/t%d/f%d.parquet", id, i), Size: size.Bytes / int64(n)})
 			}
 		}
+		if err := setScanFields(&size, d.args); err != nil {
+			return "", err
+		}
 		env.state.Scans[id] = size
 		return "", nil
+	case "scan-tasks":
+		id, err := d.scanStage(t, env.state)
+		if err != nil {
+			return "", err
+		}
+		var files []layout.File
+		for _, l := range strings.Split(strings.TrimSpace(d.input), "\n") {
+			fs := strings.Fields(l)
+			if len(fs) == 0 {
+				continue
+			}
+			var sizes []int64
+			for _, f := range fs[1:] {
+				n, err := strconv.ParseInt(f, 10, 64)
+				if err != nil {
+					return "", fmt.Errorf("file %s: row group bytes %q: %w", fs[0], f, err)
+				}
+				sizes = append(sizes, n)
+			}
+			files = append(files, file(fs[0], sizes...))
+		}
+		var out []string
+		for i, task := range env.state.Tasks.Of(id).ScanSplits(files, nil, d.int(t, "split-bytes", env.state.Config.SplitBytes)) {
+			out = append(out, fmt.Sprintf("task %d: %s", i, formatSplits([][]ScanSplit{task})))
+		}
+		return strings.Join(out, "\n"), nil
 	case "finish", "running":
 		if env.state == nil {
 			return "", fmt.Errorf("%s before plan", d.cmd)
@@ -492,4 +528,48 @@ func summaryLines(t *testing.T, d *directive, st *plan.Stage) []plan.ColumnSumma
 		out = append(out, sum)
 	}
 	return out
+}
+
+// setScanFields sets the int fields of size named by the scan directive's
+// other keys (a field's JSON name, "_" written "-"), so that a rule that
+// needs a new measurement adds a ScanSize field and its goldens, and no
+// line here.
+func setScanFields(size *ScanSize, args map[string]string) error {
+	v := reflect.ValueOf(size).Elem()
+	for k, val := range args {
+		switch k {
+		case "stage", "bytes", "splits", "files":
+			continue
+		}
+		set := false
+		for i := 0; i < v.NumField(); i++ {
+			name, _, _ := strings.Cut(v.Type().Field(i).Tag.Get("json"), ",")
+			if strings.ReplaceAll(name, "_", "-") != k || !v.Field(i).CanInt() {
+				continue
+			}
+			n, err := strconv.ParseInt(val, 10, 64)
+			if err != nil {
+				return fmt.Errorf("scan %s=%q: %w", k, val, err)
+			}
+			v.Field(i).SetInt(n)
+			set = true
+		}
+		if !set {
+			return fmt.Errorf("scan: no ScanSize int field %s", k)
+		}
+	}
+	return nil
+}
+
+// scanStage returns the stage= of a scan or scan-tasks directive, which
+// must name a scan stage of the planned state.
+func (d *directive) scanStage(t *testing.T, s *State) (int, error) {
+	if s == nil {
+		return 0, fmt.Errorf("%s before plan", d.cmd)
+	}
+	id := int(d.int(t, "stage", -1))
+	if st := s.Graph.Stage(id); st == nil || !ScanStage(st) {
+		return 0, fmt.Errorf("stage %d scans no table", id)
+	}
+	return id, nil
 }

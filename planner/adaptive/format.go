@@ -25,30 +25,7 @@ func (s *State) FormatPlan(formatGraph func(*plan.Graph) string) string {
 	sort.Ints(ids)
 	b.WriteString("tasks\n")
 	for _, id := range ids {
-		tp := s.Tasks.Of(id)
-		if tp.Skipped {
-			fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, tp.Reason)
-		} else if n := tp.Combine; n > 0 {
-			in, _ := plan.SplitObjectsInput(s.Graph.Stage(id))
-			m := 0
-			if st := s.Done[in]; st != nil {
-				m = st.MapObjects()
-			}
-			fmt.Fprintf(&b, "  stage %d: %d tasks over the %d map objects of stage %d\n", id, n, m, in)
-		} else if n := tp.ScanTasks; n > 0 {
-			fmt.Fprintf(&b, "  stage %d: %d tasks over the scan's row groups\n", id, n)
-		} else if gr := tp.Groups; gr != nil && !ScanStage(s.Graph.Stage(id)) {
-			// (A scan stage that reads a broadcast has a group, but its
-			// tasks are its splits.)
-			fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(tp.Skew), gr)
-			for _, t := range tp.Skew {
-				fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
-			}
-		} else if ScanStage(s.Graph.Stage(id)) {
-			fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
-		} else {
-			fmt.Fprintf(&b, "  stage %d: 1 task (no inputs split among tasks)\n", id)
-		}
+		b.WriteString(s.describeTasks(id))
 	}
 	return b.String()
 }

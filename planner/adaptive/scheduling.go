@@ -3,14 +3,16 @@ package adaptive
 import (
 	"fmt"
 	"slices"
+	"sort"
+	"time"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // The scheduling policies below decide whether a stage that is ready to
 // run should wait a little, so that the re-planner sees what it needs
-// first. They rewrite nothing: the driver asks them each time it starts
-// stages, and keeps the clock (how long a stage has waited).
+// first. They rewrite nothing: the driver asks Admit each time it starts
+// stages, passing the time, and starts what Admit returns.
 
 // Launch is the driver's view when it starts stages: the stages with
 // tasks in flight, those ready to start now, the input bytes of both, and
@@ -161,4 +163,98 @@ func (s *State) Ready() []int {
 		}
 	}
 	return out
+}
+
+// AdmitPolicy holds the knobs of Admit (the coordinator's Config).
+type AdmitPolicy struct {
+	HoldPolicy
+	// Adaptive: the job re-plans (a static job never holds or defers).
+	Adaptive bool
+	// Wait is the longest a probe stage waits for a runtime filter (0:
+	// never waits).
+	Wait time.Duration
+}
+
+// Holds is the hold clock of one job run: since when each stage held for
+// a runtime filter could have started, and why it waits. The driver keeps
+// one per run; Admit reads and advances it.
+type Holds struct {
+	since map[int]time.Time
+	why   map[int]string
+}
+
+// Next returns when the earliest hold ends (ok false: nothing is held).
+func (h *Holds) Next(wait time.Duration) (end time.Time, ok bool) {
+	for _, since := range h.since {
+		if e := since.Add(wait); !ok || e.Before(end) {
+			end, ok = e, true
+		}
+	}
+	return end, ok
+}
+
+// Admission is what Admit decided: the stages to start now, the holds
+// that began and the waits that timed out (for the driver's log), and the
+// notes for the next round record.
+type Admission struct {
+	Start    []int
+	Held     map[int]FilterHold
+	TimedOut map[int]FilterHold
+	Notes    []string
+}
+
+// Admit picks, among the stages ready to start (l.Starting), those to
+// start at now. A stage a runtime filter holds (FilterHolds) waits until
+// its build side is done or p.Wait has passed since it could first have
+// started; then it starts unfiltered. A stage DeferProbe defers waits for
+// its build side (a resumed stage never does). Each new hold, each start
+// after a hold and each timeout is noted once.
+func (s *State) Admit(l Launch, p AdmitPolicy, h *Holds, now time.Time) Admission {
+	if h.since == nil {
+		h.since, h.why = map[int]time.Time{}, map[int]string{}
+	}
+	a := Admission{Held: map[int]FilterHold{}, TimedOut: map[int]FilterHold{}}
+	var holds map[int]FilterHold
+	if p.Adaptive && p.Wait > 0 {
+		holds = s.FilterHolds(l, p.HoldPolicy)
+	}
+	for _, id := range sortedIDs(holds) {
+		if _, noted := h.why[id]; !noted {
+			a.Notes = append(a.Notes, fmt.Sprintf("stage %d held for %s (at most %s)", id, holds[id].Reason, p.Wait))
+		}
+		h.why[id] = holds[id].Reason
+	}
+	for _, id := range sortedIDs(l.Starting) {
+		if hold, ok := holds[id]; ok {
+			since, seen := h.since[id]
+			if !seen {
+				since, h.since[id] = now, now
+				a.Held[id] = hold
+			}
+			if now.Sub(since) < p.Wait {
+				continue
+			}
+			a.Notes = append(a.Notes, fmt.Sprintf("stage %d started unfiltered after waiting %s for build stage %d (runtime filter wait timeout %s)",
+				id, now.Sub(since).Round(time.Millisecond), hold.Build, p.Wait))
+			a.TimedOut[id] = hold
+		} else if since, seen := h.since[id]; seen {
+			a.Notes = append(a.Notes, fmt.Sprintf("stage %d started after waiting %s for its build side (%s)",
+				id, now.Sub(since).Round(time.Millisecond), h.why[id]))
+		}
+		delete(h.since, id)
+		if p.Adaptive && !slices.Contains(l.Resumed, id) && s.DeferProbe(id, l, p.DeferProbeRatio) {
+			continue
+		}
+		a.Start = append(a.Start, id)
+	}
+	return a
+}
+
+func sortedIDs[V any](m map[int]V) []int {
+	ids := make([]int, 0, len(m))
+	for id := range m {
+		ids = append(ids, id)
+	}
+	sort.Ints(ids)
+	return ids
 }

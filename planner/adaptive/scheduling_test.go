@@ -2,7 +2,11 @@ package adaptive
 
 import (
 	"context"
+	"fmt"
+	"slices"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -95,5 +99,117 @@ func TestFilterHolds(t *testing.T) {
 		if holds := s.FilterHolds(l2, p2); len(holds) != 0 {
 			t.Errorf("%s: holds %+v, want none", name, holds)
 		}
+	}
+}
+
+// TestAdmit: which ready stages start now, and what is held, timed out
+// and noted, from the launch, the knobs and the hold clock.
+func TestAdmit(t *testing.T) {
+	t0 := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	bytes := map[int]int64{}
+	on := AdmitPolicy{Adaptive: true, Wait: time.Second, HoldPolicy: HoldPolicy{DeferProbeRatio: 8, FilterRatio: 8, FilterBuildBytes: 1 << 30}}
+	cases := []struct {
+		name     string
+		running  []string // "probe", "build"
+		starting []string
+		resumed  bool // the probe stage was resumed
+		done     bool // the build stage is done
+		policy   func(p *AdmitPolicy)
+		heldFor  time.Duration // the probe was held since now minus this (0: not held)
+		start    []string
+		held     bool // the probe's hold began now
+		timedOut bool
+		notes    []string // each note contains these, in order
+	}{
+		{name: "build running: the probe waits for its filter", running: []string{"build"}, starting: []string{"probe"},
+			held: true, notes: []string{"stage P held for runtime filter from build stage B"}},
+		{name: "still within the wait", running: []string{"build"}, starting: []string{"probe"}, heldFor: 500 * time.Millisecond},
+		{name: "the wait times out: starts unfiltered", running: []string{"build"}, starting: []string{"probe"}, heldFor: 2 * time.Second,
+			policy: func(p *AdmitPolicy) { p.DeferProbeRatio = 0 },
+			start:  []string{"probe"}, timedOut: true, notes: []string{"stage P started unfiltered after waiting 2s for build stage B (runtime filter wait timeout 1s)"}},
+		// As before the policies moved here: a probe whose filter wait timed
+		// out is still deferred when its build side is small enough for
+		// DeferProbe (and the note says it started).
+		{name: "the wait times out, but the probe defers", running: []string{"build"}, starting: []string{"probe"}, heldFor: 2 * time.Second,
+			timedOut: true, notes: []string{"stage P started unfiltered after waiting 2s"}},
+		{name: "the build finished: starts after its wait", starting: []string{"probe"}, done: true, heldFor: 300 * time.Millisecond,
+			start: []string{"probe"}, notes: []string{"stage P started after waiting 300ms for its build side (runtime filter from build stage B"}},
+		{name: "static job: nothing waits", running: []string{"build"}, starting: []string{"probe"}, policy: func(p *AdmitPolicy) { p.Adaptive = false },
+			start: []string{"probe"}},
+		{name: "wait off: no hold, the probe defers to its running build side", running: []string{"build"}, starting: []string{"probe"}, policy: func(p *AdmitPolicy) { p.Wait = 0 }},
+		{name: "wait and deferral off: starts", running: []string{"build"}, starting: []string{"probe"}, policy: func(p *AdmitPolicy) { p.Wait, p.DeferProbeRatio = 0, 0 },
+			start: []string{"probe"}},
+		{name: "resumed probe never waits", running: []string{"build"}, starting: []string{"probe"}, resumed: true,
+			start: []string{"probe"}},
+		{name: "both start, no filter wait: the probe defers to its build side", starting: []string{"build", "probe"}, policy: func(p *AdmitPolicy) { p.Wait = 0 },
+			start: []string{"build"}},
+		{name: "both start, deferral off", starting: []string{"build", "probe"}, policy: func(p *AdmitPolicy) { p.Wait, p.DeferProbeRatio = 0, 0 },
+			start: []string{"build", "probe"}},
+		{name: "both start with the filter wait on: the probe is held", starting: []string{"build", "probe"},
+			start: []string{"build"}, held: true, notes: []string{"stage P held for"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			s, probe, build := joinState(t)
+			bytes[probe], bytes[build] = 800, 100
+			id := map[string]int{"probe": probe, "build": build}
+			set := func(names []string) map[int]bool {
+				m := map[int]bool{}
+				for _, n := range names {
+					m[id[n]] = true
+				}
+				return m
+			}
+			l := Launch{Running: set(c.running), Starting: set(c.starting), Bytes: bytes}
+			if c.resumed {
+				l.Resumed = []int{probe}
+			}
+			if c.done {
+				s.Done[build] = &StageStats{Rows: 1}
+			}
+			p := on
+			if c.policy != nil {
+				c.policy(&p)
+			}
+			now := t0.Add(time.Hour)
+			var h Holds
+			if c.heldFor > 0 {
+				h.since = map[int]time.Time{probe: now.Add(-c.heldFor)}
+				h.why = map[int]string{probe: fmt.Sprintf("runtime filter from build stage %d: earlier", build)}
+			}
+			a := s.Admit(l, p, &h, now)
+			var want []int
+			for _, n := range c.start {
+				want = append(want, id[n])
+			}
+			slices.Sort(want)
+			if !slices.Equal(a.Start, want) {
+				t.Errorf("start %v, want %v", a.Start, want)
+			}
+			if _, held := a.Held[probe]; held != c.held {
+				t.Errorf("hold began: %v, want %v", held, c.held)
+			}
+			if _, to := a.TimedOut[probe]; to != c.timedOut {
+				t.Errorf("timed out: %v, want %v", to, c.timedOut)
+			}
+			if len(a.Notes) != len(c.notes) {
+				t.Fatalf("notes %q, want %d", a.Notes, len(c.notes))
+			}
+			for i, n := range c.notes {
+				n = strings.NewReplacer("P", fmt.Sprint(probe), "B", fmt.Sprint(build)).Replace(n)
+				if !strings.Contains(a.Notes[i], n) {
+					t.Errorf("note %q, want it to contain %q", a.Notes[i], n)
+				}
+			}
+			// A held stage is on the hold clock; one that started, timed
+			// out or was never held is off it.
+			_, onClock := h.since[probe]
+			if wantClock := c.held || (c.heldFor > 0 && !c.timedOut && !slices.Contains(a.Start, probe)); onClock != wantClock {
+				t.Errorf("probe on the hold clock: %v, want %v", onClock, wantClock)
+			}
+			if end, ok := h.Next(p.Wait); ok != onClock || (ok && end.After(now.Add(p.Wait))) {
+				t.Errorf("next hold end %v %v", end, ok)
+			}
+		})
 	}
 }

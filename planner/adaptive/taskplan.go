@@ -1,8 +1,11 @@
 package adaptive
 
 import (
+	"fmt"
 	"slices"
+	"strings"
 
+	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -68,6 +71,30 @@ func (t TaskPlan) Tasks() (int, bool) {
 		return len(t.Groups) + len(t.Skew), true
 	}
 	return 0, false
+}
+
+// ScanSplits cuts the files a scan stage reads into its tasks, as its
+// task plan says: ScanTasks tasks of contiguous row groups when size-scans
+// sized the stage (SplitsInto), otherwise static splits of splitBytes
+// (Splits). Each split carries its file's partition values. A table
+// with no row groups still runs the stage's fragment once: one task that
+// reads nothing.
+func (t TaskPlan) ScanSplits(files []layout.File, values map[string][]plan.Value, splitBytes int64) [][]ScanSplit {
+	var tasks [][]ScanSplit
+	if t.ScanTasks > 0 {
+		tasks = SplitsInto(files, t.ScanTasks)
+	} else {
+		tasks = Splits(files, splitBytes)
+	}
+	for _, splits := range tasks {
+		for i := range splits {
+			splits[i].Partition = values[splits[i].Key]
+		}
+	}
+	if len(tasks) == 0 {
+		tasks = [][]ScanSplit{nil}
+	}
+	return tasks
 }
 
 // TaskPlans holds the task plan of every stage that has one, by stage id.
@@ -156,4 +183,35 @@ func LegacyTaskPlans(groups map[int][][]int, skew map[int][]SkewTask, combine, s
 		t.Skipped, t.Reason = true, why
 	}
 	return p
+}
+
+// describeTasks is stage id's line of the "tasks" section of
+// State.FormatPlan: how its task plan splits it into tasks.
+func (s *State) describeTasks(id int) string {
+	var b strings.Builder
+	tp := s.Tasks.Of(id)
+	if tp.Skipped {
+		fmt.Fprintf(&b, "  stage %d: skipped (%s)\n", id, tp.Reason)
+	} else if n := tp.Combine; n > 0 {
+		in, _ := plan.SplitObjectsInput(s.Graph.Stage(id))
+		m := 0
+		if st := s.Done[in]; st != nil {
+			m = st.MapObjects()
+		}
+		fmt.Fprintf(&b, "  stage %d: %d tasks over the %d map objects of stage %d\n", id, n, m, in)
+	} else if n := tp.ScanTasks; n > 0 {
+		fmt.Fprintf(&b, "  stage %d: %d tasks over the scan's row groups\n", id, n)
+	} else if gr := tp.Groups; gr != nil && !ScanStage(s.Graph.Stage(id)) {
+		// (A scan stage that reads a broadcast has a group, but its
+		// tasks are its splits.)
+		fmt.Fprintf(&b, "  stage %d: %d tasks, partitions %v\n", id, len(gr)+len(tp.Skew), gr)
+		for _, t := range tp.Skew {
+			fmt.Fprintf(&b, "    skew task: partition %d, map outputs [%d,%d) of stage %d\n", t.Part, t.Lo, t.Hi, t.Input)
+		}
+	} else if ScanStage(s.Graph.Stage(id)) {
+		fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
+	} else {
+		fmt.Fprintf(&b, "  stage %d: 1 task (no inputs split among tasks)\n", id)
+	}
+	return b.String()
 }

@@ -122,6 +122,17 @@ var rules = []rule{
 		},
 	},
 	{
+		// The re-planner decides from the plan and the table's file
+		// layout alone (rules, task plans, scan-task shaping): the driver
+		// gathers those inputs and applies the result, so the decisions
+		// stay pure and testable without Redis, a bucket or functions.
+		name: "the re-planner imports only the plan contract and the table layout",
+		from: func(p string) bool { return p == module+"/planner/adaptive" },
+		forbidden: func(p string) bool {
+			return ours(p) && p != module+"/planner/plan" && p != module+"/planner/catalog/layout"
+		},
+	},
+	{
 		name:      "the coordinator does not link the SQL front end (it plans through its Planner interface)",
 		from:      func(p string) bool { return p == module+"/coordinator" },
 		forbidden: func(p string) bool { return p == module+"/planner" || p == module+"/planner/catalog" },
@@ -198,6 +209,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		"the shuffle layer knows nothing of planner (but the plan contract), coordinator or function":                   {m("shuffle"), m("function")},
 		"the coordinator does not link the SQL front end (it plans through its Planner interface)":                      {m("coordinator"), m("planner")},
 		"the re-planner does not link the executor (only the SQL front end reads its function and aggregate libraries)": {m("planner/adaptive"), m("function/exec")},
+		"the re-planner imports only the plan contract and the table layout":                                            {m("planner/adaptive"), m("function")},
 		"the shared column kernels import no sluice package (executor and shuffle both link them)":                      {m("shuffle/kernel"), m("planner/plan")},
 		"DuckDB is a test oracle only: no sluice package links it":                                                      {m("cmd/sluice"), "github.com/duckdb/duckdb-go/v2"},
 	}
