@@ -46,13 +46,16 @@ type ParquetScan struct {
 
 	md        *metadata.FileMetaData
 	colLeaves []int // per output column, its leaf (-1: the file lacks it)
-	src0      parquet.ReaderAtSeeker
-	started   bool
-	deleted   map[int64]bool // positions in the file of deleted rows
-	cur       int            // index in rowGroups of the next row read
-	curOff    int64          // its offset in that row group
-	done      bool
-	closed    bool
+	// rawDecimal: per record-reader column, the decimal type of an INT64
+	// decimal read as its raw int64 values (rawDecimals); nil: none.
+	rawDecimal []arrow.DataType
+	src0       parquet.ReaderAtSeeker
+	started    bool
+	deleted    map[int64]bool // positions in the file of deleted rows
+	cur        int            // index in rowGroups of the next row read
+	curOff     int64          // its offset in that row group
+	done       bool
+	closed     bool
 }
 
 // prefetcher is a source that can read ahead the byte ranges it is told
@@ -258,6 +261,7 @@ func (s *ParquetScan) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
+	s.rawDecimal = rawDecimals(fr.Manifest, md, uniq)
 	rr, err := fr.GetRecordReader(ctx, uniq, s.rowGroups)
 	if err != nil {
 		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
@@ -271,6 +275,34 @@ func (s *ParquetScan) start(ctx context.Context) error {
 		s.ahead = p
 	}
 	return nil
+}
+
+// rawDecimals makes the reader hand decimal columns stored as INT64 over
+// as their raw int64 values (zero-copy), which are the engine's decimal64
+// layout, instead of widening each to a decimal128 that the scan narrows
+// back. It returns, per column of the record reader (uniq's order), the
+// decimal type to relabel such a column with (nil for the others).
+func rawDecimals(m *pqarrow.SchemaManifest, md *metadata.FileMetaData, uniq []int) []arrow.DataType {
+	var out []arrow.DataType
+	for i := range m.Fields {
+		f := &m.Fields[i]
+		if !f.IsLeaf() || f.Field == nil {
+			continue
+		}
+		pos := slices.Index(uniq, f.ColIndex)
+		dt, ok := f.Field.Type.(*arrow.Decimal128Type)
+		if pos < 0 || !ok || dt.Precision > plan.MaxDecimal64Precision || md.Schema.Column(f.ColIndex).PhysicalType() != parquet.Types.Int64 {
+			continue
+		}
+		if out == nil {
+			out = make([]arrow.DataType, len(uniq))
+		}
+		nf := *f.Field
+		nf.Type = arrow.PrimitiveTypes.Int64
+		f.Field = &nf
+		out[pos] = &arrow.Decimal64Type{Precision: dt.Precision, Scale: dt.Scale}
+	}
+	return out
 }
 
 // dictionaryOnly reports whether leaf is a BYTE_ARRAY column whose data
@@ -490,7 +522,13 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				cols[i] = array.MakeArrayOfNull(s.opts.Mem, s.schema.Field(i).Type, nrows)
 				continue
 			}
-			c, err := toEngine(s.opts.Mem, rec.Column(rc), s.outT[i])
+			in := rec.Column(rc)
+			if s.rawDecimal != nil && s.rawDecimal[rc] != nil {
+				dt := s.rawDecimal[rc]
+				in = relabel(in, dt)
+				defer in.Release()
+			}
+			c, err := toEngine(s.opts.Mem, in, s.outT[i])
 			if err != nil {
 				releaseAll(cols)
 				return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
