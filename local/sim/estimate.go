@@ -180,7 +180,10 @@ func (v *taskView) join(n *plan.Node, l, r flow) flow {
 		ndv *= d
 	}
 	ndv = math.Max(ndv*frac, 1)
-	inner := l.rows * r.rows / ndv
+	// A key join relates a key to the references to it: no more rows
+	// than the bigger side (a many-to-many join would need value
+	// frequencies the synthesized statistics do not have).
+	inner := math.Min(l.rows*r.rows/ndv, math.Max(l.rows, r.rows))
 	// The share of the left side's keys the right side holds (a filtered
 	// dimension keeps its fraction of the facts).
 	match := math.Min(1, r.rows/ndv)

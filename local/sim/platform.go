@@ -87,9 +87,9 @@ type PlatformConfig struct {
 	Invoke time.Duration
 	// StragglerRate of invocations run StragglerMin-StragglerMax times
 	// slower; CrashRate of invocations die part-way (a function error).
-	StragglerRate            float64
+	StragglerRate              float64
 	StragglerMin, StragglerMax float64
-	CrashRate                float64
+	CrashRate                  float64
 	// Skew puts this fraction of each task's output rows into one hot
 	// partition of a hash exchange (0: uniform).
 	Skew float64
@@ -109,8 +109,8 @@ func DefaultPlatformConfig() PlatformConfig {
 // PlatformStats counts what the platform did.
 type PlatformStats struct {
 	Invocations, Throttled, ColdStarts, Stragglers, Crashes int64
-	Tasks                                                  int64
-	PeakConcurrency                                        int
+	Tasks                                                   int64
+	PeakConcurrency                                         int
 	// FunctionSeconds and GBSeconds are simulated (billed) time.
 	FunctionSeconds, GBSeconds float64
 }

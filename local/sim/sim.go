@@ -38,7 +38,10 @@ type Options struct {
 	Coordinator coordinator.Config
 	Platform    PlatformConfig
 	Store       StoreConfig
-	Log         *slog.Logger
+	// Partitions overrides the planner's hash partitions per exchange
+	// (0: from the estimates).
+	Partitions int
+	Log        *slog.Logger
 }
 
 // Query is one query to run.
@@ -131,7 +134,7 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 	cfg := clock.ScaleConfig(opts.Coordinator)
 	cfg.Concurrency = conc
 	cfg.Retention, cfg.GCInterval = 0, 0
-	session := &sqlsession.Session{Catalog: cat, Options: planner.Options{TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
+	session := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: opts.Partitions, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 	co := coordinator.New(cfg, coordinator.NewStore(rdb), store, session, cat, inv, opts.Log)
 	return &Sim{opts: opts, Clock: clock, Store: store, Platform: platform, Invoker: inv, Co: co, rdb: rdb, prices: cfg.Prices}, nil
 }
@@ -234,6 +237,9 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 			r.RSS = max(r.RSS, rss())
 			info := s.redisInfo(ctx)
 			n, now := infoInt(info, "total_commands_processed"), time.Now()
+			if n < last {
+				continue // INFO failed
+			}
 			// Simulated ops/s: the real rate (Redis work is not compressed).
 			r.RedisPeakOps = max(r.RedisPeakOps, float64(n-last)/now.Sub(lastAt).Seconds())
 			last, lastAt = n, now
