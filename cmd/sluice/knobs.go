@@ -140,7 +140,7 @@ var knobs = []knob{
 		usage: "PUT/LIST/DELETE requests per second per prefix of the modelled store before 503 SlowDown",
 		field: func(s *settings) any { return &s.Sim.PrefixPutRate }},
 	// How a job is planned and run: the embedded stack and serve alike.
-	{name: "adaptive", env: "SLUICE_ADAPTIVE", scope: onServe | onQuery,
+	{name: "adaptive", env: "SLUICE_ADAPTIVE", scope: onServe | onQuery | onSim,
 		usage: "re-plan after every stage (false: static plan); on coordinator serve, the default of jobs that do not say",
 		field: func(s *settings) any { return &s.Config.Adaptive }},
 	{name: "functions", env: "SLUICE_FUNCTIONS", scope: onEngine, serveDefault: 4,

@@ -52,6 +52,7 @@ type Query struct {
 // QueryReport is what one query did, in simulated time.
 type QueryReport struct {
 	Name  string
+	Job   string
 	State string
 	Error string
 	// Latency is simulated (the wall time times the factor); Wall is real.
@@ -86,8 +87,11 @@ type Sim struct {
 	Platform *Platform
 	Invoker  *coordinator.LambdaInvoker
 	Co       *coordinator.Coordinator
-	rdb      *redis.Client
-	prices   coordinator.Prices
+	// Jobs is the coordinator's job store (task and stage records).
+	Jobs   *coordinator.Store
+	Tables []*catalog.Table
+	rdb    *redis.Client
+	prices coordinator.Prices
 }
 
 // New registers the virtual tables and starts a coordinator over the
@@ -135,8 +139,10 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 	cfg.Concurrency = conc
 	cfg.Retention, cfg.GCInterval = 0, 0
 	session := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: opts.Partitions, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
-	co := coordinator.New(cfg, coordinator.NewStore(rdb), store, session, cat, inv, opts.Log)
-	return &Sim{opts: opts, Clock: clock, Store: store, Platform: platform, Invoker: inv, Co: co, rdb: rdb, prices: cfg.Prices}, nil
+	jobs := coordinator.NewStore(rdb)
+	co := coordinator.New(cfg, jobs, store, session, cat, inv, opts.Log)
+	return &Sim{opts: opts, Clock: clock, Store: store, Platform: platform, Invoker: inv, Co: co, Jobs: jobs, Tables: tables,
+		rdb: rdb, prices: cfg.Prices}, nil
 }
 
 // Close stops the coordinator.
@@ -246,6 +252,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 		}
 	}()
 	job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{})
+	r.Job = job
 	if err == nil {
 		var rec *coordinator.JobRecord
 		rec, err = s.Co.Wait(ctx, job)
