@@ -7,7 +7,7 @@ DATA    ?= $(CURDIR)/.tmp/tpch-sf$(SF)
 
 export SLUICE_MINIO_BIN := $(BIN)/minio
 
-.PHONY: all build demo test test-long test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator bench-planner bench-groupby vet clean function bench-invoke images test-deploy
+.PHONY: all build demo test test-long test-tpch test-tpcds bench-tpcds test-faults fuzz bench bench-aqe bench-shuffle bench-coordinator bench-sim bench-planner bench-groupby vet clean function bench-invoke images test-deploy
 
 all: build
 
@@ -172,6 +172,23 @@ fuzz: $(BIN)/minio
 # The coordinator alone against a real redis-server: task transitions per
 # second for a stage of 10,000 tasks, Redis round trips per task, raw INCR
 # throughput in the same run.
+# Simulation (local/sim): TPC-H at SIM_SF on virtual tables through the
+# real coordinator and a redis-server, with Lambda and S3 modelled, time
+# compressed SIM_FACTOR times; then a SIM_TASKS-task scan stage under
+# throttling, stragglers and crashes. Prints per query the simulated
+# latency, functions, peak concurrency, 429s, 503s, retries, requests and
+# peak rates per prefix, Redis commands, CPU, RSS and $, with totals.
+SIM_SF ?= 1000
+SIM_FACTOR ?= 100
+SIM_CONCURRENCY ?= 3000
+bench-sim:
+	$(GO) build -o $(BIN)/sluice ./cmd/sluice
+	$(BIN)/sluice --log-level error sim --query-dir planner/testdata/tpch --sim-sf $(SIM_SF) --sim-factor $(SIM_FACTOR) \
+		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --function-memory 1769MiB
+	$(BIN)/sluice --log-level error sim --sim-sf $(SIM_SF) --sim-factor $(SIM_FACTOR) --adaptive=false --split-bytes 19MiB \
+		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --function-memory 1769MiB \
+		--straggler-rate 0.05 --crash-rate 0.02 "select count(*) from lineitem"
+
 bench-coordinator:
 	$(GO) test -run '^$$' -bench BenchmarkCoordinator -benchtime 1x ./coordinator/
 

@@ -42,6 +42,17 @@ type settings struct {
 	// The Postgres wire protocol server's limits.
 	PGStartupTimeout time.Duration
 	PGMaxConns       int
+	// Sim holds the simulation's model settings (sluice sim).
+	Sim simSettings
+}
+
+// simSettings are the knobs of the simulation's models (local/sim).
+type simSettings struct {
+	SF, Factor                     float64
+	LambdaConcurrency              int
+	StragglerRate, CrashRate, Skew float64
+	ColdStart                      time.Duration
+	PrefixGetRate, PrefixPutRate   float64
 }
 
 // defaultSettings holds every knob's default: the coordinator's
@@ -57,6 +68,7 @@ func defaultSettings() settings {
 		LambdaPayloadLimit: coordinator.LambdaPayloadLimit,
 		PGStartupTimeout:   pgwire.DefaultStartupTimeout,
 		PGMaxConns:         pgwire.DefaultMaxConns,
+		Sim:                defaultSimSettings(),
 	}
 }
 
@@ -75,6 +87,9 @@ const (
 	// onQuery: the commands that submit a job (local query, submit, sql),
 	// where the knob is that job's setting.
 	onQuery
+	// onSim: sluice sim (the models of the simulation; it takes the
+	// embedded stack's engine knobs too).
+	onSim
 
 	onEngine = onLocal | onServe
 )
@@ -96,8 +111,36 @@ type knob struct {
 
 // knobs is the table.
 var knobs = []knob{
+	// The simulation's models (sluice sim); defaults in defaultSimSettings.
+	{name: "sim-sf", env: "SLUICE_SIM_SF", scope: onSim,
+		usage: "TPC-H scale factor of the virtual tables",
+		field: func(s *settings) any { return &s.Sim.SF }},
+	{name: "sim-factor", env: "SLUICE_SIM_FACTOR", scope: onSim,
+		usage: "time compression: simulated seconds per real second (the coordinator's timers are scaled with it)",
+		field: func(s *settings) any { return &s.Sim.Factor }},
+	{name: "lambda-concurrency", env: "SLUICE_LAMBDA_CONCURRENCY", scope: onSim,
+		usage: "the modelled account's concurrent executions: invocations past it get 429 TooManyRequests",
+		field: func(s *settings) any { return &s.Sim.LambdaConcurrency }},
+	{name: "straggler-rate", env: "SLUICE_STRAGGLER_RATE", scope: onSim,
+		usage: "fraction of modelled invocations that run 5-10x slower",
+		field: func(s *settings) any { return &s.Sim.StragglerRate }},
+	{name: "crash-rate", env: "SLUICE_CRASH_RATE", scope: onSim,
+		usage: "fraction of modelled invocations that crash part-way",
+		field: func(s *settings) any { return &s.Sim.CrashRate }},
+	{name: "sim-skew", env: "SLUICE_SIM_SKEW", scope: onSim,
+		usage: "fraction of each modelled task's output rows sent to one hot partition",
+		field: func(s *settings) any { return &s.Sim.Skew }},
+	{name: "cold-start", env: "SLUICE_COLD_START", scope: onSim,
+		usage: "median cold start of a modelled function (lognormal)",
+		field: func(s *settings) any { return &s.Sim.ColdStart }},
+	{name: "prefix-get-rate", env: "SLUICE_PREFIX_GET_RATE", scope: onSim,
+		usage: "GET/HEAD requests per second per prefix of the modelled store before 503 SlowDown",
+		field: func(s *settings) any { return &s.Sim.PrefixGetRate }},
+	{name: "prefix-put-rate", env: "SLUICE_PREFIX_PUT_RATE", scope: onSim,
+		usage: "PUT/LIST/DELETE requests per second per prefix of the modelled store before 503 SlowDown",
+		field: func(s *settings) any { return &s.Sim.PrefixPutRate }},
 	// How a job is planned and run: the embedded stack and serve alike.
-	{name: "adaptive", env: "SLUICE_ADAPTIVE", scope: onServe | onQuery,
+	{name: "adaptive", env: "SLUICE_ADAPTIVE", scope: onServe | onQuery | onSim,
 		usage: "re-plan after every stage (false: static plan); on coordinator serve, the default of jobs that do not say",
 		field: func(s *settings) any { return &s.Config.Adaptive }},
 	{name: "functions", env: "SLUICE_FUNCTIONS", scope: onEngine, serveDefault: 4,

@@ -160,6 +160,7 @@ func TestKnobsOnCommands(t *testing.T) {
 		"sql":               onLocal | onQuery,
 		"submit":            onQuery,
 		"coordinator serve": onServe | onFrontEnds,
+		"sim":               onLocal | onSim,
 	} {
 		if got, w := knobsOf(path), want(sc); !slices.Equal(got, w) {
 			t.Errorf("%s takes knobs %v, want %v", path, got, w)

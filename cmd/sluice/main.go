@@ -86,6 +86,7 @@ func newApp() *cli.App {
 			shuffleCommand(),
 			deployCommand(),
 			sqlCommand(stackFlags()),
+			simCommand(),
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}

@@ -138,6 +138,18 @@ var rules = []rule{
 		forbidden: func(p string) bool { return p == module+"/planner" || p == module+"/planner/catalog" },
 	},
 	{
+		// The simulation (local/sim) models the FaaS platform and the
+		// object store behind the engine's own interfaces (the Lambda
+		// invoker's HTTP client, objstore.Bucket): it may import the
+		// engine, never the reverse, or a model could leak into a real
+		// deployment. Only the CLI, which offers `sluice sim`, links it.
+		name: "the simulation is linked by the CLI only (no engine package imports its models)",
+		from: func(p string) bool {
+			return ours(p) && !under(p, "local/sim") && p != module+"/cmd/sluice" && !under(p, "tests")
+		},
+		forbidden: func(p string) bool { return under(p, "local/sim") },
+	},
+	{
 		name:      "DuckDB is a test oracle only: no sluice package links it",
 		from:      ours,
 		forbidden: func(p string) bool { return strings.HasPrefix(p, "github.com/duckdb/") },
@@ -212,6 +224,7 @@ func TestRulesCatchViolations(t *testing.T) {
 		"the re-planner imports only the plan contract and the table layout":                                            {m("planner/adaptive"), m("function")},
 		"the shared column kernels import no sluice package (executor and shuffle both link them)":                      {m("shuffle/kernel"), m("planner/plan")},
 		"DuckDB is a test oracle only: no sluice package links it":                                                      {m("cmd/sluice"), "github.com/duckdb/duckdb-go/v2"},
+		"the simulation is linked by the CLI only (no engine package imports its models)":                               {m("coordinator"), m("local/sim")},
 	}
 	for _, r := range rules {
 		e, ok := broken[r.name]

@@ -1,0 +1,133 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/local/redisserver"
+	"github.com/sluicedb/sluice/local/sim"
+)
+
+// defaultSimSettings are the simulation knobs' defaults: the models'
+// own (local/sim), at SF 1 and a factor of 10.
+func defaultSimSettings() simSettings {
+	p, st := sim.DefaultPlatformConfig(), sim.DefaultStoreConfig()
+	return simSettings{SF: 1, Factor: 10, LambdaConcurrency: p.Concurrency, StragglerRate: p.StragglerRate,
+		CrashRate: p.CrashRate, Skew: p.Skew, ColdStart: p.ColdStart, PrefixGetRate: st.GetRate, PrefixPutRate: st.PutRate}
+}
+
+func simCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sim",
+		Usage:     "run queries through the real coordinator and a redis-server over modelled Lambda and S3, on virtual TPC-H tables",
+		ArgsUsage: "[SQL...]",
+		Description: "Runs each query (the SQL arguments, or the .sql files of --query-dir picked by --pick) through the real planner, " +
+			"re-planner, coordinator and a redis-server it starts, with the functions and the object store replaced by models " +
+			"(local/sim), and prints per query the simulated latency, functions, peak concurrency, 429s, 503s, retries, " +
+			"requests and peak rates per prefix, Redis commands, this process's CPU and RSS, and $. --functions is the " +
+			"coordinator's invoker concurrency.",
+		Flags: append(append([]cli.Flag{
+			&cli.StringFlag{Name: "query-dir", Usage: "a folder of qNN.sql files (e.g. planner/testdata/tpch)"},
+			&cli.StringFlag{Name: "pick", Value: "all", Usage: "comma-separated query names of --query-dir (q01,q06) or all"},
+			&cli.StringFlag{Name: "redis", Usage: "address of a redis-server to use (default: start one)"},
+		}, knobFlags(onLocal, false)...), knobFlags(onSim, false)...),
+		Action: runSim,
+	}
+}
+
+func simQueries(c *cli.Context) ([]sim.Query, error) {
+	var qs []sim.Query
+	for i, a := range c.Args().Slice() {
+		qs = append(qs, sim.Query{Name: fmt.Sprintf("sql%d", i+1), SQL: a})
+	}
+	dir := c.String("query-dir")
+	if dir == "" {
+		if len(qs) == 0 {
+			return nil, errors.New("no query: give SQL or --query-dir")
+		}
+		return qs, nil
+	}
+	files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
+	if err != nil {
+		return nil, err
+	}
+	sort.Strings(files)
+	pick := map[string]bool{}
+	for _, p := range strings.Split(c.String("pick"), ",") {
+		pick[strings.TrimSpace(p)] = true
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".sql")
+		if !pick["all"] && !pick[name] {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return nil, err
+		}
+		qs = append(qs, sim.Query{Name: name, SQL: string(b)})
+	}
+	if len(qs) == 0 {
+		return nil, fmt.Errorf("no query of %s matches --pick %s", dir, c.String("pick"))
+	}
+	return qs, nil
+}
+
+func runSim(c *cli.Context) error {
+	ctx := c.Context
+	qs, err := simQueries(c)
+	if err != nil {
+		return err
+	}
+	set, err := engineSettings(c, onLocal|onSim, coordinator.DefaultConfig())
+	if err != nil {
+		return err
+	}
+	addr := c.String("redis")
+	if addr == "" {
+		srv, err := redisserver.Start(ctx)
+		if err != nil {
+			return fmt.Errorf("sluice sim needs a redis-server: %w", err)
+		}
+		defer srv.Stop()
+		addr = srv.Addr
+	}
+	cfg := set.Config
+	cfg.Concurrency = set.Functions
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = set.Sim.LambdaConcurrency
+	}
+	plat := sim.DefaultPlatformConfig()
+	plat.Concurrency, plat.StragglerRate, plat.CrashRate = set.Sim.LambdaConcurrency, set.Sim.StragglerRate, set.Sim.CrashRate
+	plat.Skew, plat.ColdStart = set.Sim.Skew, set.Sim.ColdStart
+	store := sim.DefaultStoreConfig()
+	store.GetRate, store.PutRate = set.Sim.PrefixGetRate, set.Sim.PrefixPutRate
+	s, err := sim.New(ctx, sim.Options{SF: set.Sim.SF, Factor: set.Sim.Factor, RedisAddr: addr, Coordinator: cfg,
+		Platform: plat, Store: store, Partitions: set.Partitions, Log: logger(c)})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	fmt.Fprintf(c.App.Writer, "TPC-H SF %g (virtual), time x%g, %d coordinator slots, Lambda concurrency %d, %d MiB functions, stragglers %.1f%%, crashes %.1f%%\n",
+		set.Sim.SF, set.Sim.Factor, cfg.Concurrency, plat.Concurrency, cfg.FunctionMemory>>20, 100*plat.StragglerRate, 100*plat.CrashRate)
+	var rs []sim.QueryReport
+	for _, q := range qs {
+		r := s.Run(ctx, q)
+		rs = append(rs, r)
+		fmt.Fprintf(os.Stderr, "%s: %s in %v simulated (%v real), %d functions\n", q.Name, r.State, r.Latency.Round(1e8), r.Wall.Round(1e7), r.Functions)
+	}
+	sim.PrintReport(c.App.Writer, rs)
+	for _, r := range rs {
+		if r.State != "succeeded" {
+			return cli.Exit("", 1)
+		}
+	}
+	return nil
+}

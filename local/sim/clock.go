@@ -1,0 +1,100 @@
+// Package sim runs queries through the real planner, adaptive re-planner,
+// coordinator, Redis store (a real redis-server) and scheduling loop, with
+// two parts replaced by models behind the existing interfaces: a modelled
+// FaaS platform (Platform, behind the Lambda invoker's HTTP client, so the
+// real LambdaInvoker's throttling retries run) and a modelled object store
+// (Store, an objstore.Bucket whose objects hold only their sizes). Tables
+// are virtual (VirtualTPCH): their files, row groups and column statistics
+// are synthesized for any scale factor. Simulated time runs Factor times
+// faster than the wall clock (Clock); the coordinator's own timers are
+// scaled with it (ScaleConfig), while its CPU and its Redis round trips are
+// real and measured.
+//
+// The package is one concept, the simulation: its models only make sense
+// together (a function's duration depends on the store's throttling, the
+// store's request rates on the functions' timing, both on the clock).
+package sim
+
+import (
+	"context"
+	"time"
+
+	"github.com/sluicedb/sluice/coordinator"
+)
+
+// Clock maps simulated time onto the wall clock: Factor simulated seconds
+// pass per real second. It holds no mutable state after NewClock.
+type Clock struct {
+	Factor float64
+	start  time.Time
+}
+
+// NewClock returns a clock whose simulated time starts now.
+func NewClock(factor float64) *Clock {
+	if factor <= 0 {
+		factor = 1
+	}
+	return &Clock{Factor: factor, start: time.Now()}
+}
+
+// Now is the simulated time since the clock started.
+func (c *Clock) Now() time.Duration {
+	return time.Duration(float64(time.Since(c.start)) * c.Factor)
+}
+
+// Real is the wall-clock duration of simulated duration d.
+func (c *Clock) Real(d time.Duration) time.Duration {
+	return time.Duration(float64(d) / c.Factor)
+}
+
+// Sim is the simulated duration of wall-clock duration d.
+func (c *Clock) Sim(d time.Duration) time.Duration {
+	return time.Duration(float64(d) * c.Factor)
+}
+
+// Sleep waits simulated duration d (d/Factor of real time).
+func (c *Clock) Sleep(ctx context.Context, d time.Duration) error {
+	if d <= 0 {
+		return ctx.Err()
+	}
+	t := time.NewTimer(c.Real(d))
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-t.C:
+		return nil
+	}
+}
+
+// ScaleConfig returns cfg with the coordinator's timers (leases, retry
+// backoff, task deadlines, hedging delays, the runtime-filter hold) scaled
+// to the clock: a timer of d simulated time fires after d/Factor real
+// time, so the coordinator behaves as it would at full scale while the
+// functions' durations are compressed. The coordinator's CPU work and its
+// Redis round trips are not scaled: they take their real time, which
+// overstates their share of a simulated run by Factor.
+func (c *Clock) ScaleConfig(cfg coordinator.Config) coordinator.Config {
+	s := func(d *time.Duration) {
+		if *d > 0 {
+			*d = max(c.Real(*d), time.Millisecond)
+		}
+	}
+	// Leases are renewed by real work (Redis round trips): scaling them
+	// below a few seconds would let a busy coordinator lose its own job.
+	if c.Real(cfg.LeaseTTL) < 3*time.Second {
+		cfg.LeaseTTL = 3 * time.Second
+	} else {
+		s(&cfg.LeaseTTL)
+	}
+	s(&cfg.RetryBackoff)
+	s(&cfg.TaskTimeout)
+	s(&cfg.TaskDeadlineFloor)
+	s(&cfg.HedgeAfter)
+	s(&cfg.RuntimeFilterWait)
+	s(&cfg.OutageBudget)
+	if cfg.TaskBytesPerSecond > 0 {
+		cfg.TaskBytesPerSecond = int64(float64(cfg.TaskBytesPerSecond) * c.Factor)
+	}
+	return cfg
+}

@@ -1,0 +1,84 @@
+package sim
+
+import (
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// PrintReport writes one line per query and the totals.
+func PrintReport(w io.Writer, rs []QueryReport) {
+	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6s %6s %6s %6s %5s %9s %8s %8s %8s %9s %8s %7s %7s %7s %9s\n",
+		"query", "state", "latency", "wall", "fns", "peak", "429s", "503s", "retry", "GETs", "PUTs", "pkGET/s", "pkPUT/s",
+		"redis", "redis/s", "cpu", "rdsCPU", "RSS", "$")
+	var t QueryReport
+	t.Name, t.State = "total", "ok"
+	bad := 0
+	for _, r := range rs {
+		line(w, r)
+		if r.State != "succeeded" {
+			bad++
+		}
+		t.Latency += r.Latency
+		t.Wall += r.Wall
+		t.Functions += r.Functions
+		t.Tasks += r.Tasks
+		t.PeakConc = max(t.PeakConc, r.PeakConc)
+		t.Throttled += r.Throttled
+		t.SlowDowns += r.SlowDowns
+		t.Retries += r.Retries
+		t.Gets += r.Gets
+		t.Puts += r.Puts
+		if r.PeakGet.Get > t.PeakGet.Get {
+			t.PeakGet = r.PeakGet
+		}
+		if r.PeakPut.Put > t.PeakPut.Put {
+			t.PeakPut = r.PeakPut
+		}
+		t.RedisCmds += r.RedisCmds
+		t.RedisPeakOps = max(t.RedisPeakOps, r.RedisPeakOps)
+		t.CPU += r.CPU
+		t.RedisCPU += r.RedisCPU
+		t.RSS = max(t.RSS, r.RSS)
+		t.Dollars += r.Dollars
+		t.Crashes += r.Crashes
+		t.Stragglers += r.Stragglers
+		t.Hedges += r.Hedges
+	}
+	if bad > 0 {
+		t.State = fmt.Sprintf("%d failed", bad)
+	}
+	line(w, t)
+	perTask := time.Duration(0)
+	if t.Tasks > 0 {
+		perTask = t.CPU / time.Duration(t.Tasks)
+	}
+	fmt.Fprintf(w, "tasks %d, crashes %d, stragglers %d, hedged %d; CPU per task %v (this process: coordinator and models)\n",
+		t.Tasks, t.Crashes, t.Stragglers, t.Hedges, perTask.Round(time.Microsecond))
+	fmt.Fprintf(w, "hottest GET prefix %s (%.0f/s), hottest PUT prefix %s (%.0f/s)\n",
+		shortPrefix(t.PeakGet.Prefix), t.PeakGet.Get, shortPrefix(t.PeakPut.Prefix), t.PeakPut.Put)
+	for _, r := range rs {
+		if r.Error != "" {
+			fmt.Fprintf(w, "%s: %s\n", r.Name, r.Error)
+		}
+	}
+}
+
+func line(w io.Writer, r QueryReport) {
+	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6d %6d %6d %6d %5d %9d %8d %8.0f %8.0f %9d %8.0f %7s %7s %6dM %9.4f\n",
+		r.Name, r.State, r.Latency.Round(100*time.Millisecond), r.Wall.Round(10*time.Millisecond), r.Functions, r.PeakConc,
+		r.Throttled, r.SlowDowns, r.Retries, r.Gets, r.Puts, r.PeakGet.Get, r.PeakPut.Put, r.RedisCmds, r.RedisPeakOps,
+		r.CPU.Round(10*time.Millisecond), r.RedisCPU.Round(10*time.Millisecond), r.RSS>>20, r.Dollars)
+}
+
+// shortPrefix drops the job id from a prefix for the report.
+func shortPrefix(p string) string {
+	if i := strings.Index(p, "jobs/"); i >= 0 {
+		rest := p[i+5:]
+		if j := strings.IndexByte(rest, '/'); j >= 0 {
+			return p[:i] + "jobs/*/" + rest[j+1:]
+		}
+	}
+	return p
+}

@@ -1,0 +1,294 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"os"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
+	"github.com/sluicedb/sluice/planner"
+	"github.com/sluicedb/sluice/planner/catalog"
+)
+
+// Options configure a simulation.
+type Options struct {
+	// SF is the TPC-H scale factor of the virtual tables.
+	SF float64
+	// Factor compresses simulated time (Clock).
+	Factor float64
+	// RedisURL is the Redis to use (a real redis-server); empty: the
+	// caller must start one (Run does not).
+	RedisAddr string
+	// Coordinator is the coordinator's configuration before its timers
+	// are scaled; Concurrency is the invoker's slots (the in-flight
+	// invocations the coordinator allows itself).
+	Coordinator coordinator.Config
+	Platform    PlatformConfig
+	Store       StoreConfig
+	// Partitions overrides the planner's hash partitions per exchange
+	// (0: from the estimates).
+	Partitions int
+	Log        *slog.Logger
+}
+
+// Query is one query to run.
+type Query struct {
+	Name, SQL string
+}
+
+// QueryReport is what one query did, in simulated time.
+type QueryReport struct {
+	Name  string
+	Job   string
+	State string
+	Error string
+	// Latency is simulated (the wall time times the factor); Wall is real.
+	Latency, Wall time.Duration
+	Tasks         int64 // tasks the functions ran (attempts)
+	Functions     int64 // invocations that ran
+	PeakConc      int   // invocations in flight at once
+	Throttled     int64 // Lambda 429s
+	SlowDowns     int64 // S3 503s
+	Retries       int64 // task attempts the coordinator retried
+	Hedges        int64
+	Crashes       int64
+	Stragglers    int64
+	Gets, Puts    int64
+	PeakGet       PrefixPeak
+	PeakPut       PrefixPeak
+	RedisCmds     int64
+	RedisPeakOps  float64
+	CPU           time.Duration // this process (coordinator and the models)
+	RedisCPU      time.Duration // redis-server
+	RSS           int64         // peak resident set of this process while the query ran
+	GBSeconds     float64
+	Dollars       float64
+	Splits        int // S3 prefix splits
+}
+
+// Sim is a running simulation: redis, the models, a coordinator.
+type Sim struct {
+	opts     Options
+	Clock    *Clock
+	Store    *Store
+	Platform *Platform
+	Invoker  *coordinator.LambdaInvoker
+	Co       *coordinator.Coordinator
+	// Jobs is the coordinator's job store (task and stage records).
+	Jobs   *coordinator.Store
+	Tables []*catalog.Table
+	rdb    *redis.Client
+	prices coordinator.Prices
+}
+
+// New registers the virtual tables and starts a coordinator over the
+// models. Close stops it.
+func New(ctx context.Context, opts Options) (*Sim, error) {
+	if opts.Log == nil {
+		opts.Log = slog.New(slog.DiscardHandler)
+	}
+	clock := NewClock(opts.Factor)
+	store := NewStore(opts.Store, clock)
+	conc := max(opts.Coordinator.Concurrency, 1)
+	rdb := redis.NewClient(&redis.Options{Addr: opts.RedisAddr, PoolSize: conc + 64})
+	if err := rdb.Ping(ctx).Err(); err != nil {
+		return nil, fmt.Errorf("redis %s: %w", opts.RedisAddr, err)
+	}
+	tables, err := TPCHTables(opts.SF)
+	if err != nil {
+		return nil, err
+	}
+	cat := catalog.NewStore(rdb)
+	var tf []*TableFiles
+	for _, t := range tables {
+		if err := cat.Put(ctx, t); err != nil {
+			return nil, err
+		}
+		for _, f := range t.Files {
+			store.PutSized(f.Key, f.Size)
+		}
+		tf = append(tf, &TableFiles{Name: t.Name, Columns: len(t.Columns), Files: t.Files})
+	}
+	platform := NewPlatform(opts.Platform, clock, store, tf, TPCHStats{SF: opts.SF})
+	inv, err := coordinator.NewLambdaInvoker(ctx, coordinator.LambdaConfig{
+		FunctionName: "sluice", Endpoints: []string{"http://lambda.sim"}, Region: "us-east-1",
+		Concurrency: conc, HTTPClient: platform.HTTPClient(), Bucket: store,
+		Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", ""),
+		Timeout:     max(clock.Real(15*time.Minute), time.Second),
+		Backoff:     max(clock.Real(100*time.Millisecond), time.Millisecond),
+		MaxBackoff:  max(clock.Real(5*time.Second), time.Millisecond),
+	})
+	if err != nil {
+		rdb.Close()
+		return nil, err
+	}
+	cfg := clock.ScaleConfig(opts.Coordinator)
+	cfg.Concurrency = conc
+	cfg.Retention, cfg.GCInterval = 0, 0
+	session := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: opts.Partitions, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
+	jobs := coordinator.NewStore(rdb)
+	co := coordinator.New(cfg, jobs, store, session, cat, inv, opts.Log)
+	return &Sim{opts: opts, Clock: clock, Store: store, Platform: platform, Invoker: inv, Co: co, Jobs: jobs, Tables: tables,
+		rdb: rdb, prices: cfg.Prices}, nil
+}
+
+// Close stops the coordinator.
+func (s *Sim) Close() {
+	s.Co.Close()
+	_ = s.rdb.Close()
+}
+
+// counterValue reads a Prometheus counter.
+func counterValue(c prometheus.Counter) int64 {
+	var m dto.Metric
+	if c.Write(&m) != nil || m.Counter == nil {
+		return 0
+	}
+	return int64(m.Counter.GetValue())
+}
+
+// redisInfo returns fields of INFO's stats and cpu sections.
+func (s *Sim) redisInfo(ctx context.Context) map[string]string {
+	out := map[string]string{}
+	txt, err := s.rdb.Info(ctx, "stats", "cpu").Result()
+	if err != nil {
+		return out
+	}
+	for _, line := range strings.Split(txt, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			out[k] = v
+		}
+	}
+	return out
+}
+
+func infoInt(m map[string]string, k string) int64 {
+	n, _ := strconv.ParseInt(m[k], 10, 64)
+	return n
+}
+
+func infoSeconds(m map[string]string, keys ...string) time.Duration {
+	var t float64
+	for _, k := range keys {
+		f, _ := strconv.ParseFloat(m[k], 64)
+		t += f
+	}
+	return time.Duration(t * float64(time.Second))
+}
+
+func processCPU() time.Duration {
+	var ru syscall.Rusage
+	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// rss is this process's resident set, from /proc (0 elsewhere).
+func rss() int64 {
+	b, err := os.ReadFile("/proc/self/statm")
+	if err != nil {
+		return 0
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 2 {
+		return 0
+	}
+	pages, _ := strconv.ParseInt(f[1], 10, 64)
+	return pages * int64(os.Getpagesize())
+}
+
+// Run runs one query to its end and reports it.
+func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
+	r := QueryReport{Name: q.Name}
+	m := s.Co.Metrics()
+	st0, pl0, lam0 := s.Store.Stats(), s.Platform.Stats(), s.Invoker.Stats()
+	retries0, hedges0 := counterValue(m.Retries), counterValue(m.Hedges)
+	info0 := s.redisInfo(ctx)
+	s.Store.TakePeaks()
+	s.Platform.ResetPeak()
+	runtime.GC()
+	cpu0 := processCPU()
+	began := time.Now()
+
+	// Sample Redis's command count and this process's RSS while the
+	// query runs.
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		t := time.NewTicker(200 * time.Millisecond)
+		defer t.Stop()
+		last, lastAt := infoInt(info0, "total_commands_processed"), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+			}
+			r.RSS = max(r.RSS, rss())
+			info := s.redisInfo(ctx)
+			n, now := infoInt(info, "total_commands_processed"), time.Now()
+			if n < last {
+				continue // INFO failed
+			}
+			// Simulated ops/s: the real rate (Redis work is not compressed).
+			r.RedisPeakOps = max(r.RedisPeakOps, float64(n-last)/now.Sub(lastAt).Seconds())
+			last, lastAt = n, now
+		}
+	}()
+	job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{})
+	r.Job = job
+	if err == nil {
+		var rec *coordinator.JobRecord
+		rec, err = s.Co.Wait(ctx, job)
+		if err == nil {
+			r.State, r.Error = string(rec.State), rec.Error
+		}
+	}
+	if err != nil {
+		r.State, r.Error = "failed", err.Error()
+	}
+	close(done)
+	wg.Wait()
+	r.Wall = time.Since(began)
+	r.Latency = s.Clock.Sim(r.Wall)
+	r.CPU = processCPU() - cpu0
+	r.RSS = max(r.RSS, rss())
+	info := s.redisInfo(ctx)
+	r.RedisCmds = infoInt(info, "total_commands_processed") - infoInt(info0, "total_commands_processed") - 1
+	r.RedisCPU = infoSeconds(info, "used_cpu_sys", "used_cpu_user") - infoSeconds(info0, "used_cpu_sys", "used_cpu_user")
+	st, pl, lam := s.Store.Stats(), s.Platform.Stats(), s.Invoker.Stats()
+	r.Tasks = pl.Tasks - pl0.Tasks
+	r.Functions = pl.Invocations - pl0.Invocations
+	r.PeakConc = pl.PeakConcurrency
+	r.Throttled = lam.Throttled - lam0.Throttled
+	r.SlowDowns = st.SlowDowns - st0.SlowDowns
+	r.Retries = counterValue(m.Retries) - retries0
+	r.Hedges = counterValue(m.Hedges) - hedges0
+	r.Crashes = pl.Crashes - pl0.Crashes
+	r.Stragglers = pl.Stragglers - pl0.Stragglers
+	r.Gets = st.Get + st.Head - st0.Get - st0.Head
+	r.Puts = st.Put + st.List - st0.Put - st0.List
+	r.PeakGet, r.PeakPut = s.Store.TakePeaks()
+	r.GBSeconds = pl.GBSeconds - pl0.GBSeconds
+	r.Splits = st.Splits - st0.Splits
+	p := s.prices
+	r.Dollars = float64(r.Puts)*p.S3PutPer1000/1000 + float64(r.Gets)*p.S3GetPer1000/1000 +
+		r.GBSeconds*p.LambdaGBSecond + float64(r.Functions)*p.LambdaPerMillion/1e6
+	return r
+}
