@@ -2,7 +2,9 @@ package coordinator
 
 import (
 	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // stageSummaries merges the column summaries of a stage's committed task
@@ -22,6 +24,7 @@ func stageSummaries(st *plan.Stage, results []*function.TaskResult) []plan.Colum
 		}
 		merged, ok := plan.EmptySummary(c, st.Root.Schema[c].Type), true
 		var rows int64
+		var parts []*plan.ColumnSummary
 		for _, r := range results {
 			if r == nil {
 				ok = false
@@ -51,10 +54,41 @@ func stageSummaries(st *plan.Stage, results []*function.TaskResult) []plan.Colum
 				break
 			}
 			merged = m
+			parts = append(parts, sum)
 		}
 		if ok && merged.Rows == rows {
+			if !merged.Exact && merged.HasRange {
+				merged.Bloom = mergeBlooms(merged.Type, parts)
+			}
 			out = append(out, merged)
 		}
 	}
 	return out
+}
+
+// mergeBlooms is the Bloom filter of the keys of every task summary in
+// parts: the OR of their filters, with the values of those still exact
+// added. nil when a task that saw too many keys for a set sent no filter
+// (then the stage's filter is its range alone).
+func mergeBlooms(t plan.DataType, parts []*plan.ColumnSummary) []byte {
+	f, err := kernel.NewBloom(plan.SummaryBloomBytes)
+	if err != nil {
+		return nil
+	}
+	for _, p := range parts {
+		switch {
+		case len(p.Bloom) > 0:
+			b, err := kernel.BloomFromBytes(p.Bloom)
+			if err != nil || f.Or(b) != nil {
+				return nil
+			}
+		case p.Exact:
+			if exec.BloomAddValues(f, t, p.Values) != nil {
+				return nil
+			}
+		default:
+			return nil
+		}
+	}
+	return f.Bytes()
 }

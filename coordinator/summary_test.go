@@ -3,8 +3,12 @@ package coordinator
 import (
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // TestStageSummaries: a stage's summary merges its committed task
@@ -45,5 +49,64 @@ func TestStageSummaries(t *testing.T) {
 				t.Fatalf("got %+v, want %d values", got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStageSummaryBloom: a stage whose keys overflow the set gets one
+// Bloom filter holding every task's keys: the filters of tasks that
+// overflowed ORed, the values of tasks still exact added; a task that
+// overflowed without a filter leaves the stage with its range only.
+func TestStageSummaryBloom(t *testing.T) {
+	st := &plan.Stage{Root: &plan.Node{Kind: plan.KindEmpty, Schema: plan.Schema{{Name: "a", Type: plan.Int64Type}}}, Summarize: []int{0}}
+	hashOf := func(v int64) uint64 {
+		b := array.NewInt64Builder(memory.DefaultAllocator)
+		defer b.Release()
+		b.Append(v)
+		a := b.NewArray()
+		defer a.Release()
+		h := make([]uint64, 1)
+		if err := kernel.HashKeys(a, h); err != nil {
+			t.Fatal(err)
+		}
+		return h[0]
+	}
+	overflowed := func(lo, hi int64, withBloom bool) plan.ColumnSummary {
+		s := plan.ColumnSummary{Column: 0, Type: plan.Int64Type, Rows: hi - lo, HasRange: true, Min: plan.Value{I: lo}, Max: plan.Value{I: hi - 1}}
+		if withBloom {
+			f, _ := kernel.NewBloom(plan.SummaryBloomBytes)
+			for v := lo; v < hi; v++ {
+				f.Insert(hashOf(v))
+			}
+			s.Bloom = f.Bytes()
+		}
+		return s
+	}
+	exact := plan.ColumnSummary{Column: 0, Type: plan.Int64Type, Rows: 3, Exact: true, HasRange: true,
+		Min: plan.Value{I: 1_000_001}, Max: plan.Value{I: 1_000_003}, Values: []plan.Value{{I: 1_000_001}, {I: 1_000_002}, {I: 1_000_003}}}
+	sums := stageSummaries(st, []*function.TaskResult{
+		{Rows: 2000, Summaries: []plan.ColumnSummary{overflowed(0, 2000, true)}},
+		{Rows: 3, Summaries: []plan.ColumnSummary{exact}},
+		{Rows: 1500, Summaries: []plan.ColumnSummary{overflowed(5000, 6500, true)}},
+	})
+	if len(sums) != 1 || sums[0].Exact || len(sums[0].Bloom) != plan.SummaryBloomBytes {
+		t.Fatalf("summaries %d, want one with a Bloom filter", len(sums))
+	}
+	f, err := kernel.BloomFromBytes(sums[0].Bloom)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range [][2]int64{{0, 2000}, {1_000_001, 1_000_004}, {5000, 6500}} {
+		for v := r[0]; v < r[1]; v++ {
+			if !f.MayContain(hashOf(v)) {
+				t.Fatalf("key %d missing from the stage's filter", v)
+			}
+		}
+	}
+	sums = stageSummaries(st, []*function.TaskResult{
+		{Rows: 2000, Summaries: []plan.ColumnSummary{overflowed(0, 2000, true)}},
+		{Rows: 1500, Summaries: []plan.ColumnSummary{overflowed(5000, 6500, false)}},
+	})
+	if len(sums) != 1 || sums[0].Bloom != nil || !sums[0].HasRange {
+		t.Fatalf("a task without a filter: the stage keeps its range only, got bloom %d bytes", len(sums[0].Bloom))
 	}
 }

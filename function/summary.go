@@ -8,7 +8,9 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // summarizer computes the column summaries a stage asks for
@@ -23,6 +25,10 @@ type colSummary struct {
 	strs  map[string]struct{} // string values
 	exact bool                // the set is still within MaxSummaryValues
 	typed bool                // the type has a range and a set
+	// bloom holds every non-NULL value once the set passed
+	// MaxSummaryValues (the set's values were added to it then).
+	bloom  kernel.Bloom
+	hashes []uint64
 }
 
 // newSummarizer returns a summarizer of cols of schema, or nil when there
@@ -68,6 +74,7 @@ func (cs *colSummary) add(col arrow.Array) {
 	if !cs.typed {
 		return
 	}
+	defer cs.addBloom(col)
 	switch a := col.(type) {
 	case *array.Int64:
 		addInts(cs, a, a.Value)
@@ -93,7 +100,7 @@ func (cs *colSummary) add(col arrow.Array) {
 			} else if v > cs.sum.Max.S {
 				cs.sum.Max.S = strings.Clone(v)
 			}
-			if cs.exact {
+			if cs.exact && cs.bloom == nil {
 				if _, ok := cs.strs[v]; !ok {
 					cs.strs[strings.Clone(v)] = struct{}{}
 					cs.exact = len(cs.strs) <= plan.MaxSummaryValues
@@ -105,6 +112,56 @@ func (cs *colSummary) add(col arrow.Array) {
 		// summary filters nothing.
 		cs.typed, cs.exact, cs.sum.HasRange = false, false, false
 	}
+}
+
+// addBloom adds col's non-NULL values to the Bloom filter, starting one
+// (with the set's values, col's among them) when the set first overflows.
+func (cs *colSummary) addBloom(col arrow.Array) {
+	if !cs.typed {
+		return
+	}
+	if cs.bloom == nil {
+		if cs.exact {
+			return
+		}
+		b, err := kernel.NewBloom(plan.SummaryBloomBytes)
+		if err != nil {
+			cs.typed = false // cannot happen: the size is a constant power of two
+			return
+		}
+		cs.bloom = b
+		if err := exec.BloomAddValues(b, cs.sum.Type, cs.setValues()); err != nil {
+			cs.bloom = nil
+			cs.typed, cs.sum.HasRange = false, false
+			return
+		}
+		cs.ints, cs.strs = nil, nil
+	}
+	if cap(cs.hashes) < col.Len() {
+		cs.hashes = make([]uint64, col.Len())
+	}
+	h := cs.hashes[:col.Len()]
+	if err := kernel.HashKeys(col, h); err != nil {
+		cs.typed, cs.sum.HasRange, cs.bloom = false, false, nil
+		return
+	}
+	for i, v := range h {
+		if col.IsValid(i) {
+			cs.bloom.Insert(v)
+		}
+	}
+}
+
+// setValues lists the set's values (in no order).
+func (cs *colSummary) setValues() []plan.Value {
+	var out []plan.Value
+	for v := range cs.strs {
+		out = append(out, plan.Value{S: v})
+	}
+	for v := range cs.ints {
+		out = append(out, plan.Value{I: v})
+	}
+	return out
 }
 
 func addInts(cs *colSummary, a arrow.Array, value func(int) int64) {
@@ -120,7 +177,7 @@ func addInts(cs *colSummary, a arrow.Array, value func(int) int64) {
 		} else if v > cs.sum.Max.I {
 			cs.sum.Max.I = v
 		}
-		if cs.exact {
+		if cs.exact && cs.bloom == nil {
 			if _, ok := cs.ints[v]; !ok {
 				cs.ints[v] = struct{}{}
 				cs.exact = len(cs.ints) <= plan.MaxSummaryValues
@@ -137,6 +194,9 @@ func (s *summarizer) result() []plan.ColumnSummary {
 	out := make([]plan.ColumnSummary, 0, len(s.cols))
 	for _, cs := range s.cols {
 		sum := cs.sum
+		if cs.bloom != nil && cs.typed {
+			sum.Bloom = cs.bloom.Bytes()
+		}
 		if cs.exact {
 			sum.Exact = true
 			if cs.strs != nil {

@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // TestSummarizer: the summaries a task reports cover exactly the rows
@@ -79,6 +80,81 @@ func TestSummarizer(t *testing.T) {
 			}
 			if f.Rows != tc.rows || f.HasRange || f.Exact {
 				t.Fatalf("float summary %+v: counts only", f)
+			}
+		})
+	}
+}
+
+// TestSummarizerBloom: once a column's distinct values pass the bound,
+// the summary carries a Bloom filter holding every non-NULL value seen,
+// those before the overflow included, hashed as the probe side hashes a
+// column of the same type.
+func TestSummarizerBloom(t *testing.T) {
+	mem := memory.DefaultAllocator
+	for _, tc := range []struct {
+		name string
+		t    plan.DataType
+		make func(lo, n int) arrow.Array
+	}{
+		{"int64", plan.Int64Type, func(lo, n int) arrow.Array {
+			b := array.NewInt64Builder(mem)
+			defer b.Release()
+			for i := lo; i < lo+n; i++ {
+				b.Append(int64(i) * 31)
+			}
+			b.AppendNull()
+			return b.NewArray()
+		}},
+		{"date", plan.DateType, func(lo, n int) arrow.Array {
+			b := array.NewDate32Builder(mem)
+			defer b.Release()
+			for i := lo; i < lo+n; i++ {
+				b.Append(arrow.Date32(i))
+			}
+			return b.NewArray()
+		}},
+		{"string", plan.StringType, func(lo, n int) arrow.Array {
+			b := array.NewStringBuilder(mem)
+			defer b.Release()
+			for i := lo; i < lo+n; i++ {
+				b.Append(fmt.Sprintf("k%d", i))
+			}
+			return b.NewArray()
+		}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			schema := plan.Schema{{Name: "k", Type: tc.t}}
+			s := newSummarizer([]int{0}, schema)
+			var cols []arrow.Array
+			for _, lo := range []int{0, 900, 1800, 5000} { // overflows in the second batch
+				c := tc.make(lo, 900)
+				cols = append(cols, c)
+				rec := array.NewRecordBatch(schema.Arrow(), []arrow.Array{c}, int64(c.Len()))
+				s.add(rec)
+				rec.Release()
+			}
+			sum := s.result()[0]
+			if err := sum.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if sum.Exact || len(sum.Bloom) != plan.SummaryBloomBytes {
+				t.Fatalf("exact %v, bloom of %d bytes", sum.Exact, len(sum.Bloom))
+			}
+			f, err := kernel.BloomFromBytes(sum.Bloom)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, c := range cols {
+				h := make([]uint64, c.Len())
+				if err := kernel.HashKeys(c, h); err != nil {
+					t.Fatal(err)
+				}
+				for i, v := range h {
+					if c.IsValid(i) && !f.MayContain(v) {
+						t.Fatalf("value %d of a batch is not in the filter", i)
+					}
+				}
+				c.Release()
 			}
 		})
 	}

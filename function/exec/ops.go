@@ -47,6 +47,7 @@ type filterOp struct {
 	schema *arrow.Schema
 	mem    memory.Allocator
 	sel    []int32
+	bloom  *bloomProbe // a runtime filter's Bloom filter (plan.Node.Bloom)
 }
 
 // NewFilter keeps the rows of in where n.Predicate is TRUE.
@@ -55,7 +56,11 @@ func NewFilter(in Operator, n *plan.Node, opts Options) (Operator, error) {
 	if n.Predicate == nil {
 		return nil, fmt.Errorf("exec: filter: no predicate")
 	}
-	return &filterOp{in: in, pred: n.Predicate, schema: n.Schema.Arrow(), mem: opts.Mem}, nil
+	bloom, err := newBloomProbe(n.Bloom)
+	if err != nil {
+		return nil, fmt.Errorf("exec: filter: %w", err)
+	}
+	return &filterOp{in: in, pred: n.Predicate, schema: n.Schema.Arrow(), mem: opts.Mem, bloom: bloom}, nil
 }
 
 func (f *filterOp) Schema() *arrow.Schema { return f.schema }
@@ -79,6 +84,9 @@ func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		f.sel, err = selectRows(mask, f.sel[:0])
 		mask.Release()
+		if err == nil && f.bloom != nil && len(f.sel) > 0 {
+			f.sel, err = f.bloom.keep(rec, f.sel)
+		}
 		if err != nil {
 			rec.Release()
 			return nil, fmt.Errorf("exec: filter: %w", err)

@@ -96,7 +96,11 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		sc.RuntimeFilters = append(sc.RuntimeFilters, rf)
 		// Above whatever hangs there now: an earlier filter of this round
 		// stays below.
-		*e.slot = &plan.Node{Kind: plan.KindFilter, Schema: e.scan.Schema, Inputs: []*plan.Node{*e.slot}, Predicate: rows, Limit: -1}
+		f := &plan.Node{Kind: plan.KindFilter, Schema: e.scan.Schema, Inputs: []*plan.Node{*e.slot}, Predicate: rows, Limit: -1}
+		if rf.Kind == "bloom" {
+			f.Bloom = &plan.BloomProbe{Column: e.ScanColumn, Bits: sum.Bloom}
+		}
+		*e.slot = f
 		notes = append(notes, fmt.Sprintf("stage %d scan %s: %s %s from stage %d (%d build rows)",
 			e.Probe, sc.Table, e.scan.Schema[e.ScanColumn].Name, describeFilter(rf, sum), e.Build, sum.Rows))
 	}
@@ -258,6 +262,9 @@ func filterOf(sum *plan.ColumnSummary, e FilterEdge) (rf plan.RuntimeFilter, row
 		plan.Call(plan.OpLe, plan.BoolType, col, lit(sum.Max)))
 	if !sum.Exact {
 		rf.Kind = "range"
+		if len(sum.Bloom) > 0 {
+			rf.Kind = "bloom"
+		}
 		return rf, rng, rng
 	}
 	rf.Kind, rf.Values = "set", len(sum.Values)
@@ -280,6 +287,10 @@ func describeFilter(rf plan.RuntimeFilter, sum *plan.ColumnSummary) string {
 		return "matches nothing (every build key is NULL)"
 	case "set":
 		return fmt.Sprintf("IN %d values in [%s, %s]", rf.Values, sum.Min.Format(sum.Type), sum.Max.Format(sum.Type))
+	}
+	if rf.Kind == "bloom" {
+		return fmt.Sprintf("in [%s, %s] and a %d KiB Bloom filter (more than %d distinct values)", sum.Min.Format(sum.Type), sum.Max.Format(sum.Type),
+			len(sum.Bloom)>>10, plan.MaxSummaryValues)
 	}
 	return fmt.Sprintf("in [%s, %s] (more than %d distinct values)", sum.Min.Format(sum.Type), sum.Max.Format(sum.Type), plan.MaxSummaryValues)
 }

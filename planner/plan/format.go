@@ -173,6 +173,9 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 	case KindWrite:
 		return fmt.Sprintf("Write: format=%s prefix=%s columns=[%s]", n.Write.Format, n.Write.Prefix, strings.Join(n.Write.Columns, ", "))
 	case KindFilter:
+		if n.Bloom != nil {
+			return fmt.Sprintf("Filter: %s AND bloom(#%d, %d KiB)", shortExpr(n.Predicate), n.Bloom.Column, len(n.Bloom.Bits)>>10)
+		}
 		return "Filter: " + shortExpr(n.Predicate)
 	case KindProject:
 		return "Project: " + physExprs(n.Exprs, n.Schema, exprName)

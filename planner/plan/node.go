@@ -47,6 +47,9 @@ type Node struct {
 	// table's row groups. The adaptive combine-objects rule's stages read
 	// this way (see Graph.Validate for where it may stand).
 	SplitObjects bool `json:"split_objects,omitempty"`
+	// Bloom, on a KindFilter node, also keeps only rows whose column may
+	// be in a Bloom filter (a runtime filter's keys; BloomProbe).
+	Bloom *BloomProbe `json:"bloom,omitempty"`
 	// Rows are the rows of a KindValues leaf: one constant expression
 	// (no column references) per column of Schema, already of its type.
 	Rows [][]*Expr `json:"rows,omitempty"`

@@ -7,8 +7,13 @@ import (
 )
 
 // MaxSummaryValues is the most distinct non-NULL values a column summary
-// lists: past it the summary keeps only its range.
+// lists: past it the summary keeps its range and a Bloom filter.
 const MaxSummaryValues = 1024
+
+// SummaryBloomBytes is the size of a summary's Bloom filter: 4 Mi bits,
+// about 1% false positives up to 400,000 distinct keys (a fixed size, so
+// the filters of a stage's tasks merge by OR).
+const SummaryBloomBytes = 512 << 10
 
 // ColumnSummary describes the values one output column of a stage (or of
 // one of its tasks) took over the rows written: the runtime-filter rule
@@ -34,6 +39,12 @@ type ColumnSummary struct {
 	// value set.
 	Exact  bool    `json:"exact,omitempty"`
 	Values []Value `json:"values,omitempty"`
+	// Bloom, when not Exact, is a split-block Bloom filter
+	// (shuffle/kernel.Bloom, SummaryBloomBytes) of every non-NULL value.
+	// Merge drops it: the coordinator merges filters, since adding an
+	// exact side's values to one takes the engine's hash
+	// (coordinator/summary.go).
+	Bloom []byte `json:"bloom,omitempty"`
 }
 
 // SummaryType reports whether columns of type t are summarized with a
@@ -113,6 +124,9 @@ func (s ColumnSummary) Validate() error {
 	if len(s.Values) > MaxSummaryValues || !s.Exact && len(s.Values) > 0 {
 		return fmt.Errorf("summary of column %d: %d values (exact %v)", s.Column, len(s.Values), s.Exact)
 	}
+	if len(s.Bloom) > 0 && (s.Exact || len(s.Bloom) != SummaryBloomBytes) {
+		return fmt.Errorf("summary of column %d: a Bloom filter of %d bytes (exact %v)", s.Column, len(s.Bloom), s.Exact)
+	}
 	if s.Exact && (len(s.Values) > 0) != s.HasRange {
 		return fmt.Errorf("summary of column %d: %d values but range %v", s.Column, len(s.Values), s.HasRange)
 	}
@@ -139,10 +153,21 @@ type RuntimeFilter struct {
 	BuildColumn int `json:"build_column"`
 	// Column is the scan's output column filtered.
 	Column int `json:"column"`
-	// Kind is "set" (an IN list of Values values), "range" (min..max) or
-	// "none" (the build side has no non-NULL key: no row can match).
+	// Kind is "set" (an IN list of Values values), "bloom" (min..max and
+	// a Bloom filter of more than MaxSummaryValues keys), "range"
+	// (min..max) or "none" (the build side has no non-NULL key: no row
+	// can match).
 	Kind   string `json:"kind"`
 	Values int    `json:"values,omitempty"`
+}
+
+// BloomProbe, on a KindFilter node, keeps only the rows whose column
+// Column may be a key of the Bloom filter Bits (shuffle/kernel.Bloom): a
+// runtime filter's keys when there are too many to list. A NULL never
+// passes.
+type BloomProbe struct {
+	Column int    `json:"column"`
+	Bits   []byte `json:"bits"`
 }
 
 // String renders f for EXPLAIN.
@@ -150,6 +175,8 @@ func (f RuntimeFilter) String() string {
 	switch f.Kind {
 	case "set":
 		return fmt.Sprintf("#%d from stage %d: set of %d", f.Column, f.Stage, f.Values)
+	case "bloom":
+		return fmt.Sprintf("#%d from stage %d: range and bloom", f.Column, f.Stage)
 	default:
 		return fmt.Sprintf("#%d from stage %d: %s", f.Column, f.Stage, f.Kind)
 	}
