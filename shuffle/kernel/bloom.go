@@ -51,7 +51,7 @@ func (f Bloom) Bytes() []byte {
 }
 
 func (f Bloom) block(h uint64) int {
-	return int(((h >> 32) * uint64(len(f)/8)) >> 32) * 8
+	return int(((h>>32)*uint64(len(f)/8))>>32) * 8
 }
 
 // Insert adds the key of hash h.
