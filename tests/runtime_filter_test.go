@@ -20,22 +20,26 @@ var runtimeFilterQueries = []struct {
 	// pruned: the filter must prune row groups (the probe scan waits for
 	// its build side: broadcast into its stage, or held).
 	pruned bool
+	// bloom: the build side has more keys than a set lists, so the filter
+	// must be a range and a Bloom filter.
+	bloom bool
 }{
 	{query{"star", `select p_container, count(*) as n, sum(f_price) as price from fp join part on f_part = p_partkey
-		where p_brand = 'Brand#23' and p_size < 10 group by p_container`, false}, true},
+		where p_brand = 'Brand#23' and p_size < 10 group by p_container`, false}, true, false},
 	{query{"star-two-dims", `select s_nationkey, p_size, count(*) as n, sum(f_qty) as q from fp
 		join part on f_part = p_partkey join supplier on f_supp = s_suppkey
-		where p_brand = 'Brand#23' and p_size < 10 and s_nationkey < 10 group by s_nationkey, p_size`, false}, true},
+		where p_brand = 'Brand#23' and p_size < 10 and s_nationkey < 10 group by s_nationkey, p_size`, false}, true, false},
 	{query{"q17", `select sum(f_price) / 7.0 as avg_yearly from fp, part
 		where p_partkey = f_part and p_brand = 'Brand#23' and p_container in ('MED BOX', 'LG BOX', 'SM PKG')
-		and f_qty < (select 0.2 * avg(f_qty) from fp where f_part = p_partkey)`, false}, true},
+		and f_qty < (select 0.2 * avg(f_qty) from fp where f_part = p_partkey)`, false}, true, false},
 	{query{"q18", `select o_custkey, o_orderkey, o_orderdate, o_totalprice, sum(f_qty) as q from orders, fo
 		where o_orderkey in (select f_key from fo group by f_key having sum(f_qty) > 250) and o_orderkey = f_key
-		group by o_custkey, o_orderkey, o_orderdate, o_totalprice order by o_totalprice desc, o_orderdate, o_orderkey limit 100`, true}, false},
-	{query{"semi-in", `select count(*) as n, sum(f_price) as p from fo where f_key in (select o_orderkey from orders where o_orderdate = date '1995-03-15')`, false}, false},
-	{query{"left-join-kept", `select count(*) as n, count(p_partkey) as matched from fp left join part on f_part = p_partkey and p_brand = 'Brand#23'`, false}, false},
-	{query{"anti-kept", `select count(*) as n from fp where not exists (select 1 from part where p_partkey = f_part and p_brand = 'Brand#23')`, false}, false},
-	{query{"string-key", `select count(*) as n from fp join (select distinct p_type from part where p_brand = 'Brand#23' and p_size < 5) t on f_type = t.p_type`, false}, false},
+		group by o_custkey, o_orderkey, o_orderdate, o_totalprice order by o_totalprice desc, o_orderdate, o_orderkey limit 100`, true}, false, false},
+	{query{"semi-in", `select count(*) as n, sum(f_price) as p from fo where f_key in (select o_orderkey from orders where o_orderdate = date '1995-03-15')`, false}, false, false},
+	{query{"left-join-kept", `select count(*) as n, count(p_partkey) as matched from fp left join part on f_part = p_partkey and p_brand = 'Brand#23'`, false}, false, false},
+	{query{"anti-kept", `select count(*) as n from fp where not exists (select 1 from part where p_partkey = f_part and p_brand = 'Brand#23')`, false}, false, false},
+	{query{"string-key", `select count(*) as n from fp join (select distinct p_type from part where p_brand = 'Brand#23' and p_size < 5) t on f_type = t.p_type`, false}, false, false},
+	{query{"bloom", `select count(*) as n, sum(f_qty) as q from fp join part on f_part = p_partkey where p_size <= 40`, false}, false, true},
 }
 
 // TestRuntimeFilters: the runtime-filter rule gives DuckDB's answers with
@@ -109,6 +113,20 @@ func TestRuntimeFilters(t *testing.T) {
 					}
 					if cfg.on && q.pruned && !pushed {
 						t.Fatalf("no runtime filter pushed into a scan:\n%s", rounds(res.Status))
+					}
+					if cfg.on && q.bloom && !strings.Contains(rounds(res.Status), "Bloom filter") {
+						t.Fatalf("no Bloom filter pushed into a scan:\n%s", rounds(res.Status))
+					}
+					if cfg.name == "broadcast/on" && (q.pruned || q.bloom) {
+						// EXPLAIN ANALYZE shows the filter: the rule's note
+						// (source stage, kind) and the scan's runtime
+						// filter with its Filter node's rows.
+						text := stmtText(t, st, "explain analyze "+q.sql)
+						for _, want := range []string{"runtime-filter: stage", "runtime_filters=[#", "== operator metrics"} {
+							if !strings.Contains(text, want) {
+								t.Fatalf("EXPLAIN ANALYZE lacks %q:\n%s", want, text)
+							}
+						}
 					}
 					t.Logf("row groups pruned %d, fact scan rows read %d, filter pushed %v", m.pruned, m.scanRows, pushed)
 					if os.Getenv("RF_DEBUG") != "" {
@@ -211,4 +229,15 @@ func TestRuntimeFiltersTPCH(t *testing.T) {
 			}
 		})
 	}
+}
+
+// stmtText runs a statement whose answer is one text column (EXPLAIN)
+// and returns its lines joined.
+func stmtText(t *testing.T, st *local.Stack, sql string) string {
+	t.Helper()
+	var b strings.Builder
+	for _, r := range sluiceRows(stmt(t, st, sql)) {
+		b.WriteString(fmt.Sprint(r[0]) + "\n")
+	}
+	return b.String()
 }

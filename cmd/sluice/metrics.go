@@ -5,9 +5,6 @@ import (
 	"io"
 
 	"github.com/sluicedb/sluice/coordinator"
-	"github.com/sluicedb/sluice/function"
-	"github.com/sluicedb/sluice/planner"
-	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // printPhases prints, per stage, where its tasks' time went: queue,
@@ -36,24 +33,8 @@ func printPhases(w io.Writer, js *coordinator.JobStatus) {
 }
 
 // printOperatorMetrics prints every finished stage's fragment with its
-// operators' metrics summed over the stage's tasks, the way DataFusion's
-// EXPLAIN ANALYZE prints metrics=[...] on each plan line.
+// operators' metrics (coordinator.WriteOperatorMetrics).
 func printOperatorMetrics(w io.Writer, js *coordinator.JobStatus) {
-	fmt.Fprintln(w, "\n== operator metrics (summed over each stage's tasks)")
-	for _, s := range js.Stages {
-		if s.Metrics == nil || s.Plan == nil {
-			fmt.Fprintf(w, "Stage %d: %s, no metrics\n", s.ID, s.State)
-			continue
-		}
-		fmt.Fprintf(w, "Stage %d [%s] tasks=%d\n", s.ID, s.Output, s.Metrics.Tasks)
-		if wm := s.Metrics.Operator(function.WriterNode); wm != nil {
-			fmt.Fprintf(w, "  ShuffleWriter: metrics=[%s]\n", wm.Format())
-		}
-		fmt.Fprint(w, planner.FormatFragment(s.Plan, 2, func(id int, n *plan.Node) string {
-			if o := s.Metrics.Operator(id); o != nil && o.Kind == string(n.Kind) {
-				return "metrics=[" + o.Format() + "]"
-			}
-			return ""
-		}))
-	}
+	fmt.Fprintln(w)
+	coordinator.WriteOperatorMetrics(w, js)
 }

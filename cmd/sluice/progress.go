@@ -99,15 +99,7 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 		fmt.Fprintf(w, "  functions: %d invocations, %.2f function-seconds, %.3f GB-seconds\n", c.Invocations, c.FunctionSeconds, c.GBSeconds)
 		fmt.Fprintf(w, "  estimated cost: $%.6f (S3 $%.6f, Lambda $%.6f)\n", c.Dollars, c.S3Dollars, c.LambdaDollars)
 	}
-	for _, r := range js.Rounds {
-		for _, f := range r.Fired {
-			if f.Discarded != "" {
-				fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s discarded: %s\n", r.Round, r.After, f.Rule, f.Discarded)
-				continue
-			}
-			fmt.Fprintf(w, "  adaptive round %d (after stages %v): %s: %s\n", r.Round, r.After, f.Rule, f.Note)
-		}
-	}
+	coordinator.WriteRoundNotes(w, js, "  ")
 }
 
 // printMemory prints the task memory line of --stats: the most operator

@@ -721,6 +721,11 @@ func (p *Session) explain(ctx context.Context, st *planner.Statement, env *coord
 			}
 			b.WriteByte('\n')
 		}
+		if len(js.Rounds) > 0 {
+			b.WriteString("== adaptive rounds\n")
+			coordinator.WriteRoundNotes(&b, js, "")
+		}
+		coordinator.WriteOperatorMetrics(&b, js)
 		text = b.String()
 	}
 	rs := newResultSet("plan")
