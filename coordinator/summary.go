@@ -90,5 +90,9 @@ func mergeBlooms(t plan.DataType, parts []*plan.ColumnSummary) []byte {
 			return nil
 		}
 	}
-	return f.Bytes()
+	return f.Shrink(bloomMaxFill).Bytes()
 }
+
+// bloomMaxFill is how full a stage's merged Bloom filter may get as it is
+// shrunk to its keys: about 12 bits per key, 1-2% false positives.
+const bloomMaxFill = 0.5

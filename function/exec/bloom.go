@@ -64,9 +64,10 @@ func (b *bloomProbe) keep(rec arrow.RecordBatch, sel []int32) ([]int32, error) {
 	if err := kernel.HashKeys(col, h); err != nil {
 		return nil, err
 	}
+	vb, voff := validityOf(col)
 	out := sel[:0]
 	for _, r := range sel {
-		if col.IsValid(int(r)) && b.filter.MayContain(h[r]) {
+		if isValid(vb, voff, int(r)) && b.filter.MayContain(h[r]) {
 			out = append(out, r)
 		}
 	}

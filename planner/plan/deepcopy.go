@@ -39,6 +39,12 @@ func cloneValue(v reflect.Value) reflect.Value {
 			return reflect.Zero(v.Type())
 		}
 		s := reflect.MakeSlice(v.Type(), v.Len(), v.Len())
+		if scalarKind(v.Type().Elem().Kind()) {
+			// Plain data (a Bloom filter's bytes): one copy, not one
+			// reflected Set per element.
+			reflect.Copy(s, v)
+			return s
+		}
 		for i := 0; i < v.Len(); i++ {
 			s.Index(i).Set(cloneValue(v.Index(i)))
 		}
@@ -71,6 +77,18 @@ func cloneValue(v reflect.Value) reflect.Value {
 		return c
 	}
 	return v
+}
+
+// scalarKind reports whether values of kind k hold no pointers, so a
+// slice of them is copied whole.
+func scalarKind(k reflect.Kind) bool {
+	switch k {
+	case reflect.Bool, reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64,
+		reflect.Float32, reflect.Float64, reflect.String:
+		return true
+	}
+	return false
 }
 
 // cloneExpr deep-copies e. Expr and Value hold only scalars besides Args

@@ -40,7 +40,8 @@ type ColumnSummary struct {
 	Exact  bool    `json:"exact,omitempty"`
 	Values []Value `json:"values,omitempty"`
 	// Bloom, when not Exact, is a split-block Bloom filter
-	// (shuffle/kernel.Bloom, SummaryBloomBytes) of every non-NULL value.
+	// (shuffle/kernel.Bloom) of every non-NULL value: SummaryBloomBytes
+	// from a task, shrunk to the keys (a power of two) once merged.
 	// Merge drops it: the coordinator merges filters, since adding an
 	// exact side's values to one takes the engine's hash
 	// (coordinator/summary.go).
@@ -124,7 +125,7 @@ func (s ColumnSummary) Validate() error {
 	if len(s.Values) > MaxSummaryValues || !s.Exact && len(s.Values) > 0 {
 		return fmt.Errorf("summary of column %d: %d values (exact %v)", s.Column, len(s.Values), s.Exact)
 	}
-	if len(s.Bloom) > 0 && (s.Exact || len(s.Bloom) != SummaryBloomBytes) {
+	if n := len(s.Bloom); n > 0 && (s.Exact || n > SummaryBloomBytes || n < 32 || n&(n-1) != 0) {
 		return fmt.Errorf("summary of column %d: a Bloom filter of %d bytes (exact %v)", s.Column, len(s.Bloom), s.Exact)
 	}
 	if s.Exact && (len(s.Values) > 0) != s.HasRange {

@@ -96,3 +96,25 @@ func TestBloom(t *testing.T) {
 		t.Error("filters of different sizes merged")
 	}
 }
+
+// TestBloomShrink: folding keeps every key, and Shrink stops at the size
+// whose fill passes the bound.
+func TestBloomShrink(t *testing.T) {
+	f, _ := NewBloom(512 << 10)
+	var hs []uint64
+	for i := uint64(0); i < 10_000; i++ {
+		h := Mix(i*0x9E3779B97F4A7C15 + 1)
+		hs = append(hs, h)
+		f.Insert(h)
+	}
+	g := f.Shrink(0.5)
+	if len(g) >= len(f) || g.Fill() > 0.5 || g.Fold().Fill() <= 0.5 && len(g) > 8 {
+		t.Fatalf("shrunk to %d bytes, fill %.2f (folded once more: %.2f)", 4*len(g), g.Fill(), g.Fold().Fill())
+	}
+	for _, h := range hs {
+		if !g.MayContain(h) {
+			t.Fatal("a key was lost in folding")
+		}
+	}
+	t.Logf("10,000 keys: %d KiB, fill %.2f", 4*len(g)>>10, g.Fill())
+}
