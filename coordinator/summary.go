@@ -71,7 +71,13 @@ func stageSummaries(st *plan.Stage, results []*function.TaskResult) []plan.Colum
 // added. nil when a task that saw too many keys for a set sent no filter
 // (then the stage's filter is its range alone).
 func mergeBlooms(t plan.DataType, parts []*plan.ColumnSummary) []byte {
-	f, err := kernel.NewBloom(plan.SummaryBloomBytes)
+	size := plan.SummaryBloomBytes // the smallest task filter: the others fold to it
+	for _, p := range parts {
+		if n := len(p.Bloom); n > 0 {
+			size = min(size, n)
+		}
+	}
+	f, err := kernel.NewBloom(size)
 	if err != nil {
 		return nil
 	}
@@ -79,7 +85,13 @@ func mergeBlooms(t plan.DataType, parts []*plan.ColumnSummary) []byte {
 		switch {
 		case len(p.Bloom) > 0:
 			b, err := kernel.BloomFromBytes(p.Bloom)
-			if err != nil || f.Or(b) != nil {
+			if err != nil {
+				return nil
+			}
+			for len(b) > len(f) {
+				b = b.Fold()
+			}
+			if f.Or(b) != nil {
 				return nil
 			}
 		case p.Exact:

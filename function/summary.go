@@ -13,6 +13,9 @@ import (
 	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
+// taskBloomMaxFill bounds how full a task's Bloom filter may be shrunk.
+const taskBloomMaxFill = 0.1
+
 // summarizer computes the column summaries a stage asks for
 // (plan.Stage.Summarize) over the rows its task writes.
 type summarizer struct {
@@ -195,7 +198,10 @@ func (s *summarizer) result() []plan.ColumnSummary {
 	for _, cs := range s.cols {
 		sum := cs.sum
 		if cs.bloom != nil && cs.typed {
-			sum.Bloom = cs.bloom.Bytes()
+			// Shrunk while a tenth of its bits at most are set, leaving
+			// room for the other tasks' keys it is merged with (the
+			// coordinator folds every task's filter to the smallest).
+			sum.Bloom = cs.bloom.Shrink(taskBloomMaxFill).Bytes()
 		}
 		if cs.exact {
 			sum.Exact = true
