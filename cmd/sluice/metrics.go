@@ -5,6 +5,7 @@ import (
 	"io"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 )
 
 // printPhases prints, per stage, where its tasks' time went: queue,
@@ -36,5 +37,5 @@ func printPhases(w io.Writer, js *coordinator.JobStatus) {
 // operators' metrics (coordinator.WriteOperatorMetrics).
 func printOperatorMetrics(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprintln(w)
-	coordinator.WriteOperatorMetrics(w, js)
+	sqlsession.WriteOperatorMetrics(w, js)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/schollz/progressbar/v3"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/coordinator/sqlsession"
 )
 
 // progress shows stages and tasks done and bytes shuffled on a terminal;
@@ -99,7 +100,7 @@ func printStats(w io.Writer, js *coordinator.JobStatus) {
 		fmt.Fprintf(w, "  functions: %d invocations, %.2f function-seconds, %.3f GB-seconds\n", c.Invocations, c.FunctionSeconds, c.GBSeconds)
 		fmt.Fprintf(w, "  estimated cost: $%.6f (S3 $%.6f, Lambda $%.6f)\n", c.Dollars, c.S3Dollars, c.LambdaDollars)
 	}
-	coordinator.WriteRoundNotes(w, js, "  ")
+	sqlsession.WriteRoundNotes(w, js, "  ")
 }
 
 // printMemory prints the task memory line of --stats: the most operator

@@ -723,9 +723,9 @@ func (p *Session) explain(ctx context.Context, st *planner.Statement, env *coord
 		}
 		if len(js.Rounds) > 0 {
 			b.WriteString("== adaptive rounds\n")
-			coordinator.WriteRoundNotes(&b, js, "")
+			WriteRoundNotes(&b, js, "")
 		}
-		coordinator.WriteOperatorMetrics(&b, js)
+		WriteOperatorMetrics(&b, js)
 		text = b.String()
 	}
 	rs := newResultSet("plan")

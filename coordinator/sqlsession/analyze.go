@@ -1,9 +1,10 @@
-package coordinator
+package sqlsession
 
 import (
 	"fmt"
 	"io"
 
+	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -15,7 +16,7 @@ import (
 
 // WriteRoundNotes writes what every adaptive rule that fired did, one line
 // per rule and round (runtime filters: source stage, kind, size).
-func WriteRoundNotes(w io.Writer, js *JobStatus, indent string) {
+func WriteRoundNotes(w io.Writer, js *coordinator.JobStatus, indent string) {
 	for _, r := range js.Rounds {
 		for _, f := range r.Fired {
 			if f.Discarded != "" {
@@ -33,7 +34,7 @@ func WriteRoundNotes(w io.Writer, js *JobStatus, indent string) {
 // stage's tasks, the way DataFusion's EXPLAIN ANALYZE prints metrics=[...]
 // on each plan line: a runtime filter's rows dropped are its Filter's
 // input rows less its output rows.
-func WriteOperatorMetrics(w io.Writer, js *JobStatus) {
+func WriteOperatorMetrics(w io.Writer, js *coordinator.JobStatus) {
 	fmt.Fprintln(w, "== operator metrics (summed over each stage's tasks)")
 	for _, s := range js.Stages {
 		if s.Metrics == nil || s.Plan == nil {
