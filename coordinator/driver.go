@@ -228,7 +228,7 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			return nil, err
 		}
 		if sm.State == StageDone {
-			out, err := sm.Output()
+			out, err := c.store.StageOutput(ctx, job, st.ID, sm)
 			if err != nil {
 				return nil, fmt.Errorf("%w: stage %d: %w", errCorruptRecord, st.ID, err)
 			}
