@@ -72,7 +72,7 @@ type QueryReport struct {
 	Gets, Puts    int64
 	PeakGet       PrefixPeak
 	PeakPut       PrefixPeak
-	RedisCmds int64
+	RedisCmds     int64
 	// RedisPeakOps is the most commands Redis ran in one real second:
 	// what the real coordinator put on it (its work is not compressed).
 	RedisPeakOps float64
@@ -82,13 +82,13 @@ type QueryReport struct {
 	// CPU is the coordinator's (this process less ModelCPU, the models'
 	// measured per thread; the Go runtime's GC of the models' garbage is
 	// counted as the coordinator's).
-	CPU           time.Duration
-	ModelCPU      time.Duration
-	RedisCPU      time.Duration // redis-server
-	RSS           int64         // peak resident set of this process while the query ran
-	GBSeconds     float64
-	Dollars       float64
-	Splits        int // S3 prefix splits
+	CPU       time.Duration
+	ModelCPU  time.Duration
+	RedisCPU  time.Duration // redis-server
+	RSS       int64         // peak resident set of this process while the query ran
+	GBSeconds float64
+	Dollars   float64
+	Splits    int // S3 prefix splits
 }
 
 // Sim is a running simulation: redis, the models, a coordinator.
