@@ -312,6 +312,19 @@ type SubmitOptions struct {
 	Adaptive *bool
 }
 
+// Share returns the dispatch slots a job's tasks hold on this coordinator
+// and how many of its tasks wait for one. A job with tasks waiting and no
+// slot is queued: admitted once a slot frees (with FairShare, before the
+// jobs holding more).
+func (c *Coordinator) Share(job string) (held, queued int) { return c.dispatch.share(job) }
+
+// Waiting returns the tasks waiting for a dispatch slot, over all jobs.
+func (c *Coordinator) Waiting() int {
+	c.dispatch.mu.Lock()
+	defer c.dispatch.mu.Unlock()
+	return c.dispatch.waiting
+}
+
 // Submit plans sql, records the job in Redis and starts driving it. A
 // planning error is the user's and is returned as is (never retried).
 func (c *Coordinator) Submit(ctx context.Context, sql string, opts SubmitOptions) (string, error) {

@@ -26,12 +26,14 @@ type dispatcher struct {
 	jobs    map[string]*jobSlots // jobs holding or waiting for slots
 	waiting int
 	seq     uint64
+	grants  uint64
 }
 
 // jobSlots is one job's share of the dispatcher.
 type jobSlots struct {
 	held    int
 	waiters waitHeap
+	granted uint64 // when it was last granted a slot (d.grants); 0: never
 }
 
 func newDispatcher(n int, fair bool) *dispatcher {
@@ -81,6 +83,8 @@ func (d *dispatcher) acquire(ctx context.Context, job string, prio int64) error 
 	if d.free > 0 && d.waiting == 0 {
 		d.free--
 		j.held++
+		d.grants++
+		j.granted = d.grants
 		d.mu.Unlock()
 		return nil
 	}
@@ -118,7 +122,7 @@ func (d *dispatcher) queued() bool {
 }
 
 // share returns the slots job holds and its tasks waiting for one.
-func (d *dispatcher) share(job string) (held, waiting int) {
+func (d *dispatcher) share(job string) (held, queued int) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if j := d.jobs[job]; j != nil {
@@ -149,8 +153,9 @@ func (d *dispatcher) releaseLocked(job string) {
 		d.free++
 		return
 	}
-	// The next job: the fewest slots held (fair), or the best head
-	// waiter; ties go to the earliest waiting.
+	// The next job: the fewest slots held, then the least recently
+	// granted (round robin among equals) (fair); or the best head waiter
+	// (not fair); ties go to the earliest waiting.
 	var next *jobSlots
 	for _, j := range d.jobs {
 		if len(j.waiters) == 0 {
@@ -163,6 +168,8 @@ func (d *dispatcher) releaseLocked(job string) {
 	w := heap.Pop(&next.waiters).(*waiter)
 	d.waiting--
 	next.held++
+	d.grants++
+	next.granted = d.grants
 	close(w.ready)
 }
 
@@ -171,6 +178,9 @@ func (d *dispatcher) before(a, b *jobSlots) bool {
 	ha, hb := a.waiters[0], b.waiters[0]
 	if d.fair && a.held != b.held {
 		return a.held < b.held
+	}
+	if d.fair && a.granted != b.granted {
+		return a.granted < b.granted
 	}
 	if !d.fair && ha.prio != hb.prio {
 		return ha.prio < hb.prio

@@ -3,6 +3,7 @@ package sim
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 )
@@ -88,4 +89,20 @@ func shortPrefix(p string) string {
 		}
 	}
 	return p
+}
+
+// PrintMix writes the small jobs' latencies of Mix runs, one line each.
+func PrintMix(w io.Writer, rs []MixReport) {
+	for _, r := range rs {
+		ls := append([]time.Duration(nil), r.Small...)
+		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+		q := func(f float64) time.Duration {
+			if len(ls) == 0 {
+				return 0
+			}
+			return ls[min(len(ls)-1, int(f*float64(len(ls))))].Round(100 * time.Millisecond)
+		}
+		fmt.Fprintf(w, "fair share %-5v: big job %s in %v; %d small jobs: p50 %v, p90 %v, max %v (%d failed)\n",
+			r.FairShare, r.BigState, r.Big.Round(time.Second), len(ls), q(0.5), q(0.9), q(1), r.Failed)
+	}
 }

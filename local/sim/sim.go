@@ -349,3 +349,56 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 		r.GBSeconds*p.LambdaGBSecond + float64(r.Functions)*p.LambdaPerMillion/1e6
 	return r
 }
+
+// MixReport is what Mix measured: the big job's and each small job's
+// simulated latency, from its submission to its end.
+type MixReport struct {
+	FairShare bool
+	Big       time.Duration
+	BigState  string
+	Small     []time.Duration // in submission order
+	Failed    int             // small jobs that did not succeed
+}
+
+// Mix submits big, waits after (simulated time), then submits every
+// small query at once, and waits for all of them: how the small jobs
+// fare beside a big one under the coordinator's concurrency cap.
+func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (MixReport, error) {
+	r := MixReport{FairShare: s.opts.Coordinator.FairShare, Small: make([]time.Duration, len(small))}
+	began := time.Now()
+	bigJob, err := s.Co.Submit(ctx, big.SQL, coordinator.SubmitOptions{})
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", big.Name, err)
+	}
+	if err := s.Clock.Sleep(ctx, after); err != nil {
+		return r, err
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, q := range small {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := time.Now()
+			ok := false
+			if job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{}); err == nil {
+				rec, err := s.Co.Wait(ctx, job)
+				ok = err == nil && rec.State == coordinator.StateSucceeded
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			r.Small[i] = s.Clock.Sim(time.Since(at))
+			if !ok {
+				r.Failed++
+			}
+		}()
+	}
+	wg.Wait()
+	rec, err := s.Co.Wait(ctx, bigJob)
+	r.Big = s.Clock.Sim(time.Since(began))
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", big.Name, err)
+	}
+	r.BigState = string(rec.State)
+	return r, nil
+}
