@@ -292,8 +292,11 @@ func (s *Store) Task(ctx context.Context, job string, stage, task int) (*TaskRec
 // (the order runStage recorded them in), with repairs' replacements.
 func (s *Store) StageOutput(ctx context.Context, job string, stage int, sm *StageRecord) (*stageOutput, error) {
 	out, err := sm.Output()
-	if err != nil || !out.FromTasks {
-		return out, err
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errCorruptRecord, err)
+	}
+	if !out.FromTasks {
+		return out, nil
 	}
 	out.Objects = map[int][]shuffle.ObjectRef{}
 	const batch = 512
@@ -314,7 +317,7 @@ func (s *Store) StageOutput(ctx context.Context, job string, stage int, sm *Stag
 		for i, cmd := range cmds {
 			var res function.TaskResult
 			if err := json.Unmarshal([]byte(cmd.Val()), &res); err != nil {
-				return nil, fmt.Errorf("task %d/%d: decode committed result: %w", stage, lo+i, err)
+				return nil, fmt.Errorf("%w: task %d/%d: decode committed result: %w", errCorruptRecord, stage, lo+i, err)
 			}
 			out.addResult(&res)
 		}
