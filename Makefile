@@ -174,20 +174,28 @@ fuzz: $(BIN)/minio
 # throughput in the same run.
 # Simulation (local/sim): TPC-H at SIM_SF on virtual tables through the
 # real coordinator and a redis-server, with Lambda and S3 modelled, time
-# compressed SIM_FACTOR times; then a SIM_TASKS-task scan stage under
-# throttling, stragglers and crashes. Prints per query the simulated
-# latency, functions, peak concurrency, 429s, 503s, retries, requests and
-# peak rates per prefix, Redis commands, CPU, RSS and $, with totals.
+# compressed SIM_FACTOR times; then a 10,000-task scan stage under
+# throttling, stragglers and crashes; a scan stage feeding a 2,000-partition
+# shuffle at SIM_SHUFFLE_SF (100: 1,000 tasks; at 1,000 the coordinator
+# needs ~15 GB, see docs/architecture.md Scale); then one big job beside 20 small ones without and with fair
+# sharing. Prints per query the simulated latency, functions, peak and
+# sustained concurrency, 429s, 503s, retries, requests and peak rates per
+# prefix, Redis commands and peak ops/s, the coordinator's CPU (apart
+# from the models'), RSS and $, with totals and CPU per task.
 SIM_SF ?= 1000
 SIM_FACTOR ?= 100
 SIM_CONCURRENCY ?= 3000
+SIM_SHUFFLE_SF ?= 100
+SIM_FLAGS = --log-level error sim --sim-sf $(SIM_SF) --sim-factor $(SIM_FACTOR) --function-memory 1769MiB
 bench-sim:
 	$(GO) build -o $(BIN)/sluice ./cmd/sluice
-	$(BIN)/sluice --log-level error sim --query-dir planner/testdata/tpch --sim-sf $(SIM_SF) --sim-factor $(SIM_FACTOR) \
-		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --function-memory 1769MiB
-	$(BIN)/sluice --log-level error sim --sim-sf $(SIM_SF) --sim-factor $(SIM_FACTOR) --adaptive=false --split-bytes 19MiB \
-		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --function-memory 1769MiB \
+	$(BIN)/sluice $(SIM_FLAGS) --query-dir planner/testdata/tpch --functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY)
+	$(BIN)/sluice $(SIM_FLAGS) --adaptive=false --split-bytes 19MiB --functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) \
 		--straggler-rate 0.05 --crash-rate 0.02 "select count(*) from lineitem"
+	$(BIN)/sluice $(SIM_FLAGS) --sim-sf $(SIM_SHUFFLE_SF) --adaptive=false --split-bytes 19MiB --partitions 2000 \
+		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --straggler-rate 0.05 --crash-rate 0.02 "select l_orderkey, count(*) from lineitem group by l_orderkey"
+	$(BIN)/sluice $(SIM_FLAGS) --adaptive=false --split-bytes 19MiB --functions 1000 --lambda-concurrency 1000 \
+		--mix-small 20 --mix-after 30s "select count(*) from lineitem"
 
 bench-coordinator:
 	$(GO) test -run '^$$' -bench BenchmarkCoordinator -benchtime 1x ./coordinator/

@@ -131,6 +131,12 @@ type Config struct {
 	// Concurrency bounds the tasks this coordinator has in flight at once
 	// (over all jobs); the invoker may bound them further.
 	Concurrency int
+	// FairShare shares Concurrency between the jobs running at once: a
+	// free slot goes to the waiting job holding the fewest (max-min
+	// fairness), so a job of thousands of tasks does not queue a small
+	// query behind them (the default). Off: the task with the least
+	// input first over all jobs, first come first served among equals.
+	FairShare bool
 	// LimitEarlyStop lets the tasks of a stage that ends in a bare LIMIT
 	// stop once the stage produced enough rows (the default).
 	LimitEarlyStop bool
@@ -178,6 +184,7 @@ func DefaultConfig() Config {
 		RuntimeFilterBuildBytes: 1 << 30,
 		PackBytes:               16 << 20,
 		Concurrency:             64,
+		FairShare:               true,
 		AQE:                     adaptive.DefaultConfig(),
 	}
 }
@@ -244,7 +251,7 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	}
 	store.observe = m.redisError
 	store.Prices = cfg.Prices
-	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency), store: store,
+	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency, cfg.FairShare), store: store,
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
 		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},
 		ctx: ctx, cancel: cancel}
@@ -303,6 +310,19 @@ func (c *Coordinator) Close() {
 // SubmitOptions override per-job settings.
 type SubmitOptions struct {
 	Adaptive *bool
+}
+
+// Share returns the dispatch slots a job's tasks hold on this coordinator
+// and how many of its tasks wait for one. A job with tasks waiting and no
+// slot is queued: admitted once a slot frees (with FairShare, before the
+// jobs holding more).
+func (c *Coordinator) Share(job string) (held, queued int) { return c.dispatch.share(job) }
+
+// Waiting returns the tasks waiting for a dispatch slot, over all jobs.
+func (c *Coordinator) Waiting() int {
+	c.dispatch.mu.Lock()
+	defer c.dispatch.mu.Unlock()
+	return c.dispatch.waiting
 }
 
 // Submit plans sql, records the job in Redis and starts driving it. A

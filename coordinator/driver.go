@@ -228,9 +228,11 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 			return nil, err
 		}
 		if sm.State == StageDone {
-			out, err := sm.Output()
+			out, err := c.store.StageOutput(ctx, job, st.ID, sm)
 			if err != nil {
-				return nil, fmt.Errorf("%w: stage %d: %w", errCorruptRecord, st.ID, err)
+				// Corrupt when a record does not decode (errCorruptRecord);
+				// failing to read the task results is Redis's error.
+				return nil, fmt.Errorf("stage %d: %w", st.ID, err)
 			}
 			run.outputs[st.ID] = out
 			run.state.Done[st.ID] = &out.Stats

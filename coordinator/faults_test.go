@@ -34,8 +34,8 @@ func checkDone(t *testing.T, c *Coordinator, job string, files int) {
 	if sm.Done != files || sm.Tasks != files {
 		t.Fatalf("stage 0: done %d of %d tasks, want %d", sm.Done, sm.Tasks, files)
 	}
-	var out stageOutput
-	if err := json.Unmarshal([]byte(sm.output), &out); err != nil {
+	out, err := c.store.StageOutput(ctx, job, 0, sm)
+	if err != nil {
 		t.Fatal(err)
 	}
 	for p := 0; p < 2; p++ {
@@ -384,8 +384,16 @@ func TestLostInputRerunsProducer(t *testing.T) {
 		t.Fatalf("producer task %d ran %d times, want 2", producer, n)
 	}
 	sm, _ := c.store.Stage(ctx, job, 0)
-	if strings.Contains(sm.output, lost) {
-		t.Fatal("the stage output still names the lost object")
+	out, err := c.store.StageOutput(ctx, job, 0, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for p, refs := range out.Objects {
+		for _, r := range refs {
+			if r.Key == lost {
+				t.Fatalf("the stage output still names the lost object in partition %d", p)
+			}
+		}
 	}
 	if n := metricValue(c.metrics.InputRepairs); n != 1 {
 		t.Fatalf("repairs: %v", n)
@@ -476,8 +484,10 @@ func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
 	if sm.Tasks != 3 || sm.Done != 3 {
 		t.Fatalf("stage 0: %d of %d tasks done, want 3 of 3", sm.Done, sm.Tasks)
 	}
-	var out stageOutput
-	_ = json.Unmarshal([]byte(sm.output), &out)
+	out, err := b.store.StageOutput(ctx, job, 0, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
 	for p := 0; p < 2; p++ {
 		if len(out.Objects[p]) != 3 {
 			t.Fatalf("partition %d: %d objects, want one per task (3)", p, len(out.Objects[p]))

@@ -114,16 +114,16 @@ func TestPackerSendsWhenSlotsQueue(t *testing.T) {
 	defer cancel()
 	mem, spec := packFixture(t)
 	pool := function.NewPool(function.NewRuntime(mem, nil, nil), 1)
-	d := newDispatcher(1)
+	d := newDispatcher(1, true)
 	p := newPacker(ctx, pool, 1<<20)
 	p.window = time.Hour
 	p.queued, d.onQueue = d.queued, p.flush
 	arrivals := p.expect(2)
 	run := func(task int) error {
-		if err := d.acquire(ctx, 0); err != nil {
+		if err := d.acquire(ctx, "q", 0); err != nil {
 			return err
 		}
-		defer d.release()
+		defer d.release("q")
 		_, _, err := p.invoke(ctx, spec("q", task), 10, time.Now().Add(time.Minute), arrivals[task])
 		return err
 	}

@@ -148,7 +148,8 @@ func (r *StageRecord) StateOrPending() StageState {
 // HasOutput reports whether a finished stage's output is recorded.
 func (r *StageRecord) HasOutput() bool { return r.output != "" }
 
-// Output decodes the output of a finished stage.
+// Output decodes the record of a finished stage's output: with FromTasks
+// set its Objects are not in it (Store.StageOutput rebuilds them).
 func (r *StageRecord) Output() (*stageOutput, error) {
 	var out stageOutput
 	if err := json.Unmarshal([]byte(r.output), &out); err != nil {

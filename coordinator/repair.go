@@ -249,6 +249,17 @@ func (c *Coordinator) replaceOutput(ctx context.Context, run *jobRun, stage int,
 	if err != nil {
 		return fmt.Errorf("stage %d: %w", stage, err)
 	}
+	if out.FromTasks {
+		// The record holds no objects: it keeps the replacements, applied
+		// when the objects are rebuilt from the task results.
+		if out.Replaced == nil {
+			out.Replaced = map[string][]shuffle.ObjectRef{}
+		}
+		for id, refs := range repl {
+			out.Replaced[id] = refs
+		}
+		return c.store.SetStage(ctx, run.id, run.fence, stage, "output", string(out.record(out.Tasks)))
+	}
 	for p, refs := range out.Objects {
 		var n []shuffle.ObjectRef
 		for _, r := range refs {

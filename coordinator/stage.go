@@ -19,9 +19,55 @@ import (
 
 // stageOutput is what a finished stage produced: statistics for the
 // re-planner and the committed objects per partition for its consumers.
+//
+// Its record in Redis (the stage's "output" field) holds the statistics
+// only, with FromTasks set: the objects are the partitions of the
+// committed task results, which Redis holds already (one value per task),
+// and Store.StageOutput rebuilds them from there, with the repairs'
+// replacements (Replaced) applied. Recording them in the stage's value
+// too would make that one value grow with tasks x partitions: 20 M
+// references, about 2 GB, for 10,000 tasks feeding 2,000 partitions,
+// past Redis's 512 MB limit of one value. Records written before hold
+// Objects themselves.
 type stageOutput struct {
 	Stats   adaptive.StageStats         `json:"stats"`
-	Objects map[int][]shuffle.ObjectRef `json:"objects"`
+	Objects map[int][]shuffle.ObjectRef `json:"objects,omitempty"`
+	// FromTasks: Objects are the committed results of tasks 0..Tasks-1.
+	FromTasks bool `json:"from_tasks,omitempty"`
+	Tasks     int  `json:"tasks,omitempty"`
+	// Replaced maps the id of a lost object to the objects a repair
+	// wrote in its place (applied again to the replacements).
+	Replaced map[string][]shuffle.ObjectRef `json:"replaced,omitempty"`
+}
+
+// record is the output's record for Redis: statistics, no objects.
+func (o *stageOutput) record(tasks int) []byte {
+	b, _ := json.Marshal(&stageOutput{Stats: o.Stats, FromTasks: true, Tasks: tasks, Replaced: o.Replaced})
+	return b
+}
+
+// replaced returns ref, or what repairs wrote in its place.
+func (o *stageOutput) replaced(ref shuffle.ObjectRef, depth int) []shuffle.ObjectRef {
+	rr, ok := o.Replaced[ref.ID()]
+	if !ok || depth > 16 {
+		return []shuffle.ObjectRef{ref}
+	}
+	var out []shuffle.ObjectRef
+	for _, r := range rr {
+		out = append(out, o.replaced(r, depth+1)...)
+	}
+	return out
+}
+
+// addResult appends a committed task result's partitions to Objects.
+func (o *stageOutput) addResult(r *function.TaskResult) {
+	for _, p := range r.Partitions {
+		if len(o.Replaced) == 0 {
+			o.Objects[p.Partition] = append(o.Objects[p.Partition], p.Ref())
+			continue
+		}
+		o.Objects[p.Partition] = append(o.Objects[p.Partition], o.replaced(p.Ref(), 0)...)
+	}
 }
 
 // allObjects returns the committed objects of every partition, in
@@ -138,7 +184,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	sort.Slice(out.Stats.Partitions, func(i, j int) bool {
 		return out.Stats.Partitions[i].Partition < out.Stats.Partitions[j].Partition
 	})
-	oj, _ := json.Marshal(out)
+	oj := out.record(len(results))
 	mj, _ := json.Marshal(function.AggregateMetrics(results)) // per-operator and phase metrics (kept with the stage)
 	if err := c.store.FinishStage(ctx, run.id, run.fence, st.ID, "output", string(oj), "metrics", string(mj),
 		"rows", out.Stats.Rows, "bytes", out.Stats.Bytes, "input_rows", inRows, "input_bytes", inBytes, "invoked", invoked,

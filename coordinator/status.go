@@ -169,7 +169,7 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if sm.State != StageDone {
 		return nil, schema, nil // skipped: empty result
 	}
-	out, err := sm.Output()
+	out, err := s.StageOutput(ctx, job, st.ID, sm)
 	if err != nil {
 		return nil, nil, fmt.Errorf("result stage: %w", err)
 	}

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -9,7 +10,9 @@ import (
 
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/redisdb"
+	"github.com/sluicedb/sluice/shuffle"
 )
 
 // ErrStaleFence is returned by every fenced transition when the job's
@@ -281,6 +284,45 @@ func (s *Store) Task(ctx context.Context, job string, stage, task int) (*TaskRec
 		return nil, fmt.Errorf("read task %d/%d of job %s: %w", stage, task, job, err)
 	}
 	return decodeTask(m), nil
+}
+
+// StageOutput decodes a finished stage's output with its objects: for a
+// record holding only statistics (FromTasks), the partitions of its
+// tasks' committed results, read in pipelined batches, in task order
+// (the order runStage recorded them in), with repairs' replacements.
+func (s *Store) StageOutput(ctx context.Context, job string, stage int, sm *StageRecord) (*stageOutput, error) {
+	out, err := sm.Output()
+	if err != nil {
+		return nil, fmt.Errorf("%w: %w", errCorruptRecord, err)
+	}
+	if !out.FromTasks {
+		return out, nil
+	}
+	out.Objects = map[int][]shuffle.ObjectRef{}
+	const batch = 512
+	for lo := 0; lo < out.Tasks; lo += batch {
+		hi := min(lo+batch, out.Tasks)
+		cmds := make([]*redis.StringCmd, hi-lo)
+		err := s.retry(ctx, "read stage output", func() error {
+			pipe := s.rdb.Pipeline()
+			for t := lo; t < hi; t++ {
+				cmds[t-lo] = pipe.HGet(ctx, kTask(job, stage, t), "result")
+			}
+			_, err := pipe.Exec(ctx)
+			return err
+		})
+		if err != nil {
+			return nil, fmt.Errorf("read results of stage %d of job %s: %w", stage, job, err)
+		}
+		for i, cmd := range cmds {
+			var res function.TaskResult
+			if err := json.Unmarshal([]byte(cmd.Val()), &res); err != nil {
+				return nil, fmt.Errorf("%w: task %d/%d: decode committed result: %w", errCorruptRecord, stage, lo+i, err)
+			}
+			out.addResult(&res)
+		}
+	}
+	return out, nil
 }
 
 // StartAttempt opens the next attempt of a task; committed is true when

@@ -2,15 +2,20 @@ package coordinator
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/alicebob/miniredis/v2"
 	"github.com/redis/go-redis/v9"
 
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/local/redisserver"
+	"github.com/sluicedb/sluice/shuffle"
 )
 
 // redisBackends returns clients of miniredis and, when installed, a real
@@ -119,5 +124,51 @@ func TestFirstCommitWins(t *testing.T) {
 				t.Fatalf("stage done count %d, want 1", sm.Done)
 			}
 		})
+	}
+}
+
+// TestStageOutputFromTasks: a stage's output record holds statistics
+// only; StageOutput rebuilds its objects from the committed task results,
+// in task order, with repairs' replacements. A record that does not
+// decode is corrupt; a read that is cancelled is not.
+func TestStageOutputFromTasks(t *testing.T) {
+	mr := miniredis.RunT(t)
+	rdb := redis.NewClient(&redis.Options{Addr: mr.Addr()})
+	s := NewStore(rdb)
+	ctx := context.Background()
+	ref := func(task, part int) shuffle.PartitionStat {
+		return shuffle.PartitionStat{Partition: part, Rows: 1, Offset: int64(8 + part), Bytes: 1, Key: fmt.Sprintf("o/%d", task)}
+	}
+	for task := range 3 {
+		res, _ := json.Marshal(function.TaskResult{Stage: 0, Task: task, Partitions: []shuffle.PartitionStat{ref(task, 0), ref(task, 1)}})
+		mr.HSet(kTask("j", 0, task), "result", string(res))
+	}
+	lost := ref(1, 1).Ref()
+	out := &stageOutput{Replaced: map[string][]shuffle.ObjectRef{lost.ID(): {{Key: "o/1-again", Offset: 9, Bytes: 1, Rows: 1}}}}
+	sm := &StageRecord{output: string(out.record(3))}
+	if strings.Contains(sm.output, "o/0") {
+		t.Fatalf("the record names objects: %s", sm.output)
+	}
+	got, err := s.StageOutput(ctx, "j", 0, sm)
+	if err != nil {
+		t.Fatal(err)
+	}
+	keys := func(p int) string {
+		var ks []string
+		for _, r := range got.Objects[p] {
+			ks = append(ks, r.Key)
+		}
+		return strings.Join(ks, " ")
+	}
+	if keys(0) != "o/0 o/1 o/2" || keys(1) != "o/0 o/1-again o/2" {
+		t.Fatalf("objects: partition 0 %q, partition 1 %q", keys(0), keys(1))
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := s.StageOutput(cancelled, "j", 0, sm); err == nil || errors.Is(err, errCorruptRecord) {
+		t.Fatalf("cancelled read: %v, want an error that is not errCorruptRecord", err)
+	}
+	if _, err := s.StageOutput(ctx, "j", 0, &StageRecord{output: "{"}); !errors.Is(err, errCorruptRecord) {
+		t.Fatalf("undecodable record: %v, want errCorruptRecord", err)
 	}
 }

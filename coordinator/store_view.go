@@ -276,7 +276,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 		row.PeakMemory = peak[id]
 		metricsView(&row, st.Root, committed[id])
 		if sm.HasOutput() {
-			if out, err := sm.Output(); err == nil {
+			if out, err := s.StageOutput(ctx, job, id, sm); err == nil {
 				parts := make([]int, 0, len(out.Objects))
 				for p := range out.Objects {
 					parts = append(parts, p)

@@ -145,14 +145,14 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		live[a.Attempt] = true
 		go func(attempt int) {
 			queued := time.Now()
-			if err := c.dispatch.acquire(tctx, w.bytes); err != nil {
+			if err := c.dispatch.acquire(tctx, run.id, w.bytes); err != nil {
 				outs <- attemptOutcome{attempt: attempt, err: err}
 				return
 			}
 			at := time.Now()
 			running <- began{attempt, at}
 			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), log.With("attempt", attempt))
-			c.dispatch.release()
+			c.dispatch.release(run.id)
 			o.attempt, o.took = attempt, time.Since(at)
 			if o.lost != "" {
 				// Outside the dispatch slot: running the producer needs one.

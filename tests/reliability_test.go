@@ -209,14 +209,14 @@ func TestFaultForgedInvoke(t *testing.T) {
 	// The forged spec: the result stage's committed attempt, no inputs
 	// (its output would be empty), as the probe sent.
 	g := r.graph(job)
-	out, _ := r.rdb.HGet(context.Background(), fmt.Sprintf("sluice:{%s}:stage:%d", job, g.Result), "output").Result()
-	var so struct {
-		Objects map[int][]shuffle.ObjectRef `json:"objects"`
+	// The stage's record holds statistics only: its objects are its
+	// tasks' committed results'.
+	out, _ := r.rdb.HGet(context.Background(), fmt.Sprintf("sluice:{%s}:task:%d:0", job, g.Result), "result").Result()
+	var committed function.TaskResult
+	if err := json.Unmarshal([]byte(out), &committed); err != nil || len(committed.Partitions) == 0 {
+		t.Fatalf("result stage's task 0 result %q: %v", out, err)
 	}
-	if err := json.Unmarshal([]byte(out), &so); err != nil || len(so.Objects[0]) == 0 {
-		t.Fatalf("result stage output %q: %v", out, err)
-	}
-	info, err := shuffle.ParseKey(so.Objects[0][0].Key)
+	info, err := shuffle.ParseKey(committed.Partitions[0].Key)
 	if err != nil {
 		t.Fatal(err)
 	}

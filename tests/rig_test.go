@@ -326,7 +326,7 @@ func (r *rig) waitCommits(t *testing.T, job string, k int) bool {
 }
 
 // doneStages describes every finished stage of job: its recorded output
-// and the attempts of each of its tasks. A finished stage that is not run
+// statistics and each of its tasks' attempts and committed result. A finished stage that is not run
 // again describes itself the same later.
 func (r *rig) doneStages(job string) map[int]string {
 	ctx := context.Background()
@@ -341,7 +341,9 @@ func (r *rig) doneStages(job string) map[int]string {
 		b.WriteString(sm["output"])
 		for task := 0; task < n; task++ {
 			tm, _ := r.rdb.HGetAll(ctx, redisdb.TaskKey(job, st.ID, task)).Result()
-			fmt.Fprintf(&b, " t%d:a%s/c%s", task, tm["attempts"], tm["committed"])
+			// The committed result names the task's objects (the stage's
+			// record holds only statistics).
+			fmt.Fprintf(&b, " t%d:a%s/c%s %s", task, tm["attempts"], tm["committed"], tm["result"])
 		}
 		out[st.ID] = b.String()
 	}

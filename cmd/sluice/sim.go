@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
 
@@ -37,6 +38,9 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "query-dir", Usage: "a folder of qNN.sql files (e.g. planner/testdata/tpch)"},
 			&cli.StringFlag{Name: "pick", Value: "all", Usage: "comma-separated query names of --query-dir (q01,q06) or all"},
 			&cli.StringFlag{Name: "redis", Usage: "address of a redis-server to use (default: start one)"},
+			&cli.IntFlag{Name: "mix-small", Usage: "run the (one) query as a big job and, once it runs, this many small jobs (--mix-small-sql) at once, without and with --fair-share, and print the small jobs' latencies"},
+			&cli.StringFlag{Name: "mix-small-sql", Value: "select count(*) from supplier where s_acctbal > 0", Usage: "the small jobs' query for --mix-small"},
+			&cli.DurationFlag{Name: "mix-after", Value: 30 * time.Second, Usage: "simulated time between the big job's submission and the small ones'"},
 		}, knobFlags(onLocal, false)...), knobFlags(onSim, false)...),
 		Action: runSim,
 	}
@@ -109,8 +113,12 @@ func runSim(c *cli.Context) error {
 	plat.Skew, plat.ColdStart = set.Sim.Skew, set.Sim.ColdStart
 	store := sim.DefaultStoreConfig()
 	store.GetRate, store.PutRate = set.Sim.PrefixGetRate, set.Sim.PrefixPutRate
-	s, err := sim.New(ctx, sim.Options{SF: set.Sim.SF, Factor: set.Sim.Factor, RedisAddr: addr, Coordinator: cfg,
-		Platform: plat, Store: store, Partitions: set.Partitions, Log: logger(c)})
+	opts := sim.Options{SF: set.Sim.SF, Factor: set.Sim.Factor, RedisAddr: addr, Coordinator: cfg,
+		Platform: plat, Store: store, Partitions: set.Partitions, Log: logger(c)}
+	if n := c.Int("mix-small"); n > 0 {
+		return runMix(c, opts, qs[0], n)
+	}
+	s, err := sim.New(ctx, opts)
 	if err != nil {
 		return err
 	}
@@ -129,5 +137,34 @@ func runSim(c *cli.Context) error {
 			return cli.Exit("", 1)
 		}
 	}
+	return nil
+}
+
+// runMix runs one big query beside n small ones, without and then with
+// fair sharing, each on a fresh coordinator, and prints the small jobs'
+// latencies.
+func runMix(c *cli.Context, opts sim.Options, big sim.Query, n int) error {
+	small := make([]sim.Query, n)
+	for i := range small {
+		small[i] = sim.Query{Name: fmt.Sprintf("small%d", i+1), SQL: c.String("mix-small-sql")}
+	}
+	fmt.Fprintf(c.App.Writer, "TPC-H SF %g (virtual), time x%g, %d coordinator slots, Lambda concurrency %d: %s beside %d x %q submitted %v later\n",
+		opts.SF, opts.Factor, opts.Coordinator.Concurrency, opts.Platform.Concurrency, big.Name, n, c.String("mix-small-sql"), c.Duration("mix-after"))
+	var rs []sim.MixReport
+	for _, fair := range []bool{false, true} {
+		o := opts
+		o.Coordinator.FairShare = fair
+		s, err := sim.New(c.Context, o)
+		if err != nil {
+			return err
+		}
+		r, err := s.Mix(c.Context, big, small, c.Duration("mix-after"))
+		s.Close()
+		if err != nil {
+			return err
+		}
+		rs = append(rs, r)
+	}
+	sim.PrintMix(c.App.Writer, rs)
 	return nil
 }

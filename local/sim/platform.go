@@ -9,6 +9,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"net/http"
+	"runtime"
 	"strings"
 	"sync"
 	"time"
@@ -121,6 +122,10 @@ type PlatformStats struct {
 	PeakConcurrency                                         int
 	// FunctionSeconds and GBSeconds are simulated (billed) time.
 	FunctionSeconds, GBSeconds float64
+	// ModelCPU is the real CPU the models spent answering invocations
+	// (decoding specs, estimating, encoding results), measured per OS
+	// thread: the process's CPU less this is the coordinator's.
+	ModelCPU time.Duration
 }
 
 // Platform is the modelled FaaS platform. It answers the Lambda Invoke
@@ -139,7 +144,9 @@ type Platform struct {
 	rng        *rand.Rand
 	running    int
 	idle       []time.Duration // simulated times environments went idle, oldest first
-	rampFrom   time.Duration   // start of the current scale-up episode
+	level      int             // concurrency allowed in the current ramp interval
+	tick       time.Duration   // start of the current ramp interval
+	tickPeak   int             // invocations in flight at most during it
 	plans      map[string]*plan.Stage
 	stageParts map[string]int // "<job>/<stage>": output partitions its tasks wrote
 	st         PlatformStats
@@ -208,13 +215,30 @@ func respond(r *http.Request, code int, hdr map[string]string, body []byte) *htt
 }
 
 // capLocked is the concurrency the platform allows at simulated time now.
+// Lambda's scaling rule (since 2023): BurstInitial environments at once,
+// then BurstStep more per BurstInterval. Modelled per interval: the next
+// interval allows BurstStep more than the most that ran in this one (at
+// least BurstInitial, at most the account's concurrency), so the ramp
+// starts over whenever the demand fell, not only when nothing runs.
 func (p *Platform) capLocked(now time.Duration) int {
 	c := p.cfg.Concurrency
-	if p.cfg.BurstInitial > 0 && p.cfg.BurstInterval > 0 {
-		steps := int((now - p.rampFrom) / p.cfg.BurstInterval)
-		c = min(c, p.cfg.BurstInitial+steps*p.cfg.BurstStep)
+	if p.cfg.BurstInitial <= 0 || p.cfg.BurstInterval <= 0 {
+		return c
 	}
-	return c
+	if p.level == 0 {
+		p.level, p.tick = min(c, p.cfg.BurstInitial), now
+	}
+	for i := 0; now-p.tick >= p.cfg.BurstInterval; i++ {
+		if i == 2 { // idle for long: only the demand now counts
+			p.tick = now
+			p.level = min(c, max(p.cfg.BurstInitial, p.running+p.cfg.BurstStep))
+			break
+		}
+		p.level = min(c, max(p.cfg.BurstInitial, p.tickPeak+p.cfg.BurstStep))
+		p.tickPeak = p.running
+		p.tick += p.cfg.BurstInterval
+	}
+	return p.level
 }
 
 // serve answers one Invoke request.
@@ -227,9 +251,6 @@ func (p *Platform) serve(r *http.Request) (*http.Response, error) {
 	ctx := r.Context()
 	now := p.clock.Now()
 	p.mu.Lock()
-	if p.running < p.cfg.BurstInitial/2 && p.running == 0 {
-		p.rampFrom = now // scaling starts over from idle
-	}
 	if p.running >= p.capLocked(now) {
 		p.st.Throttled++
 		p.mu.Unlock()
@@ -237,6 +258,7 @@ func (p *Platform) serve(r *http.Request) (*http.Response, error) {
 			[]byte(`{"Type":"User","message":"Rate Exceeded.","Reason":"ReservedFunctionConcurrentInvocationLimitExceeded"}`)), nil
 	}
 	p.running++
+	p.tickPeak = max(p.tickPeak, p.running)
 	p.st.Invocations++
 	p.st.PeakConcurrency = max(p.st.PeakConcurrency, p.running)
 	cold := time.Duration(0)
@@ -268,7 +290,14 @@ func (p *Platform) serve(r *http.Request) (*http.Response, error) {
 	}()
 
 	start := now + p.cfg.Invoke/2 + cold
+	runtime.LockOSThread()
+	cpu0 := threadCPU()
 	out, work, mem, err := p.run(ctx, body, start)
+	used := threadCPU() - cpu0
+	runtime.UnlockOSThread()
+	p.mu.Lock()
+	p.st.ModelCPU += used
+	p.mu.Unlock()
 	if err != nil {
 		return nil, err
 	}

@@ -3,15 +3,16 @@ package sim
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"time"
 )
 
 // PrintReport writes one line per query and the totals.
 func PrintReport(w io.Writer, rs []QueryReport) {
-	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6s %6s %6s %6s %5s %9s %8s %8s %8s %9s %8s %7s %7s %7s %9s\n",
-		"query", "state", "latency", "wall", "fns", "peak", "429s", "503s", "retry", "GETs", "PUTs", "pkGET/s", "pkPUT/s",
-		"redis", "redis/s", "cpu", "rdsCPU", "RSS", "$")
+	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6s %5s %5s %6s %6s %5s %9s %8s %8s %8s %9s %8s %7s %7s %7s %7s %9s\n",
+		"query", "state", "latency", "wall", "fns", "peak", "sust", "429s", "503s", "retry", "GETs", "PUTs", "pkGET/s", "pkPUT/s",
+		"redis", "redis/s", "coCPU", "mdlCPU", "rdsCPU", "RSS", "$")
 	var t QueryReport
 	t.Name, t.State = "total", "ok"
 	bad := 0
@@ -25,6 +26,8 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 		t.Functions += r.Functions
 		t.Tasks += r.Tasks
 		t.PeakConc = max(t.PeakConc, r.PeakConc)
+		t.Sustained = max(t.Sustained, r.Sustained)
+		t.ModelCPU += r.ModelCPU
 		t.Throttled += r.Throttled
 		t.SlowDowns += r.SlowDowns
 		t.Retries += r.Retries
@@ -50,12 +53,10 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 		t.State = fmt.Sprintf("%d failed", bad)
 	}
 	line(w, t)
-	perTask := time.Duration(0)
-	if t.Tasks > 0 {
-		perTask = t.CPU / time.Duration(t.Tasks)
-	}
-	fmt.Fprintf(w, "tasks %d, crashes %d, stragglers %d, hedged %d; CPU per task %v (this process: coordinator and models)\n",
-		t.Tasks, t.Crashes, t.Stragglers, t.Hedges, perTask.Round(time.Microsecond))
+	perTask := perTaskOf(t.CPU, t.Tasks)
+	fmt.Fprintf(w, "tasks %d, crashes %d, stragglers %d, hedged %d; coordinator CPU per task %v (models %v); in flight: peak %d, sustained over 1 s %d\n",
+		t.Tasks, t.Crashes, t.Stragglers, t.Hedges, perTask.Round(time.Microsecond), perTaskOf(t.ModelCPU, t.Tasks).Round(time.Microsecond),
+		t.PeakConc, t.Sustained)
 	fmt.Fprintf(w, "hottest GET prefix %s (%.0f/s), hottest PUT prefix %s (%.0f/s)\n",
 		shortPrefix(t.PeakGet.Prefix), t.PeakGet.Get, shortPrefix(t.PeakPut.Prefix), t.PeakPut.Put)
 	for _, r := range rs {
@@ -65,11 +66,18 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 	}
 }
 
+func perTaskOf(d time.Duration, tasks int64) time.Duration {
+	if tasks <= 0 {
+		return 0
+	}
+	return d / time.Duration(tasks)
+}
+
 func line(w io.Writer, r QueryReport) {
-	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6d %6d %6d %6d %5d %9d %8d %8.0f %8.0f %9d %8.0f %7s %7s %6dM %9.4f\n",
-		r.Name, r.State, r.Latency.Round(100*time.Millisecond), r.Wall.Round(10*time.Millisecond), r.Functions, r.PeakConc,
+	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6d %5d %5d %6d %6d %5d %9d %8d %8.0f %8.0f %9d %8.0f %8s %7s %7s %6dM %9.4f\n",
+		r.Name, r.State, r.Latency.Round(100*time.Millisecond), r.Wall.Round(10*time.Millisecond), r.Functions, r.PeakConc, r.Sustained,
 		r.Throttled, r.SlowDowns, r.Retries, r.Gets, r.Puts, r.PeakGet.Get, r.PeakPut.Put, r.RedisCmds, r.RedisPeakOps,
-		r.CPU.Round(10*time.Millisecond), r.RedisCPU.Round(10*time.Millisecond), r.RSS>>20, r.Dollars)
+		r.CPU.Round(10*time.Millisecond), r.ModelCPU.Round(10*time.Millisecond), r.RedisCPU.Round(10*time.Millisecond), r.RSS>>20, r.Dollars)
 }
 
 // shortPrefix drops the job id from a prefix for the report.
@@ -81,4 +89,20 @@ func shortPrefix(p string) string {
 		}
 	}
 	return p
+}
+
+// PrintMix writes the small jobs' latencies of Mix runs, one line each.
+func PrintMix(w io.Writer, rs []MixReport) {
+	for _, r := range rs {
+		ls := append([]time.Duration(nil), r.Small...)
+		sort.Slice(ls, func(i, j int) bool { return ls[i] < ls[j] })
+		q := func(f float64) time.Duration {
+			if len(ls) == 0 {
+				return 0
+			}
+			return ls[min(len(ls)-1, int(f*float64(len(ls))))].Round(100 * time.Millisecond)
+		}
+		fmt.Fprintf(w, "fair share %-5v: big job %s in %v; %d small jobs: p50 %v, p90 %v, max %v (%d failed)\n",
+			r.FairShare, r.BigState, r.Big.Round(time.Second), len(ls), q(0.5), q(0.9), q(1), r.Failed)
+	}
 }

@@ -41,7 +41,10 @@ type Options struct {
 	// Partitions overrides the planner's hash partitions per exchange
 	// (0: from the estimates).
 	Partitions int
-	Log        *slog.Logger
+	// RealFloor bounds the deadlines and the lease from below in real
+	// time (Clock.ScaleConfig); 0: RealFloor(Concurrency, cores).
+	RealFloor time.Duration
+	Log       *slog.Logger
 }
 
 // Query is one query to run.
@@ -70,13 +73,22 @@ type QueryReport struct {
 	PeakGet       PrefixPeak
 	PeakPut       PrefixPeak
 	RedisCmds     int64
-	RedisPeakOps  float64
-	CPU           time.Duration // this process (coordinator and the models)
-	RedisCPU      time.Duration // redis-server
-	RSS           int64         // peak resident set of this process while the query ran
-	GBSeconds     float64
-	Dollars       float64
-	Splits        int // S3 prefix splits
+	// RedisPeakOps is the most commands Redis ran in one real second:
+	// what the real coordinator put on it (its work is not compressed).
+	RedisPeakOps float64
+	// Sustained is the most invocations in flight throughout one real
+	// second (the peak of one-second minimums).
+	Sustained int
+	// CPU is the coordinator's (this process less ModelCPU, the models'
+	// measured per thread; the Go runtime's GC of the models' garbage is
+	// counted as the coordinator's).
+	CPU       time.Duration
+	ModelCPU  time.Duration
+	RedisCPU  time.Duration // redis-server
+	RSS       int64         // peak resident set of this process while the query ran
+	GBSeconds float64
+	Dollars   float64
+	Splits    int // S3 prefix splits
 }
 
 // Sim is a running simulation: redis, the models, a coordinator.
@@ -107,6 +119,10 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("redis %s: %w", opts.RedisAddr, err)
 	}
+	floor := opts.RealFloor
+	if floor <= 0 {
+		floor = RealFloor(conc, runtime.NumCPU())
+	}
 	tables, err := TPCHTables(opts.SF)
 	if err != nil {
 		return nil, err
@@ -127,7 +143,7 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 		FunctionName: "sluice", Endpoints: []string{"http://lambda.sim"}, Region: "us-east-1",
 		Concurrency: conc, HTTPClient: platform.HTTPClient(), Bucket: store,
 		Credentials: credentials.NewStaticCredentialsProvider("sim", "sim", ""),
-		Timeout:     max(clock.Real(15*time.Minute), time.Second),
+		Timeout:     max(clock.Real(15*time.Minute), floor),
 		Backoff:     max(clock.Real(100*time.Millisecond), time.Millisecond),
 		MaxBackoff:  max(clock.Real(5*time.Second), time.Millisecond),
 	})
@@ -135,7 +151,7 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 		rdb.Close()
 		return nil, err
 	}
-	cfg := clock.ScaleConfig(opts.Coordinator)
+	cfg := clock.ScaleConfig(opts.Coordinator, floor)
 	cfg.Concurrency = conc
 	cfg.Retention, cfg.GCInterval = 0, 0
 	session := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: opts.Partitions, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
@@ -189,6 +205,18 @@ func infoSeconds(m map[string]string, keys ...string) time.Duration {
 	return time.Duration(t * float64(time.Second))
 }
 
+// threadCPU is the CPU time of the calling OS thread (Linux's
+// RUSAGE_THREAD; 0 elsewhere). The caller locks its goroutine to the
+// thread.
+func threadCPU() time.Duration {
+	const rusageThread = 1
+	var ru syscall.Rusage
+	if syscall.Getrusage(rusageThread, &ru) != nil {
+		return 0
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
 func processCPU() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
@@ -211,6 +239,48 @@ func rss() int64 {
 	return pages * int64(os.Getpagesize())
 }
 
+// sample records, every 100 ms until done, the peak of Redis's commands
+// per real second and of the invocations in flight throughout a second,
+// and this process's RSS.
+func (s *Sim) sample(ctx context.Context, r *QueryReport, cmds0 int64, done <-chan struct{}) {
+	type point struct {
+		at      time.Time
+		cmds    int64
+		running int
+	}
+	pts := []point{{time.Now(), cmds0, s.Platform.Running()}}
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-done:
+			return
+		case <-t.C:
+		}
+		r.RSS = max(r.RSS, rss())
+		info := s.redisInfo(ctx)
+		n := infoInt(info, "total_commands_processed")
+		if n < pts[len(pts)-1].cmds {
+			continue // INFO failed
+		}
+		now := point{time.Now(), n, s.Platform.Running()}
+		pts = append(pts, now)
+		// Drop points older than needed: keep the newest one at least a
+		// second old.
+		for len(pts) > 2 && now.at.Sub(pts[1].at) >= time.Second {
+			pts = pts[1:]
+		}
+		if el := now.at.Sub(pts[0].at); el >= time.Second {
+			r.RedisPeakOps = max(r.RedisPeakOps, float64(now.cmds-pts[0].cmds)/el.Seconds())
+			low := now.running
+			for _, p := range pts {
+				low = min(low, p.running)
+			}
+			r.Sustained = max(r.Sustained, low)
+		}
+	}
+}
+
 // Run runs one query to its end and reports it.
 func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	r := QueryReport{Name: q.Name}
@@ -224,32 +294,14 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	cpu0 := processCPU()
 	began := time.Now()
 
-	// Sample Redis's command count and this process's RSS while the
-	// query runs.
+	// Sample Redis's command count, the invocations in flight and this
+	// process's RSS while the query runs.
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		t := time.NewTicker(200 * time.Millisecond)
-		defer t.Stop()
-		last, lastAt := infoInt(info0, "total_commands_processed"), time.Now()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-			}
-			r.RSS = max(r.RSS, rss())
-			info := s.redisInfo(ctx)
-			n, now := infoInt(info, "total_commands_processed"), time.Now()
-			if n < last {
-				continue // INFO failed
-			}
-			// Simulated ops/s: the real rate (Redis work is not compressed).
-			r.RedisPeakOps = max(r.RedisPeakOps, float64(n-last)/now.Sub(lastAt).Seconds())
-			last, lastAt = n, now
-		}
+		s.sample(ctx, &r, infoInt(info0, "total_commands_processed"), done)
 	}()
 	job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{})
 	r.Job = job
@@ -267,12 +319,17 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	wg.Wait()
 	r.Wall = time.Since(began)
 	r.Latency = s.Clock.Sim(r.Wall)
-	r.CPU = processCPU() - cpu0
+	st, pl, lam := s.Store.Stats(), s.Platform.Stats(), s.Invoker.Stats()
+	r.ModelCPU = pl.ModelCPU - pl0.ModelCPU
+	r.CPU = processCPU() - cpu0 - r.ModelCPU
 	r.RSS = max(r.RSS, rss())
 	info := s.redisInfo(ctx)
 	r.RedisCmds = infoInt(info, "total_commands_processed") - infoInt(info0, "total_commands_processed") - 1
 	r.RedisCPU = infoSeconds(info, "used_cpu_sys", "used_cpu_user") - infoSeconds(info0, "used_cpu_sys", "used_cpu_user")
-	st, pl, lam := s.Store.Stats(), s.Platform.Stats(), s.Invoker.Stats()
+	if r.Wall < time.Second && r.Wall > 0 {
+		// Too short for a one-second window: the query's mean rate.
+		r.RedisPeakOps = float64(r.RedisCmds) / r.Wall.Seconds()
+	}
 	r.Tasks = pl.Tasks - pl0.Tasks
 	r.Functions = pl.Invocations - pl0.Invocations
 	r.PeakConc = pl.PeakConcurrency
@@ -291,4 +348,57 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	r.Dollars = float64(r.Puts)*p.S3PutPer1000/1000 + float64(r.Gets)*p.S3GetPer1000/1000 +
 		r.GBSeconds*p.LambdaGBSecond + float64(r.Functions)*p.LambdaPerMillion/1e6
 	return r
+}
+
+// MixReport is what Mix measured: the big job's and each small job's
+// simulated latency, from its submission to its end.
+type MixReport struct {
+	FairShare bool
+	Big       time.Duration
+	BigState  string
+	Small     []time.Duration // in submission order
+	Failed    int             // small jobs that did not succeed
+}
+
+// Mix submits big, waits after (simulated time), then submits every
+// small query at once, and waits for all of them: how the small jobs
+// fare beside a big one under the coordinator's concurrency cap.
+func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (MixReport, error) {
+	r := MixReport{FairShare: s.opts.Coordinator.FairShare, Small: make([]time.Duration, len(small))}
+	began := time.Now()
+	bigJob, err := s.Co.Submit(ctx, big.SQL, coordinator.SubmitOptions{})
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", big.Name, err)
+	}
+	if err := s.Clock.Sleep(ctx, after); err != nil {
+		return r, err
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for i, q := range small {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			at := time.Now()
+			ok := false
+			if job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{}); err == nil {
+				rec, err := s.Co.Wait(ctx, job)
+				ok = err == nil && rec.State == coordinator.StateSucceeded
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			r.Small[i] = s.Clock.Sim(time.Since(at))
+			if !ok {
+				r.Failed++
+			}
+		}()
+	}
+	wg.Wait()
+	rec, err := s.Co.Wait(ctx, bigJob)
+	r.Big = s.Clock.Sim(time.Since(began))
+	if err != nil {
+		return r, fmt.Errorf("%s: %w", big.Name, err)
+	}
+	r.BigState = string(rec.State)
+	return r, nil
 }
