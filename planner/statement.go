@@ -502,6 +502,30 @@ func (p *stmtParser) ifNotExists(st *Statement) error {
 	return nil
 }
 
+// skipParens moves from the ( at the current token to its matching ),
+// nested parentheses included, and returns the opening token; what is
+// unclosed is an error naming it.
+func (p *stmtParser) skipParens(what string) (token, error) {
+	open := p.tok
+	depth := 0
+	for {
+		if p.tok.kind == 0 {
+			return open, p.lex.errorf(open.off, "unclosed ( of the %s", what)
+		}
+		if p.isPunct("(") {
+			depth++
+		} else if p.isPunct(")") {
+			depth--
+			if depth == 0 {
+				return open, nil
+			}
+		}
+		if err := p.advance(); err != nil {
+			return open, err
+		}
+	}
+}
+
 // columnList consumes an optional parenthesized column list (nested
 // parentheses included, as in decimal(15,2)), keeping its text, without
 // the outer parentheses, in st.Schema and its position in st.SchemaPos.
@@ -509,23 +533,9 @@ func (p *stmtParser) columnList(st *Statement) error {
 	if !p.isPunct("(") {
 		return nil
 	}
-	open := p.tok
-	depth := 0
-	for {
-		if p.tok.kind == 0 {
-			return p.lex.errorf(open.off, "unclosed ( of the column list")
-		}
-		if p.isPunct("(") {
-			depth++
-		} else if p.isPunct(")") {
-			depth--
-			if depth == 0 {
-				break
-			}
-		}
-		if err := p.advance(); err != nil {
-			return err
-		}
+	open, err := p.skipParens("column list")
+	if err != nil {
+		return err
 	}
 	st.Schema = strings.TrimSpace(p.lex.sql[open.end:p.tok.off])
 	st.SchemaPos = charPos(p.lex.sql, int32(open.end))
@@ -631,23 +641,9 @@ func (p *stmtParser) copyTo(st *Statement) error {
 		return &Error{Code: CodeUnsupported, Pos: charPos(p.lex.sql, int32(p.tok.off)),
 			Msg: "unsupported: COPY of a table or FROM a file: write COPY (query) TO 's3://bucket/prefix/' (FORMAT parquet|csv)"}
 	}
-	open := p.tok
-	depth := 0
-	for {
-		if p.tok.kind == 0 {
-			return p.lex.errorf(open.off, "unclosed ( of the COPY query")
-		}
-		if p.isPunct("(") {
-			depth++
-		} else if p.isPunct(")") {
-			depth--
-			if depth == 0 {
-				break
-			}
-		}
-		if err := p.advance(); err != nil {
-			return err
-		}
+	open, err := p.skipParens("COPY query")
+	if err != nil {
+		return err
 	}
 	q := p.lex.sql[open.end:p.tok.off]
 	lead := len(q) - len(strings.TrimLeft(q, " \t\r\n"))

@@ -1,13 +1,12 @@
 package exec
 
 import (
-	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
-	"github.com/apache/arrow-go/v18/arrow/decimal"
-	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
 	"github.com/apache/arrow-go/v18/parquet/metadata"
 	"github.com/apache/arrow-go/v18/parquet/schema"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // FoldStats hands the row groups whose statistics give f's states to f
@@ -96,14 +95,17 @@ func (s *ParquetScan) columnStats(rgm *metadata.RowGroupMetaData, col string) *C
 	default:
 		return st
 	}
-	ft := statsArrowType(s.md.Schema.Column(s.colLeaves[idx]))
-	if ft == nil {
+	ft, ok := statsType(s.md.Schema.Column(s.colLeaves[idx]))
+	if !ok {
 		return st
 	}
 	for i, v := range []int64{lo, hi} {
-		raw := oneValue(mem, ft, v)
-		e, err := toEngine(mem, raw, t)
-		raw.Release()
+		e, err := broadcast(mem, ft, plan.Value{I: v}, 1)
+		if err == nil {
+			raw := e
+			e, err = toEngine(mem, raw, t)
+			raw.Release()
+		}
 		if err != nil {
 			if st.Min != nil {
 				st.Min.Release()
@@ -120,48 +122,25 @@ func (s *ParquetScan) columnStats(rgm *metadata.RowGroupMetaData, col string) *C
 	return st
 }
 
-// statsArrowType is the Arrow type whose values a column's INT32/INT64
-// statistics are, when they are exact answers (nil otherwise).
-func statsArrowType(c *schema.Column) arrow.DataType {
+// statsType is the engine type whose values a column's INT32/INT64
+// statistics are, when they are exact answers (false otherwise).
+func statsType(c *schema.Column) (plan.DataType, bool) {
 	phys := c.PhysicalType()
 	if phys != parquet.Types.Int32 && phys != parquet.Types.Int64 {
-		return nil
+		return plan.DataType{}, false
 	}
 	switch lt := c.LogicalType().(type) {
 	case nil, schema.NoLogicalType:
 	case schema.IntLogicalType:
 		if !lt.IsSigned() {
-			return nil
+			return plan.DataType{}, false
 		}
 	case schema.DateLogicalType:
-		if phys == parquet.Types.Int32 {
-			return arrow.FixedWidthTypes.Date32
-		}
-		return nil
+		return plan.DateType, phys == parquet.Types.Int32
 	case schema.DecimalLogicalType:
-		return &arrow.Decimal64Type{Precision: lt.Precision(), Scale: lt.Scale()}
+		return plan.DecimalType(int(lt.Precision()), int(lt.Scale())), true
 	default:
-		return nil
+		return plan.DataType{}, false
 	}
-	if phys == parquet.Types.Int32 {
-		return arrow.PrimitiveTypes.Int32
-	}
-	return arrow.PrimitiveTypes.Int64
-}
-
-// oneValue builds an array of the one value v of type t.
-func oneValue(mem memory.Allocator, t arrow.DataType, v int64) arrow.Array {
-	b := array.NewBuilder(mem, t)
-	defer b.Release()
-	switch bb := b.(type) {
-	case *array.Int32Builder:
-		bb.Append(int32(v))
-	case *array.Int64Builder:
-		bb.Append(v)
-	case *array.Date32Builder:
-		bb.Append(arrow.Date32(v))
-	case *array.Decimal64Builder:
-		bb.Append(decimal.Decimal64(v))
-	}
-	return b.NewArray()
+	return plan.Int64Type, true
 }
