@@ -196,6 +196,8 @@ bench-sim:
 		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --straggler-rate 0.05 --crash-rate 0.02 "select l_orderkey, count(*) from lineitem group by l_orderkey"
 	$(BIN)/sluice $(SIM_FLAGS) --adaptive=false --split-bytes 19MiB --functions 1000 --lambda-concurrency 1000 \
 		--mix-small 20 --mix-after 30s "select count(*) from lineitem"
+	$(BIN)/sluice $(SIM_FLAGS) --sim-sf $(SIM_SHUFFLE_SF) --functions 1000 --lambda-concurrency 1000 \
+		--function-sizes 512MiB,1769MiB,3538MiB --compare-sizes --query-dir planner/testdata/tpch
 
 bench-coordinator:
 	$(GO) test -run '^$$' -bench BenchmarkCoordinator -benchtime 1x ./coordinator/

@@ -236,6 +236,17 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		// its producers read 1 MiB splits (0.44 MB peak at 256 KiB).
 		cfg.AQE.MaxSplitBytes = cfg.FunctionMemory / 4
 	}
+	if z := &cfg.AQE.Sizing; len(z.Sizes) > 0 {
+		// size-functions weighs each size against the configured one,
+		// at the cost report's prices.
+		z.Default = cfg.FunctionMemory
+		if z.Model.Rate <= 0 {
+			z.Model = adaptive.DefaultSizeModel()
+		}
+		if cfg.Prices.LambdaGBSecond > 0 {
+			z.Model.GBSecond, z.Model.Request = cfg.Prices.LambdaGBSecond, cfg.Prices.LambdaPerMillion/1e6
+		}
+	}
 	if cfg.MaxAttempts < 1 {
 		cfg.MaxAttempts = 1
 	}

@@ -151,8 +151,9 @@ func (s *Store) Cost(ctx context.Context, job string) (*Cost, error) {
 }
 
 // chargeAttempt records the cost of one invocation of a task attempt
-// (res nil when the invocation failed before a result came back).
-func (c *Coordinator) chargeAttempt(ctx context.Context, job string, res *function.TaskResult, took time.Duration) {
+// on a function of mem bytes (res nil when the invocation failed before a
+// result came back).
+func (c *Coordinator) chargeAttempt(ctx context.Context, job string, res *function.TaskResult, took time.Duration, mem int64) {
 	var s3 objstore.RequestStats
 	if res != nil && res.S3 != nil {
 		s3 = *res.S3
@@ -164,7 +165,7 @@ func (c *Coordinator) chargeAttempt(ctx context.Context, job string, res *functi
 		// invocation is charged its duration.
 		invocations, secs = 0, 0
 	}
-	gbs := secs * float64(c.cfg.FunctionMemory) / (1 << 30)
+	gbs := secs * float64(mem) / (1 << 30)
 	c.metrics.addCost(s3, invocations, secs, gbs, c.cfg.Prices)
 	if err := c.store.AddCost(context.WithoutCancel(ctx), job, s3, invocations, secs, gbs); err != nil {
 		c.log.Warn("recording the cost of a task attempt", "job", job, "err", err)

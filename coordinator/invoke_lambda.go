@@ -35,6 +35,10 @@ type LambdaConfig struct {
 	FunctionName string
 	// Qualifier is an optional version or alias.
 	Qualifier string
+	// Sized names the function deployed for each other memory size, in
+	// bytes (size-functions): a task the coordinator sized (its
+	// FunctionMemoryOf) goes to that function, any other to FunctionName.
+	Sized map[int64]string
 	// Region is the AWS region (default: the SDK's: AWS_REGION or the
 	// shared config; "us-east-1" when Endpoints are set and none is).
 	Region string
@@ -199,9 +203,13 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error)
 	}
 	defer func() { l.slots <- slot }()
 	client := l.clients[slot]
+	name := l.cfg.FunctionName
+	if n, ok := l.cfg.Sized[FunctionMemoryOf(ctx)]; ok {
+		name = n
+	}
 	backoff := l.cfg.Backoff
 	for try := 0; ; try++ {
-		out, err := l.invokeOnce(ctx, client, payload)
+		out, err := l.invokeOnce(ctx, client, name, payload)
 		if err == nil {
 			return out, nil
 		}
@@ -211,9 +219,9 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error)
 		}
 		if try >= l.cfg.Retries {
 			if re.throttled {
-				return nil, fmt.Errorf("lambda %s: %w after %d tries: %v", l.cfg.FunctionName, ErrThrottled, try+1, re.err)
+				return nil, fmt.Errorf("lambda %s: %w after %d tries: %v", name, ErrThrottled, try+1, re.err)
 			}
-			return nil, fmt.Errorf("lambda %s: gave up after %d tries: %w", l.cfg.FunctionName, try+1, re.err)
+			return nil, fmt.Errorf("lambda %s: gave up after %d tries: %w", name, try+1, re.err)
 		}
 		wait := backoff/2 + rand.N(backoff/2+1)
 		if re.retryAfter > 0 {
@@ -239,12 +247,12 @@ type lambdaRetryable struct {
 func (r *lambdaRetryable) Error() string { return r.err.Error() }
 func (r *lambdaRetryable) Unwrap() error { return r.err }
 
-func (l *LambdaInvoker) invokeOnce(ctx context.Context, client *lambda.Client, payload []byte) ([]byte, error) {
+func (l *LambdaInvoker) invokeOnce(ctx context.Context, client *lambda.Client, name string, payload []byte) ([]byte, error) {
 	l.requests.Add(1)
 	ictx, cancel := context.WithTimeoutCause(ctx, l.cfg.Timeout, ErrInvokeTimeout)
 	defer cancel()
 	in := &lambda.InvokeInput{
-		FunctionName:   aws.String(l.cfg.FunctionName),
+		FunctionName:   aws.String(name),
 		InvocationType: types.InvocationTypeRequestResponse,
 		Payload:        payload,
 	}
@@ -258,22 +266,22 @@ func (l *LambdaInvoker) invokeOnce(ctx context.Context, client *lambda.Client, p
 		}
 		if errors.Is(context.Cause(ictx), ErrInvokeTimeout) {
 			l.timeouts.Add(1)
-			return nil, fmt.Errorf("lambda %s: %w (after %s)", l.cfg.FunctionName, ErrInvokeTimeout, l.cfg.Timeout)
+			return nil, fmt.Errorf("lambda %s: %w (after %s)", name, ErrInvokeTimeout, l.cfg.Timeout)
 		}
 		return nil, l.classify(err)
 	}
 	if out.FunctionError != nil {
 		l.functionErrors.Add(1)
-		return nil, fmt.Errorf("lambda %s: function error (%s): %s", l.cfg.FunctionName, *out.FunctionError, lambdaErrorPayload(out.Payload))
+		return nil, fmt.Errorf("lambda %s: function error (%s): %s", name, *out.FunctionError, lambdaErrorPayload(out.Payload))
 	}
 	if out.StatusCode != http.StatusOK {
-		return nil, fmt.Errorf("lambda %s: status %d: %s", l.cfg.FunctionName, out.StatusCode, lambdaErrorPayload(out.Payload))
+		return nil, fmt.Errorf("lambda %s: status %d: %s", name, out.StatusCode, lambdaErrorPayload(out.Payload))
 	}
 	// The Runtime Interface Emulator answers a function error with a plain
 	// 200 and the error document, without the X-Amz-Function-Error header.
 	if msg, ok := lambdaErrorDoc(out.Payload); ok {
 		l.functionErrors.Add(1)
-		return nil, fmt.Errorf("lambda %s: function error: %s", l.cfg.FunctionName, msg)
+		return nil, fmt.Errorf("lambda %s: function error: %s", name, msg)
 	}
 	return out.Payload, nil
 }
@@ -376,4 +384,23 @@ func deleteSpecRef(ctx context.Context, b objstore.Bucket, key string) {
 	dctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 	defer cancel()
 	_ = b.Delete(dctx, key)
+}
+
+// functionMemoryKey carries, in an invocation's context, the size of the
+// function the coordinator chose for the task (size-functions).
+type functionMemoryKey struct{}
+
+func withFunctionMemory(ctx context.Context, mem int64) context.Context {
+	if mem <= 0 {
+		return ctx
+	}
+	return context.WithValue(ctx, functionMemoryKey{}, mem)
+}
+
+// FunctionMemoryOf returns the function size, in bytes, the coordinator
+// chose for the invocation ctx carries (0: none was chosen). An invoker
+// that offers several sizes routes by it.
+func FunctionMemoryOf(ctx context.Context) int64 {
+	m, _ := ctx.Value(functionMemoryKey{}).(int64)
+	return m
 }

@@ -305,3 +305,32 @@ func TestLambdaInvokerDialRefusedRetried(t *testing.T) {
 		t.Fatalf("err %v stats %+v", err, inv.Stats())
 	}
 }
+
+// TestLambdaInvokerSized: a task the coordinator sized goes to the function
+// deployed for its size; an unsized task, or one of a size with no
+// function of its own, to FunctionName.
+func TestLambdaInvokerSized(t *testing.T) {
+	f := &fakeLambda{respond: func(_ int64, body []byte, w http.ResponseWriter) { echoResult(w, body) }}
+	inv, _ := newTestLambda(t, f, func(c *LambdaConfig) {
+		c.FunctionName = "sluice"
+		c.Sized = map[int64]string{1 << 30: "sluice", 512 << 20: "sluice-512", 3538 << 20: "sluice-3538"}
+	})
+	cases := []struct {
+		mem  int64
+		want string
+	}{
+		{0, "sluice"},
+		{512 << 20, "sluice-512"},
+		{1 << 30, "sluice"},
+		{3538 << 20, "sluice-3538"},
+		{10240 << 20, "sluice"},
+	}
+	for i, c := range cases {
+		if _, err := inv.Invoke(withFunctionMemory(context.Background(), c.mem), testSpec(t, 0)); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := f.paths[i], "/2015-03-31/functions/"+c.want+"/invocations"; got != want {
+			t.Errorf("size %d MiB: path %s, want %s", c.mem>>20, got, want)
+		}
+	}
+}

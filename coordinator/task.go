@@ -288,13 +288,18 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		Deadline:       time.Now().Add(deadline),
 		FunctionMemory: c.cfg.FunctionMemory,
 	}
+	if w.memory > 0 {
+		spec.FunctionMemory = w.memory
+	}
 	if limit > 0 {
 		spec.Limit, spec.LimitKey = limit, limitKey
 	}
 	began := time.Now()
 	times := func() AttemptTimes { return AttemptTimes{Invoked: began, Ended: time.Now()} }
 	var packBytes int64 // 0: invoked alone
-	if run.graph.Adaptive() && c.packer != nil {
+	if run.graph.Adaptive() && c.packer != nil && spec.FunctionMemory == c.cfg.FunctionMemory {
+		// (A pack runs on the configured size: a task sized otherwise
+		// goes alone, to a function of its size.)
 		if b := specBytes(spec); b <= c.cfg.PackBytes {
 			packBytes = max(b, 1)
 		}
@@ -304,7 +309,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline, packBytes, w.arrival)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
-	c.chargeAttempt(ctx, run.id, res, time.Since(began))
+	c.chargeAttempt(ctx, run.id, res, time.Since(began), spec.FunctionMemory)
 	if err != nil {
 		c.discard(prefix)
 		if ctx.Err() != nil {
@@ -448,7 +453,7 @@ func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadl
 	if err != nil {
 		return nil, err
 	}
-	ictx, cancel := context.WithTimeout(ctx, deadline)
+	ictx, cancel := context.WithTimeout(withFunctionMemory(ctx, spec.FunctionMemory), deadline)
 	defer cancel()
 	var out []byte
 	shared := false

@@ -68,6 +68,9 @@ type taskWork struct {
 	bytes int64
 	// arrival, when set, announced the task to the packer.
 	arrival *arrival
+	// memory is the size of the function the task runs on
+	// (TaskPlan.FunctionMemory; 0: Config.FunctionMemory).
+	memory int64
 }
 
 // tasksOf plans the tasks of a stage from its task plan, the table files
@@ -155,8 +158,9 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 			}
 		}
 	}
+	mem := run.state.Tasks.Of(st.ID).FunctionMemory
 	for i := range work {
-		work[i].bytes = total
+		work[i].bytes, work[i].memory = total, mem
 	}
 	return work, nil
 }

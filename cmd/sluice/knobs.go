@@ -2,12 +2,14 @@ package main
 
 import (
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/coordinator/pgwire"
+	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/shuffle"
 )
 
@@ -28,6 +30,9 @@ type settings struct {
 	Config coordinator.Config
 	// Prices is the raw --prices text (parsed into Config.Prices).
 	Prices string
+	// FunctionSizes is the raw --function-sizes text (parsed into
+	// Config.AQE.Sizing.Sizes).
+	FunctionSizes string
 	// Faults is the raw --faults text (a fault-injecting invoker).
 	Faults string
 	// The planner's options.
@@ -155,6 +160,12 @@ var knobs = []knob{
 	{name: "function-memory", env: "SLUICE_FUNCTION_MEMORY", scope: onEngine, bytes: true,
 		usage: "each function's memory: tasks are sized to it and the cost report's GB-seconds use it",
 		field: func(s *settings) any { return &s.Config.FunctionMemory }},
+	{name: "function-sizes", env: "SLUICE_FUNCTION_SIZES", scope: onEngine,
+		usage: "adaptive: the function sizes the platform offers (e.g. 512MiB,1769MiB,3538MiB); size-functions runs each stage on one of them (on Lambda, size S is the function <--lambda-function>-<S in MiB>; none: every task on --function-memory)",
+		field: func(s *settings) any { return &s.FunctionSizes }},
+	{name: "optimize", env: "SLUICE_OPTIMIZE", scope: onEngine,
+		usage: "adaptive: what size-functions minimizes: cost, latency or balanced (the cheapest size within 25% of the fastest)",
+		field: func(s *settings) any { return &s.Config.AQE.Sizing.Optimize }},
 	{name: "prices", env: "SLUICE_PRICES", scope: onEngine,
 		usage: "price table of the cost report: a JSON file, or s3_put_per_1000=..,s3_get_per_1000=..,s3_list_per_1000=..,s3_delete_per_1000=..,lambda_gb_second=..,lambda_per_million=.. (default: AWS list prices)",
 		field: func(s *settings) any { return &s.Prices }},
@@ -380,5 +391,30 @@ func engineSettings(c *cli.Context, sc scope, cfg coordinator.Config) (settings,
 		return s, fmt.Errorf("--shuffle-codec: %w", err)
 	}
 	s.Config.ShuffleCodec = string(codec)
+	if err := parseSizing(&s); err != nil {
+		return s, err
+	}
 	return s, nil
+}
+
+// parseSizing parses --function-sizes and checks --optimize.
+func parseSizing(s *settings) error {
+	z := &s.Config.AQE.Sizing
+	z.Sizes = nil
+	for _, f := range strings.Split(s.FunctionSizes, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		n, err := parseByteSize(f)
+		if err != nil || n < 128<<20 || n%(1<<20) != 0 {
+			return fmt.Errorf("--function-sizes %q: want whole MiB of at least 128MiB each (e.g. 512MiB,1769MiB,3538MiB)", f)
+		}
+		z.Sizes = append(z.Sizes, n)
+	}
+	opt, err := adaptive.ParseOptimize(z.Optimize)
+	if err != nil {
+		return err
+	}
+	z.Optimize = opt
+	return nil
 }

@@ -110,11 +110,15 @@ func coordinatorCommand() *cli.Command {
 						FunctionName: name, Region: c.String("lambda-region"), Endpoints: httpEndpoints(c.StringSlice("lambda-endpoint")),
 						Concurrency: set.Functions, Timeout: set.LambdaTimeout,
 						PayloadLimit: set.LambdaPayloadLimit, Bucket: bucket,
+						Sized: sizedFunctions(name, cfg.FunctionMemory, cfg.AQE.Sizing.Sizes),
 					})
 					if err != nil {
 						return err
 					}
 				} else if urls := c.StringSlice("function-url"); len(urls) > 0 {
+					if len(cfg.AQE.Sizing.Sizes) > 0 {
+						return errors.New("--function-sizes needs --lambda-function (one function per size) or the embedded pool: HTTP functions have one size")
+					}
 					for i := range urls {
 						urls[i] = strings.TrimRight(httpEndpoint(urls[i]), "/")
 					}
@@ -258,4 +262,22 @@ func functionCommand() *cli.Command {
 			},
 		}},
 	}
+}
+
+// sizedFunctions names the Lambda function of each size of
+// --function-sizes: <name>-<MiB>, and name itself for the size of
+// --function-memory.
+func sizedFunctions(name string, mem int64, sizes []int64) map[int64]string {
+	if len(sizes) == 0 {
+		return nil
+	}
+	out := make(map[int64]string, len(sizes))
+	for _, s := range sizes {
+		if s == mem {
+			out[s] = name
+			continue
+		}
+		out[s] = fmt.Sprintf("%s-%d", name, s>>20)
+	}
+	return out
 }

@@ -14,6 +14,7 @@ import (
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/local/redisserver"
 	"github.com/sluicedb/sluice/local/sim"
+	"github.com/sluicedb/sluice/planner/adaptive"
 )
 
 // defaultSimSettings are the simulation knobs' defaults: the models'
@@ -41,6 +42,7 @@ func simCommand() *cli.Command {
 			&cli.IntFlag{Name: "mix-small", Usage: "run the (one) query as a big job and, once it runs, this many small jobs (--mix-small-sql) at once, without and with --fair-share, and print the small jobs' latencies"},
 			&cli.StringFlag{Name: "mix-small-sql", Value: "select count(*) from supplier where s_acctbal > 0", Usage: "the small jobs' query for --mix-small"},
 			&cli.DurationFlag{Name: "mix-after", Value: 30 * time.Second, Usage: "simulated time between the big job's submission and the small ones'"},
+			&cli.BoolFlag{Name: "compare-sizes", Usage: "run the queries on each single size of --function-sizes, then with size-functions choosing per stage for each --optimize objective, and print $ and latency of each"},
 		}, knobFlags(onLocal, false)...), knobFlags(onSim, false)...),
 		Action: runSim,
 	}
@@ -118,6 +120,9 @@ func runSim(c *cli.Context) error {
 	if n := c.Int("mix-small"); n > 0 {
 		return runMix(c, opts, qs[0], n)
 	}
+	if c.Bool("compare-sizes") {
+		return runCompareSizes(c, opts, qs)
+	}
 	s, err := sim.New(ctx, opts)
 	if err != nil {
 		return err
@@ -166,5 +171,57 @@ func runMix(c *cli.Context, opts sim.Options, big sim.Query, n int) error {
 		rs = append(rs, r)
 	}
 	sim.PrintMix(c.App.Writer, rs)
+	return nil
+}
+
+// runCompareSizes runs qs on each size of --function-sizes alone (every
+// stage on that size, and tasks planned for it), then with size-functions
+// choosing a size per stage under each objective (tasks planned for
+// --function-memory), each on a fresh coordinator, and prints the totals.
+func runCompareSizes(c *cli.Context, opts sim.Options, qs []sim.Query) error {
+	sizes := opts.Coordinator.AQE.Sizing.Sizes
+	if len(sizes) < 2 {
+		return errors.New("--compare-sizes needs --function-sizes with two sizes or more")
+	}
+	type run struct {
+		name string
+		o    sim.Options
+	}
+	var runs []run
+	for _, m := range sizes {
+		o := opts
+		o.Coordinator.FunctionMemory = m
+		o.Coordinator.AQE.Sizing.Sizes = nil
+		runs = append(runs, run{fmt.Sprintf("all %d MiB", m>>20), o})
+	}
+	for _, obj := range []string{adaptive.OptimizeCost, adaptive.OptimizeBalanced, adaptive.OptimizeLatency} {
+		o := opts
+		o.Coordinator.AQE.Sizing.Optimize = obj
+		runs = append(runs, run{fmt.Sprintf("size-functions %s (planned for %d MiB)", obj, opts.Coordinator.FunctionMemory>>20), o})
+	}
+	fmt.Fprintf(c.App.Writer, "TPC-H SF %g (virtual), time x%g, %d queries, %d coordinator slots, Lambda concurrency %d\n",
+		opts.SF, opts.Factor, len(qs), opts.Coordinator.Concurrency, opts.Platform.Concurrency)
+	fmt.Fprintf(c.App.Writer, "%-44s %12s %10s %10s %12s %10s\n", "sizes", "latency", "functions", "GB-s", "$", "failed")
+	for _, r := range runs {
+		s, err := sim.New(c.Context, r.o)
+		if err != nil {
+			return err
+		}
+		var lat time.Duration
+		var fns, failed int64
+		var gbs, usd float64
+		for _, q := range qs {
+			rep := s.Run(c.Context, q)
+			lat += rep.Latency
+			fns += rep.Functions
+			gbs += rep.GBSeconds
+			usd += rep.Dollars
+			if rep.State != "succeeded" {
+				failed++
+			}
+		}
+		s.Close()
+		fmt.Fprintf(c.App.Writer, "%-44s %12v %10d %10.0f %12.4f %10d\n", r.name, lat.Round(time.Second), fns, gbs, usd, failed)
+	}
 	return nil
 }

@@ -118,6 +118,8 @@ type Config struct {
 	// its readers (inline-scans), which would leave nothing to summarize.
 	RuntimeFilters          bool  `json:"runtime_filters"`
 	RuntimeFilterProbeBytes int64 `json:"runtime_filter_probe_bytes"`
+	// Sizing configures size-functions (no sizes: off).
+	Sizing Sizing `json:"sizing"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage
@@ -140,7 +142,7 @@ func (c Config) coalesceTarget(total int64) int64 {
 func DefaultConfig() Config {
 	return Config{TargetPartitionBytes: 64 << 20, BroadcastBytes: plan.BroadcastBytes, UnbroadcastBytes: 64 << 20, SkewFactor: 4, SkewMinBytes: 16 << 20,
 		GetBudget: 10000, MaxSplitBytes: 128 << 20, InlineScanBytes: 16 << 20,
-		RuntimeFilters: true, RuntimeFilterProbeBytes: 64 << 20}
+		RuntimeFilters: true, RuntimeFilterProbeBytes: 64 << 20, Sizing: Sizing{Model: DefaultSizeModel()}}
 }
 
 // State is the view of a job a rule rewrites.
@@ -198,9 +200,11 @@ type Rule interface {
 //  7. size-scans, which sizes scan stages (independent of the rest);
 //  8. inline-scans, which moves a small broadcast table's scan into its
 //     readers, whose task counts (size-scans' among them) it weighs;
-//  9. combine-objects last: it weighs a finished stage's map objects
+//  9. combine-objects: it weighs a finished stage's map objects
 //     against the task counts of its readers, which the rules above
-//     settle (a reader's tasks after coalescing and skew splitting).
+//     settle (a reader's tasks after coalescing and skew splitting);
+//  10. size-functions last: it sizes each stage's functions from the
+//     task inputs every rule above has settled.
 func Rules() []Rule {
 	return []Rule{
 		PropagateEmpty{},
@@ -213,6 +217,7 @@ func Rules() []Rule {
 		SizeScans{},
 		InlineScans{},
 		CombineObjects{},
+		SizeFunctions{},
 	}
 }
 

@@ -39,7 +39,9 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                get-budget, parallelism, min-partition-bytes,
 //	                                split-bytes, max-split-bytes,
 //	                                inline-scan-bytes, runtime-filters,
-//	                                runtime-filter-probe-bytes
+//	                                runtime-filter-probe-bytes, sizes (MiB,
+//	                                comma-separated), default-size (MiB),
+//	                                optimize
 //	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
@@ -307,11 +309,30 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 			}
 			cfg.SkewFactor = f
 		}
+		if v, ok := d.args["sizes"]; ok {
+			cfg.Sizing.Sizes = nil
+			for _, m := range strings.Split(v, ",") {
+				n, err := strconv.ParseInt(m, 10, 64)
+				if err != nil {
+					return "", err
+				}
+				cfg.Sizing.Sizes = append(cfg.Sizing.Sizes, n<<20)
+			}
+		}
+		cfg.Sizing.Default = d.int(t, "default-size", cfg.Sizing.Default>>20) << 20
+		if v, ok := d.args["optimize"]; ok {
+			cfg.Sizing.Optimize = v
+		}
 		if env.state == nil {
 			return "", fmt.Errorf("config before plan")
 		}
 		env.state.Config = cfg
-		return fmt.Sprintf("%+v", cfg), nil
+		out := fmt.Sprintf("%+v", cfg)
+		if len(cfg.Sizing.Sizes) == 0 {
+			// The goldens from before size-functions print no sizing.
+			out = out[:strings.Index(out, " Sizing:")] + "}"
+		}
+		return out, nil
 	case "scan":
 		id, err := d.scanStage(t, env.state)
 		if err != nil {

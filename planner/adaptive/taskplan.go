@@ -36,6 +36,10 @@ type TaskPlan struct {
 	// runs; each reads a contiguous run of about 1/n of the table's row
 	// groups. 0: a task per static split.
 	ScanTasks int `json:"scan_tasks,omitempty"`
+	// FunctionMemory is the size of the functions that run the stage's
+	// tasks, in bytes, as size-functions chose it (0: the configured
+	// --function-memory).
+	FunctionMemory int64 `json:"function_memory,omitempty"`
 	// Skipped: the stage will not run (its output is empty, or nothing
 	// needs it), for Reason.
 	Skipped bool   `json:"skipped,omitempty"`
@@ -212,6 +216,9 @@ func (s *State) describeTasks(id int) string {
 		fmt.Fprintf(&b, "  stage %d: one task per scan split\n", id)
 	} else {
 		fmt.Fprintf(&b, "  stage %d: 1 task (no inputs split among tasks)\n", id)
+	}
+	if tp.FunctionMemory > 0 && !tp.Skipped {
+		fmt.Fprintf(&b, "    on functions of %d MiB\n", tp.FunctionMemory>>20)
 	}
 	return b.String()
 }
