@@ -49,6 +49,7 @@ func TestAdaptiveRulesOnTPCH(t *testing.T) {
 	cfg.GetBudget = 1000           // 4 tasks reading 400 map objects pass it
 	cfg.Parallelism = 2            // size-scans runs the big scans below on two tasks
 	cfg.SplitBytes = 32 << 20
+	cfg.Sizing.Sizes = []int64{512 << 20, 1769 << 20, 3538 << 20} // size-functions sizes every stage it can
 	fired := map[string]int{}
 	for _, f := range files {
 		for _, bc := range []int64{0, -1} {
