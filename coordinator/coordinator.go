@@ -137,6 +137,11 @@ type Config struct {
 	// query behind them (the default). Off: the task with the least
 	// input first over all jobs, first come first served among equals.
 	FairShare bool
+	// MaxJobs is admission control: at most this many jobs run at once
+	// across every coordinator on the Redis; a job submitted past it is
+	// queued (state queued, first come first served) until one finishes.
+	// 0: no limit.
+	MaxJobs int
 	// LimitEarlyStop lets the tasks of a stage that ends in a bare LIMIT
 	// stop once the stage produced enough rows (the default).
 	LimitEarlyStop bool
@@ -395,7 +400,11 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 		return "", fmt.Errorf("encode plan: %w", err)
 	}
 	tasks, _ := json.Marshal(adaptive.InitialTaskPlans(g))
-	err = c.store.CreateJob(ctx, job, map[string]any{
+	create := c.store.CreateJob
+	if c.cfg.MaxJobs > 0 {
+		create = c.store.CreateQueuedJob // Drive admits it (admitJob)
+	}
+	err = create(ctx, job, map[string]any{
 		"sql":      sql,
 		"created":  time.Now().UTC().Format(time.RFC3339Nano),
 		"graph":    string(gj),

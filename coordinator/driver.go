@@ -90,6 +90,13 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	defer c.chargeDriver(ctx, job, &s3)
 
 	log := c.log.With("job", job)
+	if err := c.admitJob(ctx, job, fence); err != nil {
+		if errors.Is(err, errCancelled) {
+			log.Info("queued job cancelled")
+			return c.finish(ctx, &jobRun{id: job, fence: fence}, StateCancelled, errCancelled)
+		}
+		return err
+	}
 	run, err := c.load(ctx, job, fence)
 	if err != nil {
 		if errors.Is(err, errCorruptRecord) {

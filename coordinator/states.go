@@ -15,7 +15,9 @@ import (
 // token) and one Store method in front of it. See docs/architecture.md,
 // "Redis".
 //
-//	job:   running -> succeeded | failed | cancelled   (job_finish)
+//	job:   none -> running | queued (job_create; queued under admission control)
+//	       queued -> running (job_admit, once the admission script let it in)
+//	       running | queued -> succeeded | failed | cancelled   (job_finish)
 //	stage: pending -> running (stage_start) -> done (stage_finish)
 //	                                        -> failed (stage_fail)
 //	       pending | running -> skipped (stage_skip)
@@ -31,6 +33,9 @@ type JobState string
 // Job states.
 const (
 	StateRunning   JobState = "running"
+	// StateQueued: admission control (Config.MaxJobs) holds the job until
+	// a running one finishes; no stage of it has started.
+	StateQueued    JobState = "queued"
 	StateSucceeded JobState = "succeeded"
 	StateFailed    JobState = "failed"
 	StateCancelled JobState = "cancelled"
@@ -123,6 +128,11 @@ var (
 	trJobCollected = newTransition("job_collected", false)
 	trJobUpdate    = newTransition("job_update", true)
 	trJobFinish    = newTransition("job_finish", true)
+	trJobAdmit     = newTransition("job_admit", true)
+	// admission is no transition of a record: it moves a job from the
+	// admission queue to the admitted set when there is room
+	// (lua/admission.lua).
+	trAdmission = newTransition("admission", false)
 	trStageStart   = newTransition("stage_start", true)
 	trStageUpdate  = newTransition("stage_update", true)
 	trStageFinish  = newTransition("stage_finish", true)

@@ -66,7 +66,7 @@ func outcome(t *testing.T, rdb redis.UniversalClient, key, want string, do func(
 // The states the transition matrix puts records in ("none": no record).
 // TestStatesCovered checks that they name every state constant.
 var (
-	matrixJobStates   = []string{"running", "succeeded", "failed", "cancelled"}
+	matrixJobStates   = []string{"running", "queued", "succeeded", "failed", "cancelled"}
 	matrixStageStates = []string{"none", "pending", "running", "done", "skipped", "failed", "cancelled"}
 	matrixTaskStates  = []string{"none", "pending", "running", "retrying", "failed", "input_lost", "waiting", "done"}
 )
@@ -166,6 +166,10 @@ func TestTransitionMatrix(t *testing.T) {
 				{"job_update", func(j string, f int64) error { return s.SetJob(ctx, j, f, "owner", "b") }, "running", []string{"running"}},
 				{"job_finish", func(j string, f int64) error { return s.FinishJob(ctx, j, f, StateFailed, 0, "error", "x") }, "failed", []string{"running"}},
 				{"job_collected", func(j string, f int64) error { return s.MarkCollected(ctx, j, time.Now()) }, "", nil},
+				{"job_admit", func(j string, f int64) error {
+					_, err := s.do(ctx, trJobAdmit, "", []string{kFence(j), kJob(j)}, f, "admitted", "x")
+					return err
+				}, "running", []string{"queued", "running"}},
 				{"stage_start", func(j string, f int64) error { return s.StartStage(ctx, j, f, 0) }, "running", []string{"running"}},
 				{"task_begin", func(j string, f int64) error { _, err := s.Begin(ctx, j, f, 0, 0); return err }, "running", []string{"running"}},
 				{"round_add", func(j string, f int64) error { return s.AddRound(ctx, j, f, []byte("{}")) }, "running", []string{"running"}},
@@ -184,8 +188,16 @@ func TestTransitionMatrix(t *testing.T) {
 						}
 						continue
 					case "job_finish":
+						live := st == "running" || st == "queued"
 						after, _ := rdb.HGet(ctx, kJob(job), "state").Result()
-						if (st == "running") != (allowed && after == "failed") || (st != "running" && (!refused || after != st)) {
+						if live != (allowed && after == "failed") || (!live && (!refused || after != st)) {
+							t.Errorf("%s of a %s job: %v, state now %s", c.name, st, err, after)
+						}
+						continue
+					case "job_admit":
+						live := st == "running" || st == "queued"
+						after, _ := rdb.HGet(ctx, kJob(job), "state").Result()
+						if live != (allowed && after == "running") || (!live && (!refused || after != st)) {
 							t.Errorf("%s of a %s job: %v, state now %s", c.name, st, err, after)
 						}
 						continue
@@ -194,8 +206,10 @@ func TestTransitionMatrix(t *testing.T) {
 						t.Errorf("%s of a %s job: %v", c.name, st, err)
 					}
 					if !allowed {
-						if _, ok, err := s.Acquire(ctx, job, "a", time.Minute); ok || err != nil {
-							t.Errorf("a %s job's lease was renewed: %v", st, err)
+						// A queued job's driver holds its lease while it
+						// waits for admission; a finished job has none.
+						if _, ok, err := s.Acquire(ctx, job, "a", time.Minute); ok != (st == "queued") || err != nil {
+							t.Errorf("lease of a %s job: taken %v, %v", st, ok, err)
 						}
 					}
 				}

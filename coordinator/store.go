@@ -93,14 +93,31 @@ func fenced(job string, fence int64, kv []any) []any {
 // between leaves an id in the running index without a record, which
 // recovery drops, and never a running job recovery cannot find.
 func (s *Store) CreateJob(ctx context.Context, job string, fields map[string]any) error {
+	return s.createJob(ctx, job, StateRunning, fields)
+}
+
+// CreateQueuedJob writes a new job's record in state queued, for
+// admission control: it joins the admission queue (after the running
+// index, before its record: a crash in between leaves an id there without
+// a record, which recovery drops) and runs once Admit lets it in.
+func (s *Store) CreateQueuedJob(ctx context.Context, job string, fields map[string]any) error {
+	return s.createJob(ctx, job, StateQueued, fields)
+}
+
+func (s *Store) createJob(ctx context.Context, job string, state JobState, fields map[string]any) error {
 	now := float64(time.Now().UnixMilli())
-	var kv []any
+	kv := []any{string(state)}
 	for k, v := range fields {
 		kv = append(kv, k, v)
 	}
 	err := s.retry(ctx, "index running job", func() error {
 		return s.rdb.ZAdd(ctx, runningKey, redis.Z{Score: now, Member: job}).Err()
 	})
+	if err == nil && state == StateQueued {
+		err = s.retry(ctx, "queue job", func() error {
+			return s.rdb.ZAdd(ctx, redisdb.QueuedKey, redis.Z{Score: now, Member: job}).Err()
+		})
+	}
 	if err == nil {
 		_, err = s.do(ctx, trJobCreate, "", []string{kJob(job)}, kv...)
 	}
@@ -175,7 +192,61 @@ func (s *Store) FinishJob(ctx context.Context, job string, fence int64, state Jo
 	if err := s.markFinished(ctx, job, time.Now()); err != nil {
 		return err
 	}
+	// Out of admission first and out of the running index last: a crash
+	// in between leaves the finished job in the running index, where
+	// recovery (Orphans) finds it and drops it from all three.
+	if err := s.unadmit(ctx, job); err != nil {
+		return err
+	}
 	return s.retry(ctx, "unindex running job", func() error { return s.rdb.ZRem(ctx, runningKey, job).Err() })
+}
+
+// Admit lets queued job in when fewer than max jobs (0: any number) are
+// admitted and it is first in line for a free place, and moves its record
+// to running; ok is false when it must wait. A job already admitted (a
+// driver that took it over) is admitted again at once.
+func (s *Store) Admit(ctx context.Context, job string, fence int64, max int) (ok bool, err error) {
+	v, err := s.do(ctx, trAdmission, "", []string{redisdb.QueuedKey, redisdb.AdmittedKey}, job, max, time.Now().UnixMilli())
+	if err != nil {
+		return false, fmt.Errorf("admit job %s: %w", job, err)
+	}
+	if n, _ := v.(int64); n != 1 {
+		return false, nil
+	}
+	if _, err := s.do(ctx, trJobAdmit, string(StateRunning), []string{kFence(job), kJob(job)},
+		fenced(job, fence, []any{"admitted", time.Now().UTC().Format(time.RFC3339Nano)})...); err != nil {
+		return false, fmt.Errorf("admit job %s: %w", job, err)
+	}
+	return true, nil
+}
+
+// QueuePosition returns queued job's place in the admission queue (1:
+// next in), 0 when it is not queued.
+func (s *Store) QueuePosition(ctx context.Context, job string) (int64, error) {
+	var n int64
+	err := s.retry(ctx, "read queue position", func() (err error) {
+		n, err = s.rdb.ZRank(ctx, redisdb.QueuedKey, job).Result()
+		if errors.Is(err, redis.Nil) {
+			n, err = -1, nil
+		}
+		return err
+	})
+	return n + 1, err
+}
+
+// unadmit takes jobs out of the admission queue and the admitted set.
+func (s *Store) unadmit(ctx context.Context, jobs ...string) error {
+	members := make([]any, len(jobs))
+	for i, j := range jobs {
+		members[i] = j
+	}
+	return s.retry(ctx, "unadmit job", func() error {
+		pipe := s.rdb.Pipeline()
+		pipe.ZRem(ctx, redisdb.QueuedKey, members...)
+		pipe.ZRem(ctx, redisdb.AdmittedKey, members...)
+		_, err := pipe.Exec(ctx)
+		return err
+	})
 }
 
 // jobKeys returns the keys of a job's stages (every stage of its plan) and
@@ -499,7 +570,7 @@ func (s *Store) Orphans(ctx context.Context) ([]string, error) {
 				// Indexed but no record yet: a submission between its two
 				// writes (CreateJob indexes first). Dropping it now would
 				// leave a running job no recovery can find.
-			case errors.Is(err, redis.Nil), err == nil && JobState(st) != StateRunning:
+			case errors.Is(err, redis.Nil), err == nil && JobState(st) != StateRunning && JobState(st) != StateQueued:
 				gone = append(gone, id)
 			case err == nil && leases[i].Val() == 0:
 				out = append(out, id)
@@ -507,6 +578,9 @@ func (s *Store) Orphans(ctx context.Context) ([]string, error) {
 		}
 	}
 	if len(gone) > 0 {
+		if err := s.unadmit(ctx, gone...); err != nil {
+			return out, err
+		}
 		members := make([]any, len(gone))
 		for i, id := range gone {
 			members[i] = id

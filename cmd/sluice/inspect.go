@@ -47,10 +47,10 @@ func jobsCommand() *cli.Command {
 							continue
 						}
 						switch js := coordinator.JobState(st); js {
-						case coordinator.StateRunning, coordinator.StateSucceeded, coordinator.StateFailed, coordinator.StateCancelled:
+						case coordinator.StateRunning, coordinator.StateQueued, coordinator.StateSucceeded, coordinator.StateFailed, coordinator.StateCancelled:
 							want[js] = true
 						default:
-							return fmt.Errorf("--state %q: want running, succeeded, failed or cancelled", st)
+							return fmt.Errorf("--state %q: want running, queued, succeeded, failed or cancelled", st)
 						}
 					}
 					ids, err := client(c).Jobs(c.Context)

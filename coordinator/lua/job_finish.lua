@@ -1,4 +1,4 @@
--- job_finish: running -> succeeded, failed or cancelled. Stages still
+-- job_finish: running or queued -> succeeded, failed or cancelled. Stages still
 -- running become ARGV[3] (cancelled): a finished job has no running
 -- stage. With a retention (ARGV[5] ms > 0) every key given
 -- expires then.
@@ -6,7 +6,7 @@
 -- other keys (tasks, rounds, cancel flag, limit counters).
 -- ARGV: fence, state, state of running stages, stage count, retention ms,
 -- field, value, ...
-if job_state ~= 'running' then return refuse('job', job_state) end
+if job_state ~= 'running' and job_state ~= 'queued' then return refuse('job', job_state) end
 local to = ARGV[2]
 if to ~= 'succeeded' and to ~= 'failed' and to ~= 'cancelled' then return refuse('finish to', to) end
 local n = tonumber(ARGV[4])
