@@ -32,7 +32,7 @@ type JobState string
 
 // Job states.
 const (
-	StateRunning   JobState = "running"
+	StateRunning JobState = "running"
 	// StateQueued: admission control (Config.MaxJobs) holds the job until
 	// a running one finishes; no stage of it has started.
 	StateQueued    JobState = "queued"
@@ -132,17 +132,17 @@ var (
 	// admission is no transition of a record: it moves a job from the
 	// admission queue to the admitted set when there is room
 	// (lua/admission.lua).
-	trAdmission = newTransition("admission", false)
-	trStageStart   = newTransition("stage_start", true)
-	trStageUpdate  = newTransition("stage_update", true)
-	trStageFinish  = newTransition("stage_finish", true)
-	trStageSkip    = newTransition("stage_skip", true)
-	trStageFail    = newTransition("stage_fail", true)
-	trTaskBegin    = newTransition("task_begin", true)
-	trTaskCommit   = newTransition("task_commit", true)
-	trTaskFail     = newTransition("task_fail", true)
-	trTaskReopen   = newTransition("task_reopen", true)
-	trRoundAdd     = newTransition("round_add", true)
+	trAdmission   = newTransition("admission", false)
+	trStageStart  = newTransition("stage_start", true)
+	trStageUpdate = newTransition("stage_update", true)
+	trStageFinish = newTransition("stage_finish", true)
+	trStageSkip   = newTransition("stage_skip", true)
+	trStageFail   = newTransition("stage_fail", true)
+	trTaskBegin   = newTransition("task_begin", true)
+	trTaskCommit  = newTransition("task_commit", true)
+	trTaskFail    = newTransition("task_fail", true)
+	trTaskReopen  = newTransition("task_reopen", true)
+	trRoundAdd    = newTransition("round_add", true)
 )
 
 // transitionErr turns a script's error reply into ErrStaleFence or a

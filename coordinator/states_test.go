@@ -415,7 +415,7 @@ func TestOrphansSubmissionInFlight(t *testing.T) {
 			}
 			// The submission completes: its job is running and unleased, so
 			// recovery now offers it.
-			if _, err := s.do(ctx, trJobCreate, "", []string{kJob(fresh)}, "graph", "{}"); err != nil {
+			if _, err := s.do(ctx, trJobCreate, "", []string{kJob(fresh)}, "running", "graph", "{}"); err != nil {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { rdb.Del(ctx, kJob(fresh)) })
