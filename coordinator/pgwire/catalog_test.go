@@ -286,9 +286,19 @@ func tpchCatalog() catalogOnly {
 // SQLAlchemy and psql (tests/testdata/pgwire_catalog_replay.sql) and
 // checks every answer against the golden file: each must be answered,
 // none with an error. go test -run TestCatalogReplay -update rewrites it.
-func TestCatalogReplay(t *testing.T) {
-	src := filepath.Join("..", "..", "tests", "testdata", "pgwire_catalog_replay.sql")
-	golden := filepath.Join("..", "..", "tests", "testdata", "pgwire_catalog_replay.golden")
+func TestCatalogReplay(t *testing.T) { replayCatalog(t, "pgwire_catalog_replay", 50) }
+
+// TestDBeaverReplay replays DBeaver's connect and schema-browse sequence,
+// reconstructed from DBeaver's source (tests/testdata/pgwire_dbeaver_replay.sql),
+// against the golden file pgwire_dbeaver_replay.golden.
+func TestDBeaverReplay(t *testing.T) { replayCatalog(t, "pgwire_dbeaver_replay", 50) }
+
+// replayCatalog answers each statement of tests/testdata/<name>.sql (they
+// are separated by lines "-- ----"; lines starting "-- " are comments)
+// over the TPC-H catalog and compares the answers with <name>.golden.
+func replayCatalog(t *testing.T, name string, minStmts int) {
+	src := filepath.Join("..", "..", "tests", "testdata", name+".sql")
+	golden := filepath.Join("..", "..", "tests", "testdata", name+".golden")
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -297,17 +307,7 @@ func TestCatalogReplay(t *testing.T) {
 	var out strings.Builder
 	n := 0
 	paths := map[catalogPath]int{}
-	for _, stmt := range strings.Split(string(b), "\n-- ----\n") {
-		var lines []string
-		for _, l := range strings.Split(stmt, "\n") {
-			if !strings.HasPrefix(l, "-- ") {
-				lines = append(lines, l)
-			}
-		}
-		sql := strings.TrimSpace(strings.Join(lines, "\n"))
-		if sql == "" {
-			continue
-		}
+	for _, sql := range replayStatements(string(b)) {
 		n++
 		c.lastCatalogPath = ""
 		res, ok, err := c.answer(context.Background(), sql, parseOne(sql), false)
@@ -334,7 +334,7 @@ func TestCatalogReplay(t *testing.T) {
 			}
 		}
 	}
-	if n < 50 {
+	if n < minStmts {
 		t.Fatalf("only %d statements in %s", n, src)
 	}
 	t.Logf("catalog SELECTs answered: %v", paths)
@@ -352,8 +352,27 @@ func TestCatalogReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.String() != string(want) {
-		t.Errorf("answers differ from %s (go test -run TestCatalogReplay -update, then review the diff):\n%s", golden, lineDiff(string(want), out.String()))
+		t.Errorf("answers differ from %s (go test -run %s -update, then review the diff):\n%s", golden, t.Name(), lineDiff(string(want), out.String()))
 	}
+}
+
+// replayStatements splits a replay file into its statements: they are
+// separated by lines "-- ----", and lines starting "-- " (or just "--")
+// are comments.
+func replayStatements(text string) []string {
+	var out []string
+	for _, stmt := range strings.Split(text, "\n-- ----\n") {
+		var lines []string
+		for _, l := range strings.Split(stmt, "\n") {
+			if !strings.HasPrefix(l, "-- ") && l != "--" {
+				lines = append(lines, l)
+			}
+		}
+		if sql := strings.TrimSpace(strings.Join(lines, "\n")); sql != "" {
+			out = append(out, sql)
+		}
+	}
+	return out
 }
 
 // lineDiff shows the first lines where two texts differ.
