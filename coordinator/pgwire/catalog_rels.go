@@ -227,14 +227,14 @@ var catalogRelations = map[string]relationDef{
 	"pg_catalog.pg_aggregate": {cols: "aggfnoid aggkind aggnumdirectargs aggtransfn aggfinalfn aggcombinefn aggserialfn " +
 		"aggdeserialfn aggmtransfn aggminvtransfn aggmfinalfn aggfinalextra aggmfinalextra aggfinalmodify aggmfinalmodify " +
 		"aggsortop aggtranstype aggtransspace aggmtranstype aggmtransspace agginitval aggminitval"},
-	"pg_catalog.pg_conversion": {cols: "oid conname connamespace conowner conforencoding contoencoding conproc condefault"},
-	"pg_catalog.pg_default_acl": {cols: "oid defaclrole defaclnamespace defaclobjtype defaclacl"},
-	"pg_catalog.pg_event_trigger": {cols: "oid evtname evtevent evtowner evtfoid evtenabled evttags"},
+	"pg_catalog.pg_conversion":           {cols: "oid conname connamespace conowner conforencoding contoencoding conproc condefault"},
+	"pg_catalog.pg_default_acl":          {cols: "oid defaclrole defaclnamespace defaclobjtype defaclacl"},
+	"pg_catalog.pg_event_trigger":        {cols: "oid evtname evtevent evtowner evtfoid evtenabled evttags"},
 	"pg_catalog.pg_foreign_data_wrapper": {cols: "oid fdwname fdwowner fdwhandler fdwvalidator fdwacl fdwoptions"},
-	"pg_catalog.pg_foreign_server": {cols: "oid srvname srvowner srvfdw srvtype srvversion srvacl srvoptions"},
-	"pg_catalog.pg_policies": {cols: "schemaname tablename policyname permissive roles cmd qual with_check"},
+	"pg_catalog.pg_foreign_server":       {cols: "oid srvname srvowner srvfdw srvtype srvversion srvacl srvoptions"},
+	"pg_catalog.pg_policies":             {cols: "schemaname tablename policyname permissive roles cmd qual with_check"},
 	"pg_catalog.pg_available_extensions": {cols: "name default_version installed_version comment"},
-	"pg_catalog.pg_statistic_ext": {cols: "oid stxrelid stxname stxnamespace stxowner stxstattarget stxkeys stxkind stxexprs"},
+	"pg_catalog.pg_statistic_ext":        {cols: "oid stxrelid stxname stxnamespace stxowner stxstattarget stxkeys stxkind stxexprs"},
 	"information_schema.tables": {
 		cols: "table_catalog table_schema table_name table_type self_referencing_column_name reference_generation " +
 			"user_defined_type_catalog user_defined_type_schema user_defined_type_name is_insertable_into is_typed commit_action",
