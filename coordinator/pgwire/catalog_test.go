@@ -185,6 +185,51 @@ func TestCatalogEmulation(t *testing.T) {
 	}
 }
 
+// TestCatalogDBeaver: the catalog functions, relations and shapes
+// DBeaver's navigator needs (tests/testdata/pgwire_dbeaver_replay.sql),
+// over a catalog with a view.
+func TestCatalogDBeaver(t *testing.T) {
+	eng := catalogOnly{tables: []coordinator.TableInfo{
+		{Name: "nation", Bytes: 100, Columns: []plan.Field{{Name: "n_name", Type: plan.StringType}}},
+		{Name: "orders", Bytes: 23, Columns: []plan.Field{{Name: "o_id", Type: plan.Int64Type}}},
+		{Name: "v_big", Format: "view", View: "select o_id from orders where o_id > 10", Columns: []plan.Field{{Name: "o_id", Type: plan.Int64Type}}},
+	}}
+	c := &conn{s: &Server{Engine: eng}, user: "u", db: "d", settings: defaultSettings()}
+	cases := []struct{ sql, want string }{
+		// array_agg is its array's text form (NULL over no rows).
+		{`select array_agg(relname order by relname desc) from pg_class`, "{v_big,orders,nation}"},
+		{`select relkind, array_agg(relname || ' x' order by relname) from pg_class group by relkind order by 1`,
+			"r|{\"nation x\",\"orders x\"}\nv|{\"v_big x\"}"},
+		{`select array_agg(relname) is null from pg_class where relname = 'nosuch'`, "t"},
+		{`select array_agg(case when relname = 'orders' then null else relname end order by relname) from pg_class`, "{nation,NULL,v_big}"},
+		// Postgres's catalog text types.
+		{`select relname from pg_class where relname <> 'nation'::name and relname::name = 'orders'`, "orders"},
+		// Sizes: the database is its tables' bytes; the counters are 0.
+		{`select pg_database_size(1), pg_database_size('d'), pg_database_size(2) is null, pg_stat_get_numscans(16384), pg_stat_get_live_tuples(null) is null`,
+			"123|123|t|0|t"},
+		// A view's definition is its text; a table has none.
+		{`select pg_get_viewdef(16386, true), pg_get_viewdef(16384) is null`, "select o_id from orders where o_id > 10|t"},
+		{`select viewname, definition from pg_views`, "v_big|select o_id from orders where o_id > 10"},
+		{`select table_name, view_definition from information_schema.views`, "v_big|select o_id from orders where o_id > 10"},
+		{`select relname, relkind from pg_class where relkind = 'v'`, "v_big|v"},
+		// The relations DBeaver reads that sluice has no rows for.
+		{`select count(*) from pg_aggregate a, pg_proc p where p.oid = a.aggfnoid`, "0"},
+		{`select count(*) from pg_conversion c group by c.contoencoding`, ""},
+		{`select count(*) from pg_default_acl, pg_event_trigger, pg_foreign_data_wrapper, pg_foreign_server, pg_policies, pg_available_extensions`, "0"},
+		{`select count(*) from information_schema.table_privileges, information_schema.routine_privileges`, "0"},
+	}
+	for _, tc := range cases {
+		c.lastCatalogPath = ""
+		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v err %v", tc.sql, ok, err)
+		}
+		if got := rowsText(res); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
 // TestCatalogErrors: what the emulation cannot answer correctly is an
 // error with a code, never a silently wrong or empty answer.
 func TestCatalogErrors(t *testing.T) {
@@ -241,6 +286,9 @@ func TestRouteSelect(t *testing.T) {
 		{"with pg_x as (select 1 as a) select * from pg_x", routeEngine, false},
 		{"select * from (select n_name from nation) s, region", routeEngine, false},
 		{"select version()", routeCatalog, false},
+		{"select pg_get_viewdef(16386, true)", routeCatalog, false},
+		{"select pg_database_size(1)", routeCatalog, false},
+		{"select upper('x'), length('abc')", routeEngine, false},
 		{"select current_user", routeCatalog, false},
 		{"select current_setting('max_index_keys')", routeCatalog, false},
 		{"select 'orders'::regclass", routeCatalog, false},
