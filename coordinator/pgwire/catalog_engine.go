@@ -358,6 +358,25 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 		}
 		return "CAST(NULL AS VARCHAR[])", args[0] != nil && args[0].Type.ID == plan.Null, nil
 	case name == "current_setting" && (nargs == 1 || nargs == 2):
+		if n, ok := constName(); ok {
+			// a constant name, as clients write it: an unknown one is
+			// Postgres's error, unless missing_ok is true
+			if v, known := c.settings[lower(n)]; known {
+				return quoteLit(v), true, nil
+			}
+			if v := c.setting(n); v != "" {
+				return quoteLit(v), true, nil
+			}
+			missingOK := nargs == 2 && args[1] != nil && args[1].Op == plan.OpLiteral && args[1].Type.ID == plan.Bool &&
+				!args[1].Value.Null && args[1].Value.B
+			if nargs == 2 && !missingOK && (args[1] == nil || args[1].Op != plan.OpLiteral) {
+				return pc.currentSetting(), true, nil // missing_ok known only when it runs
+			}
+			if !missingOK {
+				return "", true, &paramError{state: "42704", msg: fmt.Sprintf("unrecognized configuration parameter %q", n)}
+			}
+			return "CAST(NULL AS VARCHAR)", true, nil
+		}
 		return pc.currentSetting(), true, nil
 	case name == "pg_get_userbyid" && nargs == 1:
 		return fmt.Sprintf("CASE WHEN $1 IS NULL THEN NULL WHEN $1 = 10 THEN %s ELSE 'unknown (OID=' || CAST($1 AS VARCHAR) || ')' END",
@@ -517,7 +536,9 @@ func jsonBuildObjectSQL(args []*plan.Expr) string {
 }
 
 // currentSetting is current_setting(name [, missing_ok]) over this
-// session's settings (an unknown name reads NULL).
+// session's settings for a name known only when the query runs (a
+// column): an unknown name reads NULL there, where Postgres raises 42704
+// (a constant name does: pgCatalog.function).
 func (pc *pgCatalog) currentSetting() string {
 	c := pc.m.c
 	keys := make([]string, 0, len(c.settings))

@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -226,6 +227,32 @@ func TestCatalogDBeaver(t *testing.T) {
 		}
 		if got := rowsText(res); got != tc.want {
 			t.Errorf("%s:\n got %q\nwant %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestCurrentSetting: current_setting of a name the session does not know
+// is Postgres's error 42704, unless missing_ok; the known ones, in any
+// case, are their values.
+func TestCurrentSetting(t *testing.T) {
+	c := &conn{s: &Server{Engine: tpchCatalog()}, user: "u", db: "d", settings: defaultSettings()}
+	for _, tc := range []struct{ sql, want, state string }{
+		{`select current_setting('TimeZone'), current_setting('max_index_keys'), current_setting('session_authorization')`, "UTC|32|u", ""},
+		{`select current_setting('nosuch', true) is null, current_setting('server_version_num', false)`, "t|150000", ""},
+		{`select current_setting(name) from pg_settings where name = 'datestyle'`, "ISO, MDY", ""},
+		{`select current_setting('nosuch')`, "", "42704"},
+		{`select current_setting('nosuch', false)`, "", "42704"},
+		{`select relname, current_setting('work_mem') from pg_class`, "", "42704"},
+	} {
+		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
+		var pe *paramError
+		switch {
+		case tc.state != "" && (!errors.As(err, &pe) || pe.state != tc.state):
+			t.Errorf("%s: ok %v err %v; want SQLSTATE %s", tc.sql, ok, err, tc.state)
+		case tc.state == "" && (err != nil || !ok):
+			t.Errorf("%s: ok %v err %v", tc.sql, ok, err)
+		case tc.state == "" && rowsText(res) != tc.want:
+			t.Errorf("%s: got %q, want %q", tc.sql, rowsText(res), tc.want)
 		}
 	}
 }
