@@ -141,3 +141,19 @@ func TestStatementTimeout(t *testing.T) {
 	case <-time.After(400 * time.Millisecond):
 	}
 }
+
+func TestSessionValues(t *testing.T) {
+	c := &conn{user: "o'neil", db: "d"}
+	for _, tc := range []struct{ in, want string }{
+		{"select current_user, count(*) from nation", "select 'o''neil', count(*) from nation"},
+		{"select n_name from nation where n_name <> SESSION_USER and user = current_role", "select n_name from nation where n_name <> 'o''neil' and 'o''neil' = 'o''neil'"},
+		{"select current_catalog as db", "select 'd' as db"},
+		// strings and quoted identifiers that spell one stay
+		{`select 'current_user', "user" from t`, `select 'current_user', "user" from t`},
+		{"select n_name from nation", "select n_name from nation"},
+	} {
+		if got := c.sessionValues(tc.in); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
