@@ -3,6 +3,7 @@ package tests
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -256,7 +257,7 @@ func TestClients(t *testing.T) {
 				t.Run("meta", func(t *testing.T) { checkMeta(t, c, pg) })
 			}
 			if c.name == "pgjdbc" {
-				t.Run("dbeaver", func(t *testing.T) { checkDBeaver(t, c, pg) })
+				t.Run("dbeaver", func(t *testing.T) { checkDBeaver(t, c, pg, db) })
 			}
 			t.Run("params", func(t *testing.T) {
 				_, got := runClient(t, c, pg, "params", "")
@@ -283,7 +284,7 @@ func TestClients(t *testing.T) {
 // PreparedStatement: every one must answer without an error, and the
 // navigator's answers are checked exactly (the schemas, the tables of
 // public, the columns of nation, no constraints or indexes).
-func checkDBeaver(t *testing.T, c pgClient, pg local.PGOptions) {
+func checkDBeaver(t *testing.T, c pgClient, pg local.PGOptions, db *sql.DB) {
 	b, err := os.ReadFile(filepath.Join("testdata", "pgwire_dbeaver_replay.sql"))
 	if err != nil {
 		t.Fatal(err)
@@ -293,14 +294,33 @@ func checkDBeaver(t *testing.T, c pgClient, pg local.PGOptions) {
 	for i, sql := range stmts {
 		fmt.Fprintf(&stdin, "--@@ dbeaver-%02d\n%s\n", i+1, sql)
 	}
+	// The data editor of a table: JDBCTable.readData and countData
+	// (plugins/org.jkiss.dbeaver.model.jdbc/.../struct/JDBCTable.java),
+	// ordinary engine queries, checked against DuckDB.
+	data := map[string]string{
+		"data-rows":  `SELECT x.* FROM public.nation x`,
+		"data-count": `SELECT COUNT(*) FROM public.nation`,
+	}
+	for _, name := range sortedKeys(data) {
+		fmt.Fprintf(&stdin, "--@@ %s\n%s\n", name, data[name])
+	}
 	if len(stmts) < 50 {
 		t.Fatalf("only %d statements", len(stmts))
 	}
 	list, got := runClient(t, c, pg, "queries", stdin.String())
-	if len(list) != 2*len(stmts) {
-		t.Errorf("%d answers for %d statements (each twice)", len(list), len(stmts))
+	if len(list) != 2*(len(stmts)+len(data)) {
+		t.Errorf("%d answers for %d statements (each twice)", len(list), len(stmts)+len(data))
 	}
 	for _, a := range list {
+		if q, _, _ := strings.Cut(a.Name, "/"); data[q] != "" {
+			t.Run(a.Name, func(t *testing.T) {
+				if a.Error != "" {
+					t.Fatalf("%s (SQLSTATE %s)", a.Error, a.SQLState)
+				}
+				compareRows(t, clientRows(t, a), duckRows(t, db, strings.ReplaceAll(data[q], "public.", "")), false)
+			})
+			continue
+		}
 		if a.Error != "" {
 			q, _, _ := strings.Cut(a.Name, "/")
 			t.Errorf("%s: %s (SQLSTATE %s)\n%s", a.Name, a.Error, a.SQLState, stmts[mustAtoi(t, strings.TrimPrefix(q, "dbeaver-"))-1])
