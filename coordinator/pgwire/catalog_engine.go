@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +131,13 @@ func (pc *pgCatalog) Table(_ context.Context, name string) (*planner.TableInfo, 
 	if def.rows != nil {
 		rows = def.rows(pc.m)
 	}
-	return constantTable(rel, cols, rows), nil
+	t := constantTable(rel, cols, rows)
+	for i, col := range t.Columns {
+		if slices.Contains(strings.Fields(def.text), col.Name) {
+			t.Columns[i].Type = plan.StringType
+		}
+	}
+	return t, nil
 }
 
 // constantTable builds a constant table of the named columns from rows

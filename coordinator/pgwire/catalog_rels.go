@@ -30,6 +30,9 @@ const (
 type relationDef struct {
 	cols string // space-separated
 	rows func(m *emulation) []map[string]any
+	// text are the columns that are text here though a column of that
+	// name elsewhere is not (catalogColumnType types by name alone).
+	text string
 }
 
 var catalogRelations = map[string]relationDef{
@@ -319,9 +322,9 @@ var catalogRelations = map[string]relationDef{
 		"constraint_catalog constraint_schema constraint_name"},
 	"information_schema.check_constraints": {cols: "constraint_catalog constraint_schema constraint_name check_clause"},
 	"information_schema.table_privileges": {cols: "grantor grantee table_catalog table_schema table_name " +
-		"privilege_type is_grantable with_hierarchy"},
+		"privilege_type is_grantable with_hierarchy", text: "grantor"},
 	"information_schema.routine_privileges": {cols: "grantor grantee specific_catalog specific_schema specific_name " +
-		"routine_catalog routine_schema routine_name privilege_type is_grantable"},
+		"routine_catalog routine_schema routine_name privilege_type is_grantable", text: "grantor"},
 	"information_schema.sequences": {cols: "sequence_catalog sequence_schema sequence_name data_type numeric_precision " +
 		"numeric_precision_radix numeric_scale start_value minimum_value maximum_value increment cycle_option"},
 }
