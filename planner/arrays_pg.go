@@ -28,7 +28,7 @@ import (
 //	x op ANY (a), x op ALL (a) the comparisons ORed / ANDed (NULL array: NULL)
 //	array_to_string(a, s[, n]) the joined elements; of ARRAY(subquery): string_agg
 //	array_upper/array_lower/array_length/cardinality
-//	unnest(a), generate_subscripts(a, d), _pg_expandarray(a) in a select
+//	unnest(a), generate_subscripts(a, d), _pg_expandarray(a), aclexplode(a) in a select
 //	                          list, over a NULL array: no rows (Postgres's answer)
 //
 // Anything else over an array (an array in a result column, a column of
@@ -303,7 +303,7 @@ func (b *binder) arrayFunc(fc *pg.FuncCall, name string, c *exprCtx) (*plan.Expr
 	}
 	loc := fc.Location
 	switch name {
-	case "unnest", "generate_subscripts", "_pg_expandarray":
+	case "unnest", "generate_subscripts", "_pg_expandarray", "aclexplode":
 		if len(fc.Args) < 1 {
 			return nil, false, nil
 		}

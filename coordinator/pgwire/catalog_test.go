@@ -213,6 +213,9 @@ func TestCatalogDBeaver(t *testing.T) {
 		{`select viewname, definition from pg_views`, "v_big|select o_id from orders where o_id > 10"},
 		{`select table_name, view_definition from information_schema.views`, "v_big|select o_id from orders where o_id > 10"},
 		{`select relname, relkind from pg_class where relkind = 'v'`, "v_big|v"},
+		// aclexplode of the NULL ACLs: no rows, in its own select list only.
+		{`select relname, (aclexplode(relacl)).grantee from pg_class`, ""},
+		{`select relname from pg_class where relname = 'nation' union all select (aclexplode(nspacl)).privilege_type from pg_namespace`, "nation"},
 		// The relations DBeaver reads that sluice has no rows for.
 		{`select count(*) from pg_aggregate a, pg_proc p where p.oid = a.aggfnoid`, "0"},
 		{`select count(*) from pg_conversion c group by c.contoencoding`, ""},

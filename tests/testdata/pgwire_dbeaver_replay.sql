@@ -65,13 +65,13 @@ LEFT OUTER JOIN pg_catalog.pg_description d ON t.oid=d.objoid
 WHERE t.typname IS NOT NULL
 AND (c.relkind IS NULL OR c.relkind = 'c') AND (et.typcategory IS NULL OR et.typcategory <> 'C')
 -- ----
--- from: model/PostgreDatabase.java loadInfo -> EnumValueCache (supportsEnumTable)
+-- from: model/PostgreDatabase.java EnumValueCache.prepareObjectsStatement (supportsEnumTable)
 SELECT * FROM pg_catalog.pg_enum
 -- ----
 -- from: model/PostgreDatabase.java getDescription
 select description from pg_shdescription join pg_database on objoid = pg_database.oid where datname = 'sluice'
 -- ----
--- from: model/PostgreDataSource.java DatabaseCache (database statistics: pg_database_size, one database)
+-- from: model/PostgreDataSource.java collectObjectStatistics (database sizes: pg_database_size, one database)
 SELECT db.datname,pg_database_size(db.oid) FROM pg_catalog.pg_database db WHERE db.oid=1
 -- ----
 -- from: model/PostgreSchema.java readSchemaInfo
@@ -96,7 +96,7 @@ select c.oid,pg_catalog.pg_total_relation_size(c.oid) as total_rel_size,pg_catal
 FROM pg_class c
 WHERE c.relnamespace=2200
 -- ----
--- from: model/PostgreSchema.java (inheritance of the schema's tables)
+-- from: model/PostgreSchema.java cacheTableInheritance (inheritance of the schema's tables)
 SELECT i.inhrelid relid, pc.relnamespace parent_ns, pc.oid parent_oid, i.inhseqno
 FROM pg_catalog.pg_inherits i, pg_class rc, pg_class pc
 WHERE rc.oid=i.inhrelid AND rc.relnamespace=2200 AND pc.oid=i.inhparent
@@ -173,16 +173,16 @@ SELECT r.oid,r.*, pg_get_ruledef(r.oid) AS definition
 FROM pg_rewrite r
 WHERE r.ev_class=16386 AND r.rulename <> '_RETURN'::name
 -- ----
--- from: model/PostgreTable.java getSuperInheritance (parents of nation)
+-- from: model/PostgreTable.java initSuperTables (parents of nation)
 SELECT i.*,c.relnamespace FROM pg_catalog.pg_inherits i,pg_catalog.pg_class c WHERE i.inhrelid=16386 AND c.oid=i.inhparent ORDER BY i.inhseqno
 -- ----
 -- from: model/PostgreTable.java getSubInheritance (children of nation)
 SELECT i.*,c.relnamespace FROM pg_catalog.pg_inherits i,pg_catalog.pg_class c WHERE i.inhparent=16386 AND c.oid=i.inhrelid
 -- ----
--- from: model/PostgreTable.java (row-level security policies of nation)
+-- from: model/PostgreTable.java PolicyCache.prepareObjectsStatement (row-level security policies of nation)
 select * from pg_catalog.pg_policies where schemaname='public' and tablename='nation'
 -- ----
--- from: model/PostgreViewBase.java (a view's definition; called for a view only, here with table nation's oid)
+-- from: model/PostgreViewBase.java fetchViewQueryResultIfItNull (a view's definition; called for a view only, here with table nation's oid)
 SELECT pg_get_viewdef(16386, true)
 -- ----
 -- from: model/PostgreSequence.java loadAdditionalInfo (a sequence's parameters; schema public has none)
@@ -226,16 +226,16 @@ FROM
 WHERE e.extnamespace=2200
 ORDER BY e.oid
 -- ----
--- from: model/PostgreSchema.java (default privileges of schema public)
+-- from: model/PostgreSchema.java readDefaultPrivileges (default privileges of schema public)
 SELECT * FROM pg_default_acl WHERE defaclnamespace = 2200
 -- ----
--- from: model/PostgreDataTypeCache.java (one data type by oid: int8)
+-- from: model/PostgreDataTypeCache.java resolveDataType(oid) (one data type by oid: int8)
 SELECT t.oid,t.*,c.relkind,format_type(nullif(t.typbasetype, 0), t.typtypmod) as base_type_name FROM pg_catalog.pg_type t
 LEFT OUTER JOIN pg_class c ON c.oid=t.typrelid
 LEFT OUTER JOIN pg_catalog.pg_description d ON t.oid=d.objoid
 WHERE t.oid=20 
 -- ----
--- from: model/PostgreDataTypeCache.java (one data type by name: numeric)
+-- from: model/PostgreDataTypeCache.java resolveDataType(name) (one data type by name: numeric)
 SELECT t.oid,t.*,format_type(nullif(t.typbasetype, 0), t.typtypmod) as base_type_name FROM pg_catalog.pg_type t
 LEFT OUTER JOIN pg_class c ON c.oid=t.typrelid
 LEFT OUTER JOIN pg_catalog.pg_description d ON t.oid=d.objoid
@@ -246,17 +246,46 @@ SELECT a.oid,a.*,pd.description FROM pg_catalog.pg_roles a
 left join pg_catalog.pg_shdescription pd on a.oid = pd.objoid
 ORDER BY a.rolname
 -- ----
--- from: model/PostgreRole.java (members of role sluice)
+-- from: model/PostgreRole.java MembersCache.prepareObjectsStatement (members of role sluice)
 SELECT * FROM pg_catalog.pg_auth_members WHERE roleid=10
 -- ----
--- from: model/PostgreRole.java (roles sluice belongs to)
+-- from: model/PostgreRole.java MembersCache.prepareObjectsStatement (roles sluice belongs to)
 SELECT * FROM pg_catalog.pg_auth_members WHERE member=10
 -- ----
--- from: model/PostgreRole.java (table privileges of role sluice)
+-- from: model/PostgreRole.java getPrivileges (table privileges of role sluice)
 SELECT * FROM information_schema.table_privileges WHERE table_catalog='sluice' AND grantee='sluice'
 -- ----
--- from: model/PostgreRole.java (routine privileges of role sluice)
+-- from: model/PostgreRole.java getPrivileges (routine privileges of role sluice)
 SELECT * FROM information_schema.routine_privileges WHERE specific_catalog='sluice' AND grantee='sluice'
+-- ----
+-- from: model/PostgreRole.java getPrivileges (schemas, sequences and materialized views role sluice has privileges on)
+SELECT * FROM (
+	SELECT DISTINCT relnamespace,
+	relacl,
+	relname,
+	relkind,
+(aclexplode(relacl)).grantee as granteeI
+FROM
+	pg_class
+WHERE
+	relacl IS NOT NULL
+	AND relnamespace IN (
+SELECT oid
+FROM pg_namespace
+WHERE nspname NOT LIKE 'pg_%' AND nspname != 'information_schema')
+UNION ALL
+SELECT DISTINCT
+	n.oid AS relnamespace,
+	nspacl AS relacl,
+	n.nspname AS relname,
+	cast('C' as "char") AS relkind,
+(aclexplode(nspacl)).grantee as granteeI
+FROM
+	pg_catalog.pg_namespace n
+WHERE
+	n.nspacl IS NOT NULL 
+	) AS tr
+WHERE tr.granteeI=10 AND tr.relkind IN('S', 'm', 'C')
 -- ----
 -- from: model/PostgreDatabase.java AccessMethodCache.prepareObjectsStatement
 SELECT am.oid,am.* FROM pg_catalog.pg_am am 
