@@ -161,6 +161,11 @@ func (c *conn) set(s *pg_query.VariableSetStmt) error {
 		var vals []string
 		for _, a := range s.Args {
 			if v, ok := constValue(a); ok {
+				if str, isStr := v.(string); isStr && name == "search_path" {
+					// a list of names: each is quoted where it must be,
+					// as Postgres flattens it (public, "$user")
+					v = quoteIdent(str)
+				}
 				vals = append(vals, fmt.Sprint(v))
 			}
 		}

@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -154,6 +155,24 @@ func TestSessionValues(t *testing.T) {
 	} {
 		if got := c.sessionValues(tc.in); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSetSearchPath: search_path is a list of names, each quoted where it
+// must be, as Postgres flattens SET's values (DBeaver sets public,"$user").
+func TestSetSearchPath(t *testing.T) {
+	c := &conn{s: &Server{}, user: "u", db: "d", settings: defaultSettings()}
+	for in, want := range map[string]string{
+		`SET search_path = public,"$user"`:  `public, "$user"`,
+		`SET search_path TO 'My Schema', x`: `"My Schema", x`,
+		`SET search_path = DEFAULT`:         `"$user", public`,
+	} {
+		if _, ok, err := c.answer(context.Background(), in, parseOne(in), false); !ok || err != nil {
+			t.Fatalf("%s: ok %v err %v", in, ok, err)
+		}
+		if got := c.settings["search_path"]; got != want {
+			t.Errorf("%s: search_path %q, want %q", in, got, want)
 		}
 	}
 }

@@ -47,6 +47,12 @@ LEFT OUTER JOIN pg_catalog.pg_description d ON d.objoid=n.oid AND d.objsubid=0 A
 -- from: model/PostgreExecutionContext.java refreshDefaults
 SHOW search_path
 -- ----
+-- from: model/PostgreExecutionContext.java setSearchPath (schema public made the default: first, "$user" after it)
+SET search_path = public,"$user"
+-- ----
+-- from: plugins/org.jkiss.dbeaver.model.jdbc/.../impl/jdbc/JDBCExecutionContext.java getTransactionIsolation -> pgjdbc's Connection.getTransactionIsolation
+SHOW TRANSACTION ISOLATION LEVEL
+-- ----
 -- from: model/PostgreDataSource.java initialize
 SELECT version()
 -- ----
