@@ -1,12 +1,16 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // TestPSQLTabCompletion drives the real psql in a terminal (tmux) and
@@ -96,4 +100,56 @@ func TestPSQLTabCompletion(t *testing.T) {
 	tm("send-keys", "C-c")
 	prompt()
 	tm("send-keys", `\q`, "Enter")
+}
+
+// TestPSQLTPCH runs the 22 TPC-H queries through the real psql (issue 23:
+// Q7, Q8, Q9 and Q22 once came back over psql as one row of NULLs), each
+// answer checked against DuckDB. psql prints text; the column types to
+// read it by are the ones the server describes for the query.
+func TestPSQLTPCH(t *testing.T) {
+	psql := needPSQL(t)
+	db := openDuck(t, dataDir(t, *sfFlag))
+	_, pg := pgStack(t)
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	const sep, null = "\x1f", "<NULL>"
+	for _, q := range tpchQueries(t) {
+		t.Run(q.name, func(t *testing.T) {
+			sd, err := conn.Prepare(ctx, "", q.sql)
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := clientAnswer{Name: q.name}
+			for _, f := range sd.Fields {
+				a.Types = append(a.Types, strconv.FormatUint(uint64(f.DataTypeOID), 10))
+			}
+			out, err := exec.Command(psql, pgURL(pg), "-X", "-A", "-t", "-F", sep, "-P", "null="+null, "-v", "ON_ERROR_STOP=1",
+				"-c", q.sql).CombinedOutput()
+			if err != nil {
+				t.Fatalf("psql: %v\n%s", err, out)
+			}
+			for _, line := range strings.Split(strings.TrimRight(string(out), "\n"), "\n") {
+				if line == "" {
+					continue
+				}
+				var r []any
+				for _, v := range strings.Split(line, sep) {
+					if v == null {
+						r = append(r, nil)
+					} else {
+						r = append(r, v)
+					}
+				}
+				if len(r) != len(a.Types) {
+					t.Fatalf("%d fields, %d columns: %q", len(r), len(a.Types), line)
+				}
+				a.Rows = append(a.Rows, r)
+			}
+			compareRows(t, clientRows(t, a), duckRows(t, db, q.sql), q.ordered)
+		})
+	}
 }
