@@ -371,7 +371,7 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 			if v, known := c.settings[lower(n)]; known {
 				return quoteLit(v), true, nil
 			}
-			if v := c.setting(n); v != "" {
+			if v := c.setting(lower(n)); v != "" {
 				return quoteLit(v), true, nil
 			}
 			missingOK := nargs == 2 && args[1] != nil && args[1].Op == plan.OpLiteral && args[1].Type.ID == plan.Bool &&

@@ -240,7 +240,7 @@ func TestCatalogDBeaver(t *testing.T) {
 func TestCurrentSetting(t *testing.T) {
 	c := &conn{s: &Server{Engine: tpchCatalog()}, user: "u", db: "d", settings: defaultSettings()}
 	for _, tc := range []struct{ sql, want, state string }{
-		{`select current_setting('TimeZone'), current_setting('max_index_keys'), current_setting('session_authorization')`, "UTC|32|u", ""},
+		{`select current_setting('TimeZone'), current_setting('max_index_keys'), current_setting('Session_Authorization')`, "UTC|32|u", ""},
 		{`select current_setting('nosuch', true) is null, current_setting('server_version_num', false)`, "t|150000", ""},
 		{`select current_setting(name) from pg_settings where name = 'datestyle'`, "ISO, MDY", ""},
 		{`select current_setting('nosuch')`, "", "42704"},
