@@ -21,6 +21,8 @@ type TableInfo struct {
 	// RowsEstimated is true when Rows is an estimate (CSV tables).
 	RowsEstimated bool  `json:"rows_estimated,omitempty"`
 	Bytes         int64 `json:"bytes"`
+	// View is the query text of a view (Format "view").
+	View string `json:"view,omitempty"`
 }
 
 // ErrNoTable is returned by a TableLister for a table it does not have.

@@ -28,7 +28,7 @@ import (
 //	x op ANY (a), x op ALL (a) the comparisons ORed / ANDed (NULL array: NULL)
 //	array_to_string(a, s[, n]) the joined elements; of ARRAY(subquery): string_agg
 //	array_upper/array_lower/array_length/cardinality
-//	unnest(a), generate_subscripts(a, d), _pg_expandarray(a) in a select
+//	unnest(a), generate_subscripts(a, d), _pg_expandarray(a), aclexplode(a) in a select
 //	                          list, over a NULL array: no rows (Postgres's answer)
 //
 // Anything else over an array (an array in a result column, a column of
@@ -303,7 +303,7 @@ func (b *binder) arrayFunc(fc *pg.FuncCall, name string, c *exprCtx) (*plan.Expr
 	}
 	loc := fc.Location
 	switch name {
-	case "unnest", "generate_subscripts", "_pg_expandarray":
+	case "unnest", "generate_subscripts", "_pg_expandarray", "aclexplode":
 		if len(fc.Args) < 1 {
 			return nil, false, nil
 		}
@@ -554,4 +554,57 @@ func (b *binder) arrayConcat(parts []*pg.Node, c *exprCtx) (*pgArray, *pg.SubLin
 		return nil, nil, b.unsupported(sub.Location, "|| of an ARRAY(subquery) and an array with elements")
 	}
 	return out, sub, nil
+}
+
+// rewriteArrayAgg rewrites every array_agg(x [ORDER BY ...]) of tree (not
+// a window call) as '{' || string_agg(elem(x), ',' [ORDER BY ...]) || '}',
+// where elem quotes x as an element of an array's text form and writes
+// NULL for a NULL: the text Postgres prints for the array, NULL when there
+// are no rows (the engine has no array type, so the column is text, as
+// ARRAY(subquery) is in bindArraySublinkText).
+func rewriteArrayAgg(tree *pg.ParseResult) error {
+	tmpl, _, err := parse(`SELECT '{' || string_agg(CASE WHEN $1 IS NULL THEN 'NULL' WHEN CAST($1 AS VARCHAR) = '' OR ` +
+		`lower(CAST($1 AS VARCHAR)) = 'null' OR regexp_matches(CAST($1 AS VARCHAR), '[{},"\\ ]') THEN '"' || ` +
+		`replace(replace(CAST($1 AS VARCHAR), '\', '\\'), '"', '\"') || '"' ELSE CAST($1 AS VARCHAR) END, ',') || '}'`)
+	if err != nil {
+		return err
+	}
+	body := tmpl.Stmts[0].Stmt.GetSelectStmt().GetTargetList()[0].GetResTarget().GetVal()
+	replace := func(x *pg.Node) {
+		fc := x.GetFuncCall()
+		if fc == nil || fc.Over != nil || fc.AggStar || len(fc.Args) != 1 || len(fc.Funcname) == 0 ||
+			strings.ToLower(fc.Funcname[len(fc.Funcname)-1].GetString_().GetSval()) != "array_agg" {
+			return
+		}
+		out := substituteParam(body, fc.Args[0])
+		// the string_agg call is the right operand of the left ||
+		agg := out.GetAExpr().GetLexpr().GetAExpr().GetRexpr().GetFuncCall()
+		agg.AggOrder, agg.AggFilter, agg.AggDistinct, agg.Location = fc.AggOrder, fc.AggFilter, fc.AggDistinct, fc.Location
+		x.Node = out.Node
+	}
+	var visit func(m protoreflect.Message)
+	visit = func(m protoreflect.Message) {
+		m.Range(func(fd protoreflect.FieldDescriptor, v protoreflect.Value) bool {
+			switch {
+			case fd.IsList() && fd.Message() != nil:
+				l := v.List()
+				for i := 0; i < l.Len(); i++ {
+					visit(l.Get(i).Message())
+					if x, ok := l.Get(i).Message().Interface().(*pg.Node); ok {
+						replace(x)
+					}
+				}
+			case !fd.IsList() && !fd.IsMap() && fd.Message() != nil:
+				visit(v.Message())
+				if x, ok := v.Message().Interface().(*pg.Node); ok {
+					replace(x)
+				}
+			}
+			return true
+		})
+	}
+	for _, s := range tree.Stmts {
+		visit(s.ProtoReflect())
+	}
+	return nil
 }

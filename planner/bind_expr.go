@@ -254,6 +254,9 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 		return plan.DataType{}, b.unsupported(tn.Location, "array and special types")
 	}
 	name := typeNameOf(tn)
+	if b.postgres && (name == "name" || name == "pg_node_tree") {
+		return plan.StringType, nil // Postgres's catalog text types ('_RETURN'::name)
+	}
 	t, ok := plan.TypeByName(name) // the one table of SQL type names
 	if !ok {
 		return plan.DataType{}, b.unsupported(tn.Location, "type "+name)

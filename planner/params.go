@@ -63,6 +63,11 @@ func ParamTypes(ctx context.Context, sql string, cat Catalog, opts Options) ([]p
 	if len(tree.Stmts) != 1 {
 		return nil, &Error{Code: CodeSyntax, Msg: "syntax error: not one statement"}
 	}
+	if opts.Postgres {
+		if err := rewriteArrayAgg(tree); err != nil {
+			return nil, err
+		}
+	}
 	pt := &paramTyping{at: map[*plan.Expr]int{}, types: map[int]plan.DataType{}}
 	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals, postgres: opts.Postgres, params: pt}
 	if _, err := b.bindStatement(tree.Stmts[0]); err != nil {

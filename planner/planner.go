@@ -165,6 +165,11 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err != nil {
 		return nil, err
 	}
+	if opts.Postgres {
+		if err := rewriteArrayAgg(tree); err != nil {
+			return nil, err
+		}
+	}
 	b := &binder{ctx: ctx, sql: sql, cat: cat, md: &metadata{}, pos: map[*plan.Expr]int32{}, qualify: quals, postgres: opts.Postgres}
 	switch len(tree.Stmts) {
 	case 0:

@@ -3,12 +3,14 @@ package tests
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"flag"
 	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -254,6 +256,9 @@ func TestClients(t *testing.T) {
 			if c.meta != "" {
 				t.Run("meta", func(t *testing.T) { checkMeta(t, c, pg) })
 			}
+			if c.name == "pgjdbc" {
+				t.Run("dbeaver", func(t *testing.T) { checkDBeaver(t, c, pg, db) })
+			}
 			t.Run("params", func(t *testing.T) {
 				_, got := runClient(t, c, pg, "params", "")
 				for _, name := range sortedKeys(paramWant) {
@@ -271,6 +276,123 @@ func TestClients(t *testing.T) {
 			})
 		})
 	}
+}
+
+// checkDBeaver runs DBeaver's connect and schema-browse sequence
+// (testdata/pgwire_dbeaver_replay.sql, reconstructed from DBeaver's
+// source) through pgjdbc, each statement as a Statement and as a
+// PreparedStatement: every one must answer without an error, and the
+// navigator's answers are checked exactly (the schemas, the tables of
+// public, the columns of nation, no constraints or indexes).
+func checkDBeaver(t *testing.T, c pgClient, pg local.PGOptions, db *sql.DB) {
+	b, err := os.ReadFile(filepath.Join("testdata", "pgwire_dbeaver_replay.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stdin strings.Builder
+	stmts := replayStatements(string(b))
+	for i, sql := range stmts {
+		fmt.Fprintf(&stdin, "--@@ dbeaver-%02d\n%s\n", i+1, sql)
+	}
+	// The data editor of a table: JDBCTable.readData and countData
+	// (plugins/org.jkiss.dbeaver.model.jdbc/.../struct/JDBCTable.java),
+	// ordinary engine queries, checked against DuckDB.
+	data := map[string]string{
+		"data-rows":  `SELECT x.* FROM public.nation x`,
+		"data-count": `SELECT COUNT(*) FROM public.nation`,
+	}
+	for _, name := range sortedKeys(data) {
+		fmt.Fprintf(&stdin, "--@@ %s\n%s\n", name, data[name])
+	}
+	if len(stmts) < 50 {
+		t.Fatalf("only %d statements", len(stmts))
+	}
+	list, got := runClient(t, c, pg, "queries", stdin.String())
+	if len(list) != 2*(len(stmts)+len(data)) {
+		t.Errorf("%d answers for %d statements (each twice)", len(list), len(stmts)+len(data))
+	}
+	for _, a := range list {
+		if q, _, _ := strings.Cut(a.Name, "/"); data[q] != "" {
+			t.Run(a.Name, func(t *testing.T) {
+				if a.Error != "" {
+					t.Fatalf("%s (SQLSTATE %s)", a.Error, a.SQLState)
+				}
+				compareRows(t, clientRows(t, a), duckRows(t, db, strings.ReplaceAll(data[q], "public.", "")), false)
+			})
+			continue
+		}
+		if a.Error != "" {
+			q, _, _ := strings.Cut(a.Name, "/")
+			t.Errorf("%s: %s (SQLSTATE %s)\n%s", a.Name, a.Error, a.SQLState, stmts[mustAtoi(t, strings.TrimPrefix(q, "dbeaver-"))-1])
+		}
+	}
+	// column col of every row of answer name, as text
+	column := func(name, col string) []string {
+		a, ok := got[name+"/prepared"]
+		if !ok {
+			t.Fatalf("%s: no answer", name)
+		}
+		k := slices.Index(a.Cols, col)
+		if k < 0 {
+			t.Fatalf("%s: no column %s in %v", name, col, a.Cols)
+		}
+		var out []string
+		for _, r := range a.Rows {
+			out = append(out, fmt.Sprint(r[k]))
+		}
+		return out
+	}
+	tpch := []string{"customer", "lineitem", "nation", "orders", "part", "partsupp", "region", "supplier"}
+	for _, tc := range []struct {
+		name, col string
+		want      []string
+	}{
+		{"dbeaver-01", "datname", []string{"sluice"}},
+		{"dbeaver-05", "session_user", []string{pg.User}},
+		{"dbeaver-06", "nspname", []string{"information_schema", "pg_catalog", "public"}},
+		{"dbeaver-17", "schema_id", []string{"2200"}},
+		{"dbeaver-18", "relname", tpch},
+		{"dbeaver-19", "oid", []string{"16386"}},
+		{"dbeaver-23", "attname", []string{"n_nationkey", "n_name", "n_regionkey", "n_comment"}},
+		{"dbeaver-24", "conname", nil},
+		{"dbeaver-28", "relname", nil},
+		{"dbeaver-43", "rolname", []string{pg.User}},
+	} {
+		got := column(tc.name, tc.col)
+		if tc.name == "dbeaver-18" {
+			sort.Strings(got)
+		}
+		if !slices.Equal(got, tc.want) {
+			t.Errorf("%s %s: got %v, want %v", tc.name, tc.col, got, tc.want)
+		}
+	}
+}
+
+// replayStatements splits a replay file into its statements: they are
+// separated by lines "-- ----", and lines starting "-- " (or just "--")
+// are comments (as coordinator/pgwire's replay tests read them).
+func replayStatements(text string) []string {
+	var out []string
+	for _, stmt := range strings.Split(text, "\n-- ----\n") {
+		var lines []string
+		for _, l := range strings.Split(stmt, "\n") {
+			if !strings.HasPrefix(l, "-- ") && l != "--" {
+				lines = append(lines, l)
+			}
+		}
+		if sql := strings.TrimSpace(strings.Join(lines, "\n")); sql != "" {
+			out = append(out, sql)
+		}
+	}
+	return out
+}
+
+func mustAtoi(t *testing.T, s string) int {
+	n, err := strconv.Atoi(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return n
 }
 
 // clientParamCases are DuckDB's statements for the clients' parameter

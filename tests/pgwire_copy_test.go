@@ -440,9 +440,9 @@ func TestPGWireColumnNames(t *testing.T) {
 	}
 	defer conn.Close(ctx)
 	q := `select count(*), sum(n_nationkey), extract(year from date '1995-03-01'), n_regionkey + 1, cast(n_regionkey as int),
-		case when n_regionkey > 1 then 'x' else 'y' end, max(n_name) as top, r.*, 1
+		case when n_regionkey > 1 then 'x' else 'y' end, max(n_name) as top, r.*, 1, current_user
 		from nation, region r where n_regionkey = r_regionkey group by n_regionkey, r_regionkey, r_name, r_comment`
-	want := "count sum extract ?column? n_regionkey case top r_regionkey r_name r_comment ?column?"
+	want := "count sum extract ?column? n_regionkey case top r_regionkey r_name r_comment ?column? current_user"
 	for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeDescribeExec} {
 		rs, err := conn.Query(ctx, q, mode)
 		if err != nil {

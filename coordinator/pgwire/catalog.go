@@ -125,6 +125,15 @@ var catalogFuncs = map[string]bool{
 	"pg_get_keywords": true, "set_config": true, "pg_function_is_visible": true, "pg_type_is_visible": true,
 }
 
+// isCatalogFunction reports whether the catalog defines a function of
+// that name (pgCatalog.Function): a SELECT of no relation that calls one
+// (SELECT pg_get_viewdef(16386, true)) is the catalog's.
+func isCatalogFunction(name string) bool {
+	pc := &pgCatalog{m: &emulation{c: &conn{s: &Server{}}}}
+	_, ok, _ := pc.Function(name, nil)
+	return ok
+}
+
 // route says who answers a SELECT.
 type route int
 
@@ -169,7 +178,7 @@ func routeSelect(n *pg_query.Node) (route, error) {
 				userRels = append(userRels, name)
 			}
 		}
-		if fc := m.GetFuncCall(); fc != nil && catalogFuncs[funcName(fc)] {
+		if fc := m.GetFuncCall(); fc != nil && (catalogFuncs[funcName(fc)] || isCatalogFunction(funcName(fc))) {
 			sessionCall = true
 		}
 		if sv := m.GetSqlvalueFunction(); sv != nil && !engineValueFunc[sv.Op] {

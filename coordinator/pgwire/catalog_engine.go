@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -130,7 +131,13 @@ func (pc *pgCatalog) Table(_ context.Context, name string) (*planner.TableInfo, 
 	if def.rows != nil {
 		rows = def.rows(pc.m)
 	}
-	return constantTable(rel, cols, rows), nil
+	t := constantTable(rel, cols, rows)
+	for i, col := range t.Columns {
+		if slices.Contains(strings.Fields(def.text), col.Name) {
+			t.Columns[i].Type = plan.StringType
+		}
+	}
+	return t, nil
 }
 
 // constantTable builds a constant table of the named columns from rows
@@ -224,12 +231,14 @@ rolsuper rolinherit rolcreaterole rolcreatedb rolcanlogin rolreplication rolbypa
 usebypassrls relhasindex relisshared relhasrules relhastriggers relhassubclass relrowsecurity relforcerowsecurity
 relispopulated relispartition attbyval attnotnull atthasdef atthasmissing attisdropped attislocal typbyval
 typispreferred typisdefined typnotnull datistemplate datallowconn hasrules hastriggers rowsecurity puballtables
-pubinsert pubupdate pubdelete pubtruncate pubviaroot admin_option inherit_option set_option lanispl lanpltrusted`)
+pubinsert pubupdate pubdelete pubtruncate pubviaroot admin_option inherit_option set_option lanispl lanpltrusted
+aggfinalextra aggmfinalextra condefault`)
 
 var catalogArrayColumns = setOf(`relacl reloptions attacl attoptions attfdwoptions attmissingval nspacl typacl datacl
 rolconfig useconfig proconfig proacl proargtypes proallargtypes proargmodes proargnames protrftypes indkey indcollation
 indclass indoption conkey confkey conpfeqop conppeqop conffeqop confdelsetcols conexclop tgattr extconfig extcondition
-partattrs partclass partcollation polroles stxkeys stxkind ftoptions enumvals prattrs datacl collacl`)
+partattrs partclass partcollation polroles stxkeys stxkind ftoptions enumvals prattrs datacl collacl defaclacl evttags
+fdwacl fdwoptions srvacl srvoptions roles`)
 
 var catalogFloatColumns = setOf(`reltuples procost prorows enumsortorder`)
 
@@ -244,7 +253,10 @@ relfilenode reltablespace relpages relallvisible reltoastrelid relnatts relcheck
 attrelid atttypid attstattarget attlen attnum attndims attcacheoff atttypmod attinhcount attcollation typnamespace
 typowner typlen typrelid typsubscript typelem typarray typbasetype typtypmod typndims typcollation datdba encoding
 datconnlimit datfrozenxid datminmxid dattablespace rolconnlimit usesysid nspowner pubowner pnpubid pnnspid prpubid
-prrelid roleid member grantor spcowner lanowner lanplcallfoid laninline lanvalidator`)
+prrelid roleid member grantor spcowner lanowner lanplcallfoid laninline lanvalidator aggfnoid aggnumdirectargs
+aggtransfn aggfinalfn aggcombinefn aggserialfn aggdeserialfn aggmtransfn aggminvtransfn aggmfinalfn aggsortop
+aggtranstype aggtransspace aggmtranstype aggmtransspace conowner conforencoding contoencoding conproc defaclrole
+defaclnamespace evtowner evtfoid fdwowner fdwhandler fdwvalidator srvowner srvfdw`)
 
 func setOf(words string) map[string]bool {
 	m := map[string]bool{}
@@ -353,6 +365,25 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 		}
 		return "CAST(NULL AS VARCHAR[])", args[0] != nil && args[0].Type.ID == plan.Null, nil
 	case name == "current_setting" && (nargs == 1 || nargs == 2):
+		if n, ok := constName(); ok {
+			// a constant name, as clients write it: an unknown one is
+			// Postgres's error, unless missing_ok is true
+			if v, known := c.settings[lower(n)]; known {
+				return quoteLit(v), true, nil
+			}
+			if v := c.setting(lower(n)); v != "" {
+				return quoteLit(v), true, nil
+			}
+			missingOK := nargs == 2 && args[1] != nil && args[1].Op == plan.OpLiteral && args[1].Type.ID == plan.Bool &&
+				!args[1].Value.Null && args[1].Value.B
+			if nargs == 2 && !missingOK && (args[1] == nil || args[1].Op != plan.OpLiteral) {
+				return pc.currentSetting(), true, nil // missing_ok known only when it runs
+			}
+			if !missingOK {
+				return "", true, &paramError{state: "42704", msg: fmt.Sprintf("unrecognized configuration parameter %q", n)}
+			}
+			return "CAST(NULL AS VARCHAR)", true, nil
+		}
 		return pc.currentSetting(), true, nil
 	case name == "pg_get_userbyid" && nargs == 1:
 		return fmt.Sprintf("CASE WHEN $1 IS NULL THEN NULL WHEN $1 = 10 THEN %s ELSE 'unknown (OID=' || CAST($1 AS VARCHAR) || ')' END",
@@ -372,7 +403,7 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 		name == "pg_get_expr" && (nargs == 2 || nargs == 3),
 		name == "pg_get_constraintdef" && (nargs == 1 || nargs == 2),
 		name == "pg_get_indexdef" && (nargs == 1 || nargs == 3),
-		(name == "pg_get_viewdef" || name == "pg_get_triggerdef" || name == "pg_get_ruledef") && (nargs == 1 || nargs == 2),
+		(name == "pg_get_triggerdef" || name == "pg_get_ruledef") && (nargs == 1 || nargs == 2),
 		(name == "pg_get_functiondef" || name == "pg_get_function_arguments" || name == "pg_get_function_result" ||
 			name == "pg_get_function_identity_arguments" || name == "pg_get_statisticsobjdef" ||
 			name == "pg_get_statisticsobjdef_columns") && nargs == 1:
@@ -380,6 +411,34 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 		// triggers, functions or statistics objects: the relations these
 		// read are empty, and every object has no text.
 		return "CAST(NULL AS VARCHAR)", true, nil
+	case name == "pg_get_viewdef" && (nargs == 1 || nargs == 2):
+		// a view's query text as it was created (Postgres prints it
+		// re-formatted); any other relation has none (NULL)
+		var b strings.Builder
+		b.WriteString("CASE")
+		for i, t := range pc.m.tables {
+			if t.Format == "view" {
+				fmt.Fprintf(&b, " WHEN $1 = %d THEN %s", firstOID+i, quoteLit(t.View))
+			}
+		}
+		if b.Len() == len("CASE") {
+			return "CAST(NULL AS VARCHAR)", true, nil
+		}
+		b.WriteString(" END")
+		return b.String(), true, nil
+	case name == "pg_database_size" && nargs == 1:
+		// of the one database (oid 1, or its name): its tables' bytes
+		var total int64
+		for _, t := range pc.m.tables {
+			total += t.Bytes
+		}
+		if isString {
+			return fmt.Sprintf("CASE WHEN $1 = %s THEN %d END", quoteLit(c.db), total), true, nil
+		}
+		return fmt.Sprintf("CASE WHEN $1 = 1 THEN %d END", total), true, nil
+	case statCounters[name] && nargs == 1:
+		// the statistics collector's counters: sluice keeps none
+		return strict("0"), true, nil
 	case name == "pg_relation_is_publishable" && nargs == 1:
 		return strict("false"), true, nil
 	case name == "pg_encoding_to_char" && nargs == 1:
@@ -445,6 +504,12 @@ func (pc *pgCatalog) function(name string, args []*plan.Expr) (string, bool, err
 	return "", false, nil
 }
 
+// statCounters are the statistics collector's per-relation counters
+// (pg_stat_get_numscans(oid) ...), all 0 here.
+var statCounters = setOf(`pg_stat_get_numscans pg_stat_get_tuples_returned pg_stat_get_tuples_fetched
+pg_stat_get_tuples_inserted pg_stat_get_tuples_updated pg_stat_get_tuples_deleted pg_stat_get_tuples_hot_updated
+pg_stat_get_live_tuples pg_stat_get_dead_tuples pg_stat_get_blocks_fetched pg_stat_get_blocks_hit`)
+
 // jsonBuildObjectSQL is json_build_object(k1, v1, ...) over values of the
 // types args: a JSON object's text, each value as JSON writes its type.
 func jsonBuildObjectSQL(args []*plan.Expr) string {
@@ -478,7 +543,9 @@ func jsonBuildObjectSQL(args []*plan.Expr) string {
 }
 
 // currentSetting is current_setting(name [, missing_ok]) over this
-// session's settings (an unknown name reads NULL).
+// session's settings for a name known only when the query runs (a
+// column): an unknown name reads NULL there, where Postgres raises 42704
+// (a constant name does: pgCatalog.function).
 func (pc *pgCatalog) currentSetting() string {
 	c := pc.m.c
 	keys := make([]string, 0, len(c.settings))

@@ -12,11 +12,12 @@ import (
 // The emulated catalog relations. Those with rows are filled from the
 // sluice catalog (tables get oids from 16384 in name order, in schema
 // public); the others exist with their Postgres columns and no rows,
-// since sluice has no indexes, constraints, views, sequences, triggers,
-// comments or functions of its own. A few more catalog relations exist
-// without modelled columns (emptyRelations): they have no rows either,
-// and any column of theirs reads as NULL. Any other pg_catalog or
-// information_schema name does not exist (SL002).
+// since sluice has no indexes, constraints, sequences, triggers,
+// comments or functions of its own. The other Postgres catalog relations
+// (emptyRelations) only have oids, so that 'x'::regclass and the oids
+// clients see stay stable; they, and any other pg_catalog or
+// information_schema name, are unknown relations (SL002) until their
+// columns are modelled here.
 
 // Namespace oids.
 const (
@@ -29,6 +30,9 @@ const (
 type relationDef struct {
 	cols string // space-separated
 	rows func(m *emulation) []map[string]any
+	// text are the columns that are text here though a column of that
+	// name elsewhere is not (catalogColumnType types by name alone).
+	text string
 }
 
 var catalogRelations = map[string]relationDef{
@@ -192,7 +196,18 @@ var catalogRelations = map[string]relationDef{
 	"pg_catalog.pg_enum":     {cols: "oid enumtypid enumsortorder enumlabel"},
 	"pg_catalog.pg_depend":   {cols: "classid objid objsubid refclassid refobjid refobjsubid deptype"},
 	"pg_catalog.pg_rewrite":  {cols: "oid rulename ev_class ev_type ev_enabled is_instead ev_qual ev_action"},
-	"pg_catalog.pg_views":    {cols: "schemaname viewname viewowner definition"},
+	"pg_catalog.pg_views": {cols: "schemaname viewname viewowner definition",
+		rows: func(m *emulation) []map[string]any {
+			var out []map[string]any
+			for _, t := range m.tables {
+				if t.Format == "view" {
+					out = append(out, map[string]any{"schemaname": "public", "viewname": t.Name, "viewowner": m.c.user,
+						"definition": t.View})
+				}
+			}
+			return out
+		},
+	},
 	"pg_catalog.pg_matviews": {cols: "schemaname matviewname matviewowner tablespace hasindexes ispopulated definition"},
 	"pg_catalog.pg_indexes":  {cols: "schemaname tablename indexname tablespace indexdef"},
 	"pg_catalog.pg_sequences": {cols: "schemaname sequencename sequenceowner data_type start_value min_value max_value " +
@@ -212,7 +227,17 @@ var catalogRelations = map[string]relationDef{
 	"pg_catalog.pg_tablespace":            {cols: "oid spcname spcowner spcacl spcoptions"},
 	"pg_catalog.pg_language": {cols: "oid lanname lanowner lanispl lanpltrusted lanplcallfoid laninline lanvalidator " +
 		"lanacl"},
-	"pg_catalog.pg_statistic_ext": {cols: "oid stxrelid stxname stxnamespace stxowner stxstattarget stxkeys stxkind stxexprs"},
+	"pg_catalog.pg_aggregate": {cols: "aggfnoid aggkind aggnumdirectargs aggtransfn aggfinalfn aggcombinefn aggserialfn " +
+		"aggdeserialfn aggmtransfn aggminvtransfn aggmfinalfn aggfinalextra aggmfinalextra aggfinalmodify aggmfinalmodify " +
+		"aggsortop aggtranstype aggtransspace aggmtranstype aggmtransspace agginitval aggminitval"},
+	"pg_catalog.pg_conversion":           {cols: "oid conname connamespace conowner conforencoding contoencoding conproc condefault"},
+	"pg_catalog.pg_default_acl":          {cols: "oid defaclrole defaclnamespace defaclobjtype defaclacl"},
+	"pg_catalog.pg_event_trigger":        {cols: "oid evtname evtevent evtowner evtfoid evtenabled evttags"},
+	"pg_catalog.pg_foreign_data_wrapper": {cols: "oid fdwname fdwowner fdwhandler fdwvalidator fdwacl fdwoptions"},
+	"pg_catalog.pg_foreign_server":       {cols: "oid srvname srvowner srvfdw srvtype srvversion srvacl srvoptions"},
+	"pg_catalog.pg_policies":             {cols: "schemaname tablename policyname permissive roles cmd qual with_check"},
+	"pg_catalog.pg_available_extensions": {cols: "name default_version installed_version comment"},
+	"pg_catalog.pg_statistic_ext":        {cols: "oid stxrelid stxname stxnamespace stxowner stxstattarget stxkeys stxkind stxexprs"},
 	"information_schema.tables": {
 		cols: "table_catalog table_schema table_name table_type self_referencing_column_name reference_generation " +
 			"user_defined_type_catalog user_defined_type_schema user_defined_type_name is_insertable_into is_typed commit_action",
@@ -274,7 +299,19 @@ var catalogRelations = map[string]relationDef{
 		},
 	},
 	"information_schema.views": {cols: "table_catalog table_schema table_name view_definition check_option is_updatable " +
-		"is_insertable_into is_trigger_updatable is_trigger_deletable is_trigger_insertable_into"},
+		"is_insertable_into is_trigger_updatable is_trigger_deletable is_trigger_insertable_into",
+		rows: func(m *emulation) []map[string]any {
+			var out []map[string]any
+			for _, t := range m.tables {
+				if t.Format == "view" {
+					out = append(out, map[string]any{"table_catalog": m.c.db, "table_schema": "public", "table_name": t.Name,
+						"view_definition": t.View, "check_option": "NONE", "is_updatable": "NO", "is_insertable_into": "NO",
+						"is_trigger_updatable": "NO", "is_trigger_deletable": "NO", "is_trigger_insertable_into": "NO"})
+				}
+			}
+			return out
+		},
+	},
 	"information_schema.table_constraints": {cols: "constraint_catalog constraint_schema constraint_name table_catalog " +
 		"table_schema table_name constraint_type is_deferrable initially_deferred enforced nulls_distinct"},
 	"information_schema.key_column_usage": {cols: "constraint_catalog constraint_schema constraint_name table_catalog " +
@@ -284,12 +321,17 @@ var catalogRelations = map[string]relationDef{
 	"information_schema.constraint_column_usage": {cols: "table_catalog table_schema table_name column_name " +
 		"constraint_catalog constraint_schema constraint_name"},
 	"information_schema.check_constraints": {cols: "constraint_catalog constraint_schema constraint_name check_clause"},
+	"information_schema.table_privileges": {cols: "grantor grantee table_catalog table_schema table_name " +
+		"privilege_type is_grantable with_hierarchy", text: "grantor"},
+	"information_schema.routine_privileges": {cols: "grantor grantee specific_catalog specific_schema specific_name " +
+		"routine_catalog routine_schema routine_name privilege_type is_grantable", text: "grantor"},
 	"information_schema.sequences": {cols: "sequence_catalog sequence_schema sequence_name data_type numeric_precision " +
 		"numeric_precision_radix numeric_scale start_value minimum_value maximum_value increment cycle_option"},
 }
 
-// emptyRelations are the other Postgres 15 catalog relations: they exist
-// here with no rows, and their columns are not modelled.
+// emptyRelations are the other Postgres 15 catalog relation names: they
+// have oids (catalogOID), but no modelled columns, so they are not served
+// (a name also in catalogRelations keeps the oid it has always had).
 var emptyRelations = strings.Fields(`
 pg_aggregate pg_amop pg_amproc pg_cast pg_conversion pg_db_role_setting pg_default_acl
 pg_event_trigger pg_foreign_data_wrapper pg_foreign_server pg_init_privs pg_largeobject

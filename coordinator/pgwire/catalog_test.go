@@ -2,6 +2,7 @@ package pgwire
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -185,6 +186,80 @@ func TestCatalogEmulation(t *testing.T) {
 	}
 }
 
+// TestCatalogDBeaver: the catalog functions, relations and shapes
+// DBeaver's navigator needs (tests/testdata/pgwire_dbeaver_replay.sql),
+// over a catalog with a view.
+func TestCatalogDBeaver(t *testing.T) {
+	eng := catalogOnly{tables: []coordinator.TableInfo{
+		{Name: "nation", Bytes: 100, Columns: []plan.Field{{Name: "n_name", Type: plan.StringType}}},
+		{Name: "orders", Bytes: 23, Columns: []plan.Field{{Name: "o_id", Type: plan.Int64Type}}},
+		{Name: "v_big", Format: "view", View: "select o_id from orders where o_id > 10", Columns: []plan.Field{{Name: "o_id", Type: plan.Int64Type}}},
+	}}
+	c := &conn{s: &Server{Engine: eng}, user: "u", db: "d", settings: defaultSettings()}
+	cases := []struct{ sql, want string }{
+		// array_agg is its array's text form (NULL over no rows).
+		{`select array_agg(relname order by relname desc) from pg_class`, "{v_big,orders,nation}"},
+		{`select relkind, array_agg(relname || ' x' order by relname) from pg_class group by relkind order by 1`,
+			"r|{\"nation x\",\"orders x\"}\nv|{\"v_big x\"}"},
+		{`select array_agg(relname) is null from pg_class where relname = 'nosuch'`, "t"},
+		{`select array_agg(case when relname = 'orders' then null else relname end order by relname) from pg_class`, "{nation,NULL,v_big}"},
+		// Postgres's catalog text types.
+		{`select relname from pg_class where relname <> 'nation'::name and relname::name = 'orders'`, "orders"},
+		// Sizes: the database is its tables' bytes; the counters are 0.
+		{`select pg_database_size(1), pg_database_size('d'), pg_database_size(2) is null, pg_stat_get_numscans(16384), pg_stat_get_live_tuples(null) is null`,
+			"123|123|t|0|t"},
+		// A view's definition is its text; a table has none.
+		{`select pg_get_viewdef(16386, true), pg_get_viewdef(16384) is null`, "select o_id from orders where o_id > 10|t"},
+		{`select viewname, definition from pg_views`, "v_big|select o_id from orders where o_id > 10"},
+		{`select table_name, view_definition from information_schema.views`, "v_big|select o_id from orders where o_id > 10"},
+		{`select relname, relkind from pg_class where relkind = 'v'`, "v_big|v"},
+		// aclexplode of the NULL ACLs: no rows, in its own select list only.
+		{`select relname, (aclexplode(relacl)).grantee from pg_class`, ""},
+		{`select relname from pg_class where relname = 'nation' union all select (aclexplode(nspacl)).privilege_type from pg_namespace`, "nation"},
+		// The relations DBeaver reads that sluice has no rows for.
+		{`select count(*) from pg_aggregate a, pg_proc p where p.oid = a.aggfnoid`, "0"},
+		{`select count(*) from pg_conversion c group by c.contoencoding`, ""},
+		{`select count(*) from pg_default_acl, pg_event_trigger, pg_foreign_data_wrapper, pg_foreign_server, pg_policies, pg_available_extensions`, "0"},
+		{`select count(*) from information_schema.table_privileges, information_schema.routine_privileges`, "0"},
+	}
+	for _, tc := range cases {
+		c.lastCatalogPath = ""
+		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
+		if err != nil || !ok {
+			t.Fatalf("%s: ok %v err %v", tc.sql, ok, err)
+		}
+		if got := rowsText(res); got != tc.want {
+			t.Errorf("%s:\n got %q\nwant %q", tc.sql, got, tc.want)
+		}
+	}
+}
+
+// TestCurrentSetting: current_setting of a name the session does not know
+// is Postgres's error 42704, unless missing_ok; the known ones, in any
+// case, are their values.
+func TestCurrentSetting(t *testing.T) {
+	c := &conn{s: &Server{Engine: tpchCatalog()}, user: "u", db: "d", settings: defaultSettings()}
+	for _, tc := range []struct{ sql, want, state string }{
+		{`select current_setting('TimeZone'), current_setting('max_index_keys'), current_setting('Session_Authorization')`, "UTC|32|u", ""},
+		{`select current_setting('nosuch', true) is null, current_setting('server_version_num', false)`, "t|150000", ""},
+		{`select current_setting(name) from pg_settings where name = 'datestyle'`, "ISO, MDY", ""},
+		{`select current_setting('nosuch')`, "", "42704"},
+		{`select current_setting('nosuch', false)`, "", "42704"},
+		{`select relname, current_setting('work_mem') from pg_class`, "", "42704"},
+	} {
+		res, ok, err := c.answer(context.Background(), tc.sql, parseOne(tc.sql), false)
+		var pe *paramError
+		switch {
+		case tc.state != "" && (!errors.As(err, &pe) || pe.state != tc.state):
+			t.Errorf("%s: ok %v err %v; want SQLSTATE %s", tc.sql, ok, err, tc.state)
+		case tc.state == "" && (err != nil || !ok):
+			t.Errorf("%s: ok %v err %v", tc.sql, ok, err)
+		case tc.state == "" && rowsText(res) != tc.want:
+			t.Errorf("%s: got %q, want %q", tc.sql, rowsText(res), tc.want)
+		}
+	}
+}
+
 // TestCatalogErrors: what the emulation cannot answer correctly is an
 // error with a code, never a silently wrong or empty answer.
 func TestCatalogErrors(t *testing.T) {
@@ -241,6 +316,9 @@ func TestRouteSelect(t *testing.T) {
 		{"with pg_x as (select 1 as a) select * from pg_x", routeEngine, false},
 		{"select * from (select n_name from nation) s, region", routeEngine, false},
 		{"select version()", routeCatalog, false},
+		{"select pg_get_viewdef(16386, true)", routeCatalog, false},
+		{"select pg_database_size(1)", routeCatalog, false},
+		{"select upper('x'), length('abc')", routeEngine, false},
 		{"select current_user", routeCatalog, false},
 		{"select current_setting('max_index_keys')", routeCatalog, false},
 		{"select 'orders'::regclass", routeCatalog, false},
@@ -286,9 +364,19 @@ func tpchCatalog() catalogOnly {
 // SQLAlchemy and psql (tests/testdata/pgwire_catalog_replay.sql) and
 // checks every answer against the golden file: each must be answered,
 // none with an error. go test -run TestCatalogReplay -update rewrites it.
-func TestCatalogReplay(t *testing.T) {
-	src := filepath.Join("..", "..", "tests", "testdata", "pgwire_catalog_replay.sql")
-	golden := filepath.Join("..", "..", "tests", "testdata", "pgwire_catalog_replay.golden")
+func TestCatalogReplay(t *testing.T) { replayCatalog(t, "pgwire_catalog_replay", 50) }
+
+// TestDBeaverReplay replays DBeaver's connect and schema-browse sequence,
+// reconstructed from DBeaver's source (tests/testdata/pgwire_dbeaver_replay.sql),
+// against the golden file pgwire_dbeaver_replay.golden.
+func TestDBeaverReplay(t *testing.T) { replayCatalog(t, "pgwire_dbeaver_replay", 50) }
+
+// replayCatalog answers each statement of tests/testdata/<name>.sql (they
+// are separated by lines "-- ----"; lines starting "-- " are comments)
+// over the TPC-H catalog and compares the answers with <name>.golden.
+func replayCatalog(t *testing.T, name string, minStmts int) {
+	src := filepath.Join("..", "..", "tests", "testdata", name+".sql")
+	golden := filepath.Join("..", "..", "tests", "testdata", name+".golden")
 	b, err := os.ReadFile(src)
 	if err != nil {
 		t.Fatal(err)
@@ -297,17 +385,7 @@ func TestCatalogReplay(t *testing.T) {
 	var out strings.Builder
 	n := 0
 	paths := map[catalogPath]int{}
-	for _, stmt := range strings.Split(string(b), "\n-- ----\n") {
-		var lines []string
-		for _, l := range strings.Split(stmt, "\n") {
-			if !strings.HasPrefix(l, "-- ") {
-				lines = append(lines, l)
-			}
-		}
-		sql := strings.TrimSpace(strings.Join(lines, "\n"))
-		if sql == "" {
-			continue
-		}
+	for _, sql := range replayStatements(string(b)) {
 		n++
 		c.lastCatalogPath = ""
 		res, ok, err := c.answer(context.Background(), sql, parseOne(sql), false)
@@ -334,7 +412,7 @@ func TestCatalogReplay(t *testing.T) {
 			}
 		}
 	}
-	if n < 50 {
+	if n < minStmts {
 		t.Fatalf("only %d statements in %s", n, src)
 	}
 	t.Logf("catalog SELECTs answered: %v", paths)
@@ -352,8 +430,27 @@ func TestCatalogReplay(t *testing.T) {
 		t.Fatal(err)
 	}
 	if out.String() != string(want) {
-		t.Errorf("answers differ from %s (go test -run TestCatalogReplay -update, then review the diff):\n%s", golden, lineDiff(string(want), out.String()))
+		t.Errorf("answers differ from %s (go test -run %s -update, then review the diff):\n%s", golden, t.Name(), lineDiff(string(want), out.String()))
 	}
+}
+
+// replayStatements splits a replay file into its statements: they are
+// separated by lines "-- ----", and lines starting "-- " (or just "--")
+// are comments.
+func replayStatements(text string) []string {
+	var out []string
+	for _, stmt := range strings.Split(text, "\n-- ----\n") {
+		var lines []string
+		for _, l := range strings.Split(stmt, "\n") {
+			if !strings.HasPrefix(l, "-- ") && l != "--" {
+				lines = append(lines, l)
+			}
+		}
+		if sql := strings.TrimSpace(strings.Join(lines, "\n")); sql != "" {
+			out = append(out, sql)
+		}
+	}
+	return out
 }
 
 // lineDiff shows the first lines where two texts differ.

@@ -260,7 +260,7 @@ func (c *conn) describe(ctx context.Context, m *pgproto3.Describe) error {
 			// infers them; the client then encodes its values for those
 			// types, and Bind decodes them so. A query the engine cannot
 			// type (a catalog query) keeps them unknown.
-			if types, err := c.s.Engine.ParamTypes(ctx, st.sql); err == nil {
+			if types, err := c.s.Engine.ParamTypes(ctx, c.sessionValues(st.sql)); err == nil {
 				for i, t := range types {
 					if i < n && oids[i] == 0 {
 						oids[i] = paramOID(t)
@@ -399,7 +399,7 @@ func (c *conn) describeSQL(ctx context.Context, sql string) (*arrow.Schema, erro
 	if !ok {
 		return nil, &paramError{state: "0A000", msg: "this server cannot describe statements before they run"}
 	}
-	schema, err := d.Describe(ctx, sql)
+	schema, err := d.Describe(ctx, c.sessionValues(sql))
 	if err != nil {
 		return nil, err
 	}
@@ -452,7 +452,7 @@ func (c *conn) query(ctx context.Context, sql string) (*result, error) {
 // cancel request, statement_timeout, the client gone) the job is
 // cancelled.
 func (c *conn) runJob(ctx context.Context, sql string, n *pg_query.Node) (*result, error) {
-	job, err := c.s.Engine.Submit(ctx, sql)
+	job, err := c.s.Engine.Submit(ctx, c.sessionValues(sql))
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, stopped(ctx)

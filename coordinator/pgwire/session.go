@@ -161,6 +161,11 @@ func (c *conn) set(s *pg_query.VariableSetStmt) error {
 		var vals []string
 		for _, a := range s.Args {
 			if v, ok := constValue(a); ok {
+				if str, isStr := v.(string); isStr && name == "search_path" {
+					// a list of names: each is quoted where it must be,
+					// as Postgres flattens it (public, "$user")
+					v = quoteIdent(str)
+				}
 				vals = append(vals, fmt.Sprint(v))
 			}
 		}
@@ -388,4 +393,41 @@ func splitOptions(s string) []string {
 		out = append(out, b.String())
 	}
 	return out
+}
+
+// sessionValues replaces the session's SQL value functions in a query for
+// the engine (CURRENT_USER, SESSION_USER, USER, CURRENT_ROLE,
+// CURRENT_CATALOG) with their values as string literals: the engine has
+// no session, and these are constants of the connection, as the catalog
+// makes them (pgCatalog.function). It reads the query's tokens, so a
+// quoted identifier or a string that spells one is left alone; these
+// words are reserved in Postgres, so an unquoted one is always the
+// function. Result columns keep the names Postgres gives (pgNames reads
+// the client's parse tree).
+func (c *conn) sessionValues(sql string) string {
+	sr, err := pg_query.Scan(sql)
+	if err != nil {
+		return sql
+	}
+	var b strings.Builder
+	last := 0
+	for _, t := range sr.Tokens {
+		var v string
+		switch t.Token {
+		case pg_query.Token_CURRENT_USER, pg_query.Token_SESSION_USER, pg_query.Token_USER, pg_query.Token_CURRENT_ROLE:
+			v = c.user
+		case pg_query.Token_CURRENT_CATALOG:
+			v = c.db
+		default:
+			continue
+		}
+		b.WriteString(sql[last:t.Start])
+		b.WriteString(quoteLit(v))
+		last = int(t.End)
+	}
+	if last == 0 {
+		return sql
+	}
+	b.WriteString(sql[last:])
+	return b.String()
 }

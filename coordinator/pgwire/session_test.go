@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"context"
 	"reflect"
 	"testing"
 	"time"
@@ -139,5 +140,39 @@ func TestStatementTimeout(t *testing.T) {
 	case <-done:
 		t.Fatal("a query ended with statement_timeout 0")
 	case <-time.After(400 * time.Millisecond):
+	}
+}
+
+func TestSessionValues(t *testing.T) {
+	c := &conn{user: "o'neil", db: "d"}
+	for _, tc := range []struct{ in, want string }{
+		{"select current_user, count(*) from nation", "select 'o''neil', count(*) from nation"},
+		{"select n_name from nation where n_name <> SESSION_USER and user = current_role", "select n_name from nation where n_name <> 'o''neil' and 'o''neil' = 'o''neil'"},
+		{"select current_catalog as db", "select 'd' as db"},
+		// strings and quoted identifiers that spell one stay
+		{`select 'current_user', "user" from t`, `select 'current_user', "user" from t`},
+		{"select n_name from nation", "select n_name from nation"},
+	} {
+		if got := c.sessionValues(tc.in); got != tc.want {
+			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestSetSearchPath: search_path is a list of names, each quoted where it
+// must be, as Postgres flattens SET's values (DBeaver sets public,"$user").
+func TestSetSearchPath(t *testing.T) {
+	c := &conn{s: &Server{}, user: "u", db: "d", settings: defaultSettings()}
+	for in, want := range map[string]string{
+		`SET search_path = public,"$user"`:  `public, "$user"`,
+		`SET search_path TO 'My Schema', x`: `"My Schema", x`,
+		`SET search_path = DEFAULT`:         `"$user", public`,
+	} {
+		if _, ok, err := c.answer(context.Background(), in, parseOne(in), false); !ok || err != nil {
+			t.Fatalf("%s: ok %v err %v", in, ok, err)
+		}
+		if got := c.settings["search_path"]; got != want {
+			t.Errorf("%s: search_path %q, want %q", in, got, want)
+		}
 	}
 }

@@ -70,7 +70,7 @@ func (p *Session) ListTables(ctx context.Context) ([]coordinator.TableInfo, erro
 	out := make([]coordinator.TableInfo, len(ts))
 	for i, t := range ts {
 		out[i] = coordinator.TableInfo{Name: t.Name, Format: t.Format, Location: t.Location, Columns: t.Columns,
-			Files: len(t.Files), Rows: t.Rows, RowsEstimated: t.RowsEstimated, Bytes: t.Bytes}
+			Files: len(t.Files), Rows: t.Rows, RowsEstimated: t.RowsEstimated, Bytes: t.Bytes, View: t.View}
 	}
 	return out, nil
 }

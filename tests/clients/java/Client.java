@@ -60,7 +60,8 @@ public class Client {
     }
 
     // queries runs each statement of standard input twice: as a plain
-    // Statement and as a PreparedStatement (the extended protocol).
+    // Statement and as a PreparedStatement (the extended protocol); a
+    // statement without rows (SET) answers no columns.
     static void queries(Connection c) throws Exception {
         BufferedReader in = new BufferedReader(new InputStreamReader(System.in, StandardCharsets.UTF_8));
         List<String[]> stmts = new ArrayList<>();
@@ -82,10 +83,10 @@ public class Client {
         }
         for (String[] s : stmts) {
             try (Statement st = c.createStatement()) {
-                emit(s[0] + "/statement", () -> st.executeQuery(s[1]), false);
+                emit(s[0] + "/statement", () -> st.execute(s[1]) ? st.getResultSet() : null, false);
             }
             try (PreparedStatement ps = c.prepareStatement(s[1])) {
-                emit(s[0] + "/prepared", ps::executeQuery, false);
+                emit(s[0] + "/prepared", () -> ps.execute() ? ps.getResultSet() : null, false);
             }
         }
     }
@@ -181,6 +182,11 @@ public class Client {
         StringBuilder out = new StringBuilder();
         out.append("{\"name\":").append(quote(name));
         try (ResultSet rs = body.run()) {
+            if (rs == null) { // a statement without rows
+                System.out.println(out.append(",\"cols\":[],\"types\":[],\"rows\":[]}"));
+                System.out.flush();
+                return;
+            }
             ResultSetMetaData md = rs.getMetaData();
             int n = md.getColumnCount();
             out.append(",\"cols\":[");
