@@ -384,6 +384,7 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 		return "", fmt.Errorf("encode plan: %w", err)
 	}
 	tasks, _ := json.Marshal(adaptive.InitialTaskPlans(g))
+	settings, _ := json.Marshal(JobSettings(c.cfg, adaptiveOn))
 	err = c.store.CreateJob(ctx, job, map[string]any{
 		"sql":      sql,
 		"created":  time.Now().UTC().Format(time.RFC3339Nano),
@@ -393,6 +394,7 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 		"adaptive": boolStr(adaptiveOn),
 		fieldTasks: string(tasks),
 		"round":    "0",
+		"settings": string(settings), // the knobs it runs with, for the web UI
 	})
 	if err != nil {
 		return "", err

@@ -38,6 +38,7 @@ type JobRecord struct {
 	Cost map[string]string
 
 	graph, graph0 string
+	settings      string // JSON of the knobs it was submitted with (JobSettings)
 	// taskFields are fieldTasks and the legacy task fields, as written.
 	taskFields map[string]string
 }
@@ -47,7 +48,7 @@ func decodeJob(m map[string]string) *JobRecord {
 	r := &JobRecord{State: JobState(m["state"]), SQL: m["sql"], Explain: m["explain"], Created: m["created"],
 		Finished: m["finished"], Owner: m["owner"], Adaptive: m["adaptive"] == "1", Error: m["error"], Code: m["code"],
 		Class: m["class"], Waiting: m["waiting"], Collected: m["collected"], Cost: costFields(m),
-		graph: m["graph"], graph0: m["graph0"], taskFields: map[string]string{}}
+		graph: m["graph"], graph0: m["graph0"], settings: m["settings"], taskFields: map[string]string{}}
 	r.Round, _ = strconv.Atoi(m["round"])
 	for _, f := range append([]string{fieldTasks}, legacyTaskFields...) {
 		if v, ok := m[f]; ok {

@@ -4,15 +4,19 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Sizes of the stage graph drawing, in SVG user units.
 const (
-	nodeW   = 184
-	nodeH   = 66
-	layerDX = 300 // from one layer's left edge to the next one's
-	rowDY   = 90
+	nodeW   = 204
+	nodeH   = 84
+	layerDX = nodeW + 180 // from one layer's left edge to the next one's: room for an edge label
+	rowDY   = nodeH + 30
 	margin  = 16
+	// Characters that fit an edge label (11 px monospace, 6.6 px a
+	// character).
+	labelChars = 25
 )
 
 // svgGraph is a stage graph laid out for drawing: stages in layers from
@@ -21,6 +25,9 @@ type svgGraph struct {
 	W, H  int
 	Nodes []svgNode
 	Edges []svgEdge
+	// Labels name what each stage sends (its output partitioning), once
+	// per stage, next to where its edges leave it.
+	Labels []svgLabel
 }
 
 type svgNode struct {
@@ -29,20 +36,32 @@ type svgNode struct {
 	Stage   GraphStage
 	Result  bool
 	Changed []string // what the round changed in this stage (highlighted)
+	Reads   string   // the stages it reads ("reads s0, s2")
 }
 
 type svgEdge struct {
 	From, To int
 	Path     string
-	LX, LY   int
-	Label    string
-	Note     string // a second label line ("read whole")
+	NX, NY   int    // where the note goes (right-aligned, near the target)
+	Note     string // "read whole"
+	Label    string // the partitioning (the tooltip; drawn once per source)
 	Changed  bool
+}
+
+type svgLabel struct {
+	Stage int
+	X, Y  int
+	Text  string // cut to fit
+	Full  string
 }
 
 // layoutGraph places every stage in the layer of its longest path from a
 // source stage; stages within a layer keep their id order, each layer
-// centred vertically. changes marks stages to highlight.
+// centred vertically. An edge leaves its source at the middle of its
+// right side and arrives at its own port on the target's left side, so
+// converging edges do not meet; the partitioning is written once per
+// source above where its edges leave, a "read whole" note below the
+// edge's arrival. changes marks stages to highlight.
 func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	if g == nil || len(g.Stages) == 0 {
 		return &svgGraph{W: 2 * margin, H: 2 * margin}
@@ -87,17 +106,40 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	for _, l := range layers {
 		maxRows = max(maxRows, len(l))
 	}
-	out := &svgGraph{W: 2*margin + (nLayers-1)*layerDX + nodeW, H: 2*margin + (maxRows-1)*rowDY + nodeH}
+	out := &svgGraph{W: 2*margin + (nLayers-1)*layerDX + nodeW, H: 2*margin + (maxRows-1)*rowDY + nodeH + 14}
 	pos := map[int][2]int{}
 	for li, l := range layers {
 		top := margin + (maxRows-len(l))*rowDY/2
 		for ri, id := range l {
 			x, y := margin+li*layerDX, top+ri*rowDY
 			pos[id] = [2]int{x, y}
+			var reads []string
+			for _, in := range inputs[id] {
+				reads = append(reads, "s"+strconv.Itoa(in))
+			}
+			rd := ""
+			if len(reads) > 0 {
+				rd = "reads " + strings.Join(reads, ", ")
+			}
 			out.Nodes = append(out.Nodes, svgNode{X: x, Y: y, W: nodeW, H: nodeH, Stage: byID[id],
-				Result: id == g.Result, Changed: changes[id]})
+				Result: id == g.Result, Changed: changes[id], Reads: rd})
 		}
 	}
+	// Ports: the i-th of a target's n inputs arrives at height
+	// (i+1)/(n+1) of its left side, inputs in the order of their sources'
+	// heights so that edges do not cross at the target.
+	ins := map[int][]Edge{}
+	for _, e := range g.Edges {
+		ins[e.To] = append(ins[e.To], e)
+	}
+	port := map[[2]int]int{}
+	for to, es := range ins {
+		sort.SliceStable(es, func(i, j int) bool { return pos[es[i].From][1] < pos[es[j].From][1] })
+		for i, e := range es {
+			port[[2]int{e.From, to}] = (i + 1) * nodeH / (len(es) + 1)
+		}
+	}
+	labelled := map[int]bool{}
 	for _, e := range g.Edges {
 		a, okA := pos[e.From]
 		b, okB := pos[e.To]
@@ -105,14 +147,26 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 			continue
 		}
 		x1, y1 := a[0]+nodeW, a[1]+nodeH/2
-		x2, y2 := b[0], b[1]+nodeH/2
-		mx := (x1 + x2) / 2
+		x2, y2 := b[0], b[1]+port[[2]int{e.From, e.To}]
+		mx := x1 + (x2-x1)/2
 		out.Edges = append(out.Edges, svgEdge{From: e.From, To: e.To,
 			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
-			LX:   mx, LY: (y1+y2)/2 - 5, Label: e.Label, Note: wholeNote(e.Whole),
+			NX:   x2 - 8, NY: y2 + 14, Note: wholeNote(e.Whole), Label: e.Label,
 			Changed: len(changes[e.To]) > 0 && len(changes[e.From]) > 0})
+		if !labelled[e.From] {
+			labelled[e.From] = true
+			out.Labels = append(out.Labels, svgLabel{Stage: e.From, X: x1 + 6, Y: y1 - 6, Text: fitText(labelChars, e.Label), Full: e.Label})
+		}
 	}
 	return out
+}
+
+// fitText cuts s to n characters, the last one "…".
+func fitText(n int, s string) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // svgTimeline is the task timeline laid out for drawing: one row per task,
