@@ -46,6 +46,9 @@ type svgEdge struct {
 	Note     string // "read whole"
 	Label    string // the partitioning (the tooltip; drawn once per source)
 	Changed  bool
+	// Moved is set on the dashed edge from a stage the re-planner removed
+	// to the stage its work moved into ("inlined", "fused").
+	Moved string
 }
 
 type svgLabel struct {
@@ -66,8 +69,9 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	if g == nil || len(g.Stages) == 0 {
 		return &svgGraph{W: 2 * margin, H: 2 * margin}
 	}
+	edges := append(append([]Edge(nil), g.Edges...), movedEdges(g)...)
 	inputs := map[int][]int{}
-	for _, e := range g.Edges {
+	for _, e := range edges {
 		inputs[e.To] = append(inputs[e.To], e.From)
 	}
 	layer := map[int]int{}
@@ -114,8 +118,10 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 			x, y := margin+li*layerDX, top+ri*rowDY
 			pos[id] = [2]int{x, y}
 			var reads []string
-			for _, in := range inputs[id] {
-				reads = append(reads, "s"+strconv.Itoa(in))
+			for _, e := range g.Edges {
+				if e.To == id {
+					reads = append(reads, "s"+strconv.Itoa(e.From))
+				}
 			}
 			rd := ""
 			if len(reads) > 0 {
@@ -129,7 +135,7 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	// (i+1)/(n+1) of its left side, inputs in the order of their sources'
 	// heights so that edges do not cross at the target.
 	ins := map[int][]Edge{}
-	for _, e := range g.Edges {
+	for _, e := range edges {
 		ins[e.To] = append(ins[e.To], e)
 	}
 	port := map[[2]int]int{}
@@ -140,7 +146,7 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 		}
 	}
 	labelled := map[int]bool{}
-	for _, e := range g.Edges {
+	for _, e := range edges {
 		a, okA := pos[e.From]
 		b, okB := pos[e.To]
 		if !okA || !okB {
@@ -151,11 +157,47 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 		mx := x1 + (x2-x1)/2
 		out.Edges = append(out.Edges, svgEdge{From: e.From, To: e.To,
 			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
-			NX:   x2 - 8, NY: y2 + 14, Note: wholeNote(e.Whole), Label: e.Label,
+			NX:   x2 - 8, NY: y2 + 14, Note: wholeNote(e.Whole), Label: e.Label, Moved: e.moved,
 			Changed: len(changes[e.To]) > 0 && len(changes[e.From]) > 0})
+		if e.moved != "" {
+			out.Edges[len(out.Edges)-1].Note = e.moved
+			continue // a stage that does not run sends nothing
+		}
 		if !labelled[e.From] {
 			labelled[e.From] = true
 			out.Labels = append(out.Labels, svgLabel{Stage: e.From, X: x1 + 6, Y: y1 - 6, Text: fitText(labelChars, e.Label), Full: e.Label})
+		}
+	}
+	return out
+}
+
+// movedEdges are edges from each stage whose work moved into others
+// (skipped "inlined into stage 2,3", "fused into stage 4") to those
+// stages: drawn dashed, and laid out as inputs, so that an inlined scan
+// stands left of the stage reading its table.
+func movedEdges(g *Graph) []Edge {
+	var out []Edge
+	have := map[int]bool{}
+	for _, s := range g.Stages {
+		have[s.ID] = true
+	}
+	for _, s := range g.Stages {
+		if s.State != "skipped" {
+			continue
+		}
+		var how, rest string
+		for _, w := range []string{"inlined", "fused"} {
+			if r, ok := strings.CutPrefix(s.Reason, w+" into stage "); ok {
+				how, rest = w, r
+			}
+		}
+		if how == "" {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if to, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && have[to] && to != s.ID {
+				out = append(out, Edge{From: s.ID, To: to, Label: how + " into stage " + strconv.Itoa(to), moved: how})
+			}
 		}
 	}
 	return out

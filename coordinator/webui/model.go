@@ -103,6 +103,8 @@ type Edge struct {
 	// Whole is set when every task of To reads all of it (a hash
 	// partitioned output broadcast by the re-planner).
 	Whole bool `json:"whole,omitempty"`
+
+	moved string // set on the layout's edges of removed stages (movedEdges)
 }
 
 // Round is the plan after one re-planning round.

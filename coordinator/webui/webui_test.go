@@ -229,3 +229,36 @@ func TestListPaging(t *testing.T) {
 		t.Errorf("next page link lost the search")
 	}
 }
+
+// TestLayoutMoved: a stage inlined into its reader stands left of it,
+// tied by a dashed "inlined" edge that carries no partitioning label.
+func TestLayoutMoved(t *testing.T) {
+	g := &Graph{Result: 2, Stages: []GraphStage{
+		{ID: 0, State: "skipped", Reason: "inlined into stage 1", Main: "scan", Tables: []string{"region"}},
+		{ID: 1, State: "done", Main: "hash join", Tables: []string{"nation"}},
+		{ID: 2, State: "done", Main: "agg final"},
+	}, Edges: []Edge{{From: 1, To: 2, Label: "hash(#0) x8"}}}
+	l := layoutGraph(g, nil)
+	x := map[int]int{}
+	for _, n := range l.Nodes {
+		x[n.Stage.ID] = n.X
+	}
+	if !(x[0] < x[1] && x[1] < x[2]) {
+		t.Errorf("x positions %v, want 0 left of 1 left of 2", x)
+	}
+	var moved []string
+	for _, e := range l.Edges {
+		if e.Moved != "" {
+			moved = append(moved, fmt.Sprintf("%d->%d %s", e.From, e.To, e.Note))
+		}
+	}
+	if len(moved) != 1 || moved[0] != "0->1 inlined" || len(l.Labels) != 1 || l.Labels[0].Stage != 1 {
+		t.Errorf("moved edges %v, labels %+v", moved, l.Labels)
+	}
+	body := get(t, New(fixedSource{jobs: []JobDetail{{JobSummary: JobSummary{ID: "j", State: "succeeded", USD: -1}, Graph: g}}}, nil).Handler(), "/ui/jobs/j", 200)
+	for _, w := range []string{`class="node st-skipped sk-inlined" data-stage="0"`, `inlined → stage 1</text>`, `read by the tasks of stage 1`, `class="edge moved"`} {
+		if !strings.Contains(body, w) {
+			t.Errorf("page lacks %q", w)
+		}
+	}
+}
