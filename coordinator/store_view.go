@@ -170,7 +170,7 @@ func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 		js.USD = usd
 	}
 	if m.State == StateRunning {
-		js.Waiting = m.Waiting
+		js.Waiting = strings.Join(slices.DeleteFunc([]string{m.Waiting, m.Held}, func(s string) bool { return s == "" }), "; ")
 	}
 	if js.Code == "" && js.Error != "" {
 		js.Code = errorCode.FindString(js.Error)

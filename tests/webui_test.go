@@ -823,3 +823,113 @@ func TestWebUIWaiting(t *testing.T) {
 		t.Errorf("a finished job still shows waiting (%d, %v)", n, err)
 	}
 }
+
+// holdingInvoker holds the scan tasks of one table until open is closed;
+// first is when it first held one.
+type holdingInvoker struct {
+	next  coordinator.Invoker
+	table string
+	open  chan struct{}
+	mu    sync.Mutex
+	first time.Time
+}
+
+func (g *holdingInvoker) Invoke(ctx context.Context, body []byte) ([]byte, error) {
+	spec, err := function.DecodeSpec(body)
+	if err == nil && len(spec.Splits) > 0 && strings.Contains("/"+spec.Splits[0].Key, "/"+g.table+"/") {
+		g.mu.Lock()
+		if g.first.IsZero() {
+			g.first = time.Now()
+		}
+		g.mu.Unlock()
+		select {
+		case <-g.open:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+	return g.next.Invoke(ctx, body)
+}
+
+// TestWebUIHeldStage: a join's probe-side scan (lineitem) held for the
+// runtime filter of its build side (part, whose scan is kept running):
+// the job page shows the hold within 5 s of the build scan's start, and
+// drops it once the build side is done; the answer equals DuckDB's.
+func TestWebUIHeldStage(t *testing.T) {
+	ctx := uiBrowser(t)
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	gate := &holdingInvoker{table: "part", open: make(chan struct{})}
+	var once sync.Once
+	release := func() { once.Do(func() { close(gate.open) }) }
+	t.Cleanup(release)
+	st := startStack(t, "", func(o *local.Options) {
+		o.BroadcastBytes = -1 // a partitioned join: the probe scan is a stage of its own
+		o.Coordinator.AQE.RuntimeFilterProbeBytes = 1
+		o.Coordinator.RuntimeFilterWait = time.Minute
+		o.Coordinator.DeferProbeRatio = 0
+		o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker { gate.next = inv; return gate }
+	})
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	q := `select count(*) as n, sum(l_quantity) as q from lineitem join part on l_partkey = p_partkey where p_brand = 'Brand#23'`
+	done := make(chan *local.Result, 1)
+	go func() {
+		on := true
+		res, err := st.Query(context.Background(), q, &on, nil)
+		if err != nil {
+			t.Errorf("sluice: %v", err)
+		}
+		done <- res
+	}()
+	// The running job, from the jobs list.
+	var job string
+	for deadline := time.Now().Add(time.Minute); job == "" && time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		if err := uiDo(ctx, chromedp.Navigate(st.APIURL+"/ui/?state=running")); err != nil {
+			t.Fatal(err)
+		}
+		if ids, err := uiEval[[]string](ctx, `[...document.querySelectorAll("tr[data-job]")].map(r => r.dataset.job)`); err == nil && len(ids) == 1 {
+			job = ids[0]
+		}
+	}
+	if job == "" {
+		t.Fatal("no running job listed")
+	}
+	if err := uiDo(ctx, chromedp.Navigate(st.APIURL+"/ui/jobs/"+job), chromedp.WaitVisible(chromedp.CSS(`#summary`))); err != nil {
+		t.Fatal(err)
+	}
+	var shown string
+	var seen time.Time
+	for deadline := time.Now().Add(time.Minute); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		shown, _ = uiEval[string](ctx, `(document.getElementById("waiting") || {}).textContent || ""`)
+		if shown != "" {
+			seen = time.Now()
+			break
+		}
+	}
+	gate.mu.Lock()
+	first := gate.first
+	gate.mu.Unlock()
+	if shown == "" || first.IsZero() {
+		t.Fatalf("the page never showed a held stage (build scan started at %v)", first)
+	}
+	if d := seen.Sub(first); d > 5*time.Second || !strings.Contains(shown, "held for a runtime filter from build stage") {
+		t.Errorf("the page showed %q %v after the build scan started, want the hold within 5s", shown, d)
+	}
+	t.Logf("hold shown %v after the build scan started: %q", seen.Sub(first), shown)
+	uiScreenshot(t, ctx, "job-held.png")
+	release()
+	res := <-done
+	if res == nil {
+		t.FailNow()
+	}
+	t.Cleanup(res.Release)
+	compareRows(t, sluiceRows(res), duckRows(t, db, q), false)
+	if err := uiDo(ctx, chromedp.WaitVisible(chromedp.CSS(`#summary[data-state="succeeded"]`))); err != nil {
+		t.Fatalf("the page did not turn to succeeded: %v", err)
+	}
+	if n, err := uiEval[int](ctx, `document.querySelectorAll("#waiting").length`); err != nil || n != 0 {
+		t.Errorf("a finished job still shows a hold (%d, %v)", n, err)
+	}
+}

@@ -102,6 +102,23 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	for _, id := range ids {
 		nLayers = max(nLayers, depth(id, map[int]bool{})+1)
 	}
+	// A stage with no inputs stands just left of its first reader, not in
+	// the first layer, so that its edge crosses no other layer (a small
+	// table's scan feeding a late join; a fused stage).
+	for _, id := range ids {
+		if len(inputs[id]) > 0 {
+			continue
+		}
+		to := -1
+		for _, e := range edges {
+			if e.From == id && (to < 0 || layer[e.To] < to) {
+				to = layer[e.To]
+			}
+		}
+		if to > 0 {
+			layer[id] = to - 1
+		}
+	}
 	layers := make([][]int, nLayers)
 	for _, id := range ids {
 		layers[layer[id]] = append(layers[layer[id]], id)
@@ -164,8 +181,14 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 			continue // a stage that does not run sends nothing
 		}
 		if !labelled[e.From] {
+			// Above where the edges leave, unless the first one climbs:
+			// then below, off its curve.
 			labelled[e.From] = true
-			out.Labels = append(out.Labels, svgLabel{Stage: e.From, X: x1 + 6, Y: y1 - 6, Text: fitText(labelChars, e.Label), Full: e.Label})
+			ly := y1 - 6
+			if y2 < y1 {
+				ly = y1 + 15
+			}
+			out.Labels = append(out.Labels, svgLabel{Stage: e.From, X: x1 + 6, Y: ly, Text: fitText(labelChars, e.Label), Full: e.Label})
 		}
 	}
 	return out
