@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"slices"
 	"strings"
 	"time"
@@ -42,6 +43,12 @@ func (c *Coordinator) admit(run *jobRun, works map[int][]taskWork, running map[i
 	return launch, announced
 }
 
+// heldFormat is one held stage in the job record's "held" field;
+// heldStage finds the stages it names (the web UI marks their nodes).
+const heldFormat = "stage %d held for a %s (at most %s)"
+
+var heldStage = regexp.MustCompile(`\bstage (\d+) held for\b`)
+
 // showHeld records on the job which stages wait for a runtime filter
 // ("held"), so that clients show the wait while it lasts; written only
 // when it changes, best effort.
@@ -49,7 +56,7 @@ func (c *Coordinator) showHeld(run *jobRun, holds *adaptive.Holds) {
 	held := holds.Holding()
 	var parts []string
 	for _, id := range slices.Sorted(maps.Keys(held)) {
-		parts = append(parts, fmt.Sprintf("stage %d held for a %s (at most %s)", id, held[id], c.cfg.RuntimeFilterWait))
+		parts = append(parts, fmt.Sprintf(heldFormat, id, held[id], c.cfg.RuntimeFilterWait))
 	}
 	msg := strings.Join(parts, "; ")
 	if msg == run.held {

@@ -314,6 +314,16 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 		}
 		return displayState(sm, d.State), sm.Reason, n, sm.Done
 	})
+	if d.State == string(StateRunning) {
+		for _, m := range heldStage.FindAllStringSubmatch(v.job.Held, -1) {
+			id, _ := strconv.Atoi(m[1])
+			for i := range d.Graph.Stages {
+				if gs := &d.Graph.Stages[i]; gs.ID == id && gs.State == string(StagePending) {
+					gs.Held = true
+				}
+			}
+		}
+	}
 	d.Settings = v.job.Settings()
 	var prev *webui.Round
 	if g := submitted; g != nil {

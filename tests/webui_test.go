@@ -415,6 +415,27 @@ func TestWebUILiveUpdates(t *testing.T) {
 		!slices.Contains(before.Nodes, "running") || before.Running == 0 {
 		t.Fatalf("held job's page: %+v", before)
 	}
+	// Each node counts its tasks done of planned, as the status does
+	// while the job is held (the page refreshed itself since the last
+	// change: the held tasks cannot commit).
+	time.Sleep(2500 * time.Millisecond)
+	held, err := cl.Status(context.Background(), job)
+	if err != nil {
+		t.Fatal(err)
+	}
+	counts, err := uiEval[map[string]string](ctx, `Object.fromEntries([...document.querySelectorAll("#graph-now .node[data-stage]")].map(n =>
+		[n.dataset.stage, n.dataset.state + " " + n.querySelector(".n-tasks").textContent]))`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range held.Stages {
+		if s.State != "running" && s.State != "done" {
+			continue
+		}
+		if want := fmt.Sprintf("%s %d/%d tasks", s.State, s.TasksDone, s.Tasks); counts[strconv.Itoa(s.ID)] != want {
+			t.Errorf("held job: node %d shows %q, the status %q", s.ID, counts[strconv.Itoa(s.ID)], want)
+		}
+	}
 	uiScreenshot(t, ctx, "job-running.png")
 
 	release()
@@ -918,6 +939,14 @@ func TestWebUIHeldStage(t *testing.T) {
 		t.Errorf("the page showed %q %v after the build scan started, want the hold within 5s", shown, d)
 	}
 	t.Logf("hold shown %v after the build scan started: %q", seen.Sub(first), shown)
+	// The held stage's node says so: the one stage the notice names.
+	heldNodes, err := uiEval[[]string](ctx, `[...document.querySelectorAll("#graph-now .node.held")].map(n => n.dataset.stage + ":" + n.querySelector(".n-state").textContent)`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if id, _, _ := strings.Cut(strings.Join(heldNodes, ""), ":"); len(heldNodes) != 1 || heldNodes[0] != id+":held" || !strings.HasPrefix(shown, "stage "+id+" held for") {
+		t.Errorf("held nodes %v, the notice %q", heldNodes, shown)
+	}
 	uiScreenshot(t, ctx, "job-held.png")
 	release()
 	res := <-done

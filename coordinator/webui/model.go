@@ -82,6 +82,8 @@ type GraphStage struct {
 	Main string `json:"main"`
 	// Tables are the tables its scans read.
 	Tables []string `json:"tables,omitempty"`
+	// Held is set on a pending stage held for a runtime filter.
+	Held bool `json:"held,omitempty"`
 	// Done counts its committed tasks.
 	Done   int    `json:"tasks_done,omitempty"`
 	Output string `json:"output"` // its output partitioning
