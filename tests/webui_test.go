@@ -323,6 +323,22 @@ func uiScreenshot(t *testing.T, ctx context.Context, name string) {
 	t.Logf("screenshot: %s", path)
 }
 
+// uiScreenshotView saves what the window shows (the first screen).
+func uiScreenshotView(t *testing.T, ctx context.Context, name string) {
+	t.Helper()
+	sctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+	defer cancel()
+	png, err := chromedp.Run(sctx, chromedp.CaptureScreenshot())
+	if err != nil {
+		t.Fatalf("screenshot: %v", err)
+	}
+	path := uiArtifact(t, name)
+	if err := os.WriteFile(path, png, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("screenshot: %s", path)
+}
+
 // uiDo runs browser steps with a timeout (derived from the browser's
 // context, which lives on).
 func uiDo(ctx context.Context, steps ...chromedp.Action[chromedp.Void]) error {
@@ -509,6 +525,7 @@ func checkJobPageItems(t *testing.T, ctx context.Context, st *local.Stack, job s
 		chromedp.WaitVisible(chromedp.CSS(`#graph-now svg .node[data-stage]`))); err != nil {
 		t.Fatal(err)
 	}
+	uiScreenshotView(t, ctx, "job-first-screen.png")
 	type first struct {
 		SQLOpen  bool     `json:"sql_open"`
 		SQLShown bool     `json:"sql_shown"`

@@ -82,6 +82,8 @@ type listPage struct {
 	Matched, From, To int
 	Page              int
 	Prev, Next        string // links to the neighbouring pages ("": none)
+	// More links to a longer window when the newest N jobs were all read.
+	More string
 }
 
 // listPageSize is the jobs shown per page of the jobs list.
@@ -89,12 +91,13 @@ const listPageSize = 50
 
 // list serves the jobs list: ?state= filters, ?q= searches (case-
 // insensitive, in the id, SQL, state and error), ?page= pages (50 a
-// page) over the newest ?n= jobs (default 1000).
+// page) over the newest ?n= jobs (default 200, as before: every job read
+// is a few Redis round trips, on every live refresh).
 func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	qv := r.URL.Query()
 	n, _ := strconv.ParseInt(qv.Get("n"), 10, 64)
 	if n <= 0 || n > 5000 {
-		n = 1000
+		n = 200
 	}
 	jobs, err := u.src.JobSummaries(r.Context(), n)
 	if err != nil {
@@ -131,6 +134,9 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 		if p.Query != "" {
 			v.Set("q", p.Query)
 		}
+		if qv.Get("n") != "" {
+			v.Set("n", strconv.FormatInt(n, 10))
+		}
 		if page > 1 {
 			v.Set("page", strconv.Itoa(page))
 		}
@@ -144,6 +150,11 @@ func (u *UI) list(w http.ResponseWriter, r *http.Request) {
 	}
 	if p.Page < pages {
 		p.Next = link(p.Page + 1)
+	}
+	if int64(len(jobs)) == n && n < 5000 {
+		v := r.URL.Query()
+		v.Set("n", strconv.FormatInt(min(n*5, 5000), 10))
+		p.More = "/ui/?" + v.Encode()
 	}
 	u.render(w, "list.html", p)
 }
