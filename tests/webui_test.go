@@ -178,6 +178,17 @@ func TestWebUIJobPage(t *testing.T) {
 	if err := uiDo(ctx, chromedp.Navigate(st.APIURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`tr[data-job="`+res.Job+`"]`))); err != nil {
 		t.Fatal(err)
 	}
+	// Every column fits the card on a laptop screen and a wide one (the
+	// SQL column takes the room left, its text cut with an ellipsis).
+	for _, w := range []int64{1024, 1400} {
+		if err := uiDo(ctx, chromedp.EmulateViewport(w, 800), chromedp.Navigate(st.APIURL+"/ui/"), chromedp.WaitVisible(chromedp.CSS(`#jobs`))); err != nil {
+			t.Fatal(err)
+		}
+		over, err := uiEval[int](ctx, `(() => { const t = document.getElementById("jobs"); return t.scrollWidth - t.parentElement.clientWidth })()`)
+		if err != nil || over > 0 {
+			t.Errorf("at %d px the jobs table is %d px wider than its card (%v)", w, over, err)
+		}
+	}
 	uiScreenshot(t, ctx, "jobs.png")
 
 	// The job page.
