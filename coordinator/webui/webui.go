@@ -270,19 +270,14 @@ var funcs = template.FuncMap{
 	"bytes": humanBytes,
 	"when":  humanTime,
 	"secs":  humanSeconds,
-	"short": shortSQL,
 	"ints":  joinInts,
 	"join":  strings.Join,
 	"objURL": func(job, key string) string {
 		return "/v1/jobs/" + url.PathEscape(job) + "/objects?key=" + url.QueryEscape(key)
 	},
-	"costs":   sortedCosts,
-	"inc":     func(i int) int { return i + 1 },
-	"half":    func(i int) int { return i / 2 },
-	"add":     func(a, b int) int { return a + b },
-	"hasCost": func(js []JobSummary) bool { return anyCost(js) },
-	"comma":   func(n int64) string { return commaInt(n) },
-	"skewed":  func(p50, mx float64) bool { return p50 > 0 && mx > 2*p50 },
+	"add":    func(a, b int) int { return a + b },
+	"comma":  func(n int64) string { return commaInt(n) },
+	"skewed": func(p50, mx float64) bool { return p50 > 0 && mx > 2*p50 },
 	"stagesAttr": func(ids []int) string {
 		return joinInts(ids)
 	},
@@ -456,14 +451,6 @@ func humanSeconds(s float64) string {
 	}
 }
 
-func shortSQL(s string) string {
-	s = strings.Join(strings.Fields(s), " ")
-	if r := []rune(s); len(r) > 110 {
-		return string(r[:107]) + "…"
-	}
-	return s
-}
-
 func joinInts(ids []int) string {
 	out := make([]string, len(ids))
 	for i, id := range ids {
@@ -487,24 +474,4 @@ func commaInt(n int64) string {
 		return "-" + b.String()
 	}
 	return b.String()
-}
-
-type costField struct{ Name, Value string }
-
-func sortedCosts(m map[string]string) []costField {
-	out := make([]costField, 0, len(m))
-	for k, v := range m {
-		out = append(out, costField{k, v})
-	}
-	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out
-}
-
-func anyCost(js []JobSummary) bool {
-	for _, j := range js {
-		if len(j.Cost) > 0 {
-			return true
-		}
-	}
-	return false
 }

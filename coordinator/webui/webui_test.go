@@ -186,7 +186,6 @@ func TestHumanize(t *testing.T) {
 		{humanSeconds(0), "–"}, {humanSeconds(0.25), "250 ms"}, {humanSeconds(3.5), "3.50 s"}, {humanSeconds(125), "2m05s"},
 		{commaInt(1234567), "1,234,567"}, {commaInt(-1000), "-1,000"}, {commaInt(12), "12"},
 		{humanTime("2026-12-01T10:26:24.715675209Z"), "2026-12-01 10:26:24"}, {humanTime("bad"), "bad"},
-		{shortSQL("select\n  a,\n  b from t"), "select a, b from t"},
 		{usd(-1), "–"}, {usd(0), "$0"}, {usd(0.4234), "$0.42"}, {usd(0.000098), "$0.000098"}, {usd(0.00012345), "$0.00012"},
 		{firstLine("\n  select a,\n b from t"), "select a, …"}, {firstLine("select 1"), "select 1"},
 		{skipWord("inlined into stage 4"), "inlined"}, {skipWord("fused into stage 2"), "fused"}, {skipWord("empty input"), "skipped"},
