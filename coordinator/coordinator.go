@@ -400,6 +400,7 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 		return "", fmt.Errorf("encode plan: %w", err)
 	}
 	tasks, _ := json.Marshal(adaptive.InitialTaskPlans(g))
+	settings, _ := json.Marshal(JobSettings(c.cfg, adaptiveOn))
 	create := c.store.CreateJob
 	if c.cfg.MaxJobs > 0 {
 		create = c.store.CreateQueuedJob // Drive admits it (admitJob)
@@ -413,6 +414,7 @@ func (c *Coordinator) submit(ctx context.Context, sql string, g *plan.Graph, exp
 		"adaptive": boolStr(adaptiveOn),
 		fieldTasks: string(tasks),
 		"round":    "0",
+		"settings": string(settings), // the knobs it runs with, for the web UI
 	})
 	if err != nil {
 		return "", err

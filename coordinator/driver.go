@@ -62,6 +62,9 @@ type jobRun struct {
 	// scheduling collects the loop's notes for the next round record
 	// (loop goroutine only).
 	scheduling []string
+	// held is the job record's "held" field as last written: the stages
+	// held for a runtime filter (loop goroutine only).
+	held string
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns

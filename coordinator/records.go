@@ -33,11 +33,13 @@ type JobRecord struct {
 	Code      string // a failed job's error code (plan.Codes)
 	Class     string // and its class
 	Waiting   string // what a running job waits for (an outage), if anything
+	Held      string // the stages it holds for a runtime filter, if any
 	Collected string // when its objects were garbage-collected
 	// Cost holds the record's cost fields (isCostField), as written.
 	Cost map[string]string
 
 	graph, graph0 string
+	settings      string // JSON of the knobs it was submitted with (JobSettings)
 	// taskFields are fieldTasks and the legacy task fields, as written.
 	taskFields map[string]string
 }
@@ -46,8 +48,8 @@ type JobRecord struct {
 func decodeJob(m map[string]string) *JobRecord {
 	r := &JobRecord{State: JobState(m["state"]), SQL: m["sql"], Explain: m["explain"], Created: m["created"],
 		Finished: m["finished"], Owner: m["owner"], Adaptive: m["adaptive"] == "1", Error: m["error"], Code: m["code"],
-		Class: m["class"], Waiting: m["waiting"], Collected: m["collected"], Cost: costFields(m),
-		graph: m["graph"], graph0: m["graph0"], taskFields: map[string]string{}}
+		Class: m["class"], Waiting: m["waiting"], Held: m["held"], Collected: m["collected"], Cost: costFields(m),
+		graph: m["graph"], graph0: m["graph0"], settings: m["settings"], taskFields: map[string]string{}}
 	r.Round, _ = strconv.Atoi(m["round"])
 	for _, f := range append([]string{fieldTasks}, legacyTaskFields...) {
 		if v, ok := m[f]; ok {

@@ -2,6 +2,11 @@ package coordinator
 
 import (
 	"context"
+	"fmt"
+	"maps"
+	"regexp"
+	"slices"
+	"strings"
 	"time"
 
 	"github.com/sluicedb/sluice/planner/adaptive"
@@ -29,12 +34,42 @@ func (c *Coordinator) admit(run *jobRun, works map[int][]taskWork, running map[i
 		c.log.Info("runtime filter wait timed out", "job", run.id, "stage", id, "build", h.Build)
 	}
 	run.scheduling = append(run.scheduling, a.Notes...)
+	c.showHeld(run, holds)
 	launch = map[int][]taskWork{}
 	for _, id := range a.Start {
 		launch[id] = works[id]
 		announced += len(works[id])
 	}
 	return launch, announced
+}
+
+// heldFormat is one held stage in the job record's "held" field;
+// heldStage finds the stages it names (the web UI marks their nodes).
+const heldFormat = "stage %d held for a %s (at most %s)"
+
+var heldStage = regexp.MustCompile(`\bstage (\d+) held for\b`)
+
+// showHeld records on the job which stages wait for a runtime filter
+// ("held"), so that clients show the wait while it lasts; written only
+// when it changes, best effort.
+func (c *Coordinator) showHeld(run *jobRun, holds *adaptive.Holds) {
+	held := holds.Holding()
+	var parts []string
+	for _, id := range slices.Sorted(maps.Keys(held)) {
+		parts = append(parts, fmt.Sprintf(heldFormat, id, held[id], c.cfg.RuntimeFilterWait))
+	}
+	msg := strings.Join(parts, "; ")
+	if msg == run.held {
+		return
+	}
+	run.held = msg
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.ctx), 5*time.Second)
+	defer cancel()
+	if msg == "" {
+		_ = c.store.rdb.HDel(ctx, kJob(run.id), "held").Err()
+		return
+	}
+	_ = c.store.rdb.HSet(ctx, kJob(run.id), "held", msg).Err()
 }
 
 // admitPolicy returns the scheduling knobs of run's job.

@@ -6,7 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"maps"
+	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -18,6 +20,7 @@ import (
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -162,6 +165,13 @@ func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 	js := webui.JobSummary{ID: id, State: string(m.State), SQL: m.SQL, Error: m.Error, Adaptive: m.Adaptive,
 		Created: m.Created, Finished: m.Finished, StageCount: len(v.graph.Stages), RoundCount: len(v.rounds), Cost: v.costFields()}
 	js.Code = m.Code
+	js.USD = -1
+	if usd, err := strconv.ParseFloat(js.Cost["usd"], 64); err == nil {
+		js.USD = usd
+	}
+	if m.State == StateRunning {
+		js.Waiting = strings.Join(slices.DeleteFunc([]string{m.Waiting, m.Held}, func(s string) bool { return s == "" }), "; ")
+	}
 	if js.Code == "" && js.Error != "" {
 		js.Code = errorCode.FindString(js.Error)
 	}
@@ -252,11 +262,19 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	durations := map[int][]float64{}
 	peak := map[int]int64{}
 	committed := map[int][]*function.TaskResult{} // by stage, for the metrics
+	inBytes, outBytes := map[int][]int64{}, map[int][]int64{}
 	for i, k := range keys {
+		t, dur, pk := taskView(k.stage, k.task, taskRecs[i], finished || v.stages[k.stage].State != StageRunning)
 		if res := committedResultOf(taskRecs[i]); res != nil {
 			committed[k.stage] = append(committed[k.stage], res)
+			if !res.NotInvoked {
+				inBytes[k.stage] = append(inBytes[k.stage], res.InputBytes)
+				outBytes[k.stage] = append(outBytes[k.stage], res.Bytes)
+			}
+			t.InputRows, t.InputBytes, t.Rows, t.Bytes = res.InputRows, res.InputBytes, res.Rows, res.Bytes
+			t.SpillBytes, t.PeakMemory = res.SpillBytes, max(pk, res.PeakMemoryBytes)
+			t.Seconds = max(dur, 0)
 		}
-		t, dur, pk := taskView(k.stage, k.task, taskRecs[i], finished || v.stages[k.stage].State != StageRunning)
 		d.Tasks = append(d.Tasks, t)
 		if dur >= 0 {
 			durations[k.stage] = append(durations[k.stage], dur)
@@ -274,19 +292,11 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 			Rows: sm.Rows, Bytes: sm.Bytes, InputRows: sm.InputRows, InputBytes: sm.InputBytes, Seconds: sm.Seconds}
 		row.P50, row.P90, row.Max = quantiles(durations[id])
 		row.PeakMemory = peak[id]
+		row.InputQ, row.OutputQ = byteQuantiles(inBytes[id]), byteQuantiles(outBytes[id])
 		metricsView(&row, st.Root, committed[id])
 		if sm.HasOutput() {
 			if out, err := s.StageOutput(ctx, job, id, sm); err == nil {
-				parts := make([]int, 0, len(out.Objects))
-				for p := range out.Objects {
-					parts = append(parts, p)
-				}
-				sort.Ints(parts)
-				for _, p := range parts {
-					for _, ref := range out.Objects[p] {
-						row.Objects = append(row.Objects, webui.Object{Partition: p, Key: ref.Key, Bytes: ref.Bytes, Rows: ref.Rows})
-					}
-				}
+				row.Objects = objectsView(out.Objects)
 			}
 		}
 		d.Stages = append(d.Stages, row)
@@ -295,18 +305,30 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 	// The plan now, with live states, and round by round.
 	plansNow, _ := v.job.TaskPlans()
 	tasksNow := plansNow.Counts()
-	d.Graph = graphView(&v.graph, func(id int) (string, string, int) {
+	submitted := v.job.SubmittedPlan()
+	d.Graph = graphView(&v.graph, submitted, func(id int) (string, string, int, int) {
 		sm := v.stages[id]
 		n := sm.Tasks
 		if n == 0 {
 			n = tasksNow[id]
 		}
-		return displayState(sm, d.State), sm.Reason, n
+		return displayState(sm, d.State), sm.Reason, n, sm.Done
 	})
+	if d.State == string(StateRunning) {
+		for _, m := range heldStage.FindAllStringSubmatch(v.job.Held, -1) {
+			id, _ := strconv.Atoi(m[1])
+			for i := range d.Graph.Stages {
+				if gs := &d.Graph.Stages[i]; gs.ID == id && gs.State == string(StagePending) {
+					gs.Held = true
+				}
+			}
+		}
+	}
+	d.Settings = v.job.Settings()
 	var prev *webui.Round
-	if g := v.job.SubmittedPlan(); g != nil {
+	if g := submitted; g != nil {
 		tasks := adaptive.InitialTaskPlans(g).Counts()
-		r0 := webui.Round{Round: 0, Graph: graphView(g, roundStates(nil, nil, tasks)), Plan: v.job.Explain}
+		r0 := webui.Round{Round: 0, Graph: graphView(g, nil, roundStates(nil, nil, tasks)), Plan: v.job.Explain}
 		d.Rounds = append(d.Rounds, r0)
 		prev = &d.Rounds[0]
 	}
@@ -316,7 +338,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 			r.Fired = append(r.Fired, webui.Fired{Rule: f.Rule, Note: f.Note, Stages: mentionedStages(f.Note)})
 		}
 		if rr.Graph != nil {
-			r.Graph = graphView(rr.Graph, roundStates(rr.After, rr.Skipped, rr.Tasks))
+			r.Graph = graphView(rr.Graph, submitted, roundStates(rr.After, rr.Skipped, rr.Tasks))
 			if prev != nil && prev.Graph != nil {
 				r.Changes = graphChanges(prev.Graph, r.Graph)
 			}
@@ -348,30 +370,38 @@ func displayState(sm *StageRecord, jobState string) string {
 // roundStates gives the stages of a round's plan their state as of that
 // round: done when finished before it, skipped when the plan skips them,
 // pending otherwise.
-func roundStates(after []int, skipped map[int]string, tasks map[int]int) func(int) (string, string, int) {
+func roundStates(after []int, skipped map[int]string, tasks map[int]int) func(int) (string, string, int, int) {
 	done := map[int]bool{}
 	for _, id := range after {
 		done[id] = true
 	}
-	return func(id int) (string, string, int) {
+	return func(id int) (string, string, int, int) {
 		if why, ok := skipped[id]; ok {
-			return string(StageSkipped), why, 0
+			return string(StageSkipped), why, 0, 0
 		}
 		if done[id] {
-			return string(StageDone), "", tasks[id]
+			return string(StageDone), "", tasks[id], tasks[id]
 		}
-		return string(StagePending), "", tasks[id]
+		return string(StagePending), "", tasks[id], 0
 	}
 }
 
-// graphView draws g: one node per stage, one edge per exchange labelled
-// with the partitioning it carries.
-func graphView(g *plan.Graph, state func(id int) (state, reason string, tasks int)) *webui.Graph {
+// graphView draws g: one node per stage, naming its tables and main
+// operators, one edge per exchange labelled with the partitioning it
+// carries. A stage the re-planner emptied (inlined into its readers,
+// fused, skipped) is named from its fragment in the submitted plan
+// (orig; nil: as it stands).
+func graphView(g *plan.Graph, orig *plan.Graph, state func(id int) (state, reason string, tasks, done int)) *webui.Graph {
 	out := &webui.Graph{Result: g.Result}
 	for _, st := range g.Stages {
-		s, why, n := state(st.ID)
-		out.Stages = append(out.Stages, webui.GraphStage{ID: st.ID, Ops: opsText(st.Root), Output: plan.FormatPartitioning(st.Output, st.Root),
-			Tasks: n, State: s, Reason: why})
+		s, why, n, done := state(st.ID)
+		root := st.Root
+		if orig != nil && emptied(root) && orig.Stage(st.ID) != nil {
+			root = orig.Stage(st.ID).Root
+		}
+		main, tables := stageWork(root)
+		out.Stages = append(out.Stages, webui.GraphStage{ID: st.ID, Ops: opsText(root), Main: main, Tables: tables,
+			Output: plan.FormatPartitioning(st.Output, st.Root), Tasks: n, Done: done, State: s, Reason: why})
 		whole := map[int]bool{}
 		plan.Walk(st.Root, func(n *plan.Node) {
 			if n.Kind == plan.KindExchange && n.Whole {
@@ -389,8 +419,110 @@ func graphView(g *plan.Graph, state func(id int) (state, reason string, tasks in
 	return out
 }
 
-// opsText summarizes a fragment from its root down, one word per
-// operator that matters (filters and projections left out).
+// emptied reports whether a fragment reads nothing (every leaf is an
+// empty relation): what the re-planner leaves of a stage it removed.
+func emptied(root *plan.Node) bool {
+	if root == nil {
+		return true
+	}
+	if len(root.Inputs) == 0 {
+		return root.Kind == plan.KindEmpty
+	}
+	for _, c := range root.Inputs {
+		if !emptied(c) {
+			return false
+		}
+	}
+	return true
+}
+
+// opWeight ranks the operators that name a stage's work; the others
+// (filters, projections, leaves) never do.
+var opWeight = map[plan.Kind]int{plan.KindWrite: 9, plan.KindHashJoin: 8, plan.KindCrossJoin: 8, plan.KindWindow: 7,
+	plan.KindAggregate: 6, plan.KindSort: 5, plan.KindUnion: 4, plan.KindLimit: 3, plan.KindExpand: 2}
+
+// stageWork names a fragment's work: its two weightiest operators in the
+// order data flows through them ("hash join → agg partial"), or "scan" /
+// "read" / "values" for a fragment that only reads; and the tables its
+// scans read, in plan order.
+func stageWork(root *plan.Node) (string, []string) {
+	type op struct {
+		text       string
+		weight, at int
+	}
+	var ops []op
+	var tables []string
+	var leaves []string
+	seen := map[string]bool{}
+	i := 0
+	plan.Walk(root, func(n *plan.Node) {
+		i++
+		switch n.Kind {
+		case plan.KindScan:
+			if n.Scan != nil && !seen[n.Scan.Table] {
+				seen[n.Scan.Table] = true
+				tables = append(tables, n.Scan.Table)
+			}
+			leaves = append(leaves, "scan")
+		case plan.KindExchange:
+			leaves = append(leaves, "read")
+		case plan.KindValues:
+			leaves = append(leaves, "values")
+		}
+		if w := opWeight[n.Kind]; w > 0 {
+			ops = append(ops, op{opWord(n), w, i})
+		}
+	})
+	sort.SliceStable(ops, func(a, b int) bool { return ops[a].weight > ops[b].weight })
+	if len(ops) > 2 {
+		ops = ops[:2]
+	}
+	// Pre-order puts a parent first; data flows from the leaves up.
+	sort.Slice(ops, func(a, b int) bool { return ops[a].at > ops[b].at })
+	var words []string
+	for _, o := range ops {
+		if len(words) == 0 || words[len(words)-1] != o.text {
+			words = append(words, o.text)
+		}
+	}
+	if len(words) == 0 {
+		switch {
+		case slices.Contains(leaves, "scan"):
+			words = []string{"scan"}
+		case slices.Contains(leaves, "read"):
+			words = []string{"repartition"}
+		case len(leaves) > 0:
+			words = []string{leaves[0]}
+		default:
+			words = []string{"empty"}
+		}
+	}
+	return strings.Join(words, " → "), tables
+}
+
+// opWord is an operator's name on a graph node.
+func opWord(n *plan.Node) string {
+	switch n.Kind {
+	case plan.KindHashJoin:
+		if n.Join != nil && n.Join.Type != "" && n.Join.Type != plan.JoinInner {
+			return string(n.Join.Type) + " join"
+		}
+		return "hash join"
+	case plan.KindAggregate:
+		if n.Aggregate != nil && n.Aggregate.Mode != "" && n.Aggregate.Mode != plan.AggSingle {
+			return "agg " + string(n.Aggregate.Mode)
+		}
+		return "aggregate"
+	case plan.KindSort:
+		if n.Limit >= 0 {
+			return "top-k"
+		}
+	}
+	return strings.ReplaceAll(string(n.Kind), "_", " ")
+}
+
+// opsText lists a fragment from its root down, one word per operator
+// that matters (filters and projections left out).
 func opsText(root *plan.Node) string {
 	var parts []string
 	var walk func(n *plan.Node)
@@ -406,25 +538,56 @@ func opsText(root *plan.Node) string {
 			}
 		case plan.KindExchange:
 			parts = append(parts, "read s"+strconv.Itoa(n.Stage))
-		case plan.KindAggregate:
-			w := "agg"
-			if n.Aggregate != nil && n.Aggregate.Mode != "" {
-				w += " " + string(n.Aggregate.Mode)
-			}
-			parts = append(parts, w)
 		default:
-			parts = append(parts, strings.ReplaceAll(string(n.Kind), "_", " "))
+			parts = append(parts, opWord(n))
 		}
 		for _, c := range n.Inputs {
 			walk(c)
 		}
 	}
 	walk(root)
-	s := strings.Join(parts, " ← ")
-	if r := []rune(s); len(r) > 30 {
-		s = string(r[:29]) + "…"
+	return strings.Join(parts, " ← ")
+}
+
+// objectsView lists a stage's output objects once each, with the
+// partitions each holds: a task's data object is one object however many
+// partition ranges it has.
+func objectsView(byPart map[int][]shuffle.ObjectRef) []webui.Object {
+	idx := map[string]int{}
+	var out []webui.Object
+	parts := slices.Sorted(maps.Keys(byPart))
+	for _, p := range parts {
+		for _, ref := range byPart[p] {
+			i, ok := idx[ref.Key]
+			if !ok {
+				i = len(out)
+				idx[ref.Key] = i
+				out = append(out, webui.Object{Key: ref.Key})
+			}
+			o := &out[i]
+			o.Partitions = append(o.Partitions, p)
+			o.Bytes += ref.Bytes
+			o.Rows += ref.Rows
+		}
 	}
-	return s
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Key < out[b].Key })
+	return out
+}
+
+// byteQuantiles returns min, p25, p50, p75 and max of vs (nil when
+// empty).
+func byteQuantiles(vs []int64) *webui.Quantiles {
+	if len(vs) == 0 {
+		return nil
+	}
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	var q webui.Quantiles
+	for i, f := range []float64{0, 0.25, 0.5, 0.75, 1} {
+		r := int(math.Ceil(f*float64(len(s)))) - 1
+		q[i] = s[min(max(r, 0), len(s)-1)]
+	}
+	return &q
 }
 
 // graphChanges says, by stage, what cur changed against prev.

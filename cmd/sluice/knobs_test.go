@@ -10,6 +10,8 @@ import (
 	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/sluicedb/sluice/coordinator"
 )
 
 // TestKnobs: every knob has a flag name, an environment variable and a help
@@ -230,5 +232,34 @@ func TestKnobsApply(t *testing.T) {
 				t.Errorf("%s=%s: field %v, want %v", k.env, text, v, want)
 			}
 		})
+	}
+}
+
+// TestKnobsJobSettings: the settings a job records (shown on its web UI
+// page) are named by knobs, and each shows its knob's default value in a
+// job run with the defaults.
+func TestKnobsJobSettings(t *testing.T) {
+	byName := map[string]knob{}
+	for _, k := range knobs {
+		byName[k.name] = k
+	}
+	def := defaultSettings()
+	for _, s := range coordinator.JobSettings(def.Config, def.Config.Adaptive) {
+		k, ok := byName[s.Name]
+		if !ok {
+			t.Errorf("job setting %q is no knob", s.Name)
+			continue
+		}
+		v := reflect.ValueOf(k.field(&def)).Elem().Interface()
+		want := fmt.Sprint(v)
+		if b, ok := v.(bool); ok {
+			want = fmt.Sprint(b)
+		}
+		if s.Name == "functions" {
+			continue // the coordinator records its concurrency; the knob's default 0 means one per core
+		}
+		if s.Value != want {
+			t.Errorf("job setting %s = %q, the knob's default is %q", s.Name, s.Value, want)
+		}
 	}
 }

@@ -4,15 +4,19 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
+	"strings"
 )
 
 // Sizes of the stage graph drawing, in SVG user units.
 const (
-	nodeW   = 184
-	nodeH   = 66
-	layerDX = 300 // from one layer's left edge to the next one's
-	rowDY   = 90
+	nodeW   = 204
+	nodeH   = 84
+	layerDX = nodeW + 180 // from one layer's left edge to the next one's: room for an edge label
+	rowDY   = nodeH + 30
 	margin  = 16
+	// Characters that fit an edge label (11 px monospace, 6.6 px a
+	// character).
+	labelChars = 25
 )
 
 // svgGraph is a stage graph laid out for drawing: stages in layers from
@@ -21,6 +25,9 @@ type svgGraph struct {
 	W, H  int
 	Nodes []svgNode
 	Edges []svgEdge
+	// Labels name what each stage sends (its output partitioning), once
+	// per stage, next to where its edges leave it.
+	Labels []svgLabel
 }
 
 type svgNode struct {
@@ -29,26 +36,42 @@ type svgNode struct {
 	Stage   GraphStage
 	Result  bool
 	Changed []string // what the round changed in this stage (highlighted)
+	Reads   string   // the stages it reads ("reads s0, s2")
 }
 
 type svgEdge struct {
 	From, To int
 	Path     string
-	LX, LY   int
-	Label    string
-	Note     string // a second label line ("read whole")
+	NX, NY   int    // where the note goes (right-aligned, near the target)
+	Note     string // "read whole"
+	Label    string // the partitioning (the tooltip; drawn once per source)
 	Changed  bool
+	// Moved is set on the dashed edge from a stage the re-planner removed
+	// to the stage its work moved into ("inlined", "fused").
+	Moved string
+}
+
+type svgLabel struct {
+	Stage int
+	X, Y  int
+	Text  string // cut to fit
+	Full  string
 }
 
 // layoutGraph places every stage in the layer of its longest path from a
 // source stage; stages within a layer keep their id order, each layer
-// centred vertically. changes marks stages to highlight.
+// centred vertically. An edge leaves its source at the middle of its
+// right side and arrives at its own port on the target's left side, so
+// converging edges do not meet; the partitioning is written once per
+// source above where its edges leave, a "read whole" note below the
+// edge's arrival. changes marks stages to highlight.
 func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	if g == nil || len(g.Stages) == 0 {
 		return &svgGraph{W: 2 * margin, H: 2 * margin}
 	}
+	edges := append(append([]Edge(nil), g.Edges...), movedEdges(g)...)
 	inputs := map[int][]int{}
-	for _, e := range g.Edges {
+	for _, e := range edges {
 		inputs[e.To] = append(inputs[e.To], e.From)
 	}
 	layer := map[int]int{}
@@ -79,6 +102,23 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	for _, id := range ids {
 		nLayers = max(nLayers, depth(id, map[int]bool{})+1)
 	}
+	// A stage with no inputs stands just left of its first reader, not in
+	// the first layer, so that its edge crosses no other layer (a small
+	// table's scan feeding a late join; a fused stage).
+	for _, id := range ids {
+		if len(inputs[id]) > 0 {
+			continue
+		}
+		to := -1
+		for _, e := range edges {
+			if e.From == id && (to < 0 || layer[e.To] < to) {
+				to = layer[e.To]
+			}
+		}
+		if to > 0 {
+			layer[id] = to - 1
+		}
+	}
 	layers := make([][]int, nLayers)
 	for _, id := range ids {
 		layers[layer[id]] = append(layers[layer[id]], id)
@@ -87,32 +127,111 @@ func layoutGraph(g *Graph, changes map[int][]string) *svgGraph {
 	for _, l := range layers {
 		maxRows = max(maxRows, len(l))
 	}
-	out := &svgGraph{W: 2*margin + (nLayers-1)*layerDX + nodeW, H: 2*margin + (maxRows-1)*rowDY + nodeH}
+	out := &svgGraph{W: 2*margin + (nLayers-1)*layerDX + nodeW, H: 2*margin + (maxRows-1)*rowDY + nodeH + 14}
 	pos := map[int][2]int{}
 	for li, l := range layers {
 		top := margin + (maxRows-len(l))*rowDY/2
 		for ri, id := range l {
 			x, y := margin+li*layerDX, top+ri*rowDY
 			pos[id] = [2]int{x, y}
+			var reads []string
+			for _, e := range g.Edges {
+				if e.To == id {
+					reads = append(reads, "s"+strconv.Itoa(e.From))
+				}
+			}
+			rd := ""
+			if len(reads) > 0 {
+				rd = "reads " + strings.Join(reads, ", ")
+			}
 			out.Nodes = append(out.Nodes, svgNode{X: x, Y: y, W: nodeW, H: nodeH, Stage: byID[id],
-				Result: id == g.Result, Changed: changes[id]})
+				Result: id == g.Result, Changed: changes[id], Reads: rd})
 		}
 	}
-	for _, e := range g.Edges {
+	// Ports: the i-th of a target's n inputs arrives at height
+	// (i+1)/(n+1) of its left side, inputs in the order of their sources'
+	// heights so that edges do not cross at the target.
+	ins := map[int][]Edge{}
+	for _, e := range edges {
+		ins[e.To] = append(ins[e.To], e)
+	}
+	port := map[[2]int]int{}
+	for to, es := range ins {
+		sort.SliceStable(es, func(i, j int) bool { return pos[es[i].From][1] < pos[es[j].From][1] })
+		for i, e := range es {
+			port[[2]int{e.From, to}] = (i + 1) * nodeH / (len(es) + 1)
+		}
+	}
+	labelled := map[int]bool{}
+	for _, e := range edges {
 		a, okA := pos[e.From]
 		b, okB := pos[e.To]
 		if !okA || !okB {
 			continue
 		}
 		x1, y1 := a[0]+nodeW, a[1]+nodeH/2
-		x2, y2 := b[0], b[1]+nodeH/2
-		mx := (x1 + x2) / 2
+		x2, y2 := b[0], b[1]+port[[2]int{e.From, e.To}]
+		mx := x1 + (x2-x1)/2
 		out.Edges = append(out.Edges, svgEdge{From: e.From, To: e.To,
 			Path: fmt.Sprintf("M%d,%d C%d,%d %d,%d %d,%d", x1, y1, mx, y1, mx, y2, x2-6, y2),
-			LX:   mx, LY: (y1+y2)/2 - 5, Label: e.Label, Note: wholeNote(e.Whole),
+			NX:   x2 - 8, NY: y2 + 14, Note: wholeNote(e.Whole), Label: e.Label, Moved: e.moved,
 			Changed: len(changes[e.To]) > 0 && len(changes[e.From]) > 0})
+		if e.moved != "" {
+			out.Edges[len(out.Edges)-1].Note = e.moved
+			continue // a stage that does not run sends nothing
+		}
+		if !labelled[e.From] {
+			// Above where the edges leave, unless the first one climbs:
+			// then below, off its curve.
+			labelled[e.From] = true
+			ly := y1 - 6
+			if y2 < y1 {
+				ly = y1 + 15
+			}
+			out.Labels = append(out.Labels, svgLabel{Stage: e.From, X: x1 + 6, Y: ly, Text: fitText(labelChars, e.Label), Full: e.Label})
+		}
 	}
 	return out
+}
+
+// movedEdges are edges from each stage whose work moved into others
+// (skipped "inlined into stage 2,3", "fused into stage 4") to those
+// stages: drawn dashed, and laid out as inputs, so that an inlined scan
+// stands left of the stage reading its table.
+func movedEdges(g *Graph) []Edge {
+	var out []Edge
+	have := map[int]bool{}
+	for _, s := range g.Stages {
+		have[s.ID] = true
+	}
+	for _, s := range g.Stages {
+		if s.State != "skipped" {
+			continue
+		}
+		var how, rest string
+		for _, w := range []string{"inlined", "fused"} {
+			if r, ok := strings.CutPrefix(s.Reason, w+" into stage "); ok {
+				how, rest = w, r
+			}
+		}
+		if how == "" {
+			continue
+		}
+		for _, f := range strings.Split(rest, ",") {
+			if to, err := strconv.Atoi(strings.TrimSpace(f)); err == nil && have[to] && to != s.ID {
+				out = append(out, Edge{From: s.ID, To: to, Label: how + " into stage " + strconv.Itoa(to), moved: how})
+			}
+		}
+	}
+	return out
+}
+
+// fitText cuts s to n characters, the last one "…".
+func fitText(n int, s string) string {
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
 }
 
 // svgTimeline is the task timeline laid out for drawing: one row per task,

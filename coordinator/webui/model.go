@@ -28,6 +28,13 @@ type JobSummary struct {
 	// Cost holds the cost fields recorded with the job (S3 requests, $),
 	// by name, when the coordinator records any.
 	Cost map[string]string `json:"cost,omitempty"`
+	// USD is the job's priced cost in dollars (the cost field "usd"); -1
+	// when nothing was priced.
+	USD float64 `json:"usd"`
+	// Waiting, when set, says what a running job waits for (an outage of
+	// the object store or the functions, a stage held for a runtime
+	// filter).
+	Waiting string `json:"waiting,omitempty"`
 }
 
 // JobDetail is everything the job page shows (GET /v1/jobs/{id}/detail).
@@ -45,6 +52,15 @@ type JobDetail struct {
 	// Now is the server's clock (Unix ms) when the view was read, the end
 	// of attempts still running on the timeline.
 	Now int64 `json:"now"`
+	// Settings are the knobs the job ran with, as recorded when it was
+	// submitted (nil for jobs recorded before they were).
+	Settings []Setting `json:"settings,omitempty"`
+}
+
+// Setting is one knob of a job and its value.
+type Setting struct {
+	Name  string `json:"name"`
+	Value string `json:"value"`
 }
 
 // Graph is a stage graph: one node per stage, one edge per exchange.
@@ -57,9 +73,19 @@ type Graph struct {
 // GraphStage is a node of the stage graph.
 type GraphStage struct {
 	ID int `json:"id"`
-	// Ops summarizes the stage's fragment, leaves last ("aggregate final ←
-	// hash_join ← scan lineitem").
-	Ops    string `json:"ops"`
+	// Ops lists the stage's fragment, leaves last ("aggregate final ←
+	// hash join ← scan lineitem").
+	Ops string `json:"ops"`
+	// Main names the work of the stage: its one or two main operators,
+	// in the order data flows ("hash join → agg partial"; "scan" for a
+	// stage that only reads).
+	Main string `json:"main"`
+	// Tables are the tables its scans read.
+	Tables []string `json:"tables,omitempty"`
+	// Held is set on a pending stage held for a runtime filter.
+	Held bool `json:"held,omitempty"`
+	// Done counts its committed tasks.
+	Done   int    `json:"tasks_done,omitempty"`
 	Output string `json:"output"` // its output partitioning
 	// Tasks is the number of tasks planned (0: one per scan split, unknown
 	// until it starts).
@@ -79,6 +105,8 @@ type Edge struct {
 	// Whole is set when every task of To reads all of it (a hash
 	// partitioned output broadcast by the re-planner).
 	Whole bool `json:"whole,omitempty"`
+
+	moved string // set on the layout's edges of removed stages (movedEdges)
 }
 
 // Round is the plan after one re-planning round.
@@ -126,9 +154,17 @@ type Stage struct {
 	P90 float64 `json:"task_p90"`
 	Max float64 `json:"task_max"`
 	// PeakMemory is the largest peak memory a task reported (0: none did).
-	PeakMemory int64             `json:"peak_memory,omitempty"`
-	Objects    []Object          `json:"objects,omitempty"`
-	Cost       map[string]string `json:"cost,omitempty"`
+	PeakMemory int64 `json:"peak_memory,omitempty"`
+	// InputQ and OutputQ are the min, 25th, 50th, 75th percentile and max
+	// of the committed tasks' input bytes (table or shuffle bytes read)
+	// and shuffle bytes written: the stage's skew at a glance.
+	InputQ  *Quantiles `json:"input_bytes_q,omitempty"`
+	OutputQ *Quantiles `json:"output_bytes_q,omitempty"`
+	// Objects are the stored objects of its output, one per object key
+	// (a task's data object holds every partition it wrote, as byte
+	// ranges): the objects `sluice shuffle ls` lists, manifests aside.
+	Objects []Object          `json:"objects,omitempty"`
+	Cost    map[string]string `json:"cost,omitempty"`
 	// Phases break the committed tasks' time into queue, startup, read,
 	// compute, write and commit: summed over the tasks and the slowest
 	// task's (nil: no task reported them yet).
@@ -172,12 +208,17 @@ type Operator struct {
 	WallMax    float64 `json:"wall_max"`
 }
 
-// Object is one committed shuffle object of a stage.
+// Quantiles are min, p25, p50, p75 and max (nearest rank).
+type Quantiles [5]int64
+
+// Object is one committed output object of a stage.
 type Object struct {
-	Partition int    `json:"partition"`
-	Key       string `json:"key"`
-	Bytes     int64  `json:"bytes"`
-	Rows      int64  `json:"rows"`
+	Key string `json:"key"`
+	// Partitions are the output partitions it holds (one for an object
+	// per partition, several for a task's data object).
+	Partitions []int `json:"partitions"`
+	Bytes      int64 `json:"bytes"`
+	Rows       int64 `json:"rows"`
 }
 
 // Task is one task of a stage with all its attempts.
@@ -188,6 +229,14 @@ type Task struct {
 	Committed int       `json:"committed,omitempty"` // the winning attempt
 	Error     string    `json:"error,omitempty"`
 	Attempts  []Attempt `json:"attempts"`
+	// Figures of the committed attempt's result (zero until committed).
+	Seconds    float64 `json:"seconds"` // from invoked to committed
+	InputRows  int64   `json:"input_rows"`
+	InputBytes int64   `json:"input_bytes"`
+	Rows       int64   `json:"rows"`  // written
+	Bytes      int64   `json:"bytes"` // shuffle bytes written
+	SpillBytes int64   `json:"spill_bytes,omitempty"`
+	PeakMemory int64   `json:"peak_memory,omitempty"`
 }
 
 // Attempt is one attempt of a task on the timeline. Times are Unix ms; 0

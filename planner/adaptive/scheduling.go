@@ -193,6 +193,16 @@ func (h *Holds) Next(wait time.Duration) (end time.Time, ok bool) {
 	return end, ok
 }
 
+// Holding returns the stages held now (waiting for a runtime filter, not
+// started yet) and why each waits.
+func (h *Holds) Holding() map[int]string {
+	out := map[int]string{}
+	for id := range h.since {
+		out[id] = h.why[id]
+	}
+	return out
+}
+
 // Admission is what Admit decided: the stages to start now, the holds
 // that began and the waits that timed out (for the driver's log), and the
 // notes for the next round record.

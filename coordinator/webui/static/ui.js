@@ -24,7 +24,50 @@
     });
   }
 
+  // Sortable tables: a click on a heading with data-sort sorts the rows
+  // by that column (numbers by each cell's data-v), again to reverse.
+  var sorts = {};
+  function sortTable(table, col, dir) {
+    var th = table.tHead.rows[0].cells[col];
+    var num = th.getAttribute("data-sort") === "num";
+    var body = table.tBodies[0];
+    var rows = Array.prototype.slice.call(body.rows);
+    rows.sort(function (a, b) {
+      var x = a.cells[col], y = b.cells[col];
+      var c;
+      if (num) {
+        c = parseFloat(x.getAttribute("data-v") || "0") - parseFloat(y.getAttribute("data-v") || "0");
+      } else {
+        c = x.textContent.localeCompare(y.textContent);
+      }
+      return dir * c;
+    });
+    rows.forEach(function (r) { body.appendChild(r); });
+    table.tHead.querySelectorAll("th").forEach(function (h, i) {
+      h.classList.toggle("asc", i === col && dir > 0);
+      h.classList.toggle("desc", i === col && dir < 0);
+    });
+  }
+
+  function wireSort(root) {
+    root.querySelectorAll("table.sortable").forEach(function (table) {
+      var id = table.id;
+      table.tHead.rows[0].querySelectorAll("th[data-sort]").forEach(function (th) {
+        th.addEventListener("click", function () {
+          var col = th.cellIndex;
+          var prev = sorts[id];
+          // Numbers start largest first (the slowest, the biggest).
+          var dir = prev && prev.col === col ? -prev.dir : (th.getAttribute("data-sort") === "num" ? -1 : 1);
+          sorts[id] = { col: col, dir: dir };
+          sortTable(table, col, dir);
+        });
+      });
+      if (sorts[id]) sortTable(table, sorts[id].col, sorts[id].dir); // kept across live refreshes
+    });
+  }
+
   function wire(root) {
+    wireSort(root);
     var rounds = root.querySelector("#rounds");
     if (rounds) {
       rounds.querySelectorAll(".tab").forEach(function (t) {
@@ -53,10 +96,14 @@
         var next = doc.getElementById("content");
         if (!next) return;
         var open = {};
-        document.querySelectorAll("details[data-stage]").forEach(function (d) { open[d.getAttribute("data-stage")] = d.open; });
+        var key = function (d) { return d.id || d.className + ":" + d.getAttribute("data-stage"); };
+        document.querySelectorAll("details").forEach(function (d) { open[key(d)] = d.open; });
+        var scroll = {};
+        document.querySelectorAll(".tasks-scroll").forEach(function (e, i) { scroll[i] = e.scrollTop; });
         var content = document.getElementById("content");
         content.innerHTML = next.innerHTML;
-        content.querySelectorAll("details[data-stage]").forEach(function (d) { if (open[d.getAttribute("data-stage")]) d.open = true; });
+        content.querySelectorAll("details").forEach(function (d) { if (key(d) in open) d.open = open[key(d)]; });
+        content.querySelectorAll(".tasks-scroll").forEach(function (e, i) { if (scroll[i]) e.scrollTop = scroll[i]; });
         document.body.setAttribute("data-live", doc.body.getAttribute("data-live"));
         wire(content);
         schedule();
