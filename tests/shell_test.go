@@ -302,6 +302,17 @@ func TestShellTerminal(t *testing.T) {
 		}
 	}
 
+	// Tab completes a table after FROM and a column of it after `table.`.
+	m.send("select count(distinct lineitem.l_shipm", "Tab")
+	m.send(") as n_modes from linei", "Tab")
+	m.send(";", "Enter")
+	s = m.waitFor("select count(distinct lineitem.l_shipmode) as n_modes from lineitem;", 1)
+	wantModes := fmt.Sprint(duckRows(t, db, "select count(distinct l_shipmode) from lineitem")[0][0])
+	s = m.waitFor("n_modes", 2)
+	if !strings.Contains(s, "│ "+wantModes+" ") && !strings.Contains(s, " "+wantModes+" │") {
+		t.Fatalf("completed statement: want %s modes:\n%s", wantModes, s)
+	}
+
 	// Ctrl-C cancels the running query on the coordinator.
 	m.send(slowQuery+";", "Enter")
 	time.Sleep(time.Second)

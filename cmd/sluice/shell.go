@@ -37,8 +37,9 @@ persistent history; -c runs SQL given as an argument, -f a file, and SQL piped o
 as a script. Ctrl-C cancels the running query on the coordinator and returns to the prompt.
 
 Meta commands: \d (list tables), \d TABLE (describe), \timing [on|off], \format table|csv|json,
-.maxwidth [N], .maxrows [N], \? (help), \q (quit). In a terminal, tables are fitted to its width:
-long values are cut with '…' and middle columns hidden; piped output is never fitted.`,
+.maxwidth [N], .maxrows [N], \? (help), \q (quit). Tab completes keywords, functions, tables and
+columns. In a terminal, tables are fitted to its width: long values are cut with '…' and middle
+columns hidden; piped output is never fitted.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "coordinator", EnvVars: []string{"SLUICE_COORDINATOR"}, Usage: "coordinator API URL"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "bearer token of the coordinator API"},
@@ -225,7 +226,23 @@ func (sh *shell) script(ctx context.Context, r io.Reader, name string) error {
 
 // interactive is the read-eval-print loop on a terminal.
 func (sh *shell) interactive(ctx context.Context, history string) error {
+	comp := newCompleter(func(ctx context.Context) (catalogNames, error) {
+		ts, err := sh.cl.Tables(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cat := make(catalogNames, len(ts))
+		for _, t := range ts {
+			cols := make([]string, len(t.Columns))
+			for i, c := range t.Columns {
+				cols[i] = c.Name
+			}
+			cat[t.Name] = cols
+		}
+		return cat, nil
+	})
 	rl, err := readline.NewEx(&readline.Config{
+		AutoComplete:           comp,
 		Prompt:                 "sluice> ",
 		HistoryFile:            history,
 		DisableAutoSaveHistory: true,
@@ -245,6 +262,7 @@ func (sh *shell) interactive(ctx context.Context, history string) error {
 		} else {
 			rl.SetPrompt("     -> ")
 		}
+		comp.setTyped(buf.String())
 		line, err := rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
 			buf.Reset() // Ctrl-C at the prompt drops the statement being typed
@@ -272,6 +290,9 @@ func (sh *shell) interactive(ctx context.Context, history string) error {
 		buf.Reset()
 		if strings.TrimSpace(rest) != "" {
 			buf.WriteString(rest)
+		}
+		if len(stmts) > 0 {
+			comp.invalidate() // DDL, CTAS or COPY may have changed the catalog
 		}
 		for _, s := range stmts {
 			if err := sh.run(ctx, s); err != nil {
