@@ -43,6 +43,8 @@ function:
 
 $(BIN)/sluice: FORCE
 	@mkdir -p $(BIN)
+	@echo "building bin/sluice: the first build compiles the Postgres SQL parser (libpg_query, C via cgo)"
+	@echo "  and the AWS, Arrow and Parquet modules: about 5 CPU-minutes, 15 min on 2 busy cores; seconds after"
 	$(GO) build -o $(BIN)/sluice ./cmd/sluice
 
 FORCE:

@@ -5,11 +5,13 @@ import (
 	"os"
 	"strconv"
 	"syscall"
+
+	"github.com/sluicedb/sluice/function/exec"
 )
 
 // SpillLimitEnv names the environment variable that sets a function's
 // spill limit in bytes (Runtime.SpillLimit) explicitly.
-const SpillLimitEnv = "SLUICE_SPILL_LIMIT"
+const SpillLimitEnv = exec.SpillLimitEnvName
 
 // SpillLimitFor returns the spill limit of one task of a function process
 // that runs tasks at once: SLUICE_SPILL_LIMIT when set, otherwise nine

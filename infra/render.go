@@ -30,12 +30,19 @@ var Targets = []string{"aws", "k8s"}
 // require it as a parameter (a Terraform variable without a default, a
 // kustomize image the user sets with kustomize edit set image).
 type Settings struct {
-	Name             string   // prefix of every resource name (default "sluice")
-	Namespace        string   // Kubernetes namespace (default "sluice")
-	Region           string   // AWS region (default "us-east-1")
-	Bucket           string   // bucket of sluice's objects (default "<name>-data" on AWS, "sluice" on Kubernetes)
-	S3Endpoint       string   // Kubernetes: S3-compatible endpoint (default the in-cluster MinIO address)
-	TablePrefixes    []string // key prefixes of tables in the bucket, each ending in "/" (default "tables/")
+	Name          string   // prefix of every resource name (default "sluice")
+	Namespace     string   // Kubernetes namespace (default "sluice")
+	Region        string   // AWS region (default "us-east-1")
+	Bucket        string   // bucket of sluice's objects (default "<name>-data" on AWS, "sluice" on Kubernetes)
+	S3Endpoint    string   // Kubernetes: S3-compatible endpoint (default the in-cluster MinIO address)
+	TablePrefixes []string // key prefixes of tables in the bucket, each ending in "/" (default "tables/")
+	// WritePrefixes are the key prefixes statements may write (default
+	// "tables/", where CREATE TABLE AS writes, and "exports/" for COPY TO).
+	WritePrefixes []string
+	// FunctionPackage is the Lambda package's path relative to the
+	// rendered folder (default ../../bin/lambda/<arch>/function.zip, right
+	// for the checked-in infra/aws).
+	FunctionPackage  string
 	CoordinatorImage string
 	FunctionImage    string
 	FunctionArch     string        // Lambda: arm64 (default) or x86_64
@@ -45,6 +52,21 @@ type Settings struct {
 	Retention        time.Duration // delete a finished job's objects after this (default 24h)
 	LifecycleDays    int           // bucket rule expiring jobs/ objects, the backstop of GC (default 7)
 	Prices           string        // --prices of the cost report (default: AWS list prices)
+}
+
+// CTASPrefix is the key prefix under which CREATE TABLE AS writes its
+// tables (coordinator/sqlsession: tables/<name>/): a write prefix of every
+// deployment that allows CTAS.
+const CTASPrefix = "tables/"
+
+// FunctionPackagePath is where `make function` leaves the Lambda package
+// of arch (arm64 or x86_64), relative to the repository root.
+func FunctionPackagePath(arch string) string {
+	dir := "arm64"
+	if arch == "x86_64" {
+		dir = "amd64"
+	}
+	return "bin/lambda/" + dir + "/function.zip"
 }
 
 // File is one rendered file.
@@ -72,6 +94,12 @@ func Defaults(target string, s Settings) Settings {
 	}
 	if len(s.TablePrefixes) == 0 {
 		s.TablePrefixes = []string{"tables/"}
+	}
+	if len(s.WritePrefixes) == 0 {
+		s.WritePrefixes = []string{CTASPrefix, "exports/"}
+	}
+	if s.FunctionPackage == "" {
+		s.FunctionPackage = "../../" + FunctionPackagePath(s.FunctionArch)
 	}
 	if s.FunctionMemoryMB == 0 {
 		s.FunctionMemoryMB = 2048
@@ -120,6 +148,14 @@ func (s Settings) validate(target string) error {
 		if !prefixPattern.MatchString(p) || strings.HasPrefix(p, "jobs/") || strings.Contains(p, "//") {
 			return bad("table prefix %q: want a key prefix ending in / outside jobs/ (e.g. tables/)", p)
 		}
+	}
+	for _, p := range s.WritePrefixes {
+		if !prefixPattern.MatchString(p) || strings.HasPrefix(p, "jobs/") || strings.Contains(p, "//") {
+			return bad("write prefix %q: want a key prefix ending in / outside jobs/ (e.g. exports/)", p)
+		}
+	}
+	if strings.ContainsAny(s.FunctionPackage, "\n\"\\") {
+		return bad("function package %q: contains a newline, quote or backslash", s.FunctionPackage)
 	}
 	if s.FunctionArch != "arm64" && s.FunctionArch != "x86_64" {
 		return bad("function arch %q: want arm64 or x86_64", s.FunctionArch)

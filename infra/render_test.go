@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -214,6 +215,52 @@ func bucketCalls(t *testing.T, files ...string) map[string]bool {
 	return found
 }
 
+// statementKeyPrefixes returns the literal prefixes (up to their last
+// '/') of the keys the statements name with env.Key("...") in files.
+func statementKeyPrefixes(t *testing.T, pattern string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(pattern)
+	var out []string
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") {
+			continue
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), p, nil, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ast.Inspect(f, func(n ast.Node) bool {
+			call, ok := n.(*ast.CallExpr)
+			if !ok || len(call.Args) != 1 {
+				return true
+			}
+			if sel, ok := call.Fun.(*ast.SelectorExpr); !ok || sel.Sel.Name != "Key" {
+				return true
+			}
+			arg := call.Args[0]
+			if b, ok := arg.(*ast.BinaryExpr); ok { // "tables/" + name + "/"
+				for {
+					l, ok := b.X.(*ast.BinaryExpr)
+					if !ok {
+						break
+					}
+					b = l
+				}
+				arg = b.X
+			}
+			if lit, ok := arg.(*ast.BasicLit); ok && lit.Kind == token.STRING {
+				s, _ := strconv.Unquote(lit.Value)
+				if s = s[:strings.LastIndex(s, "/")+1]; s != "" && !slices.Contains(out, s) {
+					out = append(out, s)
+				}
+			}
+			return true
+		})
+	}
+	sort.Strings(out)
+	return out
+}
+
 // s3ActionOf maps a Bucket method to the IAM actions its S3 requests
 // need (objstore/s3.go: Get/GetRange/Stat are GET and HEAD object, Put
 // and PutReader PUT object or a multipart upload, List lists objects,
@@ -268,7 +315,9 @@ func TestAWSModule(t *testing.T) {
 
 	// The coordinator: its own calls, the catalog's (registering tables)
 	// and the Lambda invoker's.
-	coCalls := bucketCalls(t, "../coordinator/*.go", "../planner/catalog/*.go", "../shuffle/stats.go")
+	// coordinator/sqlsession: CREATE TABLE AS, COPY TO and INSERT INTO
+	// (commit markers, OVERWRITE's deletes, a target's listing).
+	coCalls := bucketCalls(t, "../coordinator/*.go", "../coordinator/sqlsession/*.go", "../planner/catalog/*.go", "../shuffle/stats.go")
 	invoke, err := os.ReadFile("../coordinator/invoke_lambda.go")
 	if err != nil {
 		t.Fatal(err)
@@ -298,19 +347,73 @@ func TestAWSModule(t *testing.T) {
 			}
 		}
 	}
-	// Writes of both roles only under jobs/.
+	// Writes of both roles only under jobs/ and the write prefixes, where
+	// CREATE TABLE AS, COPY TO and INSERT INTO write (the function their
+	// files, the coordinator their commit markers and OVERWRITE's
+	// deletes); reads also cover what they wrote.
+	wantRes := map[string]string{"s3:PutObject": "concat([local.jobs_arn], local.write_arns)",
+		"s3:DeleteObject": "concat([local.jobs_arn], local.write_arns)", "s3:GetObject": "local.read_arns"}
 	for _, name := range []string{"function", "coordinator"} {
 		for _, st := range tfBlock(t, files, "data", "aws_iam_policy_document", name).Body.Blocks {
 			v, _ := st.Body.Attributes["actions"].Expr.Value(nil)
 			for _, a := range v.AsValueSlice() {
-				if a.AsString() == "s3:PutObject" || a.AsString() == "s3:DeleteObject" {
+				if want, ok := wantRes[a.AsString()]; ok {
 					r := st.Body.Attributes["resources"].Expr.Range()
-					if got := string(r.SliceBytes(mustRead(t, r.Filename))); got != "[local.jobs_arn]" {
-						t.Errorf("%s: %s on %s, want only [local.jobs_arn]", name, a.AsString(), got)
+					if got := string(r.SliceBytes(mustRead(t, r.Filename))); got != want {
+						t.Errorf("%s: %s on %s, want only %s", name, a.AsString(), got, want)
 					}
 				}
 			}
 		}
+	}
+	fnLocals := hclsyntax.Attributes{}
+	for _, b := range files["function.tf"].Blocks {
+		if b.Type == "locals" {
+			fnLocals = b.Body.Attributes
+		}
+	}
+	for attr, want := range map[string]string{
+		"write_arns": `[for p in var.write_prefixes : "${local.bucket_arn}/${p}*"]`,
+		"read_arns":  `distinct(concat(local.table_arns, local.write_arns, [local.jobs_arn]))`,
+	} {
+		a, ok := fnLocals[attr]
+		if !ok {
+			t.Fatalf("function.tf locals lack %s", attr)
+		}
+		if got := string(a.Expr.Range().SliceBytes(mustRead(t, a.Expr.Range().Filename))); got != want {
+			t.Errorf("local.%s = %s, want %s", attr, got, want)
+		}
+	}
+	// The prefixes the statements write under are write prefixes by
+	// default: every env.Key("...") of coordinator/sqlsession outside
+	// jobs/ (CREATE TABLE AS's tables/), from the code.
+	def := Defaults("aws", Settings{})
+	wrote := statementKeyPrefixes(t, "../coordinator/sqlsession/*.go")
+	if !slices.Contains(wrote, CTASPrefix) {
+		t.Errorf("coordinator/sqlsession writes under %v, not under CTASPrefix %q: update CTASPrefix", wrote, CTASPrefix)
+	}
+	for _, k := range wrote {
+		covered := false
+		for _, p := range def.WritePrefixes {
+			covered = covered || strings.HasPrefix(k, p)
+		}
+		if !covered {
+			t.Errorf("statements write under %q, which the default write prefixes %v do not cover", k, def.WritePrefixes)
+		}
+	}
+	varDefault := func(name string) []string {
+		v, diags := tfBlock(t, files, "variable", name).Body.Attributes["default"].Expr.Value(nil)
+		if diags.HasErrors() {
+			t.Fatal(diags.Error())
+		}
+		var out []string
+		for _, e := range v.AsValueSlice() {
+			out = append(out, e.AsString())
+		}
+		return out
+	}
+	if got := varDefault("write_prefixes"); !slices.Equal(got, def.WritePrefixes) {
+		t.Errorf("variable write_prefixes defaults to %v, want %v", got, def.WritePrefixes)
 	}
 
 	// The Lambda function: runtime, handler, environment as deploy lambda.

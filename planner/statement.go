@@ -427,6 +427,10 @@ func (p *stmtParser) options(format *string) (map[string]string, error) {
 			continue
 		}
 		if p.tok.kind != 's' && p.tok.kind != 'w' && p.tok.kind != 'n' {
+			if key == "partition_by" && p.isPunct("(") {
+				return nil, &Error{Code: CodeBadOption, Pos: charPos(p.lex.sql, int32(p.tok.off)),
+					Msg: "PARTITION_BY is not supported yet: write one COPY per partition value (… WHERE col = v) to 'prefix/col=v/'"}
+			}
 			return nil, p.unexpected("a value of option " + key)
 		}
 		val, valOff := p.tok.text, p.tok.off

@@ -93,6 +93,24 @@ func TestCopyOptions(t *testing.T) {
 		})
 	}
 
+	// QUOTE and NULL: values holding the delimiter, the quote, a '"' and
+	// NULLs, read back by DuckDB with the same quote and null string.
+	t.Run("csv quote and null", func(t *testing.T) {
+		qq := "select o_orderkey, case when o_orderkey % 3 = 0 then null when o_orderkey % 3 = 1 then o_orderpriority || ', it''s \"x\"' else '' end as p from orders where o_orderkey < 2000"
+		stmt(t, st, fmt.Sprintf("COPY (%s) TO 's3://%s/quoted/q.csv' (QUOTE '~', NULL 'NA')", qq, bucket))
+		b, err := st.Bucket.Get(ctx, "quoted/q.csv")
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := filepath.Join(local, "q.csv")
+		if err := os.WriteFile(p, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		chk := "select count(*), count(p), count(nullif(p, '')), min(p), max(p), sum(o_orderkey * length(p)) from %s"
+		compareRows(t, duckRows(t, db, fmt.Sprintf(chk, fmt.Sprintf("read_csv('%s', quote = '~', escape = '~', nullstr = 'NA', columns = {'o_orderkey': 'BIGINT', 'p': 'VARCHAR'})", p))),
+			duckRows(t, db, fmt.Sprintf(chk, "("+qq+")")), false)
+	})
+
 	// The file of a registered table is not a COPY target at all; a file
 	// target is replaced only with OVERWRITE, and never appended to.
 	target := fmt.Sprintf("'s3://%s/one/orders.parquet'", bucket)
@@ -118,6 +136,9 @@ func TestCopyOptions(t *testing.T) {
 		{"(COMPRESSION brotli)", "compression"},
 		{"(FORMAT csv, COMPRESSION lz4)", "compression"},
 		{"(NOSUCH 1)", "unknown option"},
+		{"(FORMAT csv, QUOTE 'ab')", "QUOTE"},
+		{"(FORMAT parquet, NULL 'x')", "CSV options"},
+		{"(FORMAT parquet, PARTITION_BY (x))", "PARTITION_BY is not supported yet"},
 	} {
 		e := stmtErr(t, st, fmt.Sprintf("COPY (select 1 as x) TO 's3://%s/bad/' %s", bucket, c.opts))
 		if e.Code != "SL022" || !strings.Contains(e.Msg, c.msg) {

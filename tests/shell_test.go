@@ -109,6 +109,28 @@ func TestShellScripts(t *testing.T) {
 		}
 	}
 
+	// Piped table output is never fitted: every column of a wide row; a
+	// script's .maxwidth fits it (cut values, hidden middle columns).
+	wide := "select * from lineitem order by l_orderkey, l_linenumber limit 2"
+	out, errOut, code = runCLI(t, bin, tmp, env, "sql", "-c", wide)
+	if code != 0 || !strings.Contains(out, "l_comment") || !strings.Contains(out, "l_orderkey") || !strings.Contains(out, "(2 rows)\n") {
+		t.Fatalf("piped wide table: exit %d, %s\n%s", code, errOut, out)
+	}
+	fitted := filepath.Join(tmp, "fit.sql")
+	if err := os.WriteFile(fitted, []byte(".maxwidth 60\n"+wide+";\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, errOut, code = runCLI(t, bin, tmp, env, "sql", "-f", fitted)
+	if code != 0 || !strings.Contains(out, "l_orderkey") || !strings.Contains(out, "l_comment") ||
+		!strings.Contains(out, "(2 rows; 13 of 16 columns hidden, .maxwidth 0 shows all)") {
+		t.Fatalf(".maxwidth 60: exit %d, %s\n%s", code, errOut, out)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		if n := len([]rune(line)); n > 60 && !strings.HasPrefix(line, "(") {
+			t.Fatalf(".maxwidth 60: a line of %d characters:\n%s", n, out)
+		}
+	}
+
 	// A failing statement stops the script with its code and a non-zero exit.
 	_, errOut, code = runCLI(t, bin, tmp, env, "sql", "-c", "select 1 from nation limit 1; select nosuch from nation; select 2 from nation")
 	if code == 0 || !strings.Contains(errOut, "SL003") {
@@ -270,6 +292,26 @@ func TestShellTerminal(t *testing.T) {
 
 	m.send(`\d`, "Enter")
 	m.waitFor("(8 tables)", 1)
+
+	// A wide result is fitted to the terminal's 160 columns.
+	m.send("select * from lineitem limit 3;", "Enter")
+	s = m.waitFor("columns hidden, .maxwidth 0 shows all)", 1)
+	for _, line := range strings.Split(s, "\n") {
+		if n := len([]rune(line)); n > 160 {
+			t.Fatalf("a line of %d characters in a 160-column terminal:\n%s", n, s)
+		}
+	}
+
+	// Tab completes a table after FROM and a column of it after `table.`.
+	m.send("select count(distinct lineitem.l_shipm", "Tab")
+	m.send(") as n_modes from linei", "Tab")
+	m.send(";", "Enter")
+	s = m.waitFor("select count(distinct lineitem.l_shipmode) as n_modes from lineitem;", 1)
+	wantModes := fmt.Sprint(duckRows(t, db, "select count(distinct l_shipmode) from lineitem")[0][0])
+	s = m.waitFor("n_modes", 2)
+	if !strings.Contains(s, "│ "+wantModes+" ") && !strings.Contains(s, " "+wantModes+" │") {
+		t.Fatalf("completed statement: want %s modes:\n%s", wantModes, s)
+	}
 
 	// Ctrl-C cancels the running query on the coordinator.
 	m.send(slowQuery+";", "Enter")

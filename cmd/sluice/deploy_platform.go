@@ -45,7 +45,9 @@ func platformDeployCommand(target string) *cli.Command {
 			"certificate_arn and token unless TF_VAR_certificate_arn and TF_VAR_token are set).\n" +
 			"Build the function package first (make function) and push the coordinator image (make images)."
 		flags = append(flags,
-			&cli.StringFlag{Name: "arch", Value: "arm64", Usage: "Lambda architecture of the function: arm64 or amd64 (x86_64)"})
+			&cli.StringFlag{Name: "arch", Value: "arm64", Usage: "Lambda architecture of the function: arm64 or amd64 (x86_64)"},
+			&cli.StringSliceFlag{Name: "write-prefix", Value: cli.NewStringSlice(d.WritePrefixes...), Usage: "key prefix statements may write (repeatable): CREATE TABLE AS writes under " + infra.CTASPrefix + ", COPY TO and INSERT INTO only at targets under one of these"},
+			&cli.StringFlag{Name: "function-package", Usage: "the function's Lambda package, relative to the current folder (default " + infra.FunctionPackagePath("arm64") + ", or amd64 with --arch amd64); written into the module relative to --out"})
 	case "k8s":
 		usage = "render and apply the kustomize base for Kubernetes: coordinator Deployment, Redis, Knative function, NetworkPolicies"
 		tool = "kubectl"
@@ -130,12 +132,44 @@ func platformSettings(c *cli.Context, target string) (infra.Settings, error) {
 		default:
 			return s, fmt.Errorf("--arch %q: want arm64 or amd64", a)
 		}
+		s.WritePrefixes = c.StringSlice("write-prefix")
+		pkg := c.String("function-package")
+		if pkg == "" {
+			pkg = infra.FunctionPackagePath(s.FunctionArch)
+		}
+		rel, err := packageFromOut(pkg, c.String("out"))
+		if err != nil {
+			return s, err
+		}
+		s.FunctionPackage = rel
 	case "k8s":
 		s.Namespace = c.String("namespace")
 		s.FunctionImage = c.String("function-image")
 		s.S3Endpoint = c.String("s3-endpoint")
 	}
 	return s, nil
+}
+
+// packageFromOut is the path of pkg (relative to the current folder, or
+// absolute) as Terraform reads it from the module written to out: with
+// -chdir=out, relative paths start there.
+func packageFromOut(pkg, out string) (string, error) {
+	if filepath.IsAbs(pkg) {
+		return filepath.ToSlash(pkg), nil
+	}
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return "", err
+	}
+	absPkg, err := filepath.Abs(pkg)
+	if err != nil {
+		return "", err
+	}
+	rel, err := filepath.Rel(absOut, absPkg)
+	if err != nil {
+		return "", fmt.Errorf("--function-package %s from --out %s: %w", pkg, out, err)
+	}
+	return filepath.ToSlash(rel), nil
 }
 
 func writeRendered(dir string, files []infra.File) error {

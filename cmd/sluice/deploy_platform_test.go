@@ -39,10 +39,16 @@ func splitDryRun(t *testing.T, out string) map[string]string {
 
 // TestDeployPlatformDryRun: with default flags, --dry-run prints exactly
 // the checked-in infra/aws and infra/k8s (so what the docs and tests look
-// at is what users get), and flags reach the rendering.
+// at is what users get), and flags reach the rendering. infra/aws is the
+// module as written to --out infra/aws from the repository root (this
+// test runs in cmd/sluice).
 func TestDeployPlatformDryRun(t *testing.T) {
 	for _, target := range []string{"aws", "k8s"} {
-		out, err := runCLI(t, "deploy", target, "--dry-run")
+		args := []string{"deploy", target, "--dry-run"}
+		if target == "aws" {
+			args = append(args, "--out", "../../infra/aws", "--function-package", "../../bin/lambda/arm64/function.zip")
+		}
+		out, err := runCLI(t, args...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -83,6 +89,34 @@ func TestDeployPlatformDryRun(t *testing.T) {
 			if !strings.Contains(out, w) {
 				t.Errorf("%v: output lacks %q", tc.args[1], w)
 			}
+		}
+	}
+}
+
+// TestDeployFunctionPackage: the module's function_package is the
+// package's path as seen from --out, where terraform runs (-chdir), for
+// the default --out, any other --out, and --arch amd64.
+func TestDeployFunctionPackage(t *testing.T) {
+	abs := filepath.Join(t.TempDir(), "pkg", "function.zip")
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{nil, "../../../bin/lambda/arm64/function.zip"}, // --out .tmp/deploy/aws
+		{[]string{"--out", "deploy"}, "../bin/lambda/arm64/function.zip"},
+		{[]string{"--out", "a/b/c/d", "--arch", "amd64"}, "../../../../bin/lambda/amd64/function.zip"},
+		{[]string{"--out", ".", "--function-package", "dist/fn.zip"}, "dist/fn.zip"},
+		{[]string{"--out", "x", "--function-package", abs}, filepath.ToSlash(abs)},
+	} {
+		out, err := runCLI(t, append([]string{"deploy", "aws", "--dry-run"}, tc.args...)...)
+		if err != nil {
+			t.Fatalf("%v: %v", tc.args, err)
+		}
+		vars := splitDryRun(t, out)["variables.tf"]
+		_, rest, _ := strings.Cut(vars, `variable "function_package"`)
+		m := regexp.MustCompile(`default += "([^"]*)"`).FindStringSubmatch(rest)
+		if m == nil || m[1] != tc.want {
+			t.Errorf("%v: function_package %q, want %q", tc.args, m, tc.want)
 		}
 	}
 }

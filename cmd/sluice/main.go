@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/redis/go-redis/v9"
 	"github.com/urfave/cli/v2"
 	"golang.org/x/term"
@@ -335,7 +336,16 @@ type queryOpts struct {
 	stats    bool
 	analyze  bool
 	detach   bool
-	quiet    bool // no job id line (the shell)
+	quiet    bool      // no job id line (the shell)
+	fit      *tableFit // table fitting; nil: defaultFit of the output
+}
+
+// writeTo prints a result as o says.
+func (o queryOpts) writeTo(out io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	if o.fit != nil {
+		return writeResultFit(out, o.format, schema, recs, *o.fit)
+	}
+	return writeResult(out, o.format, schema, recs)
 }
 
 // runAndPrint runs one query for the submit and local query commands.
@@ -369,7 +379,7 @@ func execQuery(ctx context.Context, cl *coordinator.Client, sql string, o queryO
 				r.Release()
 			}
 		}()
-		return writeResult(out, o.format, schema, recs)
+		return o.writeTo(out, schema, recs)
 	}
 	if o.detach {
 		fmt.Fprintln(out, job)
@@ -405,7 +415,7 @@ func execQuery(ctx context.Context, cl *coordinator.Client, sql string, o queryO
 			r.Release()
 		}
 	}()
-	if err := writeResult(out, o.format, schema, recs); err != nil {
+	if err := o.writeTo(out, schema, recs); err != nil {
 		return err
 	}
 	if o.stats {

@@ -6,12 +6,17 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"os"
 	"strconv"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/olekukonko/tablewriter"
+	"github.com/olekukonko/tablewriter/pkg/twwidth"
 	"github.com/olekukonko/tablewriter/tw"
+	"golang.org/x/term"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -134,7 +139,15 @@ func isNumeric(t arrow.DataType) bool {
 	return false
 }
 
+// writeResult prints a result in format; a table is fitted as defaultFit
+// says for w (to the terminal's width when w is one, complete otherwise).
 func writeResult(w io.Writer, format string, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+	return writeResultFit(w, format, schema, recs, defaultFit(w))
+}
+
+// writeResultFit is writeResult with the table fitting given; csv and json
+// are never fitted.
+func writeResultFit(w io.Writer, format string, schema *arrow.Schema, recs []arrow.RecordBatch, fit tableFit) error {
 	names := make([]string, schema.NumFields())
 	for i, f := range schema.Fields() {
 		names[i] = f.Name
@@ -198,22 +211,95 @@ func writeResult(w io.Writer, format string, schema *arrow.Schema, recs []arrow.
 		}
 		return nil
 	case "table", "":
-		return writeTable(w, schema, recs)
+		return writeTable(w, schema, recs, fit)
 	}
 	return fmt.Errorf("unknown output format %q (want table, csv or json)", format)
 }
 
+// tableFit says how a table is fitted to the screen.
+type tableFit struct {
+	// maxWidth is the widest line a table may print, 0 for no limit. Past
+	// it, long values are cut with "…" and then middle columns are hidden
+	// behind one "…" column, as the DuckDB CLI does.
+	maxWidth int
+	// maxRows is how many rows a table shows before it elides the middle
+	// of the result, 0 for all.
+	maxRows int
+}
+
+// defaultTermWidth is the width used for a terminal whose size cannot be
+// read and where COLUMNS is not set.
+const defaultTermWidth = 120
+
+// defaultFit is the fitting for output to w: the terminal's width when w
+// is a terminal, no width limit otherwise (piped output stays complete),
+// and maxTableRows rows either way.
+func defaultFit(w io.Writer) tableFit {
+	return tableFit{maxWidth: terminalWidth(w), maxRows: maxTableRows}
+}
+
+// terminalWidth is the width of w when it is a terminal (from the
+// terminal, else COLUMNS, else defaultTermWidth), 0 when it is not one.
+func terminalWidth(w io.Writer) int {
+	f, ok := w.(*os.File)
+	if !ok || !term.IsTerminal(int(f.Fd())) {
+		return 0
+	}
+	if cols, _, err := term.GetSize(int(f.Fd())); err == nil && cols > 0 {
+		return cols
+	}
+	if n, err := strconv.Atoi(os.Getenv("COLUMNS")); err == nil && n > 0 {
+		return n
+	}
+	return defaultTermWidth
+}
+
 // writeTable renders a result as a box table: column types under the
-// names, numbers right-aligned, the middle of results over maxTableRows
-// elided, and the row count last.
-func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) error {
+// names, numbers right-aligned, the middle of results over fit.maxRows
+// elided, values and columns fitted to fit.maxWidth, and the row count
+// last.
+func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch, fit tableFit) error {
 	ncol := schema.NumFields()
-	align := make([]tw.Align, ncol)
-	hdr := make([]any, ncol)
+	names := make([]string, ncol)
+	types := make([]string, ncol)
+	numeric := make([]bool, ncol)
 	for i, f := range schema.Fields() {
-		hdr[i] = f.Name + "\n" + sqlTypeName(f.Type)
+		names[i], types[i], numeric[i] = f.Name, sqlTypeName(f.Type), isNumeric(f.Type)
+	}
+	var total int64
+	for _, rec := range recs {
+		total += rec.NumRows()
+	}
+	head, tail := total, int64(0)
+	if fit.maxRows > 0 && total > int64(fit.maxRows) {
+		head, tail = int64(fit.maxRows/2), int64(fit.maxRows-fit.maxRows/2)
+	}
+	var rows [][]string
+	var at int64
+	for _, rec := range recs {
+		for r := 0; r < int(rec.NumRows()); r++ {
+			if at == head && tail > 0 {
+				for k := 0; k < 3; k++ {
+					rows = append(rows, dotsRow(ncol))
+				}
+			}
+			if at < head || at >= total-tail {
+				row := make([]string, ncol)
+				for c := range row {
+					row[c], _ = formatValue(rec.Column(c), r)
+				}
+				rows = append(rows, row)
+			}
+			at++
+		}
+	}
+	ft := fitTable(names, types, numeric, rows, fit.maxWidth)
+	align := make([]tw.Align, len(ft.names))
+	hdr := make([]any, len(ft.names))
+	for i := range ft.names {
+		hdr[i] = ft.names[i] + "\n" + ft.types[i]
 		align[i] = tw.AlignLeft
-		if isNumeric(f.Type) {
+		if ft.numeric[i] {
 			align[i] = tw.AlignRight
 		}
 	}
@@ -224,54 +310,250 @@ func writeTable(w io.Writer, schema *arrow.Schema, recs []arrow.RecordBatch) err
 		tablewriter.WithRowAutoWrap(tw.WrapNone),
 		tablewriter.WithTrimSpace(tw.Off))
 	t.Header(hdr...)
-	var total int64
-	for _, rec := range recs {
-		total += rec.NumRows()
-	}
-	head, tail := total, int64(0)
-	if total > maxTableRows {
-		head, tail = maxTableRows/2, maxTableRows/2
-	}
-	appendRow := func(rec arrow.RecordBatch, r int) error {
-		row := make([]any, ncol)
-		for c := 0; c < ncol; c++ {
-			row[c], _ = formatValue(rec.Column(c), r)
+	for _, row := range ft.rows {
+		cells := make([]any, len(row))
+		for i, v := range row {
+			cells[i] = v
 		}
-		return t.Append(row...)
-	}
-	var at int64
-	for _, rec := range recs {
-		for r := 0; r < int(rec.NumRows()); r++ {
-			if at == head && tail > 0 {
-				dots := make([]any, ncol)
-				for c := range dots {
-					dots[c] = "·"
-				}
-				for k := 0; k < 3; k++ {
-					if err := t.Append(dots...); err != nil {
-						return err
-					}
-				}
-			}
-			if at < head || at >= total-tail {
-				if err := appendRow(rec, r); err != nil {
-					return err
-				}
-			}
-			at++
+		if err := t.Append(cells...); err != nil {
+			return err
 		}
 	}
 	if err := t.Render(); err != nil {
 		return err
 	}
+	_, err := fmt.Fprintln(w, tableFooter(total, head+tail, ncol, ft.hidden))
+	return err
+}
+
+func dotsRow(n int) []string {
+	dots := make([]string, n)
+	for c := range dots {
+		dots[c] = "·"
+	}
+	return dots
+}
+
+// tableFooter is the line under a table: the row count, how many rows
+// were shown when some were elided, and how many columns were hidden.
+func tableFooter(total, shown int64, ncol, hidden int) string {
 	noun := "rows"
 	if total == 1 {
 		noun = "row"
 	}
-	if tail > 0 {
-		_, err := fmt.Fprintf(w, "(%d %s, %d shown)\n", total, noun, head+tail)
-		return err
+	s := fmt.Sprintf("(%d %s", total, noun)
+	if shown < total {
+		s += fmt.Sprintf(", %d shown", shown)
 	}
-	_, err := fmt.Fprintf(w, "(%d %s)\n", total, noun)
-	return err
+	if hidden > 0 {
+		s += fmt.Sprintf("; %d of %d columns hidden, .maxwidth 0 shows all", hidden, ncol)
+	}
+	return s + ")"
+}
+
+// maxCellWidth is the width a value is first cut to when a table is wider
+// than its limit (DuckDB's box renderer uses 20 too); columns grow back
+// towards their full width while room is left.
+const maxCellWidth = 20
+
+// fittedTable is a table cut to a width by fitTable.
+type fittedTable struct {
+	names, types []string
+	numeric      []bool
+	rows         [][]string
+	hidden       int // columns left out, shown as one "…" column
+}
+
+// fitTable fits a table to maxWidth display columns (0: no limit) as
+// drawn by writeTable, whose line is the column widths plus 3 per column
+// plus 1. When the table is too wide, every column is first cut to
+// maxCellWidth; if that is still too wide, columns are kept from both ends
+// (first, last, second, second last, ...; a side stops at its first
+// column that does not fit) and the middle ones are replaced by one "…"
+// column; then the space left grows the cut
+// columns back, left to right. A cut value ends with "…". A fitted value
+// shows newlines and tabs as \n and \t so that a row stays one line.
+func fitTable(names, types []string, numeric []bool, rows [][]string, maxWidth int) fittedTable {
+	ft := fittedTable{names: names, types: types, numeric: numeric, rows: rows}
+	ncol := len(names)
+	if maxWidth <= 0 || ncol == 0 {
+		return ft
+	}
+	const border = 3 // "│ " before a value and " " after it; one more "│" ends the line
+	col := func(c int) []string {
+		cells := []string{names[c], types[c]}
+		for _, r := range rows {
+			cells = append(cells, r[c])
+		}
+		return cells
+	}
+	full := make([]int, ncol)
+	for c := range full {
+		for _, v := range col(c) {
+			full[c] = max(full[c], cellWidth(v, maxWidth))
+		}
+	}
+	lineWidth := func(ws []int) int {
+		n := 1
+		for _, w := range ws {
+			n += w + border
+		}
+		return n
+	}
+	if lineWidth(full) <= maxWidth {
+		if !needsEscape(rows) {
+			return ft
+		}
+		return cutTable(ft, seq(ncol), full)
+	}
+	capped := make([]int, ncol)
+	for c := range capped {
+		capped[c] = min(full[c], maxCellWidth)
+	}
+	keep := seq(ncol)
+	if lineWidth(capped) > maxWidth {
+		// Keep columns from both ends, alternately, while they fit beside
+		// a "…" column; a side whose next column does not fit is done.
+		used := 1 + 1 + border // the line's end and the "…" column
+		var left, right []int
+		l, r := 0, ncol-1
+		leftDone, rightDone := false, false
+		for turn := 0; l <= r && !(leftDone && rightDone); turn++ {
+			fromLeft := turn%2 == 0
+			if (fromLeft && leftDone) || (!fromLeft && rightDone) {
+				continue
+			}
+			c := r
+			if fromLeft {
+				c = l
+			}
+			if used+capped[c]+border > maxWidth && len(left)+len(right) > 0 {
+				if fromLeft {
+					leftDone = true
+				} else {
+					rightDone = true
+				}
+				continue
+			}
+			used += capped[c] + border
+			if fromLeft {
+				left = append(left, c)
+				l++
+			} else {
+				right = append([]int{c}, right...)
+				r--
+			}
+		}
+		keep = left
+		if ft.hidden = ncol - len(left) - len(right); ft.hidden > 0 {
+			keep = append(append(left, -1), right...)
+		}
+	}
+	widths := make([]int, len(keep))
+	for i, c := range keep {
+		if c < 0 {
+			widths[i] = 1
+		} else {
+			widths[i] = capped[c]
+		}
+	}
+	// Grow cut columns back while room is left; shrink the only column
+	// when even it alone is too wide.
+	room := maxWidth - lineWidth(widths)
+	for i, c := range keep {
+		if c < 0 {
+			continue
+		}
+		if room < 0 {
+			widths[i] = max(1, widths[i]+room)
+			room = 0
+		}
+		grow := min(full[c]-widths[i], room)
+		widths[i] += grow
+		room -= grow
+	}
+	return cutTable(ft, keep, widths)
+}
+
+// cutTable keeps the columns keep (-1 is the "…" column) of ft, each cut
+// to its width.
+func cutTable(ft fittedTable, keep, widths []int) fittedTable {
+	out := fittedTable{hidden: ft.hidden}
+	for i, c := range keep {
+		if c < 0 {
+			out.names = append(out.names, "…")
+			out.types = append(out.types, "")
+			out.numeric = append(out.numeric, false)
+			continue
+		}
+		out.names = append(out.names, cutValue(ft.names[c], widths[i]))
+		out.types = append(out.types, cutValue(ft.types[c], widths[i]))
+		out.numeric = append(out.numeric, ft.numeric[c])
+	}
+	for _, r := range ft.rows {
+		row := make([]string, len(keep))
+		for i, c := range keep {
+			if c < 0 {
+				row[i] = "…"
+				if r[0] == "·" {
+					row[i] = "·"
+				}
+				continue
+			}
+			row[i] = cutValue(r[c], widths[i])
+		}
+		out.rows = append(out.rows, row)
+	}
+	return out
+}
+
+// escapeCell shows the characters that would break a row's line.
+var escapeCell = strings.NewReplacer("\n", `\n`, "\r", `\r`, "\t", `\t`)
+
+func needsEscape(rows [][]string) bool {
+	for _, r := range rows {
+		for _, v := range r {
+			if strings.ContainsAny(v, "\n\r\t") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// clip bounds s to a prefix long enough to fill width display columns,
+// so that a 1 MB value is never measured or escaped whole.
+func clip(s string, width int) string {
+	limit := 4*width + 8
+	if len(s) <= limit {
+		return s
+	}
+	i := limit
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + "…" // a tail that keeps the clipped value wider than width
+}
+
+// cellWidth is the display width of v once escaped, at most limit+1.
+func cellWidth(v string, limit int) int {
+	return min(twwidth.Width(escapeCell.Replace(clip(v, limit))), limit+1)
+}
+
+// cutValue escapes v and cuts it to width display columns, ending a cut
+// value with "…".
+func cutValue(v string, width int) string {
+	v = escapeCell.Replace(clip(v, width))
+	if twwidth.Width(v) <= width {
+		return v
+	}
+	return twwidth.Truncate(v, width-1) + "…"
+}
+
+func seq(n int) []int {
+	s := make([]int, n)
+	for i := range s {
+		s[i] = i
+	}
+	return s
 }

@@ -10,6 +10,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"text/tabwriter"
@@ -36,7 +37,9 @@ persistent history; -c runs SQL given as an argument, -f a file, and SQL piped o
 as a script. Ctrl-C cancels the running query on the coordinator and returns to the prompt.
 
 Meta commands: \d (list tables), \d TABLE (describe), \timing [on|off], \format table|csv|json,
-\? (help), \q (quit).`,
+.maxwidth [N], .maxrows [N], \? (help), \q (quit). Tab completes keywords, functions, tables and
+columns. In a terminal, tables are fitted to its width: long values are cut with '…' and middle
+columns hidden; piped output is never fitted.`,
 		Flags: append([]cli.Flag{
 			&cli.StringFlag{Name: "coordinator", EnvVars: []string{"SLUICE_COORDINATOR"}, Usage: "coordinator API URL"},
 			&cli.StringFlag{Name: "token", EnvVars: []string{"SLUICE_TOKEN"}, Usage: "bearer token of the coordinator API"},
@@ -85,7 +88,7 @@ Meta commands: \d (list tables), \d TABLE (describe), \timing [on|off], \format 
 				return errors.New("no coordinator: give --coordinator URL (or SLUICE_COORDINATOR), or --local --data DIR")
 			}
 			sh := &shell{cl: cl, out: os.Stdout, errw: os.Stderr, format: c.String("format"),
-				adaptive: c.Bool("adaptive"), stats: c.Bool("stats")}
+				adaptive: c.Bool("adaptive"), stats: c.Bool("stats"), maxWidth: -1, maxRows: maxTableRows}
 			if err := checkFormat(sh.format); err != nil {
 				return err
 			}
@@ -130,6 +133,25 @@ type shell struct {
 	adaptive  bool
 	stats     bool
 	quit      bool
+	// maxWidth and maxRows fit tables (.maxwidth, .maxrows); maxWidth -1
+	// is the terminal's width when out is a terminal, else no limit.
+	maxWidth, maxRows int
+}
+
+// isMeta reports whether a line is a meta command: \d, \q, ... and the
+// DuckDB-style .maxwidth and .maxrows (no SQL statement starts with '.').
+func isMeta(line string) bool {
+	l := strings.TrimSpace(line)
+	return strings.HasPrefix(l, `\`) || strings.HasPrefix(l, ".")
+}
+
+// fit is the table fitting of the shell's next result.
+func (sh *shell) fit() tableFit {
+	f := tableFit{maxWidth: sh.maxWidth, maxRows: sh.maxRows}
+	if f.maxWidth < 0 {
+		f.maxWidth = terminalWidth(sh.out)
+	}
+	return f
 }
 
 // script runs every statement of r in order and stops at the first error
@@ -170,7 +192,7 @@ func (sh *shell) script(ctx context.Context, r io.Reader, name string) error {
 	for sc.Scan() && !sh.quit {
 		line := sc.Text()
 		lineNo++
-		if onlyComments(buf.String()) && strings.HasPrefix(strings.TrimSpace(line), `\`) {
+		if onlyComments(buf.String()) && isMeta(line) {
 			buf.Reset()
 			bufLine = lineNo + 1
 			if err := sh.meta(ctx, strings.TrimSpace(line)); err != nil {
@@ -204,7 +226,23 @@ func (sh *shell) script(ctx context.Context, r io.Reader, name string) error {
 
 // interactive is the read-eval-print loop on a terminal.
 func (sh *shell) interactive(ctx context.Context, history string) error {
+	comp := newCompleter(func(ctx context.Context) (catalogNames, error) {
+		ts, err := sh.cl.Tables(ctx)
+		if err != nil {
+			return nil, err
+		}
+		cat := make(catalogNames, len(ts))
+		for _, t := range ts {
+			cols := make([]string, len(t.Columns))
+			for i, c := range t.Columns {
+				cols[i] = c.Name
+			}
+			cat[t.Name] = cols
+		}
+		return cat, nil
+	})
 	rl, err := readline.NewEx(&readline.Config{
+		AutoComplete:           comp,
 		Prompt:                 "sluice> ",
 		HistoryFile:            history,
 		DisableAutoSaveHistory: true,
@@ -224,6 +262,7 @@ func (sh *shell) interactive(ctx context.Context, history string) error {
 		} else {
 			rl.SetPrompt("     -> ")
 		}
+		comp.setTyped(buf.String())
 		line, err := rl.Readline()
 		if errors.Is(err, readline.ErrInterrupt) {
 			buf.Reset() // Ctrl-C at the prompt drops the statement being typed
@@ -235,7 +274,7 @@ func (sh *shell) interactive(ctx context.Context, history string) error {
 		if err != nil {
 			return err
 		}
-		if buf.Len() == 0 && strings.HasPrefix(strings.TrimSpace(line), `\`) {
+		if buf.Len() == 0 && isMeta(line) {
 			_ = rl.SaveHistory(line)
 			if err := sh.meta(ctx, strings.TrimSpace(line)); err != nil {
 				fmt.Fprintln(sh.errw, "error:", err)
@@ -251,6 +290,9 @@ func (sh *shell) interactive(ctx context.Context, history string) error {
 		buf.Reset()
 		if strings.TrimSpace(rest) != "" {
 			buf.WriteString(rest)
+		}
+		if len(stmts) > 0 {
+			comp.invalidate() // DDL, CTAS or COPY may have changed the catalog
 		}
 		for _, s := range stmts {
 			if err := sh.run(ctx, s); err != nil {
@@ -286,7 +328,9 @@ func (sh *shell) run(ctx context.Context, sql string) error {
 		}
 	}()
 	start := time.Now()
-	err := execQuery(qctx, sh.cl, sql, queryOpts{format: sh.format, adaptive: sh.adaptive, stats: sh.stats, quiet: true}, sh.out, sh.errw)
+	fit := sh.fit()
+	err := execQuery(qctx, sh.cl, sql, queryOpts{format: sh.format, adaptive: sh.adaptive, stats: sh.stats, quiet: true,
+		fit: &fit}, sh.out, sh.errw)
 	if sh.timing {
 		fmt.Fprintf(sh.errw, "Time: %.3f ms\n", float64(time.Since(start).Microseconds())/1000)
 	}
@@ -305,6 +349,8 @@ func (sh *shell) meta(ctx context.Context, line string) error {
 \d TABLE        describe a table
 \timing [on|off] print the time each statement takes
 \format FORMAT  output format: table, csv or json
+.maxwidth [N]   fit tables to N columns (0: no limit; no N: the terminal's width)
+.maxrows [N]    show at most N rows of a table, eliding the middle (0: all; default 40)
 \q              quit
 `)
 	case `\timing`:
@@ -335,6 +381,28 @@ func (sh *shell) meta(ctx context.Context, line string) error {
 		}
 		sh.format = args[0]
 		fmt.Fprintf(sh.errw, "Output format is %s.\n", sh.format)
+	case `.maxwidth`, `\maxwidth`:
+		n, err := metaCount(cmd, args, -1)
+		if err != nil {
+			return err
+		}
+		sh.maxWidth = n
+		if w := sh.fit().maxWidth; w > 0 {
+			fmt.Fprintf(sh.errw, "Tables are fitted to %d columns.\n", w)
+		} else {
+			fmt.Fprintln(sh.errw, "Tables are not fitted to a width.")
+		}
+	case `.maxrows`, `\maxrows`:
+		n, err := metaCount(cmd, args, maxTableRows)
+		if err != nil {
+			return err
+		}
+		sh.maxRows = n
+		if n > 0 {
+			fmt.Fprintf(sh.errw, "Tables show at most %d rows.\n", n)
+		} else {
+			fmt.Fprintln(sh.errw, "Tables show all rows.")
+		}
 	case `\d`, `\dt`:
 		if len(args) > 0 {
 			return sh.describe(ctx, args[0])
@@ -358,6 +426,20 @@ func (sh *shell) meta(ctx context.Context, line string) error {
 		return fmt.Errorf("unknown meta command %s (\\? lists them)", cmd)
 	}
 	return nil
+}
+
+// metaCount reads the one optional count argument of .maxwidth and
+// .maxrows; none gives def.
+func metaCount(cmd string, args []string, def int) (int, error) {
+	switch len(args) {
+	case 0:
+		return def, nil
+	case 1:
+		if n, err := strconv.Atoi(args[0]); err == nil && n >= 0 {
+			return n, nil
+		}
+	}
+	return 0, fmt.Errorf("%s: want one count, 0 or more, got %q", cmd, strings.Join(args, " "))
 }
 
 func (sh *shell) describe(ctx context.Context, name string) error {

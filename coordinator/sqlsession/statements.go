@@ -484,6 +484,10 @@ func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.St
 			wr.NoHeader = !h
 		case "delimiter", "delim", "sep":
 			wr.Delimiter = v
+		case "quote":
+			wr.Quote = v
+		case "null", "nullstr":
+			wr.Null = v
 		case "compression", "codec":
 			c := strings.ToLower(v)
 			switch c {
@@ -502,7 +506,7 @@ func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.St
 			}
 			wr.Compression = c
 		default:
-			return nil, badOption("unknown option %q (known: format, header, delimiter, compression, overwrite, append)", k)
+			return nil, badOption("unknown option %q (known: format, header, delimiter, quote, null, compression, overwrite, append)", k)
 		}
 	}
 	if overwrite && appendTo {

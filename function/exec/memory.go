@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"syscall"
@@ -93,8 +94,31 @@ func (e *MemoryLimitError) Error() string {
 	if e.Reason != "" {
 		s += " (" + e.Reason + ")"
 	}
-	return s
+	return s + "; " + e.Hint()
 }
+
+// Hint says what a user can change so that the operator fits: the
+// function's memory (a task's budget is half of it), the spill space, or,
+// for an operator that holds what it cannot spill, how many tasks its
+// input is spread over (more --partitions, and a lower
+// --target-partition-bytes so that adaptive coalescing does not pack them
+// back together).
+func (e *MemoryLimitError) Hint() string {
+	const mem = "raise --function-memory (a task's budget is half of it)"
+	switch r := e.Reason; {
+	case strings.HasPrefix(r, "spill disk full"):
+		return "hint: free space on the spill disk, or " + mem
+	case strings.HasPrefix(r, "spill space of"):
+		return "hint: raise " + SpillLimitEnvName + " on the functions, or " + mem
+	case r == "no spill directory":
+		return "hint: let the functions spill to disk (a spill directory), or " + mem
+	}
+	return "hint: " + mem + ", or spread the " + e.Operator + "'s input over more tasks: a higher --partitions and a lower --target-partition-bytes"
+}
+
+// SpillLimitEnvName is the environment variable that bounds a function's
+// spill bytes (function.SpillLimitEnv; named here for the error hint).
+const SpillLimitEnvName = "SLUICE_SPILL_LIMIT"
 
 // Unwrap makes errors.Is(err, ErrMemoryLimit) true.
 func (e *MemoryLimitError) Unwrap() error { return ErrMemoryLimit }

@@ -2,8 +2,12 @@ package exec
 
 import (
 	"bufio"
+	"bytes"
+	stdcsv "encoding/csv"
 	"fmt"
 	"io"
+	"strings"
+	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -71,9 +75,19 @@ func NewFileWriter(w io.Writer, schema *arrow.Schema, wr *plan.Write) (FileWrite
 	if wr.Format == FormatJSON {
 		return &jsonWriter{w: bufio.NewWriter(cw), c: cw}, nil
 	}
-	opts := []csv.Option{csv.WithHeader(!wr.NoHeader), csv.WithNullWriter("")}
+	comma := ','
 	if wr.Delimiter != "" {
-		opts = append(opts, csv.WithComma([]rune(wr.Delimiter)[0]))
+		comma = []rune(wr.Delimiter)[0]
+	}
+	opts := []csv.Option{csv.WithHeader(!wr.NoHeader), csv.WithNullWriter(wr.Null), csv.WithComma(comma)}
+	if q := []rune(wr.Quote); len(q) == 1 && q[0] != '"' {
+		// encoding/csv quotes with '"' only: write to a buffer and quote
+		// each batch's lines again with the chosen character. A first
+		// column of its own keeps every line non-empty (the reader skips
+		// empty lines, which a one-column NULL would write).
+		rq := &requoter{out: cw, comma: comma, quote: q[0]}
+		fs := append([]arrow.Field{{Name: "_", Type: arrow.BinaryTypes.String}}, widenSchema(schema).Fields()...)
+		return &csvWriter{w: csv.NewWriter(&rq.buf, arrow.NewSchema(fs, nil), opts...), c: cw, rq: rq}, nil
 	}
 	return &csvWriter{w: csv.NewWriter(cw, widenSchema(schema), opts...), c: cw}, nil
 }
@@ -116,15 +130,23 @@ func (p *parquetWriter) Close() error {
 }
 
 type csvWriter struct {
-	w *csv.Writer
-	c io.Closer // the compressor, ended after the CSV writer is flushed
+	w  *csv.Writer
+	c  io.Closer // the compressor, ended after the CSV writer is flushed
+	rq *requoter // a quote other than '"'; nil otherwise
 }
 
 func (c *csvWriter) Write(rec arrow.RecordBatch) error {
 	rec = widenDecimals(rec)
 	defer rec.Release()
+	if c.rq != nil {
+		rec = c.rq.withLead(rec)
+		defer rec.Release()
+	}
 	if err := c.w.Write(rec); err != nil {
 		return fmt.Errorf("write csv: %w", err)
+	}
+	if c.rq != nil {
+		return c.rq.flush()
 	}
 	return nil
 }
@@ -134,9 +156,75 @@ func (c *csvWriter) Close() error {
 	if err := c.w.Error(); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
+	if c.rq != nil {
+		if err := c.rq.flush(); err != nil {
+			return err
+		}
+	}
 	if err := c.c.Close(); err != nil {
 		return fmt.Errorf("write csv: %w", err)
 	}
+	return nil
+}
+
+// requoter rewrites CSV written with '"' quotes (buf, whole records) to
+// out with another quote character: a field is quoted when it holds the
+// delimiter, the quote or a line break, or starts with a space, and a
+// quote inside is doubled.
+type requoter struct {
+	buf   bytes.Buffer
+	out   io.Writer
+	comma rune
+	quote rune
+	line  []byte
+}
+
+// withLead returns rec behind a first column of "-" (a new reference).
+func (r *requoter) withLead(rec arrow.RecordBatch) arrow.RecordBatch {
+	b := array.NewStringBuilder(memory.DefaultAllocator)
+	defer b.Release()
+	b.Reserve(int(rec.NumRows()))
+	for range rec.NumRows() {
+		b.Append("-")
+	}
+	lead := b.NewArray()
+	defer lead.Release()
+	fs := append([]arrow.Field{{Name: "_", Type: arrow.BinaryTypes.String}}, rec.Schema().Fields()...)
+	return array.NewRecordBatch(arrow.NewSchema(fs, nil), append([]arrow.Array{lead}, rec.Columns()...), rec.NumRows())
+}
+
+func (r *requoter) flush() error {
+	rd := stdcsv.NewReader(&r.buf)
+	rd.Comma = r.comma
+	rd.FieldsPerRecord = -1
+	for {
+		rec, err := rd.Read()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return fmt.Errorf("write csv: requote: %w", err)
+		}
+		r.line = r.line[:0]
+		for i, f := range rec[1:] { // without the lead column
+			if i > 0 {
+				r.line = utf8.AppendRune(r.line, r.comma)
+			}
+			if f == "" || !strings.ContainsAny(f, string([]rune{r.comma, r.quote, '\r', '\n'})) && f[0] != ' ' {
+				r.line = append(r.line, f...)
+				continue
+			}
+			q := string(r.quote)
+			r.line = append(r.line, q...)
+			r.line = append(r.line, strings.ReplaceAll(f, q, q+q)...)
+			r.line = append(r.line, q...)
+		}
+		r.line = append(r.line, '\n')
+		if _, err := r.out.Write(r.line); err != nil {
+			return fmt.Errorf("write csv: %w", err)
+		}
+	}
+	r.buf.Reset()
 	return nil
 }
 

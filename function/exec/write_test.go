@@ -75,6 +75,18 @@ func TestFileWriter(t *testing.T) {
 				t.Fatalf("csv:\n%q\nwant\n%q", got, want)
 			}
 		}},
+		{plan.Write{Format: FormatCSV, Null: "NA"}, func(t *testing.T, out []byte) {
+			want := "id,name,price,day\n1,\"a,b\",123.45,2022-01-08\n2,NA,NA,2022-01-09\n"
+			if string(out) != want {
+				t.Fatalf("csv NULL 'NA':\n%q\nwant\n%q", out, want)
+			}
+		}},
+		{plan.Write{Format: FormatCSV, Quote: "'", Null: `\N`}, func(t *testing.T, out []byte) {
+			want := "id,name,price,day\n1,'a,b',123.45,2022-01-08\n2,\\N,\\N,2022-01-09\n"
+			if string(out) != want {
+				t.Fatalf("csv QUOTE:\n%q\nwant\n%q", out, want)
+			}
+		}},
 		{plan.Write{Format: FormatJSON}, func(t *testing.T, out []byte) {
 			if string(out) != wantJSON {
 				t.Fatalf("json:\n%s\nwant\n%s", out, wantJSON)
@@ -143,6 +155,49 @@ func TestFileWriter(t *testing.T) {
 	for _, bad := range []plan.Write{{Format: "orc"}, {Format: "csv", Delimiter: "ab"}, {Format: "parquet", Compression: "brotli"}, {Format: "json", NoHeader: true}} {
 		if _, err := NewFileWriter(&bytes.Buffer{}, schema, &bad); err == nil {
 			t.Errorf("%+v: no error", bad)
+		}
+	}
+}
+
+// TestCSVRequote: a quote other than '"' quotes the fields that hold the
+// delimiter, the quote or a line break, doubling the quote inside; a '"'
+// is then plain text. Exact bytes.
+func TestCSVRequote(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true}}, nil)
+	b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+	defer b.Release()
+	b.Field(0).(*array.StringBuilder).AppendValues([]string{"plain", "it's", `say "hi"`, "a;b", "two\nlines", " lead", ""}, []bool{true, true, true, true, true, true, false})
+	rec := b.NewRecordBatch()
+	defer rec.Release()
+	tests := []struct {
+		w    plan.Write
+		want string
+	}{
+		{plan.Write{Format: FormatCSV, Quote: "'", Delimiter: ";"}, "s\nplain\n'it''s'\nsay \"hi\"\n'a;b'\n'two\nlines'\n' lead'\n\n"},
+		{plan.Write{Format: FormatCSV, Delimiter: ";"}, "s\nplain\nit's\n\"say \"\"hi\"\"\"\n\"a;b\"\n\"two\nlines\"\n\" lead\"\n\n"},
+	}
+	for _, tt := range tests {
+		var buf bytes.Buffer
+		fw, err := NewFileWriter(&buf, schema, &tt.w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.Write(rec); err != nil {
+			t.Fatal(err)
+		}
+		if err := fw.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if buf.String() != tt.want {
+			t.Errorf("quote %q:\n%q\nwant\n%q", tt.w.Quote, buf.String(), tt.want)
+		}
+	}
+	for _, w := range []plan.Write{
+		{Format: FormatCSV, Quote: "ab"}, {Format: FormatCSV, Quote: ","}, {Format: FormatCSV, Quote: "|", Delimiter: "|"},
+		{Format: FormatCSV, Null: "a,b"}, {Format: FormatParquet, Null: "x"}, {Format: FormatJSON, Quote: "'"},
+	} {
+		if err := w.Check(); err == nil {
+			t.Errorf("%+v: no error", w)
 		}
 	}
 }

@@ -89,19 +89,22 @@ data "aws_iam_policy_document" "coordinator" {
     actions   = ["s3:ListBucket"]
     resources = [local.bucket_arn]
   }
-  # Read table footers and files (planning, registering) and a job's
-  # manifests and results under jobs/.
+  # Read table footers and files (planning, registering; a CTAS table
+  # once written) and a job's manifests and results under jobs/.
   statement {
     sid       = "ReadTablesAndJobs"
     actions   = ["s3:GetObject"]
-    resources = concat(local.table_arns, [local.jobs_arn])
+    resources = local.read_arns
   }
-  # Under jobs/ only: write TaskSpecs passed by reference, delete a
-  # finished job's objects (GC) and abort a failed multipart upload.
+  # Under jobs/: write TaskSpecs passed by reference, delete a finished
+  # job's objects (GC) and abort a failed multipart upload. Under the
+  # write prefixes: the commit marker of CREATE TABLE AS, COPY TO and
+  # INSERT INTO (and the one empty file of an empty result), and the old
+  # objects COPY ... (OVERWRITE) replaces.
   statement {
-    sid       = "WriteAndCollectJobs"
+    sid       = "WriteAndCollectJobsAndTables"
     actions   = ["s3:PutObject", "s3:DeleteObject", "s3:AbortMultipartUpload"]
-    resources = [local.jobs_arn]
+    resources = concat([local.jobs_arn], local.write_arns)
   }
 }
 

@@ -5,6 +5,12 @@
 locals {
   jobs_arn   = "${local.bucket_arn}/jobs/*"
   table_arns = [for p in var.table_prefixes : "${local.bucket_arn}/${p}*"]
+  # Where statements write: CREATE TABLE AS under tables/, COPY TO and
+  # INSERT INTO at their targets.
+  write_arns = [for p in var.write_prefixes : "${local.bucket_arn}/${p}*"]
+  # What is read: tables, what statements wrote (a CTAS table, a COPY
+  # target read back as an external table) and jobs' objects.
+  read_arns = distinct(concat(local.table_arns, local.write_arns, [local.jobs_arn]))
 }
 
 data "aws_iam_policy_document" "lambda_assume" {
@@ -25,19 +31,21 @@ resource "aws_iam_role" "function" {
 data "aws_iam_policy_document" "function" {
   # Tables are read by range (footers, row groups) and stat'ed (size,
   # etag); shuffle inputs, manifests and TaskSpecs passed by reference
-  # are read under jobs/. GetObject covers GET and HEAD.
+  # are read under jobs/, and tables written by statements under the
+  # write prefixes. GetObject covers GET and HEAD.
   statement {
     sid       = "ReadTablesAndJobs"
     actions   = ["s3:GetObject"]
-    resources = concat(local.table_arns, [local.jobs_arn])
+    resources = local.read_arns
   }
-  # Shuffle outputs and their manifests are written under jobs/ only;
-  # large outputs are multipart uploads, which PutObject covers, and a
-  # failed one is aborted.
+  # Shuffle outputs and their manifests are written under jobs/; the
+  # files of CREATE TABLE AS, COPY TO and INSERT INTO under the write
+  # prefixes only. Large outputs are multipart uploads, which PutObject
+  # covers, and a failed one is aborted.
   statement {
-    sid       = "WriteJobs"
+    sid       = "WriteJobsAndTables"
     actions   = ["s3:PutObject", "s3:AbortMultipartUpload"]
-    resources = [local.jobs_arn]
+    resources = concat([local.jobs_arn], local.write_arns)
   }
   # The function never lists, but without ListBucket S3 answers a missing
   # object with 403 instead of 404, and the function stats its output

@@ -26,6 +26,12 @@ variable "table_prefixes" {
   default     = ["tables/"]
 }
 
+variable "write_prefixes" {
+  description = "Key prefixes statements may write (each ending in /): CREATE TABLE AS writes its tables under tables/, COPY TO and INSERT INTO only at targets under one of these (elsewhere S3 denies the PUT). The function and the coordinator may write only these and jobs/."
+  type        = list(string)
+  default     = ["tables/", "exports/"]
+}
+
 variable "coordinator_image" {
   description = "Coordinator image (make images; push it to ECR), e.g. ACCOUNT.dkr.ecr.REGION.amazonaws.com/sluice-coordinator:TAG."
   type        = string
@@ -38,7 +44,7 @@ variable "coordinators" {
 }
 
 variable "function_package" {
-  description = "The function's Lambda package (make function builds bin/lambda/<arm64|amd64>/function.zip)."
+  description = "The function's Lambda package (make function builds bin/lambda/<arm64|amd64>/function.zip), relative to this folder (sluice deploy aws writes the path from its --out)."
   type        = string
   default     = "../../bin/lambda/arm64/function.zip"
 }

@@ -111,7 +111,7 @@ var registry = []CodeInfo{
 	{CodeInvalidCast, ClassUser, "invalid_cast", "A value cannot be cast to the target type (CAST('abc' AS INTEGER))."},
 	{CodeIntegerOverflow, ClassUser, "integer_overflow", "Integer arithmetic, a SUM or a cast does not fit in 64 bits."},
 	{CodeDecimalOverflow, ClassUser, "decimal_overflow", "A decimal result does not fit in 18 digits."},
-	{CodeMemoryLimit, ClassUser, "memory_limit", "An operator needed more memory than its task's budget (half the function's --function-memory) and could not spill to disk: no spill directory, the spill space used up, a spill nested too deep, or an operator that does not spill (window, single-mode aggregate, cross join). The message names the operator and the budget."},
+	{CodeMemoryLimit, ClassUser, "memory_limit", "An operator needed more memory than its task's budget (half the function's --function-memory) and could not spill to disk: no spill directory, the spill space used up, a spill nested too deep, or an operator that does not spill (window, single-mode aggregate, cross join). The message names the operator and the budget, and ends with a hint of what to change: --function-memory, the spill space, or a higher --partitions with a lower --target-partition-bytes to spread the operator's input over more tasks."},
 	{CodeBadInput, ClassUser, "bad_input_data", "A table file cannot be read as its format says (a malformed CSV line, a value that does not parse as its column's type)."},
 
 	{CodeCorruptInput, ClassUser, "corrupt_input", "A table file is not valid in its format (a damaged Parquet footer or page): every read of it succeeded, its contents do not decode."},

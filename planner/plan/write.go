@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"strings"
 )
 
 // KindWrite is the table writer (Trino's TableWriter, DataFusion's
@@ -39,6 +40,11 @@ type Write struct {
 	NoHeader bool `json:"no_header,omitempty"`
 	// Delimiter is a CSV file's one-character field separator ("": ',').
 	Delimiter string `json:"delimiter,omitempty"`
+	// Quote is a CSV file's one-character quote ("": '"'); a quote inside
+	// a quoted field is doubled.
+	Quote string `json:"quote,omitempty"`
+	// Null is how a CSV file writes NULL (default the empty field).
+	Null string `json:"null,omitempty"`
 }
 
 // Check validates the format and its options.
@@ -50,8 +56,8 @@ func (w *Write) Check() error {
 		default:
 			return fmt.Errorf("parquet compression %q (want zstd, snappy, gzip, lz4 or uncompressed)", w.Compression)
 		}
-		if w.NoHeader || w.Delimiter != "" {
-			return errors.New("HEADER and DELIMITER are CSV options; the format is parquet")
+		if w.NoHeader || w.Delimiter != "" || w.Quote != "" || w.Null != "" {
+			return errors.New("HEADER, DELIMITER, QUOTE and NULL are CSV options; the format is parquet")
 		}
 	case "csv", "json":
 		switch w.Compression {
@@ -59,11 +65,25 @@ func (w *Write) Check() error {
 		default:
 			return fmt.Errorf("%s compression %q (want gzip, zstd or none)", w.Format, w.Compression)
 		}
-		if w.Format == "json" && (w.NoHeader || w.Delimiter != "") {
-			return errors.New("HEADER and DELIMITER are CSV options; the format is json")
+		if w.Format == "json" && (w.NoHeader || w.Delimiter != "" || w.Quote != "" || w.Null != "") {
+			return errors.New("HEADER, DELIMITER, QUOTE and NULL are CSV options; the format is json")
 		}
-		if d := []rune(w.Delimiter); len(w.Delimiter) > 0 && (len(d) != 1 || d[0] == '"' || d[0] == '\n' || d[0] == '\r') {
-			return fmt.Errorf("DELIMITER %q: want one character other than a quote or a line break", w.Delimiter)
+		quote := '"'
+		if q := []rune(w.Quote); len(w.Quote) > 0 {
+			if len(q) != 1 || q[0] == '\n' || q[0] == '\r' {
+				return fmt.Errorf("QUOTE %q: want one character other than a line break", w.Quote)
+			}
+			quote = q[0]
+		}
+		if d := []rune(w.Delimiter); len(w.Delimiter) > 0 && (len(d) != 1 || d[0] == quote || d[0] == '\n' || d[0] == '\r') {
+			return fmt.Errorf("DELIMITER %q: want one character other than the quote or a line break", w.Delimiter)
+		}
+		if w.Delimiter == "" && quote == ',' {
+			return errors.New("QUOTE ',': the quote may not be the delimiter")
+		}
+		if strings.ContainsAny(w.Null, "\r\n") || strings.ContainsRune(w.Null, quote) ||
+			(w.Delimiter != "" && strings.Contains(w.Null, w.Delimiter)) || (w.Delimiter == "" && strings.Contains(w.Null, ",")) {
+			return fmt.Errorf("NULL %q: the null string may not hold the delimiter, the quote or a line break", w.Null)
 		}
 	default:
 		return fmt.Errorf("write format %q (want parquet, csv or json)", w.Format)
