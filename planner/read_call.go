@@ -1,0 +1,133 @@
+package planner
+
+import (
+	"context"
+	"sort"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+)
+
+// FileReader is a catalog that reads files a query names itself, as
+// DuckDB does: read_parquet('s3://...'), read_csv(...), read_json(...)
+// and FROM 's3://...'. The table it returns is planned exactly as a
+// registered external table is (its Name is what the scan refers to, and
+// what the coordinator's layout lookup resolves), so pruning, scan splits
+// and the adaptive rules apply unchanged.
+type FileReader interface {
+	ReadFiles(ctx context.Context, r *ReadCall) (*TableInfo, error)
+}
+
+// ReadCall is a read function in FROM, or a bare path.
+type ReadCall struct {
+	// Func is the function as written, lower-case (read_parquet,
+	// read_csv_auto, ...), "" for a bare path.
+	Func string
+	// Format is parquet, csv or json.
+	Format string
+	// Path is the s3://BUCKET/KEY location: a prefix (a folder), one
+	// file, or a glob ('*', '**', '?', '[...]').
+	Path string
+	// Options are the named arguments, names lower-case, values as text.
+	Options map[string]string
+}
+
+// Text is the call as plans and errors name it: the function, the path
+// and the options in name order ("read_csv('s3://b/x.csv', delim='|')";
+// a bare path is read as its format's function).
+func (r *ReadCall) Text() string {
+	var b strings.Builder
+	fn := r.Func
+	if fn == "" {
+		fn = "read_" + r.Format
+	}
+	b.WriteString(fn)
+	b.WriteString("(")
+	b.WriteString(quoteString(r.Path))
+	keys := make([]string, 0, len(r.Options))
+	for k := range r.Options {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		b.WriteString(", ")
+		b.WriteString(k)
+		b.WriteString("=")
+		b.WriteString(quoteString(r.Options[k]))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+func quoteString(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }
+
+// readFormats are the read functions in FROM and the format each reads.
+var readFormats = map[string]string{
+	"read_parquet": "parquet", "parquet_scan": "parquet",
+	"read_csv": "csv", "read_csv_auto": "csv",
+	"read_json": "json", "read_json_auto": "json", "read_ndjson": "json", "read_ndjson_auto": "json",
+}
+
+// FormatOfPath is the format a bare path in FROM is read as, from its
+// extension as DuckDB's replacement scans take it (a codec extension
+// after it allowed for text: x.csv.gz); "" when it names none.
+func FormatOfPath(p string) string {
+	p = strings.ToLower(p)
+	for _, c := range []string{".gz", ".gzip", ".zst", ".zstd"} {
+		p = strings.TrimSuffix(p, c)
+	}
+	switch {
+	case strings.HasSuffix(p, ".parquet"):
+		return "parquet"
+	case strings.HasSuffix(p, ".csv"):
+		return "csv"
+	case strings.HasSuffix(p, ".json"), strings.HasSuffix(p, ".ndjson"), strings.HasSuffix(p, ".jsonl"):
+		return "json"
+	}
+	return ""
+}
+
+// maskFromPaths turns a string where FROM or JOIN expects a table
+// ('s3://b/x.parquet', which the Postgres grammar refuses) into a quoted
+// name at the same byte offsets, "s3://b/x.parquet", which binds as a path
+// read in place (bindPath). Strings holding a quote of either kind are
+// left as they are (the parser reports them).
+func maskFromPaths(sql string) string {
+	if !strings.Contains(sql, "'") {
+		return sql
+	}
+	res, err := pg.Scan(sql)
+	if err != nil || len(res.Tokens) == 0 || res.Tokens[0].Token == pg.Token_COPY {
+		return sql
+	}
+	out := []byte(sql)
+	// clause is, per parenthesis depth, the last clause keyword seen: a
+	// comma continues a FROM list only in FROM.
+	clause := []pg.Token{0}
+	for i, t := range res.Tokens {
+		switch t.Token {
+		case pg.Token_ASCII_40: // (
+			clause = append(clause, 0)
+		case pg.Token_ASCII_41: // )
+			if len(clause) > 1 {
+				clause = clause[:len(clause)-1]
+			}
+		case pg.Token_FROM, pg.Token_WHERE, pg.Token_GROUP_P, pg.Token_HAVING, pg.Token_ORDER, pg.Token_LIMIT,
+			pg.Token_SELECT, pg.Token_ON, pg.Token_USING, pg.Token_WINDOW, pg.Token_UNION, pg.Token_INTERSECT, pg.Token_EXCEPT:
+			clause[len(clause)-1] = t.Token
+		case pg.Token_SCONST:
+			if i == 0 {
+				continue
+			}
+			prev := res.Tokens[i-1].Token
+			inFrom := prev == pg.Token_FROM || prev == pg.Token_JOIN ||
+				prev == pg.Token_ASCII_44 && clause[len(clause)-1] == pg.Token_FROM // ,
+			s := sql[t.Start:t.End]
+			if !inFrom || len(s) < 2 || s[0] != '\'' || strings.ContainsAny(s[1:len(s)-1], `'"`) {
+				continue
+			}
+			out[t.Start], out[t.End-1] = '"', '"'
+		}
+	}
+	return string(out)
+}
