@@ -1,11 +1,14 @@
 package tests
 
 import (
+	"context"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
 // readCase is one query over read functions: sql with {root} for the
@@ -137,5 +140,110 @@ func TestReadFunctions(t *testing.T) {
 		if ae.Code != e.code || !strings.Contains(ae.Msg, e.msg) {
 			t.Errorf("%s: got %s %q, want %s containing %q", sq, ae.Code, ae.Msg, e.code, e.msg)
 		}
+	}
+}
+
+// TestCSVOptions: CREATE EXTERNAL TABLE ... STORED AS CSV OPTIONS (...)
+// with DuckDB's read_csv option names answers as read_csv with the same
+// options does in DuckDB over the same bytes; bad options are SL022
+// listing the known ones. A read lists its files once per query (at
+// planning), where an external table is listed at planning and again
+// when its scan starts.
+func TestCSVOptions(t *testing.T) {
+	db := openDuckPlain(t)
+	st := startStack(t, "", nil)
+	dir := t.TempDir()
+	files := map[string]string{
+		"messy.csv":  "exported by tool\nversion 2\nid;name;born;note\n1;'O\\'Neil';25/12/1990;'a;b'\n2;'Smith';01/02/2001;NA\n3;'';13/06/1985;''\n",
+		"quoted.csv": "k,v\n1,\"\"\n2,\n3,\"x\"\n4,\"NULL\"\n",
+		"pad.csv":    "a,b,c\n1,2,3\n4,5\n6,7,8\n",
+	}
+	// A file longer than the type sample (256 KiB, and DuckDB's 20480
+	// sniffed rows) with a bad value near its end: ignore_errors skips that
+	// line at scan time.
+	var big strings.Builder
+	big.WriteString("a,b\n")
+	for i := 0; i < 40000; i++ {
+		fmt.Fprintf(&big, "%d,%d\n", i, i*2)
+	}
+	big.WriteString("oops,1\n7,8\n")
+	files["big.csv"] = big.String()
+	for name, body := range files {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		upload(t, st, p, "opts/"+strings.TrimSuffix(name, ".csv")+"/"+name)
+	}
+	bucket := st.S3.Bucket
+	for _, tc := range []struct {
+		table, file, options, duckOptions string
+		queries                           []string
+	}{
+		{"messy", "messy.csv", `skip '2', delim ';', quote '''', escape '\', nullstr 'NA', dateformat '%d/%m/%Y'`,
+			`skip=2, delim=';', quote='''', escape='\', nullstr='NA', dateformat='%d/%m/%Y'`,
+			[]string{`select * from %s order by id`, `select id, year(born), note is null, name is null from %s order by id`}},
+		{"quoted", "quoted.csv", `nullstr 'NULL'`, `nullstr='NULL'`,
+			[]string{`select k, v, v is null from %s order by k`}},
+		{"quoted_kept", "quoted.csv", `allow_quoted_nulls 'false'`, `allow_quoted_nulls=false`,
+			[]string{`select k, v, v is null from %s order by k`}},
+		{"padded", "pad.csv", `null_padding 'true'`, `null_padding=true`,
+			[]string{`select * from %s order by a`, `select count(c), sum(a) from %s`}},
+		{"varchar", "pad.csv", `all_varchar 'true', null_padding 'true', header 'true'`, `all_varchar=true, null_padding=true, header=true`,
+			[]string{`select a || '!', b from %s order by a`}},
+		{"big", "big.csv", `ignore_errors 'true'`, `ignore_errors=true`,
+			[]string{`select count(*), sum(a), sum(b), max(a) from %s`}},
+	} {
+		t.Run(tc.table, func(t *testing.T) {
+			stmt(t, st, fmt.Sprintf("CREATE EXTERNAL TABLE %s STORED AS CSV LOCATION 's3://%s/opts/%s/' OPTIONS (%s)",
+				tc.table, bucket, strings.TrimSuffix(tc.file, ".csv"), tc.options))
+			duckFrom := fmt.Sprintf("read_csv('%s', %s)", filepath.Join(dir, tc.file), tc.duckOptions)
+			for _, q := range tc.queries {
+				want := duckRows(t, db, fmt.Sprintf(q, duckFrom))
+				for _, adaptive := range []bool{true, false} {
+					got := sluiceRows(run(t, st, fmt.Sprintf(q, tc.table), adaptive))
+					if d := rowsDiff(got, want, strings.Contains(q, "order by")); d != "" {
+						t.Errorf("%s (adaptive %v): %s", q, adaptive, d)
+					}
+				}
+			}
+		})
+	}
+	// Without ignore_errors the bad value fails the scan, as in DuckDB.
+	stmt(t, st, fmt.Sprintf("CREATE EXTERNAL TABLE strict STORED AS CSV LOCATION 's3://%s/opts/big/'", bucket))
+	if _, err := duckQuery(context.Background(), db, fmt.Sprintf("select sum(a) from read_csv('%s')", filepath.Join(dir, "big.csv"))); err == nil {
+		t.Errorf("duckdb read the bad value without ignore_errors")
+	}
+	on := true
+	if _, err := st.Query(context.Background(), "select sum(a) from strict", &on, nil); err == nil ||
+		!strings.Contains(err.Error(), "SL105") || !strings.Contains(err.Error(), `line 40002, column "a": cannot parse "oops"`) {
+		t.Errorf("strict: got %v, want SL105 naming the line and value", err)
+	}
+	for _, e := range []struct{ sql, msg string }{
+		{`OPTIONS (bogus 'x')`, `unknown CSV option "bogus" (known: all_varchar, allow_quoted_nulls, compression, dateformat, delim, delimiter, escape, header, hive_partitioning, ignore_errors, null, null_padding, nullstr, quote, sep, skip, timestampformat)`},
+		{`OPTIONS (header 'maybe')`, `header "maybe": want true or false`},
+		{`OPTIONS (skip '-1')`, `skip "-1"`},
+		{`OPTIONS (compression 'gzip')`, `compression gzip: file opts/pad/pad.csv is none by its name`},
+		{`OPTIONS (dateformat '%Y/%j')`, `dateformat "%Y/%j"`},
+		{`OPTIONS (quote ',')`, `the quote and the delimiter are both`},
+	} {
+		sq := fmt.Sprintf("CREATE EXTERNAL TABLE bad STORED AS CSV LOCATION 's3://%s/opts/pad/' %s", bucket, e.sql)
+		if ae := stmtErr(t, st, sq); ae.Code != "SL022" || !strings.Contains(ae.Msg, e.msg) {
+			t.Errorf("%s: got %s %q, want SL022 containing %q", sq, ae.Code, ae.Msg, e.msg)
+		}
+	}
+	// Listing: a read lists its prefix once per query, an external table
+	// twice (at planning, and when its scan stage starts).
+	lists := func(sql string) int64 {
+		before, _ := objstore.StatsOf(st.Bucket)
+		run(t, st, sql, true)
+		after, _ := objstore.StatsOf(st.Bucket)
+		return after.Sub(before).List
+	}
+	ext := lists("select count(*) from padded")
+	read := lists(fmt.Sprintf("select count(*) from read_csv('s3://%s/opts/pad/', null_padding=true)", bucket))
+	t.Logf("LIST requests per query: read %d, external table %d", read, ext)
+	if read != 1 || ext < read {
+		t.Errorf("LIST requests: read %d (want 1), external table %d", read, ext)
 	}
 }
