@@ -232,6 +232,23 @@ func TestCSVOptions(t *testing.T) {
 			t.Errorf("%s: got %s %q, want SL022 containing %q", sq, ae.Code, ae.Msg, e.msg)
 		}
 	}
+	// COPY ... (FORMAT csv, NULL 'NA', QUOTE '"') writes what DuckDB writes.
+	q := `select i, case when i % 2 = 0 then 'x' || i end as s from range(4) t(i) order by i`
+	stmt(t, st, fmt.Sprintf(`COPY (%s) TO 's3://%s/out/nulls.csv' (FORMAT csv, NULL 'NA', QUOTE '"')`, q, bucket))
+	got, err := st.Bucket.Get(context.Background(), "out/nulls.csv")
+	if err != nil {
+		t.Fatal(err)
+	}
+	local := filepath.Join(dir, "nulls.csv")
+	if _, err := db.Exec(fmt.Sprintf(`COPY (%s) TO '%s' (FORMAT csv, HEADER, NULL 'NA', QUOTE '"')`, q, local)); err != nil {
+		t.Fatal(err)
+	}
+	if want, _ := os.ReadFile(local); string(got) != string(want) {
+		t.Errorf("COPY with NULL 'NA': wrote %q, DuckDB writes %q", got, want)
+	}
+	if ae := stmtErr(t, st, fmt.Sprintf(`COPY (%s) TO 's3://%s/out/q.csv' (FORMAT csv, QUOTE '''')`, q, bucket)); ae.Code != "SL022" || !strings.Contains(ae.Msg, `QUOTE "'"`) {
+		t.Errorf("COPY QUOTE: got %s %q, want SL022", ae.Code, ae.Msg)
+	}
 	// Listing: a read lists its prefix once per query, an external table
 	// twice (at planning, and when its scan stage starts).
 	lists := func(sql string) int64 {

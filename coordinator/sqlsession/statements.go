@@ -465,6 +465,12 @@ func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.St
 			wr.NoHeader = !h
 		case "delimiter", "delim", "sep":
 			wr.Delimiter = v
+		case "null", "nullstr":
+			wr.Null = v
+		case "quote":
+			if v != `"` {
+				return nil, badOption(`QUOTE %q: the CSV writer quotes with '"' only`, v)
+			}
 		case "compression", "codec":
 			c := strings.ToLower(v)
 			switch c {
@@ -483,7 +489,7 @@ func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.St
 			}
 			wr.Compression = c
 		default:
-			return nil, badOption("unknown option %q (known: format, header, delimiter, compression, overwrite, append)", k)
+			return nil, badOption("unknown option %q (known: format, header, delimiter, null, quote, compression, overwrite, append)", k)
 		}
 	}
 	if overwrite && appendTo {
@@ -571,8 +577,9 @@ func (p *Session) insertInto(ctx context.Context, cat *catalog.Store, st *planne
 		return nil, refuse("a hive-partitioned table (its rows belong in key=value folders)")
 	case t.Format == "json":
 		return nil, refuse("a JSON table (sluice writes Parquet and CSV files)")
-	case t.Format == "csv" && (t.CSV == nil || !t.CSV.Header || (t.CSV.Delimiter != "" && t.CSV.Delimiter != ",") || len(t.CSV.DateFormats) > 0):
-		return nil, refuse("a CSV table without a header row, with a delimiter other than ',' or with non-ISO dates (new files would be written in another dialect)")
+	case t.Format == "csv" && (t.CSV == nil || !t.CSV.Header || (t.CSV.Delimiter != "" && t.CSV.Delimiter != ",") || len(t.CSV.DateFormats) > 0 ||
+		t.CSV.Null != "" || t.CSV.Quote != "" || t.CSV.Escape != "" || t.CSV.Skip > 0):
+		return nil, refuse("a CSV table without a header row, with a delimiter other than ',', non-ISO dates, or other non-default OPTIONS (new files would be written in another dialect)")
 	case !strings.HasSuffix(t.Location, "/"):
 		return nil, refuse("a table of one file (its location names a file, not a folder of files)")
 	}

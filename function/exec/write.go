@@ -71,7 +71,7 @@ func NewFileWriter(w io.Writer, schema *arrow.Schema, wr *plan.Write) (FileWrite
 	if wr.Format == FormatJSON {
 		return &jsonWriter{w: bufio.NewWriter(cw), c: cw}, nil
 	}
-	opts := []csv.Option{csv.WithHeader(!wr.NoHeader), csv.WithNullWriter("")}
+	opts := []csv.Option{csv.WithHeader(!wr.NoHeader), csv.WithNullWriter(wr.Null)}
 	if wr.Delimiter != "" {
 		opts = append(opts, csv.WithComma([]rune(wr.Delimiter)[0]))
 	}

@@ -39,6 +39,8 @@ type Write struct {
 	NoHeader bool `json:"no_header,omitempty"`
 	// Delimiter is a CSV file's one-character field separator ("": ',').
 	Delimiter string `json:"delimiter,omitempty"`
+	// Null is the text a CSV file holds for NULL ("": an empty field).
+	Null string `json:"null,omitempty"`
 }
 
 // Check validates the format and its options.
@@ -50,8 +52,8 @@ func (w *Write) Check() error {
 		default:
 			return fmt.Errorf("parquet compression %q (want zstd, snappy, gzip, lz4 or uncompressed)", w.Compression)
 		}
-		if w.NoHeader || w.Delimiter != "" {
-			return errors.New("HEADER and DELIMITER are CSV options; the format is parquet")
+		if w.NoHeader || w.Delimiter != "" || w.Null != "" {
+			return errors.New("HEADER, DELIMITER and NULL are CSV options; the format is parquet")
 		}
 	case "csv", "json":
 		switch w.Compression {
@@ -59,8 +61,8 @@ func (w *Write) Check() error {
 		default:
 			return fmt.Errorf("%s compression %q (want gzip, zstd or none)", w.Format, w.Compression)
 		}
-		if w.Format == "json" && (w.NoHeader || w.Delimiter != "") {
-			return errors.New("HEADER and DELIMITER are CSV options; the format is json")
+		if w.Format == "json" && (w.NoHeader || w.Delimiter != "" || w.Null != "") {
+			return errors.New("HEADER, DELIMITER and NULL are CSV options; the format is json")
 		}
 		if d := []rune(w.Delimiter); len(w.Delimiter) > 0 && (len(d) != 1 || d[0] == '"' || d[0] == '\n' || d[0] == '\r') {
 			return fmt.Errorf("DELIMITER %q: want one character other than a quote or a line break", w.Delimiter)
