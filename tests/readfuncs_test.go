@@ -57,7 +57,7 @@ func TestReadFunctions(t *testing.T) {
 		}
 	}
 	write("csv/people.csv", "id,name,city\n1,Ann,Oslo\n2,Bob,Rome\n3,\"Cy, Jr\",\n4,\"\",Oslo\n")
-	write("pipe/data.csv", "a|b|c\n1|x|2024-01-02\n2|NA|2024-02-03\n3|z|NA\n")
+	write("pipe/data.csv", "a|b|c\n1|x|2024-01-02\n2|NA|2024-02-03\n3|z|NA\n4||\n")
 	write("messy/export.csv", "exported by tool\nversion 2\nid;name;born;note\n1;'O\\'Neil';25/12/1990;'a;b'\n2;'Smith';01/02/2001;NA\n3;'';13/06/1985;''\n")
 	write("pad/short.csv", "a,b,c\n1,2,3\n4,5\n6,7,8\n")
 	write("bad/rows.csv", "a,b\n1,2\nx,3\n4,5\n6\n")
@@ -148,7 +148,7 @@ func TestReadFunctions(t *testing.T) {
 // options does in DuckDB over the same bytes; bad options are SL022
 // listing the known ones. A read lists its files once per query (at
 // planning), where an external table is listed at planning and again
-// when its scan starts.
+// when the job runs.
 func TestCSVOptions(t *testing.T) {
 	db := openDuckPlain(t)
 	st := startStack(t, "", nil)
@@ -250,7 +250,7 @@ func TestCSVOptions(t *testing.T) {
 		t.Errorf("COPY QUOTE: got %s %q, want SL022", ae.Code, ae.Msg)
 	}
 	// Listing: a read lists its prefix once per query, an external table
-	// twice (at planning, and when its scan stage starts).
+	// at planning and again when the job runs.
 	lists := func(sql string) int64 {
 		before, _ := objstore.StatsOf(st.Bucket)
 		run(t, st, sql, true)

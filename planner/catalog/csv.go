@@ -405,7 +405,10 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, map
 			gs = append(gs, newGuess())
 		}
 		for i, v := range rec {
-			if v = strings.TrimSpace(v); v != "" && (opts.Null == "" || v != opts.Null) {
+			// A value equal to the NULL text says nothing of the type; so
+			// is an empty one when that is the NULL text (else it is a
+			// string, as DuckDB's sniffer takes it).
+			if v = strings.TrimSpace(v); v != opts.Null {
 				gs[i].observe(v)
 			}
 		}
