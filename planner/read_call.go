@@ -26,8 +26,10 @@ type ReadCall struct {
 	// Format is parquet, csv or json.
 	Format string
 	// Path is the s3://BUCKET/KEY location: a prefix (a folder), one
-	// file, or a glob ('*', '**', '?', '[...]').
-	Path string
+	// file, or a glob ('*', '**', '?', '[...]'). Paths, when set, are
+	// the locations of a list (Path is then the first).
+	Path  string
+	Paths []string
 	// Options are the named arguments, names lower-case, values as text.
 	Options map[string]string
 }
@@ -43,7 +45,15 @@ func (r *ReadCall) Text() string {
 	}
 	b.WriteString(fn)
 	b.WriteString("(")
-	b.WriteString(quoteString(r.Path))
+	if len(r.Paths) > 0 {
+		q := make([]string, len(r.Paths))
+		for i, p := range r.Paths {
+			q[i] = quoteString(p)
+		}
+		b.WriteString("[" + strings.Join(q, ", ") + "]")
+	} else {
+		b.WriteString(quoteString(r.Path))
+	}
 	keys := make([]string, 0, len(r.Options))
 	for k := range r.Options {
 		keys = append(keys, k)
@@ -101,6 +111,7 @@ func maskFromPaths(sql string) string {
 		return sql
 	}
 	out := []byte(sql)
+	maskReadLists(sql, res.Tokens, out)
 	// clause is, per parenthesis depth, the last clause keyword seen: a
 	// comma continues a FROM list only in FROM.
 	clause := []pg.Token{0}
@@ -130,4 +141,26 @@ func maskFromPaths(sql string) string {
 		}
 	}
 	return string(out)
+}
+
+// maskReadLists turns DuckDB's list of paths as a read function's first
+// argument, read_parquet(['s3://b/x/', 's3://b/y/']), which the Postgres
+// grammar refuses, into a row of the same length, read_parquet(('...',
+// '...')), in out.
+func maskReadLists(sql string, ts []*pg.ScanToken, out []byte) {
+	for i := 0; i+2 < len(ts); i++ {
+		if _, ok := readFormats[strings.ToLower(sql[ts[i].Start:ts[i].End])]; !ok ||
+			ts[i+1].Token != pg.Token_ASCII_40 || ts[i+2].Token != pg.Token_ASCII_91 { // ( [
+			continue
+		}
+		for j := i + 3; j < len(ts); j++ {
+			if ts[j].Token == pg.Token_ASCII_93 { // ]
+				out[ts[i+2].Start], out[ts[j].Start] = '(', ')'
+				break
+			}
+			if ts[j].Token != pg.Token_SCONST && ts[j].Token != pg.Token_ASCII_44 {
+				break // not a list of strings: the parser reports it
+			}
+		}
+	}
 }

@@ -26,8 +26,19 @@ func (b *binder) bindReadFunction(fc *pg.FuncCall, format string, alias *pg.Alia
 	call := &ReadCall{Func: name, Format: format, Options: map[string]string{}}
 	for i, a := range fc.Args {
 		if i == 0 {
+			if row := a.GetRowExpr(); row != nil { // a list of paths (maskReadLists)
+				for _, e := range row.Args {
+					s, ok := constText(e)
+					if !ok || e.GetAConst().GetSval() == nil {
+						return nil, nil, b.errorf(CodeType, exprLoc(e), "%s: a list of paths holds string constants only", name)
+					}
+					call.Paths = append(call.Paths, s)
+				}
+				call.Path = call.Paths[0]
+				continue
+			}
 			if a.GetAArrayExpr() != nil {
-				return nil, nil, b.unsupported(exprLoc(a), name+"() of a list of paths (read one prefix or glob)")
+				return nil, nil, b.unsupported(exprLoc(a), name+"() of an ARRAY: write the list of paths ['s3://...', ...]")
 			}
 			s, ok := constText(a)
 			if !ok || a.GetAConst().GetSval() == nil {

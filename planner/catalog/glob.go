@@ -15,6 +15,44 @@ import (
 // included). A location with none of these characters is a prefix or a
 // file (ListFiles).
 
+// LocationSep separates the locations of a table read from a list of
+// paths (read_parquet(['s3://b/x/', 's3://b/y.parquet'])): a line break,
+// which no s3:// URL holds.
+const LocationSep = "\n"
+
+// listEach lists every location of a list, in list order, each file once.
+func listEach(ctx context.Context, b objstore.Bucket, locations string, exts []string) ([]objstore.ObjectInfo, error) {
+	var out []objstore.ObjectInfo
+	seen := map[string]bool{}
+	for _, l := range strings.Split(locations, LocationSep) {
+		objs, err := ListFiles(ctx, b, l, exts...)
+		if err != nil {
+			return nil, err
+		}
+		if len(objs) == 0 { // as DuckDB: every path of a list must match
+			return nil, fmt.Errorf("no %s files under %s", strings.Join(exts, ", "), l)
+		}
+		for _, o := range objs {
+			if !seen[o.Key] {
+				seen[o.Key] = true
+				out = append(out, o)
+			}
+		}
+	}
+	return out, nil
+}
+
+// hiveBase is where the hive folders of key start: the base of the
+// location (of a list, the first whose base holds key).
+func hiveBase(location, key string) string {
+	for _, l := range strings.Split(location, LocationSep) {
+		if base := GlobBase(l); strings.HasPrefix(key, base) || !strings.Contains(location, LocationSep) {
+			return base
+		}
+	}
+	return ""
+}
+
 // IsGlob reports whether location holds a glob character.
 func IsGlob(location string) bool { return strings.ContainsAny(location, "*?[") }
 

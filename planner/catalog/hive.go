@@ -100,7 +100,7 @@ func applyPartitions(t *Table, fileCols []plan.Field) error {
 	vals := map[string][]string{}
 	for i := range t.Files {
 		f := &t.Files[i]
-		kvs, err := hivePath(GlobBase(t.Location), f.Key)
+		kvs, err := hivePath(hiveBase(t.Location, f.Key), f.Key)
 		if err != nil {
 			return partitionError("table %s: file %s: %w", t.Name, f.Key, err)
 		}

@@ -64,6 +64,9 @@ func Compressible(ext string) bool {
 // order, following the commit protocol. It is one LIST request (a Stat
 // for a single file).
 func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...string) ([]objstore.ObjectInfo, error) {
+	if strings.Contains(location, LocationSep) {
+		return listEach(ctx, b, location, exts)
+	}
 	if IsGlob(location) {
 		return listGlob(ctx, b, location, exts)
 	}

@@ -40,18 +40,20 @@ func (s *Store) ReadFiles(ctx context.Context, r *planner.ReadCall) (*planner.Ta
 	if s.Bucket == nil {
 		return nil, plan.Errorf(plan.CodeUnsupported, "unsupported: %s: this catalog reads no files", r.Text())
 	}
-	u, err := url.Parse(r.Path)
-	if err != nil || u.Scheme != "s3" || u.Host == "" {
-		return nil, plan.Errorf(plan.CodeBadLocation, "path %q: want 's3://BUCKET/PREFIX/', 's3://BUCKET/FILE' or a glob 's3://BUCKET/dir/*.parquet'", r.Path)
+	paths := r.Paths
+	if len(paths) == 0 {
+		paths = []string{r.Path}
 	}
-	if s.BucketName != "" && u.Host != s.BucketName {
-		return nil, plan.Errorf(plan.CodeBadLocation, "path %q: files must be in the bucket sluice runs on (%s)", r.Path, s.BucketName)
+	keys := make([]string, len(paths))
+	for i, p := range paths {
+		var err error
+		if keys[i], err = s.pathKey(p); err != nil {
+			return nil, err
+		}
 	}
-	key := strings.TrimPrefix(r.Path, "s3://"+u.Host+"/")
-	if key == r.Path {
-		key = "" // s3://BUCKET: the whole bucket
-	}
+	key := strings.Join(keys, LocationSep)
 	name := r.Text()
+	var err error
 	var t *Table
 	switch r.Format {
 	case "csv":
@@ -83,7 +85,7 @@ func (s *Store) ReadFiles(ctx context.Context, r *planner.ReadCall) (*planner.Ta
 		if plan.CodeOf(err) != "" {
 			return nil, err
 		}
-		return nil, plan.Errorf(plan.CodeBadLocation, "%s", strings.TrimPrefix(err.Error(), "table "))
+		return nil, plan.Errorf(plan.CodeBadLocation, "%s", strings.ReplaceAll(strings.TrimPrefix(err.Error(), "table "), LocationSep, ", "))
 	}
 	t.External = true
 	b, err := json.Marshal(t)
@@ -95,6 +97,25 @@ func (s *Store) ReadFiles(ctx context.Context, r *planner.ReadCall) (*planner.Ta
 		return nil, fmt.Errorf("keep %s: %w", name, err)
 	}
 	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes}, nil
+}
+
+// pathKey checks a path as a LOCATION is checked and returns its key.
+func (s *Store) pathKey(p string) (string, error) {
+	u, err := url.Parse(p)
+	if err != nil || u.Scheme != "s3" || u.Host == "" {
+		return "", plan.Errorf(plan.CodeBadLocation, "path %q: want 's3://BUCKET/PREFIX/', 's3://BUCKET/FILE' or a glob 's3://BUCKET/dir/*.parquet'", p)
+	}
+	if s.BucketName != "" && u.Host != s.BucketName {
+		return "", plan.Errorf(plan.CodeBadLocation, "path %q: files must be in the bucket sluice runs on (%s)", p, s.BucketName)
+	}
+	key := strings.TrimPrefix(p, "s3://"+u.Host+"/")
+	if key == p {
+		key = "" // s3://BUCKET: the whole bucket
+	}
+	if strings.Contains(key, LocationSep) {
+		return "", plan.Errorf(plan.CodeBadLocation, "path %q: a line break in a path", p)
+	}
+	return key, nil
 }
 
 // getRead returns the entry ReadFiles kept for a read call's text.
