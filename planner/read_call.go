@@ -164,3 +164,54 @@ func maskReadLists(sql string, ts []*pg.ScanToken, out []byte) {
 		}
 	}
 }
+
+// maskStructArgs turns DuckDB's struct literal as a named argument's value,
+// types={'a': 'VARCHAR', 'b': 'DATE'}, which the Postgres scanner refuses,
+// into a row of the same length, types=('a', 'VARCHAR', 'b', 'DATE')
+// (bindReadFunction renders it back). Only braces right after '=' or '=>'
+// are touched; strings, quoted names and comments are skipped.
+func maskStructArgs(sql string) string {
+	if !strings.Contains(sql, "{") || !strings.Contains(strings.ToLower(sql), "read_csv") {
+		return sql // only read_csv takes struct arguments
+	}
+	out := []byte(sql)
+	depth := 0
+	for i := 0; i < len(out); i++ {
+		switch c := out[i]; {
+		case c == '\'' || c == '"':
+			j := i + 1
+			for j < len(out) && (out[j] != c || j+1 < len(out) && out[j+1] == c) {
+				if out[j] == c {
+					j++ // a doubled quote
+				}
+				j++
+			}
+			i = j
+		case c == '-' && i+1 < len(out) && out[i+1] == '-':
+			for i < len(out) && out[i] != '\n' {
+				i++
+			}
+		case c == '/' && i+1 < len(out) && out[i+1] == '*':
+			if end := strings.Index(sql[i+2:], "*/"); end >= 0 {
+				i += end + 3
+			} else {
+				i = len(out)
+			}
+		case c == '{' && depth == 0:
+			k := i - 1
+			for k >= 0 && (out[k] == ' ' || out[k] == '\t' || out[k] == '\n' || out[k] == '\r') {
+				k--
+			}
+			if k >= 0 && (out[k] == '=' || out[k] == '>') {
+				out[i], depth = '(', 1
+			}
+		case c == '{' && depth > 0:
+			return sql // nested: not a flat struct of strings
+		case c == '}' && depth > 0:
+			out[i], depth = ')', 0
+		case c == ':' && depth > 0:
+			out[i] = ','
+		}
+	}
+	return string(out)
+}

@@ -32,3 +32,16 @@ func TestReadCallText(t *testing.T) {
 		}
 	}
 }
+
+func TestMaskStructArgs(t *testing.T) {
+	for in, want := range map[string]string{
+		`select * from read_csv('x', types={'a': 'VARCHAR', 'b:c': 'DATE'})`: `select * from read_csv('x', types=('a', 'VARCHAR', 'b:c', 'DATE'))`,
+		`select * from read_csv('x', columns => {'a':'INT'})`:                `select * from read_csv('x', columns => ('a','INT'))`,
+		`select '{' from read_csv('x')`:                                      `select '{' from read_csv('x')`,
+		`select * from t where s = {'a': 1}`:                                 `select * from t where s = {'a': 1}`,
+	} {
+		if got := maskStructArgs(in); got != want {
+			t.Errorf("maskStructArgs(%s)\n got %s\nwant %s", in, got, want)
+		}
+	}
+}

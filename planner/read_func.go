@@ -52,6 +52,9 @@ func (b *binder) bindReadFunction(fc *pg.FuncCall, format string, alias *pg.Alia
 			return nil, nil, b.errorf(CodeType, exprLoc(a), "%s: argument %d: want option=value (a constant)", name, i+1)
 		}
 		v, ok := constText(val)
+		if row := val.GetRowExpr(); row != nil { // {'k': 'v', ...} (maskStructArgs)
+			v, ok = structText(row)
+		}
 		if !ok {
 			return nil, nil, b.errorf(CodeBadOption, exprLoc(a), "%s: option %s: the value must be a constant", name, key)
 		}
@@ -132,6 +135,24 @@ func namedArg(a *pg.Node) (string, *pg.Node) {
 		return "", nil
 	}
 	return strings.ToLower(cr.Fields[0].GetString_().GetSval()), ae.Rexpr
+}
+
+// structText renders a row of key, value string pairs back as DuckDB's
+// struct literal text: {'a': 'VARCHAR', 'b': 'DATE'}.
+func structText(row *pg.RowExpr) (string, bool) {
+	if len(row.Args)%2 != 0 {
+		return "", false
+	}
+	parts := make([]string, 0, len(row.Args)/2)
+	for i := 0; i < len(row.Args); i += 2 {
+		k, ok1 := constText(row.Args[i])
+		v, ok2 := constText(row.Args[i+1])
+		if !ok1 || !ok2 {
+			return "", false
+		}
+		parts = append(parts, quoteString(k)+": "+quoteString(v))
+	}
+	return "{" + strings.Join(parts, ", ") + "}", true
 }
 
 // constText is a constant argument as text: a string as it is, a number

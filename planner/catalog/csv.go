@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,6 +38,9 @@ type CSVOptions struct {
 	IgnoreErrors  bool
 	// AllVarchar reads every column as VARCHAR (no type inference).
 	AllVarchar bool
+	// Types override the inferred types of the columns they name
+	// (types={'a': 'VARCHAR'}); names match regardless of case.
+	Types []plan.Field
 	// DateFormat, when set, is the format of every DATE column
 	// (DayFirst or MonthFirst, any of '/', '-', '.'): sampled values in
 	// that form make the column a DATE.
@@ -89,6 +93,22 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 			cols[i].Type = plan.StringType
 		}
 		t.CSV.DateFormats = nil
+	}
+	for _, o := range opts.Types {
+		i := slices.IndexFunc(cols, func(c plan.Field) bool { return strings.EqualFold(c.Name, o.Name) })
+		if i < 0 {
+			names := make([]string, len(cols))
+			for j, c := range cols {
+				names[j] = c.Name
+			}
+			return nil, badOption("table %s: CSV option types names column %q, which the file has not (columns: %s)", name, o.Name, strings.Join(names, ", "))
+		}
+		if cols[i].Type != o.Type {
+			cols[i].Type = o.Type
+			if o.Type.ID != plan.Date {
+				delete(t.CSV.DateFormats, cols[i].Name)
+			}
+		}
 	}
 	t.Schema = opts.Schema
 	if err := applyPartitions(t, cols); err != nil {

@@ -15,9 +15,9 @@ import (
 // TABLE ... OPTIONS (...) and as named arguments of read_csv, with
 // DuckDB's read_csv names and meanings (ParseCSVOptions).
 var CSVOptionNames = []string{
-	"all_varchar", "allow_quoted_nulls", "compression", "dateformat", "delim", "delimiter",
-	"escape", "header", "hive_partitioning", "ignore_errors", "null", "null_padding",
-	"nullstr", "quote", "sep", "skip", "timestampformat",
+	"all_varchar", "allow_quoted_nulls", "column_types", "columns", "compression", "dateformat", "delim", "delimiter",
+	"dtypes", "escape", "header", "hive_partitioning", "ignore_errors", "null", "null_padding",
+	"nullstr", "quote", "sep", "skip", "timestampformat", "types",
 }
 
 // badOption is a CSV option's error (CodeBadOption).
@@ -82,6 +82,13 @@ func ParseCSVOptions(opts map[string]string) (CSVOptions, error) {
 			default:
 				err = badOption("CSV option compression %q: want auto, gzip, zstd or none", v)
 			}
+		case "types", "column_types", "dtypes":
+			var fs []plan.Field
+			if fs, err = structOption(k, v); err == nil {
+				o.Types = fs
+			}
+		case "columns":
+			o.Schema, err = structOption(k, v)
 		case "dateformat":
 			o.DateFormat, err = dateFormat(v)
 		case "timestampformat":
@@ -99,6 +106,68 @@ func ParseCSVOptions(opts map[string]string) (CSVOptions, error) {
 		return CSVOptions{}, badOption("CSV options: the quote and the delimiter are both %q", o.Quote)
 	}
 	return o, nil
+}
+
+// structOption parses DuckDB's struct literal of column names and types,
+// {'a': 'VARCHAR', 'b': 'DATE'} (keys as written, types as a column
+// list's).
+func structOption(k, v string) ([]plan.Field, error) {
+	bad := func(why string) error {
+		return badOption("CSV option %s %s: %s (want {'name': 'TYPE', ...})", k, v, why)
+	}
+	s := strings.TrimSpace(v)
+	if !strings.HasPrefix(s, "{") || !strings.HasSuffix(s, "}") {
+		return nil, bad("not a struct")
+	}
+	s = s[1 : len(s)-1]
+	var out []plan.Field
+	for len(strings.TrimSpace(s)) > 0 {
+		var key, typ string
+		var ok bool
+		if key, s, ok = cutQuoted(strings.TrimSpace(s)); !ok {
+			return nil, bad("a name is not a quoted string")
+		}
+		if s = strings.TrimSpace(s); !strings.HasPrefix(s, ":") {
+			return nil, bad("no ':' after " + key)
+		}
+		if typ, s, ok = cutQuoted(strings.TrimSpace(s[1:])); !ok {
+			return nil, bad("the type of " + key + " is not a quoted string")
+		}
+		t, err := parseType(strings.ToLower(strings.ReplaceAll(typ, " ", "")))
+		if err != nil {
+			return nil, bad(key + ": " + err.Error())
+		}
+		out = append(out, plan.Field{Name: key, Type: t, Nullable: true})
+		if s = strings.TrimSpace(s); strings.HasPrefix(s, ",") {
+			s = s[1:]
+		} else if s != "" {
+			return nil, bad("no ',' after " + key)
+		}
+	}
+	if len(out) == 0 {
+		return nil, bad("empty")
+	}
+	return out, nil
+}
+
+// cutQuoted cuts a leading 'quoted' string ('' is a quote inside).
+func cutQuoted(s string) (string, string, bool) {
+	if !strings.HasPrefix(s, "'") {
+		return "", s, false
+	}
+	var b strings.Builder
+	for i := 1; i < len(s); i++ {
+		if s[i] == '\'' {
+			if i+1 < len(s) && s[i+1] == '\'' {
+				b.WriteByte('\'')
+				i++
+				continue
+			}
+			return b.String(), s[i+1:], true
+		}
+		b.WriteByte(s[i])
+	}
+	return "", s, false
 }
 
 func optBool(k, v string) (bool, error) {
