@@ -113,26 +113,33 @@ func maskFromPaths(sql string) string {
 	out := []byte(sql)
 	maskReadLists(sql, res.Tokens, out)
 	// clause is, per parenthesis depth, the last clause keyword seen: a
-	// comma continues a FROM list only in FROM.
+	// comma continues a FROM list only in FROM. A FROM is a query's only
+	// at a depth where SELECT was seen (not extract(year FROM x),
+	// substring(s FROM 2), trim(... FROM s)), and not after IS [NOT]
+	// DISTINCT.
 	clause := []pg.Token{0}
+	selects := []bool{false}
 	for i, t := range res.Tokens {
 		switch t.Token {
 		case pg.Token_ASCII_40: // (
-			clause = append(clause, 0)
+			clause, selects = append(clause, 0), append(selects, false)
 		case pg.Token_ASCII_41: // )
 			if len(clause) > 1 {
-				clause = clause[:len(clause)-1]
+				clause, selects = clause[:len(clause)-1], selects[:len(selects)-1]
 			}
+		case pg.Token_SELECT:
+			clause[len(clause)-1], selects[len(selects)-1] = t.Token, true
 		case pg.Token_FROM, pg.Token_WHERE, pg.Token_GROUP_P, pg.Token_HAVING, pg.Token_ORDER, pg.Token_LIMIT,
-			pg.Token_SELECT, pg.Token_ON, pg.Token_USING, pg.Token_WINDOW, pg.Token_UNION, pg.Token_INTERSECT, pg.Token_EXCEPT:
+			pg.Token_ON, pg.Token_USING, pg.Token_WINDOW, pg.Token_UNION, pg.Token_INTERSECT, pg.Token_EXCEPT:
 			clause[len(clause)-1] = t.Token
 		case pg.Token_SCONST:
 			if i == 0 {
 				continue
 			}
 			prev := res.Tokens[i-1].Token
-			inFrom := prev == pg.Token_FROM || prev == pg.Token_JOIN ||
-				prev == pg.Token_ASCII_44 && clause[len(clause)-1] == pg.Token_FROM // ,
+			distinct := i >= 2 && res.Tokens[i-2].Token == pg.Token_DISTINCT
+			inFrom := selects[len(selects)-1] && (prev == pg.Token_FROM && !distinct || prev == pg.Token_JOIN ||
+				prev == pg.Token_ASCII_44 && clause[len(clause)-1] == pg.Token_FROM) // ,
 			s := sql[t.Start:t.End]
 			if !inFrom || len(s) < 2 || s[0] != '\'' || strings.ContainsAny(s[1:len(s)-1], `'"`) {
 				continue

@@ -4,16 +4,20 @@ import "testing"
 
 func TestMaskFromPaths(t *testing.T) {
 	for in, want := range map[string]string{
-		`select * from 's3://b/x.parquet'`:                           `select * from "s3://b/x.parquet"`,
-		`select * from t join 's3://b/x.csv' x on t.a = x.a`:         `select * from t join "s3://b/x.csv" x on t.a = x.a`,
-		`select * from t, 's3://b/x.csv' where a = 'x'`:              `select * from t, "s3://b/x.csv" where a = 'x'`,
-		`select 'a', 'b' from t where x in ('c', 'd')`:               `select 'a', 'b' from t where x in ('c', 'd')`,
-		`select * from (select 1, 'x' from 's3://b/y.json') s`:       `select * from (select 1, 'x' from "s3://b/y.json") s`,
-		`select * from read_csv('s3://b/x.csv', delim = '|')`:        `select * from read_csv('s3://b/x.csv', delim = '|')`,
-		`select * from 's3://b/it''s.csv'`:                           `select * from 's3://b/it''s.csv'`,
-		`copy t from 'x.csv'`:                                        `copy t from 'x.csv'`,
-		`select * from read_parquet(['s3://b/x/', 's3://b/y'], a=1)`: `select * from read_parquet(('s3://b/x/', 's3://b/y'), a=1)`,
-		`select [1, 2], read_csv from t`:                             `select [1, 2], read_csv from t`,
+		`select * from 's3://b/x.parquet'`:                                 `select * from "s3://b/x.parquet"`,
+		`select * from t join 's3://b/x.csv' x on t.a = x.a`:               `select * from t join "s3://b/x.csv" x on t.a = x.a`,
+		`select * from t, 's3://b/x.csv' where a = 'x'`:                    `select * from t, "s3://b/x.csv" where a = 'x'`,
+		`select 'a', 'b' from t where x in ('c', 'd')`:                     `select 'a', 'b' from t where x in ('c', 'd')`,
+		`select * from (select 1, 'x' from 's3://b/y.json') s`:             `select * from (select 1, 'x' from "s3://b/y.json") s`,
+		`select * from read_csv('s3://b/x.csv', delim = '|')`:              `select * from read_csv('s3://b/x.csv', delim = '|')`,
+		`select * from 's3://b/it''s.csv'`:                                 `select * from 's3://b/it''s.csv'`,
+		`copy t from 'x.csv'`:                                              `copy t from 'x.csv'`,
+		`select extract(year from '2020-01-01'::date) from 's3://b/x.csv'`: `select extract(year from '2020-01-01'::date) from "s3://b/x.csv"`,
+		`select substring('abc' from 2), trim(both 'x' from 'xax')`:        `select substring('abc' from 2), trim(both 'x' from 'xax')`,
+		`select a is distinct from 'x', a is not distinct from 'y' from t`: `select a is distinct from 'x', a is not distinct from 'y' from t`,
+		`select (select 1 from 's3://b/y.csv')`:                            `select (select 1 from "s3://b/y.csv")`,
+		`select * from read_parquet(['s3://b/x/', 's3://b/y'], a=1)`:       `select * from read_parquet(('s3://b/x/', 's3://b/y'), a=1)`,
+		`select [1, 2], read_csv from t`:                                   `select [1, 2], read_csv from t`,
 	} {
 		if got := maskFromPaths(in); got != want {
 			t.Errorf("maskFromPaths(%s)\n got %s\nwant %s", in, got, want)
