@@ -200,6 +200,8 @@ func TestCSVOptions(t *testing.T) {
 			[]string{`select * from %s order by a`, `select count(c), sum(a) from %s`}},
 		{"varchar", "pad.csv", `all_varchar 'true', null_padding 'true', header 'true'`, `all_varchar=true, null_padding=true, header=true`,
 			[]string{`select a || '!', b from %s order by a`}},
+		{"typed", "pad.csv", `types '{''a'': ''DOUBLE'', ''C'': ''VARCHAR''}', null_padding 'true'`, `types={'a': 'DOUBLE', 'C': 'VARCHAR'}, null_padding=true`,
+			[]string{`select a / 4, c || '!' from %s order by a`}},
 		{"big", "big.csv", `ignore_errors 'true'`, `ignore_errors=true`,
 			[]string{`select count(*), sum(a), sum(b), max(a) from %s`}},
 	} {
@@ -229,7 +231,7 @@ func TestCSVOptions(t *testing.T) {
 		t.Errorf("strict: got %v, want SL105 naming the line and value", err)
 	}
 	for _, e := range []struct{ sql, msg string }{
-		{`OPTIONS (bogus 'x')`, `unknown CSV option "bogus" (known: all_varchar, allow_quoted_nulls, compression, dateformat, delim, delimiter, escape, header, hive_partitioning, ignore_errors, null, null_padding, nullstr, quote, sep, skip, timestampformat)`},
+		{`OPTIONS (bogus 'x')`, `unknown CSV option "bogus" (known: all_varchar, allow_quoted_nulls, column_types, columns, compression, dateformat, delim, delimiter, dtypes, escape, header, hive_partitioning, ignore_errors, null, null_padding, nullstr, quote, sep, skip, timestampformat, types)`},
 		{`OPTIONS (header 'maybe')`, `header "maybe": want true or false`},
 		{`OPTIONS (skip '-1')`, `skip "-1"`},
 		{`OPTIONS (compression 'gzip')`, `compression gzip: file opts/pad/pad.csv is none by its name`},
