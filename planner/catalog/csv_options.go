@@ -150,7 +150,7 @@ func structOption(k, v string) ([]plan.Field, error) {
 	return out, nil
 }
 
-// cutQuoted cuts a leading 'quoted' string ('' is a quote inside).
+// cutQuoted cuts a leading 'quoted' string (” is a quote inside).
 func cutQuoted(s string) (string, string, bool) {
 	if !strings.HasPrefix(s, "'") {
 		return "", s, false
