@@ -8,6 +8,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 )
 
@@ -124,8 +127,32 @@ func TestReadFunctions(t *testing.T) {
 			})
 		}
 	}
+	// Over the Postgres wire protocol, simple and extended: the same rows.
+	pg, err := st.StartPG(context.Background(), local.PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := pgx.Connect(context.Background(), pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	for _, q := range []string{
+		`select s, count(*), sum(i) from read_parquet('{root}/pq/*.parquet') group by s order by s`,
+		`select id, name, city from '{root}/csv/people.csv' order by id`,
+		`select * from read_csv('{root}/messy/export.csv', skip=2, delim=';', quote='''', escape='\', nullstr='NA', dateformat='%d/%m/%Y') order by id`,
+	} {
+		want := duckRows(t, db, strings.ReplaceAll(q, "{root}", dir))
+		for _, mode := range []pgx.QueryExecMode{pgx.QueryExecModeSimpleProtocol, pgx.QueryExecModeExec} {
+			got := pgxRows(t, conn, strings.ReplaceAll(q, "{root}", s3root), mode)
+			if d := rowsDiff(got, want, true); d != "" {
+				t.Errorf("pgwire %v: %s: %s", mode, q, d)
+			}
+		}
+	}
 	// EXPLAIN shows the read as a scan named by the call.
 	plan := fmt.Sprint(sluiceRows(stmt(t, st, "EXPLAIN SELECT count(*) FROM read_parquet('"+s3root+"/pq/*.parquet')")))
+	t.Logf("EXPLAIN: %s", plan)
 	if !strings.Contains(plan, "read_parquet('"+s3root+"/pq/*.parquet')") {
 		t.Errorf("EXPLAIN does not name the read: %s", plan)
 	}
