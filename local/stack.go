@@ -202,6 +202,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	// Functions, catalog, coordinator, API.
 	s.Catalog = catalog.NewStore(s.RDB)
 	s.Catalog.Bucket = s.Bucket // external tables are re-listed when used
+	s.Catalog.BucketName = s.S3.Bucket
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
@@ -406,7 +407,7 @@ func (s *Stack) LoadDir(ctx context.Context, dir string) ([]*catalog.Table, erro
 			if format == "csv" {
 				t, err = catalog.InspectCSV(ctx, s.Bucket, name, s.TablesPrefix(name), catalog.CSVOptions{Header: true})
 			} else {
-				t, err = catalog.InspectJSON(ctx, s.Bucket, name, s.TablesPrefix(name))
+				t, err = catalog.InspectJSON(ctx, s.Bucket, name, s.TablesPrefix(name), false)
 			}
 			if err == nil {
 				err = s.Catalog.Put(ctx, t)

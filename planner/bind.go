@@ -901,6 +901,9 @@ func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 		name = rv.Schemaname + "." + rv.Relname
 	}
 	info, err := b.cat.Table(b.ctx, name)
+	if err != nil && isPath(rv.Relname) && rv.Schemaname == "" {
+		return b.bindPath(rv) // read_func.go
+	}
 	if err != nil {
 		if errors.Is(err, ErrUnknownTable) {
 			e := b.errorf(CodeUnknownTbl, rv.Location, "unknown table %q", name)
@@ -918,11 +921,17 @@ func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 // bindTableInfo binds the table info as the FROM item rv: a scan, or the
 // Values leaf of a constant table (virtual.go).
 func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relation, error) {
-	name := info.Name
-	alias := name
-	if base, _, ok := strings.Cut(name, "@"); ok && base != "" {
+	alias := info.Name
+	if base, _, ok := strings.Cut(alias, "@"); ok && base != "" {
 		alias = base // an Iceberg snapshot (t@ref) is qualified as t
 	}
+	return b.bindTableInfoAs(rv, info, alias)
+}
+
+// bindTableInfoAs is bindTableInfo with the relation's name when rv has
+// no alias.
+func (b *binder) bindTableInfoAs(rv *pg.RangeVar, info *TableInfo, alias string) (node, *relation, error) {
+	name := info.Name
 	rel := &relation{alias: alias, table: info.Name}
 	var aliases []*pg.Node
 	if rv.Alias != nil {

@@ -41,6 +41,9 @@ func (b *binder) bindRangeFunction(f *pg.RangeFunction, at *pg.Node, parent *sco
 		return nil, nil, b.unsupported(loc, "this table function")
 	}
 	name := funcName(fc)
+	if format, ok := readFormats[name]; ok {
+		return b.bindReadFunction(fc, format, f.Alias) // read_func.go
+	}
 	if n, rels, ok, err := b.tableFunction(fc, f.Alias, parent); ok {
 		return n, rels, err // a catalog's table function (virtual.go)
 	}

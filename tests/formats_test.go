@@ -49,9 +49,8 @@ func formatsFile(t *testing.T, name string) string {
 // and month-first dates, quoted fields with delimiters, quotes and line
 // breaks, "" next to an empty field, timestamps, booleans), registered
 // with CREATE EXTERNAL TABLE and checked against DuckDB's read_csv on the
-// same files. sluice reads "" as an empty string and an empty field as
-// NULL, which is DuckDB's read_csv with allow_quoted_nulls=false (DuckDB's
-// default reads both as NULL).
+// same files with its default options: "" and an empty field are both
+// NULL (allow_quoted_nulls, TestCSVOptions checks the option off).
 func TestCSVLikeSpreadsheets(t *testing.T) {
 	db := openDuckPlain(t)
 	st := startStack(t, "", nil)
@@ -79,7 +78,7 @@ func TestCSVLikeSpreadsheets(t *testing.T) {
 		t.Run(tc.table, func(t *testing.T) {
 			upload(t, st, formatsFile(t, tc.file), "raw/"+tc.file)
 			stmt(t, st, fmt.Sprintf("CREATE EXTERNAL TABLE %s STORED AS CSV LOCATION 's3://%s/raw/%s'", tc.table, bucket, tc.file))
-			duckFrom := fmt.Sprintf("read_csv('%s', allow_quoted_nulls=false)", formatsFile(t, tc.file))
+			duckFrom := fmt.Sprintf("read_csv('%s')", formatsFile(t, tc.file))
 			for _, q := range tc.queries {
 				got := sluiceRows(run(t, st, fmt.Sprintf(q, tc.table), true))
 				want := duckRows(t, db, fmt.Sprintf(q, duckFrom))
@@ -177,7 +176,7 @@ func TestNamesKeepCase(t *testing.T) {
 		}
 	}
 	duckPeople := fmt.Sprintf("read_parquet('%s')", people)
-	duckSheet := fmt.Sprintf("read_csv('%s', allow_quoted_nulls=false)", formatsFile(t, "spreadsheet.csv"))
+	duckSheet := fmt.Sprintf("read_csv('%s')", formatsFile(t, "spreadsheet.csv"))
 	for _, tc := range []struct{ sluice, duck string }{
 		{`select id, "Id", ID, "name", "Amount ($)" from people`, `select id, "Id", ID, "name", "Amount ($)" from ` + duckPeople},
 		{`select p.ID, P."NAME" from People p where P.id > 2`, `select p.ID, P."NAME" from ` + duckPeople + ` p where P.id > 2`},

@@ -143,6 +143,7 @@ func coordinatorCommand() *cli.Command {
 				}
 				cat := catalog.NewStore(rdb)
 				cat.Bucket = bucket // external tables are re-listed when used
+				cat.BucketName = cfg.Bucket
 				pl := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: set.Partitions,
 					BroadcastBytes: set.PlanBroadcastBytes, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -255,27 +254,9 @@ func (p *Session) createExternal(ctx context.Context, cat *catalog.Store, st *pl
 		}
 		t, err = catalog.InspectParquet(ctx, env.Bucket(), st.Name, key, opts)
 	case "csv":
-		opts := catalog.CSVOptions{Header: true, Delimiter: ','}
-		for k, v := range st.Options {
-			switch k {
-			case "header":
-				switch strings.ToLower(v) {
-				case "true", "yes", "1":
-					opts.Header = true
-				case "false", "no", "0":
-					opts.Header = false
-				default:
-					return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("OPTIONS header %q: want true or false", v)}
-				}
-			case "delimiter":
-				if utf8.RuneCountInString(v) != 1 {
-					return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: fmt.Sprintf("OPTIONS delimiter %q: want one character", v)}
-				}
-				opts.Delimiter, _ = utf8.DecodeRuneInString(v)
-			default:
-				return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos,
-					Msg: fmt.Sprintf("unknown CSV option %q (known: header, delimiter)", k)}
-			}
+		var opts catalog.CSVOptions
+		if opts, err = catalog.ParseCSVOptions(st.Options); err != nil {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "OPTIONS: " + err.Error()}
 		}
 		if st.Schema != "" {
 			if opts.Schema, err = catalog.ParseSchema(st.Schema); err != nil {
@@ -290,7 +271,7 @@ func (p *Session) createExternal(ctx context.Context, cat *catalog.Store, st *pl
 		if st.Schema != "" {
 			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.SchemaPos, Msg: "JSON tables take no column list (the schema is inferred from the first file)"}
 		}
-		t, err = catalog.InspectJSON(ctx, env.Bucket(), st.Name, key)
+		t, err = catalog.InspectJSON(ctx, env.Bucket(), st.Name, key, false)
 	case "iceberg":
 		if len(st.Options) > 0 {
 			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "Iceberg tables take no OPTIONS"}
@@ -594,8 +575,9 @@ func (p *Session) insertInto(ctx context.Context, cat *catalog.Store, st *planne
 		return nil, refuse("a hive-partitioned table (its rows belong in key=value folders)")
 	case t.Format == "json":
 		return nil, refuse("a JSON table (sluice writes Parquet and CSV files)")
-	case t.Format == "csv" && (t.CSV == nil || !t.CSV.Header || (t.CSV.Delimiter != "" && t.CSV.Delimiter != ",") || len(t.CSV.DateFormats) > 0):
-		return nil, refuse("a CSV table without a header row, with a delimiter other than ',' or with non-ISO dates (new files would be written in another dialect)")
+	case t.Format == "csv" && (t.CSV == nil || !t.CSV.Header || (t.CSV.Delimiter != "" && t.CSV.Delimiter != ",") || len(t.CSV.DateFormats) > 0 ||
+		t.CSV.Null != "" || t.CSV.Quote != "" || t.CSV.Escape != "" || t.CSV.Skip > 0):
+		return nil, refuse("a CSV table without a header row, with a delimiter other than ',', non-ISO dates, or other non-default OPTIONS (new files would be written in another dialect)")
 	case !strings.HasSuffix(t.Location, "/"):
 		return nil, refuse("a table of one file (its location names a file, not a folder of files)")
 	}

@@ -48,9 +48,17 @@ type CSVScan struct {
 	r      io.Reader
 
 	delim  byte
+	quote  byte // '"' unless CSVFormat.Quote
+	escape byte // the quote (doubled) unless CSVFormat.Escape
 	null   []byte
 	header bool
-	nFile  int // columns of the file
+	skip   int // lines still to skip before the header (CSVFormat.Skip)
+	// quotedNull: a quoted field equal to the NULL text is NULL too
+	// (not CSVFormat.QuotedNotNull).
+	quotedNull bool
+	padding    bool // CSVFormat.NullPadding
+	ignore     bool // CSVFormat.IgnoreErrors
+	nFile      int  // columns of the file
 
 	fileCol []int    // per file column: parsed column index, -1 when unused
 	parsed  []csvCol // the file columns that are read
@@ -121,7 +129,8 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 		return nil, fmt.Errorf("exec: csv scan of %s: %d columns for a schema of %d fields", n.Scan.Table, len(n.Scan.Columns), len(n.Schema))
 	}
 	s := &CSVScan{n: n, schema: n.Schema.Arrow(), opts: opts, name: n.Scan.Table, r: r,
-		delim: ',', null: []byte(f.Null), header: f.Header, nFile: len(f.Columns), line: 1}
+		delim: ',', quote: '"', null: []byte(f.Null), header: f.Header, nFile: len(f.Columns), line: 1,
+		skip: f.Skip, quotedNull: !f.QuotedNotNull, padding: f.NullPadding, ignore: f.IgnoreErrors}
 	if nm, ok := r.(interface{ Name() string }); ok && nm.Name() != "" {
 		s.name = nm.Name()
 	}
@@ -130,6 +139,21 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 			return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: delimiter %q is not a single ASCII character other than quote or line break", s.name, f.Delimiter)
 		}
 		s.delim = f.Delimiter[0]
+	}
+	for _, c := range []struct {
+		name, v string
+		to      *byte
+	}{{"quote", f.Quote, &s.quote}, {"escape", f.Escape, &s.escape}} {
+		if c.v == "" {
+			continue
+		}
+		if len(c.v) != 1 || c.v[0] == s.delim || c.v[0] == '\n' || c.v[0] == '\r' {
+			return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: %s %q is not a single ASCII character other than the delimiter or a line break", s.name, c.name, c.v)
+		}
+		*c.to = c.v[0]
+	}
+	if s.escape == 0 {
+		s.escape = s.quote
 	}
 	if s.nFile == 0 {
 		return nil, fmt.Errorf("exec: csv scan of %s: the CSV format lists no columns", s.name)
@@ -232,6 +256,10 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			s.done = true
 			break
 		}
+		if s.skip > 0 {
+			s.skip--
+			continue
+		}
 		if !s.headerDone {
 			s.headerDone = true
 			if s.header {
@@ -245,11 +273,19 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if nf == s.nFile+1 && s.fields[nf-1].hi == s.fields[nf-1].lo && !s.fields[nf-1].quoted {
 			nf-- // trailing delimiter
 		}
-		if nf != s.nFile {
+		if nf != s.nFile && !(nf < s.nFile && s.padding) {
+			if s.ignore {
+				continue
+			}
 			return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d: %d fields, want %d", s.name, s.recLine, len(s.fields), s.nFile)
 		}
+		bad := false
 		for fi, pc := range s.fileCol {
 			if pc < 0 {
+				continue
+			}
+			if fi >= nf { // null_padding
+				s.parsed[pc].appendNull(s.opts.Mem)
 				continue
 			}
 			fd := s.fields[fi]
@@ -258,13 +294,25 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			if s.parsed[pc].k != kString {
 				nv = trimSpace(v)
 			}
-			if !fd.quoted && bytes.Equal(nv, s.null) {
+			if (!fd.quoted || s.quotedNull) && bytes.Equal(nv, s.null) {
 				s.parsed[pc].appendNull(s.opts.Mem)
 				continue
 			}
 			if err := s.parsed[pc].appendValue(v); err != nil {
+				if s.ignore {
+					bad = true
+					break
+				}
 				return nil, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d, column %q: %w", s.name, s.recLine, s.parsed[pc].name, err)
 			}
+		}
+		if bad { // ignore_errors: take back the line's values
+			for i := range s.parsed {
+				if s.parsed[i].n > rows {
+					s.parsed[i].pop()
+				}
+			}
+			continue
 		}
 		rows++
 		s.rows++
@@ -375,12 +423,12 @@ func (s *CSVScan) parseRecord() (bool, error) {
 	for {
 		// one field starting at p
 		f := csvField{lo: p}
-		if p < end && buf[p] == '"' {
+		if p < end && buf[p] == s.quote {
 			f.quoted = true
 			q := p + 1
 			f.lo = q
 			for {
-				i := bytes.IndexByte(buf[q:end], '"')
+				i := s.quoteOrEscape(buf[q:end])
 				if i < 0 {
 					if !s.eof {
 						return false, errRefill
@@ -392,14 +440,34 @@ func (s *CSVScan) parseRecord() (bool, error) {
 					s.scratch = append(s.scratch, buf[q:q+i]...)
 				}
 				q += i + 1
-				if q < end && buf[q] == '"' { // doubled quote
+				if s.escape != s.quote && buf[q-1] == s.escape { // escape: the next byte is literal
+					if q >= end {
+						if !s.eof {
+							return false, errRefill
+						}
+						return false, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d: quoted field not terminated", s.name, s.recLine1(lines))
+					}
 					if !f.esc {
 						f.esc = true
 						lo := len(s.scratch)
 						s.scratch = append(s.scratch, buf[f.lo:q-1]...)
 						f.lo = lo
 					}
-					s.scratch = append(s.scratch, '"')
+					if buf[q] == '\n' {
+						lines++
+					}
+					s.scratch = append(s.scratch, buf[q])
+					q++
+					continue
+				}
+				if q < end && buf[q] == s.quote && s.escape == s.quote { // doubled quote
+					if !f.esc {
+						f.esc = true
+						lo := len(s.scratch)
+						s.scratch = append(s.scratch, buf[f.lo:q-1]...)
+						f.lo = lo
+					}
+					s.scratch = append(s.scratch, s.quote)
 					q++
 					continue
 				}
@@ -462,6 +530,19 @@ func (s *CSVScan) parseRecord() (bool, error) {
 	}
 }
 
+// quoteOrEscape is the index of the first quote or escape byte in b, -1
+// when none.
+func (s *CSVScan) quoteOrEscape(b []byte) int {
+	i := bytes.IndexByte(b, s.quote)
+	if s.escape == s.quote {
+		return i
+	}
+	if j := bytes.IndexByte(b, s.escape); j >= 0 && (i < 0 || j < i) {
+		return j
+	}
+	return i
+}
+
 func (s *CSVScan) recLine1(lines int64) int64 { return s.line + lines }
 
 func (s *CSVScan) finishRecord(next int, lines int64) {
@@ -522,6 +603,21 @@ func (c *csvCol) appendNull(mem memory.Allocator) {
 		c.sb.appendEmpty()
 	}
 	c.n++
+}
+
+// pop takes back the last value appended (a line ignore_errors skips).
+func (c *csvCol) pop() {
+	c.n--
+	if c.valid != nil {
+		setBit(c.vbits, c.n)
+	}
+	switch c.k {
+	case kBool:
+		clearBit(c.bits, c.n)
+	case kString:
+		c.sb.n--
+		c.sb.used = int(c.sb.offs[c.sb.n])
+	}
 }
 
 func (c *csvCol) capacity() int {

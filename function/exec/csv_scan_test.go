@@ -67,14 +67,14 @@ func TestCSVScan(t *testing.T) {
 		"2,-0.07,1e3,1992-01-01,f,\"with, comma\"\r\n" +
 		"3, ,,\t,,\r\n" + // all NULL (blank non-strings too)
 		"\n" + // empty line: skipped
-		" 4 , 7 ,2.25, 2000-02-29 ,1,\"\"\r\n" + // spaces around non-strings; quoted empty string
+		" 4 , 7 ,2.25, 2000-02-29 ,1,\"\"\r\n" + // spaces around non-strings; "" is NULL (DuckDB's allow_quoted_nulls)
 		"5,100,-1,1970-01-01,no,\"multi\nline \"\"quoted\"\"\"\n" +
 		"6,1.005,3,1969-12-31,T,last" // no final newline; 1.005 rounds to 1.01
 	want := [][]any{
 		{"plain", int64(1), "12.50", 0.5, "1998-09-02", true},
 		{"with, comma", int64(2), "-0.07", 1000.0, "1992-01-01", false},
 		{N, int64(3), N, N, N, N},
-		{"", int64(4), "7.00", 2.25, "2000-02-29", true},
+		{N, int64(4), "7.00", 2.25, "2000-02-29", true},
 		{"multi\nline \"quoted\"", int64(5), "100.00", -1.0, "1970-01-01", false},
 		{"last", int64(6), "1.01", 3.0, "1969-12-31", true},
 	}
@@ -96,8 +96,9 @@ func TestCSVScan(t *testing.T) {
 	}
 
 	// no header, '|' delimiter, trailing delimiter (TPC-H .tbl), NULL text,
-	// a column read twice, columns skipped
-	f2 := &plan.CSVFormat{Columns: csvCols, Delimiter: "|", Null: "NULL"}
+	// a column read twice, columns skipped; a quoted "NULL" is the text
+	// (allow_quoted_nulls=false)
+	f2 := &plan.CSVFormat{Columns: csvCols, Delimiter: "|", Null: "NULL", QuotedNotNull: true}
 	tbl := "1|1.00|NULL|1995-03-15|true|NULL|\n2|2.00|1|1995-03-16|false||\n3|3|2|NULL|NULL|\"NULL\"|\n"
 	got, _, err := scanCSV(t, strings.NewReader(tbl), csvNode(f2, "ID", "name", "day", "id"), 2)
 	if err != nil {
@@ -212,5 +213,52 @@ func TestCSVScanDateFormatsAndTimestamps(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) || plan.CodeOf(err) != plan.CodeBadInput {
 			t.Errorf("got %v, want %q (code %s)", err, tc.want, plan.CodeBadInput)
 		}
+	}
+}
+
+// TestCSVScanDialect: the read_csv options the scan applies: quote and
+// escape characters, lines skipped before the header, null_padding,
+// ignore_errors (a line with a bad value or a wrong field count is left
+// out, values of the line already converted taken back).
+func TestCSVScanDialect(t *testing.T) {
+	N := any(nil)
+	cols := []plan.Field{{Name: "id", Type: plan.Int64Type}, {Name: "name", Type: plan.StringType}, {Name: "day", Type: plan.DateType}}
+	for _, tc := range []struct {
+		name string
+		f    plan.CSVFormat
+		in   string
+		want [][]any
+	}{
+		{"quote-escape", plan.CSVFormat{Header: true, Delimiter: ";", Quote: "'", Escape: "\\", Null: "NA"},
+			"id;name;day\n1;'O\\'Ne;il';2020-01-02\n2;'a\\\\b';NA\n3;'';2021-03-04\n",
+			[][]any{{int64(1), "O'Ne;il", "2020-01-02"}, {int64(2), "a\\b", N}, {int64(3), "", "2021-03-04"}}}, // '' is not the NULL text NA
+		{"quote-doubled", plan.CSVFormat{Header: false, Quote: "'", QuotedNotNull: true},
+			"1,'it''s',2020-01-02\n2,'',2020-01-03\n",
+			[][]any{{int64(1), "it's", "2020-01-02"}, {int64(2), "", "2020-01-03"}}},
+		{"skip", plan.CSVFormat{Header: true, Skip: 2}, "junk\nmore, junk\nid,name,day\n7,x,2020-01-01\n",
+			[][]any{{int64(7), "x", "2020-01-01"}}},
+		{"null-padding", plan.CSVFormat{Header: false, NullPadding: true}, "1,a,2020-01-01\n2\n3,c\n",
+			[][]any{{int64(1), "a", "2020-01-01"}, {int64(2), N, N}, {int64(3), "c", N}}},
+		{"ignore-errors", plan.CSVFormat{Header: false, IgnoreErrors: true}, "1,a,2020-01-01\n2,b,notadate\n3\nx,c,2020-01-02\n4,d,2020-01-04\n",
+			[][]any{{int64(1), "a", "2020-01-01"}, {int64(4), "d", "2020-01-04"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := tc.f
+			f.Columns = cols
+			for _, batch := range []int{1, 100} {
+				got, _, err := scanCSV(t, iotest.OneByteReader(strings.NewReader(tc.in)), csvNode(&f, "id", "name", "day"), batch)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(got, tc.want) {
+					t.Fatalf("batch %d:\ngot  %v\nwant %v", batch, got, tc.want)
+				}
+			}
+		})
+	}
+	// Without ignore_errors the same lines fail the scan.
+	f := plan.CSVFormat{Columns: cols}
+	if _, _, err := scanCSV(t, strings.NewReader("1,a,2020-01-01\n2,b,notadate\n"), csvNode(&f, "id", "name", "day"), 10); plan.CodeOf(err) != plan.CodeBadInput {
+		t.Fatalf("err %v, want %s", err, plan.CodeBadInput)
 	}
 }

@@ -45,6 +45,9 @@ type Table struct {
 	// Partitions are the hive partition columns (key=value folders under
 	// the location; see applyPartitions), also in Columns.
 	Partitions []plan.Field `json:"partitions,omitempty"`
+	// NoHive reads key=value folders as plain folders
+	// (hive_partitioning=false): no partition columns.
+	NoHive bool `json:"no_hive,omitempty"`
 	// Schema is the declared column list, when one was given: its types
 	// win over the files' and the partition folders'.
 	Schema []plan.Field `json:"schema,omitempty"`
@@ -76,6 +79,9 @@ type Store struct {
 	// when a query plans or runs against them (Relist); without it a
 	// table's files are those found at registration.
 	Bucket objstore.Bucket
+	// BucketName is the name of Bucket: s3:// paths a query reads
+	// (ReadFiles) must name it.
+	BucketName string
 }
 
 // NewStore returns the catalog kept in rdb, waiting up to two minutes for
@@ -170,6 +176,9 @@ func (s *Store) Drop(ctx context.Context, name string) error {
 // current returns a table, re-listing an external table's location first
 // (and saving the new file list when it changed).
 func (s *Store) current(ctx context.Context, name string) (*Table, error) {
+	if isRead(name) {
+		return s.getRead(ctx, name) // listed by ReadFiles when the query was planned
+	}
 	if base, ref, ok := strings.Cut(name, "@"); ok {
 		return s.snapshotOf(ctx, base, ref)
 	}
@@ -222,6 +231,8 @@ type ParquetOptions struct {
 	// Schema, when set, declares the types of hive partition keys; it
 	// names nothing else (the files give the other columns).
 	Schema []plan.Field
+	// NoHive reads key=value folders as plain folders.
+	NoHive bool
 }
 
 // InspectParquet is Inspect with options.
@@ -230,7 +241,7 @@ func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string,
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	t := &Table{Name: name, Format: "parquet", Location: prefix, Schema: opts.Schema}
+	t := &Table{Name: name, Format: "parquet", Location: prefix, Schema: opts.Schema, NoHive: opts.NoHive}
 	var fileCols []plan.Field
 	for _, o := range objs {
 		f, cols, err := inspectFile(ctx, b, o)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -26,6 +27,30 @@ type CSVOptions struct {
 	Schema    []plan.Field
 	Header    bool
 	Delimiter rune
+	// Quote and Escape (0: '"', and the quote doubled), Null (the text of
+	// NULL, "" by default), QuotedNotNull, Skip, NullPadding and
+	// IgnoreErrors are the dialect (plan.CSVFormat).
+	Quote, Escape rune
+	Null          string
+	QuotedNotNull bool
+	Skip          int
+	NullPadding   bool
+	IgnoreErrors  bool
+	// AllVarchar reads every column as VARCHAR (no type inference).
+	AllVarchar bool
+	// Types override the inferred types of the columns they name
+	// (types={'a': 'VARCHAR'}); names match regardless of case.
+	Types []plan.Field
+	// DateFormat, when set, is the format of every DATE column
+	// (DayFirst or MonthFirst, any of '/', '-', '.'): sampled values in
+	// that form make the column a DATE.
+	DateFormat string
+	// NoHivePartitions reads key=value folders as plain folders
+	// (hive_partitioning=false).
+	NoHivePartitions bool
+	// Compression is auto (or ""), gzip, zstd or none: the files'
+	// extensions must agree (they name the codec the scan uses).
+	Compression string
 }
 
 // sampleBytes is how much of the first file type inference reads.
@@ -41,9 +66,11 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	if opts.Delimiter == 0 {
 		opts.Delimiter = ','
 	}
-	t := &Table{Name: name, Format: "csv", Location: prefix,
-		CSV: &plan.CSVFormat{Header: opts.Header, Delimiter: string(opts.Delimiter)}}
+	t := &Table{Name: name, Format: "csv", Location: prefix, CSV: opts.csvFormat(), NoHive: opts.NoHivePartitions}
 	for _, o := range objs {
+		if err := checkCompression(opts.Compression, o.Key); err != nil {
+			return nil, fmt.Errorf("table %s: %w", name, err)
+		}
 		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size,
 			RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
 		t.Bytes += o.Size
@@ -61,6 +88,28 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 		return nil, fmt.Errorf("table %s: file %s: %w", name, first.Key, err)
 	}
 	t.CSV.DateFormats = formats
+	if opts.AllVarchar && opts.Schema == nil {
+		for i := range cols {
+			cols[i].Type = plan.StringType
+		}
+		t.CSV.DateFormats = nil
+	}
+	for _, o := range opts.Types {
+		i := slices.IndexFunc(cols, func(c plan.Field) bool { return strings.EqualFold(c.Name, o.Name) })
+		if i < 0 {
+			names := make([]string, len(cols))
+			for j, c := range cols {
+				names[j] = c.Name
+			}
+			return nil, badOption("table %s: CSV option types names column %q, which the file has not (columns: %s)", name, o.Name, strings.Join(names, ", "))
+		}
+		if cols[i].Type != o.Type {
+			cols[i].Type = o.Type
+			if o.Type.ID != plan.Date {
+				delete(t.CSV.DateFormats, cols[i].Name)
+			}
+		}
+	}
 	t.Schema = opts.Schema
 	if err := applyPartitions(t, cols); err != nil {
 		return nil, err
@@ -71,6 +120,22 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 	}
 	estimateRows(t, avgLine, expand)
 	return t, nil
+}
+
+// checkCompression checks a compression option against a file's name,
+// whose extension names the codec the scan reads it with.
+func checkCompression(opt, key string) error {
+	got := "none"
+	switch objstore.CompressionOf(key) {
+	case objstore.Gzip:
+		got = "gzip"
+	case objstore.Zstd:
+		got = "zstd"
+	}
+	if opt == "" || opt == "auto" || opt == got {
+		return nil
+	}
+	return badOption("CSV option compression %s: file %s is %s by its name (the codec is taken from the extension: .gz, .zst)", opt, key, got)
 }
 
 // estimateRows sets a text table's row counts from the sample's average
@@ -301,12 +366,38 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, map
 			sample = sample[:i+1]
 		}
 	}
-	r := csv.NewReader(bytes.NewReader(sample))
-	r.Comma = opts.Delimiter
-	r.FieldsPerRecord = -1
+	for i := 0; i < opts.Skip; i++ {
+		if j := bytes.IndexByte(sample, '\n'); j >= 0 {
+			sample = sample[j+1:]
+		} else {
+			sample = nil
+		}
+	}
+	var read func() ([]string, error)
+	var offset func() int64
+	if q := opts.quote(); q == '"' && (opts.Escape == 0 || opts.Escape == '"') {
+		r := csv.NewReader(bytes.NewReader(sample))
+		r.Comma = opts.Delimiter
+		r.FieldsPerRecord = -1
+		read = func() ([]string, error) {
+			rec, err := r.Read()
+			var pe *csv.ParseError
+			if err != nil && err != io.EOF && errors.As(err, &pe) {
+				err = fmt.Errorf("line %d, column %d: %w", pe.Line+opts.Skip, pe.Column, err)
+			}
+			return rec, err
+		}
+		offset = r.InputOffset
+	} else {
+		d := &dialectReader{data: sample, delim: byte(opts.Delimiter), quote: byte(q), escape: byte(opts.Escape)}
+		if d.escape == 0 {
+			d.escape = d.quote
+		}
+		read, offset = d.read, func() int64 { return int64(d.pos) }
+	}
 	var names []string
 	if opts.Header {
-		h, err := r.Read()
+		h, err := read()
 		if err != nil {
 			return nil, nil, 0, 0, plan.Errorf(plan.CodeBadInput, "read header: %w", err)
 		}
@@ -314,9 +405,9 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, map
 	}
 	var gs []*csvGuess
 	lines := 0
-	start := r.InputOffset()
+	start := offset()
 	for {
-		rec, err := r.Read()
+		rec, err := read()
 		if err == io.EOF {
 			break
 		}
@@ -324,26 +415,27 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, map
 			if truncated && lines > 0 { // a quoted field may span the cut
 				break
 			}
-			line, col := r.FieldPos(0)
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				line, col = pe.Line, pe.Column
+			if opts.IgnoreErrors {
+				continue
 			}
-			return nil, nil, 0, 0, plan.Errorf(plan.CodeBadInput, "line %d, column %d: %w", line, col, err)
+			return nil, nil, 0, 0, plan.Errorf(plan.CodeBadInput, "%w", err)
 		}
 		lines++
 		for len(gs) < len(rec) {
 			gs = append(gs, newGuess())
 		}
 		for i, v := range rec {
-			if v = strings.TrimSpace(v); v != "" {
+			// A value equal to the NULL text says nothing of the type; so
+			// is an empty one when that is the NULL text (else it is a
+			// string, as DuckDB's sniffer takes it).
+			if v = strings.TrimSpace(v); v != opts.Null {
 				gs[i].observe(v)
 			}
 		}
 	}
 	avg := 0.0
 	if lines > 0 {
-		avg = float64(r.InputOffset()-start) / float64(lines)
+		avg = float64(offset()-start) / float64(lines)
 	}
 	if opts.Schema != nil {
 		return opts.Schema, nil, lines, avg, nil
@@ -360,6 +452,9 @@ func inferCSV(sample []byte, truncated bool, opts CSVOptions) ([]plan.Field, map
 		if i < len(gs) {
 			var f string
 			t, f = gs[i].typ()
+			if opts.DateFormat != "" && (t.ID == plan.String || f != "") && gs[i].dateIn(opts.DateFormat) {
+				t, f = plan.DateType, opts.DateFormat
+			}
 			if f != "" {
 				if formats == nil {
 					formats = map[string]string{}
@@ -428,4 +523,69 @@ func parseType(t string) (plan.DataType, error) {
 		return plan.DataType{}, fmt.Errorf("decimal(%d,%d) not supported (precision at most 18, scale at most precision)", dt.Precision, dt.Scale)
 	}
 	return dt, nil
+}
+
+// dateIn reports whether every sampled value is a date in format (a
+// dateformat option: DayFirst or MonthFirst with any separator).
+func (g *csvGuess) dateIn(format string) bool {
+	if strings.HasPrefix(format, "%d") {
+		return g.dmy && g.sep == format[2]
+	}
+	return g.mdy && g.sep == format[2]
+}
+
+// dialectReader splits a CSV sample into records with a quote and an
+// escape character other than '"' (encoding/csv reads only that one).
+type dialectReader struct {
+	data                 []byte
+	pos                  int
+	line                 int
+	delim, quote, escape byte
+}
+
+func (d *dialectReader) read() ([]string, error) {
+	for d.pos < len(d.data) && (d.data[d.pos] == '\n' || d.data[d.pos] == '\r') {
+		if d.data[d.pos] == '\n' {
+			d.line++
+		}
+		d.pos++ // empty lines
+	}
+	if d.pos >= len(d.data) {
+		return nil, io.EOF
+	}
+	var rec []string
+	var f []byte
+	quoted := false
+	for d.pos < len(d.data) {
+		c := d.data[d.pos]
+		d.pos++
+		switch {
+		case quoted && c == d.escape && d.pos < len(d.data) && (d.data[d.pos] == d.quote || d.data[d.pos] == d.escape) && (d.escape != d.quote || d.data[d.pos] == d.quote):
+			f = append(f, d.data[d.pos])
+			d.pos++
+		case quoted && c == d.quote:
+			quoted = false
+		case quoted:
+			if c == '\n' {
+				d.line++
+			}
+			f = append(f, c)
+		case c == d.quote:
+			quoted = true
+		case c == d.delim:
+			rec, f = append(rec, string(f)), nil
+		case c == '\n' || c == '\r':
+			if c == '\r' && d.pos < len(d.data) && d.data[d.pos] == '\n' {
+				d.pos++
+			}
+			d.line++
+			return append(rec, string(f)), nil
+		default:
+			f = append(f, c)
+		}
+	}
+	if quoted {
+		return nil, fmt.Errorf("line %d: quoted field not terminated", d.line+1)
+	}
+	return append(rec, string(f)), nil
 }

@@ -100,9 +100,12 @@ func applyPartitions(t *Table, fileCols []plan.Field) error {
 	vals := map[string][]string{}
 	for i := range t.Files {
 		f := &t.Files[i]
-		kvs, err := hivePath(t.Location, f.Key)
+		kvs, err := hivePath(hiveBase(t.Location, f.Key), f.Key)
 		if err != nil {
 			return partitionError("table %s: file %s: %w", t.Name, f.Key, err)
+		}
+		if t.NoHive {
+			kvs = nil
 		}
 		fk := make([]string, len(kvs))
 		for j, kv := range kvs {

@@ -17,12 +17,12 @@ import (
 // the .json, .ndjson and .jsonl files under prefix: the columns and their
 // types are inferred from the first 256 KiB of the first file (inferJSON)
 // and the row count is estimated from the sample's average line length.
-func InspectJSON(ctx context.Context, b objstore.Bucket, name, prefix string) (*Table, error) {
+func InspectJSON(ctx context.Context, b objstore.Bucket, name, prefix string, noHive bool) (*Table, error) {
 	objs, err := ListFiles(ctx, b, prefix, FormatExtensions("json")...)
 	if err != nil {
 		return nil, fmt.Errorf("table %s: %w", name, err)
 	}
-	t := &Table{Name: name, Format: "json", Location: prefix, JSON: &plan.JSONFormat{}}
+	t := &Table{Name: name, Format: "json", Location: prefix, JSON: &plan.JSONFormat{}, NoHive: noHive}
 	for _, o := range objs {
 		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size, RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
 		t.Bytes += o.Size

@@ -64,6 +64,12 @@ func Compressible(ext string) bool {
 // order, following the commit protocol. It is one LIST request (a Stat
 // for a single file).
 func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...string) ([]objstore.ObjectInfo, error) {
+	if strings.Contains(location, LocationSep) {
+		return listEach(ctx, b, location, exts)
+	}
+	if IsGlob(location) {
+		return listGlob(ctx, b, location, exts)
+	}
 	if location != "" && !strings.HasSuffix(location, "/") {
 		info, err := b.Stat(ctx, location)
 		if err == nil {
@@ -81,6 +87,13 @@ func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", location, err)
 	}
+	return committedFiles(objs, exts), nil
+}
+
+// committedFiles keeps the data files among objs: those with one of the
+// extensions exts, not named like a marker, and not a file of a write
+// that has not committed.
+func committedFiles(objs []objstore.ObjectInfo, exts []string) []objstore.ObjectInfo {
 	committed := map[string]bool{} // dir + writer id
 	for _, o := range objs {
 		dir, base := path.Split(o.Key)
@@ -99,7 +112,7 @@ func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...
 		}
 		out = append(out, o)
 	}
-	return out, nil
+	return out
 }
 
 // Relist brings an external table's file list up to date with its

@@ -123,6 +123,24 @@ type CSVFormat struct {
 	Delimiter string `json:"delimiter,omitempty"`
 	// Null is the text that stands for NULL (default: empty field).
 	Null string `json:"null,omitempty"`
+	// QuotedNotNull: a quoted field equal to Null ("" by default) is a
+	// value, not NULL (DuckDB's allow_quoted_nulls=false). By default it
+	// is NULL, as DuckDB reads it.
+	QuotedNotNull bool `json:"quoted_not_null,omitempty"`
+	// Quote is the quote character ("": '"'); Escape the character that
+	// makes the next quote (or escape) inside a quoted field literal ("":
+	// the quote itself, doubled).
+	Quote  string `json:"quote,omitempty"`
+	Escape string `json:"escape,omitempty"`
+	// Skip is the number of lines skipped at the start of each file,
+	// before the header.
+	Skip int `json:"skip,omitempty"`
+	// NullPadding reads a line with fewer fields than the file has columns
+	// with NULL in the missing ones (else it is an error).
+	NullPadding bool `json:"null_padding,omitempty"`
+	// IgnoreErrors skips lines that do not parse (a wrong field count, a
+	// value not of its column's type) instead of failing the scan.
+	IgnoreErrors bool `json:"ignore_errors,omitempty"`
 	// DateFormats give, by column name, the format of DATE columns not
 	// written YYYY-MM-DD: "%d/%m/%Y" (day first) or "%m/%d/%Y" (month
 	// first), with '/', '-' or '.' between the parts.
