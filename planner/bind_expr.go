@@ -545,6 +545,10 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		return b.like(l, r, name == "!~~", loc)
 	case "||":
 		return b.callByName("||", []*plan.Expr{l, r}, loc)
+	case "->":
+		return b.callByName("json_extract", []*plan.Expr{l, r}, loc)
+	case "->>":
+		return b.callByName("json_extract_string", []*plan.Expr{l, r}, loc)
 	case "//":
 		// DuckDB's x // y: integer division (towards zero) of integers,
 		// / of anything else.
@@ -1093,12 +1097,29 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		return b.bindDatePart(field, fc.Args[0], c, loc)
 	}
 	switch name {
-	case "extract", "date_part", "substring", "substr":
+	case "extract", "date_part", "substring", "substr", "date_add":
 		if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", name)
 		}
 	}
 	switch name {
+	case "date_add":
+		// DuckDB's date_add(date, interval) is date + interval.
+		if len(fc.Args) != 2 {
+			return nil, b.errorf(CodeType, loc, "type mismatch: date_add takes a date or timestamp and an interval")
+		}
+		iv, ok, err := b.intervalOf(fc.Args[1])
+		if err != nil {
+			return nil, err
+		}
+		if !ok {
+			return nil, b.errorf(CodeType, exprLoc(fc.Args[1]), "type mismatch: the second argument of date_add must be an INTERVAL")
+		}
+		d, err := b.bindExpr(fc.Args[0], c)
+		if err != nil {
+			return nil, err
+		}
+		return b.dateShift(d, iv, 1, loc)
 	case "extract", "date_part":
 		if len(fc.Args) != 2 {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)

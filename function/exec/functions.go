@@ -252,6 +252,7 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, dateFunctions()...)
 		all = append(all, moreFunctions()...)
 		all = append(all, epochFunctions()...)
+		all = append(all, jsonFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {
 			for _, n := range append([]string{f.Name}, f.Aliases...) {
