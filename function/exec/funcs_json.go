@@ -93,7 +93,7 @@ func jsonPathKernel(f func(v json.RawMessage, o *out) error) Kernel {
 		return eachRow(c, func(i int, o *out) error {
 			text := doc.Str(i)
 			if !json.Valid([]byte(text)) {
-				return plan.Errorf(plan.CodeRuntime, "%s: malformed JSON %s", c.Name, quoteShort(text))
+				return plan.Errorf(plan.CodeRuntime, "malformed JSON %s", quoteShort(text))
 			}
 			v := json.RawMessage(text)
 			if path != nil {
@@ -106,7 +106,7 @@ func jsonPathKernel(f func(v json.RawMessage, o *out) error) Kernel {
 				default:
 					var err error
 					if steps, err = parseJSONPath(path.Str(i)); err != nil {
-						return plan.Errorf(plan.CodeRuntime, "%s: %v", c.Name, err)
+						return plan.Errorf(plan.CodeRuntime, "%v", err)
 					}
 					if path.Const() {
 						cached, cachedOK = steps, true
@@ -115,7 +115,7 @@ func jsonPathKernel(f func(v json.RawMessage, o *out) error) Kernel {
 				var ok bool
 				var err error
 				if v, ok, err = jsonWalk(v, steps); err != nil {
-					return plan.Errorf(plan.CodeRuntime, "%s: %v", c.Name, err)
+					return plan.Errorf(plan.CodeRuntime, "%v", err)
 				}
 				if !ok {
 					o.null()
