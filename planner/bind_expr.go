@@ -1104,22 +1104,13 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	}
 	switch name {
 	case "date_add":
-		// DuckDB's date_add(date, interval) is date + interval.
+		// DuckDB's date_add(d, x) is d + x (an interval, or days).
 		if len(fc.Args) != 2 {
 			return nil, b.errorf(CodeType, loc, "type mismatch: date_add takes a date or timestamp and an interval")
 		}
-		iv, ok, err := b.intervalOf(fc.Args[1])
-		if err != nil {
-			return nil, err
-		}
-		if !ok {
-			return nil, b.errorf(CodeType, exprLoc(fc.Args[1]), "type mismatch: the second argument of date_add must be an INTERVAL")
-		}
-		d, err := b.bindExpr(fc.Args[0], c)
-		if err != nil {
-			return nil, err
-		}
-		return b.dateShift(d, iv, 1, loc)
+		plus := &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pg.MakeStrNode("+")},
+			Lexpr: fc.Args[0], Rexpr: fc.Args[1], Location: loc}
+		return b.bindOp(plus, c) // DuckDB's date_add(1, 2) is 3 too
 	case "extract", "date_part":
 		if len(fc.Args) != 2 {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)
