@@ -548,6 +548,10 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 		return b.like(l, r, name == "!~~", loc)
 	case "||":
 		return b.callByName("||", []*plan.Expr{l, r}, loc)
+	case "->":
+		return b.callByName("json_extract", []*plan.Expr{l, r}, loc)
+	case "->>":
+		return b.callByName("json_extract_string", []*plan.Expr{l, r}, loc)
 	case "//":
 		// DuckDB's x // y: integer division (towards zero) of integers,
 		// / of anything else.
@@ -1096,12 +1100,20 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		return b.bindDatePart(field, fc.Args[0], c, loc)
 	}
 	switch name {
-	case "extract", "date_part", "substring", "substr":
+	case "extract", "date_part", "substring", "substr", "date_add":
 		if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", name)
 		}
 	}
 	switch name {
+	case "date_add":
+		// DuckDB's date_add(d, x) is d + x (an interval, or days).
+		if len(fc.Args) != 2 {
+			return nil, b.errorf(CodeType, loc, "type mismatch: date_add takes a date or timestamp and an interval")
+		}
+		plus := &pg.A_Expr{Kind: pg.A_Expr_Kind_AEXPR_OP, Name: []*pg.Node{pg.MakeStrNode("+")},
+			Lexpr: fc.Args[0], Rexpr: fc.Args[1], Location: loc}
+		return b.bindOp(plus, c) // DuckDB's date_add(1, 2) is 3 too
 	case "extract", "date_part":
 		if len(fc.Args) != 2 {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s takes a field and a date", name)

@@ -74,7 +74,7 @@ func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int3
 	orig := append([]*plan.Expr(nil), args...)
 	narrowed := false
 	for k, a := range args {
-		if a.Type.Wide() {
+		if a.Type.Wide() && !f.TakesWide {
 			narrowed = true
 			s := min(a.Type.Scale, plan.MaxDecimal64Precision)
 			n, err := b.cast(a, plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimal64Precision, Scale: s}, loc)

@@ -19,7 +19,8 @@ func TestFunctionDocs(t *testing.T) {
 		"Unless stated, a NULL argument gives NULL.\n\n" + FunctionDocs() +
 		"\n## Aggregates\n\nGenerated from the aggregate registry (`function/exec/aggregates.go`, one `agg_*.go` file per family). A NULL value is skipped; over no rows an aggregate is NULL, a count 0.\n\n" + exec.AggregateDocs() +
 		"\nTwo-argument aggregates, rewritten by the planner into the ones above: `covar_pop(y, x)`, `covar_samp`, `corr`, `regr_slope`, `regr_intercept`, `regr_r2`, `regr_count`, `regr_avgx`, `regr_avgy`, `regr_sxx`, `regr_syy`, `regr_sxy` (over the pairs where both are not NULL).\n" +
-		"\nDate part shorthands (DuckDB's): `year(d)`, `month`, `day`/`dayofmonth`, `quarter`, `week`/`weekofyear`, `yearweek`, `isoyear`, `dayofweek`/`weekday`, `isodow`, `dayofyear`, `decade`, `century`, `millennium`, `era`, `hour`, `minute`, `second` are `date_part('field', d)` of a date or timestamp.\n"
+		"\nDate part shorthands (DuckDB's): `year(d)`, `month`, `day`/`dayofmonth`, `quarter`, `week`/`weekofyear`, `yearweek`, `isoyear`, `dayofweek`/`weekday`, `isodow`, `dayofyear`, `decade`, `century`, `millennium`, `era`, `hour`, `minute`, `second` are `date_part('field', d)` of a date or timestamp.\n" +
+		"\nBound by the planner: `date_add(d, x)` is `d + x` (an INTERVAL constant: a timestamp; an integer: days; as DuckDB); `d ->> path` is `json_extract_string(d, path)` and `d -> path` is `json_extract(d, path)`; they bind as Postgres operators (tighter than `=`, as tight as `||`), where DuckDB binds them looser than `=`: parenthesize `(d ->> path) = x` to mean the same in both.\n"
 	if *update {
 		if err := os.WriteFile(path, []byte(got), 0o644); err != nil {
 			t.Fatal(err)

@@ -11,15 +11,17 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// sum and avg. sum(int64) is int64 (an error on overflow), sum(float64)
-// float64, sum(decimal(p,s)) decimal(38,s) (DuckDB's rule) kept as a wide
-// decimal. The partial state of sum is the sum, of avg [sum, count]; avg
-// sums integers as decimal(38,0) (avgSumType), so it never overflows.
+// sum and avg. sum(int64) is decimal(38,0) (DuckDB's HUGEINT), sum(float64)
+// float64, sum(decimal(p,s)) decimal(38,s) (DuckDB's rule), all kept as a
+// wide decimal (plan.SumType), so a sum of 64-bit values does not
+// overflow. The partial state of sum is the sum, of avg [sum, count]; avg
+// sums in sum's type. A sum of int64 (an error on overflow) is only
+// planned by the planner's own rewrites (a sum of counts).
 
 func sumAggregates() []*AggregateFunction {
 	return []*AggregateFunction{
 		{Name: plan.AggSum, Doc: "the sum of the non-NULL values (NULL for none); an error on overflow",
-			Signatures: []AggSignature{{Arg: NumericType, Return: plan.SumType, ReturnDoc: "decimal(38, s) of a decimal, else the argument's type"}},
+			Signatures: []AggSignature{{Arg: NumericType, Return: plan.SumType, ReturnDoc: "decimal(38, s) of a decimal, decimal(38, 0) of an integer, else double"}},
 			NumStates:  1, StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{c.Type} },
 			Frame: sumFrames(false), New: newSumAcc},
 		{Name: plan.AggAvg, Doc: "the mean of the non-NULL values (NULL for none)",
@@ -159,16 +161,10 @@ func (a *avgAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int) (arr
 	return makeArray(arrow.PrimitiveTypes.Float64, n, vbuf, buf), nil
 }
 
-// avgSumType is the type avg sums its argument in: sum's, except that
-// integers are summed as decimal(38,0) (128 bits, as DuckDB sums them in
-// a HUGEINT), so the mean of 64-bit ids near the int64 limit does not
-// overflow.
-func avgSumType(arg plan.DataType) plan.DataType {
-	if arg.ID == plan.Int64 {
-		return plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimalPrecision, Scale: 0}
-	}
-	return plan.SumType(arg)
-}
+// avgSumType is the type avg sums its argument in: sum's (integers in
+// 128 bits, as DuckDB sums them in a HUGEINT), so the mean of 64-bit ids
+// near the int64 limit does not overflow.
+func avgSumType(arg plan.DataType) plan.DataType { return plan.SumType(arg) }
 
 // avgInt divides an exact integer sum (unscaled by div) by a count with one
 // rounding where possible: the integral quotient and the remainder are
@@ -303,11 +299,12 @@ func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
 			valid.Release()
 			return nil, err
 		}
-		// Wide decimals: a sum of decimal(p,s) is decimal(38,s) (DuckDB's rule),
-		// and the input may be wide already (a sum over a sum). avg of an
-		// integer or 64-bit decimal sums here too, in 128 bits (avgSumType),
-		// so a frame of ids near the int64 limit does not overflow.
-		if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 || (avg && layoutOf(x) == kInt64) {
+		// Integers and decimals sum in 128 bits: a sum of decimal(p,s) is
+		// decimal(38,s) and of an integer decimal(38,0) (plan.SumType,
+		// DuckDB's rule), and the input may be wide already (a sum over a
+		// sum). avg of these sums here too, so a frame of ids near the
+		// int64 limit does not overflow.
+		if wt, ok := t.(*arrow.Decimal128Type); ok || layoutOf(x) == kDec128 || layoutOf(x) == kInt64 {
 			scale := 0
 			switch xt := x.DataType().(type) {
 			case *arrow.Decimal128Type:
@@ -336,6 +333,9 @@ func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
 				return acc{s: s, overflow: a.overflow || b.overflow || over || !fitsDigits(s, 38)}
 			})
 			if !avg {
+				if !ok {
+					return fail(fmt.Errorf("%s of %s as %s: want decimal(38, s)", in.call.Func, x.DataType(), t))
+				}
 				buf, v := newFixed[num](mem, n)
 				for i := range v {
 					f := in.rows(i)
@@ -370,37 +370,6 @@ func sumFrames(avg bool) func(in *frameInput) (arrow.Array, error) {
 			return makeArray(t, n, valid, buf), nil
 		}
 		switch layoutOf(x) {
-		case kInt64:
-			xs := values[int64](x)
-			type acc struct {
-				s        int64
-				overflow bool
-			}
-			tree := newSegTree(n, acc{}, func(i int) acc {
-				if !isValid(vb, voff, i) {
-					return acc{}
-				}
-				return acc{s: xs[i]}
-			}, func(a, b acc) acc {
-				s, over := addChecked(a.s, b.s)
-				return acc{s: s, overflow: a.overflow || b.overflow || over}
-			})
-			// Only sum comes here: avg of this layout took the wide path.
-			buf, v := newFixed[int64](mem, n)
-			for i := range v {
-				f := in.rows(i)
-				if in.count(f) == 0 {
-					clearBit(outBits, i)
-					continue
-				}
-				a := queryFrame(tree, f)
-				if a.overflow {
-					buf.Release()
-					return fail(fmt.Errorf("%w: window sum", ErrIntegerOverflow))
-				}
-				v[i] = a.s
-			}
-			return makeArray(t, n, valid, buf), nil
 		case kFloat64:
 			xs := values[float64](x)
 			tree := newSegTree(n, 0.0, func(i int) float64 {

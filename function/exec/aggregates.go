@@ -199,6 +199,7 @@ var aggregateFamilies = []func() []*AggregateFunction{
 	varianceAggregates, // agg_variance.go
 	hllAggregates,      // agg_hll.go
 	holisticAggregates, // agg_holistic.go
+	bitAggregates,      // agg_bits.go
 }
 
 var (

@@ -77,7 +77,11 @@ type ScalarFunction struct {
 	// null analyses (outer-join simplification, NOT IN), so both must be
 	// true to the kernel: TestNullHandlingHonest checks them.
 	NullOnValues bool
-	Kernel       Kernel
+	// TakesWide: the kernel reads wide decimal arguments (decimal(19..38,
+	// s), arrow Decimal128) itself, so the planner does not narrow them to
+	// the 64-bit layout first (printf, format).
+	TakesWide bool
+	Kernel    Kernel
 }
 
 // Strict reports whether f is NULL whenever any argument is NULL.
@@ -252,6 +256,8 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, dateFunctions()...)
 		all = append(all, moreFunctions()...)
 		all = append(all, epochFunctions()...)
+		all = append(all, jsonFunctions()...)
+		all = append(all, formatFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {
 			for _, n := range append([]string{f.Name}, f.Aliases...) {

@@ -28,6 +28,7 @@ func TestWindowFunctions(t *testing.T) {
 	def := rng(up, cur)
 	groups := func(s, e plan.FrameBound) plan.Frame { return plan.Frame{Mode: plan.FrameGroups, Start: s, End: e} }
 	exclude := func(f plan.Frame, x plan.FrameExclude) plan.Frame { f.Exclude = x; return f }
+	sumT := plan.SumType(i64T) // decimal(38,0)
 	for _, tc := range []struct {
 		call plan.WindowCall
 		want []any
@@ -40,26 +41,26 @@ func TestWindowFunctions(t *testing.T) {
 		{plan.WindowCall{Func: plan.WinNtile, Type: i64T, Args: []*plan.Expr{litI(3)}}, []any{int64(1), int64(1), int64(2), int64(3), int64(1), int64(2)}},
 		{plan.WindowCall{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v}}, []any{nil, int64(1), int64(2), int64(3), nil, int64(5)}},
 		{plan.WindowCall{Func: plan.WinLead, Type: i64T, Args: []*plan.Expr{v, litI(1), litI(0)}}, []any{int64(2), int64(3), int64(4), int64(0), int64(6), int64(0)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: def}, []any{int64(1), int64(6), int64(6), int64(10), int64(5), int64(11)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: rows(pre(1), fol(1))}, []any{int64(3), int64(6), int64(9), int64(7), int64(11), int64(11)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: rng(pre(10), cur)}, []any{int64(1), int64(6), int64(6), int64(9), int64(5), int64(6)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: def}, []any{int64(1), int64(6), int64(6), int64(10), int64(5), int64(11)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: rows(pre(1), fol(1))}, []any{int64(3), int64(6), int64(9), int64(7), int64(11), int64(11)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: rng(pre(10), cur)}, []any{int64(1), int64(6), int64(6), int64(9), int64(5), int64(6)}},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggCountStar), Type: i64T, Frame: rng(cur, fol(10))}, []any{int64(3), int64(3), int64(3), int64(1), int64(1), int64(1)}},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMin), Type: i64T, Args: []*plan.Expr{v}, Frame: rows(cur, uf)}, []any{int64(1), int64(2), int64(3), int64(4), int64(5), int64(6)}},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMax), Type: i64T, Args: []*plan.Expr{o}, Frame: rows(up, cur)}, []any{int64(10), int64(20), int64(20), int64(30), int64(5), int64(5)}},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggCount), Type: i64T, Args: []*plan.Expr{o}, Frame: rows(up, uf)}, []any{int64(4), int64(4), int64(4), int64(4), int64(1), int64(1)}},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggAvg), Type: f64T, Args: []*plan.Expr{v}, Frame: def}, []any{1.0, 2.0, 2.0, 2.5, 5.0, 5.5}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: rows(fol(5), uf)}, []any{nil, nil, nil, nil, nil, nil}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: rows(fol(5), uf)}, []any{nil, nil, nil, nil, nil, nil}},
 		{plan.WindowCall{Func: plan.WinFirstValue, Type: i64T, Args: []*plan.Expr{v}, Frame: rows(fol(1), uf)}, []any{int64(2), int64(3), int64(4), nil, int64(6), nil}},
 		{plan.WindowCall{Func: plan.WinLastValue, Type: i64T, Args: []*plan.Expr{v}, Frame: def}, []any{int64(1), int64(3), int64(3), int64(4), int64(5), int64(6)}},
 		{plan.WindowCall{Func: plan.WinNthValue, Type: i64T, Args: []*plan.Expr{v, litI(2)}, Frame: rows(up, uf)}, []any{int64(2), int64(2), int64(2), int64(2), int64(6), int64(6)}},
 		// DISTINCT over whole-partition frames: each value once.
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggCount), Type: i64T, Args: []*plan.Expr{o}, Frame: rows(up, uf), Distinct: true}, []any{int64(3), int64(3), int64(3), int64(3), int64(1), int64(1)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{o}, Frame: rows(up, uf), Distinct: true}, []any{int64(60), int64(60), int64(60), int64(60), int64(5), int64(5)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{o}, Frame: rows(up, uf), Distinct: true}, []any{int64(60), int64(60), int64(60), int64(60), int64(5), int64(5)}},
 		// GROUPS frames count peer groups; EXCLUDE leaves the row, its group or its ties out.
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: groups(pre(1), cur)}, []any{int64(1), int64(6), int64(6), int64(9), int64(5), int64(11)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rows(up, uf), plan.ExcludeCurrentRow)}, []any{int64(9), int64(8), int64(7), int64(6), int64(6), int64(5)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rng(up, uf), plan.ExcludeGroup)}, []any{int64(9), int64(5), int64(5), int64(6), int64(6), int64(5)}},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(groups(pre(1), fol(1)), plan.ExcludeTies)}, []any{int64(6), int64(7), int64(8), int64(9), int64(11), int64(11)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: groups(pre(1), cur)}, []any{int64(1), int64(6), int64(6), int64(9), int64(5), int64(11)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: exclude(rows(up, uf), plan.ExcludeCurrentRow)}, []any{int64(9), int64(8), int64(7), int64(6), int64(6), int64(5)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: exclude(rng(up, uf), plan.ExcludeGroup)}, []any{int64(9), int64(5), int64(5), int64(6), int64(6), int64(5)}},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: sumT, Args: []*plan.Expr{v}, Frame: exclude(groups(pre(1), fol(1)), plan.ExcludeTies)}, []any{int64(6), int64(7), int64(8), int64(9), int64(11), int64(11)}},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggCountStar), Type: i64T, Frame: exclude(groups(pre(1), fol(1)), plan.ExcludeGroup)}, []any{int64(2), int64(2), int64(2), int64(2), int64(1), int64(1)}},
 		{plan.WindowCall{Func: plan.WinFirstValue, Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rows(pre(1), fol(1)), plan.ExcludeCurrentRow)}, []any{int64(2), int64(1), int64(2), int64(3), int64(6), int64(5)}},
 		{plan.WindowCall{Func: plan.WinLastValue, Type: i64T, Args: []*plan.Expr{v}, Frame: exclude(rows(pre(1), fol(1)), plan.ExcludeCurrentRow)}, []any{int64(2), int64(3), int64(4), int64(3), int64(6), int64(5)}},

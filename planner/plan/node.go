@@ -214,10 +214,15 @@ type AggCall struct {
 // executor of both phases reads it there.
 
 // SumType is the result type of SUM over t: as in DuckDB, the sum of a
-// decimal(p,s) is decimal(38,s), so money sums do not overflow.
+// decimal(p,s) is decimal(38,s), so money sums do not overflow, and the
+// sum of an integer is 128 bits wide (DuckDB's HUGEINT, here
+// decimal(38,0)), so a sum of 64-bit ids does not overflow either.
 func SumType(t DataType) DataType {
-	if t.ID == Decimal {
+	switch t.ID {
+	case Decimal:
 		return DecimalType(MaxDecimalPrecision, t.Scale)
+	case Int64:
+		return DecimalType(MaxDecimalPrecision, 0)
 	}
 	return t
 }
