@@ -74,6 +74,9 @@ type relation struct {
 	// hidden, when set, marks columns only qualified references and t.*
 	// see: the sides' columns of JOIN ... USING (bind_using.go).
 	hidden []bool
+	// skipped are the table's columns of unsupported types (a reference
+	// is SL005, not SL003).
+	skipped []SkippedColumn
 }
 
 // scope is what column references resolve against: the FROM items of one
@@ -923,7 +926,7 @@ func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relatio
 	if base, _, ok := strings.Cut(name, "@"); ok && base != "" {
 		alias = base // an Iceberg snapshot (t@ref) is qualified as t
 	}
-	rel := &relation{alias: alias, table: info.Name}
+	rel := &relation{alias: alias, table: info.Name, skipped: info.Skipped}
 	var aliases []*pg.Node
 	if rv.Alias != nil {
 		rel.alias, aliases = rv.Alias.Aliasname, rv.Alias.Colnames

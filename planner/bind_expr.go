@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -168,6 +169,9 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 			return e, nil
 		}
 	}
+	if err := b.skippedColumn(c.scope, qual, name, cr.Location); err != nil {
+		return nil, err
+	}
 	if qual != "" {
 		return nil, b.errorf(CodeUnknownTbl, cr.Location, "unknown table %q in column reference %s.%s", qual, qual, name)
 	}
@@ -175,6 +179,24 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 		return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q in table %q", name, c.scope.rels[0].table)
 	}
 	return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q", name)
+}
+
+// skippedColumn is the SL005 error for a reference to a column its table
+// left out for its type, or nil when name is no such column.
+func (b *binder) skippedColumn(s *scope, qual, name string, loc int32) error {
+	for ; s != nil; s = s.parent {
+		for _, r := range s.rels {
+			if qual != "" && !strings.EqualFold(r.alias, qual) {
+				continue
+			}
+			for _, sk := range r.skipped {
+				if strings.EqualFold(sk.Name, name) {
+					return b.unsupported(loc, fmt.Sprintf("column %q of table %q has type %s, which sluice does not read yet", sk.Name, r.table, sk.Type))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resolveIn resolves a column reference in the relations of one scope:
@@ -212,6 +234,9 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 		}
 		return nil, b.errorf(CodeAmbiguous, loc, "column reference %q is ambiguous", name)
 	case qual != "" && qualFound:
+		if err := b.skippedColumn(s, qual, name, loc); err != nil {
+			return nil, err
+		}
 		return nil, b.errorf(CodeUnknownCol, loc, "unknown column %q in table %q", name, qualRel.table)
 	}
 	return nil, nil

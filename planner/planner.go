@@ -47,6 +47,16 @@ type TableInfo struct {
 	// View, when set, makes the table a view: the text of its query,
 	// bound in place of a scan wherever the view is named (bind_view.go).
 	View string
+	// Skipped are the file columns left out of Columns because sluice
+	// cannot read their type: a reference to one is SL005 naming it.
+	Skipped []SkippedColumn
+}
+
+// SkippedColumn is a column of a table's files that the table leaves out
+// (its type is not supported), with the file's type text.
+type SkippedColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // Options tune planning.
