@@ -205,6 +205,9 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 		return nil, err
 	}
 	g.ReuseStages()
+	if err := checkNested(g); err != nil {
+		return nil, err
+	}
 	// A graph that breaks the plan contract is a planner bug, not the
 	// user's: it wraps plan.ErrInvalidPlan, never an *Error.
 	if err := g.Validate(); err != nil {

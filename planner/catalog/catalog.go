@@ -299,7 +299,7 @@ func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) 
 	var skipped []planner.SkippedColumn
 	for _, f := range sch.Fields() {
 		t, ok := plan.FromArrow(f.Type)
-		if !ok || t.IsNested() {
+		if !ok {
 			skipped = append(skipped, planner.SkippedColumn{Name: f.Name, Type: f.Type.String()})
 			continue
 		}
