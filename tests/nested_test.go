@@ -45,8 +45,8 @@ func TestUnsupportedColumnLeftOut(t *testing.T) {
 	}
 	on := true
 	for q, want := range map[string]string{
-		"select payload from odd":          `column "payload" of table "odd" has type binary`,
-		"select odd.at from odd":           `column "at" of table "odd" has type time64[us]`,
+		"select payload from odd":         `column "payload" of table "odd" has type binary`,
+		"select odd.at from odd":          `column "at" of table "odd" has type time64[us]`,
 		"select id from odd where at > 1": `column "at" of table "odd" has type time64[us]`,
 	} {
 		_, err := st.Query(context.Background(), q, &on, nil)

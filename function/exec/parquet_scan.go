@@ -45,7 +45,7 @@ type ParquetScan struct {
 	zeroRows  int64 // zero-column scans: rows still to emit
 
 	md        *metadata.FileMetaData
-	colLeaves []int // per output column, its leaf for statistics (-1: the file lacks it, or it is nested)
+	colLeaves []int   // per output column, its leaf for statistics (-1: the file lacks it, or it is nested)
 	colRead   [][]int // per output column, the leaves read for it (nil: the file lacks it)
 	// rawDecimal: per record-reader column, the decimal type of an INT64
 	// decimal read as its raw int64 values (rawDecimals); nil: none.
