@@ -4,9 +4,14 @@ import (
 	"context"
 	"database/sql"
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/sluicedb/sluice/local"
 )
 
 // duckWrite writes the rows of query q to the Parquet file path with
@@ -95,6 +100,39 @@ func TestNestedParquet(t *testing.T) {
 		{name: "isnull", sql: `select id, l from nested where s is null and l is not null`},
 		{name: "agg", sql: `select id % 5 as k, count(l), count(distinct id) from nested where m is not null group by k`},
 	})
+	// pgwire: Postgres array text (bigint[]), composite text and map text,
+	// through psql and pgx.
+	pg, err := st.StartPG(context.Background(), local.PGOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if psql, err := exec.LookPath("psql"); err == nil {
+		out, err := exec.Command(psql, pgURL(pg), "-X", "-A", "-t", "-F", "|", "-v", "ON_ERROR_STOP=1", "-c",
+			"select id, l, s, m, ls from nested where id in (1, 5, 13, 14) order by id").CombinedOutput()
+		if err != nil {
+			t.Fatalf("psql: %v\n%s", err, out)
+		}
+		want := `1|{1,NULL}|(1,n1,"(1,""{1,2}"")")|{k1=1, z=-1}|{"(1,q1)","(,r)"}
+5|{5,NULL,10}|(5,n5,"(2,)")|{k1=5, z=-5}|{"(0,q5)","(,r)"}
+13||(13,n13,"(1,""{13,14}"")")|{k1=13, z=-13}|{"(3,q13)","(,r)"}
+14|{}|(14,n14,"(2,""{14,15}"")")|{k2=14, z=NULL}|{"(4,q14)","(,r)"}`
+		if got := strings.TrimSpace(string(out)); got != want {
+			t.Errorf("psql:\n%s\nwant:\n%s", got, want)
+		}
+	}
+	conn, err := pgx.Connect(context.Background(), pgURL(pg))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	var l []*int64
+	if err := conn.QueryRow(context.Background(), "select l from nested where id = 5").Scan(&l); err != nil {
+		t.Fatal(err)
+	}
+	if len(l) != 3 || *l[0] != 5 || l[1] != nil || *l[2] != 10 {
+		t.Errorf("pgx bigint[]: %v", l)
+	}
+
 	// What the engine has no kernels for yet is SL005 at planning, never
 	// a failed task or a wrong order.
 	on := true

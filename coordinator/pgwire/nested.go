@@ -1,6 +1,7 @@
 package pgwire
 
 import (
+	"encoding/binary"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -24,8 +25,8 @@ func nestedType(t arrow.DataType) (pgType, bool) {
 	switch tt := t.(type) {
 	case *arrow.ListType:
 		if e := typeOf(tt.Elem()); e.OID != 0 {
-			if oid, ok := arrayOIDs[e.OID]; ok {
-				return pgType{OID: oid, Size: -1, Mod: -1, Name: e.Name + "[]"}, true
+			if oid, ok := arrayOIDs[e.OID]; ok && e.binary {
+				return pgType{OID: oid, Size: -1, Mod: -1, Name: e.Name + "[]", binary: true}, true
 			}
 		}
 		return pgType{OID: oidText, Size: -1, Mod: -1, Name: "text"}, true
@@ -33,6 +34,43 @@ func nestedType(t arrow.DataType) (pgType, bool) {
 		return pgType{OID: oidText, Size: -1, Mod: -1, Name: "text"}, true
 	}
 	return pgType{}, false
+}
+
+// appendArrayBinary appends row i of a list of a scalar type in
+// Postgres's binary array format: dimensions, a has-NULLs flag, the
+// element OID, the length and lower bound (1), then each element as its
+// length (-1: NULL) and binary value.
+func appendArrayBinary(buf []byte, a *array.List, i int) []byte {
+	lo, hi := a.ValueOffsets(i)
+	vals := a.ListValues()
+	ndim, hasNull := uint32(1), uint32(0)
+	if hi == lo {
+		ndim = 0
+	}
+	for j := lo; j < hi; j++ {
+		if vals.IsNull(int(j)) {
+			hasNull = 1
+		}
+	}
+	buf = binary.BigEndian.AppendUint32(buf, ndim)
+	buf = binary.BigEndian.AppendUint32(buf, hasNull)
+	buf = binary.BigEndian.AppendUint32(buf, typeOf(vals.DataType()).OID)
+	if ndim == 0 {
+		return buf
+	}
+	buf = binary.BigEndian.AppendUint32(buf, uint32(hi-lo))
+	buf = binary.BigEndian.AppendUint32(buf, 1)
+	for j := lo; j < hi; j++ {
+		if vals.IsNull(int(j)) {
+			buf = binary.BigEndian.AppendUint32(buf, 0xffffffff)
+			continue
+		}
+		at := len(buf)
+		buf = append(buf, 0, 0, 0, 0)
+		buf = appendValue(buf, vals, int(j), 1)
+		binary.BigEndian.PutUint32(buf[at:], uint32(len(buf)-at-4))
+	}
+	return buf
 }
 
 // appendNested appends the text form of row i of a nested column.

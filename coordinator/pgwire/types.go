@@ -170,7 +170,12 @@ func appendValue(buf []byte, col arrow.Array, i int, format int16) []byte {
 			return binary.BigEndian.AppendUint64(buf, uint64(us-pgEpoch.UnixMicro()))
 		}
 		return appendTimestamp(buf, time.UnixMicro(us).UTC())
-	case *array.List, *array.Map, *array.Struct:
+	case *array.List:
+		if bin {
+			return appendArrayBinary(buf, a, i)
+		}
+		return appendNested(buf, col, i)
+	case *array.Map, *array.Struct:
 		return appendNested(buf, col, i)
 	}
 	return append(buf, col.ValueStr(i)...)
