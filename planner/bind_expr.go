@@ -113,6 +113,11 @@ func (b *binder) bindBooleanTest(bt *pg.BooleanTest, c *exprCtx) (*plan.Expr, er
 }
 
 func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error) {
+	if len(cr.Fields) > 1 {
+		if e, ok, err := b.bindFieldPath(cr, c); ok || err != nil {
+			return e, err
+		}
+	}
 	var names []string
 	for _, f := range cr.Fields {
 		if f.GetAStar() != nil {

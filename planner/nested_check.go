@@ -3,6 +3,7 @@ package planner
 import (
 	"fmt"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -118,6 +119,15 @@ func checkNestedExpr(e *plan.Expr) error {
 	switch e.Op {
 	case plan.OpColumn, plan.OpLiteral:
 		return nil
+	case plan.OpFunc:
+		if f, ok := exec.LookupFunction(e.Func); ok && f.Nested {
+			for _, a := range e.Args {
+				if err := checkNestedExpr(a); err != nil {
+					return err
+				}
+			}
+			return nil
+		}
 	}
 	if e.Type.IsNested() {
 		return nestedErr(fmt.Sprintf("%s giving", e.Op), e.Type)

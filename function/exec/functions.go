@@ -77,7 +77,10 @@ type ScalarFunction struct {
 	// null analyses (outer-join simplification, NOT IN), so both must be
 	// true to the kernel: TestNullHandlingHonest checks them.
 	NullOnValues bool
-	Kernel       Kernel
+	// Nested: the function takes or gives LIST, STRUCT or MAP values (the
+	// planner lets only these compute on nested values).
+	Nested bool
+	Kernel Kernel
 }
 
 // Strict reports whether f is NULL whenever any argument is NULL.
@@ -252,6 +255,7 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, dateFunctions()...)
 		all = append(all, moreFunctions()...)
 		all = append(all, epochFunctions()...)
+		all = append(all, nestedFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {
 			for _, n := range append([]string{f.Name}, f.Aliases...) {
