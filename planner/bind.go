@@ -51,6 +51,9 @@ type binder struct {
 	// srfNoRows is set while a select list is bound when it calls a
 	// set-returning function of a NULL array (arrays_pg.go).
 	srfNoRows bool
+	// unnested are the unnest(list) calls of the select list being bound,
+	// each bound to its unnestNode's element column (unnest.go).
+	unnested map[*pg.FuncCall]*plan.Expr
 	// views are the views being bound, outermost first (bind_view.go).
 	views []string
 	// params, when set, binds $n as an untyped NULL and records the type
@@ -289,6 +292,9 @@ func (b *binder) bindSelectBodyRows(sel *pg.SelectStmt, root node, sc *scope) (n
 			return nil, err
 		}
 		root = b.applyPredicate(root, p)
+	}
+	if root, err = b.bindSelectUnnest(sel, targets, root, sc); err != nil {
+		return nil, err
 	}
 
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil

@@ -1081,6 +1081,9 @@ func (b *binder) bindCoalesce(ce *pg.CoalesceExpr, c *exprCtx) (*plan.Expr, erro
 
 func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
+	if e, ok := b.unnested[fc]; ok {
+		return e, nil
+	}
 	if fc.Over != nil {
 		return b.bindWindowCall(fc, c)
 	}

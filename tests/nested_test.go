@@ -107,6 +107,14 @@ func TestNestedParquet(t *testing.T) {
 		{name: "maps", sql: `select id, m['z'], m['k' || (id % 4)::varchar], m['nope'], map_keys(m), map_values(m), cardinality(m), element_at(m, 'z'), map_extract(m, 'q') from nested`},
 		{name: "mapfilter", sql: `select id, m from nested where m['z'] is null and cardinality(m) = 2`},
 		{name: "listfilter", sql: `select count(*), sum(l[1]) from nested where len(l) >= 2 and list_contains(l, id)`},
+		{name: "unnest", sql: `select id, unnest(l) from nested`},
+		{name: "unnestexpr", sql: `select id, unnest(s.c.y) + 1 as v, s.a from nested where id % 3 = 0`},
+		{name: "unnestfield", sql: `select id, (unnest(ls)).q, (unnest(ls)).p from nested where id < 500`},
+		{name: "unnestmap", sql: `select id, unnest(map_keys(m)) as k from nested`},
+		{name: "unnestlist", sql: `select id, unnest(ll) as inner_list from nested where id < 100`},
+		{name: "unnestjoin", sql: `select a.id, unnest(b.l) from nested a join nested b on a.id = b.id + 1 where a.id < 1000`},
+		{name: "unnestgroup", sql: `select x, count(*), sum(id) from (select id, unnest(l) as x from nested) u group by x`},
+		{name: "unnestorder", sql: `select id, unnest(l) as x from nested where id between 100 and 130 order by id desc, x`, ordered: true},
 		{name: "agg", sql: `select id % 5 as k, count(l), count(distinct id) from nested where m is not null group by k`},
 	})
 	// pgwire: Postgres array text (bigint[]), composite text and map text,
@@ -150,6 +158,7 @@ func TestNestedParquet(t *testing.T) {
 		"select id from nested where s = s", "select count(*) from nested a join nested b on a.l = b.l", "select min(l) from nested",
 		"select count(distinct s) from nested", "select l::varchar from nested", "select coalesce(l, l) from nested",
 		"select * from nested union select * from nested",
+		"select unnest(l), count(*) from nested", "select unnest(l), unnest(ll) from nested", "select distinct unnest(l) from nested",
 	} {
 		_, err := st.Query(context.Background(), q, &on, nil)
 		if !strings.Contains(fmt.Sprint(err), "SL005") {
