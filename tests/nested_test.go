@@ -9,7 +9,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/flight/flightsql"
 	"github.com/jackc/pgx/v5"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/credentials/insecure"
 
 	"github.com/sluicedb/sluice/local"
 )
@@ -148,6 +152,25 @@ func TestNestedParquet(t *testing.T) {
 	}
 	if len(l) != 3 || *l[0] != 5 || l[1] != nil || *l[2] != 10 {
 		t.Errorf("pgx bigint[]: %v", l)
+	}
+
+	// Flight SQL: the nested Arrow columns as they are.
+	addr, err := st.StartFlight(local.FlightOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl, err := flightsql.NewClient(addr, nil, nil, grpc.WithTransportCredentials(insecure.NewCredentials()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	fq := `select id, s, l, m, ls from nested where id % 9 = 4`
+	schema, got := flightRows(t, context.Background(), cl, fq)
+	if schema.Field(1).Type.ID() != arrow.STRUCT || schema.Field(2).Type.ID() != arrow.LIST || schema.Field(3).Type.ID() != arrow.MAP {
+		t.Errorf("flight sql schema: %s", schema)
+	}
+	if d := rowsDiff(got, duckRows(t, db, fq), false); d != "" {
+		t.Errorf("flight sql: %s", d)
 	}
 
 	// What the engine has no kernels for yet is SL005 at planning, never
