@@ -679,6 +679,16 @@ func (b *binder) bindFrom(from []*pg.Node, sc *scope) (node, error) {
 	}
 	var root node
 	for _, item := range from {
+		if root != nil {
+			n, ok, err := b.fromUnnest(item, root, sc)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				root = n
+				continue
+			}
+		}
 		n, rels, err := b.bindFromItem(item, sc.parent)
 		if err != nil {
 			return nil, err

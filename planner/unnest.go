@@ -119,6 +119,46 @@ func (b *binder) bindSelectUnnest(sel *pg.SelectStmt, targets []*target, root no
 	return &unnestNode{input: root, list: list, elem: id}, nil
 }
 
+// fromUnnest binds "FROM t, UNNEST(t.l) AS u(x)" (LATERAL or not, as
+// DuckDB): an unnest of a list over the FROM items before it is an
+// unnestNode over them, its element the one column of u. ok is false when
+// item is not such an unnest (the Postgres array forms stay as they were).
+func (b *binder) fromUnnest(item *pg.Node, root node, sc *scope) (node, bool, error) {
+	f := item.GetRangeFunction()
+	if f == nil || f.Ordinality || f.IsRowsfrom || len(f.Functions) != 1 || len(f.Coldeflist) > 0 {
+		return nil, false, nil
+	}
+	items := f.Functions[0].GetList().GetItems()
+	if len(items) == 0 || items[0].GetFuncCall() == nil || funcName(items[0].GetFuncCall()) != "unnest" {
+		return nil, false, nil
+	}
+	fc := items[0].GetFuncCall()
+	if len(fc.Args) != 1 {
+		return nil, false, nil
+	}
+	list, err := b.bindExpr(fc.Args[0], &exprCtx{clause: "FROM", scope: sc})
+	if err != nil || list.Type.ID != plan.List {
+		return nil, false, nil // not a list of the FROM items: bound as before
+	}
+	name := "unnest"
+	rel := &relation{table: "unnest"}
+	if f.Alias != nil {
+		rel.alias, rel.table, name = f.Alias.Aliasname, f.Alias.Aliasname, f.Alias.Aliasname
+		switch cs := f.Alias.Colnames; {
+		case len(cs) == 1:
+			name = cs[0].GetString_().GetSval()
+		case len(cs) > 1:
+			return nil, true, b.errorf(CodeValue, fc.Location, "unnest of a list has 1 column but %d names were given", len(cs))
+		}
+	}
+	id := b.md.add(column{name: name, typ: list.Type.Elem(), nullable: true, table: rel.alias})
+	rel.cols, rel.names = []colID{id}, []string{name}
+	if err := b.addRelations(sc, []*relation{rel}, item); err != nil {
+		return nil, true, err
+	}
+	return &unnestNode{input: root, list: list, elem: id}, true, nil
+}
+
 // lowerUnnest lowers an unnestNode in place: it is row by row, and the
 // columns it passes on keep their partitioning.
 func (l *lowerer) lowerUnnest(n *unnestNode) (*fragment, error) {

@@ -119,6 +119,10 @@ func TestNestedParquet(t *testing.T) {
 		{name: "unnestjoin", sql: `select a.id, unnest(b.l) from nested a join nested b on a.id = b.id + 1 where a.id < 1000`},
 		{name: "unnestgroup", sql: `select x, count(*), sum(id) from (select id, unnest(l) as x from nested) u group by x`},
 		{name: "unnestorder", sql: `select id, unnest(l) as x from nested where id between 100 and 130 order by id desc, x`, ordered: true},
+		{name: "fromunnest", sql: `select id, x from nested, unnest(nested.l) as u(x) where id < 400`},
+		{name: "fromunnestlateral", sql: `select n.id, u.e.q, u.e.p from nested n, lateral unnest(n.ls) as u(e) where n.id % 7 = 1`},
+		{name: "fromunnestgroup", sql: `select x % 10 as k, count(*), sum(id) from nested, unnest(l) as u(x) group by k`},
+		{name: "fromunnestjoin", sql: `select a.id, k from nested a join nested b on a.id = b.id, unnest(map_keys(b.m)) as u(k) where a.id < 300`},
 		{name: "agg", sql: `select id % 5 as k, count(l), count(distinct id) from nested where m is not null group by k`},
 	})
 	// pgwire: Postgres array text (bigint[]), composite text and map text,
