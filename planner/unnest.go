@@ -7,7 +7,8 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// UNNEST of a list in a select list, as DuckDB: each row of the FROM
+// UNNEST of a list, in a select list or in FROM after the list's table
+// (fromUnnest), as DuckDB: each row of the FROM
 // clause (after WHERE) is repeated once per element of the list, the
 // element taking the place of the unnest call; a NULL or empty list gives
 // no rows. It is one unnestNode between the FROM/WHERE and the select
