@@ -125,6 +125,11 @@ func TestNestedParquet(t *testing.T) {
 		{name: "fromunnestjoin", sql: `select a.id, k from nested a join nested b on a.id = b.id, unnest(map_keys(b.m)) as u(k) where a.id < 300`},
 		{name: "agg", sql: `select id % 5 as k, count(l), count(distinct id) from nested where m is not null group by k`},
 	})
+	// EXPLAIN shows the unnest, in the stage of the scan (row by row).
+	if got := fmt.Sprint(sluiceRows(stmt(t, st, "explain select id, unnest(l) from nested where id > 5"))); !strings.Contains(got, "Unnest: ") {
+		t.Errorf("explain: %s", got)
+	}
+
 	// pgwire: Postgres array text (bigint[]), composite text and map text,
 	// through psql and pgx.
 	pg, err := st.StartPG(context.Background(), local.PGOptions{})
