@@ -724,6 +724,22 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		dbuf := newBuf(mem, len(data))
 		copy(dbuf.Bytes(), data)
 		return makeArray(arrow.BinaryTypes.String, n, copyValidity(mem, a), obuf, dbuf), nil
+	case arrow.ExtensionType:
+		if !plan.IsUUID(tt) {
+			break
+		}
+		// A UUID as its canonical text: 8-4-4-4-12 lower-case hex digits.
+		st := a.(array.ExtensionArray).Storage().(*array.FixedSizeBinary)
+		sb := newStrBuilder(mem, n, n*36)
+		var buf [36]byte
+		for i := 0; i < n; i++ {
+			if st.IsNull(i) {
+				sb.appendEmpty()
+				continue
+			}
+			sb.append(uuidText(buf[:], st.Value(i)))
+		}
+		return sb.finish(copyValidity(mem, a))
 	case *arrow.DictionaryType:
 		dict := a.(*array.Dictionary)
 		vals, err := toEngineLayout(mem, dict.Dictionary())
@@ -762,4 +778,20 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		return takeNullable(mem, vals, idx)
 	}
 	return nil, fmt.Errorf("unsupported column type %s", a.DataType())
+}
+
+// uuidText writes the canonical text of the 16-byte UUID u into buf (36
+// bytes) and returns it.
+func uuidText(buf []byte, u []byte) []byte {
+	const hex = "0123456789abcdef"
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			buf[j] = '-'
+			j++
+		}
+		buf[j], buf[j+1] = hex[c>>4], hex[c&15]
+		j += 2
+	}
+	return buf[:36]
 }

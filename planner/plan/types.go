@@ -173,6 +173,11 @@ func FromArrow(t arrow.DataType) (DataType, bool) {
 		return TimestampType, true
 	case *arrow.NullType:
 		return NullType, true
+	case arrow.ExtensionType:
+		if IsUUID(tt) {
+			return StringType, true // its canonical text, as DuckDB prints it
+		}
+		return DataType{}, false
 	case *arrow.ListType:
 		e, ok := FromArrow(tt.Elem())
 		return ListOf(e), ok
@@ -195,6 +200,17 @@ func FromArrow(t arrow.DataType) (DataType, bool) {
 		return StructOf(fs), len(fs) > 0
 	}
 	return DataType{}, false
+}
+
+// IsUUID reports whether t is Arrow's UUID extension type (16 bytes), as
+// arrow-go reads a Parquet UUID column.
+func IsUUID(t arrow.DataType) bool {
+	et, ok := t.(arrow.ExtensionType)
+	if !ok || et.ExtensionName() != "arrow.uuid" {
+		return false
+	}
+	fb, ok := et.StorageType().(*arrow.FixedSizeBinaryType)
+	return ok && fb.ByteWidth == 16
 }
 
 // Field is a named, typed column of a schema.
