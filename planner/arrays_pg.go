@@ -209,6 +209,9 @@ func parseArrayText(s string) ([]*string, bool) {
 
 // bindIndirection binds a[i] and (r).f.
 func (b *binder) bindIndirection(ind *pg.A_Indirection, c *exprCtx) (*plan.Expr, error) {
+	if e, ok, err := b.nestedIndirection(ind, c); ok || err != nil {
+		return e, err
+	}
 	loc := exprLoc(ind.Arg)
 	if !b.postgres || len(ind.Indirection) == 0 {
 		return nil, b.unsupported(loc, "array subscripts and record fields")

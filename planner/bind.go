@@ -51,6 +51,9 @@ type binder struct {
 	// srfNoRows is set while a select list is bound when it calls a
 	// set-returning function of a NULL array (arrays_pg.go).
 	srfNoRows bool
+	// unnested are the unnest(list) calls of the select list being bound,
+	// each bound to its unnestNode's element column (unnest.go).
+	unnested map[*pg.FuncCall]*plan.Expr
 	// views are the views being bound, outermost first (bind_view.go).
 	views []string
 	// params, when set, binds $n as an untyped NULL and records the type
@@ -74,6 +77,9 @@ type relation struct {
 	// hidden, when set, marks columns only qualified references and t.*
 	// see: the sides' columns of JOIN ... USING (bind_using.go).
 	hidden []bool
+	// skipped are the table's columns of unsupported types (a reference
+	// is SL005, not SL003).
+	skipped []SkippedColumn
 }
 
 // scope is what column references resolve against: the FROM items of one
@@ -286,6 +292,9 @@ func (b *binder) bindSelectBodyRows(sel *pg.SelectStmt, root node, sc *scope) (n
 			return nil, err
 		}
 		root = b.applyPredicate(root, p)
+	}
+	if root, err = b.bindSelectUnnest(sel, targets, root, sc); err != nil {
+		return nil, err
 	}
 
 	grouped := len(sel.GroupClause) > 0 || sel.HavingClause != nil
@@ -670,6 +679,16 @@ func (b *binder) bindFrom(from []*pg.Node, sc *scope) (node, error) {
 	}
 	var root node
 	for _, item := range from {
+		if root != nil {
+			n, ok, err := b.fromUnnest(item, root, sc)
+			if err != nil {
+				return nil, err
+			}
+			if ok {
+				root = n
+				continue
+			}
+		}
 		n, rels, err := b.bindFromItem(item, sc.parent)
 		if err != nil {
 			return nil, err
@@ -932,7 +951,7 @@ func (b *binder) bindTableInfo(rv *pg.RangeVar, info *TableInfo) (node, *relatio
 // no alias.
 func (b *binder) bindTableInfoAs(rv *pg.RangeVar, info *TableInfo, alias string) (node, *relation, error) {
 	name := info.Name
-	rel := &relation{alias: alias, table: info.Name}
+	rel := &relation{alias: alias, table: info.Name, skipped: info.Skipped}
 	var aliases []*pg.Node
 	if rv.Alias != nil {
 		rel.alias, aliases = rv.Alias.Aliasname, rv.Alias.Colnames

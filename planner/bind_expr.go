@@ -2,6 +2,7 @@ package planner
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -112,6 +113,11 @@ func (b *binder) bindBooleanTest(bt *pg.BooleanTest, c *exprCtx) (*plan.Expr, er
 }
 
 func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error) {
+	if len(cr.Fields) > 1 {
+		if e, ok, err := b.bindFieldPath(cr, c); ok || err != nil {
+			return e, err
+		}
+	}
 	var names []string
 	for _, f := range cr.Fields {
 		if f.GetAStar() != nil {
@@ -168,6 +174,9 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 			return e, nil
 		}
 	}
+	if err := b.skippedColumn(c.scope, qual, name, cr.Location); err != nil {
+		return nil, err
+	}
 	if qual != "" {
 		return nil, b.errorf(CodeUnknownTbl, cr.Location, "unknown table %q in column reference %s.%s", qual, qual, name)
 	}
@@ -175,6 +184,24 @@ func (b *binder) bindColumnRef(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, error)
 		return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q in table %q", name, c.scope.rels[0].table)
 	}
 	return nil, b.errorf(CodeUnknownCol, cr.Location, "unknown column %q", name)
+}
+
+// skippedColumn is the SL005 error for a reference to a column its table
+// left out for its type, or nil when name is no such column.
+func (b *binder) skippedColumn(s *scope, qual, name string, loc int32) error {
+	for ; s != nil; s = s.parent {
+		for _, r := range s.rels {
+			if qual != "" && !strings.EqualFold(r.alias, qual) {
+				continue
+			}
+			for _, sk := range r.skipped {
+				if strings.EqualFold(sk.Name, name) {
+					return b.unsupported(loc, fmt.Sprintf("column %q of table %q has type %s, which sluice does not read yet", sk.Name, r.table, sk.Type))
+				}
+			}
+		}
+	}
+	return nil
 }
 
 // resolveIn resolves a column reference in the relations of one scope:
@@ -212,6 +239,9 @@ func (b *binder) resolveIn(s *scope, qual, name string, loc int32) (*plan.Expr, 
 		}
 		return nil, b.errorf(CodeAmbiguous, loc, "column reference %q is ambiguous", name)
 	case qual != "" && qualFound:
+		if err := b.skippedColumn(s, qual, name, loc); err != nil {
+			return nil, err
+		}
 		return nil, b.errorf(CodeUnknownCol, loc, "unknown column %q in table %q", name, qualRel.table)
 	}
 	return nil, nil
@@ -1058,6 +1088,9 @@ func (b *binder) bindCoalesce(ce *pg.CoalesceExpr, c *exprCtx) (*plan.Expr, erro
 
 func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	name, loc := funcName(fc), fc.Location
+	if e, ok := b.unnested[fc]; ok {
+		return e, nil
+	}
 	if fc.Over != nil {
 		return b.bindWindowCall(fc, c)
 	}

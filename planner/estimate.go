@@ -190,6 +190,11 @@ func (es *estimator) compute(n node) *estimate {
 			e.cols[id] = es.exprStat(n.projs[0][i], in)
 		}
 		return e
+	case *unnestNode:
+		e := es.copyOf(n.input)
+		e.rows *= 4 // a guess: no statistics of list lengths
+		e.cols[n.elem] = colStat{ndv: e.rows, base: e.rows, width: typeWidth(n.list.Type.Elem())}
+		return e
 	case *windowNode:
 		e := es.copyOf(n.input)
 		for i, id := range n.cols {

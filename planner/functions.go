@@ -38,6 +38,9 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 		}
 		args[k] = e
 	}
+	if f.Name == "struct_extract" {
+		return b.structExtract(args, loc)
+	}
 	call, err := b.callLibrary(f, args, loc)
 	if err != nil {
 		return nil, err
@@ -98,8 +101,19 @@ func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int3
 	s := f.Signatures[best]
 	cast := make([]*plan.Expr, len(args))
 	same, _ := sameTypeOf(s, args)
+	elem := plan.NullType // the element type of a nested first argument (exec.ElemType)
+	if len(args) > 0 {
+		if t := args[0].Type; t.ID == plan.List {
+			elem = t.Elem()
+		} else if t.ID == plan.Map {
+			elem = t.Key()
+		}
+	}
 	for k, a := range args {
 		p, _ := s.ParamFor(k)
+		if p == exec.ElemType {
+			p, same = exec.SameType, elem
+		}
 		e, err := b.castToParam(a, p, same, loc)
 		if err != nil {
 			return nil, err
@@ -170,7 +184,7 @@ func wideReturn(s exec.Signature, orig []*plan.Expr) (plan.DataType, bool) {
 func paramCost(a *plan.Expr, p plan.TypeID) (int, bool) {
 	t := a.Type.ID
 	switch {
-	case p == exec.AnyType || p == exec.SameType:
+	case p == exec.AnyType || p == exec.SameType || p == exec.ElemType:
 		return 0, true
 	case t == plan.Null:
 		return 0, true
@@ -268,6 +282,11 @@ func (b *binder) castToParam(a *plan.Expr, p plan.TypeID, same plan.DataType, lo
 			return a, nil
 		}
 		t = asDecimal(a)
+	case plan.List, plan.Map, plan.Struct:
+		if a.Type.ID == p {
+			return a, nil
+		}
+		return nullOf(plan.NullType), nil // a NULL argument: a NULL result
 	default:
 		t = plan.DataType{ID: p}
 	}

@@ -201,6 +201,8 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		return l.lowerValues(n)
 	case *windowNode:
 		return l.lowerWindow(n)
+	case *unnestNode:
+		return l.lowerUnnest(n)
 	case *expandNode:
 		return l.lowerExpand(n)
 	case *singleRowNode:

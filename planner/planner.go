@@ -47,6 +47,16 @@ type TableInfo struct {
 	// View, when set, makes the table a view: the text of its query,
 	// bound in place of a scan wherever the view is named (bind_view.go).
 	View string
+	// Skipped are the file columns left out of Columns because sluice
+	// cannot read their type: a reference to one is SL005 naming it.
+	Skipped []SkippedColumn
+}
+
+// SkippedColumn is a column of a table's files that the table leaves out
+// (its type is not supported), with the file's type text.
+type SkippedColumn struct {
+	Name string `json:"name"`
+	Type string `json:"type"`
 }
 
 // Options tune planning.
@@ -200,6 +210,9 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 		return nil, err
 	}
 	g.ReuseStages()
+	if err := checkNested(g); err != nil {
+		return nil, err
+	}
 	// A graph that breaks the plan contract is a planner bug, not the
 	// user's: it wraps plan.ErrInvalidPlan, never an *Error.
 	if err := g.Validate(); err != nil {

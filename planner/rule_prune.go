@@ -149,6 +149,8 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 		return r.pruneWindow(n, need, md)
 	case *expandNode:
 		return r.pruneExpand(n, need, md)
+	case *unnestNode:
+		return r.pruneUnnest(n, need, md)
 	default: // limit, and operators that read everything they pass on
 		ch := n.children()
 		nc := make([]node, len(ch))

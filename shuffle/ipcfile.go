@@ -157,6 +157,15 @@ func checkEncodable(t arrow.DataType) error {
 	switch t.ID() {
 	case arrow.NULL, arrow.BOOL, arrow.STRING, arrow.BINARY, arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		return nil
+	case arrow.LIST, arrow.MAP:
+		return checkEncodable(t.(arrow.ListLikeType).Elem())
+	case arrow.STRUCT:
+		for _, f := range t.(*arrow.StructType).Fields() {
+			if err := checkEncodable(f.Type); err != nil {
+				return err
+			}
+		}
+		return nil
 	}
 	if fw, ok := t.(arrow.FixedWidthDataType); ok && fw.BitWidth()%8 == 0 && t.ID() != arrow.FIXED_SIZE_BINARY && t.ID() != arrow.DICTIONARY {
 		return nil
@@ -272,6 +281,27 @@ func (e *batchEncoder) addColumn(a arrow.Array) error {
 			ob = arrow.Int32Traits.CastToBytes(rb)
 		}
 		e.raw = append(e.raw, ob, bufBytes(2)[first:last])
+	case arrow.LIST, arrow.MAP:
+		// Offsets rebased to 0, then the child rows they span (IPC lists
+		// a nested column's nodes and buffers parent first).
+		offs := arrow.Int32Traits.CastFromBytes(bufBytes(1))[off : off+n+1]
+		first, last := offs[0], offs[n]
+		ob := arrow.Int32Traits.CastToBytes(offs)
+		if first != 0 {
+			rb := make([]int32, n+1)
+			for i, o := range offs {
+				rb[i] = o - first
+			}
+			ob = arrow.Int32Traits.CastToBytes(rb)
+		}
+		e.raw = append(e.raw, ob)
+		return e.addChild(d.Children()[0], int64(first), int64(last))
+	case arrow.STRUCT:
+		for _, c := range d.Children() {
+			if err := e.addChild(c, int64(off), int64(off+n)); err != nil {
+				return err
+			}
+		}
 	case arrow.LARGE_STRING, arrow.LARGE_BINARY:
 		offs := arrow.Int64Traits.CastFromBytes(bufBytes(1))[off : off+n+1]
 		first, last := offs[0], offs[n]
@@ -293,6 +323,15 @@ func (e *batchEncoder) addColumn(a arrow.Array) error {
 		e.raw = append(e.raw, bufBytes(1)[off*w:(off+n)*w])
 	}
 	return nil
+}
+
+// addChild appends rows [lo, hi) of child data c.
+func (e *batchEncoder) addChild(c arrow.ArrayData, lo, hi int64) error {
+	sd := array.NewSliceData(c, lo, hi)
+	defer sd.Release()
+	ca := array.MakeFromData(sd)
+	defer ca.Release()
+	return e.addColumn(ca)
 }
 
 // bitmap returns n bits of src from bit off, starting at bit 0.

@@ -14,6 +14,7 @@ import (
 	"os"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -179,6 +180,42 @@ func normDuck(v any) any {
 		return x
 	case time.Time:
 		return normTime(x)
+	case []any:
+		parts := make([]string, len(x))
+		for i, e := range x {
+			parts[i] = nestedText(normDuck(e))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = k + ": " + nestedText(normDuck(x[k]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case duckdb.OrderedMap:
+		parts := make([]string, x.Len())
+		for i, k := range x.Keys() {
+			parts[i] = nestedText(normDuck(k)) + "=" + nestedText(normDuck(x.Values()[i]))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	}
+	return fmt.Sprint(v)
+}
+
+// nestedText renders a normalized value inside a nested one (the one
+// canonical text of lists, structs and maps that DuckDB's and sluice's
+// rows are compared in): NULL, numbers shortest, the rest as is.
+func nestedText(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return "NULL"
+	case float64:
+		return strconv.FormatFloat(x, 'g', -1, 64)
 	}
 	return fmt.Sprint(v)
 }
@@ -220,6 +257,37 @@ func normArrow(col arrow.Array, i int) any {
 		return plan.FormatDate(int32(c.Value(i)))
 	case *array.Boolean:
 		return c.Value(i)
+	case *array.Map:
+		lo, hi := c.ValueOffsets(i)
+		keys, items := c.Keys(), c.Items()
+		var parts []string
+		for j := lo; j < hi; j++ {
+			parts = append(parts, nestedText(normArrow(keys, int(j)))+"="+nestedText(normArrow(items, int(j))))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case *array.List:
+		lo, hi := c.ValueOffsets(i)
+		var parts []string
+		for j := lo; j < hi; j++ {
+			parts = append(parts, nestedText(normArrow(c.ListValues(), int(j))))
+		}
+		return "[" + strings.Join(parts, ", ") + "]"
+	case *array.Struct:
+		st := c.DataType().(*arrow.StructType)
+		keys := make([]string, st.NumFields())
+		for j, f := range st.Fields() {
+			keys[j] = f.Name
+		}
+		ord := make([]int, len(keys))
+		for j := range ord {
+			ord[j] = j
+		}
+		sort.Slice(ord, func(a, b int) bool { return keys[ord[a]] < keys[ord[b]] })
+		parts := make([]string, len(ord))
+		for j, k := range ord {
+			parts[j] = keys[k] + ": " + nestedText(normArrow(c.Field(k), i))
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
 	}
 	return col.ValueStr(i)
 }

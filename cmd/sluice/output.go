@@ -49,6 +49,8 @@ func formatValue(col arrow.Array, i int) (string, bool) {
 		return plan.FormatTimestamp(int64(c.Value(i))), true
 	case *array.Boolean:
 		return strconv.FormatBool(c.Value(i)), true
+	case *array.List, *array.Map, *array.Struct:
+		return nestedText(col, i), true
 	}
 	return col.ValueStr(i), true
 }
@@ -60,6 +62,9 @@ func jsonValue(col arrow.Array, i int) any {
 	if col.IsNull(i) {
 		return nil
 	}
+	if isNested(col.DataType()) {
+		return nestedJSON(col, i)
+	}
 	s, _ := formatValue(col, i)
 	switch col.(type) {
 	case *array.Int64, *array.Int32, *array.Float64, *array.Decimal64, *array.Decimal128:
@@ -69,6 +74,8 @@ func jsonValue(col arrow.Array, i int) any {
 	}
 	return s
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }
 
 // maxTableRows is how many rows table output shows before it elides the
 // middle of the result, as the DuckDB CLI does.
@@ -101,6 +108,11 @@ func jsonKeys(names []string) []string {
 
 // sqlTypeName names an Arrow type as SQL does, for the table header.
 func sqlTypeName(t arrow.DataType) string {
+	if isNested(t) {
+		if dt, ok := plan.FromArrow(t); ok {
+			return dt.String()
+		}
+	}
 	switch t := t.(type) {
 	case *arrow.Int64Type:
 		return "bigint"

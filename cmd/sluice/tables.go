@@ -124,6 +124,9 @@ func tablesCommand() *cli.Command {
 						return err
 					}
 					fmt.Printf("table %s: %d columns, %d files, %s rows, %s\n", t.Name, len(t.Columns), len(t.Files), t.RowsText(), humanize.IBytes(uint64(t.Bytes)))
+					if w := t.SkippedText(); w != "" {
+						fmt.Fprintln(os.Stderr, "warning: "+w)
+					}
 					return nil
 				},
 			},

@@ -64,6 +64,9 @@ func typeOf(t arrow.DataType) pgType {
 	case *arrow.TimestampType:
 		return pgType{OID: oidTimestamp, Size: 8, Mod: -1, Name: "timestamp without time zone", binary: true}
 	}
+	if nt, ok := nestedType(t); ok {
+		return nt
+	}
 	return pgType{OID: oidText, Size: -1, Mod: -1, Name: "text"}
 }
 
@@ -167,6 +170,13 @@ func appendValue(buf []byte, col arrow.Array, i int, format int16) []byte {
 			return binary.BigEndian.AppendUint64(buf, uint64(us-pgEpoch.UnixMicro()))
 		}
 		return appendTimestamp(buf, time.UnixMicro(us).UTC())
+	case *array.List:
+		if bin {
+			return appendArrayBinary(buf, a, i)
+		}
+		return appendNested(buf, col, i)
+	case *array.Map, *array.Struct:
+		return appendNested(buf, col, i)
 	}
 	return append(buf, col.ValueStr(i)...)
 }

@@ -26,10 +26,11 @@ const (
 	kDate                // arrow Date32 (int32 values)
 	kString              // arrow String (int32 offsets)
 	kDec128              // arrow Decimal128 (16-byte values), decimals above 18 digits
+	kNested              // arrow List, Map or Struct of engine-typed children
 )
 
 func (k kind) String() string {
-	return [...]string{"null", "bool", "int64", "float64", "date32", "string", "decimal128"}[k]
+	return [...]string{"null", "bool", "int64", "float64", "date32", "string", "decimal128", "nested"}[k]
 }
 
 // kindOf maps an Arrow type to its engine layout.
@@ -49,6 +50,8 @@ func kindOf(t arrow.DataType) (kind, error) {
 		return kDate, nil
 	case arrow.STRING:
 		return kString, nil
+	case arrow.LIST, arrow.MAP, arrow.STRUCT:
+		return kNested, nil
 	}
 	return 0, fmt.Errorf("unsupported arrow type %s (not an engine type)", t)
 }
@@ -81,6 +84,8 @@ func kindOfType(t plan.DataType) kind {
 		return kDate
 	case plan.String:
 		return kString
+	case plan.List, plan.Map, plan.Struct:
+		return kNested
 	}
 	return kNull
 }

@@ -311,6 +311,9 @@ func sameType(a, b plan.DataType) bool {
 	if a.ID != b.ID {
 		return false
 	}
+	if a.IsNested() {
+		return a == b
+	}
 	return a.ID != plan.Decimal || (a.Scale == b.Scale && a.Wide() == b.Wide())
 }
 

@@ -224,6 +224,8 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 		return NewWindow(in, n, opts)
 	case plan.KindExpand:
 		return NewExpand(in, n, opts)
+	case plan.KindUnnest:
+		return NewUnnest(in, n, opts)
 	case plan.KindSingleRow:
 		return NewSingleRow(in, n, opts)
 	case plan.KindWrite:

@@ -46,10 +46,13 @@ func stringFunctions() []*ScalarFunction {
 			Signatures: []Signature{sig(str, tS)}, Kernel: strMap(upperString)},
 		{Name: "lower", Aliases: []string{"lcase"}, Doc: "the string in lower case",
 			Signatures: []Signature{sig(str, tS)}, Kernel: strMap(strings.ToLower)},
-		{Name: "length", Aliases: []string{"char_length", "character_length", "len"}, Doc: "the number of characters",
-			Signatures: []Signature{sig(plan.Int64Type, tS)},
+		{Name: "length", Aliases: []string{"char_length", "character_length", "len"}, Doc: "the number of characters of a string, or of elements of a list",
+			Signatures: []Signature{sig(plan.Int64Type, tS), {Params: []plan.TypeID{plan.List}, Returns: plan.Int64Type}}, Nested: true,
 			Kernel: func(c *Call) (arrow.Array, error) {
 				a := c.Args[0]
+				if a.t.ID == plan.List {
+					return listLengthKernel(c)
+				}
 				return eachRow(c, func(i int, o *out) error { o.i64(int64(utf8.RuneCountInString(a.Str(i)))); return nil })
 			}},
 		{Name: "strlen", Aliases: []string{"octet_length"}, Doc: "the number of bytes (of the UTF-8 encoding; length counts characters)",

@@ -81,7 +81,10 @@ type ScalarFunction struct {
 	// s), arrow Decimal128) itself, so the planner does not narrow them to
 	// the 64-bit layout first (printf, format).
 	TakesWide bool
-	Kernel    Kernel
+	// Nested: the function takes or gives LIST, STRUCT or MAP values (the
+	// planner lets only these compute on nested values).
+	Nested bool
+	Kernel Kernel
 }
 
 // Strict reports whether f is NULL whenever any argument is NULL.
@@ -258,6 +261,7 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, epochFunctions()...)
 		all = append(all, jsonFunctions()...)
 		all = append(all, formatFunctions()...)
+		all = append(all, nestedFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {
 			for _, n := range append([]string{f.Name}, f.Aliases...) {

@@ -45,7 +45,8 @@ type ParquetScan struct {
 	zeroRows  int64 // zero-column scans: rows still to emit
 
 	md        *metadata.FileMetaData
-	colLeaves []int // per output column, its leaf (-1: the file lacks it)
+	colLeaves []int   // per output column, its leaf for statistics (-1: the file lacks it, or it is nested)
+	colRead   [][]int // per output column, the leaves read for it (nil: the file lacks it)
 	// rawDecimal: per record-reader column, the decimal type of an INT64
 	// decimal read as its raw int64 values (rawDecimals); nil: none.
 	rawDecimal []arrow.DataType
@@ -165,6 +166,22 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 			}
 			leaves[i] = idx
 			s.outT = append(s.outT, n.Schema[i].Type)
+			if idx >= 0 {
+				s.colRead = append(s.colRead, []int{idx})
+			} else {
+				s.colRead = append(s.colRead, nil)
+			}
+			continue
+		}
+		s.outT = append(s.outT, n.Schema[i].Type)
+		if n.Schema[i].Type.IsNested() {
+			// Every leaf of the top-level field (a LIST, MAP or STRUCT).
+			nl := nestedLeaves(sch, name)
+			if nl == nil {
+				return fail("column %q not found in file", name)
+			}
+			leaves[i] = -1 // no statistics for a nested column
+			s.colRead = append(s.colRead, nl)
 			continue
 		}
 		idx := sch.ColumnIndexByName(name)
@@ -180,10 +197,10 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 			return fail("column %q not found in file", name)
 		}
 		if len(sch.Column(idx).ColumnPath()) != 1 {
-			return fail("column %q is nested, which is not supported", name)
+			return fail("column %q is nested in the file but not in the table", name)
 		}
 		leaves[i] = idx
-		s.outT = append(s.outT, n.Schema[i].Type)
+		s.colRead = append(s.colRead, []int{idx})
 	}
 
 	// Row groups to read, minus those the statistics rule out.
@@ -219,8 +236,8 @@ func (s *ParquetScan) start(ctx context.Context) error {
 		s.done = true
 		return nil
 	}
-	md, leaves, opts := s.md, s.colLeaves, s.opts
-	if !slices.ContainsFunc(leaves, func(l int) bool { return l >= 0 }) {
+	md, opts := s.md, s.opts
+	if !slices.ContainsFunc(s.colRead, func(l []int) bool { return l != nil }) {
 		for _, rg := range s.rowGroups {
 			first, n := s.rowGroupStart(rg), md.RowGroup(rg).NumRows()
 			s.zeroRows += n
@@ -233,24 +250,28 @@ func (s *ParquetScan) start(ctx context.Context) error {
 		return nil
 	}
 
-	// Distinct leaves in first-use order; output columns map onto them
-	// (-1: a column the file lacks, all NULL).
-	var uniq []int
+	// Distinct top-level fields in first-use order, each named by its
+	// first leaf (the record reader returns one column per field, in this
+	// order); output columns map onto them (-1: a column the file lacks,
+	// all NULL). all is every leaf read.
+	var uniq, all []int
 	pos := map[int]int{}
-	for _, l := range leaves {
-		if l < 0 {
+	for _, ls := range s.colRead {
+		if ls == nil {
 			s.readCol = append(s.readCol, -1)
 			continue
 		}
+		l := ls[0]
 		if _, ok := pos[l]; !ok {
 			pos[l] = len(uniq)
 			uniq = append(uniq, l)
+			all = append(all, ls...)
 		}
 		s.readCol = append(s.readCol, pos[l])
 	}
 	props := pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}
 	for _, l := range uniq {
-		if dictionaryOnly(md, s.rowGroups, l) {
+		if len(md.Schema.Column(l).ColumnPath()) == 1 && dictionaryOnly(md, s.rowGroups, l) {
 			// Read the indices and each dictionary once, then gather the
 			// strings (toEngineLayout): far cheaper than arrow-go
 			// appending every value to a builder.
@@ -262,19 +283,45 @@ func (s *ParquetScan) start(ctx context.Context) error {
 		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
 	s.rawDecimal = rawDecimals(fr.Manifest, md, uniq)
-	rr, err := fr.GetRecordReader(ctx, uniq, s.rowGroups)
+	rr, err := fr.GetRecordReader(ctx, all, s.rowGroups)
 	if err != nil {
 		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
-	s.rr, s.fr, s.leaves = rr, fr, uniq
+	s.rr, s.fr, s.leaves = rr, fr, all
 	if p, ok := s.src0.(prefetcher); ok {
 		// Fetch the column chunks ahead, coalesced, several at a time:
 		// the record reader asks for them one by one and would wait for
 		// each request's first byte.
-		p.Prefetch(chunkRanges(md, s.rowGroups, uniq))
+		p.Prefetch(chunkRanges(md, s.rowGroups, all))
 		s.ahead = p
 	}
 	return nil
+}
+
+// nestedLeaves returns the leaves of the top-level field named name (as
+// written, else regardless of case), nil when the file has none.
+func nestedLeaves(sch *schema.Schema, name string) []int {
+	root := sch.Root()
+	fi := root.FieldIndexByName(name)
+	if fi < 0 {
+		for j := 0; j < root.NumFields(); j++ {
+			if strings.EqualFold(root.Field(j).Name(), name) {
+				fi = j
+				break
+			}
+		}
+	}
+	if fi < 0 {
+		return nil
+	}
+	node := root.Field(fi)
+	var out []int
+	for j := 0; j < sch.NumColumns(); j++ {
+		if sch.ColumnRoot(j) == node {
+			out = append(out, j)
+		}
+	}
+	return out
 }
 
 // rawDecimals makes the reader hand decimal columns stored as INT64 over
@@ -555,6 +602,9 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 // toEngine converts an array as read from a file to engine type t.
 func toEngine(mem memory.Allocator, a arrow.Array, t plan.DataType) (arrow.Array, error) {
+	if t.IsNested() {
+		return nestedToEngine(mem, a, t)
+	}
 	e, err := toEngineLayout(mem, a)
 	if err != nil {
 		return nil, err
@@ -674,6 +724,22 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		dbuf := newBuf(mem, len(data))
 		copy(dbuf.Bytes(), data)
 		return makeArray(arrow.BinaryTypes.String, n, copyValidity(mem, a), obuf, dbuf), nil
+	case arrow.ExtensionType:
+		if !plan.IsUUID(tt) {
+			break
+		}
+		// A UUID as its canonical text: 8-4-4-4-12 lower-case hex digits.
+		st := a.(array.ExtensionArray).Storage().(*array.FixedSizeBinary)
+		sb := newStrBuilder(mem, n, n*36)
+		var buf [36]byte
+		for i := 0; i < n; i++ {
+			if st.IsNull(i) {
+				sb.appendEmpty()
+				continue
+			}
+			sb.append(uuidText(buf[:], st.Value(i)))
+		}
+		return sb.finish(copyValidity(mem, a))
 	case *arrow.DictionaryType:
 		dict := a.(*array.Dictionary)
 		vals, err := toEngineLayout(mem, dict.Dictionary())
@@ -712,4 +778,20 @@ func toEngineLayout(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
 		return takeNullable(mem, vals, idx)
 	}
 	return nil, fmt.Errorf("unsupported column type %s", a.DataType())
+}
+
+// uuidText writes the canonical text of the 16-byte UUID u into buf (36
+// bytes) and returns it.
+func uuidText(buf []byte, u []byte) []byte {
+	const hex = "0123456789abcdef"
+	j := 0
+	for i, c := range u {
+		if i == 4 || i == 6 || i == 8 || i == 10 {
+			buf[j] = '-'
+			j++
+		}
+		buf[j], buf[j+1] = hex[c>>4], hex[c&15]
+		j += 2
+	}
+	return buf[:36]
 }

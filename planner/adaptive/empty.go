@@ -155,7 +155,7 @@ func collapse(n *plan.Node) *plan.Node {
 	}
 	out := false
 	switch n.Kind {
-	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion, plan.KindWindow, plan.KindExpand, plan.KindWrite:
+	case plan.KindFilter, plan.KindProject, plan.KindSort, plan.KindLimit, plan.KindUnion, plan.KindWindow, plan.KindExpand, plan.KindUnnest, plan.KindWrite:
 		// A writer writes no file for no rows (the commit step writes
 		// the one empty file an empty result gets).
 		out = allEmpty

@@ -8,7 +8,9 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -57,6 +59,10 @@ type Table struct {
 	// Iceberg is set for an Iceberg table (Format "iceberg"): the metadata
 	// file and snapshot its Columns and Files are of (see iceberg.go).
 	Iceberg *layout.Iceberg `json:"iceberg,omitempty"`
+	// Skipped are the files' columns of types sluice does not read: left
+	// out of Columns (a reference to one is SL005) and named in a warning
+	// when the table is registered.
+	Skipped []planner.SkippedColumn `json:"skipped,omitempty"`
 }
 
 // RowsText renders the row count for people: "1234", or "~1234
@@ -216,7 +222,7 @@ func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, err
 	if err != nil {
 		return nil, err
 	}
-	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes, View: t.View}, nil
+	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes, View: t.View, Skipped: t.Skipped}, nil
 }
 
 // Inspect builds a table's catalog entry from the Parquet files at prefix
@@ -244,13 +250,13 @@ func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string,
 	t := &Table{Name: name, Format: "parquet", Location: prefix, Schema: opts.Schema, NoHive: opts.NoHive}
 	var fileCols []plan.Field
 	for _, o := range objs {
-		f, cols, err := inspectFile(ctx, b, o)
+		f, cols, skipped, err := inspectFile(ctx, b, o)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
 		if fileCols == nil {
-			fileCols = cols
-		} else if !sameColumns(fileCols, cols) {
+			fileCols, t.Skipped = cols, skipped
+		} else if !sameColumns(fileCols, cols) || !slices.Equal(t.Skipped, skipped) {
 			return nil, fmt.Errorf("table %s: file %s has a different schema than the others", name, o.Key)
 		}
 		t.Files = append(t.Files, f)
@@ -265,26 +271,48 @@ func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string,
 	if err := applyPartitions(t, fileCols); err != nil {
 		return nil, err
 	}
+	if len(t.Skipped) > 0 {
+		var names []string
+		for _, s := range t.Skipped {
+			names = append(names, s.Name+" ("+s.Type+")")
+		}
+		slog.WarnContext(ctx, "table registered without columns of unsupported types", "table", name, "columns", strings.Join(names, ", "))
+	}
 	return t, nil
 }
 
-func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) (layout.File, []plan.Field, error) {
+// SkippedText names a table's left-out columns for people ("" when none):
+// "column x (type) is left out: its type is not supported".
+func (t *Table) SkippedText() string {
+	if len(t.Skipped) == 0 {
+		return ""
+	}
+	var names []string
+	for _, s := range t.Skipped {
+		names = append(names, s.Name+" ("+s.Type+")")
+	}
+	return fmt.Sprintf("table %s: columns left out, their types are not supported: %s", t.Name, strings.Join(names, ", "))
+}
+
+func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) (layout.File, []plan.Field, []planner.SkippedColumn, error) {
 	ra := objstore.NewReaderAt(ctx, b, o.Key, o.Size)
 	pf, err := file.NewParquetReader(ra)
 	if err != nil {
-		return layout.File{}, nil, fmt.Errorf("read parquet footer of %s: %w", o.Key, err)
+		return layout.File{}, nil, nil, fmt.Errorf("read parquet footer of %s: %w", o.Key, err)
 	}
 	defer pf.Close()
 	md := pf.MetaData()
 	sch, err := pqarrow.FromParquet(md.Schema, nil, md.KeyValueMetadata())
 	if err != nil {
-		return layout.File{}, nil, fmt.Errorf("schema of %s: %w", o.Key, err)
+		return layout.File{}, nil, nil, fmt.Errorf("schema of %s: %w", o.Key, err)
 	}
 	cols := make([]plan.Field, 0, sch.NumFields())
+	var skipped []planner.SkippedColumn
 	for _, f := range sch.Fields() {
 		t, ok := plan.FromArrow(f.Type)
 		if !ok {
-			return layout.File{}, nil, fmt.Errorf("column %s of %s has unsupported type %s", f.Name, o.Key, f.Type)
+			skipped = append(skipped, planner.SkippedColumn{Name: f.Name, Type: f.Type.String()})
+			continue
 		}
 		cols = append(cols, plan.Field{Name: f.Name, Type: t, Nullable: f.Nullable}) // as written: lookups ignore case
 	}
@@ -300,7 +328,7 @@ func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) 
 		}
 		out.RowGroups = append(out.RowGroups, layout.RowGroup{Rows: rg.NumRows(), Bytes: compressed})
 	}
-	return out, cols, nil
+	return out, cols, skipped, nil
 }
 
 func sameColumns(a, b []plan.Field) bool {

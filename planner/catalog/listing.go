@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path"
 	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/sluicedb/sluice/planner/catalog/layout"
@@ -141,11 +142,11 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 			changed = true
 			switch t.Format {
 			case "parquet":
-				nf, cols, err := inspectFile(ctx, b, o)
+				nf, cols, skipped, err := inspectFile(ctx, b, o)
 				if err != nil {
 					return false, fmt.Errorf("table %s: %w", t.Name, err)
 				}
-				if !sameColumns(withoutPartitions(t, cols), fileColumns(t)) {
+				if !sameColumns(withoutPartitions(t, cols), fileColumns(t)) || !slices.Equal(skipped, t.Skipped) {
 					return false, fmt.Errorf("table %s: new file %s has a different schema than the table", t.Name, o.Key)
 				}
 				f = nf

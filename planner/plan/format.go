@@ -164,6 +164,8 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		}
 		return fmt.Sprintf("Window: partition_by=[%s] order_by=[%s] calls=[%s]",
 			physExprs(w.PartitionBy, nil, exprName), strings.Join(keys, ", "), strings.Join(calls, ", "))
+	case KindUnnest:
+		return "Unnest: " + physExprs(n.Exprs, nil, exprName)
 	case KindExpand:
 		sets := make([]string, len(n.Expand))
 		for i, p := range n.Expand {

@@ -33,6 +33,12 @@ const (
 	// timestamp arithmetic. No column holds intervals.
 	Interval TypeID = "interval"
 	Null     TypeID = "null" // type of an untyped NULL literal
+
+	// Nested types. Their child types (DataType.Children) are engine
+	// types too, mapped from Arrow as top-level types are, at any depth.
+	List   TypeID = "list"   // a list of one element type (arrow List)
+	Struct TypeID = "struct" // named fields (arrow Struct)
+	Map    TypeID = "map"    // keys to values (arrow Map)
 )
 
 // MaxDecimalPrecision is the largest decimal precision (arrow Decimal128).
@@ -44,16 +50,26 @@ const MaxDecimalPrecision = 38
 // (arrow Decimal64); wider decimals are 128-bit.
 const MaxDecimal64Precision = 18
 
-// DataType is a value type. Precision and Scale are set for Decimal only.
+// DataType is a value type. Precision and Scale are set for Decimal only;
+// Sub for nested types only.
 type DataType struct {
 	ID        TypeID `json:"id"`
 	Precision int    `json:"p,omitempty"`
 	Scale     int    `json:"s,omitempty"`
+	// Sub is the child fields of a nested type in their canonical JSON
+	// encoding (see Children): a string, so that DataType stays a
+	// comparable value (== compares nested types by their structure) and
+	// serializes with the plan. A list has one child "element", a map
+	// the two "key" and "value", a struct one per field.
+	Sub string `json:"sub,omitempty"`
 }
 
 func (t DataType) String() string {
-	if t.ID == Decimal {
+	switch t.ID {
+	case Decimal:
 		return fmt.Sprintf("decimal(%d,%d)", t.Precision, t.Scale)
+	case List, Struct, Map:
+		return t.nestedName()
 	}
 	return string(t.ID)
 }
@@ -111,6 +127,17 @@ func (t DataType) Arrow() arrow.DataType {
 		return arrow.BinaryTypes.String
 	case Date:
 		return arrow.FixedWidthTypes.Date32
+	case List:
+		return arrow.ListOfField(arrow.Field{Name: "element", Type: t.Elem().Arrow(), Nullable: true})
+	case Map:
+		return arrow.MapOf(t.Key().Arrow(), t.Value().Arrow())
+	case Struct:
+		cs := t.Children()
+		fs := make([]arrow.Field, len(cs))
+		for i, c := range cs {
+			fs[i] = arrow.Field{Name: c.Name, Type: c.Type.Arrow(), Nullable: true}
+		}
+		return arrow.StructOf(fs...)
 	default:
 		return arrow.Null
 	}
@@ -146,8 +173,44 @@ func FromArrow(t arrow.DataType) (DataType, bool) {
 		return TimestampType, true
 	case *arrow.NullType:
 		return NullType, true
+	case arrow.ExtensionType:
+		if IsUUID(tt) {
+			return StringType, true // its canonical text, as DuckDB prints it
+		}
+		return DataType{}, false
+	case *arrow.ListType:
+		e, ok := FromArrow(tt.Elem())
+		return ListOf(e), ok
+	case *arrow.LargeListType:
+		e, ok := FromArrow(tt.Elem())
+		return ListOf(e), ok
+	case *arrow.MapType:
+		k, ok1 := FromArrow(tt.KeyType())
+		v, ok2 := FromArrow(tt.ItemType())
+		return MapOf(k, v), ok1 && ok2
+	case *arrow.StructType:
+		fs := make([]Field, tt.NumFields())
+		for i, f := range tt.Fields() {
+			ft, ok := FromArrow(f.Type)
+			if !ok {
+				return DataType{}, false
+			}
+			fs[i] = Field{Name: f.Name, Type: ft, Nullable: true}
+		}
+		return StructOf(fs), len(fs) > 0
 	}
 	return DataType{}, false
+}
+
+// IsUUID reports whether t is Arrow's UUID extension type (16 bytes), as
+// arrow-go reads a Parquet UUID column.
+func IsUUID(t arrow.DataType) bool {
+	et, ok := t.(arrow.ExtensionType)
+	if !ok || et.ExtensionName() != "arrow.uuid" {
+		return false
+	}
+	fb, ok := et.StorageType().(*arrow.FixedSizeBinaryType)
+	return ok && fb.ByteWidth == 16
 }
 
 // Field is a named, typed column of a schema.

@@ -265,7 +265,7 @@ func validatePartitioning(p Partitioning, schema Schema) error {
 // validateNode checks one node against its kind's contract (node.go,
 // join.go).
 func validateNode(n *Node) error {
-	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindSingleRow: 1, KindWrite: 1, KindFilter: 1, KindProject: 1,
+	inputs := map[Kind]int{KindScan: 0, KindExchange: 0, KindEmpty: 0, KindValues: 0, KindWindow: 1, KindExpand: 1, KindUnnest: 1, KindSingleRow: 1, KindWrite: 1, KindFilter: 1, KindProject: 1,
 		KindAggregate: 1, KindSort: 1, KindLimit: 1, KindHashJoin: 2, KindCrossJoin: 2}
 	if want, ok := inputs[n.Kind]; ok && len(n.Inputs) != want {
 		return fmt.Errorf("%d inputs, want %d", len(n.Inputs), want)
@@ -296,6 +296,16 @@ func validateNode(n *Node) error {
 		}
 		if want := len(in) + len(n.Window.Calls); len(n.Schema) != want {
 			return fmt.Errorf("window has %d schema fields, want its input's %d plus %d calls", len(n.Schema), len(in), len(n.Window.Calls))
+		}
+	case KindUnnest:
+		if len(n.Exprs) != 1 || n.Exprs[0] == nil || n.Exprs[0].Type.ID != List {
+			return errors.New("unnest without one list expression")
+		}
+		if len(n.Schema) != len(in)+1 || !sameTypes(n.Schema[:len(in)], in) || n.Schema[len(in)].Type != n.Exprs[0].Type.Elem() {
+			return errors.New("unnest schema is not its input's and the element")
+		}
+		if err := exprOver(n.Exprs[0], in, "unnest list"); err != nil {
+			return err
 		}
 	case KindExpand:
 		if len(n.Expand) == 0 {

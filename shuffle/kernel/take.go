@@ -34,6 +34,9 @@ const (
 	lFixed16               //
 	lVar32                 // int32 offsets and bytes (String, Binary)
 	lVar64                 // int64 offsets and bytes (LargeString)
+	lList                  // int32 offsets and a child builder (nested.go)
+	lMap                   // a list of key/value structs
+	lStruct                // a child builder per field
 )
 
 // layoutOf returns the layout of columns of type t.
@@ -58,7 +61,7 @@ func layoutOf(t arrow.DataType) (layout, bool) {
 	case arrow.DECIMAL128:
 		return lFixed16, true
 	}
-	return 0, false
+	return nestedLayout(t)
 }
 
 // width is the value width in bytes of a fixed layout (offset width for
@@ -69,7 +72,7 @@ func (l layout) width() int {
 		return 1
 	case lFixed2:
 		return 2
-	case lFixed4, lVar32:
+	case lFixed4, lVar32, lList, lMap:
 		return 4
 	case lFixed8, lVar64:
 		return 8
@@ -81,8 +84,8 @@ func (l layout) width() int {
 
 // TakeSupported reports whether Take and Builder handle columns of type t.
 func TakeSupported(t arrow.DataType) bool {
-	_, ok := layoutOf(t)
-	return ok
+	l, ok := layoutOf(t)
+	return ok && (!l.nested() || nestedSupported(t))
 }
 
 // Take gathers rows idx (each in [0, a.Len())) of a into a new array
@@ -140,6 +143,7 @@ type Builder struct {
 	vals  *memory.Buffer // value bitmap, fixed-width values, or n+1 offsets
 	data  *memory.Buffer // bytes of variable-width values
 	used  int            // bytes of data in use
+	kids  []*Builder     // child builders of a nested layout
 }
 
 // NewBuilder returns an empty builder of columns of type t.
@@ -148,7 +152,13 @@ func NewBuilder(mem memory.Allocator, t arrow.DataType) (*Builder, error) {
 	if !ok {
 		return nil, fmt.Errorf("unsupported column type %s", t)
 	}
-	return &Builder{t: t, lay: l, mem: mem}, nil
+	b := &Builder{t: t, lay: l, mem: mem}
+	if l.nested() {
+		if err := b.newKids(); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
 }
 
 // Len returns the number of rows appended since the last Finish.
@@ -167,7 +177,8 @@ func (b *Builder) grow(k int, geometric bool) {
 		return
 	case lBool:
 		b.vals = b.growBits(b.vals, need, geometric)
-	case lVar32, lVar64:
+	case lStruct:
+	case lVar32, lVar64, lList, lMap:
 		fresh := b.vals == nil
 		b.vals = b.growBytes(b.vals, (need+1)*b.lay.width(), geometric)
 		if fresh {
@@ -251,6 +262,13 @@ func (b *Builder) append(src arrow.Array, idx []int32, nullable bool) error {
 	}
 	b.grow(k, true)
 	b.appendValidity(src, idx, nullable)
+	if b.lay.nested() {
+		if err := b.appendNested(src, idx, nullable); err != nil {
+			return err
+		}
+		b.n += k
+		return nil
+	}
 	switch b.lay {
 	case lBool:
 		bs, off := Bits(src)
@@ -411,6 +429,9 @@ func (b *Builder) AppendMulti(srcs []arrow.Array, bi, ri []int32) error {
 		b.n += k
 		b.nulls += k
 		return nil
+	}
+	if b.lay.nested() {
+		return b.appendMultiNested(srcs, bi, ri)
 	}
 	neg := false
 	for _, s := range bi {
@@ -593,6 +614,9 @@ func (b *Builder) Finish() arrow.Array {
 		b.n, b.nulls = 0, 0
 		return array.NewNull(n)
 	}
+	if b.lay.nested() {
+		return b.finishNested()
+	}
 	b.grow(0, false) // allocate the buffers of an empty array
 	switch b.lay {
 	case lBool:
@@ -631,6 +655,9 @@ func (b *Builder) Finish() arrow.Array {
 
 // Release frees the builder's buffers (the rows appended since Finish).
 func (b *Builder) Release() {
+	for _, k := range b.kids {
+		k.Release()
+	}
 	for _, buf := range []*memory.Buffer{b.valid, b.vals, b.data} {
 		if buf != nil {
 			buf.Release()

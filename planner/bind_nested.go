@@ -1,0 +1,138 @@
+package planner
+
+import (
+	"fmt"
+	"strings"
+
+	pg "github.com/pganalyze/pg_query_go/v6"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// Field access and subscripts of nested values, as DuckDB binds them:
+//
+//	s.a, t.s.a, (s).a   a struct field (a table qualifier is tried first:
+//	                    t.s is column s of table t when t is a FROM item,
+//	                    else field s of column t)
+//	s['a']              a struct field by a constant name
+//	l[i]                list_extract: 1-based, negative from the end
+//	m[k]                map_extract_value: the value, NULL when absent
+//
+// Field names match regardless of case.
+
+// relNamed reports whether a FROM item of s or an enclosing scope is
+// called alias.
+func relNamed(s *scope, alias string) bool {
+	for ; s != nil; s = s.parent {
+		for _, r := range s.rels {
+			if strings.EqualFold(r.alias, alias) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// bindFieldPath binds a column reference of more names than a qualified
+// column (t.s.a, s.a.b) or whose first name is no FROM item (s.a) as a
+// column and struct fields; ok false when cr is a plain column reference.
+func (b *binder) bindFieldPath(cr *pg.ColumnRef, c *exprCtx) (*plan.Expr, bool, error) {
+	var names []string
+	for _, f := range cr.Fields {
+		s, ok := f.Node.(*pg.Node_String_)
+		if !ok {
+			return nil, false, nil
+		}
+		names = append(names, s.String_.Sval)
+	}
+	n := 1 // names taken by the column reference
+	if relNamed(c.scope, names[0]) {
+		n = 2
+	}
+	if len(names) <= n {
+		return nil, false, nil
+	}
+	base, err := b.bindColumnRef(&pg.ColumnRef{Fields: cr.Fields[:n], Location: cr.Location}, c)
+	if err != nil {
+		if n == 1 && len(names) == 2 {
+			return nil, false, nil // not a column either: the qualified reference's error
+		}
+		return nil, true, err
+	}
+	e := base
+	for _, f := range names[n:] {
+		if e, err = b.structField(e, f, cr.Location); err != nil {
+			return nil, true, err
+		}
+	}
+	return e, true, nil
+}
+
+// structField is field name of struct-typed e.
+func (b *binder) structField(e *plan.Expr, name string, loc int32) (*plan.Expr, error) {
+	if e.Type.ID != plan.Struct {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s is of type %s, not a struct: it has no field %q", e, e.Type, name)
+	}
+	f, k := e.Type.Field(name)
+	if k < 0 {
+		return nil, b.errorf(CodeUnknownCol, loc, "struct %s has no field %q", e.Type, name)
+	}
+	return plan.CallFunc("struct_extract", f.Type, e, lit(plan.Value{S: f.Name}, plan.StringType)), nil
+}
+
+// structExtract binds struct_extract(s, 'name').
+func (b *binder) structExtract(args []*plan.Expr, loc int32) (*plan.Expr, error) {
+	if len(args) != 2 || !isLit(fold(args[1])) || fold(args[1]).Type.ID != plan.String || fold(args[1]).Value.Null {
+		return nil, b.errorf(CodeType, loc, "type mismatch: struct_extract takes a struct and a constant field name")
+	}
+	return b.structField(args[0], fold(args[1]).Value.S, loc)
+}
+
+// nestedIndirection binds subscripts and fields of a nested value (ok
+// false: ind.Arg is not of a nested type, for the Postgres array forms).
+func (b *binder) nestedIndirection(ind *pg.A_Indirection, c *exprCtx) (*plan.Expr, bool, error) {
+	if ind.Arg.GetAArrayExpr() != nil || len(ind.Indirection) == 0 {
+		return nil, false, nil
+	}
+	e, err := b.bindExpr(ind.Arg, c)
+	if err != nil || !e.Type.IsNested() {
+		return nil, false, nil
+	}
+	loc := exprLoc(ind.Arg)
+	for _, step := range ind.Indirection {
+		switch x := step.Node.(type) {
+		case *pg.Node_String_:
+			if e, err = b.structField(e, x.String_.Sval, loc); err != nil {
+				return nil, true, err
+			}
+		case *pg.Node_AIndices:
+			if x.AIndices.IsSlice || x.AIndices.Uidx == nil {
+				return nil, true, b.unsupported(loc, "list slices")
+			}
+			i, err := b.bindExpr(x.AIndices.Uidx, c)
+			if err != nil {
+				return nil, true, err
+			}
+			switch e.Type.ID {
+			case plan.List:
+				e, err = b.callByName("list_extract", []*plan.Expr{e, i}, loc)
+			case plan.Map:
+				e, err = b.callByName("map_extract_value", []*plan.Expr{e, i}, loc)
+			case plan.Struct:
+				i = fold(i)
+				if !isLit(i) || i.Type.ID != plan.String || i.Value.Null {
+					return nil, true, b.errorf(CodeType, loc, "type mismatch: a struct subscript is a constant field name, not %s", i)
+				}
+				e, err = b.structField(e, i.Value.S, loc)
+			default:
+				return nil, true, b.errorf(CodeType, loc, "type mismatch: %s is of type %s, which has no elements", e, e.Type)
+			}
+			if err != nil {
+				return nil, true, err
+			}
+		default:
+			return nil, true, b.unsupported(loc, fmt.Sprintf("%s of a nested value", nodeName(step)))
+		}
+	}
+	return e, true, nil
+}
