@@ -74,6 +74,10 @@ func TestAdmissionControl(t *testing.T) {
 	if p, _ := c.store.QueuePosition(ctx, third); p != 2 {
 		t.Errorf("third job's queue position %d, want 2", p)
 	}
+	if js, err := c.store.Status(ctx, third); err != nil || js.State != StateQueued ||
+		js.Waiting != "queued by admission control (--max-jobs): number 2 in line" {
+		t.Errorf("third job's status: %v %q (%v)", js.State, js.Waiting, err)
+	}
 	if err := c.store.Cancel(ctx, third); err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,13 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	}
 	js := &JobStatus{ID: job, State: m.State, Error: m.Error, Code: m.Code, Class: m.Class, Waiting: m.Waiting, SQL: m.SQL, Owner: m.Owner,
 		Adaptive: m.Adaptive, Created: m.Created, Finished: m.Finished, Explain: m.Explain, Collected: m.Collected}
+	if m.State == StateQueued && js.Waiting == "" {
+		// Clients (submit, the shell, the web UI) show Waiting as it is.
+		js.Waiting = "queued by admission control (--max-jobs)"
+		if pos, err := s.QueuePosition(ctx, job); err == nil && pos > 0 {
+			js.Waiting = fmt.Sprintf("queued by admission control (--max-jobs): number %d in line", pos)
+		}
+	}
 	_ = s.retry(ctx, "read lease", func() error {
 		vals, err := s.rdb.MGet(ctx, kLease(job), kFence(job)).Result()
 		if err != nil {
