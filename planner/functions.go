@@ -67,8 +67,8 @@ func (b *binder) roundScale(f *exec.ScalarFunction, args []*plan.Expr, call *pla
 func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int32) (*plan.Expr, error) {
 	// The library's kernels take decimals in the 64-bit layout: a wide
 	// decimal argument (a sum, which is decimal(38,s)) is narrowed to
-	// decimal(18,s) (scale 0: BIGINT), exactly, or failing with a decimal
-	// overflow (SL103) when a value does not fit, never a wrong answer. DuckDB keeps 38
+	// decimal(18,s), exactly, or failing with a decimal overflow (SL103)
+	// when a value does not fit, never a wrong answer. DuckDB keeps 38
 	// digits here; the values are the same. The call's type is still the
 	// one the wide arguments give (ceil of decimal(38,2) is decimal(38,0),
 	// greatest of decimal(38,4) and decimal(38,2) is decimal(38,2), as in
@@ -80,13 +80,7 @@ func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int3
 		if a.Type.Wide() && !f.TakesWide {
 			narrowed = true
 			s := min(a.Type.Scale, plan.MaxDecimal64Precision)
-			to := plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimal64Precision, Scale: s}
-			if s == 0 {
-				// An integer sum (decimal(38,0), DuckDB's HUGEINT) goes
-				// to BIGINT, whose range is 9.2x that of decimal(18,0).
-				to = plan.Int64Type
-			}
-			n, err := b.cast(a, to, loc)
+			n, err := b.cast(a, plan.DataType{ID: plan.Decimal, Precision: plan.MaxDecimal64Precision, Scale: s}, loc)
 			if err != nil {
 				return nil, err
 			}
@@ -140,7 +134,7 @@ func (b *binder) callLibrary(f *exec.ScalarFunction, args []*plan.Expr, loc int3
 	}
 	call := plan.CallFunc(f.Name, ret, cast...)
 	if narrowed {
-		if wide, ok := wideReturn(s, orig); ok && wide != ret && wide.ID == plan.Decimal && (ret.ID == plan.Decimal || ret.ID == plan.Int64) {
+		if wide, ok := wideReturn(s, orig); ok && wide != ret && wide.ID == plan.Decimal && ret.ID == plan.Decimal {
 			return b.cast(call, wide, loc)
 		}
 	}
