@@ -92,7 +92,7 @@ func TestCancelAndGC(t *testing.T) {
 	if out, _, _ := runCLI(t, bin, t.TempDir(), nil, "jobs", "ls", "--coordinator", st.APIURL, "--state", "succeeded,failed"); strings.Contains(out, job) {
 		t.Errorf("jobs ls --state succeeded,failed lists the cancelled job %s:\n%s", job, out)
 	}
-	if _, errOut, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "ls", "--coordinator", st.APIURL, "--state", "done"); code == 0 || !strings.Contains(errOut, "want running, succeeded, failed or cancelled") {
+	if _, errOut, code := runCLI(t, bin, t.TempDir(), nil, "jobs", "ls", "--coordinator", st.APIURL, "--state", "done"); code == 0 || !strings.Contains(errOut, "want running, queued, succeeded, failed or cancelled") {
 		t.Errorf("jobs ls --state done: exit %d, %s", code, errOut)
 	}
 	invoked := st.Pool.Invocations()

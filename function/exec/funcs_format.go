@@ -26,9 +26,9 @@ import (
 func formatFunctions() []*ScalarFunction {
 	return []*ScalarFunction{
 		{Name: "printf", Doc: "the arguments formatted by a C-style format string (%s, %d, %i, %x, %X, %o, %c, %f, %e, %g, %%, with flags, width and precision)",
-			Signatures: []Signature{variadic(plan.StringType, tS, AnyType)}, Nulls: NullCustom, TakesWide: true, Kernel: formatKernel(printfOne)},
+			Signatures: []Signature{variadic(plan.StringType, tS, AnyType)}, Nulls: NullPropagates, TakesWide: true, Kernel: formatKernel(printfOne)},
 		{Name: "format", Doc: "the arguments formatted by a {fmt}-style format string ({} in order, {0} by position, {:[[fill]align][sign][#][0][width][,][.precision][type]}, {{ and }} for braces)",
-			Signatures: []Signature{variadic(plan.StringType, tS, AnyType)}, Nulls: NullCustom, TakesWide: true, Kernel: formatKernel(fmtOne)},
+			Signatures: []Signature{variadic(plan.StringType, tS, AnyType)}, Nulls: NullPropagates, TakesWide: true, Kernel: formatKernel(fmtOne)},
 	}
 }
 
@@ -92,10 +92,14 @@ func formatKernel(one func(f string, args []fmtArg) (string, error)) Kernel {
 	return func(c *Call) (arrow.Array, error) {
 		o := newOut(c.Mem, c.Type, c.N)
 		args := make([]fmtArg, len(c.Args)-1)
+	rows:
 		for i := 0; i < c.N; i++ {
-			if c.Args[0].Null(i) {
-				o.null()
-				continue
+			// Any NULL argument gives NULL, as in DuckDB (NullPropagates).
+			for k := range c.Args {
+				if c.Args[k].Null(i) {
+					o.null()
+					continue rows
+				}
 			}
 			for k := range args {
 				args[k] = fmtArgOf(c.Args[k+1], i)
