@@ -114,8 +114,11 @@ func (s *Store) createJob(ctx context.Context, job string, state JobState, field
 		return s.rdb.ZAdd(ctx, runningKey, redis.Z{Score: now, Member: job}).Err()
 	})
 	if err == nil && state == StateQueued {
+		// Scored in microseconds: jobs submitted in one millisecond
+		// keep their order (a tie would order them by their random ids).
+		at := float64(time.Now().UnixMicro())
 		err = s.retry(ctx, "queue job", func() error {
-			return s.rdb.ZAdd(ctx, redisdb.QueuedKey, redis.Z{Score: now, Member: job}).Err()
+			return s.rdb.ZAdd(ctx, redisdb.QueuedKey, redis.Z{Score: at, Member: job}).Err()
 		})
 	}
 	if err == nil {
@@ -206,7 +209,7 @@ func (s *Store) FinishJob(ctx context.Context, job string, fence int64, state Jo
 // to running; ok is false when it must wait. A job already admitted (a
 // driver that took it over) is admitted again at once.
 func (s *Store) Admit(ctx context.Context, job string, fence int64, max int) (ok bool, err error) {
-	v, err := s.do(ctx, trAdmission, "", []string{redisdb.QueuedKey, redisdb.AdmittedKey}, job, max, time.Now().UnixMilli())
+	v, err := s.do(ctx, trAdmission, "", []string{redisdb.QueuedKey, redisdb.AdmittedKey}, job, max, time.Now().UnixMicro())
 	if err != nil {
 		return false, fmt.Errorf("admit job %s: %w", job, err)
 	}

@@ -25,7 +25,7 @@ const (
 	// what recovery scans for unleased jobs, whatever their age.
 	RunningKey = "sluice:running"
 	// QueuedKey is a ZSET of the jobs admission control holds back, by
-	// submit time (ms); AdmittedKey a ZSET of the jobs it let in and that
+	// submit time (µs); AdmittedKey a ZSET of the jobs it let in and that
 	// have not finished. One hash tag, so the admission script (which
 	// reads both) runs on one Redis Cluster slot.
 	QueuedKey   = "sluice:{admission}:queued"
