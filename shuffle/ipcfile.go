@@ -270,30 +270,12 @@ func (e *batchEncoder) addColumn(a arrow.Array) error {
 	case arrow.BOOL:
 		e.raw = append(e.raw, e.bitmap(bufBytes(1), off, n))
 	case arrow.STRING, arrow.BINARY:
-		offs := arrow.Int32Traits.CastFromBytes(bufBytes(1))[off : off+n+1]
-		first, last := offs[0], offs[n]
-		ob := arrow.Int32Traits.CastToBytes(offs)
-		if first != 0 {
-			rb := make([]int32, n+1)
-			for i, o := range offs {
-				rb[i] = o - first
-			}
-			ob = arrow.Int32Traits.CastToBytes(rb)
-		}
+		ob, first, last := rebasedOffsets(bufBytes(1), off, n)
 		e.raw = append(e.raw, ob, bufBytes(2)[first:last])
 	case arrow.LIST, arrow.MAP:
 		// Offsets rebased to 0, then the child rows they span (IPC lists
 		// a nested column's nodes and buffers parent first).
-		offs := arrow.Int32Traits.CastFromBytes(bufBytes(1))[off : off+n+1]
-		first, last := offs[0], offs[n]
-		ob := arrow.Int32Traits.CastToBytes(offs)
-		if first != 0 {
-			rb := make([]int32, n+1)
-			for i, o := range offs {
-				rb[i] = o - first
-			}
-			ob = arrow.Int32Traits.CastToBytes(rb)
-		}
+		ob, first, last := rebasedOffsets(bufBytes(1), off, n)
 		e.raw = append(e.raw, ob)
 		return e.addChild(d.Children()[0], int64(first), int64(last))
 	case arrow.STRUCT:
@@ -517,4 +499,20 @@ func patchFooterBlocks(fb []byte, blocks []fileBlock) error {
 		binary.LittleEndian.PutUint64(e[16:], uint64(b.body))
 	}
 	return nil
+}
+
+// rebasedOffsets returns the int32 offsets of rows [off, off+n) of an
+// offsets buffer, rebased to start at 0 (the buffer itself when they
+// already do), and the first and last offset they span.
+func rebasedOffsets(buf []byte, off, n int) (ob []byte, first, last int32) {
+	offs := arrow.Int32Traits.CastFromBytes(buf)[off : off+n+1]
+	first, last = offs[0], offs[n]
+	if first == 0 {
+		return arrow.Int32Traits.CastToBytes(offs), first, last
+	}
+	rb := make([]int32, n+1)
+	for i, o := range offs {
+		rb[i] = o - first
+	}
+	return arrow.Int32Traits.CastToBytes(rb), first, last
 }
