@@ -210,6 +210,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 		return nil, err
 	}
 	g.ReuseStages()
+	g.ElideGather()
 	if err := checkNested(g); err != nil {
 		return nil, err
 	}

@@ -40,7 +40,11 @@ func formatValue(col arrow.Array, i int) (string, bool) {
 	case *array.Decimal64:
 		return plan.FormatDecimal(int64(c.Value(i)), int(c.DataType().(*arrow.Decimal64Type).Scale)), true
 	case *array.Decimal128:
-		return c.Value(i).ToString(c.DataType().(*arrow.Decimal128Type).Scale), true
+		v, scale := c.Value(i), c.DataType().(*arrow.Decimal128Type).Scale
+		if scale >= 0 && v.FitsInPrecision(18) {
+			return plan.FormatDecimal(int64(v.LowBits()), int(scale)), true
+		}
+		return v.ToString(scale), true
 	case *array.String:
 		return c.Value(i), true
 	case *array.Date32:

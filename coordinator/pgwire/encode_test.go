@@ -2,9 +2,16 @@ package pgwire
 
 import (
 	"math"
+	"math/rand/v2"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
+	"github.com/apache/arrow-go/v18/arrow/decimal"
+	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/jackc/pgx/v5/pgtype"
 )
 
@@ -14,7 +21,7 @@ func TestNumericBinary(t *testing.T) {
 	m := pgtype.NewMap()
 	for _, s := range []string{"0", "0.00", "1", "-1", "12345.6789", "-0.0001", "10000", "99999999.99",
 		"123456789012345678.123", "0.5", "-98765432109876543210987654321.12345678", "100000000.00000001"} {
-		buf := appendNumeric(nil, s)
+		buf := appendNumeric(nil, []byte(s))
 		var n pgtype.Numeric
 		if err := m.Scan(oidNumeric, 1, buf, &n); err != nil {
 			t.Fatalf("%s: decode: %v", s, err)
@@ -102,6 +109,68 @@ func TestSQLState(t *testing.T) {
 		"SL102": "22003", "SL900": "XX000", "SL099": "22000", "": "XX000"} {
 		if got := SQLState(code); got != want {
 			t.Errorf("SQLState(%q) = %s, want %s", code, got, want)
+		}
+	}
+}
+
+// TestDecimalDateText checks the allocation-free decimal and date
+// encoders against arrow's exact decimal text and the time package, in
+// text and (decoded by pgx) in binary.
+func TestDecimalDateText(t *testing.T) {
+	m := pgtype.NewMap()
+	r := rand.New(rand.NewPCG(3, 4))
+	mem := memory.DefaultAllocator
+	for _, scale := range []int32{0, 2, 9, 18} {
+		d64 := array.NewDecimal64Builder(mem, &arrow.Decimal64Type{Precision: 18, Scale: scale})
+		d128 := array.NewDecimal128Builder(mem, &arrow.Decimal128Type{Precision: 38, Scale: scale})
+		for _, v := range []int64{0, 1, -1, 5, -5, 999999999999999999, -999999999999999999, 100, -100} {
+			d64.Append(decimal.Decimal64(v))
+			d128.Append(decimal128.FromI64(v))
+		}
+		for range 500 {
+			v := r.Int64N(1e18) >> r.IntN(60)
+			if r.IntN(2) == 0 {
+				v = -v
+			}
+			d64.Append(decimal.Decimal64(v))
+			d128.Append(decimal128.FromI64(v))
+			// and a 128-bit value past the fast path
+			d128.Append(decimal128.New(r.Int64N(1<<40)-(1<<39), r.Uint64()))
+		}
+		for _, a := range []arrow.Array{d64.NewArray(), d128.NewArray()} {
+			for i := 0; i < a.Len(); i++ {
+				var want string
+				switch x := a.(type) {
+				case *array.Decimal64:
+					want = x.Value(i).ToString(scale)
+				case *array.Decimal128:
+					want = x.Value(i).ToString(scale)
+				}
+				if got := string(appendValue(nil, a, i, 0)); got != want {
+					t.Fatalf("%s scale %d: text %q, want %q", a.DataType(), scale, got, want)
+				}
+				var n pgtype.Numeric
+				if err := m.Scan(oidNumeric, 1, appendValue(nil, a, i, 1), &n); err != nil {
+					t.Fatalf("%s: decode %s: %v", a.DataType(), want, err)
+				}
+				if v, _ := n.Value(); v != want && !(n.Int.Sign() == 0 && strings.Trim(want, "-0.") == "") {
+					t.Fatalf("%s scale %d: binary decodes to %v, want %s", a.DataType(), scale, v, want)
+				}
+			}
+			a.Release()
+		}
+	}
+	db := array.NewDate32Builder(mem)
+	for d := int32(-800000); d <= 3000000; d += 7 {
+		db.Append(arrow.Date32(d))
+	}
+	dates := db.NewArray()
+	defer dates.Release()
+	for i := 0; i < dates.Len(); i++ {
+		d := int32(dates.(*array.Date32).Value(i))
+		want := string(appendDate(nil, time.Unix(int64(d)*86400, 0).UTC()))
+		if got := string(appendValue(nil, dates, i, 0)); got != want {
+			t.Fatalf("date %d: %q, want %q", d, got, want)
 		}
 	}
 }

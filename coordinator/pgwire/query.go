@@ -619,6 +619,10 @@ func (r *rowCursor) close() {
 	}
 }
 
+// flushBytes is how many bytes of DataRows writeRows buffers before it
+// writes them to the connection.
+const flushBytes = 64 << 10
+
 // writeRows sends up to max rows (0: all) of the cursor as DataRows. It
 // returns the rows sent and whether the limit stopped it with rows
 // perhaps left (a suspended portal, as Postgres: reaching the limit
@@ -626,6 +630,9 @@ func (r *rowCursor) close() {
 func (c *conn) writeRows(ctx context.Context, cur *rowCursor, fs []pgproto3.FieldDescription, max int64) (int64, bool, error) {
 	var n int64
 	var buf []byte
+	var offs []int
+	var nulls []bool
+	pending := 0 // bytes sent since the last flush
 	row := &pgproto3.DataRow{}
 	for max <= 0 || n < max {
 		rec, err := cur.next(ctx)
@@ -643,8 +650,7 @@ func (c *conn) writeRows(ctx context.Context, cur *rowCursor, fs []pgproto3.Fiel
 		for i := cur.off; i < end; i++ {
 			buf = buf[:0]
 			row.Values = row.Values[:0]
-			offs := make([]int, 0, len(cols))
-			nulls := make([]bool, 0, len(cols))
+			offs, nulls = offs[:0], nulls[:0]
 			for j, col := range cols {
 				offs = append(offs, len(buf))
 				if col.IsNull(i) {
@@ -666,6 +672,15 @@ func (c *conn) writeRows(ctx context.Context, cur *rowCursor, fs []pgproto3.Fiel
 				row.Values = append(row.Values, buf[offs[j]:end:end])
 			}
 			c.be.Send(row) // Send copies the message into its buffer
+			pending += 7 + 4*len(cols) + len(buf)
+			if pending >= flushBytes {
+				// Flush as the rows pile up: a buffer grown to the
+				// whole record would be copied over and over.
+				if err := c.be.Flush(); err != nil {
+					return n + int64(i+1-cur.off), false, &writeError{err}
+				}
+				pending = 0
+			}
 		}
 		n += int64(end - cur.off)
 		cur.off = end

@@ -1,11 +1,11 @@
 package pgwire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"fmt"
 	"math"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -146,21 +146,32 @@ func appendValue(buf []byte, col arrow.Array, i int, format int16) []byte {
 	case *array.LargeString:
 		return append(buf, a.Value(i)...)
 	case *array.Decimal64:
-		s := a.Value(i).ToString(a.DataType().(*arrow.Decimal64Type).Scale)
-		if bin {
-			return appendNumeric(buf, s)
+		scale := a.DataType().(*arrow.Decimal64Type).Scale
+		if scale < 0 {
+			return appendDecimalText(buf, a.Value(i).ToString(scale), bin)
 		}
-		return append(buf, s...)
+		if bin {
+			var tmp [48]byte
+			return appendNumeric(buf, plan.AppendDecimal(tmp[:0], int64(a.Value(i)), int(scale)))
+		}
+		return plan.AppendDecimal(buf, int64(a.Value(i)), int(scale))
 	case *array.Decimal128:
-		s := a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)
-		if bin {
-			return appendNumeric(buf, s)
+		v, scale := a.Value(i), a.DataType().(*arrow.Decimal128Type).Scale
+		if scale < 0 || !v.FitsInPrecision(18) {
+			return appendDecimalText(buf, v.ToString(scale), bin)
 		}
-		return append(buf, s...)
+		if bin {
+			var tmp [48]byte
+			return appendNumeric(buf, plan.AppendDecimal(tmp[:0], int64(v.LowBits()), int(scale)))
+		}
+		return plan.AppendDecimal(buf, int64(v.LowBits()), int(scale))
 	case *array.Date32:
 		d := int32(a.Value(i))
 		if bin {
 			return binary.BigEndian.AppendUint32(buf, uint32(d-pgEpochDays))
+		}
+		if d >= minFastDate && d <= maxFastDate {
+			return plan.AppendDate(buf, d)
 		}
 		return appendDate(buf, time.Unix(int64(d)*86400, 0).UTC())
 	case *array.Timestamp:
@@ -232,48 +243,76 @@ func appendTimestamp(buf []byte, t time.Time) []byte {
 	return t.AppendFormat(buf, "2006-01-02 15:04:05.999999")
 }
 
+// appendDecimalText writes a decimal's text, or its binary numeric form.
+func appendDecimalText(buf []byte, s string, bin bool) []byte {
+	if bin {
+		return appendNumeric(buf, []byte(s))
+	}
+	return append(buf, s...)
+}
+
+// The dates plan.AppendDate prints as appendDate does: years 1 to 9999
+// (appendDate writes BC years its own way).
+const (
+	minFastDate = -719162 // 0001-01-01
+	maxFastDate = 2932896 // 9999-12-31
+)
+
 // appendNumeric writes a decimal's text (-?digits[.digits]) in the binary
 // numeric format: ndigits, weight, sign, dscale, then base-10000 digits.
-func appendNumeric(buf []byte, s string) []byte {
+// The text is read as if its integer part were padded on the left and its
+// fraction on the right to whole groups of four digits; nothing is
+// allocated.
+func appendNumeric(buf []byte, s []byte) []byte {
 	sign := uint16(0)
-	if strings.HasPrefix(s, "-") {
+	if len(s) > 0 && s[0] == '-' {
 		sign, s = 0x4000, s[1:]
 	}
-	intPart, frac, _ := strings.Cut(s, ".")
+	intPart, frac := s, s[:0]
+	if dot := bytes.IndexByte(s, '.'); dot >= 0 {
+		intPart, frac = s[:dot], s[dot+1:]
+	}
 	dscale := len(frac)
-	intPart = strings.TrimLeft(intPart, "0")
-	// Pad the integer part on the left and the fraction on the right to
-	// whole groups of four digits.
-	if n := len(intPart) % 4; n != 0 {
-		intPart = strings.Repeat("0", 4-n) + intPart
+	for len(intPart) > 0 && intPart[0] == '0' {
+		intPart = intPart[1:]
 	}
-	if n := len(frac) % 4; n != 0 {
-		frac += strings.Repeat("0", 4-n)
+	padL := (4 - len(intPart)%4) % 4
+	padR := (4 - len(frac)%4) % 4
+	groups := (padL + len(intPart) + len(frac) + padR) / 4
+	digitAt := func(k int) int {
+		switch {
+		case k < padL:
+			return 0
+		case k < padL+len(intPart):
+			return int(intPart[k-padL] - '0')
+		case k < padL+len(intPart)+len(frac):
+			return int(frac[k-padL-len(intPart)] - '0')
+		}
+		return 0
 	}
-	all := intPart + frac
-	digits := make([]uint16, 0, len(all)/4)
-	for i := 0; i < len(all); i += 4 {
-		d, _ := strconv.Atoi(all[i : i+4])
-		digits = append(digits, uint16(d))
+	group := func(g int) uint16 {
+		k := 4 * g
+		return uint16(digitAt(k)*1000 + digitAt(k+1)*100 + digitAt(k+2)*10 + digitAt(k+3))
 	}
-	weight := len(intPart)/4 - 1
+	weight := (padL+len(intPart))/4 - 1
 	// Strip leading and trailing zero groups (the weight follows the
 	// leading ones).
-	for len(digits) > 0 && digits[0] == 0 {
-		digits, weight = digits[1:], weight-1
+	first, last := 0, groups
+	for first < last && group(first) == 0 {
+		first, weight = first+1, weight-1
 	}
-	for len(digits) > 0 && digits[len(digits)-1] == 0 {
-		digits = digits[:len(digits)-1]
+	for last > first && group(last-1) == 0 {
+		last--
 	}
-	if len(digits) == 0 {
+	if first == last {
 		weight, sign = 0, 0
 	}
-	buf = binary.BigEndian.AppendUint16(buf, uint16(len(digits)))
+	buf = binary.BigEndian.AppendUint16(buf, uint16(last-first))
 	buf = binary.BigEndian.AppendUint16(buf, uint16(int16(weight)))
 	buf = binary.BigEndian.AppendUint16(buf, sign)
 	buf = binary.BigEndian.AppendUint16(buf, uint16(dscale))
-	for _, d := range digits {
-		buf = binary.BigEndian.AppendUint16(buf, d)
+	for g := first; g < last; g++ {
+		buf = binary.BigEndian.AppendUint16(buf, group(g))
 	}
 	return buf
 }

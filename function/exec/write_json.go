@@ -11,6 +11,8 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // jsonWriter writes newline-delimited JSON: one object per row, its keys
@@ -83,9 +85,16 @@ func appendJSONValue(b []byte, a arrow.Array, i int) ([]byte, error) {
 		}
 		return strconv.AppendFloat(b, f, 'g', -1, 64), nil
 	case *array.Decimal64:
+		if scale := a.DataType().(*arrow.Decimal64Type).Scale; scale >= 0 {
+			return plan.AppendDecimal(b, int64(a.Value(i)), int(scale)), nil
+		}
 		return append(b, a.Value(i).ToString(a.DataType().(*arrow.Decimal64Type).Scale)...), nil
 	case *array.Decimal128:
-		return append(b, a.Value(i).ToString(a.DataType().(*arrow.Decimal128Type).Scale)...), nil
+		v, scale := a.Value(i), a.DataType().(*arrow.Decimal128Type).Scale
+		if scale >= 0 && v.FitsInPrecision(18) {
+			return plan.AppendDecimal(b, int64(v.LowBits()), int(scale)), nil
+		}
+		return append(b, v.ToString(scale)...), nil
 	case *array.Boolean:
 		return strconv.AppendBool(b, a.Value(i)), nil
 	case *array.String:

@@ -17,29 +17,19 @@ var Pow10 = [...]int64{1, 10, 100, 1e3, 1e4, 1e5, 1e6, 1e7, 1e8, 1e9, 1e10, 1e11
 
 // FormatDecimal renders an unscaled decimal value with the given scale.
 func FormatDecimal(v int64, scale int) string {
-	if scale == 0 {
-		return fmt.Sprint(v)
-	}
-	neg := v < 0
-	u := uint64(v)
-	if neg {
-		u = uint64(-v)
-	}
-	s := fmt.Sprint(u)
-	if len(s) <= scale {
-		s = strings.Repeat("0", scale-len(s)+1) + s
-	}
-	s = s[:len(s)-scale] + "." + s[len(s)-scale:]
-	if neg {
-		s = "-" + s
-	}
-	return s
+	return string(AppendDecimal(nil, v, scale))
 }
 
 var epoch = time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC)
 
 // FormatDate renders days since the epoch as YYYY-MM-DD.
 func FormatDate(days int32) string {
+	return string(AppendDate(nil, days))
+}
+
+// formatDateSlow is FormatDate through the time package, for the years
+// AppendDate does not print itself.
+func formatDateSlow(days int32) string {
 	return epoch.AddDate(0, 0, int(days)).Format("2006-01-02")
 }
 

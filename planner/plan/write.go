@@ -132,7 +132,9 @@ func WriteFileName(prefix, job string, task int, format string) string {
 // leaf), the writer becomes that stage's root, so each of its tasks writes
 // its own file and the result stage gathers the file list; otherwise (a
 // sort, a final LIMIT or aggregate in the result stage, or a write to one
-// File) the result stage's single task writes one file. The writing stage's LIMIT early
+// File) the result stage's tasks write a file each; a write to one File
+// first gathers the rows into one task when the result stage may run as
+// several. The writing stage's LIMIT early
 // stop no longer applies (its root is the writer).
 func (g *Graph) AddWrite(w Write) error {
 	if err := w.Check(); err != nil {
@@ -147,6 +149,12 @@ func (g *Graph) AddWrite(w Write) error {
 	}
 	if len(w.Columns) != len(res.Root.Schema) {
 		return fmt.Errorf("write: %d column names for %d columns", len(w.Columns), len(res.Root.Schema))
+	}
+	if w.File != "" && !g.OneTask(res) {
+		// One file is written by one task: gather the rows first (the
+		// planner elides a result stage that only gathers).
+		g.Gather()
+		res = g.Stage(g.Result)
 	}
 	st := res
 	if r := res.Root; r.Kind == KindExchange && !r.Whole && w.File == "" {
