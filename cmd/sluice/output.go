@@ -1,7 +1,7 @@
 package main
 
 import (
-	"encoding/csv"
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unicode"
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -170,66 +171,243 @@ func writeResultFit(w io.Writer, format string, schema *arrow.Schema, recs []arr
 	}
 	switch format {
 	case "csv":
-		cw := csv.NewWriter(w)
-		if err := cw.Write(names); err != nil {
-			return err
-		}
-		row := make([]string, len(names))
-		for _, rec := range recs {
-			for r := 0; r < int(rec.NumRows()); r++ {
-				for c := range row {
-					v, ok := formatValue(rec.Column(c), r)
-					if !ok {
-						v = ""
-					}
-					row[c] = v
-				}
-				if err := cw.Write(row); err != nil {
-					return err
-				}
-			}
-		}
-		cw.Flush()
-		return cw.Error()
+		return writeCSV(w, names, recs)
 	case "json":
-		// One object per line, keys in SELECT order; duplicate names are
-		// disambiguated (n_name, n_name_1, ...), never collapsed.
-		keys := jsonKeys(names)
-		quoted := make([][]byte, len(keys))
-		for i, k := range keys {
-			b, err := json.Marshal(k)
-			if err != nil {
-				return err
-			}
-			quoted[i] = b
-		}
-		var buf []byte
-		for _, rec := range recs {
-			for r := 0; r < int(rec.NumRows()); r++ {
-				buf = append(buf[:0], '{')
-				for c := range keys {
-					if c > 0 {
-						buf = append(buf, ',')
-					}
-					buf = append(buf, quoted[c]...)
-					buf = append(buf, ':')
-					v, err := json.Marshal(jsonValue(rec.Column(c), r))
-					if err != nil {
-						return err
-					}
-					buf = append(buf, v...)
-				}
-				buf = append(buf, '}', '\n')
-				if _, err := w.Write(buf); err != nil {
-					return err
-				}
-			}
-		}
-		return nil
+		return writeJSON(w, names, recs)
 	case "table", "":
 		return writeTable(w, schema, recs, fit)
 	}
 	return fmt.Errorf("unknown output format %q (want table, csv or json)", format)
+}
+
+// appendText appends the text formatValue gives a non-NULL value of the
+// scalar types results mostly hold, without allocating; ok is false for
+// the other types, which take formatValue.
+func appendText(dst []byte, col arrow.Array, i int) (_ []byte, ok bool) {
+	switch c := col.(type) {
+	case *array.Int64:
+		return strconv.AppendInt(dst, c.Value(i), 10), true
+	case *array.Int32:
+		return strconv.AppendInt(dst, int64(c.Value(i)), 10), true
+	case *array.Float64:
+		v := c.Value(i)
+		if math.IsInf(v, 0) || math.IsNaN(v) {
+			return dst, false
+		}
+		return strconv.AppendFloat(dst, v, 'f', -1, 64), true
+	case *array.Decimal64:
+		return plan.AppendDecimal(dst, int64(c.Value(i)), int(c.DataType().(*arrow.Decimal64Type).Scale)), true
+	case *array.Decimal128:
+		v, scale := c.Value(i), c.DataType().(*arrow.Decimal128Type).Scale
+		if scale < 0 || !v.FitsInPrecision(18) {
+			return dst, false
+		}
+		return plan.AppendDecimal(dst, int64(v.LowBits()), int(scale)), true
+	case *array.Date32:
+		return plan.AppendDate(dst, int32(c.Value(i))), true
+	case *array.Timestamp:
+		return plan.AppendTimestamp(dst, int64(c.Value(i))), true
+	case *array.Boolean:
+		return strconv.AppendBool(dst, c.Value(i)), true
+	}
+	return dst, false
+}
+
+// writeCSV prints rows as encoding/csv writes them (comma, LF, a field
+// quoted when it holds a comma, quote, CR or LF, starts with a space, or
+// is \.), NULL as an empty field, through one buffer: a row costs no
+// allocation for the scalar types.
+func writeCSV(w io.Writer, names []string, recs []arrow.RecordBatch) error {
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	for i, n := range names {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		buf = appendCSVField(buf, n)
+	}
+	buf = append(buf, '\n')
+	for _, rec := range recs {
+		cols := rec.Columns()
+		for r := 0; r < int(rec.NumRows()); r++ {
+			for c, col := range cols {
+				if c > 0 {
+					buf = append(buf, ',')
+				}
+				if col.IsNull(r) {
+					continue
+				}
+				if s, ok := col.(*array.String); ok {
+					buf = appendCSVField(buf, s.Value(r))
+					continue
+				}
+				var ok bool
+				if buf, ok = appendText(buf, col, r); !ok { // scalars never need quotes
+					v, _ := formatValue(col, r)
+					buf = appendCSVField(buf, v)
+				}
+			}
+			buf = append(buf, '\n')
+			if len(buf) >= 32<<10 {
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	if _, err := bw.Write(buf); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// appendCSVField appends one field as encoding/csv's Writer does.
+func appendCSVField(dst []byte, f string) []byte {
+	if !csvNeedsQuotes(f) {
+		return append(dst, f...)
+	}
+	dst = append(dst, '"')
+	for i := 0; i < len(f); i++ {
+		if f[i] == '"' {
+			dst = append(dst, '"')
+		}
+		dst = append(dst, f[i])
+	}
+	return append(dst, '"')
+}
+
+// csvNeedsQuotes is encoding/csv's fieldNeedsQuotes for the comma.
+func csvNeedsQuotes(f string) bool {
+	if f == "" {
+		return false
+	}
+	if f == `\.` || strings.ContainsAny(f, ",\"\r\n") {
+		return true
+	}
+	r, _ := utf8.DecodeRuneInString(f)
+	return unicode.IsSpace(r)
+}
+
+// writeJSON prints one object per line, keys in SELECT order; duplicate
+// names are disambiguated (n_name, n_name_1, ...), never collapsed.
+// Numbers, booleans, dates and timestamps are written straight into the
+// line; strings and nested values go through encoding/json.
+func writeJSON(w io.Writer, names []string, recs []arrow.RecordBatch) error {
+	keys := jsonKeys(names)
+	quoted := make([][]byte, len(keys))
+	for i, k := range keys {
+		b, err := json.Marshal(k)
+		if err != nil {
+			return err
+		}
+		quoted[i] = b
+	}
+	bw := bufio.NewWriterSize(w, 64<<10)
+	var buf []byte
+	for _, rec := range recs {
+		cols := rec.Columns()
+		for r := 0; r < int(rec.NumRows()); r++ {
+			buf = append(buf, '{')
+			for c, col := range cols {
+				if c > 0 {
+					buf = append(buf, ',')
+				}
+				buf = append(buf, quoted[c]...)
+				buf = append(buf, ':')
+				if col.IsNull(r) {
+					buf = append(buf, "null"...)
+					continue
+				}
+				switch col := col.(type) {
+				case *array.String:
+					buf = appendJSONString(buf, col.Value(r))
+					continue
+				case *array.Date32, *array.Timestamp: // digits, '-', ':', ' ', '.': nothing to escape
+					buf = append(buf, '"')
+					buf, _ = appendText(buf, col, r)
+					buf = append(buf, '"')
+					continue
+				}
+				var ok bool
+				if buf, ok = appendText(buf, col, r); ok {
+					continue
+				}
+				v, err := json.Marshal(jsonValue(col, r))
+				if err != nil {
+					return err
+				}
+				buf = append(buf, v...)
+			}
+			buf = append(buf, '}', '\n')
+			if len(buf) >= 32<<10 {
+				if _, err := bw.Write(buf); err != nil {
+					return err
+				}
+				buf = buf[:0]
+			}
+		}
+	}
+	if _, err := bw.Write(buf); err != nil {
+		return err
+	}
+	return bw.Flush()
+}
+
+// appendJSONString appends s as encoding/json's Marshal writes a string:
+// quotes, backslash escapes for \b \f \n \r \t, \u00XX for the other
+// control characters and for < > & (HTML-safe), \ufffd for invalid UTF-8,
+// and \u2028 \u2029 escaped.
+func appendJSONString(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		if b := s[i]; b < utf8.RuneSelf {
+			if b >= 0x20 && b != '"' && b != '\\' && b != '<' && b != '>' && b != '&' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch b {
+			case '\\', '"':
+				dst = append(dst, '\\', b)
+			case '\b':
+				dst = append(dst, '\\', 'b')
+			case '\f':
+				dst = append(dst, '\\', 'f')
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hex[b>>4], hex[b&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', '2', '0', '2', hex[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
 }
 
 // tableFit says how a table is fitted to the screen.

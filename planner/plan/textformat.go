@@ -66,3 +66,32 @@ func civil(z int64) (y, m, d int64) {
 	}
 	return y, m, d
 }
+
+// AppendTimestamp appends microseconds since the epoch as FormatTimestamp
+// prints them ("2006-01-02 15:04:05" and the fraction without trailing
+// zeros), allocating nothing for years 1 to 9999.
+func AppendTimestamp(dst []byte, us int64) []byte {
+	days := floorDiv(us, MicrosPerDay)
+	if days < -719162 || days > 2932896 { // outside 0001-01-01 .. 9999-12-31
+		return append(dst, FormatTimestamp(us)...)
+	}
+	rem := us - days*MicrosPerDay
+	dst = AppendDate(dst, int32(days))
+	secs, frac := rem/MicrosPerSecond, rem%MicrosPerSecond
+	h, m, s := secs/3600, secs/60%60, secs%60
+	dst = append(dst, ' ', byte('0'+h/10), byte('0'+h%10), ':', byte('0'+m/10), byte('0'+m%10), ':', byte('0'+s/10), byte('0'+s%10))
+	if frac != 0 {
+		var f [6]byte
+		for i := 5; i >= 0; i-- {
+			f[i] = byte('0' + frac%10)
+			frac /= 10
+		}
+		n := 6
+		for f[n-1] == '0' {
+			n--
+		}
+		dst = append(dst, '.')
+		dst = append(dst, f[:n]...)
+	}
+	return dst
+}

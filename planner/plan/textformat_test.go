@@ -47,3 +47,18 @@ func TestAppendDate(t *testing.T) {
 		check(d)
 	}
 }
+
+// TestAppendTimestamp checks the allocation-free timestamp text against
+// FormatTimestamp.
+func TestAppendTimestamp(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	vals := []int64{0, -1, 1, MicrosPerDay - 1, -MicrosPerDay, 1_700_000_000_123_450, -62135596800000000, -62135596800000001, 253402300799999999, 253402300800000000, math.MinInt64 / 2, math.MaxInt64 / 2}
+	for range 100000 {
+		vals = append(vals, r.Int64N(1<<59)-(1<<58), r.Int64N(400*365*MicrosPerDay)-200*365*MicrosPerDay)
+	}
+	for _, v := range vals {
+		if got, want := string(AppendTimestamp(nil, v)), FormatTimestamp(v); got != want {
+			t.Fatalf("AppendTimestamp(%d) = %q, want %q", v, got, want)
+		}
+	}
+}
