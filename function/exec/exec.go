@@ -76,6 +76,13 @@ type Options struct {
 	// above 1 turns it off.
 	PartialAggProbeRows int64
 	PartialAggSkipRatio float64
+	// Late selects late materialization in Parquet scans with a pruning
+	// filter (parquet_late.go): LateAuto (default) decodes the columns
+	// the filter does not name only for the rows it keeps, until the
+	// first LateProbeRows rows show it keeps more than LateKeepRatio
+	// (default 0.7) of them.
+	Late          LateMode
+	LateKeepRatio float64
 }
 
 func (o Options) withDefaults() Options {
