@@ -60,14 +60,14 @@ type lateKind int
 
 const (
 	lkBool     lateKind = iota + 1
-	lkInt32    // INT32 (signed int8..int32) -> int64
-	lkUint32   // INT32 (unsigned 8..32) -> int64
-	lkDate     // INT32 date -> date32
-	lkDec32    // INT32 decimal -> decimal64
-	lkInt64    // INT64 integer, or decimal64
-	lkFloat32  // FLOAT -> float64
-	lkFloat64  // DOUBLE
-	lkByteText // BYTE_ARRAY (string or binary) -> string
+	lkInt32             // INT32 (signed int8..int32) -> int64
+	lkUint32            // INT32 (unsigned 8..32) -> int64
+	lkDate              // INT32 date -> date32
+	lkDec32             // INT32 decimal -> decimal64
+	lkInt64             // INT64 integer, or decimal64
+	lkFloat32           // FLOAT -> float64
+	lkFloat64           // DOUBLE
+	lkByteText          // BYTE_ARRAY (string or binary) -> string
 )
 
 // lateKindOf reports how the fast path decodes column c into engine type
