@@ -83,6 +83,7 @@ type Options struct {
 	// (default 0.7) of them.
 	Late          LateMode
 	LateKeepRatio float64
+	lateGap       int // tests: the late path's lateGap (0: the default)
 }
 
 func (o Options) withDefaults() Options {

@@ -256,8 +256,9 @@ func (c *lateCol) skip(k int64) error {
 	return err
 }
 
-// read decodes the next k rows of the column chunk into the batch.
-func (c *lateCol) read(mem memory.Allocator, k int) error {
+// read decodes the next k rows of the column chunk and puts rows pick
+// (offsets in the k rows, ascending; nil: all) into the batch.
+func (c *lateCol) read(mem memory.Allocator, k int, pick []int32) error {
 	if c.maxDef > 0 && cap(c.defs) < k {
 		c.defs = make([]int16, k)
 	}
@@ -267,7 +268,7 @@ func (c *lateCol) read(mem memory.Allocator, k int) error {
 	}
 	switch r := c.rd.(type) {
 	case *file.BooleanColumnChunkReader:
-		return readRuns(c, mem, k, &c.bls, defs, r.ReadBatchInPage, func(at int, v []bool) {
+		return readRuns(c, mem, k, pick, &c.bls, defs, r.ReadBatchInPage, func(at int, v []bool) {
 			for i, x := range v {
 				if x {
 					setBit(c.obits, at+i)
@@ -281,17 +282,17 @@ func (c *lateCol) read(mem memory.Allocator, k int) error {
 	case *file.Int32ColumnChunkReader:
 		switch c.kind {
 		case lkDate:
-			return readRuns(c, mem, k, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) { copy(c.o32[at:], v) },
+			return readRuns(c, mem, k, pick, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) { copy(c.o32[at:], v) },
 				func(at, src int, v []int32) { c.o32[at] = v[src] })
 		case lkUint32:
-			return readRuns(c, mem, k, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) {
+			return readRuns(c, mem, k, pick, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) {
 				o := c.o64[at : at+len(v)]
 				for i, x := range v {
 					o[i] = int64(uint32(x))
 				}
 			}, func(at, src int, v []int32) { c.o64[at] = int64(uint32(v[src])) })
 		default:
-			return readRuns(c, mem, k, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) {
+			return readRuns(c, mem, k, pick, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) {
 				o := c.o64[at : at+len(v)]
 				for i, x := range v {
 					o[i] = int64(x)
@@ -299,29 +300,29 @@ func (c *lateCol) read(mem memory.Allocator, k int) error {
 			}, func(at, src int, v []int32) { c.o64[at] = int64(v[src]) })
 		}
 	case *file.Int64ColumnChunkReader:
-		if defs == nil {
+		if defs == nil && pick == nil {
 			// Decode straight into the batch.
 			return readDirect(c, k, c.o64, r.ReadBatchInPage)
 		}
-		return readRuns(c, mem, k, &c.i64, defs, r.ReadBatchInPage, func(at int, v []int64) { copy(c.o64[at:], v) },
+		return readRuns(c, mem, k, pick, &c.i64, defs, r.ReadBatchInPage, func(at int, v []int64) { copy(c.o64[at:], v) },
 			func(at, src int, v []int64) { c.o64[at] = v[src] })
 	case *file.Float32ColumnChunkReader:
-		return readRuns(c, mem, k, &c.f32, defs, r.ReadBatchInPage, func(at int, v []float32) {
+		return readRuns(c, mem, k, pick, &c.f32, defs, r.ReadBatchInPage, func(at int, v []float32) {
 			o := c.of64[at : at+len(v)]
 			for i, x := range v {
 				o[i] = float64(x)
 			}
 		}, func(at, src int, v []float32) { c.of64[at] = float64(v[src]) })
 	case *file.Float64ColumnChunkReader:
-		if defs == nil {
+		if defs == nil && pick == nil {
 			return readDirect(c, k, c.of64, r.ReadBatchInPage)
 		}
-		return readRuns(c, mem, k, &c.f64, defs, r.ReadBatchInPage, func(at int, v []float64) { copy(c.of64[at:], v) },
+		return readRuns(c, mem, k, pick, &c.f64, defs, r.ReadBatchInPage, func(at int, v []float64) { copy(c.of64[at:], v) },
 			func(at, src int, v []float64) { c.of64[at] = v[src] })
 	case *file.ByteArrayColumnChunkReader:
 		// Values point into the page (or dictionary) buffer, which the
 		// next page may overwrite: they are copied page by page.
-		return readRuns(c, mem, k, &c.ba, defs, r.ReadBatchInPage, func(_ int, v []parquet.ByteArray) {
+		return readRuns(c, mem, k, pick, &c.ba, defs, r.ReadBatchInPage, func(_ int, v []parquet.ByteArray) {
 			for _, x := range v {
 				c.str.append(x)
 			}
@@ -350,15 +351,17 @@ func readDirect[T any](c *lateCol, k int, dst []T, rd readPage[T]) error {
 	return nil
 }
 
-// readRuns decodes k rows page by page into scratch, then puts them into
-// the batch: all of a page's values at once when none is NULL (all), else
-// one by one (one, src indexing the page's non-NULL values).
-func readRuns[T any](c *lateCol, mem memory.Allocator, k int, scratch *[]T, defs []int16, rd readPage[T],
+// readRuns decodes k rows page by page into scratch and puts rows pick
+// (nil: all) into the batch: all of a page's values at once when every
+// row is taken and none is NULL (all), else one by one (one, src indexing
+// the page's non-NULL values).
+func readRuns[T any](c *lateCol, mem memory.Allocator, k int, pick []int32, scratch *[]T, defs []int16, rd readPage[T],
 	all func(at int, v []T), one func(at, src int, v []T)) error {
 	if cap(*scratch) < k {
 		*scratch = make([]T, k)
 	}
 	vals := (*scratch)[:k]
+	pi := 0
 	for done := 0; done < k; {
 		var d []int16
 		if defs != nil {
@@ -371,10 +374,11 @@ func readRuns[T any](c *lateCol, mem memory.Allocator, k int, scratch *[]T, defs
 		if lv == 0 {
 			return fmt.Errorf("column chunk ended %d rows early", k-done)
 		}
-		if int64(nv) == lv {
+		switch {
+		case pick == nil && int64(nv) == lv:
 			all(c.n, vals[:nv])
 			c.n += nv
-		} else {
+		case pick == nil:
 			src := 0
 			for _, l := range d[:lv] {
 				if l == c.maxDef {
@@ -387,6 +391,30 @@ func readRuns[T any](c *lateCol, mem memory.Allocator, k int, scratch *[]T, defs
 					}
 				}
 				c.n++
+			}
+		case int64(nv) == lv: // no NULL: the picked rows are values
+			for ; pi < len(pick) && int(pick[pi]) < done+int(lv); pi++ {
+				one(c.n, int(pick[pi])-done, vals)
+				c.n++
+			}
+		default:
+			src := 0
+			for r, l := range d[:lv] {
+				if pi < len(pick) && int(pick[pi]) == done+r {
+					pi++
+					if l == c.maxDef {
+						one(c.n, src, vals)
+					} else {
+						c.setNull(mem, c.n)
+						if c.kind == lkByteText {
+							c.str.appendEmpty()
+						}
+					}
+					c.n++
+				}
+				if l == c.maxDef {
+					src++
+				}
 			}
 		}
 		done += int(lv)
@@ -416,6 +444,8 @@ type lateState struct {
 
 	rgi    int   // index in rowGroups of the row group the readers are in
 	rgLeft int64 // rows left in it
+	pick   []int32
+	gap    int // lateGap
 }
 
 // dictConj is a conjunct over one output column: on a column read as a
@@ -479,6 +509,9 @@ func (s *ParquetScan) planLate() *lateState {
 	l := &lateState{byOut: make([]int, nout), rgi: -1, auto: s.opts.Late == LateAuto, ratio: s.opts.LateKeepRatio}
 	if l.ratio <= 0 {
 		l.ratio = 0.7
+	}
+	if l.gap = s.opts.lateGap; l.gap <= 0 {
+		l.gap = lateGap
 	}
 	for i, ls := range s.colRead {
 		l.byOut[i] = -1
@@ -851,6 +884,12 @@ func (dc *dictConj) keepOf(s *ParquetScan, rec arrow.RecordBatch, nrows int) ([]
 	return keep, true
 }
 
+// lateGap is the shortest run of dropped rows the late columns skip;
+// shorter ones are decoded and dropped, which costs less than a call
+// into the column reader per run (arrow-go allocates a 4 KiB index
+// buffer per call on dictionary pages).
+const lateGap = 512
+
 // lateRead decodes (decode) or skips the late columns of the next nrows
 // rows of the scan, keeping rows sel (nil: all); with decode false every
 // row is skipped.
@@ -866,20 +905,33 @@ func (s *ParquetScan) lateRead(sel []int32, nrows int, decode bool) error {
 		end := pos + int(min(int64(nrows-pos), l.rgLeft))
 		l.rgLeft -= int64(end - pos)
 		for pos < end {
+			// The next span: rows to skip, or rows to read with the
+			// kept ones among them (pick, offsets in the span).
 			var k int
-			keep := decode
+			var pick []int32
+			read := decode
 			switch {
-			case !decode:
+			case !decode, sel == nil:
 				k = end - pos
-			case sel == nil:
-				k = end - pos
-			case si < len(sel) && int(sel[si]) == pos:
-				for si+k < len(sel) && int(sel[si+k]) == pos+k && pos+k < end {
-					k++
+			case si < len(sel) && int(sel[si]) < end && int(sel[si])-pos < l.gap:
+				// Read up to the last kept row before a long gap.
+				first := si
+				last := int(sel[si])
+				for si+1 < len(sel) && int(sel[si+1]) < end && int(sel[si+1])-last < l.gap {
+					si++
+					last = int(sel[si])
 				}
-				si += k
+				si++
+				k = last + 1 - pos
+				if si-first != k {
+					pick = l.pick[:0]
+					for _, r := range sel[first:si] {
+						pick = append(pick, int32(int(r)-pos))
+					}
+					l.pick = pick
+				}
 			default:
-				keep = false
+				read = false
 				next := end
 				if si < len(sel) && int(sel[si]) < end {
 					next = int(sel[si])
@@ -888,8 +940,8 @@ func (s *ParquetScan) lateRead(sel []int32, nrows int, decode bool) error {
 			}
 			for _, c := range l.cols {
 				var err error
-				if keep {
-					err = c.read(s.opts.Mem, k)
+				if read {
+					err = c.read(s.opts.Mem, k, pick)
 				} else {
 					err = c.skip(int64(k))
 				}
@@ -897,10 +949,14 @@ func (s *ParquetScan) lateRead(sel []int32, nrows int, decode bool) error {
 					return s.lateErr(c, err)
 				}
 			}
-			if keep {
-				l.decoded += int64(k)
-			} else {
+			switch {
+			case !read:
 				l.skipped += int64(k)
+			case pick == nil:
+				l.decoded += int64(k)
+			default:
+				l.decoded += int64(len(pick))
+				l.skipped += int64(k - len(pick))
 			}
 			pos += k
 		}

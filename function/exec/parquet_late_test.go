@@ -225,9 +225,10 @@ func TestLateMaterialization(t *testing.T) {
 			t.Run(fmt.Sprintf("seed%d/%s", lf.seed, fc.name), func(t *testing.T) {
 				n := lateNode(fc.f)
 				want, _ := scanRows(t, path, n, Options{Late: LateOff, BatchRows: 1000}, true)
-				for _, batch := range []int{1000, 97} {
+				for _, o := range []struct{ batch, gap int }{{1000, 0}, {97, 0}, {1000, 1}, {333, 7}} {
+					batch := o.batch
 					mem := checkedMem(t)
-					got, ps := scanRows(t, path, n, Options{Mem: mem, Late: LateAlways, BatchRows: batch}, false)
+					got, ps := scanRows(t, path, n, Options{Mem: mem, Late: LateAlways, BatchRows: batch, lateGap: o.gap}, false)
 					if ps.late == nil {
 						t.Fatal("the late path was not taken")
 					}
