@@ -53,7 +53,7 @@ const (
 
 // lateProbeRows is how many rows the adaptive switch watches before it
 // decides.
-const lateProbeRows = 64 << 10
+const lateProbeRows = 16 << 10
 
 // lateKind says how a column's physical values become the engine's layout.
 type lateKind int
