@@ -42,6 +42,7 @@ var lateCols = []struct {
 	{"sh", arrow.BinaryTypes.String, plan.StringType, true}, // many: dictionary falls back to plain
 	{"sr", arrow.BinaryTypes.String, plan.StringType, false},
 	{"ts", &arrow.TimestampType{Unit: arrow.Microsecond}, plan.TimestampType, true},
+	{"l", arrow.ListOf(arrow.PrimitiveTypes.Int64), plan.ListOf(plan.Int64Type), true},
 }
 
 type lateFile struct {
@@ -71,7 +72,10 @@ func writeLateFile(t testing.TB, f lateFile) string {
 	}
 	props := []parquet.WriterProperty{parquet.WithMaxRowGroupLength(int64(f.rowGroup)), parquet.WithDictionaryDefault(f.dict),
 		parquet.WithDataPageSize(f.pageBytes), parquet.WithDictionaryPageSizeLimit(2048), parquet.WithStoreDecimalAsInteger(true),
-		parquet.WithStats(true), parquet.WithBatchSize(64)}
+		parquet.WithStats(true), parquet.WithBatchSize(64),
+		// s stays dictionary-encoded in every chunk (arrow-go would
+		// fall back to plain where it guesses plain is smaller).
+		parquet.WithDictionaryCostFallbackFor("s", false)}
 	if f.v2 {
 		props = append(props, parquet.WithDataPageVersion(parquet.DataPageV2))
 	}
@@ -121,6 +125,11 @@ func writeLateFile(t testing.TB, f lateFile) string {
 					}
 				case *array.TimestampBuilder:
 					x.Append(arrow.Timestamp(v * 86_400_000_000))
+				case *array.ListBuilder:
+					x.Append(true)
+					for k := int64(0); k < v%4; k++ {
+						x.ValueBuilder().(*array.Int64Builder).Append(v + k)
+					}
 				}
 			}
 		}
@@ -179,7 +188,30 @@ func scanRows(t *testing.T, path string, n *plan.Node, opts Options, filter bool
 	recs := drainAll(t, op)
 	defer releaseRecs(recs)
 	op.Close()
-	return rows(recs), ps
+	var out [][]any
+	for _, rec := range recs {
+		cols := make([][]any, rec.NumCols())
+		for j, c := range rec.Columns() {
+			if l, ok := c.(*array.List); ok {
+				cols[j] = make([]any, l.Len())
+				for i := range cols[j] {
+					if !l.IsNull(i) {
+						cols[j][i] = l.ValueStr(i)
+					}
+				}
+				continue
+			}
+			cols[j] = goVals(c)
+		}
+		for i := 0; i < int(rec.NumRows()); i++ {
+			r := make([]any, len(cols))
+			for j := range cols {
+				r[j] = cols[j][i]
+			}
+			out = append(out, r)
+		}
+	}
+	return out, ps
 }
 
 // TestLateMaterialization checks the late path against the record reader
