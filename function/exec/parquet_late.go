@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"slices"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
@@ -149,6 +150,8 @@ type lateCol struct {
 	typ    arrow.DataType // the engine's Arrow type
 	maxDef int16
 	rd     file.ColumnChunkReader
+	rgi    int   // index in the scan's row groups of the one rd reads (-1: none yet)
+	rgLeft int64 // rows of it left
 
 	// scratch, reused across runs
 	defs []int16
@@ -425,27 +428,34 @@ func readRuns[T any](c *lateCol, mem memory.Allocator, k int, pick []int32, scra
 // lateState is a scan's late materialization (nil: the scan reads every
 // column through the record reader).
 type lateState struct {
-	cols  []*lateCol
-	byOut []int // output column -> index in cols (-1: not decoded late)
-	// fcols are the output columns the filter names, in the order of
-	// the batch rowConj is evaluated over.
-	fcols   []int
-	fschema *arrow.Schema
-	dconj   []*dictConj // conjuncts over one column, tried on its dictionary
-	rowConj []*plan.Expr
+	cols  []*lateCol // the columns the fast path decodes, filter columns first
+	byOut []int      // output column -> index in cols (-1: not decoded late)
+	nfast int        // cols[:nfast] are filter columns
+	// early are the filter columns the record reader reads.
+	early []int
+	dconj []*dictConj // conjuncts over one column, tried on its dictionary
+	conj  []*lateConj
 
 	auto       bool // the adaptive switch may end the late decoding
 	ratio      float64
 	onePass    bool
 	seen, kept int64
 
-	decoded, skipped int64 // rows whose late columns were decoded, skipped
+	decoded, skipped int64 // rows whose other columns were decoded, skipped
 	dictEvals        int   // dictionaries a conjunct was evaluated on
 
-	rgi    int   // index in rowGroups of the row group the readers are in
-	rgLeft int64 // rows left in it
-	pick   []int32
-	gap    int // lateGap
+	left int64 // rows still to read, when no column is read by the record reader
+	pick []int32
+	gap  int // lateGap
+}
+
+// lateConj is a conjunct of the filter, over its own columns.
+type lateConj struct {
+	cols   []int // output columns, in the order of expr's batch
+	expr   *plan.Expr
+	schema *arrow.Schema
+	dict   *dictConj // its dictionary form, when over one column
+	done   bool      // evaluated on the batch at hand
 }
 
 // dictConj is a conjunct over one output column: on a column read as a
@@ -454,7 +464,7 @@ type lateState struct {
 type dictConj struct {
 	out  int
 	expr *plan.Expr // over a batch of the one column
-	row  *plan.Expr // over the filter batch, when the column is not a dictionary
+	c    *lateConj
 	dict arrow.ArrayData
 	keep []bool // per dictionary entry, then one for NULL
 }
@@ -474,103 +484,105 @@ func (s *ParquetScan) planLate() *lateState {
 		return nil
 	}
 	nout := len(s.colRead)
-	inFilter := make([]bool, nout)
 	ok := true
-	var walk func(e *plan.Expr)
-	walk = func(e *plan.Expr) {
-		if e == nil {
-			return
-		}
-		if e.Op == plan.OpColumn {
-			if e.Col < 0 || e.Col >= nout {
-				ok = false
-				return
+	colsOf := func(e *plan.Expr) []int {
+		var out []int
+		var walk func(e *plan.Expr)
+		walk = func(e *plan.Expr) {
+			if e.Op == plan.OpColumn {
+				if e.Col < 0 || e.Col >= nout {
+					ok = false
+				} else if !slices.Contains(out, e.Col) {
+					out = append(out, e.Col)
+				}
 			}
-			inFilter[e.Col] = true
+			for _, a := range e.Args {
+				walk(a)
+			}
 		}
-		for _, a := range e.Args {
-			walk(a)
-		}
+		walk(e)
+		return out
 	}
-	walk(f)
-	read := false
-	for i, in := range inFilter {
-		read = read || (in && s.colRead[i] != nil)
-	}
-	if !ok || !read {
-		return nil
-	}
-	uses := map[int]int{}
-	for _, ls := range s.colRead {
-		for _, l := range ls {
-			uses[l]++
-		}
-	}
-	l := &lateState{byOut: make([]int, nout), rgi: -1, auto: s.opts.Late == LateAuto, ratio: s.opts.LateKeepRatio}
+	l := &lateState{byOut: make([]int, nout), auto: s.opts.Late == LateAuto, ratio: s.opts.LateKeepRatio}
 	if l.ratio <= 0 {
 		l.ratio = 0.7
 	}
 	if l.gap = s.opts.lateGap; l.gap <= 0 {
 		l.gap = lateGap
 	}
-	for i, ls := range s.colRead {
-		l.byOut[i] = -1
-		if inFilter[i] || len(ls) != 1 || s.outT[i].IsNested() || uses[ls[0]] > 1 {
-			continue
-		}
-		c := s.md.Schema.Column(ls[0])
-		k := lateKindOf(c, s.outT[i])
-		if k == 0 {
-			continue
-		}
-		l.byOut[i] = len(l.cols)
-		l.cols = append(l.cols, &lateCol{out: i, leaf: ls[0], kind: k, typ: s.outT[i].Arrow(), maxDef: c.MaxDefinitionLevel()})
-	}
-	if len(l.cols) == 0 {
-		return nil
-	}
-	fpos := make([]int, nout)
-	var fields []arrow.Field
-	for i, in := range inFilter {
-		fpos[i] = -1
-		if in {
-			fpos[i] = len(l.fcols)
-			l.fcols = append(l.fcols, i)
-			fields = append(fields, s.schema.Field(i))
-		}
-	}
-	l.fschema = arrow.NewSchema(fields, nil)
+	var fcols []int // filter columns in the order the conjuncts name them
 	for _, c := range conjuncts(f) {
-		row, ok := remapColumns(c, fpos)
+		cols := colsOf(c)
 		if !ok {
 			return nil
 		}
-		cols := map[int]bool{}
-		var mark func(e *plan.Expr)
-		mark = func(e *plan.Expr) {
-			if e.Op == plan.OpColumn {
-				cols[e.Col] = true
-			}
-			for _, a := range e.Args {
-				mark(a)
+		pos := make([]int, nout)
+		for i := range pos {
+			pos[i] = -1
+		}
+		var fields []arrow.Field
+		for k, j := range cols {
+			pos[j] = k
+			fields = append(fields, s.schema.Field(j))
+			if !slices.Contains(fcols, j) {
+				fcols = append(fcols, j)
 			}
 		}
-		mark(c)
-		if len(cols) == 1 {
-			var j int
-			for j = range cols {
-			}
-			one := make([]int, nout)
-			for i := range one {
-				one[i] = -1
-			}
-			one[j] = 0
-			if e, ok := remapColumns(c, one); ok && s.colRead[j] != nil {
-				l.dconj = append(l.dconj, &dictConj{out: j, expr: e, row: row})
-				continue
-			}
+		e, _ := remapColumns(c, pos)
+		lc := &lateConj{cols: cols, expr: e, schema: arrow.NewSchema(fields, nil)}
+		if len(cols) == 1 && s.colRead[cols[0]] != nil {
+			lc.dict = &dictConj{out: cols[0], expr: e, c: lc}
+			l.dconj = append(l.dconj, lc.dict)
 		}
-		l.rowConj = append(l.rowConj, row)
+		l.conj = append(l.conj, lc)
+	}
+	uses := map[int]int{}
+	for _, ls := range s.colRead {
+		for _, lf := range ls {
+			uses[lf]++
+		}
+	}
+	fast := func(i int) lateKind {
+		ls := s.colRead[i]
+		if len(ls) != 1 || s.outT[i].IsNested() || uses[ls[0]] > 1 {
+			return 0
+		}
+		return lateKindOf(s.md.Schema.Column(ls[0]), s.outT[i])
+	}
+	add := func(i int, k lateKind) {
+		c := s.md.Schema.Column(s.colRead[i][0])
+		l.byOut[i] = len(l.cols)
+		l.cols = append(l.cols, &lateCol{out: i, leaf: s.colRead[i][0], kind: k, typ: s.outT[i].Arrow(), maxDef: c.MaxDefinitionLevel(), rgi: -1})
+	}
+	for i := range l.byOut {
+		l.byOut[i] = -1
+	}
+	// Filter columns: decoded by the fast path one after the other, each
+	// for the rows the conjuncts before it kept; dictionary strings are
+	// read as dictionaries, for their conjuncts to run on the dictionary.
+	for _, i := range fcols {
+		if s.colRead[i] == nil {
+			l.early = append(l.early, i) // all NULL
+			continue
+		}
+		k := fast(i)
+		if k == 0 || k == lkByteText && dictionaryOnly(s.md, s.rowGroups, s.colRead[i][0]) {
+			l.early = append(l.early, i)
+			continue
+		}
+		add(i, k)
+	}
+	l.nfast = len(l.cols)
+	for i := range s.colRead {
+		if slices.Contains(fcols, i) {
+			continue
+		}
+		if k := fast(i); k != 0 {
+			add(i, k)
+		}
+	}
+	if len(l.cols) == 0 {
+		return nil
 	}
 	return l
 }
@@ -588,50 +600,39 @@ func (s *ParquetScan) LateRows() (decoded, skipped int64) {
 func (s *ParquetScan) nextLate(ctx context.Context) (arrow.RecordBatch, error) {
 	l := s.late
 	for {
-		if !s.rr.Next() {
-			s.done = true
-			if err := s.rr.Err(); err != nil {
-				return nil, s.readErr(ctx, err)
+		var rec arrow.RecordBatch
+		var nrows int
+		if s.rr != nil {
+			if !s.rr.Next() {
+				s.done = true
+				if err := s.rr.Err(); err != nil {
+					return nil, s.readErr(ctx, err)
+				}
+				return nil, io.EOF
 			}
-			return nil, io.EOF
+			rec = s.rr.RecordBatch()
+			nrows = int(rec.NumRows())
+		} else {
+			if l.left == 0 {
+				s.done = true
+				return nil, io.EOF
+			}
+			nrows = int(min(l.left, int64(s.opts.BatchRows)))
+			l.left -= int64(nrows)
 		}
-		rec := s.rr.RecordBatch()
-		nrows := int(rec.NumRows())
 		if nrows == 0 {
 			continue
 		}
-		var sel []int32 // nil: every row
-		var fcols map[int]arrow.Array
-		var frows []int32 // rows of fcols kept (nil: all)
-		if !l.onePass {
-			var err error
-			sel, fcols, frows, err = s.lateFilter(rec, nrows)
-			if err != nil {
-				return nil, err
-			}
-			kept := nrows
-			if sel != nil {
-				kept = len(sel)
-			}
-			l.seen += int64(nrows)
-			l.kept += int64(kept)
-			if l.auto && l.seen >= lateProbeRows && float64(l.kept) > l.ratio*float64(l.seen) {
-				l.onePass = true // the filter keeps nearly everything
-			}
-			if kept == 0 {
-				releaseMap(fcols)
-				if err := s.lateRead(sel, nrows, false); err != nil {
-					return nil, err
-				}
-				continue
-			}
+		if err := ctx.Err(); err != nil {
+			return nil, err
 		}
-		out, err := s.lateBatch(rec, nrows, sel, fcols, frows)
-		releaseMap(fcols)
+		out, err := s.lateBatch(rec, nrows)
 		if err != nil {
 			return nil, err
 		}
-		return out, nil
+		if out != nil {
+			return out, nil
+		}
 	}
 }
 
@@ -641,43 +642,61 @@ func releaseMap(m map[int]arrow.Array) {
 	}
 }
 
-// lateBatch assembles the output rows sel (nil: all) of a batch: early
-// columns converted and gathered, late columns decoded.
-func (s *ParquetScan) lateBatch(rec arrow.RecordBatch, nrows int, sel []int32, fcols map[int]arrow.Array, frows []int32) (arrow.RecordBatch, error) {
+// lateBatch filters and assembles the next nrows rows (rec: the record
+// reader's columns of them, nil when it reads none); nil when the filter
+// keeps none.
+func (s *ParquetScan) lateBatch(rec arrow.RecordBatch, nrows int) (arrow.RecordBatch, error) {
 	l := s.late
+	mem := s.opts.Mem
+	avail := map[int]arrow.Array{} // filter columns, for the rows sel
+	defer func() { releaseMap(avail) }()
+	var sel []int32 // nil: every row
+	if !l.onePass {
+		var err error
+		if sel, err = s.lateFilter(rec, nrows, avail); err != nil {
+			return nil, err
+		}
+		kept := nrows
+		if sel != nil {
+			kept = len(sel)
+		}
+		l.seen += int64(nrows)
+		l.kept += int64(kept)
+		l.decoded += int64(kept)
+		l.skipped += int64(nrows - kept)
+		if l.auto && l.seen >= lateProbeRows && float64(l.kept) > l.ratio*float64(l.seen) {
+			l.onePass = true // the filter keeps nearly everything
+		}
+		if kept == 0 {
+			for _, c := range l.cols[l.nfast:] {
+				if err := s.lateReadCol(c, nil, nrows, false); err != nil {
+					return nil, err
+				}
+			}
+			return nil, nil
+		}
+	} else {
+		l.decoded += int64(nrows)
+	}
 	outN := nrows
 	if sel != nil {
 		outN = len(sel)
 	}
-	for _, c := range l.cols {
-		c.begin(s.opts.Mem, outN)
-	}
-	if err := s.lateRead(sel, nrows, true); err != nil {
-		for _, c := range l.cols {
-			c.release()
-		}
-		return nil, err
-	}
 	cols := make([]arrow.Array, len(s.readCol))
 	fail := func(i int, err error) (arrow.RecordBatch, error) {
 		releaseAll(cols)
-		for _, c := range l.cols {
-			c.release()
-		}
 		return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
 	}
 	for i, rc := range s.readCol {
 		var err error
 		switch {
-		case l.byOut[i] >= 0:
-			cols[i], err = l.cols[l.byOut[i]].finish()
-		case rc < 0:
-			cols[i] = array.MakeArrayOfNull(s.opts.Mem, s.schema.Field(i).Type, outN)
-		case fcols[i] != nil && frows == nil:
-			cols[i] = fcols[i]
+		case avail[i] != nil:
+			cols[i] = avail[i]
 			cols[i].Retain()
-		case fcols[i] != nil:
-			cols[i], err = take(s.opts.Mem, fcols[i], frows)
+		case l.byOut[i] >= 0:
+			cols[i], err = s.lateDecode(l.cols[l.byOut[i]], sel, nrows)
+		case rc < 0:
+			cols[i] = array.MakeArrayOfNull(mem, s.schema.Field(i).Type, outN)
 		default:
 			cols[i], err = s.earlyCol(rec, i, sel)
 		}
@@ -685,11 +704,25 @@ func (s *ParquetScan) lateBatch(rec arrow.RecordBatch, nrows int, sel []int32, f
 			return fail(i, err)
 		}
 	}
-	out, err := conformRecord(s.opts.Mem, s.schema, cols, outN)
+	out, err := conformRecord(mem, s.schema, cols, outN)
 	if err != nil {
 		return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
 	return out, nil
+}
+
+// lateDecode decodes column c's next nrows rows, rows sel (nil: all).
+func (s *ParquetScan) lateDecode(c *lateCol, sel []int32, nrows int) (arrow.Array, error) {
+	n := nrows
+	if sel != nil {
+		n = len(sel)
+	}
+	c.begin(s.opts.Mem, n)
+	if err := s.lateReadCol(c, sel, nrows, true); err != nil {
+		c.release()
+		return nil, err
+	}
+	return c.finish()
 }
 
 // earlyCol converts output column i of a record reader batch to the
@@ -736,23 +769,27 @@ func dictGather(mem memory.Allocator, d *array.Dictionary, sel []int32, t plan.D
 	return takeNullable(mem, vals, idx)
 }
 
-// lateFilter evaluates the scan's filter on a batch: conjuncts over a
-// dictionary column on its dictionary first, then the others over the
-// filter columns of the rows left. It returns the kept rows (nil: all),
-// the filter columns converted for the rows the dictionary conjuncts
-// kept, and which of those rows are kept (nil: all). A filter that fails
-// to evaluate keeps the rows (the Filter above reports the error).
-func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int) (sel []int32, fcols map[int]arrow.Array, frows []int32, err error) {
+// lateFilter evaluates the scan's filter on the next nrows rows, cheapest
+// first: conjuncts over a dictionary column on its dictionary, then the
+// others as soon as their columns are at hand, the filter columns the
+// fast path decodes being decoded one after the other for the rows the
+// conjuncts so far kept. It returns the kept rows (nil: all) and leaves
+// in avail the filter columns for those rows. A conjunct that fails to
+// evaluate keeps the rows (the Filter above reports the error).
+func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int, avail map[int]arrow.Array) ([]int32, error) {
 	l := s.late
-	rest := l.rowConj
+	mem := s.opts.Mem
+	for _, c := range l.conj {
+		c.done = false
+	}
+	var sel []int32
 	for _, dc := range l.dconj {
 		keep, ok := dc.keepOf(s, rec, nrows)
 		if !ok {
-			rest = append(rest[:len(rest):len(rest)], dc.row)
 			continue
 		}
+		dc.c.done = true
 		d := rec.Column(s.readCol[dc.out]).(*array.Dictionary)
-		next := make([]int32, 0, nrows)
 		null := int32(len(keep) - 1)
 		idxOf := func(r int) int32 {
 			if d.IsNull(r) {
@@ -760,6 +797,7 @@ func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int) (sel []int32,
 			}
 			return int32(d.GetValueIndex(r))
 		}
+		next := make([]int32, 0, nrows)
 		if sel == nil {
 			for r := 0; r < nrows; r++ {
 				if keep[idxOf(r)] {
@@ -774,56 +812,95 @@ func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int) (sel []int32,
 			}
 		}
 		sel = next
-		if len(sel) == 0 {
-			return sel, nil, nil, nil
-		}
 	}
-	if len(rest) == 0 {
-		return sel, nil, nil, nil
-	}
-	fcols = make(map[int]arrow.Array, len(l.fcols))
-	arrs := make([]arrow.Array, len(l.fcols))
-	rows := nrows
-	if sel != nil {
-		rows = len(sel)
-	}
-	for k, i := range l.fcols {
-		var a arrow.Array
-		if s.readCol[i] < 0 {
-			a = array.MakeArrayOfNull(s.opts.Mem, s.schema.Field(i).Type, rows)
-		} else if a, err = s.earlyCol(rec, i, sel); err != nil {
-			releaseMap(fcols)
-			return nil, nil, nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
-		}
-		fcols[i], arrs[k] = a, a
-	}
-	fb := array.NewRecordBatch(l.fschema, arrs, int64(rows))
-	defer fb.Release()
-	pred := rest[0]
-	for _, c := range rest[1:] {
-		pred = plan.Call(plan.OpAnd, plan.BoolType, pred, c)
-	}
-	mask, eerr := Eval(pred, fb, s.opts.Mem)
-	if eerr != nil {
-		return sel, fcols, nil, nil // keep them all: the Filter above decides
-	}
-	frows, eerr = selectRows(mask, make([]int32, 0, rows))
-	mask.Release()
-	if eerr != nil {
-		return sel, fcols, nil, nil
-	}
-	if len(frows) == rows {
-		return sel, fcols, nil, nil
-	}
-	out := make([]int32, len(frows))
-	for k, r := range frows {
+	rows := func() int {
 		if sel == nil {
-			out[k] = r
-		} else {
-			out[k] = sel[r]
+			return nrows
+		}
+		return len(sel)
+	}
+	// narrow keeps rows keep (positions among the rows sel) of avail.
+	narrow := func(keep []int32) error {
+		for j, a := range avail {
+			t, err := take(mem, a, keep)
+			if err != nil {
+				return err
+			}
+			a.Release()
+			avail[j] = t
+		}
+		next := make([]int32, len(keep))
+		for k, r := range keep {
+			if sel == nil {
+				next[k] = r
+			} else {
+				next[k] = sel[r]
+			}
+		}
+		sel = next
+		return nil
+	}
+	// evalReady evaluates the conjuncts whose columns are all at hand.
+	evalReady := func() error {
+		for _, c := range l.conj {
+			if c.done || rows() == 0 || slices.ContainsFunc(c.cols, func(j int) bool { return avail[j] == nil }) {
+				continue
+			}
+			c.done = true
+			arrs := make([]arrow.Array, len(c.cols))
+			for k, j := range c.cols {
+				arrs[k] = avail[j]
+			}
+			b := array.NewRecordBatch(c.schema, arrs, int64(rows()))
+			mask, err := Eval(c.expr, b, mem)
+			b.Release()
+			if err != nil {
+				continue // keep the rows: the Filter above decides
+			}
+			keep, err := selectRows(mask, make([]int32, 0, rows()))
+			mask.Release()
+			if err != nil || len(keep) == rows() {
+				continue
+			}
+			if err := narrow(keep); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for _, i := range l.early {
+		if rows() == 0 {
+			break
+		}
+		var a arrow.Array
+		var err error
+		if s.readCol[i] < 0 {
+			a = array.MakeArrayOfNull(mem, s.schema.Field(i).Type, rows())
+		} else if a, err = s.earlyCol(rec, i, sel); err != nil {
+			return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
+		}
+		avail[i] = a
+	}
+	if err := evalReady(); err != nil {
+		return nil, err
+	}
+	for _, c := range l.cols[:l.nfast] {
+		if rows() == 0 {
+			if err := s.lateReadCol(c, nil, nrows, false); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		a, err := s.lateDecode(c, sel, nrows)
+		if err != nil {
+			return nil, err
+		}
+		avail[c.out] = a
+		if err := evalReady(); err != nil {
+			return nil, err
 		}
 	}
-	return out, fcols, frows, nil
+	return sel, nil
 }
 
 // keepOf returns, when the conjunct's column is a dictionary in rec, the
@@ -831,6 +908,9 @@ func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int) (sel []int32,
 // when it is not, or the dictionary is larger than the batch, or the
 // conjunct fails on an entry.
 func (dc *dictConj) keepOf(s *ParquetScan, rec arrow.RecordBatch, nrows int) ([]bool, bool) {
+	if rec == nil {
+		return nil, false
+	}
 	rc := s.readCol[dc.out]
 	if rc < 0 {
 		return nil, false
@@ -890,20 +970,19 @@ func (dc *dictConj) keepOf(s *ParquetScan, rec arrow.RecordBatch, nrows int) ([]
 // buffer per call on dictionary pages).
 const lateGap = 512
 
-// lateRead decodes (decode) or skips the late columns of the next nrows
-// rows of the scan, keeping rows sel (nil: all); with decode false every
-// row is skipped.
-func (s *ParquetScan) lateRead(sel []int32, nrows int, decode bool) error {
+// lateReadCol decodes (decode) or skips column c's next nrows rows,
+// keeping rows sel (nil: all); with decode false every row is skipped.
+func (s *ParquetScan) lateReadCol(c *lateCol, sel []int32, nrows int, decode bool) error {
 	l := s.late
 	si := 0
 	for pos := 0; pos < nrows; {
-		if l.rgLeft == 0 {
-			if err := s.lateNextRowGroup(); err != nil {
+		if c.rgLeft == 0 {
+			if err := s.lateNextRowGroup(c); err != nil {
 				return err
 			}
 		}
-		end := pos + int(min(int64(nrows-pos), l.rgLeft))
-		l.rgLeft -= int64(end - pos)
+		end := pos + int(min(int64(nrows-pos), c.rgLeft))
+		c.rgLeft -= int64(end - pos)
 		for pos < end {
 			// The next span: rows to skip, or rows to read with the
 			// kept ones among them (pick, offsets in the span).
@@ -938,25 +1017,14 @@ func (s *ParquetScan) lateRead(sel []int32, nrows int, decode bool) error {
 				}
 				k = next - pos
 			}
-			for _, c := range l.cols {
-				var err error
-				if read {
-					err = c.read(s.opts.Mem, k, pick)
-				} else {
-					err = c.skip(int64(k))
-				}
-				if err != nil {
-					return s.lateErr(c, err)
-				}
+			var err error
+			if read {
+				err = c.read(s.opts.Mem, k, pick)
+			} else {
+				err = c.skip(int64(k))
 			}
-			switch {
-			case !read:
-				l.skipped += int64(k)
-			case pick == nil:
-				l.decoded += int64(k)
-			default:
-				l.decoded += int64(len(pick))
-				l.skipped += int64(k - len(pick))
+			if err != nil {
+				return s.lateErr(c, err)
 			}
 			pos += k
 		}
@@ -964,22 +1032,19 @@ func (s *ParquetScan) lateRead(sel []int32, nrows int, decode bool) error {
 	return nil
 }
 
-// lateNextRowGroup opens the late columns' readers on the next row group.
-func (s *ParquetScan) lateNextRowGroup() error {
-	l := s.late
-	l.rgi++
-	if l.rgi >= len(s.rowGroups) {
-		return fmt.Errorf("exec: parquet scan of %s: record reader read past the row groups", s.table)
+// lateNextRowGroup opens column c's reader on its next row group.
+func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
+	c.rgi++
+	if c.rgi >= len(s.rowGroups) {
+		return fmt.Errorf("exec: parquet scan of %s: read past the row groups", s.table)
 	}
-	rg := s.pf.RowGroup(s.rowGroups[l.rgi])
-	for _, c := range l.cols {
-		rd, err := rg.Column(c.leaf)
-		if err != nil {
-			return s.lateErr(c, err)
-		}
-		c.rd = rd
+	rg := s.pf.RowGroup(s.rowGroups[c.rgi])
+	rd, err := rg.Column(c.leaf)
+	if err != nil {
+		return s.lateErr(c, err)
 	}
-	l.rgLeft = rg.NumRows()
+	c.rd = rd
+	c.rgLeft = rg.NumRows()
 	return nil
 }
 

@@ -275,6 +275,22 @@ func (s *ParquetScan) start(ctx context.Context) error {
 		}
 		s.readCol = append(s.readCol, pos[l])
 	}
+	if s.late != nil && len(uniq) == 0 {
+		// Every column is decoded by the fast path: batches are cut by
+		// row count.
+		for _, rg := range s.rowGroups {
+			s.late.left += md.RowGroup(rg).NumRows()
+		}
+		if p, ok := s.src0.(prefetcher); ok {
+			var leaves []int
+			for _, c := range s.late.cols {
+				leaves = append(leaves, c.leaf)
+			}
+			p.Prefetch(chunkRanges(md, s.rowGroups, leaves))
+			s.ahead = p
+		}
+		return nil
+	}
 	props := pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}
 	for _, l := range uniq {
 		if len(md.Schema.Column(l).ColumnPath()) == 1 && dictionaryOnly(md, s.rowGroups, l) {
@@ -552,6 +568,9 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if s.done || s.closed {
 		return nil, io.EOF
 	}
+	if s.late != nil {
+		return s.nextLate(ctx)
+	}
 	if s.rr == nil { // zero columns: row counts only
 		if s.zeroRows == 0 {
 			s.done = true
@@ -566,9 +585,6 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		out := array.NewRecordBatch(s.schema, cols, k)
 		releaseAll(cols)
 		return out, nil
-	}
-	if s.late != nil {
-		return s.nextLate(ctx)
 	}
 	for {
 		if !s.rr.Next() {
