@@ -79,7 +79,7 @@ type Options struct {
 	// Late selects late materialization in Parquet scans with a pruning
 	// filter (parquet_late.go): LateAuto (default) decodes the columns
 	// the filter does not name only for the rows it keeps, until the
-	// first LateProbeRows rows show it keeps more than LateKeepRatio
+	// first lateProbeRows (16 Ki) rows show it keeps more than LateKeepRatio
 	// (default 0.7) of them.
 	Late          LateMode
 	LateKeepRatio float64
