@@ -110,6 +110,8 @@ func AggregateMetrics(results []*TaskResult) *StageMetrics {
 			a.WallNanos += o.WallNanos
 			a.Bytes += o.Bytes
 			a.PartialSkippedRows += o.PartialSkippedRows
+			a.LateRowsDecoded += o.LateRowsDecoded
+			a.LateRowsSkipped += o.LateRowsSkipped
 			a.MaxComputeNanos = max(a.MaxComputeNanos, o.ComputeNanos)
 			a.MaxWallNanos = max(a.MaxWallNanos, o.WallNanos)
 		}
@@ -153,6 +155,9 @@ func (o *StageOperator) Format() string {
 	}
 	if o.PartialSkippedRows > 0 {
 		fmt.Fprintf(&b, ", partial_skipped_rows=%d", o.PartialSkippedRows)
+	}
+	if o.LateRowsDecoded > 0 || o.LateRowsSkipped > 0 {
+		fmt.Fprintf(&b, ", late_rows_decoded=%d, late_rows_skipped=%d", o.LateRowsDecoded, o.LateRowsSkipped)
 	}
 	fmt.Fprintf(&b, ", tasks=%d", o.Tasks)
 	return b.String()

@@ -546,6 +546,19 @@ type splitScan struct {
 	cur    exec.Operator
 	curKey string
 	schema *arrow.Schema
+	// late counts the late materialization of the files done with.
+	lateDecoded, lateSkipped int64
+}
+
+// LateRows is the rows the scan's files decoded late and skipped
+// (exec.LateMaterializer).
+func (s *splitScan) LateRows() (decoded, skipped int64) {
+	decoded, skipped = s.lateDecoded, s.lateSkipped
+	if lm, ok := s.cur.(exec.LateMaterializer); ok {
+		d, k := lm.LateRows()
+		decoded, skipped = decoded+d, skipped+k
+	}
+	return decoded, skipped
 }
 
 func (s *splitScan) Schema() *arrow.Schema { return s.schema }
@@ -584,6 +597,10 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if errors.Is(err, io.EOF) {
 			if p, ok := s.cur.(interface{ Pruned() int }); ok {
 				s.l.pruned += p.Pruned()
+			}
+			if lm, ok := s.cur.(exec.LateMaterializer); ok {
+				d, k := lm.LateRows()
+				s.lateDecoded, s.lateSkipped = s.lateDecoded+d, s.lateSkipped+k
 			}
 			s.cur.Close()
 			s.cur = nil

@@ -76,6 +76,14 @@ type Options struct {
 	// above 1 turns it off.
 	PartialAggProbeRows int64
 	PartialAggSkipRatio float64
+	// Late selects late materialization in Parquet scans with a pruning
+	// filter (parquet_late.go): LateAuto (default) decodes the columns
+	// the filter does not name only for the rows it keeps, until the
+	// first lateProbeRows (16 Ki) rows show it keeps more than LateKeepRatio
+	// (default 0.7) of them.
+	Late          LateMode
+	LateKeepRatio float64
+	lateGap       int // tests: the late path's lateGap (0: the default)
 }
 
 func (o Options) withDefaults() Options {

@@ -35,6 +35,17 @@ type OpMetrics struct {
 	// PartialSkippedRows are the input rows a partial aggregation passed
 	// on unaggregated (PartialSkipper).
 	PartialSkippedRows int64 `json:"partial_skipped_rows,omitempty"`
+	// LateRowsDecoded and LateRowsSkipped are, for a Parquet scan that
+	// decodes late (LateMaterializer), the rows whose other columns it
+	// decoded and the rows its filter dropped before they were.
+	LateRowsDecoded int64 `json:"late_rows_decoded,omitempty"`
+	LateRowsSkipped int64 `json:"late_rows_skipped,omitempty"`
+}
+
+// LateMaterializer is implemented by scans that decode the columns a
+// filter does not name only for the rows it keeps (parquet_late.go).
+type LateMaterializer interface {
+	LateRows() (decoded, skipped int64)
 }
 
 // BytesReader is implemented by leaf operators that count the bytes they
@@ -159,6 +170,9 @@ func (o *opMeter) snapshot() OpMetrics {
 	}
 	if ps, ok := o.op.(PartialSkipper); ok {
 		m.PartialSkippedRows = ps.PartialSkippedRows()
+	}
+	if lm, ok := o.op.(LateMaterializer); ok {
+		m.LateRowsDecoded, m.LateRowsSkipped = lm.LateRows()
 	}
 	return m
 }

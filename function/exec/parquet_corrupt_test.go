@@ -10,6 +10,8 @@ import (
 	"testing"
 
 	"github.com/apache/arrow-go/v18/parquet/file"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 // TestParquetScanCorruptPage: a file whose pages of one column do not
@@ -36,8 +38,23 @@ func TestParquetScanCorruptPage(t *testing.T) {
 	for i := off; i < off+24 && int(i) < len(bad); i++ {
 		bad[i] = 0xff // the page header no longer parses
 	}
-	for _, cols := range [][]int{{0, 3, 5}, {3}} {
-		op, err := NewParquetScan(context.Background(), bytes.NewReader(bad), scanNode(nil, cols...), nil, Options{Mem: checkedMem(t), BatchRows: 64})
+	// With a filter on id, name is decoded late, from the column chunk
+	// readers (parquet_late.go); the error is the same.
+	idPos := call(plan.OpGe, plan.BoolType, cref(0, plan.Int64Type), litI(0))
+	for k, cols := range [][]int{{0, 3, 5}, {3}, {0, 3, 5}} {
+		var filter *plan.Expr
+		if k == 2 {
+			filter = idPos
+		}
+		op, err := NewParquetScan(context.Background(), bytes.NewReader(bad), scanNode(filter, cols...), nil, Options{Mem: checkedMem(t), BatchRows: 64, Late: LateAlways})
+		if k == 2 && err == nil {
+			if err := op.(*ParquetScan).start(context.Background()); err != nil {
+				t.Fatal(err)
+			}
+			if l := op.(*ParquetScan).late; l == nil || l.byOut[1] < 0 {
+				t.Fatal("name is not decoded late")
+			}
+		}
 		if err != nil {
 			t.Fatal(err)
 		}

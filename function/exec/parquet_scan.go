@@ -57,6 +57,7 @@ type ParquetScan struct {
 	curOff     int64          // its offset in that row group
 	done       bool
 	closed     bool
+	late       *lateState // late materialization (parquet_late.go); nil: off
 }
 
 // prefetcher is a source that can read ahead the byte ranges it is told
@@ -256,9 +257,14 @@ func (s *ParquetScan) start(ctx context.Context) error {
 	// all NULL). all is every leaf read.
 	var uniq, all []int
 	pos := map[int]int{}
-	for _, ls := range s.colRead {
+	s.late = s.planLate()
+	for i, ls := range s.colRead {
 		if ls == nil {
 			s.readCol = append(s.readCol, -1)
+			continue
+		}
+		if s.late != nil && s.late.byOut[i] >= 0 {
+			s.readCol = append(s.readCol, -1) // decoded late
 			continue
 		}
 		l := ls[0]
@@ -268,6 +274,22 @@ func (s *ParquetScan) start(ctx context.Context) error {
 			all = append(all, ls...)
 		}
 		s.readCol = append(s.readCol, pos[l])
+	}
+	if s.late != nil && len(uniq) == 0 {
+		// Every column is decoded by the fast path: batches are cut by
+		// row count.
+		for _, rg := range s.rowGroups {
+			s.late.left += md.RowGroup(rg).NumRows()
+		}
+		if p, ok := s.src0.(prefetcher); ok {
+			var leaves []int
+			for _, c := range s.late.cols {
+				leaves = append(leaves, c.leaf)
+			}
+			p.Prefetch(chunkRanges(md, s.rowGroups, leaves))
+			s.ahead = p
+		}
+		return nil
 	}
 	props := pqarrow.ArrowReadProperties{BatchSize: int64(opts.BatchRows)}
 	for _, l := range uniq {
@@ -292,7 +314,14 @@ func (s *ParquetScan) start(ctx context.Context) error {
 		// Fetch the column chunks ahead, coalesced, several at a time:
 		// the record reader asks for them one by one and would wait for
 		// each request's first byte.
-		p.Prefetch(chunkRanges(md, s.rowGroups, all))
+		ranges := all
+		if s.late != nil {
+			ranges = slices.Clone(all)
+			for _, c := range s.late.cols {
+				ranges = append(ranges, c.leaf)
+			}
+		}
+		p.Prefetch(chunkRanges(md, s.rowGroups, ranges))
 		s.ahead = p
 	}
 	return nil
@@ -513,6 +542,14 @@ func (s *ParquetScan) Close() error {
 		s.rr.Release()
 		s.rr = nil
 	}
+	if s.late != nil {
+		for _, d := range s.late.dconj {
+			d.release()
+		}
+		for _, c := range s.late.cols {
+			c.release()
+		}
+	}
 	if s.pf != nil {
 		return s.pf.Close()
 	}
@@ -530,6 +567,9 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	if s.done || s.closed {
 		return nil, io.EOF
+	}
+	if s.late != nil {
+		return s.nextLate(ctx)
 	}
 	if s.rr == nil { // zero columns: row counts only
 		if s.zeroRows == 0 {

@@ -239,6 +239,14 @@ func (p *PartitionScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 func (p *PartitionScan) Close() error { return p.in.Close() }
 
+// LateRows passes on the file scan's late materialization counts.
+func (p *PartitionScan) LateRows() (decoded, skipped int64) {
+	if q, ok := p.in.(LateMaterializer); ok {
+		return q.LateRows()
+	}
+	return 0, 0
+}
+
 // Pruned passes on the row groups the file scan skipped.
 func (p *PartitionScan) Pruned() int {
 	if q, ok := p.in.(interface{ Pruned() int }); ok {

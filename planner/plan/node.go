@@ -70,7 +70,12 @@ type Scan struct {
 	// written) reads as NULL.
 	FieldIDs []int `json:"field_ids,omitempty"`
 	// Filter, over the output columns, is used to prune row groups from
-	// their statistics. Rows are still filtered by a Filter node above.
+	// their statistics, and a Parquet scan may drop the rows it makes
+	// FALSE or NULL before decoding their other columns (late
+	// materialization, function/exec/parquet_late.go). Rows are still
+	// filtered by a Filter node above: Filter holds only conditions that
+	// the query drops such rows by anyway (conjuncts of the Filter above,
+	// a runtime filter's build-side keys).
 	Filter *Expr `json:"filter,omitempty"`
 	// CSV describes CSV files (Format "csv").
 	CSV *CSVFormat `json:"csv,omitempty"`
