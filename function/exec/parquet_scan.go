@@ -60,8 +60,8 @@ type ParquetScan struct {
 	dictSchema *arrow.Schema
 	dictMask   []bool // the columns dictSchema makes dictionaries
 	isDict     []bool // scratch
-	cur        int            // index in rowGroups of the next row read
-	curOff     int64          // its offset in that row group
+	cur        int    // index in rowGroups of the next row read
+	curOff     int64  // its offset in that row group
 	done       bool
 	closed     bool
 }
