@@ -241,16 +241,32 @@ func dictKey(mem memory.Allocator, g *plan.Expr, rec arrow.RecordBatch) (arrow.A
 }
 
 // dictKeyColumns lists the scan columns an aggregation node n may receive
-// as dictionary arrays: n is a partial or single aggregation directly over
-// a Parquet scan, and the column is a String group key used by nothing
-// else (no aggregate argument, no other expression), so only the group
-// table ever sees its dictionary form. Nil when there is none.
+// as dictionary arrays: n is a partial or single aggregation over a
+// Parquet scan, directly or through filters (which gather a dictionary
+// column's indices), and the column is a String group key used by nothing
+// else (no aggregate argument, no other key expression, no filter), so
+// only the group table ever sees its dictionary form. Nil when there is
+// none.
 func dictKeyColumns(n *plan.Node) []int {
 	a := n.Aggregate
 	if a == nil || (a.Mode != plan.AggPartial && a.Mode != plan.AggSingle) || len(n.Inputs) != 1 {
 		return nil
 	}
+	uses := map[int]int{} // column -> references outside bare group keys
 	scan := n.Inputs[0]
+	for scan.Kind == plan.KindFilter && len(scan.Inputs) == 1 && len(scan.Schema) == len(scan.Inputs[0].Schema) {
+		// Filters keep the scan's columns; the ones they test are read
+		// as plain strings.
+		if scan.Predicate != nil {
+			for _, c := range scan.Predicate.Columns() {
+				uses[c]++
+			}
+		}
+		if scan.Bloom != nil {
+			uses[scan.Bloom.Column]++
+		}
+		scan = scan.Inputs[0]
+	}
 	if scan.Kind != plan.KindScan || scan.Scan == nil {
 		return nil
 	}
@@ -259,7 +275,6 @@ func dictKeyColumns(n *plan.Node) []int {
 	default:
 		return nil
 	}
-	uses := map[int]int{} // column -> references outside bare group keys
 	keyOf := map[int]bool{}
 	for _, g := range a.GroupBy {
 		if g.Op == plan.OpColumn && g.Type.ID == plan.String {
