@@ -156,6 +156,7 @@ func (t *groupTable) insertDict(a arrow.Array, d dictStrings, n int) ([]uint32, 
 			continue
 		}
 		if e < 0 || e >= nd {
+			t.dict = nil // entries left marked pending
 			return nil, fmt.Errorf("dictionary index %d out of range (%d values)", e, nd)
 		}
 		if c.gid[e] == noGroup {
@@ -172,11 +173,13 @@ func (t *groupTable) insertDict(a arrow.Array, d dictStrings, n int) ([]uint32, 
 		// (a few per dictionary), hashed, found or inserted.
 		plain, err := takeNullable(memory.DefaultAllocator, a.(*array.Dictionary).Dictionary(), dictRows(d, vb, voff, c.rows))
 		if err != nil {
+			t.dict = nil
 			return nil, err
 		}
 		gids, err := t.insertPlain([]arrow.Array{plain}, plain.Len())
 		plain.Release()
 		if err != nil {
+			t.dict = nil
 			return nil, err
 		}
 		for j, e := range c.pending {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -387,4 +388,44 @@ func BenchmarkAggregateByDictionary(b *testing.B) {
 	b.ReportMetric(float64(best[0].Microseconds())/1e3, "plain-ms")
 	b.ReportMetric(float64(best[1].Microseconds())/1e3, "index-ms")
 	b.ReportMetric(float64(best[1])/float64(best[0]), "x-plain")
+}
+
+// TestAggregateDictionaryBadIndex: a dictionary key whose index points
+// past its dictionary is an error naming the index, by either path (one
+// key, or with another key), never a panic or a wrong group.
+func TestAggregateDictionaryBadIndex(t *testing.T) {
+	strT, i64T := plan.StringType, plan.Int64Type
+	for _, twoKeys := range []bool{false, true} {
+		mem := checkedMem(t)
+		dict := buildArray(mem, strT, []any{"a", "b"})
+		ib := array.NewInt32Builder(mem)
+		ib.AppendValues([]int32{0, 1, 5}, nil)
+		idx := ib.NewArray()
+		ib.Release()
+		d := array.NewDictionaryArray(engineDictType, idx, dict)
+		idx.Release()
+		dict.Release()
+		k := buildArray(mem, i64T, []any{1, 2, 3})
+		schema := arrow.NewSchema([]arrow.Field{{Name: "s", Type: engineDictType}, {Name: "k", Type: arrow.PrimitiveTypes.Int64}}, nil)
+		rec := array.NewRecordBatch(schema, []arrow.Array{d, k}, 3)
+		d.Release()
+		k.Release()
+		keys := []*plan.Expr{cref(0, strT)}
+		out := plan.Schema{{Name: "s", Type: strT}}
+		if twoKeys {
+			keys = append(keys, cref(1, i64T))
+			out = append(out, plan.Field{Name: "k", Type: i64T})
+		}
+		out = append(out, plan.Field{Name: "n", Type: i64T})
+		op, err := NewHashAggregate(newSource(plan.Schema{{Name: "s", Type: strT}, {Name: "k", Type: i64T}}.Arrow(), rec),
+			aggNode(plan.AggSingle, out, keys, plan.AggCall{Func: plan.AggCountStar, Type: i64T}), Options{Mem: mem})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, err = op.Next(context.Background())
+		op.Close()
+		if err == nil || !strings.Contains(err.Error(), "dictionary index 5 out of range") {
+			t.Errorf("two keys %v: got %v, want an index out of range error", twoKeys, err)
+		}
+	}
 }
