@@ -548,6 +548,7 @@ type splitScan struct {
 	schema *arrow.Schema
 	// late counts the late materialization of the files done with.
 	lateDecoded, lateSkipped int64
+	dicts                    []int // columns handed over as dictionaries (EmitDictionaries)
 }
 
 // LateRows is the rows the scan's files decoded late and skipped
@@ -559,6 +560,22 @@ func (s *splitScan) LateRows() (decoded, skipped int64) {
 		decoded, skipped = decoded+d, skipped+k
 	}
 	return decoded, skipped
+}
+
+// EmitDictionaries makes the Parquet files of the scan hand the String
+// columns cols over as dictionary arrays where they can
+// (exec.DictionaryEmitter): for an aggregation grouping by them.
+func (s *splitScan) EmitDictionaries(cols []int) bool {
+	switch s.n.Scan.Format {
+	case "", "parquet", "iceberg":
+	default:
+		return false
+	}
+	if exec.FileScan(s.n) != s.n {
+		return false // hive partition columns are added by another operator
+	}
+	s.dicts = cols
+	return true
 }
 
 func (s *splitScan) Schema() *arrow.Schema { return s.schema }
@@ -713,6 +730,9 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
 	if err == nil && s.l.fold != nil && len(sp.Deletes) == 0 {
 		op.(*exec.ParquetScan).FoldStats(s.l.fold)
+	}
+	if err == nil && s.dicts != nil && len(sp.Deletes) == 0 {
+		op.(*exec.ParquetScan).EmitDictionaries(s.dicts)
 	}
 	if err == nil && len(sp.Deletes) > 0 {
 		deleted, derr := positionDeletes(ctx, s.l.rt.Bucket, sp.Deletes, sp.Key)

@@ -225,6 +225,11 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 				op.(*hashAggOp).stats = f
 			}
 		}
+		if cols := dictKeyColumns(n); cols != nil {
+			if de, ok := unmetered(in).(DictionaryEmitter); ok {
+				de.EmitDictionaries(cols)
+			}
+		}
 		return op, nil
 	case plan.KindSort:
 		return NewSort(in, n, opts)

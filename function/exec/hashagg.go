@@ -265,6 +265,21 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 		var gids []uint32
 		if nkeys > 0 {
 			for i, g := range h.agg.GroupBy {
+				if d, err := dictKey(mem, g, rec); d != nil || err != nil {
+					if err != nil {
+						releaseAll(keys[:i])
+						rec.Release()
+						return fmt.Errorf("exec: aggregate: group key %d: %w", i, err)
+					}
+					if h.keyKinds[i] != kString {
+						d.Release()
+						releaseAll(keys[:i])
+						rec.Release()
+						return fmt.Errorf("exec: aggregate: group key %d is dictionary-encoded strings, plan says %s", i, g.Type)
+					}
+					keys[i] = d // grouped by index (hashagg_dict.go)
+					continue
+				}
 				k, err := Eval(g, rec, mem)
 				if err != nil {
 					releaseAll(keys[:i])

@@ -79,6 +79,18 @@ func (h *hashAggOp) onePerRow(rec arrow.RecordBatch, n int) (arrow.RecordBatch, 
 		return nil, err
 	}
 	for i, g := range h.agg.GroupBy {
+		if d, err := dictKey(mem, g, rec); d != nil || err != nil {
+			if err != nil {
+				return fail(fmt.Errorf("exec: aggregate: group key %d: %w", i, err))
+			}
+			k, err := plainKey(mem, d)
+			d.Release()
+			if err != nil {
+				return fail(fmt.Errorf("exec: aggregate: group key %d: %w", i, err))
+			}
+			cols = append(cols, k)
+			continue
+		}
 		k, err := Eval(g, rec, mem)
 		if err != nil {
 			return fail(fmt.Errorf("exec: aggregate: group key %d: %w", i, err))

@@ -100,6 +100,13 @@ func (c *keyCol) appendRows(a arrow.Array, rows []int32) {
 			c.bl = append(c.bl, bit(bs, off+int(r)))
 		}
 	case kString:
+		if d, ok := asDictStrings(a); ok {
+			for _, r := range rows {
+				c.sdata = append(c.sdata, d.value(int(r))...)
+				c.soff = append(c.soff, int64(len(c.sdata)))
+			}
+			break
+		}
 		offs, data := strOffsets(a)
 		for _, r := range rows {
 			c.sdata = append(c.sdata, data[offs[r]:offs[r+1]]...)
@@ -229,6 +236,14 @@ func (c *keyCol) verify(a arrow.Array, gids []uint32, bad []bool) bool {
 			}
 		}
 	case kString:
+		if d, ok := asDictStrings(a); ok {
+			for i, g := range gids {
+				if isValid(vb, voff, i) && string(d.value(i)) != string(c.sdata[c.soff[g]:c.soff[g+1]]) {
+					bad[i], any = true, true
+				}
+			}
+			break
+		}
 		offs, data := strOffsets(a)
 		for i, g := range gids {
 			s := data[offs[i]:offs[i+1]]
@@ -264,6 +279,9 @@ func (c *keyCol) equalRow(a arrow.Array, i int, g uint32) bool {
 		bs, off := bitsOf(a)
 		return bit(bs, off+i) == c.bl[g]
 	case kString:
+		if d, ok := asDictStrings(a); ok {
+			return string(d.value(i)) == string(c.sdata[c.soff[g]:c.soff[g+1]])
+		}
 		offs, data := strOffsets(a)
 		return string(data[offs[i]:offs[i+1]]) == string(c.sdata[c.soff[g]:c.soff[g+1]])
 	}
@@ -338,6 +356,7 @@ type groupTable struct {
 	mask    uint64
 	hashes  []uint64 // per group, for rehashing
 	ngroups int
+	dict    *dictCache // one dictionary key: its entries' groups (hashagg_dict.go)
 
 	// per-batch scratch
 	h       []uint64
@@ -366,7 +385,7 @@ func (t *groupTable) bytes() int64 {
 	for _, k := range t.keys {
 		n += k.bytes()
 	}
-	return n
+	return n + t.dict.bytes()
 }
 
 func (t *groupTable) grow() {
@@ -396,8 +415,20 @@ func (t *groupTable) newGroup(h uint64, pos uint64) uint32 {
 
 // insert assigns a group id to every row of the key columns (n rows),
 // creating groups for new keys. The returned slice is scratch, valid until
-// the next call.
+// the next call. A key column may be a dictionary array (asDictStrings) in
+// place of a String column; one such key alone is grouped by index
+// (insertDict).
 func (t *groupTable) insert(cols []arrow.Array, n int) ([]uint32, error) {
+	if len(cols) == 1 && t.keys[0].k == kString {
+		if d, ok := asDictStrings(cols[0]); ok {
+			return t.insertDict(cols[0], d, n)
+		}
+	}
+	return t.insertPlain(cols, n)
+}
+
+// insertPlain is insert hashing and comparing every row's keys.
+func (t *groupTable) insertPlain(cols []arrow.Array, n int) ([]uint32, error) {
 	if cap(t.h) < n {
 		t.h = make([]uint64, n)
 		t.gids = make([]uint32, n)
@@ -640,6 +671,15 @@ func (c *keyCol) verifyRows(a arrow.Array, rows []int32, gids []uint32, bad []bo
 			}
 		}
 	case kString:
+		if d, ok := asDictStrings(a); ok {
+			for j, r := range rows {
+				g := gids[r]
+				if isValid(vb, voff, int(r)) && string(d.value(int(r))) != string(c.sdata[c.soff[g]:c.soff[g+1]]) {
+					bad[j], any = true, true
+				}
+			}
+			break
+		}
 		offs, data := strOffsets(a)
 		for j, r := range rows {
 			g := gids[r]

@@ -7,6 +7,7 @@ import (
 	"math/bits"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -48,6 +49,39 @@ type filterOp struct {
 	mem    memory.Allocator
 	sel    []int32
 	bloom  *bloomProbe // a runtime filter's Bloom filter (plan.Node.Bloom)
+	// the schema of batches carrying dictionary keys (hashagg_dict.go)
+	dictIn, dictOut *arrow.Schema
+}
+
+// EmitDictionaries passes the request on to the scan under the filter,
+// whose columns it keeps (hashagg_dict.go).
+func (f *filterOp) EmitDictionaries(cols []int) bool {
+	de, ok := unmetered(f.in).(DictionaryEmitter)
+	return ok && de.EmitDictionaries(cols)
+}
+
+// outSchema is the filter's schema for rec: with the dictionary type of
+// the columns rec carries as dictionaries.
+func (f *filterOp) outSchema(rec arrow.RecordBatch) *arrow.Schema {
+	in := rec.Schema()
+	if in == f.dictIn {
+		return f.dictOut
+	}
+	var fields []arrow.Field
+	for i, c := range rec.Columns() {
+		if _, ok := c.(*array.Dictionary); ok && i < f.schema.NumFields() {
+			if fields == nil {
+				fields = f.schema.Fields()
+			}
+			fields[i].Type = c.DataType()
+		}
+	}
+	if fields == nil {
+		return f.schema
+	}
+	md := f.schema.Metadata()
+	f.dictIn, f.dictOut = in, arrow.NewSchema(fields, &md)
+	return f.dictOut
 }
 
 // NewFilter keeps the rows of in where n.Predicate is TRUE.
@@ -96,7 +130,7 @@ func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			rec.Release()
 			continue
 		case n:
-			out, err := withSchema(f.mem, f.schema, rec)
+			out, err := withSchema(f.mem, f.outSchema(rec), rec)
 			if err != nil {
 				return nil, fmt.Errorf("exec: filter: %w", err)
 			}
@@ -107,7 +141,7 @@ func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if err != nil {
 			return nil, fmt.Errorf("exec: filter: %w", err)
 		}
-		if out, err = withSchema(f.mem, f.schema, out); err != nil {
+		if out, err = withSchema(f.mem, f.outSchema(out), out); err != nil {
 			return nil, fmt.Errorf("exec: filter: %w", err)
 		}
 		return out, nil

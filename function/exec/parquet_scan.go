@@ -53,8 +53,15 @@ type ParquetScan struct {
 	src0       parquet.ReaderAtSeeker
 	started    bool
 	deleted    map[int64]bool // positions in the file of deleted rows
-	cur        int            // index in rowGroups of the next row read
-	curOff     int64          // its offset in that row group
+	// dictOut marks the output columns handed over as dictionary arrays
+	// when the file's chunks are dictionary-only (EmitDictionaries);
+	// dictSchema is the schema of such batches.
+	dictOut    []bool
+	dictSchema *arrow.Schema
+	dictMask   []bool // the columns dictSchema makes dictionaries
+	isDict     []bool // scratch
+	cur        int    // index in rowGroups of the next row read
+	curOff     int64  // its offset in that row group
 	done       bool
 	closed     bool
 	late       *lateState // late materialization (parquet_late.go); nil: off
@@ -453,6 +460,62 @@ func (s *ParquetScan) SetDeleted(pos map[int64]bool) {
 	s.deleted = pos
 }
 
+// EmitDictionaries makes the scan hand the String columns cols (indexes in
+// its schema) over as dictionary arrays (int32 indices into an engine
+// String dictionary) where the file's chunks of them are dictionary-only,
+// instead of gathering one string per row: for an aggregation that groups
+// by them (hashagg_dict.go). It is called before the first Next; a scan
+// with deleted rows keeps plain strings.
+func (s *ParquetScan) EmitDictionaries(cols []int) bool {
+	if s.started || s.deleted != nil {
+		return false
+	}
+	s.dictOut = make([]bool, len(s.outT))
+	any := false
+	for _, c := range cols {
+		if c >= 0 && c < len(s.outT) && s.outT[c].ID == plan.String && !s.outT[c].IsNested() {
+			s.dictOut[c], any = true, true
+		}
+	}
+	if !any {
+		s.dictOut = nil
+	}
+	return any
+}
+
+// engineDictionary returns a dictionary array read from the file in the
+// engine's dictionary layout (int32 indices, checked, into a String
+// dictionary without NULLs), or nil when it has another shape.
+func engineDictionary(mem memory.Allocator, a arrow.Array) (arrow.Array, error) {
+	d, ok := a.(*array.Dictionary)
+	if !ok {
+		return nil, nil
+	}
+	ix, ok := d.Indices().(*array.Int32)
+	if !ok || d.Dictionary().NullN() > 0 {
+		return nil, nil
+	}
+	vals, err := toEngineLayout(mem, d.Dictionary())
+	if err != nil {
+		return nil, err
+	}
+	defer vals.Release()
+	if vals.DataType().ID() != arrow.STRING {
+		return nil, nil
+	}
+	nvals := int32(vals.Len())
+	vb, voff := validityOf(ix)
+	for i, j := range ix.Int32Values() {
+		if (j < 0 || j >= nvals) && isValid(vb, voff, i) {
+			return nil, fmt.Errorf("dictionary index %d out of range (%d values)", j, nvals)
+		}
+	}
+	return array.NewDictionaryArray(engineDictType, ix, vals), nil
+}
+
+// engineDictType is the type of the dictionary arrays a scan emits.
+var engineDictType = &arrow.DictionaryType{IndexType: arrow.PrimitiveTypes.Int32, ValueType: arrow.BinaryTypes.String}
+
 // rowGroupStart is the position in the file of row group rg's first row.
 func (s *ParquetScan) rowGroupStart(rg int) int64 {
 	var n int64
@@ -604,12 +667,28 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			continue
 		}
 		cols := make([]arrow.Array, len(s.readCol))
+		if s.dictOut != nil {
+			s.isDict = slices.Grow(s.isDict[:0], len(cols))[:len(cols)]
+			clear(s.isDict)
+		}
 		for i, rc := range s.readCol {
 			if rc < 0 {
 				cols[i] = array.MakeArrayOfNull(s.opts.Mem, s.schema.Field(i).Type, nrows)
 				continue
 			}
 			in := rec.Column(rc)
+			if s.dictOut != nil && s.dictOut[i] && keep == nil {
+				d, err := engineDictionary(s.opts.Mem, in)
+				if err != nil {
+					releaseAll(cols)
+					return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
+				}
+				if d != nil {
+					cols[i] = d
+					s.isDict[i] = true
+					continue
+				}
+			}
 			if s.rawDecimal != nil && s.rawDecimal[rc] != nil {
 				dt := s.rawDecimal[rc]
 				in = relabel(in, dt)
@@ -622,7 +701,11 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			cols[i] = c
 		}
-		out, err := conformRecord(s.opts.Mem, s.schema, cols, nrows)
+		schema := s.schema
+		if s.dictOut != nil {
+			schema = s.batchSchema(s.isDict)
+		}
+		out, err := conformRecord(s.opts.Mem, schema, cols, nrows)
 		if err != nil {
 			return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 		}
@@ -636,6 +719,27 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		return out, nil
 	}
+}
+
+// batchSchema is the schema of a batch whose columns isDict are
+// dictionary arrays: the scan's own when there is none, else made once per
+// set of such columns.
+func (s *ParquetScan) batchSchema(isDict []bool) *arrow.Schema {
+	if !slices.Contains(isDict, true) {
+		return s.schema
+	}
+	if s.dictSchema != nil && slices.Equal(isDict, s.dictMask) {
+		return s.dictSchema
+	}
+	fields := s.schema.Fields()
+	for i, d := range isDict {
+		if d {
+			fields[i].Type = engineDictType
+		}
+	}
+	md := s.schema.Metadata()
+	s.dictSchema, s.dictMask = arrow.NewSchema(fields, &md), slices.Clone(isDict)
+	return s.dictSchema
 }
 
 // ---- conversion to engine types ---------------------------------------------

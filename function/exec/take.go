@@ -15,6 +15,16 @@ import (
 
 // take gathers rows idx of a into a new array (typed per layout).
 func take(mem memory.Allocator, a arrow.Array, idx []int32) (arrow.Array, error) {
+	if d, ok := a.(*array.Dictionary); ok {
+		// a dictionary key on its way to an aggregation (hashagg_dict.go):
+		// the indices are gathered, the dictionary kept
+		ix, err := kernel.Take(mem, d.Indices(), idx)
+		if err != nil {
+			return nil, err
+		}
+		defer ix.Release()
+		return array.NewDictionaryArray(d.DataType(), ix, d.Dictionary()), nil
+	}
 	if _, err := kindOf(a.DataType()); err != nil {
 		return nil, err
 	}

@@ -41,6 +41,10 @@ import (
 //   - Float64 and Float32 (widened): mix(IEEE-754 bits), with -0 as +0 and
 //     every NaN as the canonical quiet NaN 0x7FF8000000000000.
 //   - String, LargeString, Binary: XXH3-64 of the bytes, seed 0.
+//   - Dictionary of String, LargeString or Binary: the value of the entry
+//     a row's index points at, so a dictionary-encoded column hashes as its
+//     plain form (each entry is hashed once when the dictionary is no
+//     longer than the column).
 const (
 	HashSeed uint64 = 0x5A17CE5EED5A17CE
 	NullHash uint64 = 0x6A09E667F3BCC908
@@ -213,8 +217,72 @@ func hashColumn(c arrow.Array, out []uint64) error {
 		for i := range out {
 			out[i] = combine(out[i], NullHash)
 		}
+	case *array.Dictionary:
+		return hashDictionary(a, out)
 	default:
 		return fmt.Errorf("cannot hash type %s", c.DataType())
+	}
+	return nil
+}
+
+// hashDictionary folds a dictionary-encoded String, LargeString or Binary
+// column: value(row) is the hash of the entry its index points at (NULL
+// index or NULL entry: NullHash), exactly as for the plain column.
+func hashDictionary(a *array.Dictionary, out []uint64) error {
+	dict := a.Dictionary()
+	var entry func(e int) uint64
+	switch d := dict.(type) {
+	case *array.String:
+		entry = func(e int) uint64 { return xxh3.HashString(d.Value(e)) }
+	case *array.LargeString:
+		entry = func(e int) uint64 { return xxh3.HashString(d.Value(e)) }
+	case *array.Binary:
+		entry = func(e int) uint64 { return xxh3.Hash(d.Value(e)) }
+	default:
+		return fmt.Errorf("cannot hash type %s", a.DataType())
+	}
+	idx, ok := a.Indices().(*array.Int32)
+	if !ok {
+		return fmt.Errorf("cannot hash type %s (indices not int32)", a.DataType())
+	}
+	ix := idx.Int32Values()
+	nd := dict.Len()
+	value := func(e int32) uint64 {
+		if dict.IsNull(int(e)) {
+			return NullHash
+		}
+		return entry(int(e))
+	}
+	hasNulls := a.NullN() > 0
+	if nd > len(out) {
+		// A dictionary longer than the column: hash the rows' entries.
+		for i := range out {
+			e := ix[i]
+			switch {
+			case hasNulls && a.IsNull(i):
+				out[i] = combine(out[i], NullHash)
+			case e < 0 || int(e) >= nd:
+				return fmt.Errorf("dictionary index %d out of range (%d values)", e, nd)
+			default:
+				out[i] = combine(out[i], value(e))
+			}
+		}
+		return nil
+	}
+	vh := make([]uint64, nd)
+	for e := range vh {
+		vh[e] = value(int32(e))
+	}
+	for i := range out {
+		e := ix[i]
+		switch {
+		case hasNulls && a.IsNull(i):
+			out[i] = combine(out[i], NullHash)
+		case e < 0 || int(e) >= nd:
+			return fmt.Errorf("dictionary index %d out of range (%d values)", e, nd)
+		default:
+			out[i] = combine(out[i], vh[e])
+		}
 	}
 	return nil
 }
