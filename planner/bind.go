@@ -1102,6 +1102,9 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 	k := fmt.Sprintf("%s(%g,%q):%s", a.fn, a.fraction, a.sep, exprKey(a.arg))
+	for _, m := range a.more {
+		k += "," + exprKey(m)
+	}
 	if len(a.order) > 0 {
 		k += " order " + sortKeysKey(a.order)
 	}
