@@ -104,8 +104,8 @@ type aggregateNode struct {
 // aggExpr is one aggregate call; arg is nil for count(*). distinct marks
 // fn(DISTINCT arg) until the binder plans it (buildAggregate).
 type aggExpr struct {
-	fn       plan.AggFunc
-	arg      *plan.Expr
+	fn  plan.AggFunc
+	arg *plan.Expr
 	// more are the arguments after arg of an aggregate of several
 	// (arg_min(value, key)).
 	more     []*plan.Expr
