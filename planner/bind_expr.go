@@ -261,6 +261,9 @@ func (b *binder) bindConst(ac *pg.A_Const) (*plan.Expr, error) {
 		}
 		return e, nil
 	case *pg.A_Const_Sval:
+		if b.maskedAll(ac) {
+			return nil, b.unsupported(ac.Location, "ORDER BY ALL other than as a query's whole ORDER BY")
+		}
 		return lit(plan.Value{S: v.Sval.Sval}, plan.StringType), nil
 	case *pg.A_Const_Boolval:
 		return boolLit(v.Boolval.Boolval), nil
@@ -1121,6 +1124,15 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return nil, b.errorf(CodeType, loc, "type mismatch: %s() takes no arguments", name)
 		}
 		return f(b), nil
+	}
+	if name == "typeof" && len(fc.Args) == 1 && !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil && fc.Over == nil {
+		// typeof(x) is known when x is bound: a constant (also for an
+		// untyped NULL, whose type the library would make VARCHAR).
+		arg, err := b.bindExpr(fc.Args[0], c)
+		if err != nil {
+			return nil, err
+		}
+		return lit(plan.Value{S: exec.TypeName(arg.Type)}, plan.StringType), nil
 	}
 	if name == "ifnull" && len(fc.Args) == 2 && !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil && fc.Over == nil {
 		// DuckDB's ifnull(a, b) is COALESCE(a, b).
