@@ -61,6 +61,9 @@ type Options struct {
 	APIAddr     string
 	Coordinator coordinator.Config
 	Log         *slog.Logger
+	// IcebergCatalog, when set, is an Iceberg catalog whose tables are
+	// queried as namespace.table (catalog.OpenIcebergCatalog).
+	IcebergCatalog string
 	// WrapInvoker, when set, wraps the in-process function pool (fault
 	// injection in tests: coordinator.NewFaultInvoker).
 	WrapInvoker func(coordinator.Invoker) coordinator.Invoker
@@ -203,6 +206,11 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	s.Catalog = catalog.NewStore(s.RDB)
 	s.Catalog.Bucket = s.Bucket // external tables are re-listed when used
 	s.Catalog.BucketName = s.S3.Bucket
+	if opts.IcebergCatalog != "" {
+		if s.Catalog.Iceberg, err = catalog.OpenIcebergCatalog(ctx, opts.IcebergCatalog); err != nil {
+			return nil, err
+		}
+	}
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)

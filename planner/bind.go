@@ -393,7 +393,17 @@ func (b *binder) bindSelectBodyRows(sel *pg.SelectStmt, root node, sc *scope) (n
 		outExprs[i] = t.bound
 	}
 	var order []orderItem
-	for _, s := range sel.SortClause {
+	sorts := sel.SortClause
+	if all, ok := b.orderByAll(sel); ok {
+		// ORDER BY ALL: every select-list column, left to right, each
+		// with the clause's direction and NULLS placement.
+		sorts = nil
+		for i := range targets {
+			k := &pg.Node{Node: &pg.Node_AConst{AConst: &pg.A_Const{Val: &pg.A_Const_Ival{Ival: &pg.Integer{Ival: int32(i + 1)}}, Location: all.Location}}}
+			sorts = append(sorts, &pg.Node{Node: &pg.Node_SortBy{SortBy: &pg.SortBy{Node: k, SortbyDir: all.SortbyDir, SortbyNulls: all.SortbyNulls, Location: all.Location}}})
+		}
+	}
+	for _, s := range sorts {
 		sb := s.GetSortBy()
 		if sb.SortbyDir == pg.SortByDir_SORTBY_USING {
 			return nil, b.unsupported(sb.Location, "ORDER BY ... USING")
@@ -1102,6 +1112,9 @@ func (b *binder) addGroup(ag *aggBuilder, e *plan.Expr) {
 // addAgg registers an aggregate call and returns a reference to its result.
 func (b *binder) addAgg(ag *aggBuilder, a aggExpr) *plan.Expr {
 	k := fmt.Sprintf("%s(%g,%q):%s", a.fn, a.fraction, a.sep, exprKey(a.arg))
+	for _, m := range a.more {
+		k += "," + exprKey(m)
+	}
 	if len(a.order) > 0 {
 		k += " order " + sortKeysKey(a.order)
 	}

@@ -261,6 +261,9 @@ func (b *binder) bindConst(ac *pg.A_Const) (*plan.Expr, error) {
 		}
 		return e, nil
 	case *pg.A_Const_Sval:
+		if b.maskedAll(ac) {
+			return nil, b.unsupported(ac.Location, "ORDER BY ALL other than as a query's whole ORDER BY")
+		}
 		return lit(plan.Value{S: v.Sval.Sval}, plan.StringType), nil
 	case *pg.A_Const_Boolval:
 		return boolLit(v.Boolval.Boolval), nil
@@ -1122,6 +1125,15 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		}
 		return f(b), nil
 	}
+	if name == "typeof" && len(fc.Args) == 1 && !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil && fc.Over == nil {
+		// typeof(x) is known when x is bound: a constant (also for an
+		// untyped NULL, whose type the library would make VARCHAR).
+		arg, err := b.bindExpr(fc.Args[0], c)
+		if err != nil {
+			return nil, err
+		}
+		return lit(plan.Value{S: exec.TypeName(arg.Type)}, plan.StringType), nil
+	}
 	if name == "ifnull" && len(fc.Args) == 2 && !fc.AggStar && !fc.AggDistinct && len(fc.AggOrder) == 0 && fc.AggFilter == nil && fc.Over == nil {
 		// DuckDB's ifnull(a, b) is COALESCE(a, b).
 		return b.bindCoalesce(&pg.CoalesceExpr{Args: fc.Args, Location: loc}, c)
@@ -1220,6 +1232,9 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, c *ex
 		}
 		return b.addAgg(c.aggs, aggExpr{fn: plan.AggCountStar, typ: plan.Int64Type}), nil
 	}
+	if f.Arity() > 1 {
+		return b.bindMultiAggregate(fc, f, c)
+	}
 	if len(fc.Args) != 1 {
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s takes exactly one argument", name)
 	}
@@ -1243,6 +1258,56 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, c *ex
 		}
 	}
 	a := aggExpr{fn: f.Planned(), arg: arg, typ: sig.ReturnType(arg.Type),
+		distinct: fc.AggDistinct && !f.DuplicateInsensitive && !f.DistinctDropped}
+	return b.addAgg(c.aggs, a), nil
+}
+
+// bindMultiAggregate binds a call of a library aggregate of several
+// arguments (arg_min(value, key)): the first is the call's arg, the others
+// its more. A FILTER applies to the last (the key): rows it rejects get a
+// NULL key, which such aggregates ignore.
+func (b *binder) bindMultiAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, c *exprCtx) (*plan.Expr, error) {
+	name, loc := funcName(fc), fc.Location
+	if len(fc.Args) != f.Arity() {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s takes %d arguments, not %d", name, f.Arity(), len(fc.Args))
+	}
+	inner := c.with(func(c *exprCtx) { c.aggs, c.inAgg = nil, true })
+	args := make([]*plan.Expr, len(fc.Args))
+	ts := make([]plan.DataType, len(fc.Args))
+	for i, a := range fc.Args {
+		e, err := b.bindExpr(a, inner)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type.ID == plan.Null {
+			e = nullOf(plan.Int64Type)
+		}
+		args[i], ts[i] = e, e.Type
+	}
+	last := len(args) - 1
+	var err error
+	if args[last], err = b.aggFiltered(fc, args[last], c); err != nil {
+		return nil, err
+	}
+	sig, ok := f.SignatureOf(ts)
+	if !ok {
+		names := make([]string, len(ts))
+		for i, t := range ts {
+			names[i] = t.String()
+		}
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for (%s)", name, strings.Join(names, ", "))
+	}
+	for i, t := range ts {
+		if t.IsNested() {
+			return nil, b.unsupported(exprLoc(fc.Args[i]), fmt.Sprintf("%s over a value of type %s", name, t))
+		}
+	}
+	if sig.Cast.ID != "" {
+		if args[0], err = b.cast(args[0], sig.Cast, loc); err != nil {
+			return nil, err
+		}
+	}
+	a := aggExpr{fn: f.Planned(), arg: args[0], more: args[1:], typ: sig.ReturnType(args[0].Type),
 		distinct: fc.AggDistinct && !f.DuplicateInsensitive && !f.DistinctDropped}
 	return b.addAgg(c.aggs, a), nil
 }

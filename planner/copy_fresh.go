@@ -1,6 +1,10 @@
 package planner
 
-import "github.com/sluicedb/sluice/planner/plan"
+import (
+	"slices"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
 
 // copyFresh returns a copy of the plan n in which every column n's
 // operators define gets a new id (the same name and type), with m mapping
@@ -105,6 +109,7 @@ func copyFresh(n node, md *metadata, m map[colID]colID) (node, bool) {
 		for i, a := range n.aggs {
 			c.aggs[i] = a
 			c.aggs[i].arg = x(a.arg)
+			c.aggs[i].more = xs(a.more)
 			c.aggs[i].order = keys(a.order)
 		}
 		c.groupCols = fresh(n.groupCols)
@@ -177,7 +182,7 @@ func unstableCols(n node) map[colID]bool {
 		for i, a := range n.aggs {
 			info := aggInfo(a.fn)
 			float := a.typ.ID == plan.Float64 && !info.Selects && !info.ZeroOnEmpty
-			if float || info.OrderSensitive && len(a.order) == 0 || a.arg != nil && touches(a.arg, out) {
+			if float || info.OrderSensitive && len(a.order) == 0 || slices.ContainsFunc(a.args(), func(e *plan.Expr) bool { return touches(e, out) }) {
 				out[n.aggCols[i]] = true
 			}
 		}

@@ -49,6 +49,7 @@ func (b *binder) expandDistinctAggregates(root node, ag *aggBuilder) node {
 		} else {
 			pargs = append(pargs, a.arg)
 		}
+		pargs = append(pargs, a.more...) // arg_min's key: NULL in the other copies
 		for _, o := range a.order {
 			okeys = append(okeys, o.expr)
 		}
@@ -107,6 +108,11 @@ func (b *binder) expandDistinctAggregates(root node, ag *aggBuilder) node {
 			fa.fn = plan.AggCount
 		}
 		k++
+		fa.more = nil
+		for range a.more {
+			fa.more = append(fa.more, b.md.ref(pCols[k]))
+			k++
+		}
 		if len(a.order) > 0 {
 			fa.order = append([]sortKey(nil), a.order...)
 			for o := range fa.order {
@@ -189,12 +195,20 @@ func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []str
 	gid := b.md.add(column{name: "order_id", typ: plan.Int64Type})
 	args := make([]*plan.Expr, len(ag.aggs))
 	argCols := make([]colID, len(ag.aggs))
+	moreCols := make([][]colID, len(ag.aggs)) // arg_min's key
 	for i, a := range ag.aggs {
 		args[i] = a.arg
 		if args[i] == nil {
 			args[i] = intLit(1) // count(*) counts the 1s of its copy
 		}
 		argCols[i] = b.md.add(column{name: fmt.Sprintf("arg%d", i), typ: args[i].Type, nullable: true})
+		for j, m := range a.more {
+			moreCols[i] = append(moreCols[i], b.md.add(column{name: fmt.Sprintf("arg%d_%d", i, j+1), typ: m.Type, nullable: true}))
+		}
+	}
+	var allMore []colID
+	for _, ms := range moreCols {
+		allMore = append(allMore, ms...)
 	}
 	// Each order's keys, in copy order.
 	var okeys []sortKey
@@ -215,7 +229,7 @@ func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []str
 	for i, k := range okeys {
 		okeyCols[i] = b.md.add(column{name: exprName(k.expr), typ: k.expr.Type, nullable: true})
 	}
-	x.cols = append(append(append(append([]colID(nil), keyCols...), gid), argCols...), okeyCols...)
+	x.cols = append(append(append(append(append([]colID(nil), keyCols...), gid), argCols...), okeyCols...), allMore...)
 	for c := 1; c <= len(orders); c++ {
 		p := append([]*plan.Expr(nil), ag.groups...)
 		p = append(p, intLit(int64(c)))
@@ -233,6 +247,15 @@ func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []str
 				p = append(p, nullOf(k.expr.Type))
 			}
 		}
+		for _, a := range ag.aggs {
+			for _, m := range a.more {
+				if copyOf(a) == c {
+					p = append(p, m)
+				} else {
+					p = append(p, nullOf(m.Type))
+				}
+			}
+		}
 		x.projs = append(x.projs, p)
 	}
 	// One sort for all: the copy number, then each copy's keys.
@@ -247,6 +270,10 @@ func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []str
 	for i, a := range ag.aggs {
 		na := a
 		na.arg = b.md.ref(argCols[i])
+		na.more = nil
+		for _, id := range moreCols[i] {
+			na.more = append(na.more, b.md.ref(id))
+		}
 		if a.fn == plan.AggCountStar {
 			na.fn = plan.AggCount
 		}

@@ -203,6 +203,8 @@ func paramCost(a *plan.Expr, p plan.TypeID) (int, bool) {
 		return 2, true
 	case isStringLit(a) && p == plan.Date:
 		return 1, true
+	case t == plan.Date && p == plan.Timestamp:
+		return 1, true // DuckDB's implicit cast: a date is its midnight
 	}
 	return 0, false
 }

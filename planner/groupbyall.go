@@ -102,3 +102,66 @@ func isStar(cr *pg.ColumnRef) bool {
 	f := cr.GetFields()
 	return len(f) > 0 && f[len(f)-1].GetAStar() != nil
 }
+
+// ORDER BY ALL (DuckDB: order by every select-list column, left to
+// right, all ASC or all DESC) does not parse either. maskOrderByAll
+// writes the ALL of an ORDER BY ALL that ends its clause (or is followed
+// by ASC, DESC or NULLS) as "'' " (an empty string, same length); the
+// binder recognizes that constant where its text is "all" (orderByAll).
+// Anywhere else (a window's or an aggregate's ORDER BY) it is refused
+// (bindConst), never taken as a constant sort key.
+
+var orderByAllEnds = map[string]bool{"asc": true, "desc": true, "nulls": true, "limit": true, "offset": true,
+	"fetch": true, ";": true, ")": true}
+
+func maskOrderByAll(sql string) string {
+	if !strings.Contains(strings.ToLower(sql), "all") {
+		return sql
+	}
+	type word struct {
+		pos int
+		w   string
+	}
+	var ws []word
+	sqlWords(sql, func(pos int, w string) { ws = append(ws, word{pos, w}) })
+	out := []byte(sql)
+	for i := 2; i < len(ws); i++ {
+		if ws[i].w != "all" || ws[i-1].w != "by" || ws[i-2].w != "order" {
+			continue
+		}
+		if i+1 < len(ws) && !orderByAllEnds[ws[i+1].w] {
+			continue
+		}
+		end := len(sql)
+		if i+1 < len(ws) {
+			end = ws[i+1].pos
+		}
+		if strings.TrimSpace(sql[ws[i].pos+3:end]) != "" {
+			continue
+		}
+		copy(out[ws[i].pos:], "'' ")
+	}
+	return string(out)
+}
+
+// maskedAll reports whether ac is the constant maskOrderByAll wrote.
+func (b *binder) maskedAll(ac *pg.A_Const) bool {
+	if ac == nil || ac.GetSval() == nil || ac.GetSval().Sval != "" {
+		return false
+	}
+	i := int(ac.Location)
+	return i >= 0 && i+3 <= len(b.sql) && strings.EqualFold(b.sql[i:i+3], "all")
+}
+
+// orderByAll reports whether sel's ORDER BY is DuckDB's ORDER BY ALL, and
+// returns its one sort item.
+func (b *binder) orderByAll(sel *pg.SelectStmt) (*pg.SortBy, bool) {
+	if len(sel.SortClause) != 1 {
+		return nil, false
+	}
+	sb := sel.SortClause[0].GetSortBy()
+	if sb == nil || !b.maskedAll(sb.Node.GetAConst()) {
+		return nil, false
+	}
+	return sb, true
+}

@@ -104,8 +104,11 @@ type aggregateNode struct {
 // aggExpr is one aggregate call; arg is nil for count(*). distinct marks
 // fn(DISTINCT arg) until the binder plans it (buildAggregate).
 type aggExpr struct {
-	fn       plan.AggFunc
-	arg      *plan.Expr
+	fn  plan.AggFunc
+	arg *plan.Expr
+	// more are the arguments after arg of an aggregate of several
+	// (arg_min(value, key)).
+	more     []*plan.Expr
 	typ      plan.DataType
 	distinct bool
 	fraction float64 // percentile_cont/percentile_disc (aggregates.go)
@@ -256,7 +259,19 @@ func (a aggExpr) String() string {
 		}
 		return fmt.Sprintf("%s(%s)", a.fn, s)
 	}
-	return fmt.Sprintf("%s(%s)", a.fn, unparen(exprString(a.arg)))
+	s := unparen(exprString(a.arg))
+	for _, m := range a.more {
+		s += ", " + unparen(exprString(m))
+	}
+	return fmt.Sprintf("%s(%s)", a.fn, s)
+}
+
+// args are the call's arguments (none for count(*)).
+func (a aggExpr) args() []*plan.Expr {
+	if a.arg == nil {
+		return a.more
+	}
+	return append([]*plan.Expr{a.arg}, a.more...)
 }
 
 // sortKeysString renders sort keys as an ORDER BY list.

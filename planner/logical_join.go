@@ -209,9 +209,7 @@ func nodeExprs(n node) []*plan.Expr {
 	case *aggregateNode:
 		out := append([]*plan.Expr{}, x.groups...)
 		for _, a := range x.aggs {
-			if a.arg != nil {
-				out = append(out, a.arg)
-			}
+			out = append(out, a.args()...)
 			for _, o := range a.order {
 				out = append(out, o.expr)
 			}

@@ -378,11 +378,15 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 		groupAt[i] = add(g, l.md.col(n.groupCols[i]))
 	}
 	argAt := make([]int, len(n.aggs))
+	moreAt := make([][]int, len(n.aggs))
 	orderAt := make([][]int, len(n.aggs))
 	for i, a := range n.aggs {
 		argAt[i] = -1
 		if a.arg != nil {
 			argAt[i] = add(a.arg, column{name: exprName(a.arg), typ: a.arg.Type, nullable: true})
+		}
+		for _, m := range a.more {
+			moreAt[i] = append(moreAt[i], add(m, column{name: exprName(m), typ: m.Type, nullable: true}))
 		}
 		for _, o := range a.order {
 			orderAt[i] = append(orderAt[i], add(o.expr, column{name: exprName(o.expr), typ: o.expr.Type, nullable: true}))
@@ -418,6 +422,10 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 			if argAt[i] >= 0 {
 				a.arg = l.md.ref(inputCols[argAt[i]])
 			}
+			a.more = nil
+			for _, at := range moreAt[i] {
+				a.more = append(a.more, l.md.ref(inputCols[at]))
+			}
 			a.order = append([]sortKey(nil), a.order...)
 			for j, at := range orderAt[i] {
 				a.order[j].expr = l.md.ref(inputCols[at])
@@ -446,6 +454,9 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 		call := plan.AggCall{Func: a.fn, Type: a.typ, Name: l.md.col(n.aggCols[i]).name}
 		if argAt[i] >= 0 {
 			call.Arg = l.colRef(f, argAt[i])
+		}
+		for _, at := range moreAt[i] {
+			call.More = append(call.More, l.colRef(f, at))
 		}
 		calls = append(calls, call)
 		for j, t := range exec.AggStateTypes(call) {
@@ -507,7 +518,15 @@ func (l *lowerer) aggSingle(f *fragment, n *aggregateNode) (*fragment, error) {
 		if err != nil {
 			return nil, err
 		}
-		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep, Distinct: a.dedupe})
+		var more []*plan.Expr
+		for _, m := range a.more {
+			pm, err := l.phys(m, f.cols)
+			if err != nil {
+				return nil, err
+			}
+			more = append(more, pm)
+		}
+		agg.Aggs = append(agg.Aggs, plan.AggCall{Func: a.fn, Arg: pa, More: more, Type: a.typ, Name: l.md.col(n.aggCols[i]).name, Fraction: a.fraction, Sep: a.sep, Distinct: a.dedupe})
 	}
 	outCols := n.output()
 	f.root = &plan.Node{Kind: plan.KindAggregate, Schema: l.schema(outCols), Inputs: []*plan.Node{f.root}, Aggregate: agg}

@@ -67,11 +67,11 @@ func checkNestedNode(n *plan.Node) error {
 		exprs = append(exprs, a.GroupBy...)
 		for _, c := range a.Aggs {
 			if c.Func != plan.AggCount && c.Func != plan.AggCountStar || c.Distinct {
-				if err := keyed(fmt.Sprintf("aggregate %s of", c.Func), c.Arg); err != nil {
+				if err := keyed(fmt.Sprintf("aggregate %s of", c.Func), append([]*plan.Expr{c.Arg}, c.More...)...); err != nil {
 					return err
 				}
 			}
-			exprs = append(exprs, c.Arg)
+			exprs = append(append(exprs, c.Arg), c.More...)
 		}
 	}
 	if j := n.Join; j != nil {

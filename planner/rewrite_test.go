@@ -21,6 +21,25 @@ func TestMaskGroupByAll(t *testing.T) {
 	}
 }
 
+// TestMaskOrderByAll checks the same-length rewrite of DuckDB's ORDER BY
+// ALL and that strings, comments and ORDER BY ALL-like text that is not
+// the whole clause are left alone.
+func TestMaskOrderByAll(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"select a, b from t order by all", "select a, b from t order by '' "},
+		{"select a from t ORDER BY ALL DESC NULLS FIRST limit 3", "select a from t ORDER BY ''  DESC NULLS FIRST limit 3"},
+		{"select * from (select a from t order by all limit 2) x", "select * from (select a from t order by ''  limit 2) x"},
+		{"select a from t order by all_cols", "select a from t order by all_cols"},
+		{"select 'order by all' from t", "select 'order by all' from t"},
+		{"select a from t -- order by all", "select a from t -- order by all"},
+		{"select a from t order by all + 1", "select a from t order by all + 1"},
+	} {
+		if got := maskOrderByAll(tc.in); got != tc.want {
+			t.Errorf("maskOrderByAll(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
 // TestSplitQualify checks which SELECT each QUALIFY clause belongs to and
 // that the rest of the statement keeps its byte offsets.
 func TestSplitQualify(t *testing.T) {

@@ -77,7 +77,9 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 			if need[id] {
 				c.aggs = append(c.aggs, n.aggs[i])
 				c.aggCols = append(c.aggCols, id)
-				exprCols(n.aggs[i].arg, child)
+				for _, e := range n.aggs[i].args() {
+					exprCols(e, child)
+				}
 				for _, o := range n.aggs[i].order {
 					exprCols(o.expr, child)
 				}
@@ -86,7 +88,9 @@ func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 		if len(n.groups) == 0 && len(c.aggCols) == 0 && len(n.aggCols) > 0 {
 			// A global aggregate yields one row even when no value is read.
 			c.aggs, c.aggCols = n.aggs[:1], n.aggCols[:1]
-			exprCols(n.aggs[0].arg, child)
+			for _, e := range n.aggs[0].args() {
+				exprCols(e, child)
+			}
 		}
 		c.input = r.prune(n.input, child, md)
 		return &c

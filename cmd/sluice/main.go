@@ -161,6 +161,7 @@ func stackFlags() []cli.Flag {
 	return append([]cli.Flag{
 		&cli.StringFlag{Name: "redis", EnvVars: []string{"SLUICE_REDIS_URL"}, Usage: "Redis URL (default: miniredis in-process)"},
 		&cli.StringFlag{Name: "minio", EnvVars: []string{"SLUICE_MINIO_BIN"}, Usage: "MinIO server binary (default: bin/minio)"},
+		&cli.StringFlag{Name: "iceberg-catalog", EnvVars: []string{"SLUICE_ICEBERG_CATALOG"}, Usage: "an Iceberg catalog whose tables are queried as namespace.table: rest:URI, sql:sqlite:PATH?warehouse=... or glue:?region=... (docs/data-sources.md)"},
 	}, engineFlags(false)...)
 }
 
@@ -262,6 +263,7 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.Functions = set.Functions
 	opts.Partitions, opts.FunctionMemory, opts.BroadcastBytes = set.Partitions, set.Config.FunctionMemory, set.PlanBroadcastBytes
 	opts.APIAddr = c.String("addr")
+	opts.IcebergCatalog = c.String("iceberg-catalog")
 	opts.Log = logger(c)
 	// The process runs the functions: tune its collector to their memory.
 	function.TuneGC(local.GCLimit(opts))

@@ -72,6 +72,7 @@ func coordinatorCommand() *cli.Command {
 				&cli.StringFlag{Name: "lambda-function", EnvVars: []string{"SLUICE_LAMBDA_FUNCTION"}, Usage: "invoke this AWS Lambda function (name or ARN; \"function\" under the Lambda Runtime Interface Emulator)"},
 				&cli.StringSliceFlag{Name: "lambda-endpoint", EnvVars: []string{"SLUICE_LAMBDA_ENDPOINTS"}, Usage: "Lambda API endpoint(s) instead of AWS (emulators; concurrency slots are spread over several)"},
 				&cli.StringFlag{Name: "lambda-region", EnvVars: []string{"SLUICE_LAMBDA_REGION"}, Usage: "AWS region of the function (default AWS_REGION)"},
+				&cli.StringFlag{Name: "iceberg-catalog", EnvVars: []string{"SLUICE_ICEBERG_CATALOG"}, Usage: "an Iceberg catalog whose tables are queried as namespace.table: rest:URI, sql:sqlite:PATH?warehouse=... or glue:?region=... (docs/data-sources.md)"},
 			), engineFlags(true)...), wireFlags("")...),
 			Action: func(c *cli.Context) error {
 				log := logger(c)
@@ -144,6 +145,11 @@ func coordinatorCommand() *cli.Command {
 				cat := catalog.NewStore(rdb)
 				cat.Bucket = bucket // external tables are re-listed when used
 				cat.BucketName = cfg.Bucket
+				if spec := c.String("iceberg-catalog"); spec != "" {
+					if cat.Iceberg, err = catalog.OpenIcebergCatalog(c.Context, spec); err != nil {
+						return err
+					}
+				}
 				pl := &sqlsession.Session{Catalog: cat, Options: planner.Options{Partitions: set.Partitions,
 					BroadcastBytes: set.PlanBroadcastBytes, TaskBytes: planner.TaskBytesFor(cfg.FunctionMemory)}}
 				co := coordinator.New(cfg, coordinator.NewStore(rdb), bucket, pl, cat, inv, log)

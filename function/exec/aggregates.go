@@ -47,6 +47,17 @@ type Accumulator interface {
 	Bytes() int64
 }
 
+// MultiAccumulator is the accumulator of an aggregate of several
+// arguments (arg_min(value, key)): the hash aggregate calls UpdateArgs,
+// not Update, with every argument evaluated (args[0] is the call's Arg,
+// then its More), arguments of the NULL type included. Merge, States and
+// Result are as for one argument: the partial state is the aggregate's
+// own layout (StateTypes).
+type MultiAccumulator interface {
+	Accumulator
+	UpdateArgs(args []arrow.Array, gids []uint32, n int) error
+}
+
 // AggSpec is what an accumulator is built from.
 type AggSpec struct {
 	Call plan.AggCall
@@ -62,6 +73,10 @@ type AggSignature struct {
 	// Arg is the argument's type: a type ID, AnyType or NumericType; ""
 	// for no argument (count(*)).
 	Arg plan.TypeID
+	// More are the types of the arguments after the first of an
+	// aggregate of several (arg_min(value, key)); its accumulator is a
+	// MultiAccumulator and its calls carry them in AggCall.More.
+	More []plan.TypeID
 	// Cast, when set, is the type the argument is cast to first.
 	Cast plan.DataType
 	// Returns is the result type when Return is nil.
@@ -75,7 +90,25 @@ type AggSignature struct {
 
 // Matches reports whether an argument of type t fits the signature.
 func (s AggSignature) Matches(t plan.DataType) bool {
-	switch s.Arg {
+	return matchesAggArg(s.Arg, t)
+}
+
+// MatchesAll reports whether arguments of types ts fit the signature,
+// every one of them.
+func (s AggSignature) MatchesAll(ts []plan.DataType) bool {
+	if len(ts) != 1+len(s.More) || !s.Matches(ts[0]) {
+		return false
+	}
+	for i, m := range s.More {
+		if !matchesAggArg(m, ts[i+1]) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchesAggArg(arg plan.TypeID, t plan.DataType) bool {
+	switch arg {
 	case AnyType:
 		return true
 	case NumericType:
@@ -83,7 +116,7 @@ func (s AggSignature) Matches(t plan.DataType) bool {
 	case "":
 		return false
 	}
-	return t.ID == s.Arg
+	return t.ID == arg
 }
 
 // ReturnType is the result type over a (cast) argument of type t.
@@ -167,12 +200,25 @@ func (f *AggregateFunction) Planned() plan.AggFunc {
 
 // Signature finds the overload for an argument of type t.
 func (f *AggregateFunction) Signature(t plan.DataType) (AggSignature, bool) {
+	return f.SignatureOf([]plan.DataType{t})
+}
+
+// SignatureOf finds the overload for arguments of types ts.
+func (f *AggregateFunction) SignatureOf(ts []plan.DataType) (AggSignature, bool) {
 	for _, s := range f.Signatures {
-		if s.Matches(t) {
+		if s.MatchesAll(ts) {
 			return s, true
 		}
 	}
 	return AggSignature{}, false
+}
+
+// Arity is the number of arguments f takes (1 for count(*) too).
+func (f *AggregateFunction) Arity() int {
+	if len(f.Signatures) == 0 {
+		return 1
+	}
+	return 1 + len(f.Signatures[0].More)
 }
 
 // SignatureString renders an overload as name(type) -> type.
@@ -180,6 +226,9 @@ func (f *AggregateFunction) SignatureString(s AggSignature) string {
 	arg := string(s.Arg)
 	if s.Arg == "" {
 		arg = "*"
+	}
+	for _, m := range s.More {
+		arg += ", " + string(m)
 	}
 	ret := s.ReturnDoc
 	switch {
@@ -193,13 +242,14 @@ func (f *AggregateFunction) SignatureString(s AggSignature) string {
 
 // aggregateFamilies gathers the entries of every family (agg_*.go).
 var aggregateFamilies = []func() []*AggregateFunction{
-	countAggregates,    // agg_count.go
-	sumAggregates,      // agg_sum.go
-	minMaxAggregates,   // agg_minmax.go
-	varianceAggregates, // agg_variance.go
-	hllAggregates,      // agg_hll.go
-	holisticAggregates, // agg_holistic.go
-	bitAggregates,      // agg_bits.go
+	countAggregates,     // agg_count.go
+	sumAggregates,       // agg_sum.go
+	minMaxAggregates,    // agg_minmax.go
+	varianceAggregates,  // agg_variance.go
+	hllAggregates,       // agg_hll.go
+	holisticAggregates,  // agg_holistic.go
+	bitAggregates,       // agg_bits.go
+	argMinMaxAggregates, // agg_argminmax.go
 }
 
 var (

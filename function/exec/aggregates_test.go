@@ -40,6 +40,12 @@ func TestAggregateRegistry(t *testing.T) {
 			if f.Signatures[0].Arg == "" {
 				call.Arg = nil
 			}
+			for j := range f.Signatures[0].More {
+				call.More = append(call.More, plan.Column(j+1, "y", plan.Int64Type))
+			}
+			if f.Arity() != 1+len(call.More) {
+				t.Errorf("arity %d with %d more arguments", f.Arity(), len(call.More))
+			}
 			ts := AggStateTypes(call)
 			if len(ts) != f.NumStates || AggNumStates(call) != f.NumStates {
 				t.Errorf("%d state types, NumStates %d", len(ts), f.NumStates)

@@ -130,42 +130,6 @@ func dateTrunc(field string, days int64) (int64, error) {
 	return 0, fmt.Errorf("unknown date part %q", field)
 }
 
-// dateDiff counts the field boundaries between two dates, as DuckDB's
-// date_diff does (months from the calendar, weeks as whole 7-day spans).
-func dateDiff(field string, a, b int64) (int64, error) {
-	y1, m1, _ := civilFromDays(a)
-	y2, m2, _ := civilFromDays(b)
-	switch field {
-	case "year", "isoyear":
-		return y2 - y1, nil
-	case "quarter":
-		return (y2*4 + int64((m2-1)/3)) - (y1*4 + int64((m1-1)/3)), nil
-	case "month":
-		return (y2*12 + int64(m2)) - (y1*12 + int64(m1)), nil
-	case "week", "weekofyear", "yearweek":
-		return (b - a) / 7, nil
-	case "day", "dayofmonth", "doy", "dayofyear", "dow", "isodow", "dayofweek", "julian":
-		return b - a, nil
-	case "decade":
-		return floorDiv(y2, 10) - floorDiv(y1, 10), nil
-	case "century":
-		return floorDiv(y2, 100) - floorDiv(y1, 100), nil
-	case "millennium":
-		return floorDiv(y2, 1000) - floorDiv(y1, 1000), nil
-	case "hour":
-		return (b - a) * 24, nil
-	case "minute":
-		return (b - a) * 24 * 60, nil
-	case "second", "epoch":
-		return (b - a) * 86400, nil
-	case "millisecond":
-		return (b - a) * 86400_000, nil
-	case "microsecond":
-		return (b - a) * 86400_000_000, nil
-	}
-	return 0, fmt.Errorf("unknown date part %q", field)
-}
-
 var (
 	monthNames = []string{"January", "February", "March", "April", "May", "June", "July", "August", "September", "October", "November", "December"}
 	dayNames   = []string{"Sunday", "Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday"}
@@ -331,10 +295,32 @@ func dateFunctions() []*ScalarFunction {
 				o.i64(v)
 				return nil
 			})},
-		{Name: "date_diff", Aliases: []string{"datediff"}, Doc: "the number of field boundaries from the first date to the second",
-			Signatures: []Signature{sig(i64, tS, tD, tD)},
+		{Name: "date_diff", Aliases: []string{"datediff"}, Doc: "the number of part boundaries crossed from the first date or timestamp to the second (weeks: whole 7-day spans)",
+			Signatures: []Signature{sig(i64, tS, tD, tD), sig(i64, tS, plan.Timestamp, plan.Timestamp)},
 			Kernel: fieldKernel(func(field string, c *Call, i int, o *out) error {
-				v, err := dateDiff(field, c.Args[1].Int(i), c.Args[2].Int(i))
+				var v int64
+				var err error
+				if c.Args[1].Type().ID == plan.Timestamp {
+					v, err = diffTimestamps(field, c.Args[1].Int(i), c.Args[2].Int(i))
+				} else if part := diffPart(field); part == "" {
+					err = fmt.Errorf("unknown date part %q", field)
+				} else {
+					v, err = diffDates(part, c.Args[1].Int(i), c.Args[2].Int(i))
+				}
+				if err != nil {
+					return err
+				}
+				o.i64(v)
+				return nil
+			})},
+		{Name: "date_sub", Aliases: []string{"datesub"}, Doc: "the number of complete parts from the first date or timestamp to the second (months as an age: 2024-01-31 to 2024-02-29 is one month)",
+			Signatures: []Signature{sig(i64, tS, tD, tD), sig(i64, tS, plan.Timestamp, plan.Timestamp)},
+			Kernel: fieldKernel(func(field string, c *Call, i int, o *out) error {
+				a, b := c.Args[1].Int(i), c.Args[2].Int(i)
+				if c.Args[1].Type().ID != plan.Timestamp {
+					a, b = a*usPerDay, b*usPerDay
+				}
+				v, err := subTimestamps(field, a, b)
 				if err != nil {
 					return err
 				}

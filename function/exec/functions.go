@@ -261,6 +261,7 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, epochFunctions()...)
 		all = append(all, jsonFunctions()...)
 		all = append(all, formatFunctions()...)
+		all = append(all, typeFunctions()...) // funcs_typeof.go
 		all = append(all, nestedFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {

@@ -121,6 +121,26 @@ func (s *aggSlot) update(call plan.AggCall, mode plan.AggMode, rec arrow.RecordB
 		return err
 	}
 	defer arg.Release()
+	if len(call.More) > 0 {
+		multi, ok := s.acc.(MultiAccumulator)
+		if !ok {
+			return fmt.Errorf("takes one argument, not %d", 1+len(call.More))
+		}
+		args := []arrow.Array{arg}
+		defer func() {
+			for _, a := range args[1:] {
+				a.Release()
+			}
+		}()
+		for _, m := range call.More {
+			a, err := Eval(m, rec, mem)
+			if err != nil {
+				return err
+			}
+			args = append(args, a)
+		}
+		return multi.UpdateArgs(args, gids, n)
+	}
 	if arg.DataType().ID() == arrow.NULL {
 		return nil // every value NULL: nothing to fold
 	}

@@ -145,8 +145,9 @@ func randomAggInput(rng *rand.Rand, nrows, ngroups, batch int) [][]col {
 	var out [][]col
 	for lo := 0; lo < nrows; lo += batch {
 		n := min(batch, nrows-lo)
-		var k1, k2, x, d, f []any
+		var k1, k2, x, d, f, u []any
 		for i := 0; i < n; i++ {
+			u = append(u, int64((lo+i)*7919%1000003)) // unique (nrows < 1000003), not in row order
 			g := rng.Intn(ngroups)
 			if g%17 == 0 {
 				k1 = append(k1, nil)
@@ -162,7 +163,7 @@ func randomAggInput(rng *rand.Rand, nrows, ngroups, batch int) [][]col {
 				f = append(f, float64(rng.Intn(64))/4)
 			}
 		}
-		out = append(out, []col{strs("k1", k1...), ints("k2", k2...), ints("x", x...), decs("d", 12, 2, d...), floats("f", f...)})
+		out = append(out, []col{strs("k1", k1...), ints("k2", k2...), ints("x", x...), decs("d", 12, 2, d...), floats("f", f...), ints("u", u...)})
 	}
 	return out
 }
@@ -194,6 +195,9 @@ func TestPartialFinalEqualsSingle(t *testing.T) {
 			{Func: plan.AggAvg, Arg: f, Type: f64T},
 			{Func: plan.AggMin, Arg: x, Type: i64T},
 			{Func: plan.AggMax, Arg: d, Type: dec(12, 2)},
+			{Func: plan.AggArgMin, Arg: d, More: []*plan.Expr{cref(5, i64T)}, Type: dec(12, 2)}, // f: no ties
+			{Func: plan.AggArgMax, Arg: cref(0, strT), More: []*plan.Expr{cref(5, i64T)}, Type: strT},
+			{Func: plan.AggArgMaxNull, Arg: x, More: []*plan.Expr{cref(5, i64T)}, Type: i64T},
 		}
 		finalSchema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
 		partialSchema := append(plan.Schema{}, finalSchema...)
@@ -202,7 +206,9 @@ func TestPartialFinalEqualsSingle(t *testing.T) {
 			if a.Func == plan.AggAvg {
 				partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: plan.SumType(a.Arg.Type)}, plan.Field{Name: fmt.Sprint("c", i), Type: i64T})
 			} else {
-				partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: AggStateTypes(a)[0]})
+				for j, st := range AggStateTypes(a) {
+					partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i, "_", j), Type: st})
+				}
 			}
 		}
 		mk := func(lo, hi int) Operator {
@@ -239,7 +245,7 @@ func TestPartialFinalEqualsSingle(t *testing.T) {
 		finalKeys := []*plan.Expr{cref(0, strT), cref(1, i64T)}
 		finalAggs := make([]plan.AggCall, len(aggs))
 		for i, a := range aggs {
-			finalAggs[i] = plan.AggCall{Func: a.Func, Type: a.Type} // Args unused in final mode
+			finalAggs[i] = plan.AggCall{Func: a.Func, More: a.More, Type: a.Type} // Args unused in final mode
 		}
 		final, err := NewHashAggregate(newSource(partialSchema.Arrow(), partials...), aggNode(plan.AggFinal, finalSchema, finalKeys, finalAggs...), opts)
 		got := runOp(t, final, err)

@@ -167,6 +167,9 @@ func TestHashAggregateSpillEqualsInMemory(t *testing.T) {
 		{Func: plan.AggAvg, Arg: f, Type: f64T},
 		{Func: plan.AggMin, Arg: x, Type: i64T},
 		{Func: plan.AggMax, Arg: d, Type: dec(12, 2)},
+		{Func: plan.AggArgMin, Arg: d, More: []*plan.Expr{cref(5, i64T)}, Type: dec(12, 2)}, // f: no ties
+		{Func: plan.AggArgMax, Arg: cref(0, strT), More: []*plan.Expr{cref(5, i64T)}, Type: strT},
+		{Func: plan.AggArgMaxNull, Arg: x, More: []*plan.Expr{cref(5, i64T)}, Type: i64T},
 	}
 	finalSchema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
 	partialSchema := append(plan.Schema{}, finalSchema...)
@@ -175,12 +178,14 @@ func TestHashAggregateSpillEqualsInMemory(t *testing.T) {
 		if a.Func == plan.AggAvg {
 			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: plan.SumType(a.Arg.Type)}, plan.Field{Name: fmt.Sprint("c", i), Type: i64T})
 		} else {
-			partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i), Type: AggStateTypes(a)[0]})
+			for j, st := range AggStateTypes(a) {
+				partialSchema = append(partialSchema, plan.Field{Name: fmt.Sprint("s", i, "_", j), Type: st})
+			}
 		}
 	}
 	finalAggs := make([]plan.AggCall, len(aggs))
 	for i, a := range aggs {
-		finalAggs[i] = plan.AggCall{Func: a.Func, Type: a.Type}
+		finalAggs[i] = plan.AggCall{Func: a.Func, More: a.More, Type: a.Type}
 	}
 	run := func(partialOpts, finalOpts Options) [][]any {
 		p, err := NewHashAggregate(newSource(inSchema.Arrow(), recsOf(t, batches)...), aggNode(plan.AggPartial, partialSchema, keys, aggs...), partialOpts)

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	icecat "github.com/apache/iceberg-go/catalog"
 	"log/slog"
 	"regexp"
 	"slices"
@@ -88,6 +89,9 @@ type Store struct {
 	// BucketName is the name of Bucket: s3:// paths a query reads
 	// (ReadFiles) must name it.
 	BucketName string
+	// Iceberg, when set, is an Iceberg catalog (--iceberg-catalog) whose
+	// tables are found as "namespace.table" (icebergcat.go).
+	Iceberg icecat.Catalog
 }
 
 // NewStore returns the catalog kept in rdb, waiting up to two minutes for
@@ -140,6 +144,9 @@ func (s *Store) Get(ctx context.Context, name string) (*Table, error) {
 		return err
 	})
 	if errors.Is(err, redis.Nil) {
+		if s.Iceberg != nil && strings.Contains(name, ".") {
+			return s.icebergCatalogTable(ctx, name)
+		}
 		return nil, fmt.Errorf("%w: %s", planner.ErrUnknownTable, name)
 	}
 	if err != nil {
@@ -169,6 +176,13 @@ func (s *Store) List(ctx context.Context) ([]*Table, error) {
 			return nil, err
 		}
 		out = append(out, &t)
+	}
+	if s.Iceberg != nil {
+		ts, err := s.icebergCatalogList(ctx)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, ts...)
 	}
 	sort.Slice(out, func(i, j int) bool { return key(out[i].Name) < key(out[j].Name) })
 	return out, nil

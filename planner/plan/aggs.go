@@ -31,3 +31,12 @@ const AggApproxCountDistinct AggFunc = "approx_count_distinct"
 
 // HLLRegisters is the number of registers of an approx_count_distinct sketch.
 const HLLRegisters = 1 << 12
+
+// The aggregates of two arguments (AggCall.Arg, the value, and More[0],
+// the key): DuckDB's arg_min/arg_max and their _null forms.
+const (
+	AggArgMin     AggFunc = "arg_min"
+	AggArgMax     AggFunc = "arg_max"
+	AggArgMinNull AggFunc = "arg_min_null"
+	AggArgMaxNull AggFunc = "arg_max_null"
+)

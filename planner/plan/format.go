@@ -191,7 +191,11 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 			case c.Func == AggCountStar:
 				aggs[i] = "count(*)"
 			default:
-				aggs[i] = fmt.Sprintf("%s(%s)", c.Func, c.Arg)
+				args := []string{c.Arg.String()}
+				for _, m := range c.More {
+					args = append(args, m.String())
+				}
+				aggs[i] = fmt.Sprintf("%s(%s)", c.Func, strings.Join(args, ", "))
 			}
 			aggs[i] += ":" + c.Type.String()
 		}

@@ -200,8 +200,11 @@ const (
 // type: sum(int64)=int64, sum(decimal(p,s))=decimal(18,s),
 // sum(float64)=float64, count=int64, avg=float64, min/max=arg type.
 type AggCall struct {
-	Func AggFunc  `json:"func"`
-	Arg  *Expr    `json:"arg,omitempty"`
+	Func AggFunc `json:"func"`
+	Arg  *Expr   `json:"arg,omitempty"`
+	// More are the arguments after Arg of an aggregate of several
+	// (arg_min(value, key): Arg is the value, More[0] the key).
+	More []*Expr  `json:"more,omitempty"`
 	Type DataType `json:"type"`
 	Name string   `json:"name,omitempty"`
 	// Fraction is the percentile of percentile_cont/percentile_disc.

@@ -374,8 +374,10 @@ func validateNode(n *Node) error {
 				}
 			}
 			for _, c := range a.Aggs {
-				if err := exprOver(c.Arg, in, "aggregate argument"); err != nil {
-					return err
+				for _, e := range append([]*Expr{c.Arg}, c.More...) {
+					if err := exprOver(e, in, "aggregate argument"); err != nil {
+						return err
+					}
 				}
 			}
 		case AggFinal:
