@@ -286,3 +286,59 @@ func TestSpillFilesRemovedOnEarlyClose(t *testing.T) {
 		}
 	}
 }
+
+// A single-mode aggregate (count(distinct), median, percentiles,
+// string_agg, with ordinary aggregates beside them) under a tiny budget
+// spills its groups' states and merges them partition by partition: the
+// answer is exactly the in-memory one, string_agg's order included, and
+// it spills again (a second level) under a budget smaller still.
+func TestSingleAggregateSpillEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	batches := randomAggInput(rng, 40000, 3000, 2000)
+	inSchema := schemaOf(batches[0])
+	keys := []*plan.Expr{cref(0, strT), cref(1, i64T)}
+	x, d, f := cref(2, i64T), cref(3, dec(12, 2)), cref(4, f64T)
+	aggs := []plan.AggCall{
+		{Func: plan.AggCountDistinct, Arg: x, Type: i64T},
+		{Func: plan.AggCountDistinct, Arg: d, Type: i64T},
+		{Func: plan.AggMedian, Arg: f, Type: f64T},
+		{Func: plan.AggPercentileCont, Arg: f, Type: f64T, Fraction: 0.9},
+		{Func: plan.AggPercentileDisc, Arg: f, Type: f64T, Fraction: 0.25},
+		{Func: plan.AggStringAgg, Arg: &plan.Expr{Op: plan.OpCast, Type: strT, Args: []*plan.Expr{x}}, Type: strT, Sep: "|"},
+		{Func: plan.AggSum, Arg: x, Type: i64T},
+		{Func: plan.AggAvg, Arg: d, Type: f64T},
+		{Func: plan.AggMin, Arg: f, Type: f64T},
+		{Func: plan.AggCountStar, Type: i64T},
+	}
+	schema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
+	for i, a := range aggs {
+		schema = append(schema, plan.Field{Name: fmt.Sprint("r", i), Type: a.Type})
+	}
+	run := func(opts Options) [][]any {
+		op, err := NewHashAggregate(newSource(inSchema.Arrow(), recsOf(t, batches)...), aggNode(plan.AggSingle, schema, keys, aggs...), opts)
+		got := runOp(t, op, err)
+		sortRows(got)
+		return got
+	}
+	want := run(Options{})
+	if len(want) < 2000 {
+		t.Fatalf("%d groups: the case tests little", len(want))
+	}
+	for _, limit := range []int64{512 << 10, 96 << 10} {
+		pool, check := spillPool(t, limit)
+		got := run(Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500})
+		if !reflect.DeepEqual(got, want) {
+			for i := range want {
+				if i >= len(got) || !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("budget %d: row %d spilled %v, in memory %v (%d and %d groups)", limit, i, got[min(i, len(got)-1)], want[i], len(got), len(want))
+				}
+			}
+			t.Fatalf("budget %d: %d groups spilled, %d in memory", limit, len(got), len(want))
+		}
+		if pool.SpillCount() == 0 {
+			t.Fatalf("budget %d: nothing spilled", limit)
+		}
+		t.Logf("budget %d: %d spill files, %d bytes spilled, peak %d", limit, pool.SpillCount(), pool.SpillBytes(), pool.Peak())
+		check()
+	}
+}
