@@ -309,6 +309,9 @@ func TestSingleAggregateSpillEqualsInMemory(t *testing.T) {
 		{Func: plan.AggAvg, Arg: d, Type: f64T},
 		{Func: plan.AggMin, Arg: f, Type: f64T},
 		{Func: plan.AggCountStar, Type: i64T},
+		{Func: plan.AggSum, Arg: d, Type: dec(38, 2)},
+		{Func: plan.AggMax, Arg: cref(0, strT), Type: strT},
+		{Func: plan.AggCount, Arg: x, Type: i64T},
 	}
 	schema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
 	for i, a := range aggs {
