@@ -67,7 +67,9 @@ func TestTPCHSpill(t *testing.T) {
 // TestSingleAggregatesSpill: aggregates that need all of a group's rows in
 // one task (count(DISTINCT), median, quantiles, string_agg) finish on
 // functions of a tiny --function-memory by spilling to disk, where they
-// used to fail with SL104, and answer as DuckDB does.
+// used to fail with SL104, and answer as DuckDB does; so does a window
+// with PARTITION BY in one task (its sort spills, and it computes the
+// partitions it holds a piece at a time).
 func TestSingleAggregatesSpill(t *testing.T) {
 	dir := dataDir(t, *sfFlag)
 	db := openDuck(t, dir)
@@ -98,6 +100,23 @@ func TestSingleAggregatesSpill(t *testing.T) {
 			}
 			t.Logf("spilled %d bytes", spilled)
 		})
+	}
+
+	// A window with PARTITION BY over all of lineitem in one task of a
+	// 2 MiB function (1 MiB for operators, a fraction of the rows): its
+	// sort spills, and it computes the partitions it holds a piece at a
+	// time.
+	one := startStack(t, "", func(o *local.Options) { o.FunctionMemory = 4 * fnMem; o.Partitions = 1 })
+	one.Runtime.SpillDir = spillDir
+	if _, err := one.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	w := `select l_orderkey, l_linenumber, row_number() over w as r, sum(l_quantity) over (w rows between 2 preceding and current row) as s,
+		lag(l_shipmode) over w as prev from lineitem window w as (partition by l_suppkey order by l_orderkey, l_linenumber)`
+	res := run(t, one, w, true)
+	compareRows(t, sluiceRows(res), duckRows(t, db, w), false)
+	for _, s := range res.Status.Stages {
+		t.Logf("window job stage %d: %d tasks, peak %d, spilled %d", s.ID, s.Tasks, s.PeakMemoryBytes, s.SpillBytes)
 	}
 	ents, err := os.ReadDir(spillDir)
 	if err != nil {

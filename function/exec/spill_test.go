@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"reflect"
@@ -344,4 +345,70 @@ func TestSingleAggregateSpillEqualsInMemory(t *testing.T) {
 		t.Logf("budget %d: %d spill files, %d bytes spilled, peak %d", limit, pool.SpillCount(), pool.SpillBytes(), pool.Peak())
 		check()
 	}
+}
+
+// A window with PARTITION BY under a tiny budget computes the complete
+// partitions it holds and goes on: the rows are exactly the in-memory
+// ones; without PARTITION BY (one partition) it is SL104.
+func TestWindowOverBudgetEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(31))
+	batches := randomAggInput(rng, 40000, 3000, 2000)
+	inSchema := schemaOf(batches[0])
+	k2, x, f := cref(1, i64T), cref(2, i64T), cref(4, f64T)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	calls := []plan.WindowCall{
+		{Func: plan.WinRowNumber, Type: i64T},
+		{Func: plan.WinRank, Type: i64T},
+		{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{x}},
+		{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{x}, Frame: plan.Frame{Mode: plan.FrameRange, Start: up, End: cur}},
+		{Func: plan.WindowFunc(plan.AggMax), Type: f64T, Args: []*plan.Expr{f}, Frame: plan.Frame{Mode: plan.FrameRows,
+			Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 3}, End: plan.FrameBound{Kind: plan.BoundFollowing, Offset: 2}}},
+	}
+	schema := append(plan.Schema{}, inSchema...)
+	for i, c := range calls {
+		schema = append(schema, plan.Field{Name: fmt.Sprint("w", i), Type: c.Type, Nullable: true})
+	}
+	run := func(partitionBy []*plan.Expr, opts Options) ([][]any, error) {
+		n := &plan.Node{Kind: plan.KindWindow, Schema: schema,
+			Window: &plan.Window{PartitionBy: partitionBy, OrderBy: []plan.SortKey{{Expr: x}, {Expr: f}}, Calls: calls}}
+		op, err := NewWindow(newSource(inSchema.Arrow(), recsOf(t, batches)...), n, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer op.Close()
+		var rs [][]any
+		for {
+			rec, err := op.Next(context.Background())
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, err
+			}
+			rs = append(rs, rows([]arrow.RecordBatch{rec})...)
+			rec.Release()
+		}
+		sortRows(rs)
+		return rs, nil
+	}
+	want, err := run([]*plan.Expr{k2}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, check := spillPool(t, 256<<10)
+	got, err := run([]*plan.Expr{k2}, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 1000})
+	if err != nil {
+		t.Fatalf("window over budget with PARTITION BY: %v", err)
+	}
+	if len(got) != 40000 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows over budget, %d in memory, or they differ", len(got), len(want))
+	}
+	t.Logf("peak %d of a 256 KiB budget (the sort below spilled %d files)", pool.Peak(), pool.SpillCount())
+	check()
+	pool2, check2 := spillPool(t, 256<<10)
+	if _, err := run(nil, Options{Mem: checkedMem(t), Pool: pool2, BatchRows: 1000}); plan.CodeOf(err) != plan.CodeMemoryLimit {
+		t.Fatalf("one partition over budget: %v, want SL104", err)
+	}
+	check2()
 }
