@@ -155,6 +155,29 @@ func TestCopyPartitionBy(t *testing.T) {
 	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(one, fmt.Sprintf("read_parquet('s3://%s/%sstatus=F/prio=__HIVE_DEFAULT_PARTITION__/*.parquet')", bucket, prefix)), true)),
 		duckRows(t, db, fmt.Sprintf(one, "("+src+") where status = 'F' and prio is null")), false)
 
+	// A COPY (OVERWRITE) that succeeds replaces all of it: the new layout
+	// (one level of folders) is what is read, and no object of the old
+	// one (nor the failed COPY's) is left.
+	stmt(t, st, "drop table p_again")
+	stmt(t, st, fmt.Sprintf("COPY (%s where o_orderstatus <> 'P') TO 's3://%s/%s' (PARTITION_BY (status), OVERWRITE)", src, bucket, prefix))
+	objs, _ = st.Bucket.List(ctx, prefix)
+	var markers int
+	for _, o := range objs {
+		rel := strings.TrimPrefix(o.Key, prefix)
+		switch {
+		case strings.HasPrefix(rel, layout.CommitMarkerPrefix):
+			markers++
+		case strings.Count(rel, "=") != 1 || strings.HasPrefix(rel, "status=P/"):
+			t.Errorf("after OVERWRITE: %s is left", o.Key)
+		}
+	}
+	if markers != 1 {
+		t.Errorf("after OVERWRITE: %d markers, want 1", markers)
+	}
+	by1 := "select status, count(*), sum(o_totalprice), max(prio) from %s group by status"
+	compareRows(t, sluiceRows(run(t, st, fmt.Sprintf(by1, fmt.Sprintf("read_parquet('s3://%s/%s**/*.parquet', hive_partitioning=true)", bucket, prefix)), true)),
+		duckRows(t, db, fmt.Sprintf(by1, "("+src+") where status <> 'P'")), false)
+
 	// A writer's files in a partition folder without any marker stay
 	// invisible; with its marker at the target they are read.
 	writer := "20260101-000000-0badf00d"
