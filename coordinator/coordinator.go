@@ -207,6 +207,7 @@ type Coordinator struct {
 	metrics *Metrics
 
 	dispatch *dispatcher // bounds tasks in flight, smallest stages first
+	stores   storeWatch  // whether the bucket answers (stall.go)
 	drivingM sync.Mutex
 	driving  map[string]bool // jobs this coordinator drives now
 	wg       sync.WaitGroup

@@ -65,6 +65,10 @@ type jobRun struct {
 	// held is the job record's "held" field as last written: the stages
 	// held for a runtime filter (loop goroutine only).
 	held string
+	// progress is when a task last committed (or the drive began), in
+	// Unix nanoseconds: watchStall looks at the store only after a quiet
+	// spell.
+	progress atomic.Int64
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -114,7 +118,13 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	if err := c.store.SetJob(ctx, job, fence, "owner", c.cfg.Owner); err != nil {
 		return err
 	}
+	run.progressed()
+	wctx, stopWatch := context.WithCancel(ctx)
+	watched := make(chan struct{})
+	go func() { defer close(watched); c.watchStall(wctx, run) }()
 	err = c.loop(ctx, run)
+	stopWatch()
+	<-watched // its field is gone before the job's end is recorded
 	switch {
 	case err == nil:
 		log.Info("job succeeded")

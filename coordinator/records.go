@@ -34,6 +34,7 @@ type JobRecord struct {
 	Class     string // and its class
 	Waiting   string // what a running job waits for (an outage), if anything
 	Held      string // the stages it holds for a runtime filter, if any
+	Stalled   string // that the object store does not answer, while it does not (stall.go)
 	Collected string // when its objects were garbage-collected
 	// Cost holds the record's cost fields (isCostField), as written.
 	Cost map[string]string
@@ -44,11 +45,24 @@ type JobRecord struct {
 	taskFields map[string]string
 }
 
+// waiting is what a running job waits for, as clients show it: the
+// outage it waits out, the stages held for a runtime filter and a store
+// that does not answer, those that apply, joined by "; ".
+func (r *JobRecord) waiting() string {
+	var parts []string
+	for _, s := range []string{r.Waiting, r.Held, r.Stalled} {
+		if s != "" {
+			parts = append(parts, s)
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // decodeJob decodes a job hash (HGETALL).
 func decodeJob(m map[string]string) *JobRecord {
 	r := &JobRecord{State: JobState(m["state"]), SQL: m["sql"], Explain: m["explain"], Created: m["created"],
 		Finished: m["finished"], Owner: m["owner"], Adaptive: m["adaptive"] == "1", Error: m["error"], Code: m["code"],
-		Class: m["class"], Waiting: m["waiting"], Held: m["held"], Collected: m["collected"], Cost: costFields(m),
+		Class: m["class"], Waiting: m["waiting"], Held: m["held"], Stalled: m["stalled"], Collected: m["collected"], Cost: costFields(m),
 		graph: m["graph"], graph0: m["graph0"], settings: m["settings"], taskFields: map[string]string{}}
 	r.Round, _ = strconv.Atoi(m["round"])
 	for _, f := range append([]string{fieldTasks}, legacyTaskFields...) {

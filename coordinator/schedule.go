@@ -45,9 +45,9 @@ func (c *Coordinator) admit(run *jobRun, works map[int][]taskWork, running map[i
 
 // heldFormat is one held stage in the job record's "held" field;
 // heldStage finds the stages it names (the web UI marks their nodes).
-const heldFormat = "stage %d held for a %s (at most %s)"
+const heldFormat = "stage %d held: waiting for a %s (up to %s)"
 
-var heldStage = regexp.MustCompile(`\bstage (\d+) held for\b`)
+var heldStage = regexp.MustCompile(`\bstage (\d+) held: waiting\b`)
 
 // showHeld records on the job which stages wait for a runtime filter
 // ("held"), so that clients show the wait while it lasts; written only

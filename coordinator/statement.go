@@ -152,7 +152,9 @@ func (e *StatementEnv) CommitWritten(ctx context.Context, job string, wr *plan.W
 	if err != nil {
 		return nil, fmt.Errorf("read the files job %s wrote: %w", job, err)
 	}
-	if len(w.Keys) == 0 {
+	if len(w.Keys) == 0 && len(wr.PartitionBy) == 0 {
+		// (A partitioned write of no rows has no folder to put one in:
+		// it commits no files, as DuckDB writes none.)
 		key := wr.Key(job, 0)
 		var buf bytes.Buffer
 		fw, err := exec.NewFileWriter(&buf, schema, wr)

@@ -100,6 +100,11 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 	}
 	js := &JobStatus{ID: job, State: m.State, Error: m.Error, Code: m.Code, Class: m.Class, Waiting: m.Waiting, SQL: m.SQL, Owner: m.Owner,
 		Adaptive: m.Adaptive, Created: m.Created, Finished: m.Finished, Explain: m.Explain, Collected: m.Collected}
+	if m.State == StateRunning {
+		// Clients show one line of what the job waits for: an outage, the
+		// stages held for a runtime filter, a store that does not answer.
+		js.Waiting = m.waiting()
+	}
 	if m.State == StateQueued && js.Waiting == "" {
 		// Clients (submit, the shell, the web UI) show Waiting as it is.
 		js.Waiting = "queued by admission control (--max-jobs)"
@@ -207,7 +212,7 @@ func (s *Store) statusFingerprint(ctx context.Context, job string, stages []int)
 	var sum uint64
 	err := s.retry(ctx, "read status digest", func() error {
 		pipe := s.rdb.Pipeline()
-		fields := pipe.HMGet(ctx, kJob(job), "state", "error", "code", "class", "waiting", "finished", "collected", "explain")
+		fields := pipe.HMGet(ctx, kJob(job), "state", "error", "code", "class", "waiting", "held", "stalled", "finished", "collected", "explain")
 		graph := pipe.HStrLen(ctx, kJob(job), "graph")
 		lease := pipe.MGet(ctx, kLease(job), kFence(job))
 		rounds := pipe.LLen(ctx, kRounds(job))

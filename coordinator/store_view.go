@@ -170,7 +170,7 @@ func (v *jobView) summary(id string, now time.Time) webui.JobSummary {
 		js.USD = usd
 	}
 	if m.State == StateRunning {
-		js.Waiting = strings.Join(slices.DeleteFunc([]string{m.Waiting, m.Held}, func(s string) bool { return s == "" }), "; ")
+		js.Waiting = m.waiting()
 	}
 	if js.Code == "" && js.Error != "" {
 		js.Code = errorCode.FindString(js.Error)

@@ -204,6 +204,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			switch {
 			case o.res != nil:
 				tr.add(o.took)
+				run.progressed()
 				c.outageOver(run)
 				c.metrics.Tasks.WithLabelValues("committed").Inc()
 				return o.res, nil

@@ -426,11 +426,22 @@ func (p *stmtParser) options(format *string) (map[string]string, error) {
 			}
 			continue
 		}
-		if p.tok.kind != 's' && p.tok.kind != 'w' && p.tok.kind != 'n' {
-			if key == "partition_by" && p.isPunct("(") {
-				return nil, &Error{Code: CodeBadOption, Pos: charPos(p.lex.sql, int32(p.tok.off)),
-					Msg: "PARTITION_BY is not supported yet: write one COPY per partition value (… WHERE col = v) to 'prefix/col=v/'"}
+		if key == "partition_by" && p.isPunct("(") {
+			// PARTITION_BY (col[, col ...]): the names, comma-separated.
+			cols, err := p.nameList()
+			if err != nil {
+				return nil, err
 			}
+			out[key] = cols
+			if p.isPunct(")") {
+				return out, p.advance()
+			}
+			if err := p.expect(","); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if p.tok.kind != 's' && p.tok.kind != 'w' && p.tok.kind != 'n' && p.tok.kind != 'q' {
 			return nil, p.unexpected("a value of option " + key)
 		}
 		val, valOff := p.tok.text, p.tok.off
@@ -453,6 +464,34 @@ func (p *stmtParser) options(format *string) (map[string]string, error) {
 		}
 		if err := p.expect(","); err != nil {
 			return nil, err
+		}
+	}
+}
+
+// nameList reads ( name [, name ...] ), names plain or quoted, and
+// returns them joined by commas (a name holding a comma is refused).
+func (p *stmtParser) nameList() (string, error) {
+	if err := p.expect("("); err != nil {
+		return "", err
+	}
+	var names []string
+	for {
+		if p.tok.kind != 'w' && p.tok.kind != 'q' {
+			return "", p.unexpected("a column name")
+		}
+		if strings.Contains(p.tok.text, ",") {
+			return "", &Error{Code: CodeBadOption, Pos: charPos(p.lex.sql, int32(p.tok.off)),
+				Msg: fmt.Sprintf("column name %q: a PARTITION_BY column may not hold a comma", p.tok.text)}
+		}
+		names = append(names, p.tok.text)
+		if err := p.advance(); err != nil {
+			return "", err
+		}
+		if p.isPunct(")") {
+			return strings.Join(names, ","), p.advance()
+		}
+		if err := p.expect(","); err != nil {
+			return "", err
 		}
 	}
 }

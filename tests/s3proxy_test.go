@@ -29,6 +29,7 @@ type s3FaultProxy struct {
 	maxDelay atomic.Int64 // ns
 
 	mu      sync.Mutex
+	hang    chan struct{} // while set, requests wait until it is closed (a hung store)
 	rng     *rand.Rand
 	counts  map[string]*atomic.Int64
 	srv     *http.Server
@@ -75,10 +76,38 @@ func (p *s3FaultProxy) String() string {
 
 func (p *s3FaultProxy) count(k string) int64 { return p.counts[k].Load() }
 
+// hangAll makes the store hang, as a host that accepts connections and
+// never answers: every request waits, unanswered, until resume.
+func (p *s3FaultProxy) hangAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hang == nil {
+		p.hang = make(chan struct{})
+	}
+}
+
+// resume ends hangAll: the waiting requests go on.
+func (p *s3FaultProxy) resume() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hang != nil {
+		close(p.hang)
+		p.hang = nil
+	}
+}
+
 func (p *s3FaultProxy) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	p.mu.Lock()
 	a, b, c := p.rng.Float64(), p.rng.Float64(), p.rng.Float64()
+	hang := p.hang
 	p.mu.Unlock()
+	if hang != nil {
+		select {
+		case <-hang:
+		case <-r.Context().Done():
+			return
+		}
+	}
 	if c < f64(p.latency.Load()) {
 		p.counts["latency"].Add(1)
 		time.Sleep(time.Duration(b * float64(p.maxDelay.Load())))

@@ -63,3 +63,66 @@ func TestTPCHSpill(t *testing.T) {
 		t.Errorf("%d task spill directories left behind", len(ents))
 	}
 }
+
+// TestSingleAggregatesSpill: aggregates that need all of a group's rows in
+// one task (count(DISTINCT), median, quantiles, string_agg) finish on
+// functions of a tiny --function-memory by spilling to disk, where they
+// used to fail with SL104, and answer as DuckDB does; so does a window
+// with PARTITION BY in one task (its sort spills, and it computes the
+// partitions it holds a piece at a time).
+func TestSingleAggregatesSpill(t *testing.T) {
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	fnMem := int64(512<<10) * max(1, int64(math.Round(*sfFlag/0.01)))
+	spillDir := t.TempDir()
+	st := startStack(t, "", func(o *local.Options) { o.FunctionMemory = fnMem })
+	st.Runtime.SpillDir = spillDir
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, sql string }{
+		{"distinct_median", `select l_partkey, count(distinct l_suppkey) as s, count(distinct l_orderkey) as o, median(l_quantity) as m,
+			sum(l_extendedprice) as p from lineitem group by l_partkey`},
+		{"quantiles", `select l_orderkey, quantile_cont(cast(l_extendedprice as double), 0.75) as q, percentile_disc(0.5) within group (order by l_discount) as d,
+			count(*) as n from lineitem group by l_orderkey`},
+		{"string_agg", `select l_suppkey, string_agg(l_shipmode, ',' order by l_orderkey, l_linenumber) as modes, count(distinct l_shipinstruct) as i
+			from lineitem group by l_suppkey`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res := run(t, st, c.sql, true)
+			compareRows(t, sluiceRows(res), duckRows(t, db, c.sql), false)
+			var spilled int64
+			for _, s := range res.Status.Stages {
+				spilled += s.SpillBytes
+			}
+			if spilled == 0 {
+				t.Error("nothing spilled: the budget is not tiny enough to test spilling")
+			}
+			t.Logf("spilled %d bytes", spilled)
+		})
+	}
+
+	// A window with PARTITION BY over all of lineitem in one task of a
+	// 2 MiB function (1 MiB for operators, a fraction of the rows): its
+	// sort spills, and it computes the partitions it holds a piece at a
+	// time.
+	one := startStack(t, "", func(o *local.Options) { o.FunctionMemory = 4 * fnMem; o.Partitions = 1 })
+	one.Runtime.SpillDir = spillDir
+	if _, err := one.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	w := `select l_orderkey, l_linenumber, row_number() over w as r, sum(l_quantity) over (w rows between 2 preceding and current row) as s,
+		lag(l_shipmode) over w as prev from lineitem window w as (partition by l_suppkey order by l_orderkey, l_linenumber)`
+	res := run(t, one, w, true)
+	compareRows(t, sluiceRows(res), duckRows(t, db, w), false)
+	for _, s := range res.Status.Stages {
+		t.Logf("window job stage %d: %d tasks, peak %d, spilled %d", s.ID, s.Tasks, s.PeakMemoryBytes, s.SpillBytes)
+	}
+	ents, err := os.ReadDir(spillDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > 0 {
+		t.Errorf("%d task spill directories left behind", len(ents))
+	}
+}

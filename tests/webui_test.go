@@ -963,16 +963,21 @@ func TestWebUIHeldStage(t *testing.T) {
 	if shown == "" || first.IsZero() {
 		t.Fatalf("the page never showed a held stage (build scan started at %v)", first)
 	}
-	if d := seen.Sub(first); d > 5*time.Second || !strings.Contains(shown, "held for a runtime filter from build stage") {
+	if d := seen.Sub(first); d > 5*time.Second || !strings.Contains(shown, "held: waiting for a runtime filter from build stage") {
 		t.Errorf("the page showed %q %v after the build scan started, want the hold within 5s", shown, d)
 	}
 	t.Logf("hold shown %v after the build scan started: %q", seen.Sub(first), shown)
+	// The API's status says the same: it is what `submit` and the shell
+	// show on their progress line (TestProgressWaiting).
+	if js, err := coordinator.NewClient(st.APIURL, "").Status(context.Background(), job); err != nil || !strings.Contains(js.Waiting, "held: waiting for a runtime filter from build stage") || !strings.Contains(js.Waiting, "(up to 1m0s)") {
+		t.Errorf("the API's status of the held job: waiting %q (%v)", js.Waiting, err)
+	}
 	// The held stage's node says so: the one stage the notice names.
 	heldNodes, err := uiEval[[]string](ctx, `[...document.querySelectorAll("#graph-now .node.held")].map(n => n.dataset.stage + ":" + n.querySelector(".n-state").textContent)`)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if id, _, _ := strings.Cut(strings.Join(heldNodes, ""), ":"); len(heldNodes) != 1 || heldNodes[0] != id+":held" || !strings.HasPrefix(shown, "stage "+id+" held for") {
+	if id, _, _ := strings.Cut(strings.Join(heldNodes, ""), ":"); len(heldNodes) != 1 || heldNodes[0] != id+":held" || !strings.HasPrefix(shown, "stage "+id+" held: waiting for") {
 		t.Errorf("held nodes %v, the notice %q", heldNodes, shown)
 	}
 	uiScreenshot(t, ctx, "job-held.png")

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"time"
 
 	"github.com/dustin/go-humanize"
@@ -14,14 +15,18 @@ import (
 
 // progress shows stages and tasks done and bytes shuffled on a terminal;
 // on anything else it stays silent so piped output stays clean.
-// A job waiting out an outage says so either way (one line per change
-// when not on a terminal).
+// What a job waits for (JobStatus.Waiting: an outage, stages held for a
+// runtime filter, an object store that does not answer) is shown either
+// way: on the progress line, or one line per change when not on a
+// terminal.
 type progress struct {
 	bar     *progressbar.ProgressBar
 	w       io.Writer
-	waiting string
+	waiting string // JobStatus.Waiting last printed, its numbers zeroed
 	start   time.Time
 }
+
+var digits = regexp.MustCompile(`[0-9]+`)
 
 func newProgress(w io.Writer) *progress {
 	if !isTerminal(w) {
@@ -33,18 +38,15 @@ func newProgress(w io.Writer) *progress {
 }
 
 func (p *progress) update(js *coordinator.JobStatus) {
-	if js.Waiting != p.waiting {
-		p.waiting = js.Waiting
+	if w := digits.ReplaceAllString(js.Waiting, "0"); w != p.waiting {
+		// Piped: a line when the wait begins or changes kind, not one
+		// per second of a count ("not answering for 12s").
+		p.waiting = w
 		if p.bar == nil && js.Waiting != "" && p.w != nil {
 			fmt.Fprintf(p.w, "job %s: %s\n", js.ID, js.Waiting)
 		}
 	}
 	if p.bar == nil {
-		return
-	}
-	if js.Waiting != "" {
-		p.bar.Describe(js.Waiting)
-		_ = p.bar.Add(1)
 		return
 	}
 	var stages, done, tasks, tasksDone int
@@ -59,9 +61,21 @@ func (p *progress) update(js *coordinator.JobStatus) {
 		tasksDone += s.TasksDone
 		bytes += s.Bytes
 	}
-	p.bar.Describe(fmt.Sprintf("%s  stages %d/%d  tasks %d/%d  rows %s  shuffled %s  %.1fs", js.State, done, stages, tasksDone, tasks,
-		humanize.Comma(rows), humanize.IBytes(uint64(bytes)), time.Since(p.start).Seconds()))
+	p.bar.Describe(progressLine(js, done, stages, tasksDone, tasks, rows, bytes, time.Since(p.start)))
 	_ = p.bar.Add(1)
+}
+
+// progressLine is the terminal's progress line: the counts, then what the
+// job waits for, if anything (an outage, stages held for a runtime
+// filter, an object store that does not answer), so a wait is never a
+// silent "running  stages 0/2".
+func progressLine(js *coordinator.JobStatus, done, stages, tasksDone, tasks int, rows, bytes int64, took time.Duration) string {
+	line := fmt.Sprintf("%s  stages %d/%d  tasks %d/%d  rows %s  shuffled %s  %.1fs", js.State, done, stages, tasksDone, tasks,
+		humanize.Comma(rows), humanize.IBytes(uint64(bytes)), took.Seconds())
+	if js.Waiting != "" {
+		line += "  " + js.Waiting
+	}
+	return line
 }
 
 func (p *progress) done() {

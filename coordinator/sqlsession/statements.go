@@ -347,6 +347,13 @@ func (p *Session) runWrite(ctx context.Context, st *planner.Statement, env *coor
 		f.Name = g.Columns[i]
 		fields[i] = f
 	}
+	if len(wr.PartitionBy) > 0 {
+		cw := wr
+		cw.Columns = g.Columns
+		if err := cw.CheckPartitionBy(); err != nil {
+			return nil, &planner.Error{Code: planner.CodeBadOption, Pos: st.LocationPos, Msg: "COPY: " + err.Error()}
+		}
+	}
 	if err := g.AddWrite(wr); err != nil {
 		return nil, err
 	}
@@ -449,6 +456,10 @@ func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.St
 	for k, v := range st.Options {
 		switch k {
 		case "format":
+		case "partition_by":
+			for _, c := range strings.Split(v, ",") {
+				wr.PartitionBy = append(wr.PartitionBy, strings.TrimSpace(c))
+			}
 		case "overwrite", "overwrite_or_ignore":
 			if overwrite, err = flag(k, v); err != nil {
 				return nil, err
@@ -487,11 +498,14 @@ func (p *Session) copyTo(ctx context.Context, cat *catalog.Store, st *planner.St
 			}
 			wr.Compression = c
 		default:
-			return nil, badOption("unknown option %q (known: format, header, delimiter, quote, null, compression, overwrite, append)", k)
+			return nil, badOption("unknown option %q (known: format, header, delimiter, quote, null, compression, partition_by, overwrite, append)", k)
 		}
 	}
 	if overwrite && appendTo {
 		return nil, badOption("OVERWRITE and APPEND exclude each other")
+	}
+	if wr.File != "" && len(wr.PartitionBy) > 0 {
+		return nil, badOption("PARTITION_BY to the file %q: a partitioned COPY writes key=value folders; end the target with '/'", st.Location)
 	}
 	if wr.File != "" && appendTo {
 		return nil, badOption("APPEND to the file %q: a file cannot take more rows; write to a folder ('…/') to add files beside others", st.Location)

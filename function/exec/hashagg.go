@@ -39,6 +39,11 @@ type hashAggOp struct {
 	parts *spillPartitions // final mode: spilled partial states by key hash
 	level int
 	merge *aggMerge
+	// single mode (hashagg_spill_single.go): the layout of the spilled
+	// states, and whether the input is such states (a spilled partition
+	// being merged) rather than rows.
+	spillSchema *arrow.Schema
+	mergeStates bool
 
 	// adaptive partial aggregation (hashagg_skip.go)
 	seenRows    int64 // input rows consumed
@@ -327,7 +332,13 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			h.grow(1)
 		}
 		for i := range h.accs {
-			if err := h.accs[i].update(h.agg.Aggs[i], h.agg.Mode, rec, gids, n, mem); err != nil {
+			var err error
+			if h.mergeStates {
+				err = h.accs[i].mergeSpilled(rec, gids)
+			} else {
+				err = h.accs[i].update(h.agg.Aggs[i], h.agg.Mode, rec, gids, n, mem)
+			}
+			if err != nil {
 				rec.Release()
 				return fmt.Errorf("exec: aggregate %s: %w", aggLabel(h.agg.Aggs[i], i), err)
 			}
@@ -352,6 +363,11 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			return nil
 		case h.canSpill() && h.res.spill(need):
 			if err := h.spillStates(); err != nil {
+				return err
+			}
+			continue
+		case h.canSpillSingle() && h.res.spill(need):
+			if err := h.spillSingle(); err != nil {
 				return err
 			}
 			continue

@@ -19,7 +19,8 @@ import (
 // partition, each with a final aggregate of the same plan (which may spill
 // again, hashed with another seed, up to maxSpillLevel). A group's states
 // all land in one partition, so every group is merged completely once.
-// Single-mode aggregates (holistic ones, count(distinct)) do not spill.
+// Single-mode aggregates spill their groups' states in a layout of their
+// own (hashagg_spill_single.go) and merge them with the same machinery.
 
 // canSpill reports whether the aggregate may spill its states to disk.
 func (h *hashAggOp) canSpill() bool {
@@ -94,7 +95,11 @@ type aggMerge struct {
 
 func (h *hashAggOp) startMerge() error {
 	if h.ngroups > 0 {
-		if err := h.spillStates(); err != nil {
+		spill := h.spillStates
+		if h.spillSchema != nil {
+			spill = h.spillSingle
+		}
+		if err := spill(); err != nil {
 			return err
 		}
 	}
@@ -126,12 +131,20 @@ func (m *aggMerge) next(ctx context.Context) (arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, err
 			}
-			op, err := NewHashAggregate(r, h.node, h.opts)
+			node := h.node
+			if h.spillSchema != nil {
+				node = h.mergeNode()
+			}
+			op, err := NewHashAggregate(r, node, h.opts)
 			if err != nil {
 				r.Close()
 				return nil, err
 			}
-			op.(*hashAggOp).level = h.level + 1
+			sub := op.(*hashAggOp)
+			sub.level = h.level + 1
+			if h.spillSchema != nil {
+				sub.mergeStates, sub.spillSchema = true, h.spillSchema
+			}
 			m.cur = op
 		}
 		rec, err := m.cur.Next(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"reflect"
@@ -290,4 +291,129 @@ func TestSpillFilesRemovedOnEarlyClose(t *testing.T) {
 			})
 		}
 	}
+}
+
+// A single-mode aggregate (count(distinct), median, percentiles,
+// string_agg, with ordinary aggregates beside them) under a tiny budget
+// spills its groups' states and merges them partition by partition: the
+// answer is exactly the in-memory one, string_agg's order included, and
+// it spills again (a second level) under a budget smaller still.
+func TestSingleAggregateSpillEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(29))
+	batches := randomAggInput(rng, 40000, 3000, 2000)
+	inSchema := schemaOf(batches[0])
+	keys := []*plan.Expr{cref(0, strT), cref(1, i64T)}
+	x, d, f := cref(2, i64T), cref(3, dec(12, 2)), cref(4, f64T)
+	aggs := []plan.AggCall{
+		{Func: plan.AggCountDistinct, Arg: x, Type: i64T},
+		{Func: plan.AggCountDistinct, Arg: d, Type: i64T},
+		{Func: plan.AggMedian, Arg: f, Type: f64T},
+		{Func: plan.AggPercentileCont, Arg: f, Type: f64T, Fraction: 0.9},
+		{Func: plan.AggPercentileDisc, Arg: f, Type: f64T, Fraction: 0.25},
+		{Func: plan.AggStringAgg, Arg: &plan.Expr{Op: plan.OpCast, Type: strT, Args: []*plan.Expr{x}}, Type: strT, Sep: "|"},
+		{Func: plan.AggSum, Arg: x, Type: i64T},
+		{Func: plan.AggAvg, Arg: d, Type: f64T},
+		{Func: plan.AggMin, Arg: f, Type: f64T},
+		{Func: plan.AggCountStar, Type: i64T},
+		{Func: plan.AggSum, Arg: d, Type: dec(38, 2)},
+		{Func: plan.AggMax, Arg: cref(0, strT), Type: strT},
+		{Func: plan.AggCount, Arg: x, Type: i64T},
+	}
+	schema := plan.Schema{{Name: "k1", Type: strT}, {Name: "k2", Type: i64T}}
+	for i, a := range aggs {
+		schema = append(schema, plan.Field{Name: fmt.Sprint("r", i), Type: a.Type})
+	}
+	run := func(opts Options) [][]any {
+		op, err := NewHashAggregate(newSource(inSchema.Arrow(), recsOf(t, batches)...), aggNode(plan.AggSingle, schema, keys, aggs...), opts)
+		got := runOp(t, op, err)
+		sortRows(got)
+		return got
+	}
+	want := run(Options{})
+	if len(want) < 2000 {
+		t.Fatalf("%d groups: the case tests little", len(want))
+	}
+	for _, limit := range []int64{512 << 10, 96 << 10} {
+		pool, check := spillPool(t, limit)
+		got := run(Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500})
+		if !reflect.DeepEqual(got, want) {
+			for i := range want {
+				if i >= len(got) || !reflect.DeepEqual(got[i], want[i]) {
+					t.Fatalf("budget %d: row %d spilled %v, in memory %v (%d and %d groups)", limit, i, got[min(i, len(got)-1)], want[i], len(got), len(want))
+				}
+			}
+			t.Fatalf("budget %d: %d groups spilled, %d in memory", limit, len(got), len(want))
+		}
+		if pool.SpillCount() == 0 {
+			t.Fatalf("budget %d: nothing spilled", limit)
+		}
+		t.Logf("budget %d: %d spill files, %d bytes spilled, peak %d", limit, pool.SpillCount(), pool.SpillBytes(), pool.Peak())
+		check()
+	}
+}
+
+// A window with PARTITION BY under a tiny budget computes the complete
+// partitions it holds and goes on: the rows are exactly the in-memory
+// ones; without PARTITION BY (one partition) it is SL104.
+func TestWindowOverBudgetEqualsInMemory(t *testing.T) {
+	rng := rand.New(rand.NewSource(31))
+	batches := randomAggInput(rng, 40000, 3000, 2000)
+	inSchema := schemaOf(batches[0])
+	k2, x, f := cref(1, i64T), cref(2, i64T), cref(4, f64T)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	calls := []plan.WindowCall{
+		{Func: plan.WinRowNumber, Type: i64T},
+		{Func: plan.WinRank, Type: i64T},
+		{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{x}},
+		{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{x}, Frame: plan.Frame{Mode: plan.FrameRange, Start: up, End: cur}},
+		{Func: plan.WindowFunc(plan.AggMax), Type: f64T, Args: []*plan.Expr{f}, Frame: plan.Frame{Mode: plan.FrameRows,
+			Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 3}, End: plan.FrameBound{Kind: plan.BoundFollowing, Offset: 2}}},
+	}
+	schema := append(plan.Schema{}, inSchema...)
+	for i, c := range calls {
+		schema = append(schema, plan.Field{Name: fmt.Sprint("w", i), Type: c.Type, Nullable: true})
+	}
+	run := func(partitionBy []*plan.Expr, opts Options) ([][]any, error) {
+		n := &plan.Node{Kind: plan.KindWindow, Schema: schema,
+			Window: &plan.Window{PartitionBy: partitionBy, OrderBy: []plan.SortKey{{Expr: x}, {Expr: f}}, Calls: calls}}
+		op, err := NewWindow(newSource(inSchema.Arrow(), recsOf(t, batches)...), n, opts)
+		if err != nil {
+			return nil, err
+		}
+		defer op.Close()
+		var rs [][]any
+		for {
+			rec, err := op.Next(context.Background())
+			if err != nil {
+				if errors.Is(err, io.EOF) {
+					break
+				}
+				return nil, err
+			}
+			rs = append(rs, rows([]arrow.RecordBatch{rec})...)
+			rec.Release()
+		}
+		sortRows(rs)
+		return rs, nil
+	}
+	want, err := run([]*plan.Expr{k2}, Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, check := spillPool(t, 256<<10)
+	got, err := run([]*plan.Expr{k2}, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 1000})
+	if err != nil {
+		t.Fatalf("window over budget with PARTITION BY: %v", err)
+	}
+	if len(got) != 40000 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows over budget, %d in memory, or they differ", len(got), len(want))
+	}
+	t.Logf("peak %d of a 256 KiB budget (the sort below spilled %d files)", pool.Peak(), pool.SpillCount())
+	check()
+	pool2, check2 := spillPool(t, 256<<10)
+	if _, err := run(nil, Options{Mem: checkedMem(t), Pool: pool2, BatchRows: 1000}); plan.CodeOf(err) != plan.CodeMemoryLimit {
+		t.Fatalf("one partition over budget: %v, want SL104", err)
+	}
+	check2()
 }

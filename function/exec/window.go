@@ -21,7 +21,9 @@ import (
 // call over the whole record: ranks from the boundaries, offsets as
 // gathers, and frame aggregates from each row's frame [lo, hi) with prefix
 // counts and a segment tree (sum, min, max), so every frame costs
-// O(log n) whatever its width.
+// O(log n) whatever its width. Over its memory budget it computes the
+// complete partitions it holds and goes on (fill), so with PARTITION BY
+// it holds about one budget of rows, or the largest partition.
 type windowOp struct {
 	in     Operator
 	w      *plan.Window
@@ -29,9 +31,11 @@ type windowOp struct {
 	opts   Options
 	res    *reservation
 
-	out     arrow.RecordBatch
+	buf     []arrow.RecordBatch // sorted input held, not yet computed
+	held    int64               // its bytes
+	out     arrow.RecordBatch   // computed, being emitted
 	emitted int
-	done    bool
+	done    bool // the input ended
 }
 
 // NewWindow evaluates n.Window over in.
@@ -73,77 +77,189 @@ func (o *windowOp) Close() error {
 		o.out.Release()
 		o.out = nil
 	}
+	o.releaseBuf()
 	o.res.release()
 	return o.in.Close()
 }
 
 func (o *windowOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
-	if !o.done {
-		o.done = true
-		if err := o.compute(ctx); err != nil {
+	for {
+		if o.out != nil && o.emitted < int(o.out.NumRows()) {
+			lo := o.emitted
+			hi := min(int(o.out.NumRows()), lo+o.opts.BatchRows)
+			o.emitted = hi
+			return o.out.NewSlice(int64(lo), int64(hi)), nil
+		}
+		if o.out != nil {
+			o.out.Release()
+			o.out, o.emitted = nil, 0
+		}
+		if o.done {
+			o.res.release()
+			return nil, io.EOF
+		}
+		if err := o.fill(ctx); err != nil {
 			return nil, err
 		}
 	}
-	if o.out == nil || o.emitted >= int(o.out.NumRows()) {
-		return nil, io.EOF
-	}
-	lo := o.emitted
-	hi := min(int(o.out.NumRows()), lo+o.opts.BatchRows)
-	o.emitted = hi
-	return o.out.NewSlice(int64(lo), int64(hi)), nil
 }
 
-// compute reads the sorted input and builds the whole output record.
-func (o *windowOp) compute(ctx context.Context) error {
+// fill reads the sorted input until it can compute a piece of the output
+// (o.out): at the end of the input, everything held; before, when what
+// it holds outgrows the budget and the operator has PARTITION BY keys,
+// the complete partitions held (every row but the last partition's,
+// which may go on in the next batch). So memory holds the rows of about
+// one budget, or of the largest partition, never the whole input; a
+// single partition larger than the budget is SL104.
+func (o *windowOp) fill(ctx context.Context) error {
 	mem := o.opts.Mem
-	batches, err := Drain(ctx, o.in)
-	if err != nil {
-		return err
-	}
-	defer func() {
-		for _, b := range batches {
-			b.Release()
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
 		}
-	}()
-	n := 0
-	var held int64
-	for _, b := range batches {
-		n += int(b.NumRows())
-		held += bytesOf(b)
+		b, err := o.in.Next(ctx)
+		if err == io.EOF {
+			o.done = true
+			if o.held == 0 {
+				o.releaseBuf()
+				return nil
+			}
+			rec, err := o.takeBuf()
+			if err != nil {
+				return err
+			}
+			defer rec.Release()
+			o.out, err = o.compute(rec)
+			return err
+		}
+		if err != nil {
+			return err
+		}
+		if b.NumRows() == 0 {
+			b.Release()
+			continue
+		}
+		o.buf = append(o.buf, b)
+		o.held += bytesOf(b)
+		// Computing needs about twice the rows held (their copy into one
+		// record, then the output beside it): past a quarter of what fits,
+		// compute.
+		if o.res.fits(4*o.held) || len(o.w.PartitionBy) == 0 {
+			if err := o.res.set(2 * o.held); err != nil {
+				return err
+			}
+			continue
+		}
+		// Over the budget: compute the complete partitions held.
+		rec, err := o.takeBuf()
+		if err != nil {
+			return err
+		}
+		f, err := o.frames(rec)
+		if err != nil {
+			rec.Release()
+			return fmt.Errorf("exec: window: %w", err)
+		}
+		n := int(rec.NumRows())
+		cut := int(f.ps[n-1]) // where the last partition starts
+		if cut == 0 {
+			// One partition so far: keep reading (it may end in the
+			// next batch), within the budget.
+			o.buf, o.held = []arrow.RecordBatch{rec}, bytesOf(rec)
+			if err := o.res.set(o.held); err != nil {
+				return err
+			}
+			continue
+		}
+		head, err := copyRows(mem, rec, 0, cut)
+		if err != nil {
+			rec.Release()
+			return err
+		}
+		tail, err := copyRows(mem, rec, cut, n)
+		rec.Release()
+		if err != nil {
+			head.Release()
+			return err
+		}
+		o.buf, o.held = []arrow.RecordBatch{tail}, bytesOf(tail)
+		o.out, err = o.compute(head)
+		head.Release()
+		if err != nil {
+			return err
+		}
+		// The output holds the head's columns and the calls'.
+		return o.res.set(o.held + bytesOf(o.out))
 	}
-	if n == 0 {
-		return nil
-	}
-	if err := o.res.set(2 * held); err != nil {
-		return err
-	}
+}
+
+// takeBuf concatenates the batches held into one record and empties the
+// buffer (the caller releases the record).
+func (o *windowOp) takeBuf() (arrow.RecordBatch, error) {
+	defer o.releaseBuf()
 	nin := o.in.Schema().NumFields()
 	inSchema := arrow.NewSchema(o.schema.Fields()[:nin], nil)
+	n := 0
+	for _, b := range o.buf {
+		n += int(b.NumRows())
+	}
 	cols := make([]arrow.Array, nin)
 	for c := range cols {
-		parts := make([]arrow.Array, 0, len(batches))
-		for _, b := range batches {
-			if b.NumRows() > 0 {
-				parts = append(parts, b.Column(c))
-			}
+		parts := make([]arrow.Array, 0, len(o.buf))
+		for _, b := range o.buf {
+			parts = append(parts, b.Column(c))
 		}
+		var err error
 		if len(parts) == 1 {
 			parts[0].Retain()
 			cols[c] = parts[0]
-		} else if cols[c], err = array.Concatenate(parts, mem); err != nil {
+		} else if cols[c], err = array.Concatenate(parts, o.opts.Mem); err != nil {
 			releaseAll(cols)
-			return fmt.Errorf("exec: window: %w", err)
+			return nil, fmt.Errorf("exec: window: %w", err)
 		}
 	}
-	rec, err := conformRecord(mem, inSchema, cols, n)
+	rec, err := conformRecord(o.opts.Mem, inSchema, cols, n)
 	if err != nil {
-		return fmt.Errorf("exec: window: %w", err)
+		return nil, fmt.Errorf("exec: window: %w", err)
 	}
-	defer rec.Release()
+	return rec, nil
+}
 
+func (o *windowOp) releaseBuf() {
+	for _, b := range o.buf {
+		b.Release()
+	}
+	o.buf, o.held = nil, 0
+}
+
+// copyRows copies rows [lo, hi) of rec into fresh arrays (a slice would
+// keep, and count, the whole of rec's buffers).
+func copyRows(mem memory.Allocator, rec arrow.RecordBatch, lo, hi int) (arrow.RecordBatch, error) {
+	sl := rec.NewSlice(int64(lo), int64(hi))
+	defer sl.Release()
+	cols := make([]arrow.Array, sl.NumCols())
+	for i, c := range sl.Columns() {
+		cc, err := array.Concatenate([]arrow.Array{c}, mem)
+		if err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("exec: window: %w", err)
+		}
+		cols[i] = cc
+	}
+	out := array.NewRecordBatch(sl.Schema(), cols, int64(hi-lo))
+	releaseAll(cols)
+	return out, nil
+}
+
+// compute evaluates the calls over rec, whole partitions sorted, and
+// returns the output record (rec's columns and the calls').
+func (o *windowOp) compute(rec arrow.RecordBatch) (arrow.RecordBatch, error) {
+	mem := o.opts.Mem
+	n := int(rec.NumRows())
+	nin := int(rec.NumCols())
 	f, err := o.frames(rec)
 	if err != nil {
-		return fmt.Errorf("exec: window: %w", err)
+		return nil, fmt.Errorf("exec: window: %w", err)
 	}
 	out := make([]arrow.Array, 0, o.schema.NumFields())
 	for c := 0; c < nin; c++ {
@@ -155,14 +271,15 @@ func (o *windowOp) compute(ctx context.Context) error {
 		a, err := o.eval(call, rec, f, o.schema.Field(nin+i).Type)
 		if err != nil {
 			releaseAll(out)
-			return fmt.Errorf("exec: window: %s: %w", call.Func, err)
+			return nil, fmt.Errorf("exec: window: %s: %w", call.Func, err)
 		}
 		out = append(out, a)
 	}
-	if o.out, err = conformRecord(mem, o.schema, out, n); err != nil {
-		return fmt.Errorf("exec: window: %w", err)
+	res, err := conformRecord(mem, o.schema, out, n)
+	if err != nil {
+		return nil, fmt.Errorf("exec: window: %w", err)
 	}
-	return nil
+	return res, nil
 }
 
 // partitions are the boundaries of the sorted rows: for row i, its window

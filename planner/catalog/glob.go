@@ -91,7 +91,7 @@ func listGlob(ctx context.Context, b objstore.Bucket, pattern string, exts []str
 			kept = append(kept, o)
 		}
 	}
-	return committedFiles(kept, exts), nil
+	return committedFiles(ctx, b, base, kept, exts)
 }
 
 // globMatch matches path segments against pattern segments, a "**"

@@ -63,7 +63,8 @@ func Compressible(ext string) bool {
 // exts (".parquet", ".csv"; any case) at location: the object itself when location names one (a single
 // file table), otherwise every file under the prefix location, in key
 // order, following the commit protocol. It is one LIST request (a Stat
-// for a single file).
+// for a single file), and a Stat per folder above location for a writer
+// whose files are listed without their marker (committedFiles).
 func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...string) ([]objstore.ObjectInfo, error) {
 	if strings.Contains(location, LocationSep) {
 		return listEach(ctx, b, location, exts)
@@ -88,13 +89,17 @@ func ListFiles(ctx context.Context, b objstore.Bucket, location string, exts ...
 	if err != nil {
 		return nil, fmt.Errorf("list %s: %w", location, err)
 	}
-	return committedFiles(objs, exts), nil
+	return committedFiles(ctx, b, location, objs, exts)
 }
 
-// committedFiles keeps the data files among objs: those with one of the
-// extensions exts, not named like a marker, and not a file of a write
-// that has not committed.
-func committedFiles(objs []objstore.ObjectInfo, exts []string) []objstore.ObjectInfo {
+// committedFiles keeps the data files among objs (the listing of the
+// prefix base): those with one of the extensions exts, not named like a
+// marker, and not a file of a write that has not committed. A writer's
+// marker may sit in the file's folder or in any folder above it (a
+// partitioned write, COPY ... PARTITION_BY, puts one marker at its
+// target, above its key=value folders); markers above base were not
+// listed and are looked up with one Stat each per writer and folder.
+func committedFiles(ctx context.Context, b objstore.Bucket, base string, objs []objstore.ObjectInfo, exts []string) ([]objstore.ObjectInfo, error) {
 	committed := map[string]bool{} // dir + writer id
 	for _, o := range objs {
 		dir, base := path.Split(o.Key)
@@ -102,18 +107,63 @@ func committedFiles(objs []objstore.ObjectInfo, exts []string) []objstore.Object
 			committed[dir+w] = true
 		}
 	}
+	looked := map[string]bool{} // dir + writer id Stat-ed above base
+	isCommitted := func(dir, w string) (bool, error) {
+		for d := dir; ; d = parentDir(d) {
+			if committed[d+w] {
+				return true, nil
+			}
+			if !strings.HasPrefix(d, base) {
+				// Not listed: look the marker up (once).
+				if seen, ok := looked[d+w]; ok {
+					if seen {
+						return true, nil
+					}
+				} else {
+					_, err := b.Stat(ctx, d+CommitMarkerPrefix+w)
+					switch {
+					case err == nil:
+						looked[d+w] = true
+						return true, nil
+					case errors.Is(err, objstore.ErrNotFound):
+						looked[d+w] = false
+					default:
+						return false, fmt.Errorf("stat commit marker %s: %w", d+CommitMarkerPrefix+w, err)
+					}
+				}
+			}
+			if d == "" {
+				return false, nil
+			}
+		}
+	}
 	var out []objstore.ObjectInfo
 	for _, o := range objs {
-		dir, base := path.Split(o.Key)
-		if !hasExt(base, exts) || strings.HasPrefix(base, "_") || strings.HasPrefix(base, ".") {
+		dir, name := path.Split(o.Key)
+		if !hasExt(name, exts) || strings.HasPrefix(name, "_") || strings.HasPrefix(name, ".") {
 			continue
 		}
-		if m := writerFileRE.FindStringSubmatch(base); m != nil && !committed[dir+m[1]] {
-			continue // a write in progress (or abandoned): not visible
+		if m := writerFileRE.FindStringSubmatch(name); m != nil {
+			ok, err := isCommitted(dir, m[1])
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				continue // a write in progress (or abandoned): not visible
+			}
 		}
 		out = append(out, o)
 	}
-	return out
+	return out, nil
+}
+
+// parentDir is the folder above dir ("a/b/" -> "a/", "a/" -> "").
+func parentDir(dir string) string {
+	d := strings.TrimSuffix(dir, "/")
+	if i := strings.LastIndexByte(d, '/'); i >= 0 {
+		return d[:i+1]
+	}
+	return ""
 }
 
 // Relist brings an external table's file list up to date with its

@@ -3,6 +3,7 @@ package plan
 import (
 	"errors"
 	"fmt"
+	"net/url"
 	"strings"
 )
 
@@ -45,6 +46,12 @@ type Write struct {
 	Quote string `json:"quote,omitempty"`
 	// Null is how a CSV file writes NULL (default the empty field).
 	Null string `json:"null,omitempty"`
+	// PartitionBy names columns (of Columns) whose values pick the folder
+	// a row's file goes to, in the hive layout DuckDB's PARTITION_BY
+	// writes: Prefix + "col=value/" per column (HivePath) + the task's
+	// file name. The partition columns are not written into the files;
+	// readers take them from the folders. Not with File.
+	PartitionBy []string `json:"partition_by,omitempty"`
 }
 
 // Check validates the format and its options.
@@ -89,6 +96,73 @@ func (w *Write) Check() error {
 		return fmt.Errorf("write format %q (want parquet, csv or json)", w.Format)
 	}
 	return nil
+}
+
+// HiveNull is the folder value a NULL partition value gets, as DuckDB
+// writes it (readers with hive partitioning read it back as NULL).
+const HiveNull = "__HIVE_DEFAULT_PARTITION__"
+
+// HiveSegment is the folder "col=value/" of one partition value (value
+// is its text; null for NULL): the name and the value path-escaped, as
+// DuckDB escapes them, so that a "/" or "%" in a value stays in one
+// folder and url.PathUnescape gives it back.
+func HiveSegment(col, value string, null bool) string {
+	v := HiveNull
+	if !null {
+		v = hiveEscape(value)
+	}
+	return hiveEscape(col) + "=" + v + "/"
+}
+
+// hiveEscape percent-encodes what may not stand in a folder name of a
+// hive key or value: what url.PathEscape escapes, and '='.
+func hiveEscape(s string) string {
+	return strings.ReplaceAll(url.PathEscape(s), "=", "%3D")
+}
+
+// CheckPartitionBy validates PartitionBy against Columns.
+func (w *Write) CheckPartitionBy() error {
+	if len(w.PartitionBy) == 0 {
+		return nil
+	}
+	if w.File != "" {
+		return errors.New("PARTITION_BY writes a folder of key=value folders, not one file: end the target with '/'")
+	}
+	seen := map[string]bool{}
+	for _, p := range w.PartitionBy {
+		if seen[strings.ToLower(p)] {
+			return fmt.Errorf("PARTITION_BY names %s twice", p)
+		}
+		seen[strings.ToLower(p)] = true
+		if w.partitionIndex(p) < 0 {
+			return fmt.Errorf("PARTITION_BY column %s is not a column of the query (%s)", p, strings.Join(w.Columns, ", "))
+		}
+	}
+	if len(seen) >= len(w.Columns) {
+		return errors.New("PARTITION_BY names every column of the query: the files would have no columns left")
+	}
+	return nil
+}
+
+// partitionIndex is the position in Columns of the partition column p
+// (matched regardless of case), or -1.
+func (w *Write) partitionIndex(p string) int {
+	for i, c := range w.Columns {
+		if strings.EqualFold(c, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// PartitionColumns are the positions in Columns of PartitionBy, in its
+// order.
+func (w *Write) PartitionColumns() []int {
+	out := make([]int, len(w.PartitionBy))
+	for i, p := range w.PartitionBy {
+		out[i] = w.partitionIndex(p)
+	}
+	return out
 }
 
 // Ext is the written files' extension: the format's, and for a
@@ -150,6 +224,9 @@ func (g *Graph) AddWrite(w Write) error {
 	if len(w.Columns) != len(res.Root.Schema) {
 		return fmt.Errorf("write: %d column names for %d columns", len(w.Columns), len(res.Root.Schema))
 	}
+	if err := w.CheckPartitionBy(); err != nil {
+		return err
+	}
 	if w.File != "" && !g.OneTask(res) {
 		// One file is written by one task: gather the rows first (the
 		// planner elides a result stage that only gathers).
@@ -183,6 +260,9 @@ func validateWrite(n *Node) error {
 	}
 	if len(w.Columns) != len(n.Inputs[0].Schema) {
 		return fmt.Errorf("%d column names for %d input columns", len(w.Columns), len(n.Inputs[0].Schema))
+	}
+	if err := w.CheckPartitionBy(); err != nil {
+		return err
 	}
 	if !sameSchema(n.Schema, WriteSchema) {
 		return fmt.Errorf("schema %v, want %v", n.Schema, WriteSchema)

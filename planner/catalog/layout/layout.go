@@ -182,7 +182,10 @@ func parseDecimal64(s string, precision, scale int) (plan.Value, error) {
 // <prefix>_sluice_commit_<writer> (CommitMarkerPrefix) last, holding the
 // list of its files. A listing shows a file named like a writer's data
 // file only once that writer's marker exists, so readers never see
-// half-written output.
+// half-written output. A partitioned write (COPY ... PARTITION_BY) puts
+// its files in key=value folders below <prefix> and its one marker at
+// <prefix>: a writer's marker covers its files in the marker's folder and
+// in every folder below it.
 const CommitMarkerPrefix = "_sluice_commit_"
 
 // DataFileName is the name of part n of writer's output in format ext
