@@ -127,7 +127,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 			for _, in := range hash {
 				var objs []shuffle.ObjectRef
 				for _, p := range group {
-					objs = append(objs, run.outputs[in].Objects[p]...)
+					objs = append(objs, run.outputs[in].partObjects(p)...)
 				}
 				w.inputs = append(w.inputs, function.Input{Stage: in, Objects: objs})
 			}
@@ -136,7 +136,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 		for _, sk := range tp.Skew {
 			w := taskWork{inputs: append([]function.Input(nil), whole...)}
 			for _, in := range hash {
-				objs := run.outputs[in].Objects[sk.Part]
+				objs := run.outputs[in].partObjects(sk.Part)
 				if in == sk.Input {
 					objs = objs[sk.Lo:sk.Hi]
 				}
