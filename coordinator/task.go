@@ -278,6 +278,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		}
 	}
 	prefix := shuffle.SpreadAttemptPrefix(c.cfg.Prefix, c.cfg.KeySpread, run.id, st.ID, t, attempt)
+	w.inputs, w.reads = w.readInputs(), nil // this attempt's copy of the work
 	deadline := c.taskDeadline(w)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
@@ -536,10 +537,11 @@ func workPrint(work []taskWork) string {
 		for _, sp := range w.splits {
 			fmt.Fprintf(h, "s%s/%d/%v;", sp.Key, sp.Size, sp.RowGroups)
 		}
-		for _, in := range w.inputs {
+		for _, in := range w.readInputs() {
 			fmt.Fprintf(h, "i%d:", in.Stage)
 			for _, o := range in.Objects {
-				fmt.Fprintf(h, "%s,", o.Key)
+				h.Write([]byte(o.Key)) // (as Fprintf "%s,", cheaper)
+				h.Write([]byte{','})
 			}
 		}
 	}

@@ -86,6 +86,7 @@ type QueryReport struct {
 	ModelCPU  time.Duration
 	RedisCPU  time.Duration // redis-server
 	RSS       int64         // peak resident set of this process while the query ran
+	RedisMem  int64         // peak of redis-server's used_memory while the query ran
 	GBSeconds float64
 	Dollars   float64
 	Splits    int // S3 prefix splits
@@ -179,7 +180,7 @@ func counterValue(c prometheus.Counter) int64 {
 // redisInfo returns fields of INFO's stats and cpu sections.
 func (s *Sim) redisInfo(ctx context.Context) map[string]string {
 	out := map[string]string{}
-	txt, err := s.rdb.Info(ctx, "stats", "cpu").Result()
+	txt, err := s.rdb.Info(ctx, "stats", "cpu", "memory").Result()
 	if err != nil {
 		return out
 	}
@@ -259,6 +260,7 @@ func (s *Sim) sample(ctx context.Context, r *QueryReport, cmds0 int64, done <-ch
 		}
 		r.RSS = max(r.RSS, rss())
 		info := s.redisInfo(ctx)
+		r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 		n := infoInt(info, "total_commands_processed")
 		if n < pts[len(pts)-1].cmds {
 			continue // INFO failed
@@ -324,6 +326,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	r.CPU = processCPU() - cpu0 - r.ModelCPU
 	r.RSS = max(r.RSS, rss())
 	info := s.redisInfo(ctx)
+	r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 	r.RedisCmds = infoInt(info, "total_commands_processed") - infoInt(info0, "total_commands_processed") - 1
 	r.RedisCPU = infoSeconds(info, "used_cpu_sys", "used_cpu_user") - infoSeconds(info0, "used_cpu_sys", "used_cpu_user")
 	if r.Wall < time.Second && r.Wall > 0 {
@@ -354,6 +357,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 // simulated latency, from its submission to its end.
 type MixReport struct {
 	FairShare bool
+	MaxJobs   int // admission control's limit (0: none)
 	Big       time.Duration
 	BigState  string
 	Small     []time.Duration // in submission order
@@ -364,7 +368,7 @@ type MixReport struct {
 // small query at once, and waits for all of them: how the small jobs
 // fare beside a big one under the coordinator's concurrency cap.
 func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (MixReport, error) {
-	r := MixReport{FairShare: s.opts.Coordinator.FairShare, Small: make([]time.Duration, len(small))}
+	r := MixReport{FairShare: s.opts.Coordinator.FairShare, MaxJobs: s.opts.Coordinator.MaxJobs, Small: make([]time.Duration, len(small))}
 	began := time.Now()
 	bigJob, err := s.Co.Submit(ctx, big.SQL, coordinator.SubmitOptions{})
 	if err != nil {
