@@ -109,5 +109,11 @@ func PrintMix(w io.Writer, rs []MixReport) {
 		}
 		fmt.Fprintf(w, "fair share %-5v, %-18s: big job %s in %v; %d small jobs: p50 %v, p90 %v, max %v (%d failed)\n",
 			r.FairShare, adm, r.BigState, r.Big.Round(time.Second), len(ls), q(0.5), q(0.9), q(1), r.Failed)
+		if len(r.Queued) > 0 {
+			qs := append([]time.Duration(nil), r.Queued...)
+			sort.Slice(qs, func(i, j int) bool { return qs[i] < qs[j] })
+			fmt.Fprintf(w, "    waiting for admission (in the small jobs' latency): p50 %v, max %v\n",
+				qs[len(qs)/2].Round(100*time.Millisecond), qs[len(qs)-1].Round(100*time.Millisecond))
+		}
 	}
 }

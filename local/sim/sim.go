@@ -362,18 +362,27 @@ type MixReport struct {
 	BigState  string
 	Small     []time.Duration // in submission order
 	Failed    int             // small jobs that did not succeed
+	// Queued is, with admission control, each small job's wait for
+	// admission (simulated; from its record's created and admitted).
+	Queued []time.Duration
+	// BigJob and SmallJobs are the jobs' ids (SmallJobs in submission
+	// order).
+	BigJob    string
+	SmallJobs []string
 }
 
 // Mix submits big, waits after (simulated time), then submits every
 // small query at once, and waits for all of them: how the small jobs
 // fare beside a big one under the coordinator's concurrency cap.
 func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (MixReport, error) {
-	r := MixReport{FairShare: s.opts.Coordinator.FairShare, MaxJobs: s.opts.Coordinator.MaxJobs, Small: make([]time.Duration, len(small))}
+	r := MixReport{FairShare: s.opts.Coordinator.FairShare, MaxJobs: s.opts.Coordinator.MaxJobs, Small: make([]time.Duration, len(small)),
+		SmallJobs: make([]string, len(small))}
 	began := time.Now()
 	bigJob, err := s.Co.Submit(ctx, big.SQL, coordinator.SubmitOptions{})
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", big.Name, err)
 	}
+	r.BigJob = bigJob
 	if err := s.Clock.Sleep(ctx, after); err != nil {
 		return r, err
 	}
@@ -385,12 +394,14 @@ func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Dura
 			defer wg.Done()
 			at := time.Now()
 			ok := false
-			if job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{}); err == nil {
+			job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{})
+			if err == nil {
 				rec, err := s.Co.Wait(ctx, job)
 				ok = err == nil && rec.State == coordinator.StateSucceeded
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			r.SmallJobs[i] = job
 			r.Small[i] = s.Clock.Sim(time.Since(at))
 			if !ok {
 				r.Failed++
@@ -404,5 +415,16 @@ func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Dura
 		return r, fmt.Errorf("%s: %w", big.Name, err)
 	}
 	r.BigState = string(rec.State)
+	if r.MaxJobs > 0 {
+		for _, job := range r.SmallJobs {
+			if m, err := s.Jobs.Job(ctx, job); err == nil {
+				c, err1 := time.Parse(time.RFC3339Nano, m.Created)
+				a, err2 := time.Parse(time.RFC3339Nano, m.Admitted)
+				if err1 == nil && err2 == nil {
+					r.Queued = append(r.Queued, s.Clock.Sim(a.Sub(c)))
+				}
+			}
+		}
+	}
 	return r, nil
 }
