@@ -289,6 +289,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 		Deadline:       time.Now().Add(deadline),
 		FunctionMemory: c.cfg.FunctionMemory,
 	}
+	w.inputs = nil // the spec holds them (and drops them once encoded: invoke)
 	if w.memory > 0 {
 		spec.FunctionMemory = w.memory
 	}
@@ -454,6 +455,9 @@ func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadl
 	if err != nil {
 		return nil, err
 	}
+	// The encoded spec is what travels: a reader of 10,000 objects holds
+	// their refs (600 KB) for the invocation's length otherwise.
+	spec.Splits, spec.Inputs = nil, nil
 	ictx, cancel := context.WithTimeout(withFunctionMemory(ctx, spec.FunctionMemory), deadline)
 	defer cancel()
 	var out []byte
