@@ -81,11 +81,12 @@ type taskWork struct {
 
 // hashRead is a task's read of a hash exchange: the committed objects of
 // some partitions of an upstream stage's output, or, for a skew split
-// (hi > 0), objects [lo, hi) of one partition's.
+// (ranged), objects [lo, hi) of one partition's.
 type hashRead struct {
 	stage  int
 	out    *stageOutput
 	parts  []int
+	ranged bool
 	lo, hi int
 }
 
@@ -101,7 +102,7 @@ func (w *taskWork) readInputs() []function.Input {
 		for _, p := range r.parts {
 			objs = append(objs, r.out.partObjects(p)...)
 		}
-		if r.hi > 0 {
+		if r.ranged {
 			objs = objs[r.lo:r.hi]
 		}
 		out = append(out, function.Input{Stage: r.stage, Objects: objs})
@@ -170,7 +171,7 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 			for _, in := range hash {
 				r := hashRead{stage: in, out: run.outputs[in], parts: []int{sk.Part}}
 				if in == sk.Input {
-					r.lo, r.hi = sk.Lo, sk.Hi
+					r.ranged, r.lo, r.hi = true, sk.Lo, sk.Hi
 				}
 				w.reads = append(w.reads, r)
 			}
