@@ -15,7 +15,7 @@ import (
 // small one out of the running set for long.
 
 // admitPoll is the first wait between admission attempts of a queued
-// job; it doubles up to admitPollMax.
+// job; it doubles up to admitPollMax (Config.AdmitPollMax when set).
 const (
 	admitPoll    = 50 * time.Millisecond
 	admitPollMax = time.Second
@@ -26,7 +26,11 @@ const (
 // queued one. It returns errCancelled when the job was cancelled while
 // queued.
 func (c *Coordinator) admitJob(ctx context.Context, job string, fence int64) error {
-	wait := admitPoll
+	most := admitPollMax
+	if c.cfg.AdmitPollMax > 0 {
+		most = c.cfg.AdmitPollMax
+	}
+	wait := min(admitPoll, most)
 	logged := false
 	for {
 		m, err := c.store.Job(ctx, job)
@@ -56,6 +60,6 @@ func (c *Coordinator) admitJob(ctx context.Context, job string, fence int64) err
 			return ctx.Err()
 		case <-time.After(wait):
 		}
-		wait = min(2*wait, admitPollMax)
+		wait = min(2*wait, most)
 	}
 }

@@ -142,6 +142,10 @@ type Config struct {
 	// queued (state queued, first come first served) until one finishes.
 	// 0: no limit.
 	MaxJobs int
+	// AdmitPollMax bounds the wait between a queued job's admission
+	// attempts (from 50 ms, doubling; 0: 1 s). The simulation scales it
+	// with its clock.
+	AdmitPollMax time.Duration
 	// LimitEarlyStop lets the tasks of a stage that ends in a bare LIMIT
 	// stop once the stage produced enough rows (the default).
 	LimitEarlyStop bool

@@ -40,7 +40,7 @@ func checkDone(t *testing.T, c *Coordinator, job string, files int) {
 	}
 	for p := 0; p < 2; p++ {
 		seen := map[int]bool{}
-		for _, r := range out.Objects[p] {
+		for _, r := range out.partObjects(p) {
 			info, err := parseKeyTask(r.Key)
 			if err != nil {
 				t.Fatal(err)
@@ -388,7 +388,7 @@ func TestLostInputRerunsProducer(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for p, refs := range out.Objects {
+	for p, refs := range out.objectsByPart() {
 		for _, r := range refs {
 			if r.Key == lost {
 				t.Fatalf("the stage output still names the lost object in partition %d", p)
@@ -489,10 +489,10 @@ func TestResumeWithOtherTasksRunsStageAgain(t *testing.T) {
 		t.Fatal(err)
 	}
 	for p := 0; p < 2; p++ {
-		if len(out.Objects[p]) != 3 {
-			t.Fatalf("partition %d: %d objects, want one per task (3)", p, len(out.Objects[p]))
+		if len(out.partObjects(p)) != 3 {
+			t.Fatalf("partition %d: %d objects, want one per task (3)", p, len(out.partObjects(p)))
 		}
-		for _, r := range out.Objects[p] {
+		for _, r := range out.partObjects(p) {
 			task, _ := parseKeyTask(r.Key)
 			tm, _ := b.store.Task(ctx, job, 0, task)
 			var res function.TaskResult

@@ -25,6 +25,7 @@ type JobRecord struct {
 	SQL       string
 	Explain   string // EXPLAIN of the plan as submitted
 	Created   string // RFC 3339
+	Admitted  string // when admission control let a queued job in ("" if never queued)
 	Finished  string
 	Owner     string // the coordinator driving it
 	Adaptive  bool
@@ -61,7 +62,7 @@ func (r *JobRecord) waiting() string {
 // decodeJob decodes a job hash (HGETALL).
 func decodeJob(m map[string]string) *JobRecord {
 	r := &JobRecord{State: JobState(m["state"]), SQL: m["sql"], Explain: m["explain"], Created: m["created"],
-		Finished: m["finished"], Owner: m["owner"], Adaptive: m["adaptive"] == "1", Error: m["error"], Code: m["code"],
+		Admitted: m["admitted"], Finished: m["finished"], Owner: m["owner"], Adaptive: m["adaptive"] == "1", Error: m["error"], Code: m["code"],
 		Class: m["class"], Waiting: m["waiting"], Held: m["held"], Stalled: m["stalled"], Collected: m["collected"], Cost: costFields(m),
 		graph: m["graph"], graph0: m["graph0"], settings: m["settings"], taskFields: map[string]string{}}
 	r.Round, _ = strconv.Atoi(m["round"])

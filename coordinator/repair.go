@@ -90,8 +90,9 @@ func (x *repairState) fix(w taskWork) taskWork {
 		return w
 	}
 	out := w
-	out.inputs = make([]function.Input, len(w.inputs))
-	for i, in := range w.inputs {
+	ins := w.readInputs()
+	out.inputs, out.reads = make([]function.Input, len(ins)), nil
+	for i, in := range ins {
 		objs := make([]shuffle.ObjectRef, 0, len(in.Objects))
 		for _, o := range in.Objects {
 			objs = append(objs, x.resolve(o, 0)...)

@@ -29,8 +29,15 @@ import (
 // references, about 2 GB, for 10,000 tasks feeding 2,000 partitions,
 // past Redis's 512 MB limit of one value. Records written before hold
 // Objects themselves.
+//
+// In memory, a FromTasks output keeps each committed task's partitions
+// packed (tasks, in task order: about 28 bytes a partition, against 64 for
+// an ObjectRef and its copy in the task result), and builds a partition's
+// refs when a consumer's tasks are planned (partObjects).
 type stageOutput struct {
-	Stats   adaptive.StageStats         `json:"stats"`
+	Stats adaptive.StageStats `json:"stats"`
+	// Objects are the objects per partition of a record written before
+	// FromTasks (nil otherwise: see partObjects).
 	Objects map[int][]shuffle.ObjectRef `json:"objects,omitempty"`
 	// FromTasks: Objects are the committed results of tasks 0..Tasks-1.
 	FromTasks bool `json:"from_tasks,omitempty"`
@@ -38,6 +45,77 @@ type stageOutput struct {
 	// Replaced maps the id of a lost object to the objects a repair
 	// wrote in its place (applied again to the replacements).
 	Replaced map[string][]shuffle.ObjectRef `json:"replaced,omitempty"`
+
+	// tasks are the committed tasks' partitions, in task order (a
+	// FromTasks output in memory).
+	tasks []taskParts
+}
+
+// taskParts is one committed task's output partitions, packed: the
+// partitions in ascending order, with their rows, byte ranges and
+// checksums, of one data object (key) or, for objects of manifest
+// version 1, of one object each (keys).
+type taskParts struct {
+	key              string
+	keys             []string
+	part             []int32
+	rows, off, bytes []int64
+	sums             []string // nil when no partition has a checksum
+}
+
+// packParts packs a task result's partitions.
+func packParts(ps []shuffle.PartitionStat) taskParts {
+	if len(ps) == 0 {
+		return taskParts{}
+	}
+	if !sort.SliceIsSorted(ps, func(i, j int) bool { return ps[i].Partition < ps[j].Partition }) {
+		ps = append([]shuffle.PartitionStat(nil), ps...)
+		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Partition < ps[j].Partition })
+	}
+	n := len(ps)
+	t := taskParts{key: ps[0].Key, part: make([]int32, n), rows: make([]int64, n), off: make([]int64, n), bytes: make([]int64, n)}
+	for i, p := range ps {
+		t.part[i], t.rows[i], t.off[i], t.bytes[i] = int32(p.Partition), p.Rows, p.Offset, p.Bytes
+		if p.Key != t.key && t.keys == nil {
+			t.keys = make([]string, n)
+			for j := range i {
+				t.keys[j] = t.key
+			}
+		}
+		if t.keys != nil {
+			t.keys[i] = p.Key
+		}
+		if p.Checksum != "" && t.sums == nil {
+			t.sums = make([]string, n)
+		}
+		if t.sums != nil {
+			t.sums[i] = p.Checksum
+		}
+	}
+	return t
+}
+
+func (t *taskParts) len() int { return len(t.part) }
+
+// stat returns the i-th partition.
+func (t *taskParts) stat(i int) shuffle.PartitionStat {
+	s := shuffle.PartitionStat{Partition: int(t.part[i]), Rows: t.rows[i], Offset: t.off[i], Bytes: t.bytes[i], Key: t.key}
+	if t.keys != nil {
+		s.Key = t.keys[i]
+	}
+	if t.sums != nil {
+		s.Checksum = t.sums[i]
+	}
+	return s
+}
+
+// find returns the index of partition p, or -1.
+func (t *taskParts) find(p int) int {
+	i := sort.Search(len(t.part), func(i int) bool { return int(t.part[i]) >= p })
+	if i < len(t.part) && int(t.part[i]) == p {
+		return i
+	}
+	return -1
 }
 
 // record is the output's record for Redis: statistics, no objects.
@@ -59,28 +137,77 @@ func (o *stageOutput) replaced(ref shuffle.ObjectRef, depth int) []shuffle.Objec
 	return out
 }
 
-// addResult appends a committed task result's partitions to Objects.
+// addResult appends a committed task result's partitions (the next task's).
 func (o *stageOutput) addResult(r *function.TaskResult) {
-	for _, p := range r.Partitions {
-		if len(o.Replaced) == 0 {
-			o.Objects[p.Partition] = append(o.Objects[p.Partition], p.Ref())
+	o.tasks = append(o.tasks, packParts(r.Partitions))
+}
+
+// packed reports whether the output holds its tasks' partitions packed
+// (else Objects).
+func (o *stageOutput) packed() bool { return o.tasks != nil || o.Objects == nil }
+
+// partObjects returns the committed objects of partition p, in task order,
+// with the repairs' replacements.
+func (o *stageOutput) partObjects(p int) []shuffle.ObjectRef {
+	if !o.packed() {
+		return o.Objects[p]
+	}
+	var out []shuffle.ObjectRef
+	for i := range o.tasks {
+		t := &o.tasks[i]
+		j := t.find(p)
+		if j < 0 {
 			continue
 		}
-		o.Objects[p.Partition] = append(o.Objects[p.Partition], o.replaced(p.Ref(), 0)...)
+		ref := t.stat(j).Ref()
+		if len(o.Replaced) == 0 {
+			out = append(out, ref)
+		} else {
+			out = append(out, o.replaced(ref, 0)...)
+		}
 	}
+	return out
+}
+
+// partitions returns the partitions with committed objects, in order.
+func (o *stageOutput) partitions() []int {
+	seen := map[int]bool{}
+	if !o.packed() {
+		for p := range o.Objects {
+			seen[p] = true
+		}
+	}
+	for i := range o.tasks {
+		for _, p := range o.tasks[i].part {
+			seen[int(p)] = true
+		}
+	}
+	out := make([]int, 0, len(seen))
+	for p := range seen {
+		out = append(out, p)
+	}
+	sort.Ints(out)
+	return out
+}
+
+// objectsByPart returns every partition's committed objects.
+func (o *stageOutput) objectsByPart() map[int][]shuffle.ObjectRef {
+	if !o.packed() {
+		return o.Objects
+	}
+	out := map[int][]shuffle.ObjectRef{}
+	for _, p := range o.partitions() {
+		out[p] = o.partObjects(p)
+	}
+	return out
 }
 
 // allObjects returns the committed objects of every partition, in
 // partition order.
 func (o *stageOutput) allObjects() []shuffle.ObjectRef {
-	parts := make([]int, 0, len(o.Objects))
-	for p := range o.Objects {
-		parts = append(parts, p)
-	}
-	sort.Ints(parts)
 	var out []shuffle.ObjectRef
-	for _, p := range parts {
-		out = append(out, o.Objects[p]...)
+	for _, p := range o.partitions() {
+		out = append(out, o.partObjects(p)...)
 	}
 	return out
 }
@@ -106,12 +233,15 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	}
 	log.Info("stage started", "tasks", len(work))
 
+	// results keep each task's metrics; its partitions go to out.tasks,
+	// packed, as it commits (a result holds them unpacked only between).
 	results := make([]*function.TaskResult, len(work))
+	out := &stageOutput{tasks: make([]taskParts, len(work))}
 	var limit int64
 	if c.cfg.LimitEarlyStop {
 		limit = stageLimit(st)
 	}
-	first := c.runTasks(ctx, run, st, planKey, work, results, limit, nil)
+	first := c.runTasks(ctx, run, st, planKey, work, results, out.tasks, limit, nil)
 	if first == nil && limit > 0 {
 		// Safety net of LIMIT early stop: failed attempts may have inflated
 		// the counter; if the committed rows fall short, run the tasks that
@@ -131,7 +261,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 					return nil, err
 				}
 			}
-			first = c.runTasks(ctx, run, st, planKey, work, results, 0, again)
+			first = c.runTasks(ctx, run, st, planKey, work, results, out.tasks, 0, again)
 		}
 	}
 	if first != nil {
@@ -141,12 +271,11 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		}
 		return nil, first
 	}
-	out := &stageOutput{Objects: map[int][]shuffle.ObjectRef{}}
 	parts := map[int]*adaptive.PartitionStats{}
 	var inRows, inBytes, peakMem, spillBytes, spillFiles, gets, puts int64
 	invoked, rgPruned, rgStats := 0, 0, 0
 	dataObjects := map[string]bool{}
-	for _, r := range results {
+	for t, r := range results {
 		if r.S3 != nil {
 			gets += r.S3.Get + r.S3.Head
 			puts += r.S3.Put
@@ -161,19 +290,25 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 		if !r.NotInvoked && !r.SharedInvocation {
 			invoked++
 		}
-		for _, p := range r.Partitions {
-			dataObjects[p.Ref().Key] = true
-			out.Objects[p.Partition] = append(out.Objects[p.Partition], p.Ref())
-			ps := parts[p.Partition]
-			if ps == nil {
-				ps = &adaptive.PartitionStats{Partition: p.Partition}
-				parts[p.Partition] = ps
+		tp := &out.tasks[t]
+		if tp.keys == nil && tp.len() > 0 {
+			dataObjects[tp.key] = true
+		}
+		for i := range tp.len() {
+			if tp.keys != nil {
+				dataObjects[tp.keys[i]] = true
 			}
-			ps.Rows += p.Rows
-			ps.Bytes += p.Bytes
+			p := int(tp.part[i])
+			ps := parts[p]
+			if ps == nil {
+				ps = &adaptive.PartitionStats{Partition: p}
+				parts[p] = ps
+			}
+			ps.Rows += tp.rows[i]
+			ps.Bytes += tp.bytes[i]
 			ps.Objects++
-			out.Stats.Rows += p.Rows
-			out.Stats.Bytes += p.Bytes
+			out.Stats.Rows += tp.rows[i]
+			out.Stats.Bytes += tp.bytes[i]
 		}
 	}
 	out.Stats.Objects = len(dataObjects)
@@ -201,9 +336,10 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 }
 
 // runTasks runs the given tasks of a stage (all when only is nil) and fills
-// results; it returns the first error that fails the stage.
+// results, with each result's partitions moved to packed; it returns the
+// first error that fails the stage.
 func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, work []taskWork,
-	results []*function.TaskResult, limit int64, only []int) error {
+	results []*function.TaskResult, packed []taskParts, limit int64, only []int) error {
 	if only == nil {
 		for t := range work {
 			only = append(only, t)
@@ -216,6 +352,10 @@ func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage,
 	for _, t := range only {
 		go func(t int) {
 			res, err := c.runTask(tctx, run, st, planKey, t, work[t], limit)
+			if res != nil {
+				packed[t] = packParts(res.Partitions)
+				res.Partitions = nil
+			}
 			results[t] = res
 			if err != nil {
 				cancel() // one task failing for good fails the stage

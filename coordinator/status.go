@@ -185,7 +185,7 @@ func (s *Store) ResultObjects(ctx context.Context, job string) ([]shuffle.Object
 	if err != nil {
 		return nil, nil, fmt.Errorf("result stage: %w", err)
 	}
-	return out.Objects[0], schema, nil
+	return out.partObjects(0), schema, nil
 }
 
 // ResultSchema is the Arrow schema of a job's result, with the user's

@@ -12,7 +12,6 @@ import (
 
 	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/function/redisdb"
-	"github.com/sluicedb/sluice/shuffle"
 )
 
 // ErrStaleFence is returned by every fenced transition when the job's
@@ -363,7 +362,9 @@ func (s *Store) Task(ctx context.Context, job string, stage, task int) (*TaskRec
 // StageOutput decodes a finished stage's output with its objects: for a
 // record holding only statistics (FromTasks), the partitions of its
 // tasks' committed results, read in pipelined batches, in task order
-// (the order runStage recorded them in), with repairs' replacements.
+// (the order runStage recorded them in), each packed as it is read (the
+// repairs' replacements are applied when a partition's objects are
+// asked for).
 func (s *Store) StageOutput(ctx context.Context, job string, stage int, sm *StageRecord) (*stageOutput, error) {
 	out, err := sm.Output()
 	if err != nil {
@@ -372,7 +373,7 @@ func (s *Store) StageOutput(ctx context.Context, job string, stage int, sm *Stag
 	if !out.FromTasks {
 		return out, nil
 	}
-	out.Objects = map[int][]shuffle.ObjectRef{}
+	out.Objects, out.tasks = nil, make([]taskParts, 0, out.Tasks)
 	const batch = 512
 	for lo := 0; lo < out.Tasks; lo += batch {
 		hi := min(lo+batch, out.Tasks)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"reflect"
 	"strings"
 	"testing"
 	"time"
@@ -155,13 +156,61 @@ func TestStageOutputFromTasks(t *testing.T) {
 	}
 	keys := func(p int) string {
 		var ks []string
-		for _, r := range got.Objects[p] {
+		for _, r := range got.partObjects(p) {
 			ks = append(ks, r.Key)
 		}
 		return strings.Join(ks, " ")
 	}
 	if keys(0) != "o/0 o/1 o/2" || keys(1) != "o/0 o/1-again o/2" {
 		t.Fatalf("objects: partition 0 %q, partition 1 %q", keys(0), keys(1))
+	}
+
+	// A wide stage: 40 tasks of 300 partitions each (every third
+	// partition empty in odd tasks). The task results in Redis are packed
+	// (the key once, arrays of rows and sizes); the rebuilt output gives
+	// each partition its objects in task order, the same refs as the
+	// results' partitions, and partitions() only the non-empty ones.
+	const wideTasks, wideParts = 40, 300
+	want := map[int][]shuffle.ObjectRef{}
+	for task := range wideTasks {
+		var ps []shuffle.PartitionStat
+		off := int64(8)
+		for p := range wideParts {
+			if task%2 == 1 && p%3 == 0 {
+				continue
+			}
+			st := shuffle.PartitionStat{Partition: p, Rows: int64(task + p + 1), Offset: off, Bytes: int64(10 + p%7),
+				Key: fmt.Sprintf("jobs/w/stage-1/%02x/task-%d/a0/data.arrow", task, task), Checksum: fmt.Sprintf("xxh3:%016x", task*1000+p)}
+			off += st.Bytes
+			ps = append(ps, st)
+			want[p] = append(want[p], st.Ref())
+		}
+		res, _ := json.Marshal(function.TaskResult{Stage: 1, Task: task, Partitions: ps})
+		if !strings.Contains(string(res), `"partitions":{"packed":`) {
+			t.Fatalf("task %d: result not packed: %.200s", task, res)
+		}
+		var plain []byte
+		plain, _ = json.Marshal(ps)
+		if len(res)*2 > len(plain) {
+			t.Fatalf("task %d: packed result %d bytes, its partitions as an array %d", task, len(res), len(plain))
+		}
+		mr.HSet(kTask("j", 1, task), "result", string(res))
+	}
+	wide := &StageRecord{output: string((&stageOutput{}).record(wideTasks))}
+	wout, err := s.StageOutput(ctx, "j", 1, wide)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := wout.partitions(); len(got) != wideParts {
+		t.Fatalf("%d partitions, want %d", len(got), wideParts)
+	}
+	for p := range wideParts {
+		if got := wout.partObjects(p); !reflect.DeepEqual(got, want[p]) {
+			t.Fatalf("partition %d: %d objects, want %d (first %+v, want %+v)", p, len(got), len(want[p]), got[0], want[p][0])
+		}
+	}
+	if n := len(wout.allObjects()); n != wideTasks*wideParts-wideTasks/2*wideParts/3 {
+		t.Fatalf("allObjects: %d refs", n)
 	}
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()

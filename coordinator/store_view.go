@@ -296,7 +296,7 @@ func (s *Store) JobDetail(ctx context.Context, job string) (*webui.JobDetail, er
 		metricsView(&row, st.Root, committed[id])
 		if sm.HasOutput() {
 			if out, err := s.StageOutput(ctx, job, id, sm); err == nil {
-				row.Objects = objectsView(out.Objects)
+				row.Objects = objectsView(out.objectsByPart())
 			}
 		}
 		d.Stages = append(d.Stages, row)

@@ -78,8 +78,8 @@ type Split struct {
 
 // Input is what a task reads of one upstream stage.
 type Input struct {
-	Stage   int                 `json:"stage"`
-	Objects []shuffle.ObjectRef `json:"objects"`
+	Stage   int                `json:"stage"`
+	Objects shuffle.ObjectRefs `json:"objects"`
 }
 
 // ErrorKind classifies a failed task so the coordinator knows whether a
@@ -108,9 +108,9 @@ type TaskResult struct {
 	Attempt int    `json:"attempt"`
 	Fence   int64  `json:"fence"`
 	// Partitions are the non-empty output partitions written.
-	Partitions []shuffle.PartitionStat `json:"partitions,omitempty"`
-	Rows       int64                   `json:"rows"`
-	Bytes      int64                   `json:"bytes"`
+	Partitions shuffle.PartitionList `json:"partitions,omitempty"`
+	Rows       int64                 `json:"rows"`
+	Bytes      int64                 `json:"bytes"`
 	// Metrics of the run.
 	InputRows       int64 `json:"input_rows"`
 	InputBytes      int64 `json:"input_bytes"`

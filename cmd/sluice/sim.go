@@ -39,8 +39,9 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "query-dir", Usage: "a folder of qNN.sql files (e.g. planner/testdata/tpch)"},
 			&cli.StringFlag{Name: "pick", Value: "all", Usage: "comma-separated query names of --query-dir (q01,q06) or all"},
 			&cli.StringFlag{Name: "redis", Usage: "address of a redis-server to use (default: start one)"},
-			&cli.IntFlag{Name: "mix-small", Usage: "run the (one) query as a big job and, once it runs, this many small jobs (--mix-small-sql) at once, without and with --fair-share, and print the small jobs' latencies"},
+			&cli.IntFlag{Name: "mix-small", Usage: "run the (one) query as a big job and, once it runs, this many small jobs (--mix-small-sql) at once, without and with --fair-share (and, with --max-jobs, with both), and print the small jobs' latencies"},
 			&cli.StringFlag{Name: "mix-small-sql", Value: "select count(*) from supplier where s_acctbal > 0", Usage: "the small jobs' query for --mix-small"},
+			&cli.DurationFlag{Name: "real-floor", Usage: "real-time floor of the scaled task deadlines and lease (0: 40 ms per slot per core, at least 30 s); raise it on a loaded machine, where an attempt's real latency (the coordinator's own work, not modelled) passes the floor"},
 			&cli.DurationFlag{Name: "mix-after", Value: 30 * time.Second, Usage: "simulated time between the big job's submission and the small ones'"},
 			&cli.BoolFlag{Name: "compare-sizes", Usage: "run the queries on each single size of --function-sizes, then with size-functions choosing per stage for each --optimize objective, and print $ and latency of each"},
 		}, knobFlags(onLocal, false)...), knobFlags(onSim, false)...),
@@ -116,7 +117,7 @@ func runSim(c *cli.Context) error {
 	store := sim.DefaultStoreConfig()
 	store.GetRate, store.PutRate = set.Sim.PrefixGetRate, set.Sim.PrefixPutRate
 	opts := sim.Options{SF: set.Sim.SF, Factor: set.Sim.Factor, RedisAddr: addr, Coordinator: cfg,
-		Platform: plat, Store: store, Partitions: set.Partitions, Log: logger(c)}
+		Platform: plat, Store: store, Partitions: set.Partitions, Log: logger(c), RealFloor: c.Duration("real-floor")}
 	if n := c.Int("mix-small"); n > 0 {
 		return runMix(c, opts, qs[0], n)
 	}
@@ -146,7 +147,8 @@ func runSim(c *cli.Context) error {
 }
 
 // runMix runs one big query beside n small ones, without and then with
-// fair sharing, each on a fresh coordinator, and prints the small jobs'
+// fair sharing, and, with --max-jobs, with fair sharing and admission
+// control, each on a fresh coordinator, and prints the small jobs'
 // latencies.
 func runMix(c *cli.Context, opts sim.Options, big sim.Query, n int) error {
 	small := make([]sim.Query, n)
@@ -155,10 +157,18 @@ func runMix(c *cli.Context, opts sim.Options, big sim.Query, n int) error {
 	}
 	fmt.Fprintf(c.App.Writer, "TPC-H SF %g (virtual), time x%g, %d coordinator slots, Lambda concurrency %d: %s beside %d x %q submitted %v later\n",
 		opts.SF, opts.Factor, opts.Coordinator.Concurrency, opts.Platform.Concurrency, big.Name, n, c.String("mix-small-sql"), c.Duration("mix-after"))
+	type config struct {
+		fair    bool
+		maxJobs int
+	}
+	configs := []config{{false, 0}, {true, 0}}
+	if n := opts.Coordinator.MaxJobs; n > 0 {
+		configs = append(configs, config{true, n})
+	}
 	var rs []sim.MixReport
-	for _, fair := range []bool{false, true} {
+	for _, cf := range configs {
 		o := opts
-		o.Coordinator.FairShare = fair
+		o.Coordinator.FairShare, o.Coordinator.MaxJobs = cf.fair, cf.maxJobs
 		s, err := sim.New(c.Context, o)
 		if err != nil {
 			return err

@@ -111,6 +111,14 @@ func (c *Clock) ScaleConfig(cfg coordinator.Config, realFloor time.Duration) coo
 	s(&cfg.HedgeAfter)
 	s(&cfg.RuntimeFilterWait)
 	s(&cfg.OutageBudget)
+	if cfg.MaxJobs > 0 {
+		// A queued job's admission polls (1 s apart at most, real) would
+		// add up to 100 s of simulated queueing at x100.
+		if cfg.AdmitPollMax <= 0 {
+			cfg.AdmitPollMax = time.Second
+		}
+		s(&cfg.AdmitPollMax)
+	}
 	if cfg.TaskBytesPerSecond > 0 {
 		cfg.TaskBytesPerSecond = int64(float64(cfg.TaskBytesPerSecond) * c.Factor)
 	}

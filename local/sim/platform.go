@@ -329,6 +329,7 @@ func (p *Platform) run(ctx context.Context, body []byte, start time.Duration) ([
 		if err != nil {
 			return nil, 0, 0, fmt.Errorf("spec by reference: %w", err)
 		}
+		p.store.Forget(ref.SpecKey)
 		body = b
 	}
 	if function.IsBatch(body) {

@@ -10,9 +10,9 @@ import (
 
 // PrintReport writes one line per query and the totals.
 func PrintReport(w io.Writer, rs []QueryReport) {
-	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6s %5s %5s %6s %6s %5s %9s %8s %8s %8s %9s %8s %7s %7s %7s %7s %9s\n",
+	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6s %5s %5s %6s %6s %5s %9s %8s %8s %8s %9s %8s %7s %7s %7s %7s %7s %9s\n",
 		"query", "state", "latency", "wall", "fns", "peak", "sust", "429s", "503s", "retry", "GETs", "PUTs", "pkGET/s", "pkPUT/s",
-		"redis", "redis/s", "coCPU", "mdlCPU", "rdsCPU", "RSS", "$")
+		"redis", "redis/s", "coCPU", "mdlCPU", "rdsCPU", "rdsMem", "RSS", "$")
 	var t QueryReport
 	t.Name, t.State = "total", "ok"
 	bad := 0
@@ -44,6 +44,7 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 		t.CPU += r.CPU
 		t.RedisCPU += r.RedisCPU
 		t.RSS = max(t.RSS, r.RSS)
+		t.RedisMem = max(t.RedisMem, r.RedisMem)
 		t.Dollars += r.Dollars
 		t.Crashes += r.Crashes
 		t.Stragglers += r.Stragglers
@@ -74,10 +75,10 @@ func perTaskOf(d time.Duration, tasks int64) time.Duration {
 }
 
 func line(w io.Writer, r QueryReport) {
-	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6d %5d %5d %6d %6d %5d %9d %8d %8.0f %8.0f %9d %8.0f %8s %7s %7s %6dM %9.4f\n",
+	fmt.Fprintf(w, "%-8s %-9s %9s %8s %6d %5d %5d %6d %6d %5d %9d %8d %8.0f %8.0f %9d %8.0f %8s %7s %7s %6dM %6dM %9.4f\n",
 		r.Name, r.State, r.Latency.Round(100*time.Millisecond), r.Wall.Round(10*time.Millisecond), r.Functions, r.PeakConc, r.Sustained,
 		r.Throttled, r.SlowDowns, r.Retries, r.Gets, r.Puts, r.PeakGet.Get, r.PeakPut.Put, r.RedisCmds, r.RedisPeakOps,
-		r.CPU.Round(10*time.Millisecond), r.ModelCPU.Round(10*time.Millisecond), r.RedisCPU.Round(10*time.Millisecond), r.RSS>>20, r.Dollars)
+		r.CPU.Round(10*time.Millisecond), r.ModelCPU.Round(10*time.Millisecond), r.RedisCPU.Round(10*time.Millisecond), r.RedisMem>>20, r.RSS>>20, r.Dollars)
 }
 
 // shortPrefix drops the job id from a prefix for the report.
@@ -102,7 +103,17 @@ func PrintMix(w io.Writer, rs []MixReport) {
 			}
 			return ls[min(len(ls)-1, int(f*float64(len(ls))))].Round(100 * time.Millisecond)
 		}
-		fmt.Fprintf(w, "fair share %-5v: big job %s in %v; %d small jobs: p50 %v, p90 %v, max %v (%d failed)\n",
-			r.FairShare, r.BigState, r.Big.Round(time.Second), len(ls), q(0.5), q(0.9), q(1), r.Failed)
+		adm := "no admission limit"
+		if r.MaxJobs > 0 {
+			adm = fmt.Sprintf("max jobs %d", r.MaxJobs)
+		}
+		fmt.Fprintf(w, "fair share %-5v, %-18s: big job %s in %v; %d small jobs: p50 %v, p90 %v, max %v (%d failed)\n",
+			r.FairShare, adm, r.BigState, r.Big.Round(time.Second), len(ls), q(0.5), q(0.9), q(1), r.Failed)
+		if len(r.Queued) > 0 {
+			qs := append([]time.Duration(nil), r.Queued...)
+			sort.Slice(qs, func(i, j int) bool { return qs[i] < qs[j] })
+			fmt.Fprintf(w, "    waiting for admission (in the small jobs' latency): p50 %v, max %v\n",
+				qs[len(qs)/2].Round(100*time.Millisecond), qs[len(qs)-1].Round(100*time.Millisecond))
+		}
 	}
 }

@@ -86,6 +86,7 @@ type QueryReport struct {
 	ModelCPU  time.Duration
 	RedisCPU  time.Duration // redis-server
 	RSS       int64         // peak resident set of this process while the query ran
+	RedisMem  int64         // peak of redis-server's used_memory while the query ran
 	GBSeconds float64
 	Dollars   float64
 	Splits    int // S3 prefix splits
@@ -179,7 +180,7 @@ func counterValue(c prometheus.Counter) int64 {
 // redisInfo returns fields of INFO's stats and cpu sections.
 func (s *Sim) redisInfo(ctx context.Context) map[string]string {
 	out := map[string]string{}
-	txt, err := s.rdb.Info(ctx, "stats", "cpu").Result()
+	txt, err := s.rdb.Info(ctx, "stats", "cpu", "memory").Result()
 	if err != nil {
 		return out
 	}
@@ -259,6 +260,7 @@ func (s *Sim) sample(ctx context.Context, r *QueryReport, cmds0 int64, done <-ch
 		}
 		r.RSS = max(r.RSS, rss())
 		info := s.redisInfo(ctx)
+		r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 		n := infoInt(info, "total_commands_processed")
 		if n < pts[len(pts)-1].cmds {
 			continue // INFO failed
@@ -324,6 +326,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	r.CPU = processCPU() - cpu0 - r.ModelCPU
 	r.RSS = max(r.RSS, rss())
 	info := s.redisInfo(ctx)
+	r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 	r.RedisCmds = infoInt(info, "total_commands_processed") - infoInt(info0, "total_commands_processed") - 1
 	r.RedisCPU = infoSeconds(info, "used_cpu_sys", "used_cpu_user") - infoSeconds(info0, "used_cpu_sys", "used_cpu_user")
 	if r.Wall < time.Second && r.Wall > 0 {
@@ -354,22 +357,32 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 // simulated latency, from its submission to its end.
 type MixReport struct {
 	FairShare bool
+	MaxJobs   int // admission control's limit (0: none)
 	Big       time.Duration
 	BigState  string
 	Small     []time.Duration // in submission order
 	Failed    int             // small jobs that did not succeed
+	// Queued is, with admission control, each small job's wait for
+	// admission (simulated; from its record's created and admitted).
+	Queued []time.Duration
+	// BigJob and SmallJobs are the jobs' ids (SmallJobs in submission
+	// order).
+	BigJob    string
+	SmallJobs []string
 }
 
 // Mix submits big, waits after (simulated time), then submits every
 // small query at once, and waits for all of them: how the small jobs
 // fare beside a big one under the coordinator's concurrency cap.
 func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (MixReport, error) {
-	r := MixReport{FairShare: s.opts.Coordinator.FairShare, Small: make([]time.Duration, len(small))}
+	r := MixReport{FairShare: s.opts.Coordinator.FairShare, MaxJobs: s.opts.Coordinator.MaxJobs, Small: make([]time.Duration, len(small)),
+		SmallJobs: make([]string, len(small))}
 	began := time.Now()
 	bigJob, err := s.Co.Submit(ctx, big.SQL, coordinator.SubmitOptions{})
 	if err != nil {
 		return r, fmt.Errorf("%s: %w", big.Name, err)
 	}
+	r.BigJob = bigJob
 	if err := s.Clock.Sleep(ctx, after); err != nil {
 		return r, err
 	}
@@ -381,12 +394,14 @@ func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Dura
 			defer wg.Done()
 			at := time.Now()
 			ok := false
-			if job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{}); err == nil {
+			job, err := s.Co.Submit(ctx, q.SQL, coordinator.SubmitOptions{})
+			if err == nil {
 				rec, err := s.Co.Wait(ctx, job)
 				ok = err == nil && rec.State == coordinator.StateSucceeded
 			}
 			mu.Lock()
 			defer mu.Unlock()
+			r.SmallJobs[i] = job
 			r.Small[i] = s.Clock.Sim(time.Since(at))
 			if !ok {
 				r.Failed++
@@ -400,5 +415,16 @@ func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Dura
 		return r, fmt.Errorf("%s: %w", big.Name, err)
 	}
 	r.BigState = string(rec.State)
+	if r.MaxJobs > 0 {
+		for _, job := range r.SmallJobs {
+			if m, err := s.Jobs.Job(ctx, job); err == nil {
+				c, err1 := time.Parse(time.RFC3339Nano, m.Created)
+				a, err2 := time.Parse(time.RFC3339Nano, m.Admitted)
+				if err1 == nil && err2 == nil {
+					r.Queued = append(r.Queued, s.Clock.Sim(a.Sub(c)))
+				}
+			}
+		}
+	}
 	return r, nil
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"testing"
+	"time"
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/local/redisserver"
@@ -118,5 +119,132 @@ func TestScanStageNoTaskLost(t *testing.T) {
 	}
 	if r.PeakConc > opts.Platform.Concurrency {
 		t.Errorf("%d invocations ran at once, over the account's %d", r.PeakConc, opts.Platform.Concurrency)
+	}
+}
+
+// TestWideShuffleExact runs a static scan stage of about 180 tasks
+// feeding a 64-partition exchange (wide enough that task results and the
+// readers' specs travel packed, and the readers' inputs are built when
+// their specs are), under 2% crashes and 5% stragglers. Every row the
+// scan tasks committed must be read exactly once by the readers: stage
+// 1's committed input rows equal stage 0's committed output rows, and
+// stage 0 read all of lineitem.
+func TestWideShuffleExact(t *testing.T) {
+	addr := startRedis(t)
+	ctx := context.Background()
+	opts := testOptions(addr, 1)
+	opts.Coordinator.Adaptive = false
+	opts.Coordinator.SplitBytes = 1 << 20
+	opts.Partitions = 64
+	opts.Platform.StragglerRate, opts.Platform.CrashRate = 0.05, 0.02
+	s, err := New(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	r := s.Run(ctx, Query{Name: "groupby", SQL: "select l_orderkey, count(*) from lineitem group by l_orderkey"})
+	if r.State != "succeeded" {
+		t.Fatalf("job %s: %s", r.State, r.Error)
+	}
+	scan, err := s.Jobs.Stage(ctx, r.Job, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	reduce, err := s.Jobs.Stage(ctx, r.Job, 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("scan: %d tasks, %d rows out; readers: %d tasks, %d rows in; %d crashes, %d retries",
+		scan.Tasks, scan.Rows, reduce.Tasks, reduce.InputRows, r.Crashes, r.Retries)
+	const rows = 6_001_215 // lineitem at SF 1
+	if scan.Tasks < 100 || scan.Done != scan.Tasks || scan.InputRows != rows {
+		t.Errorf("scan stage: %d of %d tasks committed, %d input rows; want all of at least 100, %d rows", scan.Done, scan.Tasks, scan.InputRows, rows)
+	}
+	if reduce.Tasks != 64 || reduce.Done != 64 {
+		t.Errorf("readers: %d of %d tasks committed, want 64 of 64", reduce.Done, reduce.Tasks)
+	}
+	if reduce.InputRows != scan.Rows || scan.Rows == 0 {
+		t.Errorf("readers read %d rows, the scan stage committed %d", reduce.InputRows, scan.Rows)
+	}
+	if r.Crashes == 0 {
+		t.Errorf("no crash injected")
+	}
+}
+
+// TestMixAdmission runs a big job beside four small ones with admission
+// control at two jobs: the big job holds one place, so the small jobs
+// run one at a time: no two small jobs admitted while the big one runs
+// overlap, and at most two jobs ever run at once.
+func TestMixAdmission(t *testing.T) {
+	addr := startRedis(t)
+	ctx := context.Background()
+	opts := testOptions(addr, 10)
+	opts.Coordinator.Adaptive = false
+	opts.Coordinator.SplitBytes = 2 << 20
+	opts.Coordinator.Concurrency = 64
+	opts.Coordinator.FairShare = true
+	opts.Coordinator.MaxJobs = 2
+	s, err := New(ctx, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	small := make([]Query, 4)
+	for i := range small {
+		small[i] = Query{Name: "small", SQL: "select count(*) from supplier where s_acctbal > 0"}
+	}
+	r, err := s.Mix(ctx, Query{Name: "big", SQL: "select count(*) from lineitem"}, small, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.BigState != "succeeded" || r.Failed > 0 || len(r.Queued) != len(small) {
+		t.Fatalf("big job %s, %d small jobs failed, %d admission waits recorded", r.BigState, r.Failed, len(r.Queued))
+	}
+	type span struct{ in, out time.Time }
+	read := func(job string) span {
+		m, err := s.Jobs.Job(ctx, job)
+		if err != nil {
+			t.Fatal(err)
+		}
+		in, err1 := time.Parse(time.RFC3339Nano, m.Admitted)
+		out, err2 := time.Parse(time.RFC3339Nano, m.Finished)
+		if err1 != nil || err2 != nil {
+			t.Fatalf("job %s: admitted %q, finished %q", job, m.Admitted, m.Finished)
+		}
+		return span{in, out}
+	}
+	big := read(r.BigJob)
+	spans := []span{big}
+	var during []span
+	for _, job := range r.SmallJobs {
+		sp := read(job)
+		spans = append(spans, sp)
+		if sp.in.Before(big.out) {
+			during = append(during, sp)
+		}
+	}
+	peak := 0
+	for _, a := range spans {
+		n := 0
+		for _, b := range spans {
+			if !b.in.After(a.in) && b.out.After(a.in) {
+				n++
+			}
+		}
+		peak = max(peak, n)
+	}
+	if peak > opts.Coordinator.MaxJobs {
+		t.Errorf("%d jobs ran at once, over the limit of %d", peak, opts.Coordinator.MaxJobs)
+	}
+	for i, a := range during {
+		for _, b := range during[i+1:] {
+			if a.in.Before(b.out) && b.in.Before(a.out) {
+				t.Errorf("two small jobs ran at once beside the big one: [%v, %v] and [%v, %v]", a.in, a.out, b.in, b.out)
+			}
+		}
+	}
+	t.Logf("big job %v; small jobs %v; waits for admission %v; %d small jobs admitted while the big one ran", r.Big, r.Small, r.Queued, len(during))
+	if len(during) < 2 {
+		t.Errorf("only %d small jobs admitted while the big one ran: the test checks nothing", len(during))
 	}
 }

@@ -73,6 +73,9 @@ type base struct {
 	overFrom int64 // first simulated second of the current overload run, -1: none
 	lastOver int64
 	splits   int
+	// parts are the prefixes of the base's keys at this depth (keys of
+	// Store.parts); a split retires them.
+	parts []string
 }
 
 // Store is the modelled object store: an objstore.Bucket whose objects
@@ -90,7 +93,10 @@ type Store struct {
 	objects map[string]object
 	bases   map[string]*base
 	parts   map[string]*partition
-	stats   StoreStats
+	// retired are the peaks of the partitions splits retired since the
+	// last TakePeaks.
+	retiredGet, retiredPut PrefixPeak
+	stats                  StoreStats
 }
 
 type object struct {
@@ -148,6 +154,7 @@ func (s *Store) partitionLocked(key string) (string, *base, *partition) {
 	if p == nil {
 		p = &partition{}
 		s.parts[pk] = p
+		b.parts = append(b.parts, pk)
 	}
 	return pk, b, p
 }
@@ -163,6 +170,25 @@ func (s *Store) splitLocked(bk string, b *base) {
 	b.depth = max(b.depth+1, lcp-len(bk)+1)
 	b.splits++
 	s.stats.Splits++
+	// The prefixes at the old depth take no more requests: keep their
+	// peaks, drop their load (24 KB each; a base split 26 times over
+	// 10,000 keys held 6 GB).
+	for _, pk := range b.parts {
+		if p := s.parts[pk]; p != nil {
+			s.retirePeaksLocked(pk, p)
+			delete(s.parts, pk)
+		}
+	}
+	b.parts = nil
+}
+
+func (s *Store) retirePeaksLocked(pk string, p *partition) {
+	if p.peak[classGet] > s.retiredGet.Get {
+		s.retiredGet = PrefixPeak{Prefix: pk, Get: p.peak[classGet], Put: p.peak[classPut]}
+	}
+	if p.peak[classPut] > s.retiredPut.Put {
+		s.retiredPut = PrefixPeak{Prefix: pk, Get: p.peak[classGet], Put: p.peak[classPut]}
+	}
 }
 
 func (s *Store) rate(c class) float64 {
@@ -246,6 +272,20 @@ func (s *Store) PutSized(key string, size int64) {
 	s.mu.Unlock()
 }
 
+// Forget drops the bytes of an object the store holds, keeping its size:
+// what the platform does with a spec passed by reference once its
+// function has read it (a spec object is read once: a retry is another
+// attempt, with a spec of its own), so that a stage of 2,000 tasks each
+// reading 10,000 objects does not keep 2,000 specs of several hundred KB
+// in memory.
+func (s *Store) Forget(key string) {
+	s.mu.Lock()
+	if o, ok := s.objects[key]; ok {
+		s.objects[key] = object{size: o.size}
+	}
+	s.mu.Unlock()
+}
+
 // Stats returns what the store served so far.
 func (s *Store) Stats() StoreStats {
 	s.mu.Lock()
@@ -264,6 +304,8 @@ type PrefixPeak struct {
 func (s *Store) TakePeaks() (get, put PrefixPeak) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	get, put = s.retiredGet, s.retiredPut
+	s.retiredGet, s.retiredPut = PrefixPeak{}, PrefixPeak{}
 	for k, p := range s.parts {
 		if p.peak[classGet] > get.Get {
 			get = PrefixPeak{Prefix: k, Get: p.peak[classGet], Put: p.peak[classPut]}
