@@ -40,7 +40,9 @@ import (
 // join drops it; on its way from the scan to the join, every operator
 // passes each row on by itself (filters, projections, exchanges, the
 // probe side of inner/left/semi/anti joins), so dropping it early removes
-// only the rows the join would have dropped. The summary is of committed
+// only the rows the join would have dropped; below an inner join a row of
+// either side only makes output rows carrying its key (or the key it
+// equals), which the join above drops alike. The summary is of committed
 // task outputs only (a retried or duplicated attempt does not count), so
 // it covers exactly the rows the join reads. An empty build side is
 // propagate-empty's; a build side whose keys are all NULL filters out

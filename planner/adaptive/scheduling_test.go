@@ -275,3 +275,34 @@ func TestFilterHoldsCutBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterEdgesInnerJoinSides: the keys of a semi join's build side
+// reach the scans of both sides of an inner join below it on the same key
+// (TPC-H Q18's orders and lineitem), and not the scan of a join on
+// another key's column.
+func TestFilterEdgesInnerJoinSides(t *testing.T) {
+	cols := func(a, b string) []plan.Field {
+		return []plan.Field{{Name: a, Type: plan.Int64Type}, {Name: b, Type: plan.Int64Type}}
+	}
+	cat := goldenCatalog{
+		"fact":  {Name: "fact", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("f_key", "f_v")},
+		"ord":   {Name: "ord", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("o_key", "o_cust")},
+		"cust":  {Name: "cust", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("c_key", "c_v")},
+		"other": {Name: "other", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("x_key", "x_q")},
+	}
+	q := `SELECT f_key, c_v, sum(f_v) FROM fact JOIN ord ON f_key = o_key JOIN cust ON o_cust = c_key
+		WHERE o_key IN (SELECT x_key FROM other GROUP BY x_key HAVING sum(x_q) > 300) GROUP BY f_key, c_v`
+	p, err := planner.Plan(context.Background(), q, cat, planner.Options{Partitions: 4, BroadcastBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, e := range FilterEdges(p.Graph) {
+		if p.Graph.Stage(e.Build).FilterBuild {
+			got[e.scan.Scan.Table] = true
+		}
+	}
+	if !got["fact"] || !got["ord"] || got["cust"] || got["other"] {
+		t.Fatalf("scans filtered by the cut build side: %v, want fact and ord\n%s", got, plan.FormatGraph(p.Graph, nil))
+	}
+}
