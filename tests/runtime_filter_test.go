@@ -280,6 +280,8 @@ func TestRuntimeFilterQ18(t *testing.T) {
 			if _, err := st.LoadDir(context.Background(), dir); err != nil {
 				t.Fatal(err)
 			}
+			// Static and adaptive, against DuckDB.
+			checkModes(t, st, db, []query{{name: "q18", sql: q, ordered: true}})
 			res := run(t, st, q, true)
 			compareRows(t, sluiceRows(res), want, true)
 			var r result
