@@ -56,6 +56,9 @@ type Options struct {
 	// BroadcastBytes is the planner's broadcast threshold on estimated
 	// sizes (0: the planner's default; negative: never broadcast).
 	BroadcastBytes int64
+	// FilterCutBytes is the planner's Options.FilterCutBytes (0: its
+	// default).
+	FilterCutBytes int64
 	// APIAddr is where the coordinator API listens (default a free
 	// loopback port).
 	APIAddr     string
@@ -217,7 +220,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 	if opts.FunctionMemory > 0 {
 		opts.Coordinator.FunctionMemory = opts.FunctionMemory
 	}
-	pl := &sqlsession.Session{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes,
+	pl := &sqlsession.Session{Catalog: s.Catalog, Options: planner.Options{Partitions: opts.Partitions, BroadcastBytes: opts.BroadcastBytes, FilterCutBytes: opts.FilterCutBytes,
 		TaskBytes: planner.TaskBytesFor(opts.Coordinator.FunctionMemory)}}
 	var inv coordinator.Invoker = s.Pool
 	if opts.WrapInvoker != nil {

@@ -104,6 +104,12 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 	if colocated {
 		strategy = partitionedJoin
 	}
+	if rok && strategy == partitionedJoin && l.filterCut(n, rf) {
+		// A selective build side computed in this stage becomes a stage
+		// of its own, partitioned alike, so that a runtime filter can
+		// carry its keys to the probe side's scans (filter_cut.go).
+		rf = l.cutBuild(rf)
+	}
 
 	var probe, build *plan.Node
 	var parts [][]colID

@@ -79,6 +79,11 @@ type Options struct {
 	// never, except where a join needs it: no keys, NOT IN, a probe side
 	// in one task).
 	BroadcastBytes int64
+	// FilterCutBytes is the estimated size from which a probe-side scan
+	// makes a selective build side computed in its join's stage a stage
+	// of its own, for a runtime filter (filter_cut.go; default
+	// DefaultFilterCutBytes; negative: never).
+	FilterCutBytes int64
 	// Postgres gives the operators whose meaning differs between DuckDB
 	// and Postgres their Postgres meaning: x ~ p matches p anywhere in x
 	// (DuckDB: the whole of x), and LIKE's escape character is backslash

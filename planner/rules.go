@@ -32,19 +32,25 @@ func (rc *ruleCtx) unsupported(loc int32, what string) *Error {
 //     refer to columns of their left side, which no other rule expects;
 //     it turns their correlated conditions into join conditions that the
 //     next rule moves.
-//  2. push_down_filters moves every condition as low as it can go: into
+//  2. rewrite_sums next (rule_sum_rewrite.go): several sum(x + k) of one
+//     column become sum(x) and count(x) under a projection; after
+//     decorrelation, whose patterns expect a subquery's aggregation as
+//     the binder built it, and before the rules that move filters and
+//     prune columns through the projection it adds.
+//  3. push_down_filters moves every condition as low as it can go: into
 //     scans (for row-group pruning), onto the joins whose two sides it
 //     relates, turning outer joins into inner ones where a condition
 //     rejects their NULL rows.
-//  3. prune_columns, so the scans read only what is used and the next
+//  4. prune_columns, so the scans read only what is used and the next
 //     rule's size estimates count only those columns.
-//  4. reorder_joins picks the join order and build sides from estimated
+//  5. reorder_joins picks the join order and build sides from estimated
 //     sizes; it keeps every condition on the lowest join that has its
 //     columns.
-//  5. prune_columns again: the reordered joins pass on only the columns
+//  6. prune_columns again: the reordered joins pass on only the columns
 //     used above them.
 var logicalRules = []logicalRule{
 	decorrelateSubqueries{},
+	rewriteSums{},
 	pushDownFilters{},
 	pruneColumns{},
 	reorderJoins{},

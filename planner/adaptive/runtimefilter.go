@@ -40,7 +40,9 @@ import (
 // join drops it; on its way from the scan to the join, every operator
 // passes each row on by itself (filters, projections, exchanges, the
 // probe side of inner/left/semi/anti joins), so dropping it early removes
-// only the rows the join would have dropped. The summary is of committed
+// only the rows the join would have dropped; below an inner join a row of
+// either side only makes output rows carrying its key (or the key it
+// equals), which the join above drops alike. The summary is of committed
 // task outputs only (a retried or duplicated attempt does not count), so
 // it covers exactly the rows the join reads. An empty build side is
 // propagate-empty's; a build side whose keys are all NULL filters out
@@ -153,8 +155,10 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 					continue
 				}
 				e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type}
-				if probeTarget(g, st.ID, &n.Inputs[0], lk.Col, &e) && e.Probe != b {
-					out = append(out, e)
+				for _, t := range probeTargets(g, st.ID, &n.Inputs[0], lk.Col, e) {
+					if t.Probe != b {
+						out = append(out, t)
+					}
 				}
 			}
 		}
@@ -184,42 +188,74 @@ func buildSource(n *plan.Node, c int) (stage, col int, ok bool) {
 	}
 }
 
-// probeTarget follows probe column c of the node at *slot (in stage st)
-// down to a scan column, through operators that pass every row on by
-// itself, and fills e's Probe, ScanColumn, scan and slot.
-func probeTarget(g *plan.Graph, st int, slot **plan.Node, c int, e *FilterEdge) bool {
+// probeTargets follows probe column c of the node at *slot (in stage st)
+// down to scan columns, through operators that pass every row on by
+// itself, and returns e with Probe, ScanColumn, scan and slot filled for
+// each scan reached. Below an inner join the key goes down the side it
+// comes from and, when it is one of the join's plain key columns, down
+// the other side too through the key it equals: every inner join output
+// row holds one row of each side with equal keys, so a row of either side
+// whose key the filter drops only makes output rows the filtered join
+// above drops anyway.
+func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) []FilterEdge {
 	n := *slot
 	if c < 0 || c >= len(n.Schema) || n.Schema[c].Type != e.Type {
-		return false
+		return nil
 	}
 	switch n.Kind {
 	case plan.KindScan:
+		if n.Scan != nil && n.Scan.Inline {
+			// A small table inline-scans moved into its reader (after this
+			// rule ran): not worth filtering, and filtering it would make
+			// the rule fire again on its own output.
+			return nil
+		}
 		e.Probe, e.ScanColumn, e.scan, e.slot = st, c, n, slot
-		return true
+		return []FilterEdge{e}
 	case plan.KindFilter:
-		return probeTarget(g, st, &n.Inputs[0], c, e)
+		return probeTargets(g, st, &n.Inputs[0], c, e)
 	case plan.KindProject:
 		if c >= len(n.Exprs) || n.Exprs[c].Op != plan.OpColumn {
-			return false
+			return nil
 		}
-		return probeTarget(g, st, &n.Inputs[0], n.Exprs[c].Col, e)
+		return probeTargets(g, st, &n.Inputs[0], n.Exprs[c].Col, e)
 	case plan.KindHashJoin:
+		if n.Join == nil || len(n.Inputs) != 2 {
+			return nil
+		}
+		nl := len(n.Inputs[0].Schema)
+		if n.Join.Type == plan.JoinInner && !n.Join.NullAware {
+			side, col := 0, c
+			if c >= nl {
+				side, col = 1, c-nl
+			}
+			out := probeTargets(g, st, &n.Inputs[side], col, e)
+			for i := range min(len(n.Join.LeftKeys), len(n.Join.RightKeys)) {
+				k := [2]*plan.Expr{n.Join.LeftKeys[i], n.Join.RightKeys[i]}
+				if k[0].Op != plan.OpColumn || k[1].Op != plan.OpColumn || k[0].Type != k[1].Type || k[side].Col != col {
+					continue
+				}
+				out = append(out, probeTargets(g, st, &n.Inputs[1-side], k[1-side].Col, e)...)
+				break
+			}
+			return out
+		}
 		// A probe-side column of a join whose output rows each come from
 		// one probe row: dropping a probe row drops only its own rows.
-		if n.Join == nil || !n.Join.Type.PerProbeRow() || len(n.Inputs) != 2 || c >= len(n.Inputs[0].Schema) {
-			return false
+		if !n.Join.Type.PerProbeRow() || c >= nl {
+			return nil
 		}
-		return probeTarget(g, st, &n.Inputs[0], c, e)
+		return probeTargets(g, st, &n.Inputs[0], c, e)
 	case plan.KindExchange:
 		// Into the producing stage, when this exchange is its only reader
 		// (a stage reused by several readers keeps all its rows).
 		up := g.Stage(n.Stage)
 		if up == nil || up.Root == nil || !slices.Equal(g.Consumers(up.ID), []int{st}) || exchangeLeaves(g.Stage(st).Root, up.ID) != 1 {
-			return false
+			return nil
 		}
-		return probeTarget(g, up.ID, &up.Root, c, e)
+		return probeTargets(g, up.ID, &up.Root, c, e)
 	}
-	return false
+	return nil
 }
 
 func exchangeLeaves(root *plan.Node, stage int) int {

@@ -96,7 +96,11 @@ type FilterHold struct {
 // join whose build stage b the runtime-filter rule asked for a key
 // summary (plan.Stage.Summarize), b is running or starts now, and the
 // estimates say the wait is worth it: a reads at least p.FilterRatio
-// times b's input, and b's input is at most p.FilterBuildBytes.
+// times b's input, and b's input is at most p.FilterBuildBytes. A build
+// stage the planner cut for the filter (plan.Stage.FilterBuild) holds a
+// also while it waits for its inputs, when they all run or start now and
+// read at most p.FilterBuildBytes: the planner's estimates already said
+// it is selective, and its input is no measure of its output.
 // Otherwise both run at once and the filter applies only if a has not
 // started when b is done. A resumed stage never waits.
 func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
@@ -120,13 +124,28 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		}
 		bRunning, bStarting := l.active(b)
 		if !bRunning && !bStarting {
-			continue // b waits for its own inputs: holding a would wait on them too
+			// b waits for its own inputs: holding a would wait on them
+			// too, unless the planner cut b for this filter and its inputs
+			// run now (none waits on a).
+			if bb, ok := s.filterBuildComing(b, a, l); ok && bb <= p.FilterBuildBytes {
+				holds[a] = FilterHold{Build: b, Reason: fmt.Sprintf("runtime filter from build stage %d (a selective build side cut for it; its inputs read %d bytes)", b, bb)}
+			}
+			continue
 		}
 		if bStarting && !bRunning && s.DeferProbe(b, l, p.DeferProbeRatio) {
 			continue // b itself waits: it would not run while a is held
 		}
 		pb, bb := l.Bytes[a], l.Bytes[b]
-		if bb > p.FilterBuildBytes || bb*p.FilterRatio > pb {
+		if bb > p.FilterBuildBytes {
+			continue
+		}
+		if bs := s.Graph.Stage(b); bs.FilterBuild {
+			// The planner's estimates called it selective; its input
+			// is no measure of its output.
+			holds[a] = FilterHold{Build: b, Reason: fmt.Sprintf("runtime filter from build stage %d (a selective build side cut for it; it reads %d bytes)", b, bb)}
+			continue
+		}
+		if bb*p.FilterRatio > pb {
 			continue
 		}
 		holds[a] = FilterHold{Build: b, Reason: fmt.Sprintf("runtime filter from build stage %d: probe reads %d bytes, build %d (>= %dx)", b, pb, bb, p.FilterRatio)}
@@ -143,6 +162,33 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		}
 	}
 	return holds
+}
+
+// filterBuildComing reports whether build stage b, pending and not
+// starting, is a build side the planner cut for a runtime filter
+// (plan.Stage.FilterBuild) whose inputs are each done, running or
+// starting now, none of them a (so b will run without a), and returns
+// the bytes its running and starting inputs read.
+func (s *State) filterBuildComing(b, a int, l Launch) (int64, bool) {
+	bs := s.Graph.Stage(b)
+	if bs == nil || !bs.FilterBuild || !s.Pending(b) || len(bs.Inputs) == 0 {
+		return 0, false
+	}
+	var bytes int64
+	for _, in := range bs.Inputs {
+		if in == a {
+			return 0, false
+		}
+		if _, done := s.Done[in]; done {
+			continue
+		}
+		r, st := l.active(in)
+		if !r && !st {
+			return 0, false
+		}
+		bytes += l.Bytes[in]
+	}
+	return bytes, true
 }
 
 // Ready returns the stages not done or skipped whose inputs all are.

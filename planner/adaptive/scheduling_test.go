@@ -213,3 +213,96 @@ func TestAdmit(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterHoldsCutBuild: a build side the planner cut for a runtime
+// filter (plan.Stage.FilterBuild: an IN subquery's HAVING) holds the
+// probe scans it filters while it still waits for its own input, when
+// that input runs or starts now, whatever the bytes ratio; not when its
+// input has not started, nor when the input reads more than
+// FilterBuildBytes.
+func TestFilterHoldsCutBuild(t *testing.T) {
+	cat := goldenCatalog{
+		"fact":  {Name: "fact", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: []plan.Field{{Name: "f_key", Type: plan.Int64Type}, {Name: "f_v", Type: plan.Float64Type}}},
+		"other": {Name: "other", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: []plan.Field{{Name: "o_key", Type: plan.Int64Type}, {Name: "o_q", Type: plan.Int64Type}}},
+	}
+	q := "SELECT f_key, sum(f_v) FROM fact WHERE f_key IN (SELECT o_key FROM other GROUP BY o_key HAVING sum(o_q) > 300) GROUP BY f_key"
+	p, err := planner.Plan(context.Background(), q, cat, planner.Options{Partitions: 4, BroadcastBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &State{Graph: p.Graph, Done: map[int]*StageStats{}, Running: map[int]bool{}, Tasks: InitialTaskPlans(p.Graph), Config: DefaultConfig()}
+	b := -1
+	for _, st := range p.Graph.Stages {
+		if st.FilterBuild {
+			b = st.ID
+		}
+	}
+	if b < 0 {
+		t.Fatalf("no stage cut for a runtime filter:\n%s", plan.FormatGraph(p.Graph, nil))
+	}
+	in := s.Graph.Stage(b).Inputs[0]
+	var probe = -1
+	for _, e := range FilterEdges(s.Graph) {
+		if e.Build == b {
+			probe = e.Probe
+			s.Graph.Stage(b).Summarize = []int{e.BuildColumn}
+		}
+	}
+	if probe < 0 {
+		t.Fatalf("no filter edge from the cut stage %d:\n%s", b, plan.FormatGraph(p.Graph, nil))
+	}
+	policy := HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30}
+	bytes := map[int]int64{probe: 800, in: 800, b: 700}
+	cases := []struct {
+		name    string
+		launch  Launch
+		policy  HoldPolicy
+		holding bool
+	}{
+		{"input starts with the probe", Launch{Starting: map[int]bool{probe: true, in: true}, Bytes: bytes}, policy, true},
+		{"input runs", Launch{Running: map[int]bool{in: true}, Starting: map[int]bool{probe: true}, Bytes: bytes}, policy, true},
+		{"build runs, ratio not reached", Launch{Running: map[int]bool{b: true}, Starting: map[int]bool{probe: true}, Bytes: bytes}, policy, true},
+		{"input not started", Launch{Starting: map[int]bool{probe: true}, Bytes: bytes}, policy, false},
+		{"input too big", Launch{Starting: map[int]bool{probe: true, in: true}, Bytes: bytes}, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 799}, false},
+		{"holds off", Launch{Starting: map[int]bool{probe: true, in: true}, Bytes: bytes}, HoldPolicy{}, false},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			h, ok := s.FilterHolds(c.launch, c.policy)[probe]
+			if ok != c.holding || (ok && h.Build != b) {
+				t.Fatalf("hold %+v (%v), want held=%v for stage %d", h, ok, c.holding, b)
+			}
+		})
+	}
+}
+
+// TestFilterEdgesInnerJoinSides: the keys of a semi join's build side
+// reach the scans of both sides of an inner join below it on the same key
+// (TPC-H Q18's orders and lineitem), and not the scan of a join on
+// another key's column.
+func TestFilterEdgesInnerJoinSides(t *testing.T) {
+	cols := func(a, b string) []plan.Field {
+		return []plan.Field{{Name: a, Type: plan.Int64Type}, {Name: b, Type: plan.Int64Type}}
+	}
+	cat := goldenCatalog{
+		"fact":  {Name: "fact", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("f_key", "f_v")},
+		"ord":   {Name: "ord", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("o_key", "o_cust")},
+		"cust":  {Name: "cust", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("c_key", "c_v")},
+		"other": {Name: "other", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: cols("x_key", "x_q")},
+	}
+	q := `SELECT f_key, c_v, sum(f_v) FROM fact JOIN ord ON f_key = o_key JOIN cust ON o_cust = c_key
+		WHERE o_key IN (SELECT x_key FROM other GROUP BY x_key HAVING sum(x_q) > 300) GROUP BY f_key, c_v`
+	p, err := planner.Plan(context.Background(), q, cat, planner.Options{Partitions: 4, BroadcastBytes: -1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, e := range FilterEdges(p.Graph) {
+		if p.Graph.Stage(e.Build).FilterBuild {
+			got[e.scan.Scan.Table] = true
+		}
+	}
+	if !got["fact"] || !got["ord"] || got["cust"] || got["other"] {
+		t.Fatalf("scans filtered by the cut build side: %v, want fact and ord\n%s", got, plan.FormatGraph(p.Graph, nil))
+	}
+}

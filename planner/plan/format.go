@@ -33,6 +33,9 @@ func FormatGraph(g *Graph, exprName func(*Expr) string) string {
 			}
 			fmt.Fprintf(&b, ", summarize: %s", strings.Join(names, ", "))
 		}
+		if s.FilterBuild {
+			b.WriteString(", filter build")
+		}
 		b.WriteString("]")
 		if s.ID == g.Result {
 			b.WriteString(" result")

@@ -33,6 +33,12 @@ type Stage struct {
 	// rule runtime-filter sets it on a join's build side while the stage
 	// is pending, to filter the probe side's scan with it.
 	Summarize []int `json:"summarize,omitempty"`
+	// FilterBuild marks a join's build side the planner cut into a stage
+	// of its own for a runtime filter (planner/filter_cut.go): the
+	// estimates call it selective, so the probe scans it could prune wait
+	// for it (adaptive.State.FilterHolds) even while it still waits for
+	// its own inputs.
+	FilterBuild bool `json:"filter_build,omitempty"`
 }
 
 // Graph is a query's stage graph. The Result stage's single output

@@ -2,6 +2,7 @@ package objstore
 
 import (
 	"errors"
+	"math"
 	"sort"
 	"sync"
 )
@@ -32,6 +33,15 @@ const (
 	// 29.7 s; 1 MiB holes 3,652 GETs, 9.9 s and 21.4 s. Requests, not
 	// bytes, are what an object store charges for in time and money.
 	DefaultPrefetchHole = 1 << 20
+	// DefaultPrefetchMinHole and DefaultPrefetchHoleFraction size the
+	// merging from the bytes a read will use, not the gap alone: a
+	// coalesced request fetches at most HoleFraction times its planned
+	// bytes in holes (and always MinHole). Without it a narrow projection
+	// of a table with small row groups, whose chunks all lie within 1 MiB
+	// of each other, fetched the whole file (a 10-million-row GROUP BY
+	// read 142 MiB to use 11 MiB).
+	DefaultPrefetchMinHole      = 256 << 10
+	DefaultPrefetchHoleFraction = 1.0
 	// DefaultPrefetchRequest caps a coalesced request, so that decoding
 	// starts after the first few MiB, not after the whole split (a single
 	// range larger than it stays one request). Measured on MinIO with make
@@ -46,15 +56,27 @@ const (
 
 // PrefetchOptions configures Prefetch; zero fields take the defaults.
 type PrefetchOptions struct {
-	Hole     int64
-	Request  int64
-	Parallel int
-	Ahead    int64
+	Hole int64
+	// MinHole and HoleFraction bound the hole bytes of one coalesced
+	// request (see DefaultPrefetchHoleFraction); a negative HoleFraction
+	// turns the bound off (gaps up to Hole always merge).
+	MinHole      int64
+	HoleFraction float64
+	Request      int64
+	Parallel     int
+	Ahead        int64
 }
 
 func (o PrefetchOptions) withDefaults() PrefetchOptions {
 	if o.Hole <= 0 {
 		o.Hole = DefaultPrefetchHole
+	}
+	if o.MinHole <= 0 {
+		o.MinHole = DefaultPrefetchMinHole
+	}
+	switch {
+	case o.HoleFraction == 0:
+		o.HoleFraction = DefaultPrefetchHoleFraction
 	}
 	if o.Request <= 0 {
 		o.Request = DefaultPrefetchRequest
@@ -104,8 +126,11 @@ type prefetcher struct {
 }
 
 // coalesce sorts ranges by offset and merges overlapping ones and those
-// separated by at most hole bytes, up to request bytes per unit.
-func coalesce(ranges [][2]int64, hole, request int64) []*fetchUnit {
+// separated by a gap of at most o.Hole bytes, up to o.Request bytes per
+// unit, as long as the hole bytes a unit fetches stay within its waste
+// budget: at most o.HoleFraction of the planned bytes it holds, or
+// o.MinHole, whichever is larger (wasteBudget).
+func coalesce(ranges [][2]int64, o PrefetchOptions) []*fetchUnit {
 	rs := make([][2]int64, 0, len(ranges))
 	for _, r := range ranges {
 		if r[1] > 0 && r[0] >= 0 {
@@ -114,19 +139,25 @@ func coalesce(ranges [][2]int64, hole, request int64) []*fetchUnit {
 	}
 	sort.Slice(rs, func(i, j int) bool { return rs[i][0] < rs[j][0] })
 	var units []*fetchUnit
+	var used, waste int64 // of the last unit: planned bytes (overlaps once) and hole bytes
 	for _, r := range rs {
 		end := r[0] + r[1]
 		if k := len(units); k > 0 {
 			u := units[k-1]
 			uend := u.off + u.n
-			if r[0] <= uend+hole && (end-u.off <= request || r[0] < uend) {
+			gap := max(r[0]-uend, 0)
+			adds := max(end-max(r[0], uend), 0) // planned bytes past the unit's end
+			fits := r[0] < uend || (gap <= o.Hole && end-u.off <= o.Request && waste+gap <= wasteBudget(used+adds, o))
+			if fits {
 				if end > uend {
 					u.n = end - u.off
 				}
+				used, waste = used+adds, waste+gap
 				u.parts = append(u.parts, plannedPart{off: r[0], n: r[1]})
 				continue
 			}
 		}
+		used, waste = r[1], 0
 		units = append(units, &fetchUnit{off: r[0], n: r[1], parts: []plannedPart{{off: r[0], n: r[1]}}})
 	}
 	for _, u := range units {
@@ -136,6 +167,15 @@ func coalesce(ranges [][2]int64, hole, request int64) []*fetchUnit {
 		u.done = make(chan struct{})
 	}
 	return units
+}
+
+// wasteBudget is the most hole bytes a coalesced request holding used
+// planned bytes may fetch: o.HoleFraction of them, and at least o.MinHole.
+func wasteBudget(used int64, o PrefetchOptions) int64 {
+	if o.HoleFraction < 0 {
+		return math.MaxInt64 // no budget: every gap up to Hole merges
+	}
+	return max(o.MinHole, int64(o.HoleFraction*float64(used)))
 }
 
 // Prefetch plans the ranges (offset, length) the caller is about to read
@@ -156,7 +196,7 @@ func (r *ReaderAt) Prefetch(ranges [][2]int64) {
 		}
 	}
 	r.Close()
-	p := &prefetcher{units: coalesce(valid, o.Hole, o.Request), wake: make(chan struct{}, 1), stop: make(chan struct{})}
+	p := &prefetcher{units: coalesce(valid, o), wake: make(chan struct{}, 1), stop: make(chan struct{})}
 	if len(p.units) == 0 {
 		return
 	}

@@ -36,24 +36,37 @@ func (b *rangeLog) count() int {
 }
 
 func TestCoalesce(t *testing.T) {
+	const noBudget = -1.0 // gaps up to the hole always merge (the rule before the budget)
 	cases := []struct {
 		name          string
 		ranges        [][2]int64
 		hole, request int64
+		minHole       int64
+		fraction      float64
 		want          [][2]int64 // units (off, n)
 	}{
-		{"adjacent merge", [][2]int64{{0, 10}, {10, 10}}, 0, 100, [][2]int64{{0, 20}}},
-		{"small hole merges", [][2]int64{{0, 10}, {15, 10}}, 5, 100, [][2]int64{{0, 25}}},
-		{"big hole splits", [][2]int64{{0, 10}, {16, 10}}, 5, 100, [][2]int64{{0, 10}, {16, 10}}},
-		{"unsorted input", [][2]int64{{50, 10}, {0, 10}, {12, 3}}, 5, 100, [][2]int64{{0, 15}, {50, 10}}},
-		{"request cap splits", [][2]int64{{0, 60}, {60, 60}}, 10, 100, [][2]int64{{0, 60}, {60, 60}}},
-		{"one big range stays whole", [][2]int64{{0, 500}}, 10, 100, [][2]int64{{0, 500}}},
-		{"overlap merges past the cap", [][2]int64{{0, 90}, {50, 90}}, 0, 100, [][2]int64{{0, 140}}},
-		{"empty and negative dropped", [][2]int64{{0, 0}, {-1, 5}, {3, 4}}, 0, 100, [][2]int64{{3, 4}}},
+		{"adjacent merge", [][2]int64{{0, 10}, {10, 10}}, 0, 100, 0, noBudget, [][2]int64{{0, 20}}},
+		{"small hole merges", [][2]int64{{0, 10}, {15, 10}}, 5, 100, 0, noBudget, [][2]int64{{0, 25}}},
+		{"big hole splits", [][2]int64{{0, 10}, {16, 10}}, 5, 100, 0, noBudget, [][2]int64{{0, 10}, {16, 10}}},
+		{"unsorted input", [][2]int64{{50, 10}, {0, 10}, {12, 3}}, 5, 100, 0, noBudget, [][2]int64{{0, 15}, {50, 10}}},
+		{"request cap splits", [][2]int64{{0, 60}, {60, 60}}, 10, 100, 0, noBudget, [][2]int64{{0, 60}, {60, 60}}},
+		{"one big range stays whole", [][2]int64{{0, 500}}, 10, 100, 0, noBudget, [][2]int64{{0, 500}}},
+		{"overlap merges past the cap", [][2]int64{{0, 90}, {50, 90}}, 0, 100, 0, noBudget, [][2]int64{{0, 140}}},
+		{"empty and negative dropped", [][2]int64{{0, 0}, {-1, 5}, {3, 4}}, 0, 100, 0, noBudget, [][2]int64{{3, 4}}},
+		// The waste budget: hole bytes at most fraction x planned bytes
+		// of the unit, and at least minHole.
+		{"narrow chunks far apart stay apart", [][2]int64{{0, 10}, {100, 10}, {200, 10}}, 1000, 1000, 1, 1, [][2]int64{{0, 10}, {100, 10}, {200, 10}}},
+		{"the same gaps without a budget merge", [][2]int64{{0, 10}, {100, 10}, {200, 10}}, 1000, 1000, 1, noBudget, [][2]int64{{0, 210}}},
+		{"wide chunks with small holes merge", [][2]int64{{0, 100}, {150, 100}, {300, 100}}, 1000, 1000, 1, 1, [][2]int64{{0, 400}}},
+		{"budget spent: the next gap opens a unit", [][2]int64{{0, 20}, {40, 20}, {100, 20}}, 1000, 1000, 1, 0.5, [][2]int64{{0, 60}, {100, 20}}},
+		{"min hole merges small gaps of tiny chunks", [][2]int64{{0, 1}, {9, 1}, {17, 1}}, 1000, 1000, 16, 0.1, [][2]int64{{0, 18}}},
+		{"min hole spent", [][2]int64{{0, 1}, {9, 1}, {17, 1}}, 1000, 1000, 10, 0.1, [][2]int64{{0, 10}, {17, 1}}},
+		{"the hole bound still holds", [][2]int64{{0, 100}, {150, 100}}, 40, 1000, 1, 10, [][2]int64{{0, 100}, {150, 100}}},
+		{"overlaps cost no budget", [][2]int64{{0, 10}, {5, 10}, {100, 10}}, 1000, 1000, 1, 1, [][2]int64{{0, 15}, {100, 10}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			us := coalesce(c.ranges, c.hole, c.request)
+			us := coalesce(c.ranges, PrefetchOptions{Hole: c.hole, Request: c.request, MinHole: c.minHole, HoleFraction: c.fraction}.withDefaults())
 			var got [][2]int64
 			for _, u := range us {
 				got = append(got, [2]int64{u.off, u.n})
