@@ -41,6 +41,8 @@ import (
 //   - Float64 and Float32 (widened): mix(IEEE-754 bits), with -0 as +0 and
 //     every NaN as the canonical quiet NaN 0x7FF8000000000000.
 //   - String, LargeString, Binary: XXH3-64 of the bytes, seed 0.
+//   - List, Map, Struct: XXH3-64 of the value's key encoding (AppendKey),
+//     seed 0. Equal nested values (NULLs inside equal) hash alike.
 const (
 	HashSeed uint64 = 0x5A17CE5EED5A17CE
 	NullHash uint64 = 0x6A09E667F3BCC908
@@ -79,6 +81,8 @@ func Supported(t arrow.DataType) bool {
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
 		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DATE32, arrow.TIMESTAMP,
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.NULL:
+		return true
+	case arrow.LIST, arrow.MAP, arrow.STRUCT:
 		return true
 	}
 	return false
@@ -212,6 +216,19 @@ func hashColumn(c arrow.Array, out []uint64) error {
 	case *array.Null:
 		for i := range out {
 			out[i] = combine(out[i], NullHash)
+		}
+	case *array.List, *array.Map, *array.Struct:
+		var buf []byte
+		var err error
+		for i := range out {
+			if a.IsNull(i) {
+				out[i] = combine(out[i], NullHash)
+				continue
+			}
+			if buf, err = AppendKey(buf[:0], a, i); err != nil {
+				return err
+			}
+			out[i] = combine(out[i], xxh3.Hash(buf))
 		}
 	default:
 		return fmt.Errorf("cannot hash type %s", c.DataType())
