@@ -30,6 +30,9 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", f.Name)
 	}
+	if f.Name == "struct_pack" {
+		return b.structPack(fc, c)
+	}
 	args := make([]*plan.Expr, len(fc.Args))
 	for k, a := range fc.Args {
 		e, err := b.bindExpr(a, c)
