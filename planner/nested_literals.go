@@ -38,7 +38,7 @@ func rewriteNestedLiterals(sql string) string {
 		keyEnd int
 	}
 	var stack []open
-	prevWord := ""   // the last word, lowercased, when it was the last token
+	prevWord := ""     // the last word, lowercased, when it was the last token
 	prevSig := byte(0) // the last significant character written
 	top := func() *open {
 		if len(stack) == 0 {
