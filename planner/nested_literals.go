@@ -124,7 +124,7 @@ func rewriteNestedLiterals(sql string) string {
 				out.WriteByte(c)
 			}
 		case c == '{':
-			if prevSig == '=' || prevSig == '>' {
+			if (prevSig == '=' || prevSig == '>') && strings.Contains(strings.ToLower(sql), "read_csv") {
 				return sql // a read function's struct argument (maskStructArgs)
 			}
 			stack = append(stack, open{kind: 'B', keyAt: -1})

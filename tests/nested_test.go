@@ -147,6 +147,16 @@ func TestNestedParquet(t *testing.T) {
 		{name: "comparelists", sql: `select a.id, a.l = b.l, a.l < b.l, a.l >= b.l, a.s <> b.s, a.s.c > b.s.c, a.m = b.m from nested a join nested b on a.id = b.id + 1 where a.id < 500`},
 		{name: "filterlist", sql: `select id, l from nested where l > s.c.y or l = s.c.y`},
 		{name: "union", sql: `select l, s.c from nested union select l, s.c from nested where id < 10`},
+		// Literals and list functions over the file's values.
+		{name: "literals", sql: `select id, [id, id * 2, null] as a, {'k': id, 'v': s.b, 'w': [l[1]]} as b, list_value(s.a, id), struct_pack(x := id % 3, y := m) from nested where id < 200`},
+		{name: "literalcompare", sql: `select id, l from nested where l = [id, null] or l = [id::bigint] or s.c = {'x': 2, 'y': [id, id + 1]}`},
+		{name: "slices", sql: `select id, l[2:3], l[:1], l[-2:], l[0:0], list_slice(l, id % 4 - 2, 2), ls[1:1] from nested where id < 400`},
+		{name: "listsort", sql: `select id, list_sort(l), list_sort(l, 'DESC'), list_sort(l, 'ASC', 'NULLS FIRST'), list_reverse_sort(s.c.y), list_sort(ls) from nested where id < 400`},
+		{name: "listdistinct", sql: `select id, list_sort(list_distinct(l)), list_sort(list_distinct([id % 3, null, id % 3, 1])), list_sort(list_distinct(map_values(m))) from nested where id < 400`},
+		{name: "hasany", sql: `select id, list_has_any(l, [1, 2, 3, id]), list_has_any(s.c.y, l), array_has_any(l, [0, 7]) from nested where id < 600`},
+		{name: "tostring", sql: `select id, array_to_string(l, ','), array_to_string(map_keys(m), ' | '), array_to_string(s.c.y, '') from nested where id < 600`},
+		{name: "flatten", sql: `select id, flatten(ll), flatten([l, s.c.y, null]) from nested where id < 300`},
+		{name: "groupliteral", sql: `select {'x': s.c.x, 'odd': id % 2 = 1} as k, count(*), min(id), sum(id) from nested group by k`},
 		{name: "windowstruct", sql: `select id, row_number() over (partition by s.c order by id), rank() over (order by l, id) from nested where id < 300`},
 	})
 	// EXPLAIN shows the unnest, in the stage of the scan (row by row).
