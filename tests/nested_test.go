@@ -220,7 +220,8 @@ func TestNestedParquet(t *testing.T) {
 	// a failed task or a wrong order.
 	on := true
 	for _, q := range []string{
-		"select min(l) from nested", "select l::varchar from nested",
+		"select min(l) from nested", "select l::varchar from nested", "select row(id, 1) from nested", "select l || l from nested",
+		"select array_agg(id) from nested", "select list(s) from nested", "select generate_subscripts(l, 1) from nested",
 		"select unnest(l), count(*) from nested", "select unnest(l), unnest(ll) from nested", "select distinct unnest(l) from nested",
 	} {
 		_, err := st.Query(context.Background(), q, &on, nil)

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
+	"github.com/zeebo/xxh3"
 )
 
 // TestKeyEncodingOrder: the key encodings of nested values order as
@@ -65,5 +66,34 @@ func TestKeyEncodingOrder(t *testing.T) {
 		sl.Release()
 		enc.Release()
 		a.Release()
+	}
+}
+
+// TestNestedHashGolden pins the partitioning hash of nested values (part of
+// the storage format, as TestHashGolden in package shuffle): the key
+// encoding written out by hand, its XXH3, folded into HashSeed.
+func TestNestedHashGolden(t *testing.T) {
+	a, _, err := array.FromJSON(memory.DefaultAllocator, arrow.ListOf(arrow.PrimitiveTypes.Int64), strings.NewReader(`[[1, null], [], null]`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Release()
+	got := make([]uint64, 3)
+	for i := range got {
+		got[i] = HashSeed
+	}
+	if err := Fold(a, got); err != nil {
+		t.Fatal(err)
+	}
+	one := []byte{0x01, 0x01, 0x80, 0, 0, 0, 0, 0, 0, 0x01, 0x01, 0x02, 0x00} // [1, NULL]: elem, valid, 1 with the sign flipped; elem, NULL; end
+	want := []uint64{combine(HashSeed, xxh3.Hash(one)), combine(HashSeed, xxh3.Hash([]byte{0x00})), combine(HashSeed, NullHash)}
+	pinned := []uint64{0x705ce44bdca2701b}
+	for i := range got {
+		if got[i] != want[i] {
+			t.Errorf("row %d: hash %#016x, the definition gives %#016x", i, got[i], want[i])
+		}
+	}
+	if got[0] != pinned[0] {
+		t.Errorf("row 0: hash %#016x, pinned %#016x (the partitioning hash changed!)", got[0], pinned[0])
 	}
 }
