@@ -1113,6 +1113,8 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return b.bindPercentile(fc, f.Name, c) // aggregates.go: WITHIN GROUP
 		case plan.AggStringAgg:
 			return b.bindStringAgg(fc, c) // aggregates.go: separator, ORDER BY
+		case plan.AggList:
+			return b.bindListAgg(fc, c) // aggregates.go: ORDER BY
 		}
 		return b.bindAggregate(fc, f, c)
 	}

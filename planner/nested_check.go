@@ -132,10 +132,10 @@ func checkNestedExpr(e *plan.Expr) error {
 }
 
 // nestedAggOK reports whether aggregate call c takes nested arguments:
-// count and count(DISTINCT) (which hashes them).
+// count, count(DISTINCT) (which hashes them) and list.
 func nestedAggOK(c plan.AggCall) bool {
 	switch c.Func {
-	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct:
+	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggList, plan.AggListWrapped:
 		return true
 	}
 	return false
