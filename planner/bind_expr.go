@@ -577,6 +577,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case "~~", "!~~":
 		return b.like(l, r, name == "!~~", loc)
 	case "||":
+		if l.Type.ID == plan.List || r.Type.ID == plan.List {
+			return b.callByName("list_concat", []*plan.Expr{l, r, lit(plan.Value{B: true}, plan.BoolType)}, loc) // DuckDB: || of lists, NULL with a NULL
+		}
 		return b.callByName("||", []*plan.Expr{l, r}, loc)
 	case "->":
 		return b.callByName("json_extract", []*plan.Expr{l, r}, loc)

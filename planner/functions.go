@@ -48,6 +48,12 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 	if err != nil {
 		return nil, err
 	}
+	if f.Name == "list_concat" && call.Type.ID != plan.List {
+		if args[0].Type.ID == plan.Null && args[1].Type.ID == plan.Null {
+			return nullOf(plan.NullType), nil // list_concat(NULL, NULL)
+		}
+		return nil, b.errorf(CodeType, loc, "type mismatch: list_concat takes two lists, not %s", argTypes(args))
+	}
 	return b.roundScale(f, args, call, loc)
 }
 

@@ -67,6 +67,21 @@ func listFunctions() []*ScalarFunction {
 			Doc:        "the elements as text joined by the separator, NULL elements skipped",
 			Signatures: []Signature{{Params: []plan.TypeID{plan.List, plan.String}, Returns: plan.StringType}},
 			Kernel:     arrayToStringKernel},
+		{Name: "list_concat", Aliases: []string{"list_cat", "array_concat", "array_cat"}, Nested: true, Nulls: NullCustom,
+			Doc: "the elements of the first list then of the second (a NULL list counts as empty). l1 || l2 is list_concat(l1, l2, true): NULL when either is NULL",
+			Signatures: []Signature{{Params: []plan.TypeID{SameType, SameType}, Return: first, ReturnDoc: "the lists' type"},
+				{Params: []plan.TypeID{SameType, SameType, plan.Bool}, Return: first, ReturnDoc: "the lists' type"}},
+			Kernel: listConcatKernel},
+		{Name: "generate_series", Nested: true,
+			Doc: "the list [start, start+1, ..., stop] (generate_series(stop): from 0); in FROM it is the table function",
+			Signatures: []Signature{{Params: []plan.TypeID{plan.Int64}, Returns: plan.ListOf(plan.Int64Type)},
+				{Params: []plan.TypeID{plan.Int64, plan.Int64}, Returns: plan.ListOf(plan.Int64Type)}},
+			Kernel: seriesKernel(true)},
+		{Name: "range", Nested: true,
+			Doc: "the list [start, start+1, ..., stop-1] (range(stop): from 0); in FROM it is the table function",
+			Signatures: []Signature{{Params: []plan.TypeID{plan.Int64}, Returns: plan.ListOf(plan.Int64Type)},
+				{Params: []plan.TypeID{plan.Int64, plan.Int64}, Returns: plan.ListOf(plan.Int64Type)}},
+			Kernel: seriesKernel(false)},
 		{Name: "flatten", Nested: true,
 			Doc:        "a list of lists concatenated into one list (NULL inner lists skipped)",
 			Signatures: []Signature{{Params: []plan.TypeID{plan.List}, Return: func(a []plan.DataType) plan.DataType { return a[0].Elem() }, ReturnDoc: "the inner list type"}},
@@ -395,4 +410,125 @@ func flattenKernel(c *Call) (arrow.Array, error) {
 		}
 	}
 	return buildList(c, inner.ListValues(), rows, null)
+}
+
+func listConcatKernel(c *Call) (arrow.Array, error) {
+	if c.Type.ID != plan.List {
+		return nil, fmt.Errorf("list_concat of %s", c.Type)
+	}
+	strict := len(c.Args) == 3 && c.Args[2].Const() && c.Args[2].lit.B
+	srcs := make([]arrow.Array, 2)
+	defer releaseAll(srcs)
+	for j, d := range c.Args[:2] {
+		if d.t.ID != plan.List {
+			continue // a NULL literal: an empty list
+		}
+		a, err := datumArray(c, d)
+		if err != nil {
+			return nil, err
+		}
+		srcs[j] = a
+	}
+	et := c.Type.Arrow().(*arrow.ListType).Elem()
+	obuf, o := newFixed[int32](c.Mem, c.N+1)
+	var valid *memory.Buffer
+	var vb []byte
+	var bi, ri []int32
+	for i := 0; i < c.N; i++ {
+		null := false
+		for _, a := range srcs {
+			null = null || strict && (a == nil || a.IsNull(i))
+		}
+		for j, a := range srcs {
+			if null || a == nil || a.IsNull(i) {
+				continue
+			}
+			lo, hi := a.(*array.List).ValueOffsets(i)
+			for k := lo; k < hi; k++ {
+				bi, ri = append(bi, int32(j)), append(ri, int32(k))
+			}
+		}
+		if null && valid == nil {
+			valid, vb = newBitmap(c.Mem, c.N)
+			for k := 0; k < i; k++ {
+				setBit(vb, k)
+			}
+		} else if !null && vb != nil {
+			setBit(vb, i)
+		}
+		o[i+1] = int32(len(bi))
+	}
+	kids := make([]arrow.Array, 2)
+	for j, a := range srcs {
+		if a != nil {
+			kids[j] = a.(*array.List).ListValues()
+		} else {
+			kids[j] = array.MakeArrayOfNull(memory.DefaultAllocator, et, 0)
+			defer kids[j].Release()
+		}
+	}
+	vals, err := kernel.TakeMulti(c.Mem, et, kids, bi, ri)
+	if err != nil {
+		obuf.Release()
+		if valid != nil {
+			valid.Release()
+		}
+		return nil, err
+	}
+	defer vals.Release()
+	return makeNested(c.Type.Arrow(), c.N, valid, []*memory.Buffer{obuf}, []arrow.Array{vals}), nil
+}
+
+// maxSeries bounds the elements of one generate_series or range list.
+const maxSeries = 1 << 24
+
+func seriesKernel(inclusive bool) Kernel {
+	return func(c *Call) (arrow.Array, error) {
+		obuf, o := newFixed[int32](c.Mem, c.N+1)
+		var vals []int64
+		var valid *memory.Buffer
+		var vb []byte
+		for i := 0; i < c.N; i++ {
+			null := false
+			for _, a := range c.Args {
+				null = null || a.Null(i)
+			}
+			if null {
+				if valid == nil {
+					valid, vb = newBitmap(c.Mem, c.N)
+					for k := 0; k < i; k++ {
+						setBit(vb, k)
+					}
+				}
+				o[i+1] = int32(len(vals))
+				continue
+			}
+			if vb != nil {
+				setBit(vb, i)
+			}
+			lo, hi := int64(0), c.Args[0].Int(i)
+			if len(c.Args) == 2 {
+				lo, hi = hi, c.Args[1].Int(i)
+			}
+			if !inclusive {
+				hi--
+			}
+			if hi >= lo && hi-lo >= maxSeries || len(vals) > maxSeries {
+				obuf.Release()
+				if valid != nil {
+					valid.Release()
+				}
+				return nil, fmt.Errorf("a list of more than %d elements", maxSeries)
+			}
+			for v := lo; v <= hi; v++ {
+				vals = append(vals, v)
+			}
+			o[i+1] = int32(len(vals))
+		}
+		vbuf, v := newFixed[int64](c.Mem, len(vals))
+		copy(v, vals)
+		elems := makeArray(arrow.PrimitiveTypes.Int64, len(vals), nil, vbuf)
+		defer elems.Release()
+		return makeNested(c.Type.Arrow(), c.N, valid, []*memory.Buffer{obuf}, []arrow.Array{elems}), nil
+	}
 }
