@@ -36,9 +36,12 @@ func rewriteNestedLiterals(sql string) string {
 		kind   byte // 'L' list literal, 'S' subscript, 'B' struct literal, '(' parenthesis
 		keyAt  int  // 'B': output offset of the current key's opening quote (-1: none)
 		keyEnd int
+		call   int // '(': output offset of the function name before it (-1: none)
 	}
+	lastCall := -1 // the call a ')' just closed: its name's output offset
 	var stack []open
 	prevWord := ""     // the last word, lowercased, when it was the last token
+	wordAt := -1       // output offset of that word
 	prevSig := byte(0) // the last significant character written
 	top := func() *open {
 		if len(stack) == 0 {
@@ -94,7 +97,7 @@ func rewriteNestedLiterals(sql string) string {
 				j++
 			}
 			out.WriteString(sql[i:j])
-			prevWord, prevSig = strings.ToLower(sql[i:j]), c
+			prevWord, prevSig, wordAt = strings.ToLower(sql[i:j]), c, out.Len()-(j-i)
 			i = j - 1
 			continue
 		case c == '[':
@@ -104,6 +107,13 @@ func rewriteNestedLiterals(sql string) string {
 			}
 			if !valueBefore && prevSig == '(' && readCall(out.String()) {
 				valueBefore = true // read_parquet(['...']): maskReadLists
+			}
+			if valueBefore && prevSig == ')' && lastCall >= 0 {
+				// f(x)[i]: the Postgres grammar takes a subscript only
+				// after a parenthesized expression, so the call gets one.
+				s := out.String()
+				out.Reset()
+				out.WriteString(s[:lastCall] + "(" + s[lastCall:] + ")")
 			}
 			if valueBefore {
 				stack = append(stack, open{kind: 'S'})
@@ -137,13 +147,21 @@ func rewriteNestedLiterals(sql string) string {
 				out.WriteByte(c)
 			}
 		case c == '(':
-			stack = append(stack, open{kind: '('})
+			call := -1
+			if prevWord != "" && prevSig != 0 && litWordByte(prevSig) && !literalKeywords[prevWord] && prevWord != "array" {
+				call = wordAt
+			}
+			stack = append(stack, open{kind: '(', call: call})
 			out.WriteByte(c)
 		case c == ')':
+			closed := -1
 			if t := top(); t != nil && t.kind == '(' {
+				closed = t.call
 				stack = stack[:len(stack)-1]
 			}
 			out.WriteByte(c)
+			prevSig, prevWord, lastCall = c, "", closed
+			continue
 		case c == ':' && i+1 < len(sql) && sql[i+1] == ':':
 			out.WriteString("::")
 			i++
@@ -163,7 +181,7 @@ func rewriteNestedLiterals(sql string) string {
 		default:
 			out.WriteByte(c)
 		}
-		prevSig, prevWord = c, ""
+		prevSig, prevWord, lastCall = c, "", -1
 	}
 	return out.String()
 }

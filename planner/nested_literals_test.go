@@ -17,6 +17,8 @@ func TestRewriteNestedLiterals(t *testing.T) {
 		{`select * from read_parquet(['s3://b/x/'])`, `select * from read_parquet(['s3://b/x/'])`},
 		{`select * from read_csv('s3://b/x.csv', types={'a': 'VARCHAR'})`, `select * from read_csv('s3://b/x.csv', types={'a': 'VARCHAR'})`},
 		{`select 1 where x in [1]`, `select 1 where x in (list_value(1))`},
+		{`select list_sort(l)[1], f(g(x))[2:3], (y)[1], t.l[1], array[1][1] from t`, `select (list_sort(l))[1], (f(g(x)))[2:3], (y)[1], t.l[1], array[1][1] from t`},
+		{`select s.f(x)[1]`, `select (s.f(x))[1]`},
 	} {
 		if got := rewriteNestedLiterals(tc.in); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)

@@ -158,6 +158,7 @@ func TestNestedParquet(t *testing.T) {
 		{name: "concat", sql: `select id, l || s.c.y, list_concat(l, null), array_cat(s.c.y, l), l || null, [id] || l from nested where id < 300`},
 		{name: "subscripts", sql: `select id, generate_subscripts(l, 1) as i, l[generate_subscripts(l, 1)] from nested where id < 300`},
 		{name: "series", sql: `select id, generate_series(1, len(l)), range(id % 4), list_sort(generate_series(id % 3, 2), 'DESC') from nested where id < 300`},
+		{name: "callsubscript", sql: `select id, list_sort(l)[1], map_keys(m)[2], list_sort(ls, 'DESC')[1].q, generate_series(1, 5)[2:id % 4] from nested where id < 300`},
 		{name: "flatten", sql: `select id, flatten(ll), flatten([l, s.c.y, null]) from nested where id < 300`},
 		{name: "groupliteral", sql: `select {'x': s.c.x, 'odd': id % 2 = 1} as k, count(*), min(id), sum(id) from nested group by k`},
 		// list/array_agg: ordered, unordered (sorted after), DISTINCT,

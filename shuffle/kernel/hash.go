@@ -83,6 +83,11 @@ func Supported(t arrow.DataType) bool {
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.NULL:
 		return true
 	case arrow.LIST, arrow.MAP, arrow.STRUCT:
+		for _, c := range childTypes(t) {
+			if !Supported(c) {
+				return false
+			}
+		}
 		return true
 	}
 	return false
