@@ -129,23 +129,8 @@ func (b *binder) bindStringAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) 
 		sep = s.Value.S
 	}
 	a := aggExpr{fn: plan.AggStringAgg, arg: arg, typ: plan.StringType, sep: sep, dedupe: fc.AggDistinct}
-	for _, o := range fc.AggOrder {
-		sb := o.GetSortBy()
-		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
-			return nil, b.unsupported(exprLoc(o), "this string_agg ORDER BY item")
-		}
-		e, err := b.bindExpr(sb.Node, inner)
-		if err != nil {
-			return nil, err
-		}
-		if e.Type.ID == plan.Null {
-			continue // ordering by a constant NULL orders nothing
-		}
-		if a.dedupe && exprKey(e) != argKey && exprKey(e) != exprKey(arg) {
-			return nil, b.errorf(CodeGrouping, exprLoc(o), "in string_agg(DISTINCT ...), ORDER BY expressions must be the argument")
-		}
-		a.order = append(a.order, sortKey{expr: e, desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
-			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST}) // DuckDB: NULLS LAST by default
+	if err := b.aggOrderBy(fc, inner, &a, argKey, arg); err != nil {
+		return nil, err
 	}
 	// Ordered aggregates with different ORDER BYs are planned by
 	// expandOrderedAggregates (distinct_aggs.go).
@@ -159,4 +144,58 @@ func sortKeysKey(keys []sortKey) string {
 		fmt.Fprintf(&sb, "%s %v %v;", exprKey(k.expr), k.desc, k.nullsFirst)
 	}
 	return sb.String()
+}
+
+// aggOrderBy binds the ORDER BY of an ordered aggregate call (string_agg,
+// list) into a.order; with DISTINCT the keys must be the argument.
+func (b *binder) aggOrderBy(fc *pg.FuncCall, inner *exprCtx, a *aggExpr, argKey string, arg *plan.Expr) error {
+	name := string(a.fn)
+	for _, o := range fc.AggOrder {
+		sb := o.GetSortBy()
+		if sb == nil || sb.SortbyDir == pg.SortByDir_SORTBY_USING {
+			return b.unsupported(exprLoc(o), "this "+name+" ORDER BY item")
+		}
+		e, err := b.bindExpr(sb.Node, inner)
+		if err != nil {
+			return err
+		}
+		if e.Type.ID == plan.Null {
+			continue // ordering by a constant NULL orders nothing
+		}
+		if a.dedupe && exprKey(e) != argKey && exprKey(e) != exprKey(arg) {
+			return b.errorf(CodeGrouping, exprLoc(o), "in %s(DISTINCT ...), ORDER BY expressions must be the argument", name)
+		}
+		a.order = append(a.order, sortKey{expr: e, desc: sb.SortbyDir == pg.SortByDir_SORTBY_DESC,
+			nullsFirst: sb.SortbyNulls == pg.SortByNulls_SORTBY_NULLS_FIRST}) // DuckDB: NULLS LAST by default
+	}
+	return nil
+}
+
+// bindListAgg binds list(x [ORDER BY y]) and array_agg: the values of a
+// group, NULLs too, as a list. Like string_agg it is holistic: the rows
+// of a group meet in one task, sorted there first when ordered.
+func (b *binder) bindListAgg(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
+	loc := fc.Location
+	if err := b.aggregateAllowed(c, loc); err != nil {
+		return nil, err
+	}
+	switch {
+	case fc.AggFilter != nil:
+		return nil, b.unsupported(loc, "FILTER in aggregate functions")
+	case len(fc.Args) != 1 || fc.AggStar:
+		return nil, b.errorf(CodeType, loc, "type mismatch: list takes one value")
+	}
+	inner := c.with(func(c *exprCtx) { c.aggs, c.inAgg = nil, true })
+	arg, err := b.bindExpr(fc.Args[0], inner)
+	if err != nil {
+		return nil, err
+	}
+	if arg.Type.ID == plan.Null {
+		return nil, b.unsupported(loc, "list of a NULL constant")
+	}
+	a := aggExpr{fn: plan.AggList, arg: arg, typ: plan.ListOf(arg.Type), dedupe: fc.AggDistinct}
+	if err := b.aggOrderBy(fc, inner, &a, exprKey(arg), arg); err != nil {
+		return nil, err
+	}
+	return b.addAgg(c.aggs, a), nil
 }

@@ -580,6 +580,9 @@ func (b *binder) bindOp(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	case "~~", "!~~":
 		return b.like(l, r, name == "!~~", loc)
 	case "||":
+		if l.Type.ID == plan.List || r.Type.ID == plan.List {
+			return b.callByName("list_concat", []*plan.Expr{l, r, lit(plan.Value{B: true}, plan.BoolType)}, loc) // DuckDB: || of lists, NULL with a NULL
+		}
 		return b.callByName("||", []*plan.Expr{l, r}, loc)
 	case "->":
 		return b.callByName("json_extract", []*plan.Expr{l, r}, loc)
@@ -1116,6 +1119,8 @@ func (b *binder) bindFuncCall(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 			return b.bindPercentile(fc, f.Name, c) // aggregates.go: WITHIN GROUP
 		case plan.AggStringAgg:
 			return b.bindStringAgg(fc, c) // aggregates.go: separator, ORDER BY
+		case plan.AggList:
+			return b.bindListAgg(fc, c) // aggregates.go: ORDER BY
 		}
 		return b.bindAggregate(fc, f, c)
 	}

@@ -106,8 +106,14 @@ func (b *binder) nestedIndirection(ind *pg.A_Indirection, c *exprCtx) (*plan.Exp
 				return nil, true, err
 			}
 		case *pg.Node_AIndices:
-			if x.AIndices.IsSlice || x.AIndices.Uidx == nil {
-				return nil, true, b.unsupported(loc, "list slices")
+			if x.AIndices.IsSlice {
+				if e, err = b.listSlice(e, x.AIndices, c, loc); err != nil {
+					return nil, true, err
+				}
+				continue
+			}
+			if x.AIndices.Uidx == nil {
+				return nil, true, b.unsupported(loc, "a subscript without an index")
 			}
 			i, err := b.bindExpr(x.AIndices.Uidx, c)
 			if err != nil {
@@ -135,4 +141,55 @@ func (b *binder) nestedIndirection(ind *pg.A_Indirection, c *exprCtx) (*plan.Exp
 		}
 	}
 	return e, true, nil
+}
+
+// listSlice binds l[a:b] as list_slice(l, a, b); an omitted bound is the
+// list's first (1) or last (-1) element.
+func (b *binder) listSlice(e *plan.Expr, ind *pg.A_Indices, c *exprCtx, loc int32) (*plan.Expr, error) {
+	if e.Type.ID != plan.List {
+		return nil, b.errorf(CodeType, loc, "type mismatch: %s is of type %s, which cannot be sliced", e, e.Type)
+	}
+	bound := func(n *pg.Node, def int64) (*plan.Expr, error) {
+		if n == nil {
+			return lit(plan.Value{I: def}, plan.Int64Type), nil
+		}
+		return b.bindExpr(n, c)
+	}
+	lo, err := bound(ind.Lidx, 1)
+	if err != nil {
+		return nil, err
+	}
+	hi, err := bound(ind.Uidx, -1)
+	if err != nil {
+		return nil, err
+	}
+	return b.callByName("list_slice", []*plan.Expr{e, lo, hi}, loc)
+}
+
+// structPack binds struct_pack(a := x, b := y) (and {'a': x, 'b': y},
+// rewritten to it): a struct of the named arguments, in order.
+func (b *binder) structPack(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
+	if len(fc.Args) == 0 {
+		return nil, b.errorf(CodeType, fc.Location, "type mismatch: struct_pack takes at least one named argument")
+	}
+	var fields []plan.Field
+	var args []*plan.Expr
+	seen := map[string]bool{}
+	for _, a := range fc.Args {
+		na := a.GetNamedArgExpr()
+		if na == nil {
+			return nil, b.errorf(CodeType, fc.Location, "type mismatch: struct_pack takes named arguments: struct_pack(a := 1, b := 'x')")
+		}
+		if seen[strings.ToLower(na.Name)] {
+			return nil, b.errorf(CodeType, fc.Location, "struct_pack: duplicate field name %q", na.Name)
+		}
+		seen[strings.ToLower(na.Name)] = true
+		e, err := b.bindExpr(na.Arg, c)
+		if err != nil {
+			return nil, err
+		}
+		fields = append(fields, plan.Field{Name: na.Name, Type: e.Type})
+		args = append(args, e)
+	}
+	return plan.CallFunc("struct_pack", plan.StructOf(fields), args...), nil
 }

@@ -27,7 +27,7 @@ func (b *binder) bindView(rv *pg.RangeVar, info *TableInfo) (node, *relation, er
 	if len(b.views) >= maxViewDepth {
 		return nil, nil, b.errorf(CodeValue, rv.Location, "views nest deeper than %d levels at %q", maxViewDepth, info.Name)
 	}
-	tree, quals, err := parse(info.View)
+	tree, quals, err := parse(rewriteNestedLiterals(info.View))
 	if err != nil {
 		return nil, nil, b.viewError(rv, info, err)
 	}

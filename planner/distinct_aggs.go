@@ -201,6 +201,11 @@ func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []str
 		if args[i] == nil {
 			args[i] = intLit(1) // count(*) counts the 1s of its copy
 		}
+		if a.fn == plan.AggList {
+			// list keeps NULLs: its values travel as one-element lists,
+			// NULL only in the other copies (AggListWrapped).
+			args[i] = plan.CallFunc("list_value", plan.ListOf(args[i].Type), args[i])
+		}
 		argCols[i] = b.md.add(column{name: fmt.Sprintf("arg%d", i), typ: args[i].Type, nullable: true})
 		for j, m := range a.more {
 			moreCols[i] = append(moreCols[i], b.md.add(column{name: fmt.Sprintf("arg%d_%d", i, j+1), typ: m.Type, nullable: true}))
@@ -276,6 +281,9 @@ func (b *binder) expandOrderedAggregates(root node, ag *aggBuilder, orders []str
 		}
 		if a.fn == plan.AggCountStar {
 			na.fn = plan.AggCount
+		}
+		if a.fn == plan.AggList {
+			na.fn = plan.AggListWrapped
 		}
 		if len(a.order) > 0 {
 			na.order = combined

@@ -30,6 +30,9 @@ func fold(e *plan.Expr) *plan.Expr {
 	case plan.OpColumn, plan.OpLiteral:
 		return e
 	}
+	if e.Type.IsNested() {
+		return e // a nested value has no literal: list_value(1, 2) stays a call
+	}
 	for _, a := range e.Args {
 		if !isLit(a) {
 			return e

@@ -30,6 +30,9 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 	if fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not an aggregate function", f.Name)
 	}
+	if f.Name == "struct_pack" {
+		return b.structPack(fc, c)
+	}
 	args := make([]*plan.Expr, len(fc.Args))
 	for k, a := range fc.Args {
 		e, err := b.bindExpr(a, c)
@@ -44,6 +47,12 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 	call, err := b.callLibrary(f, args, loc)
 	if err != nil {
 		return nil, err
+	}
+	if f.Name == "list_concat" && call.Type.ID != plan.List {
+		if args[0].Type.ID == plan.Null && args[1].Type.ID == plan.Null {
+			return nullOf(plan.NullType), nil // list_concat(NULL, NULL)
+		}
+		return nil, b.errorf(CodeType, loc, "type mismatch: list_concat takes two lists, not %s", argTypes(args))
 	}
 	return b.roundScale(f, args, call, loc)
 }

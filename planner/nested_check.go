@@ -7,20 +7,17 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// checkNested refuses (SL005) the plans that would compare, order, hash or
-// compute over LIST, STRUCT or MAP values, which the engine carries
-// through scans, filters, projections, sorts, joins and shuffles as
-// payload but has no kernels for yet: sort, group, join and partition
-// keys, aggregate arguments (but count), window keys, and any operator or
-// function over a nested value but IS [NOT] NULL. It runs on the lowered
-// graph, so every construct that turns into one of those is covered.
+// checkNested refuses (SL005) the plans that would compute over LIST,
+// STRUCT or MAP values with what has no kernel for them: aggregates over
+// nested arguments but count, count(DISTINCT) and list/array_agg, and
+// operators and functions over a nested value but comparisons, IS [NOT]
+// NULL and the nested functions. Nested values are hashed, grouped,
+// joined on, sorted and compared (by their key encoding, see
+// kernel.AppendKey), so sort, group, join, partition and window keys of
+// nested types are allowed. It runs on the lowered graph, so every
+// construct that turns into one of those is covered.
 func checkNested(g *plan.Graph) error {
 	for _, s := range g.Stages {
-		for _, k := range s.Output.Keys {
-			if k >= 0 && k < len(s.Root.Schema) && s.Root.Schema[k].Type.IsNested() {
-				return nestedErr("hashing (GROUP BY, DISTINCT, a join or set operation key) on", s.Root.Schema[k].Type)
-			}
-		}
 		if err := checkNestedNode(s.Root); err != nil {
 			return err
 		}
@@ -29,7 +26,7 @@ func checkNested(g *plan.Graph) error {
 }
 
 func nestedErr(what string, t plan.DataType) error {
-	return &Error{Code: CodeUnsupported, Msg: fmt.Sprintf("unsupported: %s a value of type %s (nested types are read, filtered, sorted by other columns, joined on other columns and returned; not compared or computed on yet)", what, t)}
+	return &Error{Code: CodeUnsupported, Msg: fmt.Sprintf("unsupported: %s a value of type %s (nested values are read, compared, grouped, sorted, joined on and returned, and have the nested functions; this has no kernel for them yet)", what, t)}
 }
 
 func checkNestedNode(n *plan.Node) error {
@@ -55,18 +52,12 @@ func checkNestedNode(n *plan.Node) error {
 		return nil
 	}
 	for _, k := range n.SortKeys {
-		if err := keyed("ordering by", k.Expr); err != nil {
-			return err
-		}
 		exprs = append(exprs, k.Expr)
 	}
 	if a := n.Aggregate; a != nil {
-		if err := keyed("grouping by", a.GroupBy...); err != nil {
-			return err
-		}
 		exprs = append(exprs, a.GroupBy...)
 		for _, c := range a.Aggs {
-			if c.Func != plan.AggCount && c.Func != plan.AggCountStar || c.Distinct {
+			if !nestedAggOK(c) {
 				if err := keyed(fmt.Sprintf("aggregate %s of", c.Func), append([]*plan.Expr{c.Arg}, c.More...)...); err != nil {
 					return err
 				}
@@ -75,20 +66,12 @@ func checkNestedNode(n *plan.Node) error {
 		}
 	}
 	if j := n.Join; j != nil {
-		if err := keyed("joining on", append(append([]*plan.Expr{}, j.LeftKeys...), j.RightKeys...)...); err != nil {
-			return err
-		}
 		exprs = append(append(append(exprs, j.LeftKeys...), j.RightKeys...), j.Filter)
 	}
 	if w := n.Window; w != nil {
-		if err := keyed("partitioning a window by", w.PartitionBy...); err != nil {
-			return err
-		}
 		exprs = append(exprs, w.PartitionBy...)
 		for _, k := range w.OrderBy {
-			if err := keyed("ordering a window by", k.Expr); err != nil {
-				return err
-			}
+			exprs = append(exprs, k.Expr)
 		}
 		for _, c := range w.Calls {
 			if err := keyed(fmt.Sprintf("window function %s of", c.Func), c.Args...); err != nil {
@@ -132,8 +115,13 @@ func checkNestedExpr(e *plan.Expr) error {
 	if e.Type.IsNested() {
 		return nestedErr(fmt.Sprintf("%s giving", e.Op), e.Type)
 	}
+	compares := false
+	switch e.Op {
+	case plan.OpIsNull, plan.OpIsNotNull, plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
+		compares = true
+	}
 	for _, a := range e.Args {
-		if a != nil && a.Type.IsNested() && e.Op != plan.OpIsNull && e.Op != plan.OpIsNotNull {
+		if a != nil && a.Type.IsNested() && !compares {
 			return nestedErr(fmt.Sprintf("%s over", e.Op), a.Type)
 		}
 		if err := checkNestedExpr(a); err != nil {
@@ -141,4 +129,14 @@ func checkNestedExpr(e *plan.Expr) error {
 		}
 	}
 	return nil
+}
+
+// nestedAggOK reports whether aggregate call c takes nested arguments:
+// count, count(DISTINCT) (which hashes them) and list.
+func nestedAggOK(c plan.AggCall) bool {
+	switch c.Func {
+	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggList, plan.AggListWrapped:
+		return true
+	}
+	return false
 }

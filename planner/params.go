@@ -56,6 +56,7 @@ func (b *binder) noteParam(e *plan.Expr, t plan.DataType) {
 // one sql uses) as their contexts give them; an untyped one is
 // plan.NullType. sql must bind with its parameters as NULLs.
 func ParamTypes(ctx context.Context, sql string, cat Catalog, opts Options) ([]plan.DataType, error) {
+	sql = rewriteNestedLiterals(sql)
 	tree, quals, err := parse(sql)
 	if err != nil {
 		return nil, err

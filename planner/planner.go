@@ -176,6 +176,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if opts.BroadcastBytes == 0 {
 		opts.BroadcastBytes = DefaultBroadcastBytes
 	}
+	sql = rewriteNestedLiterals(sql)
 	tree, quals, err := parse(sql)
 	if err != nil {
 		return nil, err

@@ -38,14 +38,15 @@ func (n *unnestNode) output() []colID {
 func (n *unnestNode) describe(m *metadata) string { return "Unnest: " + n.list.String() }
 
 // unnestCalls returns the unnest(...) calls of a select list item (not
-// inside subqueries).
-func unnestCalls(n *pg.Node) []*pg.FuncCall {
+// inside subqueries), and, with subscripts, generate_subscripts(l, 1),
+// which is unnest(generate_series(1, len(l))).
+func unnestCalls(n *pg.Node, subscripts bool) []*pg.FuncCall {
 	var out []*pg.FuncCall
 	var walk func(m protoreflect.Message)
 	walk = func(m protoreflect.Message) {
 		switch x := m.Interface().(type) {
 		case *pg.FuncCall:
-			if funcName(x) == "unnest" && x.Over == nil {
+			if (funcName(x) == "unnest" || subscripts && funcName(x) == "generate_subscripts") && x.Over == nil {
 				out = append(out, x)
 				return
 			}
@@ -69,20 +70,20 @@ func (b *binder) bindSelectUnnest(sel *pg.SelectStmt, targets []*target, root no
 	var calls []*pg.FuncCall
 	for _, t := range targets {
 		if t.ast != nil {
-			calls = append(calls, unnestCalls(t.ast)...)
+			calls = append(calls, unnestCalls(t.ast, !b.postgres)...)
 		}
 	}
 	if len(calls) == 0 {
 		return root, nil
 	}
 	fc := calls[0]
-	if len(fc.Args) != 1 || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
+	if len(fc.Args) != 1 && funcName(fc) == "unnest" || fc.AggStar || fc.AggDistinct || len(fc.AggOrder) > 0 || fc.AggFilter != nil {
 		if b.postgres {
 			return root, nil
 		}
 		return nil, b.unsupported(fc.Location, "unnest() of other than one list")
 	}
-	list, err := b.bindExpr(fc.Args[0], &exprCtx{clause: "SELECT", scope: sc})
+	list, err := b.unnestList(fc, sc)
 	if err != nil || list.Type.ID != plan.List {
 		if b.postgres {
 			return root, nil // the Postgres array forms (arrays_pg.go)
@@ -95,10 +96,10 @@ func (b *binder) bindSelectUnnest(sel *pg.SelectStmt, targets []*target, root no
 	// Calls of the same list are the same element (DuckDB zips unnests of
 	// lists of equal length); other lists are not supported yet.
 	for _, other := range calls[1:] {
-		if len(other.Args) != 1 {
+		if len(other.Args) != 1 && funcName(other) == "unnest" {
 			return nil, b.unsupported(other.Location, "unnest() of other than one list")
 		}
-		e, err := b.bindExpr(other.Args[0], &exprCtx{clause: "SELECT", scope: sc})
+		e, err := b.unnestList(other, sc)
 		if err != nil || e.String() != list.String() {
 			return nil, b.unsupported(other.Location, "unnest() of several lists in one select list")
 		}
@@ -118,6 +119,37 @@ func (b *binder) bindSelectUnnest(sel *pg.SelectStmt, targets []*target, root no
 		b.unnested[c] = b.md.ref(id)
 	}
 	return &unnestNode{input: root, list: list, elem: id}, nil
+}
+
+// unnestList binds the list an unnest call walks: its argument, or for
+// generate_subscripts(l, 1) the list [1, ..., len(l)].
+func (b *binder) unnestList(fc *pg.FuncCall, sc *scope) (*plan.Expr, error) {
+	ctx := &exprCtx{clause: "SELECT", scope: sc}
+	if funcName(fc) == "unnest" {
+		return b.bindExpr(fc.Args[0], ctx)
+	}
+	if len(fc.Args) != 2 {
+		return nil, b.errorf(CodeType, fc.Location, "type mismatch: generate_subscripts takes a list and the dimension 1")
+	}
+	l, err := b.bindExpr(fc.Args[0], ctx)
+	if err != nil {
+		return nil, err
+	}
+	if l.Type.ID != plan.List {
+		return nil, b.errorf(CodeType, fc.Location, "type mismatch: generate_subscripts takes a list, not %s", l.Type)
+	}
+	d, err := b.bindExpr(fc.Args[1], ctx)
+	if err != nil {
+		return nil, err
+	}
+	if d = fold(d); !isLit(d) || d.Type.ID != plan.Int64 || d.Value.Null || d.Value.I != 1 {
+		return nil, b.unsupported(fc.Location, "generate_subscripts of a dimension other than 1")
+	}
+	n, err := b.callByName("array_length", []*plan.Expr{l}, fc.Location)
+	if err != nil {
+		return nil, err
+	}
+	return b.callByName("generate_series", []*plan.Expr{intLit(1), n}, fc.Location)
 }
 
 // fromUnnest binds "FROM t, UNNEST(t.l) AS u(x)" (LATERAL or not, as

@@ -186,11 +186,19 @@ func TestHashProperties(t *testing.T) {
 	if err := shuffle.HashColumns([]arrow.Array{a}, make([]uint64, 2)); err == nil {
 		t.Error("length mismatch not reported")
 	}
-	lb := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Int64)
+	lb := array.NewListBuilder(memory.DefaultAllocator, arrow.FixedWidthTypes.Time32s)
 	lb.Append(true)
+	lb.ValueBuilder().(*array.Time32Builder).Append(1)
 	list := lb.NewArray()
 	if err := shuffle.HashColumns([]arrow.Array{list}, make([]uint64, 1)); err == nil {
-		t.Error("list column hashed")
+		t.Error("list of time32 hashed")
+	}
+	// A list of engine types hashes (by its key encoding, kernel.AppendKey).
+	ib := array.NewListBuilder(memory.DefaultAllocator, arrow.PrimitiveTypes.Int64)
+	ib.Append(true)
+	ints := ib.NewArray()
+	if err := shuffle.HashColumns([]arrow.Array{ints}, make([]uint64, 1)); err != nil {
+		t.Errorf("list of int64: %v", err)
 	}
 }
 

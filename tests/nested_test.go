@@ -128,6 +128,46 @@ func TestNestedParquet(t *testing.T) {
 		{name: "fromunnestgroup", sql: `select x % 10 as k, count(*), sum(id) from nested, unnest(l) as u(x) group by k`},
 		{name: "fromunnestjoin", sql: `select a.id, k from nested a join nested b on a.id = b.id, unnest(map_keys(b.m)) as u(k) where a.id < 300`},
 		{name: "agg", sql: `select id % 5 as k, count(l), count(distinct id) from nested where m is not null group by k`},
+		// Nested values as keys: grouped, distinct, sorted, joined on,
+		// compared and hashed through the shuffle.
+		{name: "groupstruct", sql: `select s, count(*), sum(id) from nested group by s`},
+		{name: "groupfieldstruct", sql: `select s.c, count(*), sum(id) from nested group by s.c`},
+		{name: "grouplist", sql: `select l, count(*), min(id) from nested group by l`},
+		{name: "groupmap", sql: `select m, ls, count(*) from nested group by m, ls`},
+		{name: "distinctlist", sql: `select distinct l from nested`},
+		{name: "distinctnested", sql: `select distinct s.c.y, ll from nested`},
+		{name: "countdistinct", sql: `select count(distinct l), count(distinct s.c), count(distinct m), count(distinct ls) from nested`},
+		{name: "orderlist", sql: `select id, l from nested order by l, id limit 200`, ordered: true},
+		{name: "orderlistdesc", sql: `select id, l from nested order by l desc, id limit 200`, ordered: true},
+		{name: "orderstruct", sql: `select id, s.c from nested order by s.c desc nulls first, id limit 100`, ordered: true},
+		{name: "ordermap", sql: `select id, m, ls from nested order by ls, m, id`, ordered: true},
+		{name: "joinfield", sql: `select a.id, b.id from nested a join nested b on a.s.c = b.s.c where a.id < 40 and b.id < 300`},
+		{name: "joinstruct", sql: `select a.id, b.id, a.s.b from nested a join nested b on a.s = b.s`},
+		{name: "joinlist", sql: `select a.id, count(*) from nested a join nested b on a.l = b.l group by a.id`},
+		{name: "comparelists", sql: `select a.id, a.l = b.l, a.l < b.l, a.l >= b.l, a.s <> b.s, a.s.c > b.s.c, a.m = b.m from nested a join nested b on a.id = b.id + 1 where a.id < 500`},
+		{name: "filterlist", sql: `select id, l from nested where l > s.c.y or l = s.c.y`},
+		{name: "union", sql: `select l, s.c from nested union select l, s.c from nested where id < 10`},
+		// Literals and list functions over the file's values.
+		{name: "literals", sql: `select id, [id, id * 2, null] as a, {'k': id, 'v': s.b, 'w': [l[1]]} as b, list_value(s.a, id), struct_pack(x := id % 3, y := m) from nested where id < 200`},
+		{name: "literalcompare", sql: `select id, l from nested where l = [id, null] or l = [id::bigint] or s.c = {'x': 2, 'y': [id, id + 1]}`},
+		{name: "slices", sql: `select id, l[2:3], l[:1], l[-2:], l[0:0], list_slice(l, id % 4 - 2, 2), ls[1:1] from nested where id < 400`},
+		{name: "listsort", sql: `select id, list_sort(l), list_sort(l, 'DESC'), list_sort(l, 'ASC', 'NULLS FIRST'), list_reverse_sort(s.c.y), list_sort(ls) from nested where id < 400`},
+		{name: "listdistinct", sql: `select id, list_sort(list_distinct(l)), list_sort(list_distinct([id % 3, null, id % 3, 1])), list_sort(list_distinct(map_values(m))) from nested where id < 400`},
+		{name: "hasany", sql: `select id, list_has_any(l, [1, 2, 3, id]), list_has_any(s.c.y, l), array_has_any(l, [0, 7]) from nested where id < 600`},
+		{name: "tostring", sql: `select id, array_to_string(l, ','), array_to_string(map_keys(m), ' | '), array_to_string(s.c.y, '') from nested where id < 600`},
+		{name: "concat", sql: `select id, l || s.c.y, list_concat(l, null), array_cat(s.c.y, l), l || null, [id] || l from nested where id < 300`},
+		{name: "subscripts", sql: `select id, generate_subscripts(l, 1) as i, l[generate_subscripts(l, 1)] from nested where id < 300`},
+		{name: "series", sql: `select id, generate_series(1, len(l)), range(id % 4), list_sort(generate_series(id % 3, 2), 'DESC') from nested where id < 300`},
+		{name: "callsubscript", sql: `select id, list_sort(l)[1], map_keys(m)[2], list_sort(ls, 'DESC')[1].q, generate_series(1, 5)[2:id % 4] from nested where id < 300`},
+		{name: "flatten", sql: `select id, flatten(ll), flatten([l, s.c.y, null]) from nested where id < 300`},
+		{name: "groupliteral", sql: `select {'x': s.c.x, 'odd': id % 2 = 1} as k, count(*), min(id), sum(id) from nested group by k`},
+		// list/array_agg: ordered, unordered (sorted after), DISTINCT,
+		// of nested values, grouped by a struct, and over everything.
+		{name: "listagg", sql: `select id % 7 as k, list(id order by id desc), array_agg(s.b order by id), list_sort(list(l[1])), list(distinct s.c.x order by s.c.x) from nested where id < 1000 group by k`},
+		{name: "listaggnested", sql: `select s.c.x, list(l order by id), array_agg(s order by id desc) from nested where id % 50 = 1 group by s.c.x`},
+		{name: "listaggstruct", sql: `select s.c, count(*), list(id order by id) from nested where id < 600 group by s.c`},
+		{name: "listaggall", sql: `select list(id order by id), len(list(m order by id)), list(distinct id % 5 order by id % 5 desc) from nested`},
+		{name: "windowstruct", sql: `select id, row_number() over (partition by s.c order by id), rank() over (order by l, id) from nested where id < 300`},
 	})
 	// EXPLAIN shows the unnest, in the stage of the scan (row by row).
 	if got := fmt.Sprint(sluiceRows(stmt(t, st, "explain select id, unnest(l) from nested where id > 5"))); !strings.Contains(got, "Unnest: ") {
@@ -190,10 +230,8 @@ func TestNestedParquet(t *testing.T) {
 	// a failed task or a wrong order.
 	on := true
 	for _, q := range []string{
-		"select s from nested order by s", "select l, count(*) from nested group by l", "select distinct m from nested",
-		"select id from nested where s = s", "select count(*) from nested a join nested b on a.l = b.l", "select min(l) from nested",
-		"select count(distinct s) from nested", "select l::varchar from nested", "select coalesce(l, l) from nested",
-		"select * from nested union select * from nested",
+		"select min(l) from nested", "select l::varchar from nested", "select row(id, 1) from nested",
+
 		"select unnest(l), count(*) from nested", "select unnest(l), unnest(ll) from nested", "select distinct unnest(l) from nested",
 	} {
 		_, err := st.Query(context.Background(), q, &on, nil)

@@ -11,6 +11,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // The holistic aggregates (median, percentile_cont, percentile_disc,
@@ -32,7 +33,141 @@ func holisticAggregates() []*AggregateFunction {
 		{Name: plan.AggStringAgg, Doc: "string_agg(x[, sep] [ORDER BY y]): the non-NULL values as strings joined by sep (default ',')",
 			Signatures: []AggSignature{{Arg: ToString, Returns: plan.StringType}}, Holistic: true, OrderSensitive: true,
 			New: func(s AggSpec) (Accumulator, error) { return &stringAggAcc{call: s.Call}, nil }},
+		{Name: plan.AggList, Aliases: []string{"array_agg"}, Doc: "list(x [ORDER BY y]): the values of the group, NULLs too, as a list (in the order of ORDER BY, else as the rows arrive); DISTINCT keeps the first of equal values",
+			Signatures: []AggSignature{{Arg: AnyType, Return: plan.ListOf, ReturnDoc: "a list of the argument's type"}}, Holistic: true, OrderSensitive: true,
+			New: func(s AggSpec) (Accumulator, error) { return &listAggAcc{call: s.Call}, nil }},
+		{Name: plan.AggListWrapped, Internal: true, Doc: "list over one-element lists, skipping NULLs (ordered aggregates of several orders)",
+			Signatures: []AggSignature{{Arg: plan.List, Return: func(t plan.DataType) plan.DataType { return t }}}, Holistic: true, OrderSensitive: true,
+			New: func(s AggSpec) (Accumulator, error) { return &listAggAcc{call: s.Call, wrapped: true}, nil }},
 	}
+}
+
+// listAggAcc holds the values of each group (list, array_agg): every value
+// is appended to one builder (Go heap) in arrival order, and each group
+// keeps the positions of its values.
+type listAggAcc struct {
+	call    plan.AggCall
+	wrapped bool // AggListWrapped: the values are one-element lists, NULLs skipped
+	b       *kernel.Builder
+	chunks  []arrow.Array // the builder's finished rows
+	starts  []int32       // first position of each chunk
+	pos     [][]int32     // per group, positions of its values
+	seen    []map[string]bool
+	n       int32 // positions handed out
+	bytes   int64
+}
+
+func (a *listAggAcc) Grow(n int) {
+	a.pos = growTo(a.pos, n)
+	if a.call.Distinct {
+		a.seen = growTo(a.seen, n)
+	}
+}
+
+func (a *listAggAcc) Bytes() int64 { return int64(cap(a.pos)*24) + a.bytes }
+
+func (a *listAggAcc) Merge([]arrow.Array, []uint32) error {
+	return fmt.Errorf("list has no partial states")
+}
+
+func (a *listAggAcc) States(memory.Allocator, []arrow.DataType, int, int) ([]arrow.Array, error) {
+	return nil, fmt.Errorf("list has no partial states")
+}
+
+func (a *listAggAcc) Update(arg arrow.Array, gids []uint32, n int) error {
+	src := arg
+	at := func(i int) int { return i }
+	if a.wrapped {
+		l, ok := arg.(*array.List)
+		if !ok {
+			return fmt.Errorf("list_wrapped over %s, want a list", arg.DataType())
+		}
+		src = l.ListValues()
+		at = func(i int) int {
+			if l.IsNull(i) {
+				return -1
+			}
+			lo, _ := l.ValueOffsets(i)
+			return int(lo)
+		}
+	}
+	if a.b == nil {
+		b, err := kernel.NewBuilder(memory.DefaultAllocator, src.DataType())
+		if err != nil {
+			return fmt.Errorf("list over %s: %w", src.DataType(), err)
+		}
+		a.b = b
+	}
+	rows := make([]int32, 0, arg.Len())
+	var key []byte
+	for r := 0; r < arg.Len(); r++ {
+		i := at(r)
+		if i < 0 {
+			continue
+		}
+		g := 0
+		if gids != nil {
+			g = int(gids[r])
+		}
+		if a.call.Distinct {
+			k := "\x00null"
+			if !src.IsNull(i) {
+				var err error
+				if key, err = kernel.AppendKey(key[:0], src, i); err != nil {
+					return err
+				}
+				k = string(key)
+			}
+			if a.seen[g] == nil {
+				a.seen[g] = map[string]bool{}
+			}
+			if a.seen[g][k] {
+				continue
+			}
+			a.seen[g][k] = true
+			a.bytes += int64(len(k)) + 16
+		}
+		a.pos[g] = append(a.pos[g], a.n)
+		a.n++
+		rows = append(rows, int32(i))
+	}
+	a.bytes += int64(len(rows)) * 16
+	return a.b.Append(src, rows)
+}
+
+func (a *listAggAcc) Result(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
+	lt, ok := t.(*arrow.ListType)
+	if !ok {
+		return nil, fmt.Errorf("list gives %s, want a list type", t)
+	}
+	if a.b != nil && a.b.Len() > 0 {
+		a.starts = append(a.starts, a.n-int32(a.b.Len()))
+		a.chunks = append(a.chunks, a.b.Finish())
+	}
+	n := hi - lo
+	obuf, offs := newFixed[int32](mem, n+1)
+	vbuf, valid := newBitmap(mem, n)
+	var bi, ri []int32
+	for i := 0; i < n; i++ {
+		ps := a.pos[lo+i]
+		if len(ps) > 0 {
+			setBit(valid, i)
+		}
+		for _, p := range ps {
+			k, _ := slices.BinarySearch(a.starts, p+1)
+			k--
+			bi, ri = append(bi, int32(k)), append(ri, p-a.starts[k])
+		}
+		offs[i+1] = int32(len(bi))
+	}
+	vals, err := kernel.TakeMulti(mem, lt.Elem(), a.chunks, bi, ri)
+	if err != nil {
+		obuf.Release()
+		vbuf.Release()
+		return nil, err
+	}
+	defer vals.Release()
+	return makeNested(t, n, vbuf, []*memory.Buffer{obuf}, []arrow.Array{vals}), nil
 }
 
 // quantileAcc holds the values of each group (median, percentiles).

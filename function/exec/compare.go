@@ -7,6 +7,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // commonType is the type two operands of a comparison are converted to when
@@ -82,6 +83,26 @@ func (ev *evaluator) compare(op plan.Op, a, b vec) (arrow.Array, error) {
 			boffs, bdata := strOffsets(b.arr)
 			cmpStrAA(op, offs, data, boffs, bdata, out)
 		}
+	case kNested:
+		// Nested values compare by their key encodings (NULLs inside are
+		// equal and sort last, as in DuckDB); a NULL literal leaves every
+		// row NULL.
+		if b.scalar() {
+			break
+		}
+		ea, err := kernel.EncodeKeys(ev.mem, a.arr)
+		if err != nil {
+			return fail(err)
+		}
+		defer ea.Release()
+		eb, err := kernel.EncodeKeys(ev.mem, b.arr)
+		if err != nil {
+			return fail(err)
+		}
+		defer eb.Release()
+		offs, data := strOffsets(ea)
+		boffs, bdata := strOffsets(eb)
+		cmpStrAA(op, offs, data, boffs, bdata, out)
 	case kBool:
 		bs, off := bitsOf(a.arr)
 		x := alignedBits(bs, off, n)

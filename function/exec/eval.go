@@ -144,7 +144,20 @@ func (ev *evaluator) eval(e *plan.Expr) (vec, error) {
 		args = append(args, v)
 		allScalar = allScalar && v.scalar()
 	}
-	if allScalar {
+	if allScalar && e.Type.IsNested() {
+		// A nested value has no literal: the operands become arrays of
+		// every row (list_value(1, 2), {'a': 1}).
+		for i, a := range args {
+			if a.t.ID == plan.Interval {
+				continue
+			}
+			arr, err := broadcast(ev.mem, a.t, a.lit, ev.n)
+			if err != nil {
+				return vec{}, err
+			}
+			args[i] = vec{arr: arr, t: a.t}
+		}
+	} else if allScalar {
 		return ev.fold(e, args)
 	}
 	arr, err := ev.apply(e, args)

@@ -176,7 +176,7 @@ func (t *groupTable) insertDict(a arrow.Array, d dictStrings, n int) ([]uint32, 
 			t.dict = nil
 			return nil, err
 		}
-		gids, err := t.insertPlain([]arrow.Array{plain}, plain.Len())
+		gids, err := t.insertPlain([]arrow.Array{plain}, []arrow.Array{plain}, plain.Len())
 		plain.Release()
 		if err != nil {
 			t.dict = nil

@@ -45,14 +45,100 @@ type keyCol struct {
 	sdata []byte
 	valid []bool // nil until the first NULL key
 	n     int
+
+	// A nested key (LIST, MAP, STRUCT) is stored as its key encoding
+	// (kernel.AppendKey) in the string fields, which is what hashing and
+	// equality see; the values themselves are kept for build in nb and
+	// chunks (Go-heap arrays), one row per group.
+	nested bool
+	nb     *kernel.Builder
+	chunks []arrow.Array
+	starts []int // first group of each chunk
 }
 
 func newKeyCol(k kind) *keyCol {
 	c := &keyCol{k: k}
-	if k == kString {
+	if k == kNested {
+		c.k, c.nested = kString, true
+	}
+	if c.k == kString {
 		c.soff = []int64{0}
 	}
 	return c
+}
+
+// encodeNestedKeys returns cols with every nested column replaced by its
+// key encodings (a String array); the caller releases the result with
+// releaseEncoded(cols, out).
+func encodeNestedKeys(cols []arrow.Array) ([]arrow.Array, error) {
+	out, copied := cols, false
+	for i, c := range cols {
+		if !kernel.IsNested(c.DataType()) {
+			continue
+		}
+		if !copied {
+			out, copied = append([]arrow.Array(nil), cols...), true
+		}
+		e, err := kernel.EncodeKeys(memory.DefaultAllocator, c)
+		if err != nil {
+			releaseEncoded(cols, out)
+			return nil, err
+		}
+		out[i] = e
+	}
+	return out, nil
+}
+
+func releaseEncoded(cols, enc []arrow.Array) {
+	for i := range enc {
+		if enc[i] != nil && enc[i] != cols[i] {
+			enc[i].Release()
+		}
+	}
+}
+
+// keepNested keeps rows of nested key column a (the values of new groups).
+func (c *keyCol) keepNested(a arrow.Array, rows []int32) error {
+	if !c.nested || len(rows) == 0 {
+		return nil
+	}
+	if c.nb == nil {
+		b, err := kernel.NewBuilder(memory.DefaultAllocator, a.DataType())
+		if err != nil {
+			return err
+		}
+		c.nb = b
+	}
+	return c.nb.Append(a, rows)
+}
+
+// buildNested returns the nested keys of groups [lo, hi).
+func (c *keyCol) buildNested(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
+	if c.nb != nil && c.nb.Len() > 0 {
+		n := 0
+		if len(c.chunks) > 0 {
+			last := len(c.chunks) - 1
+			n = c.starts[last] + c.chunks[last].Len()
+		}
+		c.starts = append(c.starts, n)
+		c.chunks = append(c.chunks, c.nb.Finish())
+	}
+	bi, ri := make([]int32, hi-lo), make([]int32, hi-lo)
+	k := 0
+	for g := lo; g < hi; g++ {
+		for k+1 < len(c.starts) && c.starts[k+1] <= g {
+			k++
+		}
+		for k > 0 && c.starts[k] > g {
+			k--
+		}
+		if len(c.chunks) == 0 || g-c.starts[k] >= c.chunks[k].Len() {
+			bi[g-lo] = -1 // a group of the NULL-typed column
+			continue
+		}
+		bi[g-lo], ri[g-lo] = int32(k), int32(g-c.starts[k])
+	}
+	return kernel.TakeMulti(mem, t, c.chunks, bi, ri)
 }
 
 func (c *keyCol) bytes() int64 {
@@ -291,6 +377,9 @@ func (c *keyCol) equalRow(a arrow.Array, i int, g uint32) bool {
 // build returns the keys of groups [lo, hi) as an array of type t.
 func (c *keyCol) build(mem memory.Allocator, t arrow.DataType, lo, hi int) (arrow.Array, error) {
 	n := hi - lo
+	if c.nested {
+		return c.buildNested(mem, t, lo, hi)
+	}
 	if c.k == kNull {
 		return makeNulls(mem, t, n), nil
 	}
@@ -417,18 +506,26 @@ func (t *groupTable) newGroup(h uint64, pos uint64) uint32 {
 // creating groups for new keys. The returned slice is scratch, valid until
 // the next call. A key column may be a dictionary array (asDictStrings) in
 // place of a String column; one such key alone is grouped by index
-// (insertDict).
-func (t *groupTable) insert(cols []arrow.Array, n int) ([]uint32, error) {
-	if len(cols) == 1 && t.keys[0].k == kString {
-		if d, ok := asDictStrings(cols[0]); ok {
-			return t.insertDict(cols[0], d, n)
+// (insertDict). Nested keys are hashed and compared by their key encoding
+// (encodeNestedKeys), and their values kept for the output.
+func (t *groupTable) insert(orig []arrow.Array, n int) ([]uint32, error) {
+	if len(orig) == 1 && t.keys[0].k == kString {
+		if d, ok := asDictStrings(orig[0]); ok {
+			return t.insertDict(orig[0], d, n)
 		}
 	}
-	return t.insertPlain(cols, n)
+	cols, err := encodeNestedKeys(orig)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseEncoded(orig, cols)
+	return t.insertPlain(orig, cols, n)
 }
 
-// insertPlain is insert hashing and comparing every row's keys.
-func (t *groupTable) insertPlain(cols []arrow.Array, n int) ([]uint32, error) {
+// insertPlain is insert hashing and comparing every row's keys (cols:
+// orig with nested keys encoded).
+func (t *groupTable) insertPlain(orig, cols []arrow.Array, n int) ([]uint32, error) {
+	var err error
 	if cap(t.h) < n {
 		t.h = make([]uint64, n)
 		t.gids = make([]uint32, n)
@@ -469,6 +566,9 @@ func (t *groupTable) insertPlain(cols []arrow.Array, n int) ([]uint32, error) {
 	}
 	for k, c := range t.keys {
 		c.appendRows(cols[k], t.newRows)
+		if err := c.keepNested(orig[k], t.newRows); err != nil {
+			return nil, err
+		}
 	}
 	bad := t.bad[:n]
 	anyBad := false
@@ -481,7 +581,9 @@ func (t *groupTable) insertPlain(cols []arrow.Array, n int) ([]uint32, error) {
 		for i := 0; i < n; i++ {
 			if bad[i] {
 				bad[i] = false
-				gids[i] = t.probeSlow(cols, i, h[i])
+				if gids[i], err = t.probeSlow(orig, cols, i, h[i]); err != nil {
+					return nil, err
+				}
 			}
 		}
 	}
@@ -489,7 +591,7 @@ func (t *groupTable) insertPlain(cols []arrow.Array, n int) ([]uint32, error) {
 }
 
 // probeSlow finds or creates the group of row i comparing full keys.
-func (t *groupTable) probeSlow(cols []arrow.Array, i int, hv uint64) uint32 {
+func (t *groupTable) probeSlow(orig, cols []arrow.Array, i int, hv uint64) (uint32, error) {
 	tag := hv & tagMask
 	pos := hv & t.mask
 	for {
@@ -498,8 +600,11 @@ func (t *groupTable) probeSlow(cols []arrow.Array, i int, hv uint64) uint32 {
 			g := t.newGroup(hv, pos)
 			for k, c := range t.keys {
 				c.appendRows(cols[k], []int32{int32(i)})
+				if err := c.keepNested(orig[k], []int32{int32(i)}); err != nil {
+					return 0, err
+				}
 			}
-			return g
+			return g, nil
 		}
 		if s&tagMask == tag {
 			g := uint32(s) - 1
@@ -511,7 +616,7 @@ func (t *groupTable) probeSlow(cols []arrow.Array, i int, hv uint64) uint32 {
 				}
 			}
 			if eq {
-				return g
+				return g, nil
 			}
 		}
 		pos = (pos + 1) & t.mask
@@ -528,7 +633,12 @@ const noGroup = math.MaxUint32
 // NULL keys are looked up like any value (a NULL matches a stored NULL):
 // callers that want SQL equality exclude them. The returned slice is
 // scratch, valid until the next call.
-func (t *groupTable) lookup(cols []arrow.Array, n int) ([]uint32, error) {
+func (t *groupTable) lookup(orig []arrow.Array, n int) ([]uint32, error) {
+	cols, err := encodeNestedKeys(orig)
+	if err != nil {
+		return nil, err
+	}
+	defer releaseEncoded(orig, cols)
 	if cap(t.h) < n {
 		t.h = make([]uint64, n)
 		t.gids = make([]uint32, n)

@@ -160,7 +160,7 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 		lt, rt := j.LeftKeys[i].Type, j.RightKeys[i].Type
 		if lt.ID == plan.Null || rt.ID == plan.Null {
 			op.neverMatch = true
-		} else if lt.ID != rt.ID || (lt.ID == plan.Decimal && lt.Scale != rt.Scale) {
+		} else if lt.ID != rt.ID || (lt.ID == plan.Decimal && lt.Scale != rt.Scale) || (lt.IsNested() && !sameType(lt, rt)) {
 			return nil, fmt.Errorf("exec: %s: key %d compares %s with %s", label, i, lt, rt)
 		}
 		op.keyKinds = append(op.keyKinds, kindOfType(rt))

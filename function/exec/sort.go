@@ -12,8 +12,10 @@ import (
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/apache/arrow-go/v18/arrow/decimal128"
+	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // sortOp is a stable sort by SortKeys; with Limit >= 0 a top-k that keeps
@@ -155,7 +157,7 @@ func (s *sortOp) consume(ctx context.Context) error {
 		}
 		keys := make([]arrow.Array, len(s.keys))
 		for i, k := range s.keys {
-			a, err := Eval(k.Expr, rec, mem)
+			a, err := evalSortKey(k.Expr, rec, mem)
 			if err != nil {
 				releaseAll(keys)
 				rec.Release()
@@ -665,4 +667,17 @@ func radixSort(ents []sortEntry) {
 	if &src[0] != &ents[0] {
 		copy(ents, src)
 	}
+}
+
+// evalSortKey evaluates a sort key: a nested value (LIST, MAP, STRUCT)
+// becomes its key encoding, a string that orders bytewise as DuckDB
+// orders the values (kernel.AppendKey), so every sort path sorts it as a
+// string.
+func evalSortKey(e *plan.Expr, rec arrow.RecordBatch, mem memory.Allocator) (arrow.Array, error) {
+	a, err := Eval(e, rec, mem)
+	if err != nil || !kernel.IsNested(a.DataType()) {
+		return a, err
+	}
+	defer a.Release()
+	return kernel.EncodeKeys(mem, a)
 }

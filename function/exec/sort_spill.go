@@ -111,7 +111,7 @@ func (m *sortMerge) load(ctx context.Context, c *runCursor) (bool, error) {
 		}
 		keys := make([]arrow.Array, len(m.s.keys))
 		for i, k := range m.s.keys {
-			a, err := Eval(k.Expr, rec, m.s.opts.Mem)
+			a, err := evalSortKey(k.Expr, rec, m.s.opts.Mem)
 			if err != nil {
 				releaseAll(keys)
 				rec.Release()

@@ -308,7 +308,7 @@ func (o *windowOp) frames(rec arrow.RecordBatch) (*partitions, error) {
 		arrs := make([]arrow.Array, len(keys))
 		defer releaseAll(arrs)
 		for i, k := range keys {
-			a, err := Eval(k.Expr, rec, mem)
+			a, err := evalSortKey(k.Expr, rec, mem)
 			if err != nil {
 				return nil, err
 			}

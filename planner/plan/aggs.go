@@ -20,6 +20,11 @@ const (
 	AggPercentileCont AggFunc = "percentile_cont" // AggCall.Fraction
 	AggPercentileDisc AggFunc = "percentile_disc" // AggCall.Fraction
 	AggStringAgg      AggFunc = "string_agg"      // AggCall.Sep
+	AggList           AggFunc = "list"            // array_agg: the values, NULLs too, as a list
+	// AggListWrapped is list over one-element lists (list_value(x)),
+	// skipping NULL arguments: list where expandOrderedAggregates feeds
+	// NULLs for the rows of other copies.
+	AggListWrapped AggFunc = "list_wrapped"
 )
 
 // AggApproxCountDistinct estimates the number of distinct non-NULL values

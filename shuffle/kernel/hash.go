@@ -45,6 +45,8 @@ import (
 //     a row's index points at, so a dictionary-encoded column hashes as its
 //     plain form (each entry is hashed once when the dictionary is no
 //     longer than the column).
+//   - List, Map, Struct: XXH3-64 of the value's key encoding (AppendKey),
+//     seed 0. Equal nested values (NULLs inside equal) hash alike.
 const (
 	HashSeed uint64 = 0x5A17CE5EED5A17CE
 	NullHash uint64 = 0x6A09E667F3BCC908
@@ -83,6 +85,13 @@ func Supported(t arrow.DataType) bool {
 		arrow.UINT8, arrow.UINT16, arrow.UINT32, arrow.UINT64,
 		arrow.FLOAT32, arrow.FLOAT64, arrow.DECIMAL64, arrow.DECIMAL128, arrow.DATE32, arrow.TIMESTAMP,
 		arrow.STRING, arrow.LARGE_STRING, arrow.BINARY, arrow.NULL:
+		return true
+	case arrow.LIST, arrow.MAP, arrow.STRUCT:
+		for _, c := range childTypes(t) {
+			if !Supported(c) {
+				return false
+			}
+		}
 		return true
 	}
 	return false
@@ -219,6 +228,19 @@ func hashColumn(c arrow.Array, out []uint64) error {
 		}
 	case *array.Dictionary:
 		return hashDictionary(a, out)
+	case *array.List, *array.Map, *array.Struct:
+		var buf []byte
+		var err error
+		for i := range out {
+			if a.IsNull(i) {
+				out[i] = combine(out[i], NullHash)
+				continue
+			}
+			if buf, err = AppendKey(buf[:0], a, i); err != nil {
+				return err
+			}
+			out[i] = combine(out[i], xxh3.Hash(buf))
+		}
 	default:
 		return fmt.Errorf("cannot hash type %s", c.DataType())
 	}
