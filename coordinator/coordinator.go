@@ -246,6 +246,20 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		// its producers read 1 MiB splits (0.44 MB peak at 256 KiB).
 		cfg.AQE.MaxSplitBytes = cfg.FunctionMemory / 4
 	}
+	if cfg.FunctionMemory > 0 && cfg.AQE.TargetPartitionBytes > cfg.FunctionMemory/4 {
+		// Coalescing packs no more shuffle input into a task than a
+		// quarter of its function's memory, as scan splits: a task of a
+		// join and an aggregation over 64 MiB of partitions on a 64 MiB
+		// function held more than its budget (issue 28).
+		cfg.AQE.TargetPartitionBytes = cfg.FunctionMemory / 4
+	}
+	if cfg.FunctionMemory > 0 && cfg.PackBytes > cfg.FunctionMemory/8 {
+		// The tasks of a pack run at once and share the function's
+		// operator budget (function.Batch): their input together stays
+		// within an eighth of its memory, so each member has at least
+		// as much budget per input byte as a coalesced task.
+		cfg.PackBytes = cfg.FunctionMemory / 8
+	}
 	if z := &cfg.AQE.Sizing; len(z.Sizes) > 0 {
 		// size-functions weighs each size against the configured one,
 		// at the cost report's prices.
