@@ -154,7 +154,7 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 					sb.appendEmpty()
 					continue
 				}
-				sb.append(appendDecimal(tmp[:0], v, s))
+				sb.append(plan.AppendDecimal(tmp[:0], v, s))
 			}
 			return sb.finish(valid())
 		}
@@ -254,27 +254,6 @@ func roundDiv(v, d int64) int64 {
 		}
 	}
 	return q
-}
-
-func appendDecimal(dst []byte, v int64, scale int) []byte {
-	if scale == 0 {
-		return strconv.AppendInt(dst, v, 10)
-	}
-	u := uint64(v)
-	if v < 0 {
-		dst = append(dst, '-')
-		u = uint64(-v)
-	}
-	p := uint64(plan.Pow10[scale])
-	dst = appendUint(dst, u/p)
-	dst = append(dst, '.')
-	frac := u % p
-	var tmp [20]byte
-	digits := strconv.AppendUint(tmp[:0], frac, 10)
-	for i := len(digits); i < scale; i++ {
-		dst = append(dst, '0')
-	}
-	return append(dst, digits...)
 }
 
 // appendFloat renders a double the way DuckDB prints it (shortest
