@@ -730,6 +730,14 @@ func (s *ParquetScan) lateDecode(c *lateCol, sel []int32, nrows int) (arrow.Arra
 func (s *ParquetScan) earlyCol(rec arrow.RecordBatch, i int, sel []int32) (arrow.Array, error) {
 	rc := s.readCol[i]
 	in := rec.Column(rc)
+	if s.paths != nil && s.paths[i] != nil {
+		f, err := extractPath(s.opts.Mem, in, s.paths[i])
+		if err != nil {
+			return nil, err
+		}
+		in = f
+		defer f.Release()
+	}
 	if s.rawDecimal != nil && s.rawDecimal[rc] != nil {
 		in = relabel(in, s.rawDecimal[rc])
 		defer in.Release()

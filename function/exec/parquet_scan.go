@@ -47,6 +47,9 @@ type ParquetScan struct {
 	md        *metadata.FileMetaData
 	colLeaves []int   // per output column, its leaf for statistics (-1: the file lacks it, or it is nested)
 	colRead   [][]int // per output column, the leaves read for it (nil: the file lacks it)
+	// paths: per output column, the struct fields it is under its file
+	// column (nil: none; see parquet_paths.go).
+	paths [][]string
 	// rawDecimal: per record-reader column, the decimal type of an INT64
 	// decimal read as its raw int64 values (rawDecimals); nil: none.
 	rawDecimal []arrow.DataType
@@ -182,6 +185,26 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 			continue
 		}
 		s.outT = append(s.outT, n.Schema[i].Type)
+		if i < len(n.Scan.Paths) && len(n.Scan.Paths[i]) > 0 {
+			// A struct field: the leaves under it only.
+			if s.paths == nil {
+				s.paths = make([][]string, len(n.Scan.Columns))
+			}
+			s.paths[i] = n.Scan.Paths[i]
+			pl, stat, err := pathLeaves(sch, name, n.Scan.Paths[i])
+			if err != nil {
+				return fail("column %q: %v", n.Scan.ColumnName(i), err)
+			}
+			if pl == nil {
+				return fail("column %q not found in file", name)
+			}
+			if n.Schema[i].Type.IsNested() {
+				stat = -1
+			}
+			leaves[i] = stat // the leaf's statistics are the field's values'
+			s.colRead = append(s.colRead, pl)
+			continue
+		}
 		if n.Schema[i].Type.IsNested() {
 			// Every leaf of the top-level field (a LIST, MAP or STRUCT).
 			nl := nestedLeaves(sch, name)
@@ -263,7 +286,7 @@ func (s *ParquetScan) start(ctx context.Context) error {
 	// order); output columns map onto them (-1: a column the file lacks,
 	// all NULL). all is every leaf read.
 	var uniq, all []int
-	pos := map[int]int{}
+	pos := map[int]int{} // top-level field -> record reader column
 	s.late = s.planLate()
 	for i, ls := range s.colRead {
 		if ls == nil {
@@ -274,13 +297,17 @@ func (s *ParquetScan) start(ctx context.Context) error {
 			s.readCol = append(s.readCol, -1) // decoded late
 			continue
 		}
-		l := ls[0]
-		if _, ok := pos[l]; !ok {
-			pos[l] = len(uniq)
-			uniq = append(uniq, l)
-			all = append(all, ls...)
+		root := md.Schema.Root().FieldIndexByField(md.Schema.ColumnRoot(ls[0]))
+		if _, ok := pos[root]; !ok {
+			pos[root] = len(uniq)
+			uniq = append(uniq, ls[0])
 		}
-		s.readCol = append(s.readCol, pos[l])
+		for _, l := range ls {
+			if !slices.Contains(all, l) {
+				all = append(all, l)
+			}
+		}
+		s.readCol = append(s.readCol, pos[root])
 	}
 	if s.late != nil && len(uniq) == 0 {
 		// Every column is decoded by the fast path: batches are cut by
@@ -677,6 +704,15 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				continue
 			}
 			in := rec.Column(rc)
+			if s.paths != nil && s.paths[i] != nil {
+				f, err := extractPath(s.opts.Mem, in, s.paths[i])
+				if err != nil {
+					releaseAll(cols)
+					return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.ColumnName(i), err)
+				}
+				in = f
+				defer f.Release()
+			}
 			if s.dictOut != nil && s.dictOut[i] && keep == nil {
 				d, err := engineDictionary(s.opts.Mem, in)
 				if err != nil {

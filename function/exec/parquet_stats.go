@@ -57,7 +57,7 @@ func (s *ParquetScan) FoldStats(f *StatsFold) bool {
 func (s *ParquetScan) columnStats(rgm *metadata.RowGroupMetaData, col string) *ColumnStats {
 	idx := -1
 	for i, c := range s.n.Scan.Columns {
-		if c == col {
+		if c == col && (s.paths == nil || s.paths[i] == nil) {
 			idx = i
 			break
 		}

@@ -51,11 +51,14 @@ func FileScan(n *plan.Node) *plan.Node {
 		return n
 	}
 	sc := *n.Scan
-	sc.Columns = nil
+	sc.Columns, sc.Paths = nil, nil
 	var schema plan.Schema
 	for i, p := range part {
 		if p < 0 {
 			sc.Columns = append(sc.Columns, n.Scan.Columns[i])
+			if len(n.Scan.Paths) > 0 {
+				sc.Paths = append(sc.Paths, n.Scan.Paths[i])
+			}
 			schema = append(schema, n.Schema[i])
 		}
 	}

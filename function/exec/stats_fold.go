@@ -98,6 +98,9 @@ func newStatsFold(n *plan.Node, mem memory.Allocator) *StatsFold {
 			if ci < 0 || ci >= len(scan.Scan.Columns) || !sameType(c.Arg.Type, scan.Schema[ci].Type) {
 				return nil
 			}
+			if ci < len(scan.Scan.Paths) && len(scan.Scan.Paths[ci]) > 0 {
+				return nil // a struct field: its leaf's null count may not count NULL structs
+			}
 			col = scan.Scan.Columns[ci]
 		}
 		f.Calls = append(f.Calls, c)

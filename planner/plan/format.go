@@ -117,7 +117,7 @@ func physExprs(es []*Expr, names Schema, exprName func(*Expr) string) string {
 func describeNode(n *Node, exprName func(*Expr) string) string {
 	switch n.Kind {
 	case KindScan:
-		s := fmt.Sprintf("Scan: %s format=%s columns=[%s]", n.Scan.Table, n.Scan.Format, strings.Join(n.Scan.Columns, ", "))
+		s := fmt.Sprintf("Scan: %s format=%s columns=[%s]", n.Scan.Table, n.Scan.Format, strings.Join(n.Scan.ColumnNames(), ", "))
 		if n.Scan.Filter != nil {
 			s += " pruning=" + shortExpr(n.Scan.Filter)
 		}

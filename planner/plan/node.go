@@ -1,5 +1,7 @@
 package plan
 
+import "strings"
+
 // Kind names a physical operator.
 type Kind string
 
@@ -63,6 +65,13 @@ type Scan struct {
 	// Columns are the file columns read, by name, in output order; the
 	// node's Schema gives their engine types.
 	Columns []string `json:"columns"`
+	// Paths, when set, has one entry per column of Columns: the struct
+	// fields, outermost first, that the column is under the file column
+	// Columns[i] (nil: the file column itself). A column with a path is
+	// that field alone (NULL where the struct or a struct on the way is),
+	// and a Parquet scan reads only the leaves under it (the planner's
+	// nested_paths rule turns s.a into such a column).
+	Paths [][]string `json:"paths,omitempty"`
 	// FieldIDs, when set (Iceberg tables, set with Format when the stage
 	// starts), are the Iceberg field ids of Columns: a file's columns are
 	// found by their Parquet field ids, not their names, so renamed
@@ -108,6 +117,24 @@ type ScanFile struct {
 	// Partition holds the file's hive partition values, one per
 	// Scan.Partitions column.
 	Partition []Value `json:"partition,omitempty"`
+}
+
+// ColumnName is how column i of the scan is written: its file column,
+// then the fields of its path, joined by dots.
+func (s *Scan) ColumnName(i int) string {
+	if i < len(s.Paths) && len(s.Paths[i]) > 0 {
+		return s.Columns[i] + "." + strings.Join(s.Paths[i], ".")
+	}
+	return s.Columns[i]
+}
+
+// ColumnNames lists ColumnName of every column.
+func (s *Scan) ColumnNames() []string {
+	out := make([]string, len(s.Columns))
+	for i := range out {
+		out[i] = s.ColumnName(i)
+	}
+	return out
 }
 
 // SplitScan reports whether n is the scan whose splits are its stage's

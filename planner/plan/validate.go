@@ -323,6 +323,14 @@ func validateNode(n *Node) error {
 		if len(n.Scan.Columns) != len(n.Schema) {
 			return fmt.Errorf("reads %d columns into %d schema fields", len(n.Scan.Columns), len(n.Schema))
 		}
+		if len(n.Scan.Paths) > 0 {
+			if len(n.Scan.Paths) != len(n.Scan.Columns) {
+				return fmt.Errorf("%d paths for %d columns", len(n.Scan.Paths), len(n.Scan.Columns))
+			}
+			if n.Scan.Format != "parquet" {
+				return fmt.Errorf("struct field paths on a %s scan", n.Scan.Format)
+			}
+		}
 		if len(n.Scan.Files) > 0 && !n.Scan.Inline {
 			return errors.New("files listed on a scan that is not inline")
 		}
