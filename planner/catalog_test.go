@@ -68,4 +68,11 @@ var testCatalog = fakeCatalog{
 	"region": table("region", 5, 2_000,
 		"r_regionkey", i64, "r_name", str, "r_comment", str,
 	),
+	// A table with nested columns (rule_nested_paths.go).
+	"events": table("events", 1000000, 50_000_000,
+		"e_id", i64,
+		"e_info", plan.StructOf([]plan.Field{{Name: "a", Type: i64}, {Name: "b", Type: str},
+			{Name: "c", Type: plan.StructOf([]plan.Field{{Name: "x", Type: i64}, {Name: "y", Type: str}})}}),
+		"e_tags", plan.ListOf(str),
+	),
 }

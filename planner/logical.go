@@ -32,6 +32,9 @@ type column struct {
 	// for a table read under an alias (so n1.n_name and n2.n_name differ
 	// in EXPLAIN).
 	display string
+	// path, for a scan column, is the struct field path it reads under
+	// the table column (rule_nested_paths.go); nil for the column itself.
+	path []string
 }
 
 // metadata holds the columns of one query, indexed by colID.

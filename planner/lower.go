@@ -213,8 +213,15 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 
 func (l *lowerer) lowerScan(n *scanNode) (*fragment, error) {
 	names := make([]string, len(n.cols))
+	var paths [][]string
 	for i, ord := range n.ords {
 		names[i] = n.table.Columns[ord].Name
+		if p := l.md.col(n.cols[i]).path; p != nil {
+			if paths == nil {
+				paths = make([][]string, len(n.cols))
+			}
+			paths[i] = p
+		}
 	}
 	f := &fragment{cols: n.cols}
 	var prune []*plan.Expr
@@ -230,7 +237,7 @@ func (l *lowerer) lowerScan(n *scanNode) (*fragment, error) {
 	f.root = &plan.Node{
 		Kind:   plan.KindScan,
 		Schema: l.schema(n.cols),
-		Scan:   &plan.Scan{Table: n.table.Name, Format: n.table.Format, Columns: names, Filter: pf},
+		Scan:   &plan.Scan{Table: n.table.Name, Format: n.table.Format, Columns: names, Paths: paths, Filter: pf},
 	}
 	return l.filter(f, n.filters)
 }
