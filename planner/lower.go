@@ -243,10 +243,19 @@ func (l *lowerer) lowerScan(n *scanNode) (*fragment, error) {
 }
 
 // prunable reports whether a predicate can prune row groups from min/max
-// and null-count statistics: a comparison of a plain column with a
-// constant, an IN list of constants, or a NULL test of a column.
+// and null-count statistics: a comparison of a plain column (or a struct
+// field of one) with a constant, an IN list of constants, or a NULL test
+// of a column.
 func prunable(e *plan.Expr) bool {
-	col := func(x *plan.Expr) bool { return x.Op == plan.OpColumn }
+	col := func(x *plan.Expr) bool {
+		if x.Op == plan.OpColumn {
+			return true
+		}
+		// A struct field of a column: a Parquet scan prunes from its
+		// leaf's statistics.
+		_, _, ok := fieldChain(x)
+		return ok && !x.Type.IsNested()
+	}
 	switch e.Op {
 	case plan.OpEq, plan.OpNe, plan.OpLt, plan.OpLe, plan.OpGt, plan.OpGe:
 		a, b := e.Args[0], e.Args[1]

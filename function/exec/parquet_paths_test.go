@@ -232,7 +232,15 @@ func TestParquetStructPaths(t *testing.T) {
 			keep: func(i int) bool { return nestedValue(i, "c", "x") != nil && i < 200 }, pruned: 2},
 		{name: "s.a > 1000", cols: []nestedCol{colSA}, filter: plan.Call(plan.OpGt, plan.BoolType, sa(), litI(1000)),
 			keep: func(int) bool { return false }, pruned: 4},
-		// A filter on a struct column read whole prunes nothing.
+		// A field of a struct column read whole prunes from its leaf.
+		{name: "s whole, s.a > 250", cols: []nestedCol{colS}, filter: plan.Call(plan.OpGt, plan.BoolType, field(cref(0, nestedSType), "a", plan.Int64Type), litI(250)),
+			keep: func(i int) bool { return nestedValue(i, "a") != nil && i > 250 }, pruned: 2},
+		{name: "s whole, s.c.x in", cols: []nestedCol{colID, colS}, filter: &plan.Expr{Op: plan.OpIn, Type: plan.BoolType,
+			Args: []*plan.Expr{field(field(cref(1, nestedSType), "c", nestedCType), "x", plan.Int64Type), litI(4), litI(6)}},
+			keep: func(i int) bool { return i == 2 || i == 3 }, pruned: 3},
+		{name: "s.c, 350 >= s.c.x", cols: []nestedCol{colSC}, filter: plan.Call(plan.OpGe, plan.BoolType, litI(350), field(cref(0, nestedCType), "x", plan.Int64Type)),
+			keep: func(i int) bool { return nestedValue(i, "c") != nil && 2*i <= 350 }, pruned: 2},
+		// A NULL test of a struct column prunes nothing.
 		{name: "s whole", cols: []nestedCol{colS}, filter: plan.Call(plan.OpIsNotNull, plan.BoolType, cref(0, nestedSType)),
 			keep: func(i int) bool { return i%11 != 0 }},
 	}
@@ -302,6 +310,11 @@ func TestParquetStructPaths(t *testing.T) {
 			})
 		}
 	}
+}
+
+// field is struct_extract(e, name) of type t.
+func field(e *plan.Expr, name string, t plan.DataType) *plan.Expr {
+	return plan.CallFunc("struct_extract", t, e, litS(name))
 }
 
 // rgKept reports whether row i's row group holds a row keep keeps.

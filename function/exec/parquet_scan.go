@@ -234,6 +234,28 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		s.colRead = append(s.colRead, []int{idx})
 	}
 
+	// fieldLeaf resolves a struct field of a column that a filter names
+	// (s.a over s read whole) to its leaf, for its statistics.
+	fieldLeafs := map[string]int{}
+	fieldLeaf := func(c int, path []string) int {
+		if byID != nil || c < 0 || c >= len(n.Scan.Columns) || !s.outT[c].IsNested() {
+			return -1
+		}
+		if s.paths != nil && s.paths[c] != nil {
+			path = append(slices.Clone(s.paths[c]), path...)
+		}
+		key := fmt.Sprintf("%d %q", c, path)
+		if l, ok := fieldLeafs[key]; ok {
+			return l
+		}
+		_, stat, err := pathLeaves(sch, n.Scan.Columns[c], path)
+		if err != nil {
+			stat = -1
+		}
+		fieldLeafs[key] = stat
+		return stat
+	}
+
 	// Row groups to read, minus those the statistics rule out.
 	nrg := md.NumRowGroups()
 	if rowGroups == nil {
@@ -246,7 +268,7 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		if rg < 0 || rg >= nrg {
 			return fail("row group %d out of range (file has %d)", rg, nrg)
 		}
-		if n.Scan.Filter != nil && !mayMatch(n.Scan.Filter, &rgStats{md: md.RowGroup(rg), leaves: leaves, outT: s.outT}) {
+		if n.Scan.Filter != nil && !mayMatch(n.Scan.Filter, &rgStats{md: md.RowGroup(rg), leaves: leaves, outT: s.outT, field: fieldLeaf}) {
 			s.pruned++
 			continue
 		}

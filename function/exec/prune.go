@@ -20,6 +20,11 @@ type rgStats struct {
 	leaves []int           // output column -> parquet leaf
 	outT   []plan.DataType // output column -> engine type
 	cache  map[int]*colRange
+	// field, when set, resolves a struct field of an output column
+	// (struct_extract chains in the filter) to the leaf whose statistics
+	// are its values' (-1: none); fcache keeps their ranges by leaf.
+	field  func(col int, path []string) int
+	fcache map[int]*colRange
 }
 
 // colRange is what the statistics of one column chunk tell.
@@ -40,12 +45,65 @@ func (r *rgStats) col(c int) *colRange {
 	if r.cache == nil {
 		r.cache = map[int]*colRange{}
 	}
-	cr := &colRange{}
-	r.cache[c] = cr
 	if c < 0 || c >= len(r.leaves) || r.leaves[c] < 0 {
+		cr := &colRange{}
+		r.cache[c] = cr
 		return cr
 	}
-	cc, err := r.md.ColumnChunk(r.leaves[c])
+	cr := r.leafRange(r.leaves[c], r.outT[c])
+	r.cache[c] = cr
+	return cr
+}
+
+// operand is the range of a comparison's column side: an output column,
+// or a struct field of one (struct_extract chain); ok false for another
+// expression.
+func (r *rgStats) operand(e *plan.Expr) (*colRange, bool) {
+	if e.Op == plan.OpColumn {
+		return r.col(e.Col), true
+	}
+	c, path, ok := structField(e)
+	if !ok || r.field == nil || e.Type.IsNested() {
+		return nil, false
+	}
+	leaf := r.field(c, path)
+	if leaf < 0 {
+		return &colRange{}, true
+	}
+	if cr, ok := r.fcache[leaf]; ok {
+		return cr, true
+	}
+	if r.fcache == nil {
+		r.fcache = map[int]*colRange{}
+	}
+	cr := r.leafRange(leaf, e.Type)
+	r.fcache[leaf] = cr
+	return cr, true
+}
+
+// structField reports whether e is a struct field of a column,
+// struct_extract(...struct_extract(column, 'f1')..., 'fn'), and returns the
+// column and f1..fn.
+func structField(e *plan.Expr) (int, []string, bool) {
+	var path []string
+	for e.Op == plan.OpFunc && e.Func == "struct_extract" && len(e.Args) == 2 {
+		l := e.Args[1]
+		if l.Op != plan.OpLiteral || l.Value == nil || l.Value.Null || l.Type.ID != plan.String {
+			return 0, nil, false
+		}
+		path = append([]string{l.Value.S}, path...)
+		e = e.Args[0]
+	}
+	if len(path) == 0 || e.Op != plan.OpColumn {
+		return 0, nil, false
+	}
+	return e.Col, path, true
+}
+
+// leafRange reads the statistics of leaf as values of engine type want.
+func (r *rgStats) leafRange(leaf int, want plan.DataType) *colRange {
+	cr := &colRange{}
+	cc, err := r.md.ColumnChunk(leaf)
 	if err != nil {
 		return cr
 	}
@@ -64,7 +122,6 @@ func (r *rgStats) col(c int) *colRange {
 	if isDec {
 		cr.scale = int(dec.Scale())
 	}
-	want := r.outT[c]
 	switch s := st.(type) {
 	case *metadata.Int32Statistics:
 		if want.ID != plan.Int64 && want.ID != plan.Decimal && want.ID != plan.Date {
@@ -164,18 +221,25 @@ func mayMatch(e *plan.Expr, st *rgStats) bool {
 			return true
 		}
 		col, lit, op := e.Args[0], e.Args[1], e.Op
-		if col.Op == plan.OpLiteral && lit.Op == plan.OpColumn {
+		if col.Op == plan.OpLiteral && lit.Op != plan.OpLiteral {
 			col, lit, op = lit, col, op.Flipped()
 		}
-		if col.Op != plan.OpColumn || lit.Op != plan.OpLiteral {
+		if lit.Op != plan.OpLiteral {
 			return true
 		}
-		return st.col(col.Col).may(op, lit)
+		cr, ok := st.operand(col)
+		if !ok {
+			return true
+		}
+		return cr.may(op, lit)
 	case plan.OpIn:
-		if e.Negated || len(e.Args) < 2 || e.Args[0].Op != plan.OpColumn {
+		if e.Negated || len(e.Args) < 2 {
 			return true
 		}
-		cr := st.col(e.Args[0].Col)
+		cr, ok := st.operand(e.Args[0])
+		if !ok {
+			return true
+		}
 		for _, l := range e.Args[1:] {
 			if l.Op != plan.OpLiteral || cr.may(plan.OpEq, l) {
 				return true

@@ -1,5 +1,5 @@
--- A struct column used whole is read whole: nested_paths leaves it, and
--- its field in the filter does not prune.
+-- A struct column used whole is read whole: nested_paths leaves it, but
+-- the filter on its field is a pruning filter (the leaf's statistics).
 select e_info, e_info.a
 from events
 where e_info.a > 5;

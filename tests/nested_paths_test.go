@@ -1,0 +1,72 @@
+package tests
+
+import (
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// nestedPathsSource is the DuckDB query of TestNestedFieldScan's file:
+// s.a rises with the row, so each row group holds its own range of it;
+// s.b is a wide string the field reads must not fetch, s.c a struct in the
+// struct; NULL structs and NULL fields at each level.
+const nestedPathsSource = `select i::int as id,
+	case when i % 11 = 0 then null else {'a': i, 'b': repeat('b', 40) || i, 'c': case when i % 17 = 0 then null else {'x': i // 100, 'y': [i, i + 1]} end} end as s,
+	repeat('p', 60) || i as pad
+	from range(40000) t(i)`
+
+// TestNestedFieldScan: a query that reads a struct field reads only its
+// leaf, and a filter on the field prunes row groups from the leaf's
+// statistics; answers as DuckDB's on the same file, adaptive and static.
+// The bytes fetched and row groups pruned are those of the struct read
+// whole with the same filter, which prunes nothing.
+func TestNestedFieldScan(t *testing.T) {
+	db := openDuckPlain(t)
+	st := startStack(t, "", nil)
+	path := filepath.Join(t.TempDir(), "np.parquet")
+	if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE 4096)", nestedPathsSource, path)); err != nil {
+		t.Fatal(err)
+	}
+	upload(t, st, path, "raw/np/np.parquet")
+	stmt(t, st, fmt.Sprintf("CREATE EXTERNAL TABLE np STORED AS PARQUET LOCATION 's3://%s/raw/np/'", st.S3.Bucket))
+	if _, err := db.Exec(fmt.Sprintf("CREATE VIEW np AS SELECT * FROM read_parquet('%s')", path)); err != nil {
+		t.Fatal(err)
+	}
+	var groups int
+	if err := db.QueryRow(fmt.Sprintf("select count(distinct row_group_id) from parquet_metadata('%s')", path)).Scan(&groups); err != nil {
+		t.Fatal(err)
+	}
+	checkModes(t, st, db, []query{
+		{name: "gt", sql: `select s.a from np where s.a > 31000`},
+		{name: "eq", sql: `select id, s.a, s.c from np where s.a = 20777`},
+		{name: "between", sql: `select s.c.x, s.b from np where s.a between 5000 and 9000 and s.c.x > 60`},
+		{name: "deep", sql: `select s.c.x, count(*) from np where s.c.x >= 390 group by s.c.x`},
+		{name: "in", sql: `select s.a, s.c.y from np where s.a in (3, 39999, 12345)`},
+		{name: "nulls", sql: `select count(*), count(s.a), count(s.c), count(s.c.x) from np where s.a < 30 or s.a is null`},
+		{name: "whole", sql: `select s, s.a from np where s.a > 39000`},
+		{name: "none", sql: `select s.a from np where s.a > 99999`},
+	})
+
+	// One query, its fields read alone against the struct read whole.
+	measure := func(q string) (pruned int, bytes int64, rows int) {
+		res := run(t, st, q, true)
+		for _, s := range res.Status.Stages {
+			pruned += s.RowGroupsPruned
+			bytes += s.InputBytes
+		}
+		return pruned, bytes, len(sluiceRows(res))
+	}
+	fp, fb, fr := measure(`select s.a from np where s.a > 31000`)
+	wp, wb, wr := measure(`select s from np where s.a > 31000`)
+	t.Logf("%d row groups: s.a > 31000 reading s.a pruned %d row groups and read %d bytes; reading s whole pruned %d, read %d bytes", groups, fp, fb, wp, wb)
+	if fr != wr {
+		t.Fatalf("%d rows reading s.a, %d reading s", fr, wr)
+	}
+	// Rows 0..31000 fill at least 7 row groups of at most 4096 rows.
+	if wp != 0 || fp < 7 || fp >= groups {
+		t.Errorf("row groups pruned: %d reading s.a, %d reading s, of %d", fp, wp, groups)
+	}
+	if fb*4 > wb {
+		t.Errorf("reading s.a fetched %d bytes, reading s %d: want under a quarter", fb, wb)
+	}
+}
