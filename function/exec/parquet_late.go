@@ -72,9 +72,13 @@ const (
 )
 
 // lateKindOf reports how the fast path decodes column c into engine type
-// t; 0 when it does not (the record reader reads it).
+// t; 0 when it does not (the record reader reads it). A leaf under structs
+// (a struct field column, plan.Scan.Paths) decodes as a top-level one: with
+// nothing repeated on the way it has one level per row, a value where the
+// level is the leaf's greatest (the struct and the field present), NULL
+// under it.
 func lateKindOf(c *schema.Column, t plan.DataType) lateKind {
-	if c == nil || c.MaxRepetitionLevel() != 0 || c.MaxDefinitionLevel() > 1 || len(c.ColumnPath()) != 1 {
+	if c == nil || c.MaxRepetitionLevel() != 0 {
 		return 0
 	}
 	lt := c.LogicalType()

@@ -392,3 +392,29 @@ func TestParquetStructPathErrors(t *testing.T) {
 		f.Close()
 	}
 }
+
+// TestParquetStructPathLate: a primitive struct field decodes by the late
+// path (levels under structs, nothing repeated): the filter on s.a runs
+// on its values alone and s.b is decoded only for the rows it keeps.
+func TestParquetStructPathLate(t *testing.T) {
+	path := writeNestedParquet(t)
+	mem := checkedMem(t)
+	filter := plan.Call(plan.OpLe, plan.BoolType, cref(0, plan.Int64Type), litI(40))
+	op := openScanWith(t, path, nestedScanNode(filter, colSA, colSB, colSCX), nil, Options{Mem: mem, BatchRows: 64, Late: LateAlways})
+	recs := drainAll(t, op)
+	defer releaseRecs(recs)
+	got := rows(recs)
+	var want [][]any
+	for i := 0; i <= 40; i++ {
+		if a := nestedValue(i, "a"); a != nil {
+			want = append(want, []any{a, nestedValue(i, "b"), nestedValue(i, "c", "x")})
+		}
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("got %v\nwant %v", got, want)
+	}
+	decoded, skipped := op.LateRows()
+	if op.Pruned() != 3 || decoded == 0 || skipped == 0 {
+		t.Errorf("pruned %d row groups, late rows decoded %d skipped %d", op.Pruned(), decoded, skipped)
+	}
+}
