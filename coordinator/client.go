@@ -212,36 +212,74 @@ func (c *Client) statusSince(ctx context.Context, job, tag string, untilDone boo
 
 // Result fetches a succeeded job's result.
 func (c *Client) Result(ctx context.Context, job string) (*arrow.Schema, []arrow.RecordBatch, error) {
+	var schema *arrow.Schema
+	var recs []arrow.RecordBatch
+	err := c.ResultStream(ctx, job, 0, func(s *arrow.Schema) error {
+		schema = s
+		return nil
+	}, func(rec arrow.RecordBatch) error {
+		rec.Retain()
+		recs = append(recs, rec)
+		return nil
+	})
+	if err != nil {
+		for _, r := range recs {
+			r.Release()
+		}
+		return nil, nil, err
+	}
+	return schema, recs, nil
+}
+
+// ResultStream reads a succeeded job's result as it arrives: onSchema
+// once, then onBatch for each batch in order (a batch is released after
+// onBatch returns; Retain it to keep it). The first skip rows are left
+// out, so a caller whose earlier read was cut resumes where it stopped:
+// the result of a finished job is the same rows in the same order on
+// every read. An error from onSchema or onBatch ends the read and is
+// returned as is. A stream cut short (no end-of-stream marker) is
+// ErrTruncatedResult, after the batches that did arrive whole.
+func (c *Client) ResultStream(ctx context.Context, job string, skip int64, onSchema func(*arrow.Schema) error, onBatch func(arrow.RecordBatch) error) error {
 	resp, err := c.do(ctx, http.MethodGet, "/v1/jobs/"+job+"/result", nil)
 	if err != nil {
-		return nil, nil, err
+		return err
 	}
 	defer resp.Body.Close()
 	body := &eosReader{r: resp.Body}
 	rd, err := ipc.NewReader(body)
 	if err != nil {
-		return nil, nil, fmt.Errorf("read result stream: %w", err)
+		return fmt.Errorf("read result stream: %w", err)
 	}
 	defer rd.Release()
-	var recs []arrow.RecordBatch
+	if err := onSchema(rd.Schema()); err != nil {
+		return err
+	}
 	for rd.Next() {
 		rec := rd.RecordBatch()
-		rec.Retain()
-		recs = append(recs, rec)
+		n := rec.NumRows()
+		if skip >= n {
+			skip -= n
+			continue
+		}
+		if skip > 0 {
+			sl := rec.NewSlice(skip, n)
+			skip = 0
+			err = onBatch(sl)
+			sl.Release()
+		} else {
+			err = onBatch(rec)
+		}
+		if err != nil {
+			return err
+		}
 	}
 	if err := rd.Err(); err != nil {
-		for _, r := range recs {
-			r.Release()
-		}
-		return nil, nil, fmt.Errorf("read result stream: %w", err)
+		return fmt.Errorf("read result stream: %w", err)
 	}
 	if !body.ended() {
-		for _, r := range recs {
-			r.Release()
-		}
-		return nil, nil, fmt.Errorf("read result stream of job %s: %w", job, ErrTruncatedResult)
+		return fmt.Errorf("read result stream of job %s: %w", job, ErrTruncatedResult)
 	}
-	return rd.Schema(), recs, nil
+	return nil
 }
 
 func arrowNewRecord(schema *arrow.Schema, cols []arrow.Array, n int64) arrow.RecordBatch {

@@ -939,7 +939,12 @@ func (b *binder) bindTable(rv *pg.RangeVar) (node, *relation, error) {
 			e.err = err
 			return nil, nil, e
 		}
-		return nil, nil, fmt.Errorf("planner: catalog lookup of %q: %w", name, err)
+		// Not the user's SQL: Redis unreachable (SL203, which the error
+		// carries), or an Iceberg catalog or a table's metadata (SL204).
+		if plan.CodeOf(err) == "" {
+			err = &plan.CodedError{Code: plan.CodeCatalogRead, Err: err}
+		}
+		return nil, nil, fmt.Errorf("reading table %q from the catalog: %w", name, err)
 	}
 	if info.View != "" {
 		return b.bindView(rv, info)

@@ -31,7 +31,7 @@ func TestDistinctOuterDefinesOnce(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}
-		root, _, err = optimize(root, &ruleCtx{md: b.md, sql: q}, b.outerRefs)
+		root, _, _, err = optimize(root, &ruleCtx{md: b.md, sql: q}, b.outerRefs)
 		if err != nil {
 			t.Fatalf("%s: %v", q, err)
 		}

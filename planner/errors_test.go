@@ -3,9 +3,12 @@ package planner
 import (
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"strings"
 	"testing"
 
+	"github.com/sluicedb/sluice/function/redisdb"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -154,5 +157,37 @@ func TestErrorFormat(t *testing.T) {
 	_, err = Plan(context.Background(), "select * from nosuch", testCatalog, Options{})
 	if !errors.Is(err, ErrUnknownTable) {
 		t.Errorf("unknown table error %v does not wrap ErrUnknownTable", err)
+	}
+}
+
+// failingCatalog fails every lookup with err.
+type failingCatalog struct{ err error }
+
+func (c failingCatalog) Table(context.Context, string) (*TableInfo, error) { return nil, c.err }
+
+// TestCatalogLookupErrorsCoded: a catalog that fails for a reason other
+// than an unknown table gives a coded error, never a bare internal one:
+// Redis past its outage window is SL203 (the code redisdb's sentinel
+// carries), anything else SL204, both naming the table.
+func TestCatalogLookupErrorsCoded(t *testing.T) {
+	cases := []struct {
+		name string
+		err  error
+		code string
+	}{
+		{"redis outage", fmt.Errorf("catalog: %w for 5s: %w", redisdb.ErrUnavailable, io.EOF), plan.CodeStoreUnavailable},
+		{"iceberg catalog down", errors.New("rest catalog: 503 Service Unavailable"), plan.CodeCatalogRead},
+	}
+	for _, c := range cases {
+		_, err := Plan(context.Background(), "select * from events", failingCatalog{c.err}, Options{})
+		if got := plan.CodeOf(err); got != c.code {
+			t.Errorf("%s: code %q, want %s (err %v)", c.name, got, c.code, err)
+		}
+		if err == nil || !strings.Contains(err.Error(), `"events"`) || strings.Contains(err.Error(), "planner:") {
+			t.Errorf("%s: message %v should name the table and carry no package prefix", c.name, err)
+		}
+		if !errors.Is(err, c.err) && !errors.Is(err, redisdb.ErrUnavailable) {
+			t.Errorf("%s: %v does not wrap the catalog's error", c.name, err)
+		}
 	}
 }

@@ -377,7 +377,7 @@ func bindAndOptimize(t *testing.T, sql string) (node, *ruleCtx) {
 		t.Fatal(err)
 	}
 	rc := &ruleCtx{md: b.md, sql: sql, opts: Options{Partitions: DefaultPartitions, BroadcastBytes: DefaultBroadcastBytes}}
-	root, _, err = optimize(root, rc, b.outerRefs)
+	root, _, _, err = optimize(root, rc, b.outerRefs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -202,7 +202,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 		return nil, err
 	}
 	rc := &ruleCtx{md: b.md, sql: sql, opts: opts}
-	root, fired, err := optimize(root, rc, b.outerRefs)
+	root, logical, fired, err := optimize(root, rc, b.outerRefs)
 	if err != nil {
 		return nil, err
 	}
@@ -225,7 +225,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("planner bug: %w", err)
 	}
-	return &Planned{Logical: formatLogical(root, b.md), Rules: fired, Graph: g}, nil
+	return &Planned{Logical: logical, Rules: fired, Graph: g}, nil
 }
 
 // parse parses sql with pg_query after rewriting the DuckDB syntax the

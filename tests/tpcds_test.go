@@ -12,7 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/local"
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
 var (
@@ -53,6 +55,13 @@ const (
 
 // runTPCDSQuery runs one query on sluice and compares it with want.
 func runTPCDSQuery(st *local.Stack, q tpcdsQuery, want []row, adaptive bool) (tpcdsOutcome, string, time.Duration) {
+	o, msg, took, _ := runTPCDSQueryStatus(st, q, want, adaptive)
+	return o, msg, took
+}
+
+// runTPCDSQueryStatus is runTPCDSQuery that also returns the job's
+// status (nil when the job did not run).
+func runTPCDSQueryStatus(st *local.Stack, q tpcdsQuery, want []row, adaptive bool) (tpcdsOutcome, string, time.Duration, *coordinator.JobStatus) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	t0 := time.Now()
@@ -60,15 +69,44 @@ func runTPCDSQuery(st *local.Stack, q tpcdsQuery, want []row, adaptive bool) (tp
 	took := time.Since(t0)
 	if err != nil {
 		if strings.Contains(err.Error(), "SL005") {
-			return tpcdsRefused, firstLine(err.Error()), took
+			return tpcdsRefused, firstLine(err.Error()), took, nil
 		}
-		return tpcdsError, err.Error(), took
+		return tpcdsError, err.Error(), took, nil
 	}
 	defer res.Release()
 	if d := rowsDiff(sluiceRows(res), want, isOrdered(q.SQL)); d != "" {
-		return tpcdsWrong, d, took
+		return tpcdsWrong, d, took, res.Status
 	}
-	return tpcdsPass, "", took
+	return tpcdsPass, "", took, res.Status
+}
+
+// scanWork is what a job's scans read: the table bytes its scan operators
+// fetched, the row groups they skipped from statistics (runtime filters
+// included), and the rows partial aggregations passed on unaggregated.
+type scanWork struct {
+	bytes          int64
+	rowGroupsSkip  int
+	partialSkipped int64
+}
+
+func scanWorkOf(js *coordinator.JobStatus) scanWork {
+	var w scanWork
+	if js == nil {
+		return w
+	}
+	for _, st := range js.Stages {
+		w.rowGroupsSkip += st.RowGroupsPruned
+		if st.Metrics == nil {
+			continue
+		}
+		for _, op := range st.Metrics.Operators {
+			if op.Kind == string(plan.KindScan) {
+				w.bytes += op.Bytes
+			}
+			w.partialSkipped += op.PartialSkippedRows
+		}
+	}
+	return w
 }
 
 func firstLine(s string) string {
@@ -165,20 +203,33 @@ func TestTPCDS(t *testing.T) {
 // BenchmarkTPCDS runs the TPC-DS queries sluice accepts on the embedded
 // stack and on DuckDB over the same Parquet files, at -tpcds-sf, and prints
 // both times per query and in total (refused queries are listed as such).
+// Every query runs twice, on two stacks over the same files: with the
+// runtime-filter rule (the default) and without it, and both answers are
+// checked against DuckDB's. Per query and in total it prints the table
+// bytes the scans read with and without runtime filters, the row groups
+// skipped from statistics with them, and the rows partial aggregations
+// passed on unaggregated. The times are the runs with filters.
 func BenchmarkTPCDS(b *testing.B) {
 	dir, qs := tpcdsData(b, *tpcdsSF)
 	db := openDuckOn(b, dir, tpcdsTables)
-	st := startStack(b, "", func(o *local.Options) {
-		o.Coordinator.SplitBytes = 32 << 20
-		o.Functions = 4
-	})
-	if _, err := st.LoadDir(context.Background(), dir); err != nil {
-		b.Fatal(err)
+	stack := func(filters bool) *local.Stack {
+		st := startStack(b, "", func(o *local.Options) {
+			o.Coordinator.SplitBytes = 32 << 20
+			o.Functions = 4
+			o.Coordinator.AQE.RuntimeFilters = filters
+		})
+		if _, err := st.LoadDir(context.Background(), dir); err != nil {
+			b.Fatal(err)
+		}
+		return st
 	}
+	on, off := stack(true), stack(false)
 	qs = selectTPCDS(qs)
 	var totS, totD time.Duration
-	report := fmt.Sprintf("\nTPC-DS SF %g, %d in-process functions\n%-6s %10s %10s %8s  %s\n",
-		*tpcdsSF, 4, "query", "sluice(s)", "duckdb(s)", "ratio", "outcome")
+	var totOn, totOff scanWork
+	mb := func(n int64) float64 { return float64(n) / (1 << 20) }
+	report := fmt.Sprintf("\nTPC-DS SF %g, %d in-process functions; MB scanned with and without runtime filters (rf)\n%-6s %10s %10s %8s %10s %10s %6s %8s %10s  %s\n",
+		*tpcdsSF, 4, "query", "sluice(s)", "duckdb(s)", "ratio", "MB rf", "MB no rf", "x", "rg skip", "agg skip", "outcome")
 	for _, q := range qs {
 		t0 := time.Now()
 		want, err := duckQuery(context.Background(), db, q.SQL)
@@ -186,17 +237,36 @@ func BenchmarkTPCDS(b *testing.B) {
 		if err != nil {
 			b.Fatalf("%s: duckdb: %v", q.name(), err)
 		}
-		o, _, sl := runTPCDSQuery(st, q, want, true)
+		o, _, sl, js := runTPCDSQueryStatus(on, q, want, true)
 		if o == tpcdsRefused || o == tpcdsError {
 			report += fmt.Sprintf("%-6s %10s %10.3f %8s  %s\n", q.name(), "-", dk.Seconds(), "-", o)
 			continue
 		}
+		o2, _, _, js2 := runTPCDSQueryStatus(off, q, want, true)
+		if o2 != tpcdsPass {
+			o += tpcdsOutcome(", without rf " + string(o2))
+		}
+		w, w2 := scanWorkOf(js), scanWorkOf(js2)
 		totS += sl
 		totD += dk
-		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f  %s\n", q.name(), sl.Seconds(), dk.Seconds(), sl.Seconds()/dk.Seconds(), o)
+		totOn.bytes += w.bytes
+		totOn.rowGroupsSkip += w.rowGroupsSkip
+		totOn.partialSkipped += w.partialSkipped
+		totOff.bytes += w2.bytes
+		x := "-"
+		if w2.bytes > 0 {
+			x = fmt.Sprintf("%.2f", float64(w.bytes)/float64(w2.bytes))
+		}
+		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f %10.1f %10.1f %6s %8d %10d  %s\n", q.name(), sl.Seconds(), dk.Seconds(), sl.Seconds()/dk.Seconds(),
+			mb(w.bytes), mb(w2.bytes), x, w.rowGroupsSkip, w.partialSkipped, o)
 	}
 	if totD > 0 {
-		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f  (queries sluice ran)\n", "total", totS.Seconds(), totD.Seconds(), totS.Seconds()/totD.Seconds())
+		x := "-"
+		if totOff.bytes > 0 {
+			x = fmt.Sprintf("%.2f", float64(totOn.bytes)/float64(totOff.bytes))
+		}
+		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f %10.1f %10.1f %6s %8d %10d  (queries sluice ran)\n", "total", totS.Seconds(), totD.Seconds(), totS.Seconds()/totD.Seconds(),
+			mb(totOn.bytes), mb(totOff.bytes), x, totOn.rowGroupsSkip, totOn.partialSkipped)
 	}
 	fmt.Fprint(os.Stderr, report)
 }

@@ -350,6 +350,81 @@ func (o queryOpts) writeTo(out io.Writer, schema *arrow.Schema, recs []arrow.Rec
 	return writeResult(out, o.format, schema, recs)
 }
 
+// resultAttempts is how many times a result read cut by the network is
+// started again (from the first row not yet printed).
+const resultAttempts = 3
+
+// printResult prints a succeeded job's result. csv and json print each
+// batch as it arrives, so a result of any size streams through constant
+// memory; a read cut short resumes after the rows already printed (the
+// result of a finished job reads the same on every read), up to
+// resultAttempts reads. A table needs every row to size its columns, so
+// it is read whole first.
+func (o queryOpts) printResult(ctx context.Context, cl *coordinator.Client, job string, out, errw io.Writer) error {
+	if o.format != "csv" && o.format != "json" {
+		schema, recs, err := cl.Result(ctx, job)
+		if err != nil {
+			return err
+		}
+		defer func() {
+			for _, r := range recs {
+				r.Release()
+			}
+		}()
+		return o.writeTo(out, schema, recs)
+	}
+	var rs rowStream
+	var printed int64
+	var werr error // the output failed: never retried
+	for attempt := 1; ; attempt++ {
+		err := cl.ResultStream(ctx, job, printed, func(schema *arrow.Schema) error {
+			if rs != nil {
+				return nil
+			}
+			var err error
+			if rs, err = newRowStream(out, o.format, schema); err != nil {
+				werr = err
+			}
+			return werr
+		}, func(rec arrow.RecordBatch) error {
+			if werr = rs.write(rec); werr != nil {
+				return werr
+			}
+			printed += rec.NumRows()
+			return nil
+		})
+		if err == nil {
+			return rs.close()
+		}
+		if werr != nil || ctx.Err() != nil || attempt == resultAttempts || !resultReadRetryable(err) {
+			if rs != nil {
+				_ = rs.close()
+			}
+			if printed > 0 && werr == nil {
+				return fmt.Errorf("the result of job %s was cut after %d rows were printed; they are its first rows, not all of it: %w", job, printed, err)
+			}
+			return err
+		}
+		fmt.Fprintf(errw, "reading the result of job %s again after %d rows: %v\n", job, printed, err)
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-time.After(time.Duration(attempt) * 500 * time.Millisecond):
+		}
+	}
+}
+
+// resultReadRetryable says whether a failed result read may be tried
+// again: a cut stream or a coordinator that could not read the bucket
+// (503), not a job that failed or does not exist.
+func resultReadRetryable(err error) bool {
+	var ae *coordinator.APIError
+	if errors.As(err, &ae) {
+		return ae.Status >= 500
+	}
+	return true
+}
+
 // runAndPrint runs one query for the submit and local query commands.
 func runAndPrint(c *cli.Context, cl *coordinator.Client, sql string) error {
 	err := execQuery(c.Context, cl, sql, queryOpts{format: c.String("format"), adaptive: c.Bool("adaptive"),
@@ -405,19 +480,10 @@ func execQuery(ctx context.Context, cl *coordinator.Client, sql string, o queryO
 		}
 		return fmt.Errorf("job %s %s: %s", job, js.State, js.Error)
 	}
-	schema, recs, err = cl.Result(ctx, job)
-	if err != nil {
+	if err := o.printResult(ctx, cl, job, out, errw); err != nil {
 		if ctx.Err() != nil {
 			return &errInterrupted{job: job}
 		}
-		return err
-	}
-	defer func() {
-		for _, r := range recs {
-			r.Release()
-		}
-	}()
-	if err := o.writeTo(out, schema, recs); err != nil {
 		return err
 	}
 	if o.stats {

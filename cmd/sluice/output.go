@@ -218,48 +218,101 @@ func appendText(dst []byte, col arrow.Array, i int) (_ []byte, ok bool) {
 // is \.), NULL as an empty field, through one buffer: a row costs no
 // allocation for the scalar types.
 func writeCSV(w io.Writer, names []string, recs []arrow.RecordBatch) error {
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
+	return writeAll(newCSVStream(w, names), recs)
+}
+
+// rowStream prints a result batch by batch (csv, json): a caller can
+// print a result as it arrives instead of holding it whole.
+type rowStream interface {
+	write(rec arrow.RecordBatch) error
+	// close writes out what is buffered.
+	close() error
+}
+
+// writeAll writes recs through s and closes it.
+func writeAll(s rowStream, recs []arrow.RecordBatch) error {
+	for _, rec := range recs {
+		if err := s.write(rec); err != nil {
+			return err
+		}
+	}
+	return s.close()
+}
+
+// newRowStream is the stream of a format that prints batch by batch, nil
+// for one that needs all rows first (a table sizes its columns from them).
+func newRowStream(w io.Writer, format string, schema *arrow.Schema) (rowStream, error) {
+	names := make([]string, schema.NumFields())
+	for i, f := range schema.Fields() {
+		names[i] = f.Name
+	}
+	switch format {
+	case "csv":
+		return newCSVStream(w, names), nil
+	case "json":
+		return newJSONStream(w, names)
+	}
+	return nil, nil
+}
+
+// csvStream is writeCSV batch by batch: the header when made, rows as
+// they are written.
+type csvStream struct {
+	bw  *bufio.Writer
+	buf []byte
+}
+
+func newCSVStream(w io.Writer, names []string) *csvStream {
+	s := &csvStream{bw: bufio.NewWriterSize(w, 64<<10)}
 	for i, n := range names {
 		if i > 0 {
-			buf = append(buf, ',')
+			s.buf = append(s.buf, ',')
 		}
-		buf = appendCSVField(buf, n)
+		s.buf = appendCSVField(s.buf, n)
 	}
-	buf = append(buf, '\n')
-	for _, rec := range recs {
-		cols := rec.Columns()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			for c, col := range cols {
-				if c > 0 {
-					buf = append(buf, ',')
-				}
-				if col.IsNull(r) {
-					continue
-				}
-				if s, ok := col.(*array.String); ok {
-					buf = appendCSVField(buf, s.Value(r))
-					continue
-				}
-				var ok bool
-				if buf, ok = appendText(buf, col, r); !ok { // scalars never need quotes
-					v, _ := formatValue(col, r)
-					buf = appendCSVField(buf, v)
-				}
+	s.buf = append(s.buf, '\n')
+	return s
+}
+
+func (s *csvStream) write(rec arrow.RecordBatch) error {
+	buf := s.buf
+	cols := rec.Columns()
+	for r := 0; r < int(rec.NumRows()); r++ {
+		for c, col := range cols {
+			if c > 0 {
+				buf = append(buf, ',')
 			}
-			buf = append(buf, '\n')
-			if len(buf) >= 32<<10 {
-				if _, err := bw.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
+			if col.IsNull(r) {
+				continue
+			}
+			if str, ok := col.(*array.String); ok {
+				buf = appendCSVField(buf, str.Value(r))
+				continue
+			}
+			var ok bool
+			if buf, ok = appendText(buf, col, r); !ok { // scalars never need quotes
+				v, _ := formatValue(col, r)
+				buf = appendCSVField(buf, v)
 			}
 		}
+		buf = append(buf, '\n')
+		if len(buf) >= 32<<10 {
+			if _, err := s.bw.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
+		}
 	}
-	if _, err := bw.Write(buf); err != nil {
+	s.buf = buf
+	return nil
+}
+
+func (s *csvStream) close() error {
+	if _, err := s.bw.Write(s.buf); err != nil {
 		return err
 	}
-	return bw.Flush()
+	s.buf = s.buf[:0]
+	return s.bw.Flush()
 }
 
 // appendCSVField appends one field as encoding/csv's Writer does.
@@ -294,64 +347,86 @@ func csvNeedsQuotes(f string) bool {
 // Numbers, booleans, dates and timestamps are written straight into the
 // line; strings and nested values go through encoding/json.
 func writeJSON(w io.Writer, names []string, recs []arrow.RecordBatch) error {
+	s, err := newJSONStream(w, names)
+	if err != nil {
+		return err
+	}
+	return writeAll(s, recs)
+}
+
+// jsonStream is writeJSON batch by batch.
+type jsonStream struct {
+	bw     *bufio.Writer
+	quoted [][]byte // the keys, as JSON strings
+	buf    []byte
+}
+
+func newJSONStream(w io.Writer, names []string) (*jsonStream, error) {
 	keys := jsonKeys(names)
 	quoted := make([][]byte, len(keys))
 	for i, k := range keys {
 		b, err := json.Marshal(k)
 		if err != nil {
-			return err
+			return nil, err
 		}
 		quoted[i] = b
 	}
-	bw := bufio.NewWriterSize(w, 64<<10)
-	var buf []byte
-	for _, rec := range recs {
-		cols := rec.Columns()
-		for r := 0; r < int(rec.NumRows()); r++ {
-			buf = append(buf, '{')
-			for c, col := range cols {
-				if c > 0 {
-					buf = append(buf, ',')
-				}
-				buf = append(buf, quoted[c]...)
-				buf = append(buf, ':')
-				if col.IsNull(r) {
-					buf = append(buf, "null"...)
-					continue
-				}
-				switch col := col.(type) {
-				case *array.String:
-					buf = appendJSONString(buf, col.Value(r))
-					continue
-				case *array.Date32, *array.Timestamp: // digits, '-', ':', ' ', '.': nothing to escape
-					buf = append(buf, '"')
-					buf, _ = appendText(buf, col, r)
-					buf = append(buf, '"')
-					continue
-				}
-				var ok bool
-				if buf, ok = appendText(buf, col, r); ok {
-					continue
-				}
-				v, err := json.Marshal(jsonValue(col, r))
-				if err != nil {
-					return err
-				}
-				buf = append(buf, v...)
+	return &jsonStream{bw: bufio.NewWriterSize(w, 64<<10), quoted: quoted}, nil
+}
+
+func (s *jsonStream) write(rec arrow.RecordBatch) error {
+	buf := s.buf
+	cols := rec.Columns()
+	for r := 0; r < int(rec.NumRows()); r++ {
+		buf = append(buf, '{')
+		for c, col := range cols {
+			if c > 0 {
+				buf = append(buf, ',')
 			}
-			buf = append(buf, '}', '\n')
-			if len(buf) >= 32<<10 {
-				if _, err := bw.Write(buf); err != nil {
-					return err
-				}
-				buf = buf[:0]
+			buf = append(buf, s.quoted[c]...)
+			buf = append(buf, ':')
+			if col.IsNull(r) {
+				buf = append(buf, "null"...)
+				continue
 			}
+			switch col := col.(type) {
+			case *array.String:
+				buf = appendJSONString(buf, col.Value(r))
+				continue
+			case *array.Date32, *array.Timestamp: // digits, '-', ':', ' ', '.': nothing to escape
+				buf = append(buf, '"')
+				buf, _ = appendText(buf, col, r)
+				buf = append(buf, '"')
+				continue
+			}
+			var ok bool
+			if buf, ok = appendText(buf, col, r); ok {
+				continue
+			}
+			v, err := json.Marshal(jsonValue(col, r))
+			if err != nil {
+				return err
+			}
+			buf = append(buf, v...)
+		}
+		buf = append(buf, '}', '\n')
+		if len(buf) >= 32<<10 {
+			if _, err := s.bw.Write(buf); err != nil {
+				return err
+			}
+			buf = buf[:0]
 		}
 	}
-	if _, err := bw.Write(buf); err != nil {
+	s.buf = buf
+	return nil
+}
+
+func (s *jsonStream) close() error {
+	if _, err := s.bw.Write(s.buf); err != nil {
 		return err
 	}
-	return bw.Flush()
+	s.buf = s.buf[:0]
+	return s.bw.Flush()
 }
 
 // appendJSONString appends s as encoding/json's Marshal writes a string:

@@ -14,8 +14,17 @@ import (
 )
 
 // ErrUnavailable is returned when Redis stayed unreachable for longer than
-// a Retry's Outage bound.
-var ErrUnavailable = errors.New("redis unavailable")
+// a Retry's Outage bound. It carries the error code SL203
+// (store_unavailable, registered in planner/plan/codes.go, which this
+// package may not import), so an outage reaching a user is coded.
+var ErrUnavailable error = unavailable{}
+
+// unavailable is ErrUnavailable's type: comparable, so errors.Is matches
+// the sentinel by value.
+type unavailable struct{}
+
+func (unavailable) Error() string     { return "redis unavailable" }
+func (unavailable) ErrorCode() string { return "SL203" }
 
 // Retry is how long, and how, an operation waits for an unreachable Redis.
 type Retry struct {

@@ -76,6 +76,8 @@ const (
 	CodeRetriesExhausted = "SL200"
 	CodeTaskTimeout      = "SL201"
 	CodeInputsLost       = "SL202"
+	CodeStoreUnavailable = "SL203"
+	CodeCatalogRead      = "SL204"
 
 	CodeInternal = "SL900"
 	CodeBadSpec  = "SL901"
@@ -119,6 +121,8 @@ var registry = []CodeInfo{
 	{CodeRetriesExhausted, ClassTransient, "retries_exhausted", "A task failed with retryable errors on every attempt of its budget (--max-attempts); the message gives the last error."},
 	{CodeTaskTimeout, ClassTransient, "task_timeout", "A task attempt ran past its deadline (--task-timeout) on every attempt."},
 	{CodeInputsLost, ClassTransient, "inputs_lost", "More shuffle objects of the job were lost or corrupt than the repair budget allows."},
+	{CodeStoreUnavailable, ClassTransient, "store_unavailable", "Redis (the job and catalog store) did not answer for longer than the coordinator's --redis-outage: the statement could not read the catalog or record the job. Nothing was run; check that Redis is up and submit again."},
+	{CodeCatalogRead, ClassTransient, "catalog_read_failed", "A table's catalog entry could not be read for a reason other than Redis: an Iceberg catalog (--iceberg-catalog) did not answer or refused, or a table's metadata could not be fetched or decoded. The message names the table and the cause."},
 
 	{CodeInternal, ClassInternal, "internal_error", "A bug in sluice: a plan inconsistent with its data or with itself. Please report it with the query."},
 	{CodeBadSpec, ClassInternal, "bad_task_spec", "A function received a task description it cannot decode (a coordinator and function of different versions)."},
