@@ -47,6 +47,24 @@ func (r nestedPaths) apply(root node, rc *ruleCtx) (node, error) {
 		return root, nil
 	}
 
+	// The expressions of projections that pass a column on under its own
+	// id: its uses are above.
+	passing := map[*plan.Expr]bool{}
+	var passes func(n node)
+	passes = func(n node) {
+		if p, ok := n.(*projectNode); ok {
+			for i, e := range p.exprs {
+				if e.Op == plan.OpColumn && e.Col == p.cols[i] {
+					passing[e] = true
+				}
+			}
+		}
+		for _, c := range n.children() {
+			passes(c)
+		}
+	}
+	passes(root)
+
 	// Every use of a candidate: the field paths, or a use of it whole.
 	bare := map[colID]bool{}
 	paths := map[colID][][]string{}
@@ -69,7 +87,13 @@ func (r nestedPaths) apply(root node, rc *ruleCtx) (node, error) {
 			visit(a)
 		}
 	}
-	if _, ok := mapPlanExprs(root, func(e *plan.Expr) *plan.Expr { visit(e); return e }); !ok {
+	if _, ok := mapPlanExprs(root, func(e *plan.Expr) *plan.Expr {
+		if e.Op == plan.OpColumn && passing[e] {
+			return e // a projection passing the column on is no use of it
+		}
+		visit(e)
+		return e
+	}); !ok {
 		return root, nil // an operator this rule does not know
 	}
 	for _, id := range root.output() {
@@ -139,8 +163,26 @@ func (r nestedPaths) apply(root node, rc *ruleCtx) (node, error) {
 		})
 	}
 	out, _ := mapPlanExprs(root, subst)
+	// The scans read the field columns instead of the struct columns, and
+	// projections that passed a struct column on pass its fields.
 	var scanCols func(n node) node
 	scanCols = func(n node) node {
+		if p, ok := n.(*projectNode); ok {
+			c := *p
+			c.exprs, c.cols = nil, nil
+			for i, e := range p.exprs {
+				fs, ok := fields[p.cols[i]]
+				if !ok || e.Op != plan.OpColumn || e.Col != p.cols[i] {
+					c.exprs, c.cols = append(c.exprs, e), append(c.cols, p.cols[i])
+					continue
+				}
+				for _, f := range fs {
+					c.exprs, c.cols = append(c.exprs, rc.md.ref(f)), append(c.cols, f)
+				}
+			}
+			c.input = scanCols(p.input)
+			return &c
+		}
 		if s, ok := n.(*scanNode); ok {
 			c := *s
 			c.cols, c.ords = nil, nil

@@ -41,12 +41,12 @@ func (rc *ruleCtx) unsupported(loc int32, what string) *Error {
 //     scans (for row-group pruning), onto the joins whose two sides it
 //     relates, turning outer joins into inner ones where a condition
 //     rejects their NULL rows.
-//  4. nested_paths (rule_nested_paths.go) after the filters reached the
+//  4. prune_columns, so the scans read only what is used and the next
+//     rules' size estimates count only those columns.
+//  5. nested_paths (rule_nested_paths.go) after the filters reached the
 //     scans, so a pushed filter on a struct field becomes one on the
-//     field's column, and before prune_columns, which then drops the
-//     struct columns read by field only.
-//  5. prune_columns, so the scans read only what is used and the next
-//     rule's size estimates count only those columns.
+//     field's column, and after prune_columns, so that a struct column
+//     only passed on unused is no use of it whole.
 //  6. reorder_joins picks the join order and build sides from estimated
 //     sizes; it keeps every condition on the lowest join that has its
 //     columns.
@@ -56,8 +56,8 @@ var logicalRules = []logicalRule{
 	decorrelateSubqueries{},
 	rewriteSums{},
 	pushDownFilters{},
-	nestedPaths{},
 	pruneColumns{},
+	nestedPaths{},
 	reorderJoins{},
 	pruneColumns{},
 }
