@@ -22,8 +22,11 @@ import (
 // gathers, and frame aggregates from each row's frame [lo, hi) with prefix
 // counts and a segment tree (sum, min, max), so every frame costs
 // O(log n) whatever its width. Over its memory budget it computes the
-// complete partitions it holds and goes on (fill), so with PARTITION BY
-// it holds about one budget of rows, or the largest partition.
+// complete partitions it holds and goes on (fill); a partition larger
+// than the budget (the only one without PARTITION BY) is streamed in
+// chunks with a carry, or in two passes over a spill file for the calls
+// that need its size or its end (window_stream.go), so it holds about
+// one budget of rows. Calls that can do neither are SL104 naming them.
 type windowOp struct {
 	in     Operator
 	w      *plan.Window
