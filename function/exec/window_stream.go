@@ -52,6 +52,7 @@ const (
 	skPrefix                        // a frame from UNBOUNDED PRECEDING: a running state
 	skWhole                         // two passes: the whole partition's value
 	skLastToEnd                     // two passes: last_value up to UNBOUNDED FOLLOWING
+	skSuffix                        // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
 )
 
 // streamCall is the plan of one call over a streamed partition.
@@ -186,6 +187,13 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		}
 	case uf:
 		switch fn {
+		case plan.WindowFunc(plan.AggCountStar), plan.WindowFunc(plan.AggCount), plan.WindowFunc(plan.AggSum), plan.WindowFunc(plan.AggAvg):
+			if sok {
+				return streamCall{kind: skSuffix, twoPass: true, startOff: so, back: max(0, 1-so), ahead: max(0, so)}, nil
+			}
+			if peerBound(fr.Start) {
+				return streamCall{kind: skSuffix, twoPass: true, peers: true, peerEnd: true}, nil
+			}
 		case plan.WinLastValue:
 			if sok {
 				return streamCall{kind: skLastToEnd, twoPass: true, startOff: so}, nil
@@ -260,14 +268,15 @@ type winStream struct {
 	total     int64 // two passes: the partition's rows
 	peerStart int64 // partition row number where the current peer group starts
 	dense     int64
-	aggs      []*runAgg     // per call: skPrefix, skWhole aggregates
+	aggs      []*runAgg     // per call: skPrefix, skWhole, skSuffix aggregates
+	tots      []*runAgg     // per call: skSuffix, the whole partition's
 	folded    []int64       // per call: skPrefix, rows folded into aggs
 	capt      []arrow.Array // per call: a value kept (1 row): first/nth/last row, whole aggregate
 	streamed  int64         // rows emitted
 }
 
 func (o *windowOp) newStream() (*winStream, error) {
-	s := &winStream{o: o, back: 1, aggs: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
+	s := &winStream{o: o, back: 1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
 		capt: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
 	for i, call := range o.w.Calls {
@@ -279,8 +288,11 @@ func (o *windowOp) newStream() (*winStream, error) {
 		s.back, s.ahead = max(s.back, sc.back), max(s.ahead, sc.ahead)
 		s.peers = s.peers || sc.peers
 		s.twoPass = s.twoPass || sc.twoPass
-		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole) {
+		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix) {
 			s.aggs[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
+		}
+		if sc.kind == skSuffix {
+			s.tots[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
 	}
 	return s, nil
@@ -343,7 +355,7 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
-		if sc.kind != skWhole && sc.kind != skLastToEnd {
+		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix {
 			continue
 		}
 		var x arrow.Array
@@ -359,8 +371,14 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 				defer x.Release()
 			}
 			switch {
+			case s.tots[i] != nil:
+				v, err := s.tots[i].step(mem, x, 0, []int{n}, nil)
+				if err == nil {
+					v.Release()
+				}
+				return err
 			case s.aggs[i] != nil:
-				v, err := s.aggs[i].step(mem, x, 0, []int{n})
+				v, err := s.aggs[i].step(mem, x, 0, []int{n}, nil)
 				if err != nil {
 					return err
 				}
@@ -415,8 +433,10 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 	cut := n
 	if !eof {
 		cut = n - s.ahead
-		if s.peers {
-			cut = min(cut, int(f.qs[n-1]))
+		if s.peers && cut > 0 {
+			// Whole peer groups only: cut at the start of the group the
+			// first row held back is in (the last group may go on).
+			cut = int(f.qs[min(cut, n-1)])
 		}
 	}
 	if cut <= kc {
@@ -580,15 +600,20 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 		return kept(func(int) bool { return true }) // nothing kept: nth_value past the partition
 	case skLastToEnd:
 		return kept(func(j int) bool { return s.base+int64(j)+int64(sc.startOff) <= s.total-1 })
-	case skPrefix:
+	case skPrefix, skSuffix:
 		n := int(r.NumRows())
-		ends := make([]int, m) // each row's frame end in r
+		ends := make([]int, m) // each row's frame end in r (skSuffix: its start)
 		for j := range ends {
-			e := int(f.qe[kc+j])
-			if !sc.peerEnd {
-				e = min(max(kc+j+sc.endOff+1, 0), n)
+			switch {
+			case sc.kind == skSuffix && sc.peerEnd:
+				ends[j] = int(f.qs[kc+j])
+			case sc.kind == skSuffix:
+				ends[j] = min(max(kc+j+sc.startOff, 0), n)
+			case sc.peerEnd:
+				ends[j] = int(f.qe[kc+j])
+			default:
+				ends[j] = min(max(kc+j+sc.endOff+1, 0), n)
 			}
-			ends[j] = e
 		}
 		var x arrow.Array
 		if len(call.Args) > 0 {
@@ -614,9 +639,20 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 			ends[j] = max(ends[j], from)
 			from = ends[j]
 		}
-		a, err := s.aggs[i].step(mem, x, max(0, int(s.folded[i]-rstart)), ends)
+		if sc.kind == skSuffix && sc.peerEnd {
+			// Fold the emitted groups whole: the next chunk starts with a
+			// group, and its rows' prefix ends there.
+			ends = append(ends, cut)
+		}
+		// A suffix is the partition's total less the prefix before it.
+		a, err := s.aggs[i].step(mem, x, max(0, int(s.folded[i]-rstart)), ends, s.tots[i])
 		if err != nil {
 			return nil, err
+		}
+		if len(ends) > m {
+			s.folded[i] = rstart + int64(cut)
+			defer a.Release()
+			return array.NewSlice(a, 0, int64(m)), nil
 		}
 		s.folded[i] = rstart + int64(ends[m-1])
 		return a, nil
@@ -680,8 +716,9 @@ func (a *runAgg) release() {
 }
 
 // step folds rows of x from from up to each ends[j] in turn (ends never
-// decrease) and returns the value after each: len(ends) values.
-func (a *runAgg) step(mem memory.Allocator, x arrow.Array, from int, ends []int) (arrow.Array, error) {
+// decrease) and returns the value after each: len(ends) values; with tot
+// (count, sum, avg), the value of tot's rows less those folded.
+func (a *runAgg) step(mem memory.Allocator, x arrow.Array, from int, ends []int, tot *runAgg) (arrow.Array, error) {
 	n := len(ends)
 	var vb []byte
 	voff := 0
@@ -701,9 +738,15 @@ func (a *runAgg) step(mem memory.Allocator, x arrow.Array, from int, ends []int)
 				}
 			}
 			v[j] = a.cnt
+			if tot != nil {
+				v[j] = tot.cnt - a.cnt
+			}
 		}
 		return makeArray(a.t, n, nil, buf), nil
 	case plan.AggMin, plan.AggMax:
+		if tot != nil {
+			return nil, fmt.Errorf("%s of a suffix", a.fn)
+		}
 		return a.stepMinMax(mem, x, from, ends)
 	case plan.AggSum, plan.AggAvg:
 	default:
@@ -760,11 +803,17 @@ func (a *runAgg) step(mem memory.Allocator, x arrow.Array, from int, ends []int)
 					a.over = a.over || over || !fitsDigits(s, 38)
 				}
 			}
-			if a.cnt == 0 {
+			sum, cnt, over := a.s, a.cnt, a.over
+			if tot != nil {
+				var o bool
+				sum, o = sub128(tot.s, a.s)
+				cnt, over = tot.cnt-a.cnt, tot.over || o
+			}
+			if cnt == 0 {
 				clearBit(outBits, j)
 				continue
 			}
-			if a.over {
+			if over {
 				buf.Release()
 				if avg {
 					return fail(fmt.Errorf("%w: window avg", plan.ErrDecimalOverflow))
@@ -772,9 +821,9 @@ func (a *runAgg) step(mem memory.Allocator, x arrow.Array, from int, ends []int)
 				return fail(fmt.Errorf("%w: window sum does not fit decimal(38,%d)", plan.ErrDecimalOverflow, a.scale))
 			}
 			if avg {
-				avgs[j] = avgWide(a.s, a.cnt, a.scale)
+				avgs[j] = avgWide(sum, cnt, a.scale)
 			} else {
-				sums[j] = a.s
+				sums[j] = sum
 			}
 		}
 		return makeArray(a.t, n, valid, buf), nil
@@ -789,13 +838,17 @@ func (a *runAgg) step(mem memory.Allocator, x arrow.Array, from int, ends []int)
 				a.cnt++
 			}
 		}
-		if a.cnt == 0 {
+		sum, cnt := a.f, a.cnt
+		if tot != nil {
+			sum, cnt = tot.f-a.f, tot.cnt-a.cnt
+		}
+		if cnt == 0 {
 			clearBit(outBits, j)
 			continue
 		}
-		v[j] = a.f
+		v[j] = sum
 		if avg {
-			v[j] /= float64(a.cnt)
+			v[j] /= float64(cnt)
 		}
 	}
 	return makeArray(a.t, n, valid, buf), nil

@@ -113,6 +113,11 @@ func streamableCalls() []plan.WindowCall {
 		val(plan.WinLastValue, fr(rows, cur, uf)),
 		val(plan.WinLastValue, fr(rng, cur, uf)),
 		val(plan.WinLastValue, fr(rows, fol(3), uf)),
+		agg(plan.AggSum, sumT, v, fr(rows, cur, uf)),
+		agg(plan.AggCount, i64T, v, fr(rows, fol(2), uf)),
+		agg(plan.AggAvg, f64T, f, fr(rng, cur, uf)),
+		agg(plan.AggCountStar, i64T, nil, fr(groups, cur, uf)),
+		agg(plan.AggSum, f64T, f, fr(rows, pre(3), uf)),
 	}
 }
 
@@ -172,29 +177,43 @@ func TestWindowStreamEqualsInMemory(t *testing.T) {
 		for _, ord := range orders {
 			for _, part := range [][]*plan.Expr{nil, {cref(0, i64T)}} {
 				seen := map[string]bool{}
-				for ci, call := range streamableCalls() {
+				var list []plan.WindowCall
+				for _, call := range streamableCalls() {
 					if ord.keys == nil && call.Func.UsesFrame() && call.Frame.Mode != plan.FrameRows {
 						// without ORDER BY only RANGE/GROUPS frames of the whole partition are defined
 						call.Frame = plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding},
 							End: plan.FrameBound{Kind: plan.BoundCurrentRow}}
 					}
-					if k := fmt.Sprint(call.Func, call.Frame, call.Args); seen[k] {
-						continue
-					} else {
+					if k := fmt.Sprint(call.Func, call.Frame, call.Args); !seen[k] {
 						seen[k] = true
+						list = append(list, call)
 					}
-					calls := []plan.WindowCall{call}
-					sc, err := (&windowOp{w: &plan.Window{OrderBy: ord.keys}}).streamPlan(call)
-					if err != nil {
-						t.Fatalf("%s %v: %v", call.Func, call.Frame, err)
+				}
+				// Each call alone (its own look-back, look-ahead and peers),
+				// then all of them in one node (the widest of each).
+				sets := [][]plan.WindowCall{list}
+				for _, c := range list {
+					sets = append(sets, []plan.WindowCall{c})
+				}
+				for ci, calls := range sets {
+					call := calls[0]
+					twoPass := false
+					for _, c := range calls {
+						sc, err := (&windowOp{w: &plan.Window{OrderBy: ord.keys}}).streamPlan(c)
+						if err != nil {
+							t.Fatalf("%s %v: %v", c.Func, c.Frame, err)
+						}
+						twoPass = twoPass || sc.twoPass
 					}
-					twoPass := sc.twoPass
 					want, _, err := runWindow(t, in, part, ord.keys, calls, Options{Mem: memory.DefaultAllocator}, false)
 					if err != nil {
 						t.Fatalf("seed %d %s call %d in memory: %v", seed, ord.name, ci, err)
 					}
 					for _, chunk := range []int{1, 2, 7, 1000} {
 						name := fmt.Sprintf("seed %d, %s, partitions %d, chunk %d, %s %v", seed, ord.name, len(part), chunk, call.Func, call.Frame)
+						if len(calls) > 1 {
+							name = fmt.Sprintf("seed %d, %s, partitions %d, chunk %d, all %d calls", seed, ord.name, len(part), chunk, len(calls))
+						}
 						pool, check := spillPool(t, 1<<30)
 						var mem memory.Allocator = memory.DefaultAllocator
 						if chunk == 7 { // leaks checked on one chunk size (the checked allocator is slow)
@@ -242,6 +261,13 @@ func TestWindowStreamOverBudget(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	for i := range min(len(got), len(want)) {
+		for c := range want[i] {
+			if !reflect.DeepEqual(got[i][c], want[i][c]) {
+				t.Fatalf("row %d column %d (call %s %v): streamed %v, in memory %v", i, c, calls[c-5].Func, calls[c-5].Frame, got[i][c], want[i][c])
+			}
+		}
+	}
 	if streamed != 6000 || !reflect.DeepEqual(got, want) {
 		t.Fatalf("%d rows streamed; equal to in memory: %v", streamed, reflect.DeepEqual(got, want))
 	}
@@ -263,8 +289,8 @@ func TestWindowStreamUnsupported(t *testing.T) {
 		call plan.WindowCall
 		want string
 	}{
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf}}, "sum OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)"},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMax), Type: i64T, Args: []*plan.Expr{v},
+			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf}}, "max OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)"},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
 			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 3}, End: cur}}, "sum OVER (RANGE BETWEEN 3 PRECEDING AND CURRENT ROW)"},
 		{plan.WindowCall{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)}}, "lag cannot be computed in chunks (the offset is not a constant)"},
