@@ -47,6 +47,10 @@ func TestWindowNoPartitionOverBudget(t *testing.T) {
 			if spilled == 0 {
 				t.Error("nothing spilled: the budget is not tiny enough")
 			}
+			// As TestTPCHSpill: the peak may pass the budget by about a batch.
+			if peak > 2*fnMem {
+				t.Errorf("peak task memory %d, function memory %d", peak, fnMem)
+			}
 			t.Logf("%d rows, function memory %d: peak task memory %d, spilled %d bytes", len(got), fnMem, peak, spilled)
 		})
 	}
