@@ -237,32 +237,7 @@ func (o *windowOp) emit(rec arrow.RecordBatch) {
 // buffer (the caller releases the record).
 func (o *windowOp) takeBuf() (arrow.RecordBatch, error) {
 	defer o.releaseBuf()
-	nin := o.in.Schema().NumFields()
-	inSchema := arrow.NewSchema(o.schema.Fields()[:nin], nil)
-	n := 0
-	for _, b := range o.buf {
-		n += int(b.NumRows())
-	}
-	cols := make([]arrow.Array, nin)
-	for c := range cols {
-		parts := make([]arrow.Array, 0, len(o.buf))
-		for _, b := range o.buf {
-			parts = append(parts, b.Column(c))
-		}
-		var err error
-		if len(parts) == 1 {
-			parts[0].Retain()
-			cols[c] = parts[0]
-		} else if cols[c], err = array.Concatenate(parts, o.opts.Mem); err != nil {
-			releaseAll(cols)
-			return nil, fmt.Errorf("exec: window: %w", err)
-		}
-	}
-	rec, err := conformRecord(o.opts.Mem, inSchema, cols, n)
-	if err != nil {
-		return nil, fmt.Errorf("exec: window: %w", err)
-	}
-	return rec, nil
+	return o.concat(o.buf)
 }
 
 func (o *windowOp) releaseBuf() {

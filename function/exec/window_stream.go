@@ -30,13 +30,16 @@ import (
 //     CURRENT ROW hold the open peer group back until it is complete.
 //   - two passes: ntile, percent_rank, cume_dist, and aggregates and
 //     first/last/nth_value over the whole partition (last_value over any
-//     frame to UNBOUNDED FOLLOWING) need the partition's size or its
-//     last row: the partition is written to a spill file of the pool
-//     while its totals are counted, then read back and streamed.
+//     frame to UNBOUNDED FOLLOWING), and count/sum/avg from a row to
+//     UNBOUNDED FOLLOWING (the total less the prefix before the frame)
+//     need the partition's size or totals: the partition is written to a
+//     spill file of the pool while they are counted, then read back and
+//     streamed.
 //
-// Anything else (aggregates over frames to UNBOUNDED FOLLOWING that do
-// not start at UNBOUNDED PRECEDING, RANGE and GROUPS offsets, EXCLUDE but
-// CURRENT ROW, non-constant offsets) is SL104 naming the call and frame.
+// Anything else (min/max from a row to UNBOUNDED FOLLOWING, RANGE and
+// GROUPS offsets, EXCLUDE but CURRENT ROW, DISTINCT but over the whole
+// partition, non-constant offsets, a peer group of ties larger than the
+// budget that a call needs whole) is SL104 naming the call and frame.
 
 // streamKind is how a call is computed over a streamed partition.
 type streamKind int
