@@ -112,6 +112,8 @@ func (e *MemoryLimitError) Hint() string {
 		return "hint: raise " + SpillLimitEnvName + " on the functions, or " + mem
 	case r == "no spill directory":
 		return "hint: let the functions spill to disk (a spill directory), or " + mem
+	case strings.HasPrefix(r, windowPartitionReason):
+		return "hint: add PARTITION BY keys that split the window's rows into smaller partitions, or " + mem
 	}
 	return "hint: " + mem + ", or spread the " + e.Operator + "'s input over more tasks: a higher --partitions and a lower --target-partition-bytes"
 }

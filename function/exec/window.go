@@ -22,8 +22,11 @@ import (
 // gathers, and frame aggregates from each row's frame [lo, hi) with prefix
 // counts and a segment tree (sum, min, max), so every frame costs
 // O(log n) whatever its width. Over its memory budget it computes the
-// complete partitions it holds and goes on (fill), so with PARTITION BY
-// it holds about one budget of rows, or the largest partition.
+// complete partitions it holds and goes on (fill); a partition larger
+// than the budget (the only one without PARTITION BY) is streamed in
+// chunks with a carry, or in two passes over a spill file for the calls
+// that need its size or its end (window_stream.go), so it holds about
+// one budget of rows. Calls that can do neither are SL104 naming them.
 type windowOp struct {
 	in     Operator
 	w      *plan.Window
@@ -34,8 +37,16 @@ type windowOp struct {
 	buf     []arrow.RecordBatch // sorted input held, not yet computed
 	held    int64               // its bytes
 	out     arrow.RecordBatch   // computed, being emitted
+	outq    []arrow.RecordBatch // computed, to emit after out
 	emitted int
-	done    bool // the input ended
+	inDone  bool // the input ended
+	done    bool // everything is computed
+
+	big      *bigPartition // the partition being streamed, nil when none
+	streamed int64         // rows computed by streaming (tests)
+	// forceStream streams every partition as if it were over the budget
+	// (tests).
+	forceStream bool
 }
 
 // NewWindow evaluates n.Window over in.
@@ -77,6 +88,11 @@ func (o *windowOp) Close() error {
 		o.out.Release()
 		o.out = nil
 	}
+	for _, r := range o.outq {
+		r.Release()
+	}
+	o.outq = nil
+	o.closeBig()
 	o.releaseBuf()
 	o.res.release()
 	return o.in.Close()
@@ -94,6 +110,10 @@ func (o *windowOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			o.out.Release()
 			o.out, o.emitted = nil, 0
 		}
+		if len(o.outq) > 0 {
+			o.out, o.outq = o.outq[0], o.outq[1:]
+			continue
+		}
 		if o.done {
 			o.res.release()
 			return nil, io.EOF
@@ -105,20 +125,25 @@ func (o *windowOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 }
 
 // fill reads the sorted input until it can compute a piece of the output
-// (o.out): at the end of the input, everything held; before, when what
-// it holds outgrows the budget and the operator has PARTITION BY keys,
-// the complete partitions held (every row but the last partition's,
-// which may go on in the next batch). So memory holds the rows of about
-// one budget, or of the largest partition, never the whole input; a
-// single partition larger than the budget is SL104.
+// (o.outq): at the end of the input, everything held; before, when what
+// it holds outgrows the budget, the complete partitions held (every row
+// but the last partition's, which may go on in the next batch). When the
+// rows held are all of one partition (always so without PARTITION BY),
+// that partition is streamed (bigPartition, window_stream.go): memory
+// holds the rows of about one budget, never one whole partition.
 func (o *windowOp) fill(ctx context.Context) error {
 	mem := o.opts.Mem
-	for {
+	for len(o.outq) == 0 && !o.done {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		b, err := o.in.Next(ctx)
-		if err == io.EOF {
+		if o.big != nil {
+			if err := o.stepBig(ctx); err != nil {
+				return err
+			}
+			continue
+		}
+		if o.inDone {
 			o.done = true
 			if o.held == 0 {
 				o.releaseBuf()
@@ -129,8 +154,14 @@ func (o *windowOp) fill(ctx context.Context) error {
 				return err
 			}
 			defer rec.Release()
-			o.out, err = o.compute(rec)
+			out, err := o.compute(rec)
+			o.emit(out)
 			return err
+		}
+		b, err := o.in.Next(ctx)
+		if err == io.EOF {
+			o.inDone = true
+			continue
 		}
 		if err != nil {
 			return err
@@ -144,7 +175,7 @@ func (o *windowOp) fill(ctx context.Context) error {
 		// Computing needs about twice the rows held (their copy into one
 		// record, then the output beside it): past a quarter of what fits,
 		// compute.
-		if o.res.fits(4*o.held) || len(o.w.PartitionBy) == 0 {
+		if o.res.fits(4*o.held) && !o.forceStream {
 			if err := o.res.set(2 * o.held); err != nil {
 				return err
 			}
@@ -163,10 +194,8 @@ func (o *windowOp) fill(ctx context.Context) error {
 		n := int(rec.NumRows())
 		cut := int(f.ps[n-1]) // where the last partition starts
 		if cut == 0 {
-			// One partition so far: keep reading (it may end in the
-			// next batch), within the budget.
-			o.buf, o.held = []arrow.RecordBatch{rec}, bytesOf(rec)
-			if err := o.res.set(o.held); err != nil {
+			// One partition so far, larger than the budget: stream it.
+			if err := o.startBig(rec); err != nil {
 				return err
 			}
 			continue
@@ -183,13 +212,24 @@ func (o *windowOp) fill(ctx context.Context) error {
 			return err
 		}
 		o.buf, o.held = []arrow.RecordBatch{tail}, bytesOf(tail)
-		o.out, err = o.compute(head)
+		out, err := o.compute(head)
 		head.Release()
+		o.emit(out)
 		if err != nil {
 			return err
 		}
 		// The output holds the head's columns and the calls'.
-		return o.res.set(o.held + bytesOf(o.out))
+		return o.res.set(o.held + bytesOf(out))
+	}
+	return nil
+}
+
+// emit queues a computed record (nil: nothing).
+func (o *windowOp) emit(rec arrow.RecordBatch) {
+	if rec != nil && rec.NumRows() > 0 {
+		o.outq = append(o.outq, rec)
+	} else if rec != nil {
+		rec.Release()
 	}
 }
 
@@ -197,32 +237,7 @@ func (o *windowOp) fill(ctx context.Context) error {
 // buffer (the caller releases the record).
 func (o *windowOp) takeBuf() (arrow.RecordBatch, error) {
 	defer o.releaseBuf()
-	nin := o.in.Schema().NumFields()
-	inSchema := arrow.NewSchema(o.schema.Fields()[:nin], nil)
-	n := 0
-	for _, b := range o.buf {
-		n += int(b.NumRows())
-	}
-	cols := make([]arrow.Array, nin)
-	for c := range cols {
-		parts := make([]arrow.Array, 0, len(o.buf))
-		for _, b := range o.buf {
-			parts = append(parts, b.Column(c))
-		}
-		var err error
-		if len(parts) == 1 {
-			parts[0].Retain()
-			cols[c] = parts[0]
-		} else if cols[c], err = array.Concatenate(parts, o.opts.Mem); err != nil {
-			releaseAll(cols)
-			return nil, fmt.Errorf("exec: window: %w", err)
-		}
-	}
-	rec, err := conformRecord(o.opts.Mem, inSchema, cols, n)
-	if err != nil {
-		return nil, fmt.Errorf("exec: window: %w", err)
-	}
-	return rec, nil
+	return o.concat(o.buf)
 }
 
 func (o *windowOp) releaseBuf() {

@@ -1,0 +1,310 @@
+package exec
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"math/rand"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/memory"
+
+	"github.com/sluicedb/sluice/planner/plan"
+)
+
+// windowStreamInput is n rows in random order: a partition key p (3
+// values), an ORDER BY key o with many ties and NULLs, int and float
+// values with NULLs (floats are quarters, so sums are exact in any order)
+// and a string.
+func windowStreamInput(rng *rand.Rand, n int) []col {
+	p, o, v, f, s := make([]any, n), make([]any, n), make([]any, n), make([]any, n), make([]any, n)
+	for i := 0; i < n; i++ {
+		p[i] = int64(rng.Intn(3))
+		if rng.Intn(10) > 0 {
+			o[i] = int64(rng.Intn(n/6 + 1))
+		}
+		if rng.Intn(7) > 0 {
+			v[i] = int64(rng.Intn(201) - 100)
+		}
+		if rng.Intn(7) > 0 {
+			f[i] = float64(rng.Intn(400)-200) / 4
+		}
+		if rng.Intn(7) > 0 {
+			s[i] = fmt.Sprintf("s%02d", rng.Intn(40))
+		}
+	}
+	return []col{ints("p", p...), ints("o", o...), ints("v", v...), floats("f", f...), strs("s", s...)}
+}
+
+// streamableCalls are the window calls a partition larger than the budget
+// can still compute, one per function and frame kind.
+func streamableCalls() []plan.WindowCall {
+	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	uf := plan.FrameBound{Kind: plan.BoundUnboundedFollowing}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	pre := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundPreceding, Offset: n} }
+	fol := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundFollowing, Offset: n} }
+	fr := func(m plan.FrameMode, a, b plan.FrameBound) plan.Frame { return plan.Frame{Mode: m, Start: a, End: b} }
+	rows, rng, groups := plan.FrameRows, plan.FrameRange, plan.FrameGroups
+	sumT := plan.SumType(i64T)
+	agg := func(fn plan.AggFunc, t plan.DataType, x *plan.Expr, frame plan.Frame) plan.WindowCall {
+		c := plan.WindowCall{Func: plan.WindowFunc(fn), Type: t, Frame: frame}
+		if x != nil {
+			c.Args = []*plan.Expr{x}
+		}
+		return c
+	}
+	val := func(fn plan.WindowFunc, frame plan.Frame, more ...*plan.Expr) plan.WindowCall {
+		return plan.WindowCall{Func: fn, Type: i64T, Args: append([]*plan.Expr{v}, more...), Frame: frame}
+	}
+	exclCur := fr(rows, pre(2), fol(2))
+	exclCur.Exclude = plan.ExcludeCurrentRow
+	return []plan.WindowCall{
+		// one pass: carries
+		{Func: plan.WinRowNumber, Type: i64T},
+		{Func: plan.WinRank, Type: i64T},
+		{Func: plan.WinDenseRank, Type: i64T},
+		{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v}},
+		{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v, litI(3), litI(0)}},
+		{Func: plan.WinLead, Type: i64T, Args: []*plan.Expr{v}},
+		{Func: plan.WinLead, Type: i64T, Args: []*plan.Expr{v, litI(4)}},
+		agg(plan.AggSum, sumT, v, fr(rng, up, cur)),
+		agg(plan.AggSum, sumT, v, fr(rows, up, cur)),
+		agg(plan.AggSum, sumT, v, fr(groups, up, cur)),
+		agg(plan.AggAvg, f64T, f, fr(rng, up, cur)),
+		agg(plan.AggAvg, f64T, v, fr(rows, up, cur)),
+		agg(plan.AggSum, f64T, f, fr(rows, up, fol(1))),
+		agg(plan.AggMin, strT, s, fr(rows, up, cur)),
+		agg(plan.AggMax, i64T, v, fr(rng, up, cur)),
+		agg(plan.AggCount, i64T, v, fr(rows, up, pre(2))),
+		agg(plan.AggCountStar, i64T, nil, fr(rows, up, fol(3))),
+		agg(plan.AggSum, sumT, v, fr(rows, pre(3), fol(2))),
+		agg(plan.AggMax, f64T, f, fr(rows, pre(2), cur)),
+		agg(plan.AggAvg, f64T, v, fr(rows, fol(1), fol(4))),
+		agg(plan.AggMin, i64T, v, fr(rows, pre(5), pre(2))),
+		agg(plan.AggCount, i64T, v, exclCur),
+		agg(plan.AggSum, sumT, v, fr(rng, cur, cur)),
+		val(plan.WinFirstValue, fr(rng, up, cur)),
+		val(plan.WinFirstValue, fr(rows, up, pre(2))),
+		val(plan.WinNthValue, fr(rows, up, cur), litI(3)),
+		val(plan.WinNthValue, fr(rng, up, cur), litI(2)),
+		val(plan.WinLastValue, fr(rng, up, cur)),
+		val(plan.WinLastValue, fr(rows, up, fol(1))),
+		val(plan.WinFirstValue, fr(rows, fol(2), uf)),
+		val(plan.WinNthValue, fr(rows, pre(1), uf), litI(2)),
+		val(plan.WinFirstValue, exclCur),
+		// two passes: the partition's size or its whole frame
+		{Func: plan.WinPercentRank, Type: f64T},
+		{Func: plan.WinCumeDist, Type: f64T},
+		{Func: plan.WinNtile, Type: i64T, Args: []*plan.Expr{litI(4)}},
+		{Func: plan.WinNtile, Type: i64T, Args: []*plan.Expr{litI(7)}},
+		agg(plan.AggSum, sumT, v, fr(rows, up, uf)),
+		agg(plan.AggCountStar, i64T, nil, fr(rng, up, uf)),
+		agg(plan.AggMax, strT, s, fr(rows, up, uf)),
+		agg(plan.AggAvg, f64T, f, fr(groups, up, uf)),
+		val(plan.WinFirstValue, fr(rows, up, uf)),
+		val(plan.WinLastValue, fr(rng, up, uf)),
+		val(plan.WinNthValue, fr(rows, up, uf), litI(5)),
+		val(plan.WinLastValue, fr(rows, cur, uf)),
+		val(plan.WinLastValue, fr(rng, cur, uf)),
+		val(plan.WinLastValue, fr(rows, fol(3), uf)),
+		agg(plan.AggSum, sumT, v, fr(rows, cur, uf)),
+		agg(plan.AggCount, i64T, v, fr(rows, fol(2), uf)),
+		agg(plan.AggAvg, f64T, f, fr(rng, cur, uf)),
+		agg(plan.AggCountStar, i64T, nil, fr(groups, cur, uf)),
+		agg(plan.AggSum, f64T, f, fr(rows, pre(3), uf)),
+	}
+}
+
+// runWindow runs calls over in (one record) and returns its rows in the
+// operator's order, and the rows it streamed.
+func runWindow(t *testing.T, in []col, partitionBy []*plan.Expr, orderBy []plan.SortKey, calls []plan.WindowCall,
+	opts Options, force bool) ([][]any, int64, error) {
+	t.Helper()
+	schema := schemaOf(in)
+	out := append(plan.Schema{}, schema...)
+	for i, c := range calls {
+		out = append(out, plan.Field{Name: fmt.Sprint("w", i), Type: c.Type, Nullable: true})
+	}
+	mem := opts.Mem
+	if mem == nil {
+		mem = checkedMem(t)
+	}
+	n := &plan.Node{Kind: plan.KindWindow, Schema: out,
+		Window: &plan.Window{PartitionBy: partitionBy, OrderBy: orderBy, Calls: calls}}
+	op, err := NewWindow(newSource(schema.Arrow(), mkRec(mem, in...)), n, opts)
+	if err != nil {
+		return nil, 0, err
+	}
+	op.(*windowOp).forceStream = force
+	defer op.Close()
+	var rs [][]any
+	for {
+		rec, err := op.Next(context.Background())
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if err != nil {
+			return nil, 0, err
+		}
+		rs = append(rs, rows([]arrow.RecordBatch{rec})...)
+		rec.Release()
+	}
+	return rs, op.(*windowOp).streamed, nil
+}
+
+// A window partition streamed in chunks of 1, 2, 7 and many rows gives
+// exactly the rows of the in-memory computation, for every streamable
+// function and frame, with and without PARTITION BY and ORDER BY, over
+// random input with ties and NULL keys (several seeds).
+func TestWindowStreamEqualsInMemory(t *testing.T) {
+	o := cref(1, i64T)
+	orders := []struct {
+		name string
+		keys []plan.SortKey
+	}{
+		{"order by o", []plan.SortKey{{Expr: o}}},
+		{"order by o desc nulls first", []plan.SortKey{{Expr: o, Desc: true, NullsFirst: true}}},
+		{"no order by", nil},
+	}
+	seeds := int64(3)
+	if testing.Short() {
+		seeds = 1
+	}
+	for seed := int64(1); seed <= seeds; seed++ {
+		in := windowStreamInput(rand.New(rand.NewSource(seed)), 160)
+		for _, ord := range orders {
+			for _, part := range [][]*plan.Expr{nil, {cref(0, i64T)}} {
+				seen := map[string]bool{}
+				var list []plan.WindowCall
+				for _, call := range streamableCalls() {
+					if ord.keys == nil && call.Func.UsesFrame() && call.Frame.Mode != plan.FrameRows {
+						// without ORDER BY only RANGE/GROUPS frames of the whole partition are defined
+						call.Frame = plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding},
+							End: plan.FrameBound{Kind: plan.BoundCurrentRow}}
+					}
+					if k := fmt.Sprint(call.Func, call.Frame, call.Args); !seen[k] {
+						seen[k] = true
+						list = append(list, call)
+					}
+				}
+				// Each call alone (its own look-back, look-ahead and peers),
+				// then all of them in one node (the widest of each).
+				sets := [][]plan.WindowCall{list}
+				for _, c := range list {
+					sets = append(sets, []plan.WindowCall{c})
+				}
+				for ci, calls := range sets {
+					call := calls[0]
+					twoPass := false
+					for _, c := range calls {
+						sc, err := (&windowOp{w: &plan.Window{OrderBy: ord.keys}}).streamPlan(c)
+						if err != nil {
+							t.Fatalf("%s %v: %v", c.Func, c.Frame, err)
+						}
+						twoPass = twoPass || sc.twoPass
+					}
+					want, _, err := runWindow(t, in, part, ord.keys, calls, Options{Mem: memory.DefaultAllocator}, false)
+					if err != nil {
+						t.Fatalf("seed %d %s call %d in memory: %v", seed, ord.name, ci, err)
+					}
+					for _, chunk := range []int{1, 2, 7, 1000} {
+						name := fmt.Sprintf("seed %d, %s, partitions %d, chunk %d, %s %v", seed, ord.name, len(part), chunk, call.Func, call.Frame)
+						if len(calls) > 1 {
+							name = fmt.Sprintf("seed %d, %s, partitions %d, chunk %d, all %d calls", seed, ord.name, len(part), chunk, len(calls))
+						}
+						pool, check := spillPool(t, 1<<30)
+						var mem memory.Allocator = memory.DefaultAllocator
+						if chunk == 7 { // leaks checked on one chunk size (the checked allocator is slow)
+							mem = checkedMem(t)
+						}
+						got, streamed, err := runWindow(t, in, part, ord.keys, calls, Options{Mem: mem, Pool: pool, BatchRows: chunk}, true)
+						if err != nil {
+							t.Fatalf("%s: %v", name, err)
+						}
+						if streamed == 0 && (part == nil || chunk < len(in[0].vals)/3) { // one batch of whole partitions is computed in memory
+							t.Fatalf("%s: nothing streamed", name)
+						}
+						if twoPass && pool.SpillCount() == 0 && streamed > 0 {
+							t.Fatalf("%s: two passes spilled nothing", name)
+						}
+						if !reflect.DeepEqual(got, want) {
+							for i := range want {
+								if i >= len(got) || !reflect.DeepEqual(got[i], want[i]) {
+									t.Fatalf("%s: row %d streamed %v, in memory %v", name, i, got[min(i, len(got)-1)], want[i])
+								}
+							}
+							t.Fatalf("%s: %d rows streamed, %d in memory", name, len(got), len(want))
+						}
+						check()
+					}
+				}
+			}
+		}
+	}
+}
+
+// All streamable calls in one node under a real tiny budget (the sort
+// below spills too): one partition of 6000 rows, no PARTITION BY, equals
+// the in-memory rows; two-pass calls spill the partition.
+func TestWindowStreamOverBudget(t *testing.T) {
+	in := windowStreamInput(rand.New(rand.NewSource(7)), 6000)
+	ord := []plan.SortKey{{Expr: cref(1, i64T)}}
+	calls := streamableCalls()
+	want, _, err := runWindow(t, in, nil, ord, calls, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, check := spillPool(t, 128<<10)
+	got, streamed, err := runWindow(t, in, nil, ord, calls, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range min(len(got), len(want)) {
+		for c := range want[i] {
+			if !reflect.DeepEqual(got[i][c], want[i][c]) {
+				t.Fatalf("row %d column %d (call %s %v): streamed %v, in memory %v", i, c, calls[c-5].Func, calls[c-5].Frame, got[i][c], want[i][c])
+			}
+		}
+	}
+	if streamed != 6000 || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows streamed; equal to in memory: %v", streamed, reflect.DeepEqual(got, want))
+	}
+	t.Logf("6000 rows, %d calls, budget 128 KiB: peak %d, %d spill files, %d bytes spilled", len(calls), pool.Peak(), pool.SpillCount(), pool.SpillBytes())
+	if pool.Peak() > 4*pool.Limit() {
+		t.Errorf("peak %d for a budget of %d", pool.Peak(), pool.Limit())
+	}
+	check()
+}
+
+// A call that cannot be streamed over a partition larger than the budget
+// is SL104 naming the call, its frame and what to do.
+func TestWindowStreamUnsupported(t *testing.T) {
+	in := windowStreamInput(rand.New(rand.NewSource(3)), 200)
+	v := cref(2, i64T)
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	uf := plan.FrameBound{Kind: plan.BoundUnboundedFollowing}
+	for _, tc := range []struct {
+		call plan.WindowCall
+		want string
+	}{
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMax), Type: i64T, Args: []*plan.Expr{v},
+			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf}}, "max OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)"},
+		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
+			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 3}, End: cur}}, "sum OVER (RANGE BETWEEN 3 PRECEDING AND CURRENT ROW)"},
+		{plan.WindowCall{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)}}, "lag cannot be computed in chunks (the offset is not a constant)"},
+	} {
+		pool, check := spillPool(t, 1<<30)
+		_, _, err := runWindow(t, in, nil, []plan.SortKey{{Expr: cref(1, i64T)}}, []plan.WindowCall{tc.call},
+			Options{Mem: checkedMem(t), Pool: pool, BatchRows: 16}, true)
+		if plan.CodeOf(err) != plan.CodeMemoryLimit || !strings.Contains(err.Error(), tc.want) || !strings.Contains(err.Error(), "add PARTITION BY") {
+			t.Errorf("%s: got %v, want SL104 naming %q", tc.call.Func, err, tc.want)
+		}
+		check()
+	}
+}
