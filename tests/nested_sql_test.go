@@ -1,0 +1,85 @@
+package tests
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/sluicedb/sluice/local"
+)
+
+// nestedStack starts a stack with the nested test file (nestedSource)
+// registered as table nested, and a DuckDB with the same file as view
+// nested.
+func nestedStack(t *testing.T) (*local.Stack, func(string) []row) {
+	t.Helper()
+	db := openDuckPlain(t)
+	st := startStack(t, "", nil)
+	path := filepath.Join(t.TempDir(), "nested.parquet")
+	if _, err := db.Exec(fmt.Sprintf("COPY (%s) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE 500)", nestedSource, path)); err != nil {
+		t.Fatal(err)
+	}
+	upload(t, st, path, "raw/nested/nested.parquet")
+	stmt(t, st, fmt.Sprintf("CREATE EXTERNAL TABLE nested STORED AS PARQUET LOCATION 's3://%s/raw/nested/'", st.S3.Bucket))
+	if _, err := db.Exec(fmt.Sprintf("CREATE VIEW nested AS SELECT * FROM read_parquet('%s')", path)); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	return st, func(q string) []row { return duckRows(t, db, q) }
+}
+
+// TestNestedCasts: casts of nested values as DuckDB does them (list and
+// map elements, struct fields by name, nested values to and from text,
+// TRY_CAST's NULL elements), answered as DuckDB on the nested file,
+// adaptive and static; casts DuckDB refuses are SL errors at planning.
+func TestNestedCasts(t *testing.T) {
+	st, duck := nestedStack(t)
+	qs := []query{
+		{name: "totext", sql: `select id, l::varchar, s::varchar, m::varchar, ls::varchar, ll::varchar, cast(s.c as varchar) from nested where id < 400`},
+		{name: "textgroup", sql: `select l::varchar as t, count(*), min(id) from nested group by t`},
+		{name: "lists", sql: `select id, cast(l as varchar[]), l::double[], cast(s.c.y as decimal(9,2)[]), cast(ll as bigint[][]), cast(ll as varchar[][]) from nested where id < 400`},
+		{name: "maps", sql: `select id, cast(m as map(varchar, varchar)), cast(m as map(varchar, double)) from nested where id < 400`},
+		{name: "structs", sql: `select id, cast(s as struct(b varchar, a varchar, z bigint)), cast(s.c as struct(y varchar[], x double)), cast(ls as struct(q varchar, p varchar)[]), cast(s as struct(A double)) from nested where id < 400`},
+		{name: "fromtext", sql: `select id, (l::varchar)::bigint[], (s::varchar)::struct(a bigint, b varchar, c struct(x bigint, y bigint[])), (m::varchar)::map(varchar, bigint), (ls::varchar)::struct(p bigint, q varchar)[], (ll::varchar)::bigint[][] from nested where id < 400`},
+		{name: "textliterals", sql: `select id, ('[' || id || ', 2, NULL]')::bigint[], ('{a: ' || id || ', b: x y}')::struct(a bigint, b varchar), ('{k=' || id || ', z=NULL}')::map(varchar, bigint), ('[''a,b'', "c", d e ]')::varchar[], '(1, x)'::struct(a bigint, b varchar) from nested where id < 50`},
+		{name: "trycast", sql: `select id, try_cast([s.b, id::varchar] as bigint[]), try_cast(('[' || id || ', x' || id % 2 || ']') as bigint[]), try_cast('garbage' || id as bigint[]), try_cast(m as map(varchar, bigint)), try_cast({'a': s.b, 'b': id::varchar} as struct(a bigint, b bigint)) from nested where id < 300`},
+		{name: "castcompare", sql: `select id from nested where l::varchar[] = ['1', NULL] or cast(s.c as struct(x varchar)) = {'x': '2'}`},
+	}
+	checkModes2(t, st, duck, qs)
+
+	on := true
+	for q, code := range map[string]string{
+		"select l::bigint from nested":                                "SL",
+		"select id::bigint[] from nested":                             "SL",
+		"select cast(s as struct(zz bigint)) from nested":             "SL",
+		"select cast(l as struct(a bigint)) from nested":              "SL",
+		"select cast(s.b as bigint[]) from nested where id = 3":       "SL101",
+		"select ('[1, x' || id || ']')::bigint[] from nested":         "SL101",
+		"select ('{zz: ' || id || '}')::struct(a bigint) from nested": "SL101",
+	} {
+		_, err := st.Query(context.Background(), q, &on, nil)
+		if err == nil || !strings.Contains(err.Error(), code) {
+			t.Errorf("%s: %v, want an %s error", q, err, code)
+		}
+	}
+}
+
+// checkModes2 is checkModes with DuckDB's answers from duck.
+func checkModes2(t *testing.T, st *local.Stack, duck func(string) []row, qs []query) {
+	t.Helper()
+	for _, q := range qs {
+		want := duck(q.sql)
+		for _, adaptive := range []bool{true, false} {
+			name := q.name + "/static"
+			if adaptive {
+				name = q.name + "/adaptive"
+			}
+			t.Run(name, func(t *testing.T) {
+				res := run(t, st, q.sql, adaptive)
+				compareRows(t, sluiceRows(res), want, q.ordered)
+			})
+		}
+	}
+}
