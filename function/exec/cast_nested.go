@@ -9,6 +9,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // Casts of nested values, as DuckDB does them:
@@ -45,7 +46,13 @@ func castNested(mem memory.Allocator, a arrow.Array, from, to plan.DataType, try
 		return withKids(a, to.Arrow(), kid), nil
 	case from.ID == plan.Map && to.ID == plan.Map:
 		m := a.(*array.Map)
-		keys, err := castElems(mem, m.Keys(), to.Key(), try)
+		keys, err := castArray(mem, m.Keys(), to.Key())
+		if err != nil && try { // a key that cannot be cast makes its map NULL
+			if a.Len() == 1 {
+				return makeNulls(mem, to.Arrow(), 1), nil
+			}
+			return tryRowByRow(mem, a, from, to)
+		}
 		if err != nil {
 			return nil, err
 		}
@@ -60,13 +67,7 @@ func castNested(mem memory.Allocator, a arrow.Array, from, to plan.DataType, try
 		entries := array.MakeFromData(ed)
 		ed.Release()
 		defer entries.Release()
-		out := withKids(a, mt, entries)
-		if try && keys.NullN() > m.Keys().NullN() {
-			// a key that cannot be cast makes its map NULL
-			defer out.Release()
-			return nullRowsWithNullKeys(mem, out.(*array.Map))
-		}
-		return out, nil
+		return withKids(a, mt, entries), nil
 	case from.ID == plan.Struct && to.ID == plan.Struct:
 		idx, err := StructCastFields(from, to)
 		if err != nil {
@@ -157,35 +158,28 @@ func withKids(a arrow.Array, t arrow.DataType, kid arrow.Array) arrow.Array {
 	return out
 }
 
-// nullRowsWithNullKeys is m with the rows that hold a NULL key NULL.
-func nullRowsWithNullKeys(mem memory.Allocator, m *array.Map) (arrow.Array, error) {
-	n := m.Len()
-	d := m.Data()
-	off := d.Offset()
-	vbuf, valid := newBitmap(mem, off+n) // indexed as the offsets are, from the data's offset
-	keys := m.Keys()
+// tryRowByRow is TRY_CAST of a one row at a time, a row whose cast fails
+// NULL.
+func tryRowByRow(mem memory.Allocator, a arrow.Array, from, to plan.DataType) (arrow.Array, error) {
+	n := a.Len()
+	var srcs []arrow.Array
+	defer func() { releaseAll(srcs) }()
+	bi, ri := make([]int32, n), make([]int32, n)
 	for i := 0; i < n; i++ {
-		if m.IsNull(i) {
+		bi[i] = -1
+		if a.IsNull(i) {
 			continue
 		}
-		lo, hi := m.ValueOffsets(i)
-		ok := true
-		for j := lo; j < hi; j++ {
-			if keys.IsNull(int(j)) {
-				ok = false
-				break
-			}
+		one := array.NewSlice(a, int64(i), int64(i+1))
+		c, err := castNested(mem, one, from, to, true)
+		one.Release()
+		if err != nil {
+			continue
 		}
-		if ok {
-			setBit(valid, off+i)
-		}
+		bi[i] = int32(len(srcs))
+		srcs = append(srcs, c)
 	}
-	bufs := append([]*memory.Buffer{vbuf}, d.Buffers()[1:]...)
-	nd := array.NewData(d.DataType(), n, bufs, d.Children(), array.UnknownNullCount, off)
-	vbuf.Release()
-	out := array.MakeFromData(nd)
-	nd.Release()
-	return out, nil
+	return kernel.TakeMulti(mem, to.Arrow(), srcs, bi, ri)
 }
 
 // ---- nested -> text ---------------------------------------------------------
@@ -626,11 +620,24 @@ loop:
 // buildFromText builds the column of type t of parsed values nodes.
 func buildFromText(mem memory.Allocator, nodes []*textNode, t plan.DataType, try bool) (arrow.Array, error) {
 	n := len(nodes)
+	if t.ID == plan.Map && try {
+		var err error
+		if nodes, err = dropBadKeys(mem, nodes, t.Key()); err != nil {
+			return nil, err
+		}
+	}
 	vbuf, valid := newBitmap(mem, n)
+	nulls := 0
 	for i, v := range nodes {
 		if !v.null {
 			setBit(valid, i)
+		} else {
+			nulls++
 		}
+	}
+	if nulls == 0 { // no validity: an Arrow map's keys must have no nulls, counted
+		vbuf.Release()
+		vbuf = nil
 	}
 	switch t.ID {
 	case plan.List, plan.Map:
@@ -652,17 +659,14 @@ func buildFromText(mem memory.Allocator, nodes []*textNode, t plan.DataType, try
 			kid, err = buildMapEntries(mem, kids, t, try)
 		}
 		if err != nil {
-			vbuf.Release()
+			if vbuf != nil {
+				vbuf.Release()
+			}
 			obuf.Release()
 			return nil, err
 		}
 		defer kid.Release()
-		out := makeNested(t.Arrow(), n, vbuf, []*memory.Buffer{obuf}, []arrow.Array{kid})
-		if m, ok := out.(*array.Map); ok && try && m.Keys().NullN() > 0 {
-			defer out.Release()
-			return nullRowsWithNullKeys(mem, m)
-		}
-		return out, nil
+		return makeNested(t.Arrow(), n, vbuf, []*memory.Buffer{obuf}, []arrow.Array{kid}), nil
 	case plan.Struct:
 		fs := t.Children()
 		cols := make([][]*textNode, len(fs))
@@ -690,7 +694,9 @@ func buildFromText(mem memory.Allocator, nodes []*textNode, t plan.DataType, try
 		for k, f := range fs {
 			c, err := buildFromText(mem, cols[k], f.Type, try)
 			if err != nil {
-				vbuf.Release()
+				if vbuf != nil {
+					vbuf.Release()
+				}
 				return nil, err
 			}
 			kids[k] = c
@@ -739,4 +745,35 @@ func buildMapEntries(mem memory.Allocator, kids []*textNode, t plan.DataType, tr
 	defer v.Release()
 	et := t.Arrow().(*arrow.MapType).Elem()
 	return makeNested(et, len(keys), nil, nil, []arrow.Array{k, v}), nil
+}
+
+// dropBadKeys is nodes with each map that has a key which is NULL or
+// cannot be cast to kt NULL (TRY_CAST).
+func dropBadKeys(mem memory.Allocator, nodes []*textNode, kt plan.DataType) ([]*textNode, error) {
+	var keys []*textNode
+	for _, v := range nodes {
+		for i := 0; i+1 < len(v.kids); i += 2 {
+			keys = append(keys, v.kids[i])
+		}
+	}
+	k, err := buildFromText(mem, keys, kt, true)
+	if err != nil {
+		return nil, err
+	}
+	defer k.Release()
+	if k.NullN() == 0 {
+		return nodes, nil
+	}
+	out := make([]*textNode, len(nodes))
+	j := 0
+	for r, v := range nodes {
+		out[r] = v
+		for i := 0; i+1 < len(v.kids); i += 2 {
+			if k.IsNull(j) {
+				out[r] = nullNode
+			}
+			j++
+		}
+	}
+	return out, nil
 }
