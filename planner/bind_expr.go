@@ -288,6 +288,9 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 	if tn.Setof || tn.PctType {
 		return plan.DataType{}, b.unsupported(tn.Location, "special types")
 	}
+	if n := typeNameOf(tn); (n == "struct" || n == "map") && len(tn.Names) == 1 {
+		return b.nestedTypeAt(tn) // the type read from the SQL, its [] too
+	}
 	if len(tn.ArrayBounds) > 0 { // BIGINT[]: a list (cast_nested.go)
 		base := &pg.TypeName{Names: tn.Names, Typmods: tn.Typmods, Typemod: tn.Typemod, Location: tn.Location}
 		t, err := b.resolveType(base)
@@ -300,9 +303,6 @@ func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
 		return t, nil
 	}
 	name := typeNameOf(tn)
-	if (name == "struct" || name == "map") && len(tn.Names) == 1 {
-		return b.nestedTypeAt(tn)
-	}
 	if b.postgres && (name == "name" || name == "pg_node_tree") {
 		return plan.StringType, nil // Postgres's catalog text types ('_RETURN'::name)
 	}

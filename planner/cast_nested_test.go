@@ -16,6 +16,7 @@ func TestNestedCastBinding(t *testing.T) {
 		"select [o_orderkey]::decimal(9,2)[] is null, cast([[1]] as decimal(9,2)[][]) from orders":     "DECIMAL(9,2)[][]",
 		"select cast({'a': o_orderkey, 'b': o_comment} as struct(b varchar, a double)) from orders":    "STRUCT(b VARCHAR, a DOUBLE)",
 		"select cast(o_comment as STRUCT(\"x y\" BIGINT, z MAP(VARCHAR, DECIMAL(9,2)[]))) from orders": `STRUCT("x y" BIGINT, z MAP(VARCHAR, DECIMAL(9,2)[]))`,
+		"select cast(o_comment as struct(a bigint)[]), 1 from orders":                                  "STRUCT(a BIGINT)[]):STRUCT(a BIGINT)[], 1",
 		"select o_comment::map(varchar, bigint) from orders":                                           "MAP(VARCHAR, BIGINT)",
 		"select try_cast(o_comment as bigint[]) from orders":                                           "BIGINT[]",
 		"select row(o_orderkey, o_comment) from orders":                                                `STRUCT("" BIGINT, "" VARCHAR)`,
