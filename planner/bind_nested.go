@@ -234,6 +234,15 @@ func (b *binder) unifyUnnamed(l, r *plan.Expr, loc int32) (*plan.Expr, *plan.Exp
 	if l.Type.ID != plan.Struct || r.Type.ID != plan.Struct || len(l.Type.Children()) != len(r.Type.Children()) {
 		return l, r, false, nil
 	}
+	rf := r.Type.Children()
+	for i, f := range l.Type.Children() {
+		// DuckDB casts the fields implicitly only between numbers (and
+		// from NULL); others must be of one type
+		a, b := f.Type, rf[i].Type
+		if a != b && a.ID != plan.Null && b.ID != plan.Null && !(a.IsNumeric() && b.IsNumeric()) {
+			return l, r, false, nil
+		}
+	}
 	switch {
 	case exec.IsUnnamedStruct(l.Type) && castAllowed(l.Type, r.Type):
 		nl, err := b.cast(l, r.Type, loc)
