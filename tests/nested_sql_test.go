@@ -68,6 +68,12 @@ func TestNestedSQL(t *testing.T) {
 		{name: "listall", sql: `select len(list(id)), list_sort(list(id % 3))[1:4], count(*) from nested`},
 		{name: "listmixed", sql: `select s.c.x, list_sort(list(id)), list(id order by id desc)[1:3], list_sort(list(distinct id % 4)) from nested where id < 500 group by s.c.x`},
 	}...)
+	// a view whose text has a nested literal before a STRUCT(...) cast:
+	// the type is read back at its position in the view's text
+	view := `create view nv as select id, [id, 2] as x, cast(s as struct(b varchar, zz bigint)) as c, try_cast(s.b as bigint[]) as t from nested`
+	stmt(t, st, view)
+	duck(view)
+	qs = append(qs, query{name: "view", sql: `select id, x::varchar, c, t from nv where id < 100`})
 	checkModes2(t, st, duck, qs)
 	for q, want := range map[string][]string{
 		"explain select id % 5, list(id) from nested group by 1": {"mode=partial", "list_unordered", "mode=final"},
