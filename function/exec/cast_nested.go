@@ -67,7 +67,14 @@ func castNested(mem memory.Allocator, a arrow.Array, from, to plan.DataType, try
 		entries := array.MakeFromData(ed)
 		ed.Release()
 		defer entries.Release()
-		return withKids(a, mt, entries), nil
+		out := withKids(a, mt, entries)
+		if from.Key() != to.Key() {
+			if err := uniqueKeys(out.(*array.Map)); err != nil {
+				out.Release()
+				return nil, err
+			}
+		}
+		return out, nil
 	case from.ID == plan.Struct && to.ID == plan.Struct:
 		idx, err := StructCastFields(from, to)
 		if err != nil {
@@ -666,7 +673,14 @@ func buildFromText(mem memory.Allocator, nodes []*textNode, t plan.DataType, try
 			return nil, err
 		}
 		defer kid.Release()
-		return makeNested(t.Arrow(), n, vbuf, []*memory.Buffer{obuf}, []arrow.Array{kid}), nil
+		out := makeNested(t.Arrow(), n, vbuf, []*memory.Buffer{obuf}, []arrow.Array{kid})
+		if m, ok := out.(*array.Map); ok {
+			if err := uniqueKeys(m); err != nil {
+				out.Release()
+				return nil, err
+			}
+		}
+		return out, nil
 	case plan.Struct:
 		fs := t.Children()
 		cols := make([][]*textNode, len(fs))
@@ -776,4 +790,34 @@ func dropBadKeys(mem memory.Allocator, nodes []*textNode, kt plan.DataType) ([]*
 		}
 	}
 	return out, nil
+}
+
+// uniqueKeys fails (SL101) when a map of m holds a key twice (keys that
+// became equal by the cast, or text that repeats one): DuckDB refuses
+// the text, and a map of repeated keys is no value to return.
+func uniqueKeys(m *array.Map) error {
+	keys := m.Keys()
+	var k []byte
+	seen := map[string]bool{}
+	for i := 0; i < m.Len(); i++ {
+		if m.IsNull(i) {
+			continue
+		}
+		lo, hi := m.ValueOffsets(i)
+		if hi-lo < 2 {
+			continue
+		}
+		clear(seen)
+		for j := lo; j < hi; j++ {
+			var err error
+			if k, err = kernel.AppendKey(k[:0], keys, int(j)); err != nil {
+				return err
+			}
+			if seen[string(k)] {
+				return plan.Errorf(plan.CodeInvalidCast, "cannot cast to %s: map keys must be unique", m.DataType())
+			}
+			seen[string(k)] = true
+		}
+	}
+	return nil
 }

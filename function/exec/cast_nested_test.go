@@ -95,7 +95,7 @@ func TestNestedCastText(t *testing.T) {
 	// Text DuckDB refuses (CAST, not TRY_CAST): SL101.
 	for _, c := range []struct{ typ, in string }{
 		{"BIGINT[]", "[1, x]"}, {"BIGINT[]", "NULL"}, {"BIGINT[]", "[1"}, {"STRUCT(a BIGINT, b BIGINT)", "{a: 1, c: 2}"},
-		{"MAP(VARCHAR, BIGINT)", "{NULL=1}"}, {"BIGINT[]", "[1] x"},
+		{"MAP(VARCHAR, BIGINT)", "{NULL=1}"}, {"BIGINT[]", "[1] x"}, {"MAP(VARCHAR, BIGINT)", "{k=1, k=2}"},
 	} {
 		in := buildArray(mem, plan.StringType, []any{c.in})
 		_, err := castArray(mem, in, mustType(t, c.typ))
@@ -176,5 +176,21 @@ func TestNestedCastNested(t *testing.T) {
 	named.Release()
 	if _, err := StructCastFields(mustType(t, "STRUCT(a BIGINT)"), mustType(t, "STRUCT(x BIGINT)")); err == nil {
 		t.Errorf("a struct cast with no common field: no error")
+	}
+}
+
+// TestNestedCastMapKeysCollide: map keys that become equal by the cast
+// are refused (SL101), never returned twice.
+func TestNestedCastMapKeysCollide(t *testing.T) {
+	mem := checkedMem(t)
+	in := buildArray(mem, plan.StringType, []any{"{1=a, 01=b}"})
+	m, err := castArray(mem, in, mustType(t, "MAP(VARCHAR, VARCHAR)"))
+	in.Release()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Release()
+	if _, err := castArray(mem, m, mustType(t, "MAP(BIGINT, VARCHAR)")); plan.CodeOf(err) != plan.CodeInvalidCast {
+		t.Errorf("colliding keys: %v, want SL101", err)
 	}
 }
