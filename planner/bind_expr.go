@@ -61,6 +61,8 @@ func (b *binder) bindExpr(n *pg.Node, c *exprCtx) (*plan.Expr, error) {
 		return b.bindSQLValueFunction(x.SqlvalueFunction)
 	case *pg.Node_AIndirection:
 		return b.bindIndirection(x.AIndirection, c) // arrays_pg.go
+	case *pg.Node_RowExpr:
+		return b.bindRow(x.RowExpr, c) // bind_nested.go
 	case *pg.Node_CollateClause:
 		if b.postgres && bytewiseCollation(x.CollateClause.Collname) {
 			// the engine compares strings bytewise: Postgres's "C" and
@@ -283,8 +285,22 @@ func typeNameOf(tn *pg.TypeName) string {
 
 // resolveType maps a SQL type name to an engine type.
 func (b *binder) resolveType(tn *pg.TypeName) (plan.DataType, error) {
-	if len(tn.ArrayBounds) > 0 || tn.Setof || tn.PctType {
-		return plan.DataType{}, b.unsupported(tn.Location, "array and special types")
+	if tn.Setof || tn.PctType {
+		return plan.DataType{}, b.unsupported(tn.Location, "special types")
+	}
+	if n := typeNameOf(tn); (n == "struct" || n == "map") && len(tn.Names) == 1 {
+		return b.nestedTypeAt(tn) // the type read from the SQL, its [] too
+	}
+	if len(tn.ArrayBounds) > 0 { // BIGINT[]: a list (cast_nested.go)
+		base := &pg.TypeName{Names: tn.Names, Typmods: tn.Typmods, Typemod: tn.Typemod, Location: tn.Location}
+		t, err := b.resolveType(base)
+		if err != nil {
+			return plan.DataType{}, err
+		}
+		for range tn.ArrayBounds {
+			t = plan.ListOf(t)
+		}
+		return t, nil
 	}
 	name := typeNameOf(tn)
 	if b.postgres && (name == "name" || name == "pg_node_tree") {
@@ -434,7 +450,7 @@ func (b *binder) bindAExpr(ae *pg.A_Expr, c *exprCtx) (*plan.Expr, error) {
 	loc := ae.Location
 	switch ae.Kind {
 	case pg.A_Expr_Kind_AEXPR_OP:
-		if ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil {
+		if ae.Lexpr.GetRowExpr() != nil && ae.Rexpr.GetRowExpr() != nil || (ae.Lexpr.GetRowExpr() != nil || ae.Rexpr.GetRowExpr() != nil) && !comparisonOp(opName(ae)) {
 			return b.bindRowCompare(ae, c)
 		}
 		return b.bindOp(ae, c)

@@ -6,6 +6,7 @@ import (
 
 	pg "github.com/pganalyze/pg_query_go/v6"
 
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
@@ -192,4 +193,63 @@ func (b *binder) structPack(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 		args = append(args, e)
 	}
 	return plan.CallFunc("struct_pack", plan.StructOf(fields), args...), nil
+}
+
+// bindRow binds row(a, b) (also ROW(a, b) and (a, b)) as DuckDB does: an
+// unnamed struct, whose fields have empty names (its text is (a, b); it
+// is cast to a named struct by position).
+func (b *binder) bindRow(r *pg.RowExpr, c *exprCtx) (*plan.Expr, error) {
+	if len(r.Args) == 0 {
+		return nil, b.errorf(CodeType, r.Location, "type mismatch: row() takes at least one value")
+	}
+	var fields []plan.Field
+	var args []*plan.Expr
+	for _, a := range r.Args {
+		e, err := b.bindExpr(a, c)
+		if err != nil {
+			return nil, err
+		}
+		if e.Type.ID == plan.Null {
+			e = nullOf(plan.Int64Type) // DuckDB's row(NULL) has an INTEGER field
+		}
+		fields = append(fields, plan.Field{Name: "", Type: e.Type})
+		args = append(args, e)
+	}
+	return plan.CallFunc("struct_pack", plan.StructOf(fields), args...), nil
+}
+
+// comparisonOp reports whether op is a comparison operator.
+func comparisonOp(op string) bool {
+	switch op {
+	case "=", "<>", "!=", "<", "<=", ">", ">=":
+		return true
+	}
+	return false
+}
+
+// unifyUnnamed casts an unnamed struct (row(...)) that meets a named
+// struct of as many fields to the named one's type, as DuckDB compares
+// them; ok false when l and r are no such pair.
+func (b *binder) unifyUnnamed(l, r *plan.Expr, loc int32) (*plan.Expr, *plan.Expr, bool, error) {
+	if l.Type.ID != plan.Struct || r.Type.ID != plan.Struct || len(l.Type.Children()) != len(r.Type.Children()) {
+		return l, r, false, nil
+	}
+	rf := r.Type.Children()
+	for i, f := range l.Type.Children() {
+		// DuckDB casts the fields implicitly only between numbers (and
+		// from NULL); others must be of one type
+		a, b := f.Type, rf[i].Type
+		if a != b && a.ID != plan.Null && b.ID != plan.Null && !(a.IsNumeric() && b.IsNumeric()) {
+			return l, r, false, nil
+		}
+	}
+	switch {
+	case exec.IsUnnamedStruct(l.Type) && castAllowed(l.Type, r.Type):
+		nl, err := b.cast(l, r.Type, loc)
+		return nl, r, err == nil, err
+	case exec.IsUnnamedStruct(r.Type) && castAllowed(r.Type, l.Type):
+		nr, err := b.cast(r, l.Type, loc)
+		return l, nr, err == nil, err
+	}
+	return l, r, false, nil
 }

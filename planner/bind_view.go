@@ -27,7 +27,8 @@ func (b *binder) bindView(rv *pg.RangeVar, info *TableInfo) (node, *relation, er
 	if len(b.views) >= maxViewDepth {
 		return nil, nil, b.errorf(CodeValue, rv.Location, "views nest deeper than %d levels at %q", maxViewDepth, info.Name)
 	}
-	tree, quals, err := parse(rewriteNestedLiterals(info.View))
+	text := rewriteNestedLiterals(info.View) // the text parsed: positions (TRY_CAST, STRUCT(...) types) are in it
+	tree, quals, err := parse(text)
 	if err != nil {
 		return nil, nil, b.viewError(rv, info, err)
 	}
@@ -36,7 +37,7 @@ func (b *binder) bindView(rv *pg.RangeVar, info *TableInfo) (node, *relation, er
 	}
 	b.statementTime() // one statement time for the query and its views
 	vb := *b
-	vb.sql, vb.qualify, vb.ctes = info.View, quals, nil
+	vb.sql, vb.qualify, vb.ctes = text, quals, nil
 	vb.pos = map[*plan.Expr]int32{}
 	vb.views = append(append([]string(nil), b.views...), info.Name)
 	sub, err := vb.bindQuery(tree.Stmts[0].Stmt.GetSelectStmt(), nil)

@@ -367,6 +367,7 @@ func TestRulesIdempotent(t *testing.T) {
 // bindAndOptimize binds and optimizes sql against the test catalog.
 func bindAndOptimize(t *testing.T, sql string) (node, *ruleCtx) {
 	t.Helper()
+	sql = rewriteNestedLiterals(sql) // as Plan does
 	tree, quals, err := parse(sql)
 	if err != nil {
 		t.Fatal(err)

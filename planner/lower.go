@@ -356,6 +356,7 @@ func (l *lowerer) aggregate(f *fragment, n *aggregateNode) (*fragment, error) {
 	if f.single {
 		return l.aggSingle(f, n)
 	}
+	n = unorderedLists(n)
 	if idx, ok := partitionedOn(f, n.groups); ok {
 		// Every group is whole in one task already.
 		nf, err := l.aggSingle(f, n)
@@ -607,4 +608,27 @@ func (l *lowerer) lowerLimit(n *limitNode) (*fragment, error) {
 		}
 	}
 	return l.limit(f, n.limit, n.offset), nil
+}
+
+// unorderedLists is n with each list(x) of no ORDER BY and no DISTINCT
+// planned as list_unordered, which has a partial state (the list so
+// far, concatenated in the final step), so the partial aggregation runs
+// in the scan's tasks; n itself when there is none.
+func unorderedLists(n *aggregateNode) *aggregateNode {
+	var m *aggregateNode
+	for i, a := range n.aggs {
+		if a.fn != plan.AggList || a.distinct || len(a.order) > 0 {
+			continue
+		}
+		if m == nil {
+			c := *n
+			c.aggs = append([]aggExpr(nil), n.aggs...)
+			m = &c
+		}
+		m.aggs[i].fn = plan.AggListUnordered
+	}
+	if m == nil {
+		return n
+	}
+	return m
 }

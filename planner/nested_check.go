@@ -102,6 +102,13 @@ func checkNestedExpr(e *plan.Expr) error {
 	switch e.Op {
 	case plan.OpColumn, plan.OpLiteral:
 		return nil
+	case plan.OpCast, plan.OpTryCast: // nested casts: cast_nested.go
+		for _, a := range e.Args {
+			if err := checkNestedExpr(a); err != nil {
+				return err
+			}
+		}
+		return nil
 	case plan.OpFunc:
 		if f, ok := exec.LookupFunction(e.Func); ok && f.Nested {
 			for _, a := range e.Args {
@@ -132,10 +139,11 @@ func checkNestedExpr(e *plan.Expr) error {
 }
 
 // nestedAggOK reports whether aggregate call c takes nested arguments:
-// count, count(DISTINCT) (which hashes them) and list.
+// count, count(DISTINCT) (which hashes them), list, min and max.
 func nestedAggOK(c plan.AggCall) bool {
 	switch c.Func {
-	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggList, plan.AggListWrapped:
+	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggList, plan.AggListWrapped, plan.AggListUnordered,
+		plan.AggMin, plan.AggMax: // min and max compare nested values by their key encoding
 		return true
 	}
 	return false

@@ -108,7 +108,7 @@ func rewriteNestedLiterals(sql string) string {
 			if !valueBefore && prevSig == '(' && readCall(out.String()) {
 				valueBefore = true // read_parquet(['...']): maskReadLists
 			}
-			if valueBefore && prevSig == ')' && lastCall >= 0 {
+			if valueBefore && prevSig == ')' && lastCall >= 0 && !(i+1 < len(sql) && sql[i+1] == ']') { // T(p, s)[] is a type
 				// f(x)[i]: the Postgres grammar takes a subscript only
 				// after a parenthesized expression, so the call gets one.
 				s := out.String()

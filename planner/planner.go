@@ -237,7 +237,7 @@ func parse(sql string) (*pg.ParseResult, *qualifies, error) {
 	if err := sqlparse.Check(sql); err != nil {
 		return nil, nil, syntaxError(sql, err)
 	}
-	masked, quals, err := splitQualify(maskOrderByAll(maskGroupByAll(maskTryCast(maskIntDiv(maskIntervalCount(maskTimeTravel(maskFromPaths(maskStructArgs(sql)))))))))
+	masked, quals, err := splitQualify(maskOrderByAll(maskGroupByAll(maskTryCast(maskNestedTypes(maskIntDiv(maskIntervalCount(maskTimeTravel(maskFromPaths(maskStructArgs(sql))))))))))
 	if err != nil {
 		return nil, nil, err
 	}

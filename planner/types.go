@@ -130,8 +130,12 @@ func supertype(a, b *plan.Expr) (plan.DataType, bool) {
 // castAllowed reports whether the engine can cast from one type to another.
 func castAllowed(from, to plan.DataType) bool {
 	switch {
-	case from == to, from.ID == plan.Null, to.ID == plan.String, from.ID == plan.String:
+	case from == to, from.ID == plan.Null, to.ID == plan.String:
 		return true
+	case from.ID == plan.String:
+		return to.ID != plan.Map || !to.Key().IsNested()
+	case from.IsNested() || to.IsNested():
+		return nestedCastAllowed(from, to)
 	case from.IsNumeric() && to.IsNumeric():
 		return true
 	case from.ID == plan.Bool && to.ID == plan.Int64, from.ID == plan.Int64 && to.ID == plan.Bool:
@@ -263,6 +267,9 @@ func (b *binder) unifyCompare(l, r *plan.Expr, loc int32) (*plan.Expr, *plan.Exp
 	}
 	if nr, ok := exactLiteral(r, l.Type); ok {
 		return l, nr, nil
+	}
+	if nl, nr, ok, err := b.unifyUnnamed(l, r, loc); ok || err != nil {
+		return nl, nr, err
 	}
 	if l.Type.IsNumeric() && r.Type.IsNumeric() {
 		t := numericSuper(l, r)

@@ -230,7 +230,7 @@ func TestNestedParquet(t *testing.T) {
 	// a failed task or a wrong order.
 	on := true
 	for _, q := range []string{
-		"select min(l) from nested", "select l::varchar from nested", "select row(id, 1) from nested",
+		"select arg_min(id, l) from nested",
 
 		"select unnest(l), count(*) from nested", "select unnest(l), unnest(ll) from nested", "select distinct unnest(l) from nested",
 	} {

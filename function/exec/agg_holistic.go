@@ -36,6 +36,10 @@ func holisticAggregates() []*AggregateFunction {
 		{Name: plan.AggList, Aliases: []string{"array_agg"}, Doc: "list(x [ORDER BY y]): the values of the group, NULLs too, as a list (in the order of ORDER BY, else as the rows arrive); DISTINCT keeps the first of equal values",
 			Signatures: []AggSignature{{Arg: AnyType, Return: plan.ListOf, ReturnDoc: "a list of the argument's type"}}, Holistic: true, OrderSensitive: true,
 			New: func(s AggSpec) (Accumulator, error) { return &listAggAcc{call: s.Call}, nil }},
+		{Name: plan.AggListUnordered, Internal: true, Doc: "list(x) without ORDER BY or DISTINCT: the partial state is the group's list so far, merged by concatenation",
+			Signatures: []AggSignature{{Arg: AnyType, Return: plan.ListOf, ReturnDoc: "a list of the argument's type"}}, NumStates: 1, OrderSensitive: true,
+			StateTypes: func(c plan.AggCall) []plan.DataType { return []plan.DataType{c.Type} },
+			New:        func(s AggSpec) (Accumulator, error) { return &listAggAcc{call: s.Call, mergeable: true}, nil }},
 		{Name: plan.AggListWrapped, Internal: true, Doc: "list over one-element lists, skipping NULLs (ordered aggregates of several orders)",
 			Signatures: []AggSignature{{Arg: plan.List, Return: func(t plan.DataType) plan.DataType { return t }}}, Holistic: true, OrderSensitive: true,
 			New: func(s AggSpec) (Accumulator, error) { return &listAggAcc{call: s.Call, wrapped: true}, nil }},
@@ -48,13 +52,15 @@ func holisticAggregates() []*AggregateFunction {
 type listAggAcc struct {
 	call    plan.AggCall
 	wrapped bool // AggListWrapped: the values are one-element lists, NULLs skipped
-	b       *kernel.Builder
-	chunks  []arrow.Array // the builder's finished rows
-	starts  []int32       // first position of each chunk
-	pos     [][]int32     // per group, positions of its values
-	seen    []map[string]bool
-	n       int32 // positions handed out
-	bytes   int64
+	// mergeable: AggListUnordered, whose partial state is the list so far
+	mergeable bool
+	b         *kernel.Builder
+	chunks    []arrow.Array // the builder's finished rows
+	starts    []int32       // first position of each chunk
+	pos       [][]int32     // per group, positions of its values
+	seen      []map[string]bool
+	n         int32 // positions handed out
+	bytes     int64
 }
 
 func (a *listAggAcc) Grow(n int) {
@@ -66,12 +72,57 @@ func (a *listAggAcc) Grow(n int) {
 
 func (a *listAggAcc) Bytes() int64 { return int64(cap(a.pos)*24) + a.bytes }
 
-func (a *listAggAcc) Merge([]arrow.Array, []uint32) error {
-	return fmt.Errorf("list has no partial states")
+// Merge appends the elements of partial lists to their groups' (the
+// unordered list only).
+func (a *listAggAcc) Merge(st []arrow.Array, gids []uint32) error {
+	if !a.mergeable {
+		return fmt.Errorf("list has no partial states")
+	}
+	if isNullArray(st[0]) {
+		return nil
+	}
+	l, ok := st[0].(*array.List)
+	if !ok {
+		return fmt.Errorf("list state of type %s, want a list", st[0].DataType())
+	}
+	src := l.ListValues()
+	if a.b == nil {
+		b, err := kernel.NewBuilder(memory.DefaultAllocator, src.DataType())
+		if err != nil {
+			return fmt.Errorf("list over %s: %w", src.DataType(), err)
+		}
+		a.b = b
+	}
+	var rows []int32
+	for r := 0; r < l.Len(); r++ {
+		if l.IsNull(r) {
+			continue
+		}
+		g := 0
+		if gids != nil {
+			g = int(gids[r])
+		}
+		lo, hi := l.ValueOffsets(r)
+		for i := lo; i < hi; i++ {
+			a.pos[g] = append(a.pos[g], a.n)
+			a.n++
+			rows = append(rows, int32(i))
+		}
+	}
+	a.bytes += int64(len(rows)) * 16
+	return a.b.Append(src, rows)
 }
 
-func (a *listAggAcc) States(memory.Allocator, []arrow.DataType, int, int) ([]arrow.Array, error) {
-	return nil, fmt.Errorf("list has no partial states")
+// States is the groups' lists so far (the unordered list only).
+func (a *listAggAcc) States(mem memory.Allocator, ts []arrow.DataType, lo, hi int) ([]arrow.Array, error) {
+	if !a.mergeable {
+		return nil, fmt.Errorf("list has no partial states")
+	}
+	r, err := a.Result(mem, ts[0], lo, hi)
+	if err != nil {
+		return nil, err
+	}
+	return []arrow.Array{r}, nil
 }
 
 func (a *listAggAcc) Update(arg arrow.Array, gids []uint32, n int) error {

@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // min and max of any ordered type (NaN is the greatest float, as in
@@ -43,7 +44,7 @@ func minMaxFromStats(isMax bool) func(memory.Allocator, *ColumnStats) ([]arrow.A
 		if isMax {
 			v = st.Max
 		}
-		if v == nil {
+		if v == nil || kernel.IsNested(v.DataType()) {
 			return nil, false
 		}
 		v.Retain()
@@ -61,6 +62,9 @@ func newMinMaxAcc(s AggSpec, isMax bool) (Accumulator, error) {
 	t := s.Call.Type
 	if s.Mode == plan.AggPartial {
 		t = s.States[0]
+	}
+	if t.IsNested() {
+		return &nestedMinMaxAcc{isMax: isMax}, nil // agg_minmax_nested.go
 	}
 	a := &minMaxAcc{isMax: isMax}
 	a.setType(t)

@@ -26,6 +26,13 @@ func castArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Arr
 	if from.ID == plan.Null || to.ID == plan.Null {
 		return makeNulls(mem, at, n), nil
 	}
+	if from.IsNested() || to.IsNested() {
+		if from == to {
+			a.Retain()
+			return a, nil
+		}
+		return castNested(mem, a, from, to, false)
+	}
 	if from.Wide() != to.Wide() || (from.Wide() && (from.Scale != to.Scale || to.Precision < from.Precision)) {
 		return castWide(mem, a, from, to)
 	}

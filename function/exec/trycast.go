@@ -15,6 +15,9 @@ import (
 // be converted becomes NULL instead of failing the query. The whole array
 // is cast at once; only when that fails are the rows cast one by one.
 func tryCastArray(mem memory.Allocator, a arrow.Array, to plan.DataType) (arrow.Array, error) {
+	if from := typeOfArrow(a.DataType()); from.ID != plan.Null && to.ID != plan.Null && from != to && (from.IsNested() || to.IsNested()) {
+		return castNested(mem, a, from, to, true) // NULL elements, not NULL rows, where an element fails
+	}
 	out, err := castArray(mem, a, to)
 	if err == nil {
 		return out, nil

@@ -25,6 +25,10 @@ const (
 	// skipping NULL arguments: list where expandOrderedAggregates feeds
 	// NULLs for the rows of other copies.
 	AggListWrapped AggFunc = "list_wrapped"
+	// AggListUnordered is list without ORDER BY or DISTINCT, planned in
+	// two phases: the partial state is the list so far, the final step
+	// concatenates.
+	AggListUnordered AggFunc = "list_unordered"
 )
 
 // AggApproxCountDistinct estimates the number of distinct non-NULL values

@@ -2,6 +2,7 @@ package plan
 
 import (
 	"encoding/json"
+	"fmt"
 	"regexp"
 	"strings"
 )
@@ -125,4 +126,164 @@ func duckName(t DataType) string {
 		return t.nestedName()
 	}
 	return strings.ToUpper(t.SQLName())
+}
+
+// ParseNestedType parses a type as DuckDB spells it, nested or not, at
+// the start of text: BIGINT[], STRUCT(a BIGINT, "b c" VARCHAR[]),
+// MAP(VARCHAR, DECIMAL(9,2)), ROW(a BIGINT) (a struct). It returns the
+// type and the bytes of text it read.
+func ParseNestedType(text string) (DataType, int, error) {
+	p := &typeParser{s: text}
+	t, err := p.typ()
+	return t, p.i, err
+}
+
+type typeParser struct {
+	s string
+	i int
+}
+
+func (p *typeParser) space() {
+	for p.i < len(p.s) && strings.IndexByte(" \t\n\r", p.s[p.i]) >= 0 {
+		p.i++
+	}
+}
+
+func (p *typeParser) eat(c byte) bool {
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == c {
+		p.i++
+		return true
+	}
+	return false
+}
+
+func (p *typeParser) word() string {
+	p.space()
+	j := p.i
+	for j < len(p.s) && (p.s[j] == '_' || p.s[j] >= 'a' && p.s[j] <= 'z' || p.s[j] >= 'A' && p.s[j] <= 'Z' || p.s[j] >= '0' && p.s[j] <= '9') {
+		j++
+	}
+	w := p.s[p.i:j]
+	p.i = j
+	return w
+}
+
+// name is a field name: a word or a double-quoted name.
+func (p *typeParser) name() (string, error) {
+	p.space()
+	if p.i < len(p.s) && p.s[p.i] == '"' {
+		var b strings.Builder
+		for j := p.i + 1; j < len(p.s); j++ {
+			if p.s[j] == '"' {
+				if j+1 < len(p.s) && p.s[j+1] == '"' {
+					b.WriteByte('"')
+					j++
+					continue
+				}
+				p.i = j + 1
+				return b.String(), nil
+			}
+			b.WriteByte(p.s[j])
+		}
+		return "", fmt.Errorf("unterminated field name in type %q", p.s)
+	}
+	if w := p.word(); w != "" {
+		return w, nil
+	}
+	return "", fmt.Errorf("expected a field name at %d of type %q", p.i, p.s)
+}
+
+func (p *typeParser) typ() (DataType, error) {
+	w := strings.ToLower(p.word())
+	var t DataType
+	switch w {
+	case "":
+		return DataType{}, fmt.Errorf("expected a type at %d of %q", p.i, p.s)
+	case "struct", "row":
+		if !p.eat('(') {
+			return DataType{}, fmt.Errorf("STRUCT takes its fields in parentheses: STRUCT(a BIGINT, b VARCHAR)")
+		}
+		var fs []Field
+		seen := map[string]bool{}
+		for {
+			n, err := p.name()
+			if err != nil {
+				return DataType{}, err
+			}
+			if seen[strings.ToLower(n)] {
+				return DataType{}, fmt.Errorf("duplicate struct field name %q", n)
+			}
+			seen[strings.ToLower(n)] = true
+			ft, err := p.typ()
+			if err != nil {
+				return DataType{}, err
+			}
+			fs = append(fs, Field{Name: n, Type: ft})
+			if p.eat(')') {
+				break
+			}
+			if !p.eat(',') {
+				return DataType{}, fmt.Errorf("expected ',' or ')' at %d of type %q", p.i, p.s)
+			}
+		}
+		t = StructOf(fs)
+	case "map":
+		if !p.eat('(') {
+			return DataType{}, fmt.Errorf("MAP takes its key and value types in parentheses: MAP(VARCHAR, BIGINT)")
+		}
+		k, err := p.typ()
+		if err != nil {
+			return DataType{}, err
+		}
+		if !p.eat(',') {
+			return DataType{}, fmt.Errorf("MAP takes two types: MAP(VARCHAR, BIGINT)")
+		}
+		v, err := p.typ()
+		if err != nil {
+			return DataType{}, err
+		}
+		if !p.eat(')') {
+			return DataType{}, fmt.Errorf("MAP takes two types: MAP(VARCHAR, BIGINT)")
+		}
+		if k.IsNested() {
+			return DataType{}, fmt.Errorf("unsupported: a map key of type %s", k)
+		}
+		t = MapOf(k, v)
+	default:
+		name := w
+		if w == "double" { // DOUBLE PRECISION
+			save := p.i
+			if strings.EqualFold(p.word(), "precision") {
+				name = "doubleprecision"
+			} else {
+				p.i = save
+			}
+		}
+		save := p.i
+		mods := ""
+		if p.eat('(') {
+			j := strings.IndexByte(p.s[p.i:], ')')
+			if j < 0 {
+				return DataType{}, fmt.Errorf("unterminated type modifiers in %q", p.s)
+			}
+			mods = "(" + p.s[p.i:p.i+j] + ")"
+			p.i += j + 1
+		} else {
+			p.i = save
+		}
+		var err error
+		if t, err = ParseTypeName(name + mods); err != nil {
+			return DataType{}, err
+		}
+	}
+	for {
+		save := p.i
+		if p.eat('[') && p.eat(']') {
+			t = ListOf(t)
+			continue
+		}
+		p.i = save
+		return t, nil
+	}
 }
