@@ -75,6 +75,7 @@ type outputIndex struct {
 	// replacements); else they are summed from the refs.
 	fast      bool
 	partBytes map[int]int64
+	partRefs  map[int]int // objects holding each partition
 	taskBytes []int64
 	digest    uint64
 }
@@ -83,7 +84,7 @@ type outputIndex struct {
 func (o *stageOutput) index() *outputIndex {
 	o.indexOnce.Do(func() {
 		x := &o.idx
-		x.partBytes = map[int]int64{}
+		x.partBytes, x.partRefs = map[int]int64{}, map[int]int{}
 		h := fnv.New64a()
 		var buf [4]byte
 		if o.packed() && len(o.Replaced) == 0 {
@@ -94,6 +95,7 @@ func (o *stageOutput) index() *outputIndex {
 				fmt.Fprintf(h, "t%d:%s;", i, t.key)
 				for j, p := range t.part {
 					x.partBytes[int(p)] += t.bytes[j]
+					x.partRefs[int(p)]++
 					x.taskBytes[i] += t.bytes[j]
 					binary.LittleEndian.PutUint32(buf[:], uint32(p))
 					h.Write(buf[:])
@@ -108,6 +110,7 @@ func (o *stageOutput) index() *outputIndex {
 				fmt.Fprintf(h, "p%d:", p)
 				for _, r := range o.partObjects(p) {
 					x.partBytes[p] += r.Bytes
+					x.partRefs[p]++
 					h.Write([]byte(r.ID()))
 					h.Write([]byte{','})
 				}

@@ -172,6 +172,37 @@ func (r *hashRead) bytes() int64 {
 	return n
 }
 
+// refs returns how many refs objects builds, from the output's index.
+func (r *hashRead) refs() int64 {
+	var n int64
+	switch {
+	case r.tasks:
+		for t := r.lo; t < r.hi; t++ {
+			n += int64(r.out.tasks[t].len())
+		}
+	case r.ranged:
+		n = int64(r.hi - r.lo)
+	default:
+		x := r.out.index()
+		for _, p := range r.parts {
+			n += int64(x.partRefs[p])
+		}
+	}
+	return n
+}
+
+// refs returns how many refs the task's spec lists.
+func (w *taskWork) refs() int64 {
+	var n int64
+	for _, in := range w.inputs {
+		n += int64(len(in.Objects))
+	}
+	for i := range w.reads {
+		n += w.reads[i].refs()
+	}
+	return n
+}
+
 // print writes what the read reads, for workPrint: the partitions (or
 // tasks) and the digest of the output's objects, not every ref.
 func (r *hashRead) print(h io.Writer) {
