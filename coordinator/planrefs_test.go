@@ -1,9 +1,12 @@
 package coordinator
 
 import (
+	"context"
 	"fmt"
 	"reflect"
 	"testing"
+
+	"golang.org/x/sync/semaphore"
 
 	"github.com/sluicedb/sluice/shuffle"
 )
@@ -181,4 +184,30 @@ func sortedRefs(rs []shuffle.ObjectRef) []string {
 		out[i] = fmt.Sprintf("%s#%06d/%d/%d", r.Key, r.Part, r.Offset, r.Bytes)
 	}
 	return out
+}
+
+// TestSpecRefBudget: a task whose spec lists more refs than the budget of
+// specs being built at once still runs (it takes the whole budget), so a
+// small budget slows building, never blocks it; the specs are whole.
+func TestSpecRefBudget(t *testing.T) {
+	const files = 12
+	e := newFakeEnv(t, files)
+	c := e.coordinator(t, testConfig("a"))
+	c.specRefs = specBudget{semaphore.NewWeighted(5), 5}
+	job, err := c.Submit(context.Background(), "q", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m := waitJob(t, c, job); m.State != StateSucceeded {
+		t.Fatalf("job %s: %s (%s)", job, m.State, m.Error)
+	}
+	for task := range 2 {
+		specs := e.inv.specsOf(1, task)
+		if len(specs) == 0 || len(specs[0].Inputs) != 1 || len(specs[0].Inputs[0].Objects) != files {
+			t.Fatalf("reader %d: specs %d, want one input of %d refs (one per scan task)", task, len(specs), files)
+		}
+	}
+	if !c.specRefs.sem.TryAcquire(5) {
+		t.Fatal("the budget was not given back")
+	}
 }
