@@ -71,7 +71,7 @@ func TestPlanningBuildsNoRefs(t *testing.T) {
 	var want int64
 	for i := range out.tasks {
 		for j := range out.tasks[i].len() {
-			want += out.tasks[i].bytes[j]
+			want += out.tasks[i].bytesAt(j)
 		}
 	}
 	if total != want {
@@ -209,5 +209,44 @@ func TestSpecRefBudget(t *testing.T) {
 	}
 	if !c.specRefs.sem.TryAcquire(5) {
 		t.Fatal("the budget was not given back")
+	}
+}
+
+// TestPackPartsCompact: a task's partitions round-trip through packParts
+// in every layout, and the usual one (partitions 0..n-1 back to back in
+// one object) keeps neither partition numbers nor sizes.
+func TestPackPartsCompact(t *testing.T) {
+	st := func(p int, off, n int64, key string) shuffle.PartitionStat {
+		return shuffle.PartitionStat{Partition: p, Rows: int64(p + 1), Offset: off, Bytes: n, Key: key}
+	}
+	cases := []struct {
+		name              string
+		ps                []shuffle.PartitionStat
+		withPart, withLen bool
+	}{
+		{"dense, contiguous", []shuffle.PartitionStat{st(0, 8, 5, "a"), st(1, 13, 7, "a"), st(2, 20, 1, "a")}, false, false},
+		{"sparse", []shuffle.PartitionStat{st(0, 8, 5, "a"), st(2, 13, 7, "a"), st(5, 20, 1, "a")}, true, false},
+		{"a gap", []shuffle.PartitionStat{st(0, 8, 5, "a"), st(1, 14, 7, "a")}, false, true},
+		{"unsorted", []shuffle.PartitionStat{st(1, 13, 7, "a"), st(0, 8, 5, "a")}, false, false},
+		{"an object per partition", []shuffle.PartitionStat{st(0, 0, 5, "a"), st(1, 0, 7, "b")}, false, true},
+		{"one partition", []shuffle.PartitionStat{st(3, 8, 9, "a")}, true, false},
+	}
+	for _, c := range cases {
+		tp := packParts(c.ps)
+		if (tp.part != nil) != c.withPart || (tp.bytes != nil) != c.withLen {
+			t.Errorf("%s: keeps partitions %v, sizes %v; want %v, %v", c.name, tp.part != nil, tp.bytes != nil, c.withPart, c.withLen)
+		}
+		if tp.len() != len(c.ps) {
+			t.Fatalf("%s: %d partitions, want %d", c.name, tp.len(), len(c.ps))
+		}
+		for _, p := range c.ps {
+			j := tp.find(p.Partition)
+			if j < 0 || tp.stat(j) != p {
+				t.Errorf("%s: partition %d is %+v (index %d), want %+v", c.name, p.Partition, tp.stat(max(j, 0)), j, p)
+			}
+		}
+		if tp.find(4) >= 0 || tp.find(-1) >= 0 || tp.find(99) >= 0 {
+			t.Errorf("%s: finds a partition it does not hold", c.name)
+		}
 	}
 }
