@@ -17,6 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"golang.org/x/sync/semaphore"
+
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/planner/catalog/layout"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -211,12 +213,25 @@ type Coordinator struct {
 	metrics *Metrics
 
 	dispatch *dispatcher // bounds tasks in flight, smallest stages first
+	specRefs specBudget  // bounds the refs of task specs being built at once
 	stores   storeWatch  // whether the bucket answers (stall.go)
 	drivingM sync.Mutex
 	driving  map[string]bool // jobs this coordinator drives now
 	wg       sync.WaitGroup
 	ctx      context.Context
 	cancel   context.CancelFunc
+}
+
+// specRefBudget is how many object refs the task specs being built and
+// encoded at once may hold (an attempt waits for its share before it builds
+// its spec): about 150 MB of refs and 60 MB of their encodings. A spec
+// with more refs than that is built alone.
+const specRefBudget = 2 << 20
+
+// specBudget is a weighted semaphore of refs (specRefBudget).
+type specBudget struct {
+	sem *semaphore.Weighted
+	max int64
 }
 
 // New returns a coordinator. Close stops the jobs it drives.
@@ -286,7 +301,7 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 	}
 	store.observe = m.redisError
 	store.Prices = cfg.Prices
-	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency, cfg.FairShare), store: store,
+	c := &Coordinator{cfg: cfg, dispatch: newDispatcher(cfg.Concurrency, cfg.FairShare), specRefs: specBudget{semaphore.NewWeighted(specRefBudget), specRefBudget}, store: store,
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
 		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},
 		ctx: ctx, cancel: cancel}

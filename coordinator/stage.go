@@ -2,10 +2,14 @@ package coordinator
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"sort"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/sluicedb/sluice/function"
@@ -49,18 +53,92 @@ type stageOutput struct {
 	// tasks are the committed tasks' partitions, in task order (a
 	// FromTasks output in memory).
 	tasks []taskParts
+
+	// index is built once, when first asked for (an output is not
+	// changed once its stage is done: repairs replace objects in the
+	// readers' inputs, repairState.fix).
+	indexOnce sync.Once
+	idx       outputIndex
+	// refsBuilt counts the refs built from the packed partitions (what
+	// consumers' tasks cost in memory and CPU; the tests check that
+	// planning builds none).
+	refsBuilt atomic.Int64
+}
+
+// outputIndex is what planning a consumer stage needs of a finished
+// output without building its refs (tasks x partitions of them: 19 M for
+// 10,000 tasks feeding 2,000 partitions): the bytes per partition and per
+// task, and a digest of which objects hold which partitions. One pass
+// over the packed partitions builds it.
+type outputIndex struct {
+	// fast: bytes are from the packed partitions (no legacy Objects, no
+	// replacements); else they are summed from the refs.
+	fast      bool
+	partBytes map[int]int64
+	partRefs  map[int]int // objects holding each partition
+	taskBytes []int64
+	digest    uint64
+}
+
+// index returns the output's index, building it the first time.
+func (o *stageOutput) index() *outputIndex {
+	o.indexOnce.Do(func() {
+		x := &o.idx
+		x.partBytes, x.partRefs = map[int]int64{}, map[int]int{}
+		h := fnv.New64a()
+		var buf [4]byte
+		if o.packed() && len(o.Replaced) == 0 {
+			x.fast = true
+			x.taskBytes = make([]int64, len(o.tasks))
+			for i := range o.tasks {
+				t := &o.tasks[i]
+				fmt.Fprintf(h, "t%d:%s;", i, t.key)
+				for j := range t.len() {
+					p, b := t.partAt(j), t.bytesAt(j)
+					x.partBytes[p] += b
+					x.partRefs[p]++
+					x.taskBytes[i] += b
+					binary.LittleEndian.PutUint32(buf[:], uint32(p))
+					h.Write(buf[:])
+					if t.keys != nil {
+						h.Write([]byte(t.keys[j]))
+						h.Write([]byte{','})
+					}
+				}
+			}
+		} else {
+			for _, p := range o.partitions() {
+				fmt.Fprintf(h, "p%d:", p)
+				for _, r := range o.partObjects(p) {
+					x.partBytes[p] += r.Bytes
+					x.partRefs[p]++
+					h.Write([]byte(r.ID()))
+					h.Write([]byte{','})
+				}
+			}
+		}
+		x.digest = h.Sum64()
+	})
+	return &o.idx
 }
 
 // taskParts is one committed task's output partitions, packed: the
 // partitions in ascending order, with their rows, byte ranges and
 // checksums, of one data object (key) or, for objects of manifest
-// version 1, of one object each (keys).
+// version 1, of one object each (keys). The usual case, every partition
+// 0..n-1 in one object, its ranges back to back, keeps 16 bytes a
+// partition (rows and offsets): part is nil when the partitions are
+// 0..n-1, and bytes when each range ends where the next begins (then
+// last is the last range's size).
 type taskParts struct {
-	key              string
-	keys             []string
-	part             []int32
-	rows, off, bytes []int64
-	sums             []string // nil when no partition has a checksum
+	key       string
+	keys      []string
+	n         int
+	part      []int32 // nil: partitions 0..n-1
+	rows, off []int64
+	bytes     []int64 // nil: contiguous ranges, see last
+	last      int64
+	sums      []string // nil when no partition has a checksum
 }
 
 // packParts packs a task result's partitions.
@@ -73,9 +151,12 @@ func packParts(ps []shuffle.PartitionStat) taskParts {
 		sort.SliceStable(ps, func(i, j int) bool { return ps[i].Partition < ps[j].Partition })
 	}
 	n := len(ps)
-	t := taskParts{key: ps[0].Key, part: make([]int32, n), rows: make([]int64, n), off: make([]int64, n), bytes: make([]int64, n)}
+	t := taskParts{key: ps[0].Key, n: n, rows: make([]int64, n), off: make([]int64, n), last: ps[n-1].Bytes}
+	dense, contiguous := true, true
 	for i, p := range ps {
-		t.part[i], t.rows[i], t.off[i], t.bytes[i] = int32(p.Partition), p.Rows, p.Offset, p.Bytes
+		t.rows[i], t.off[i] = p.Rows, p.Offset
+		dense = dense && p.Partition == i
+		contiguous = contiguous && (i == 0 || p.Offset == ps[i-1].Offset+ps[i-1].Bytes) && p.Key == t.key
 		if p.Key != t.key && t.keys == nil {
 			t.keys = make([]string, n)
 			for j := range i {
@@ -92,14 +173,46 @@ func packParts(ps []shuffle.PartitionStat) taskParts {
 			t.sums[i] = p.Checksum
 		}
 	}
+	if !dense {
+		t.part = make([]int32, n)
+		for i, p := range ps {
+			t.part[i] = int32(p.Partition)
+		}
+	}
+	if !contiguous {
+		t.bytes = make([]int64, n)
+		for i, p := range ps {
+			t.bytes[i] = p.Bytes
+		}
+	}
 	return t
 }
 
-func (t *taskParts) len() int { return len(t.part) }
+func (t *taskParts) len() int { return t.n }
+
+// partAt returns the i-th partition's number.
+func (t *taskParts) partAt(i int) int {
+	if t.part == nil {
+		return i
+	}
+	return int(t.part[i])
+}
+
+// bytesAt returns the i-th partition's size.
+func (t *taskParts) bytesAt(i int) int64 {
+	switch {
+	case t.bytes != nil:
+		return t.bytes[i]
+	case i == t.n-1:
+		return t.last
+	default:
+		return t.off[i+1] - t.off[i]
+	}
+}
 
 // stat returns the i-th partition.
 func (t *taskParts) stat(i int) shuffle.PartitionStat {
-	s := shuffle.PartitionStat{Partition: int(t.part[i]), Rows: t.rows[i], Offset: t.off[i], Bytes: t.bytes[i], Key: t.key}
+	s := shuffle.PartitionStat{Partition: t.partAt(i), Rows: t.rows[i], Offset: t.off[i], Bytes: t.bytesAt(i), Key: t.key}
 	if t.keys != nil {
 		s.Key = t.keys[i]
 	}
@@ -111,6 +224,12 @@ func (t *taskParts) stat(i int) shuffle.PartitionStat {
 
 // find returns the index of partition p, or -1.
 func (t *taskParts) find(p int) int {
+	if t.part == nil {
+		if p >= 0 && p < t.n {
+			return p
+		}
+		return -1
+	}
 	i := sort.Search(len(t.part), func(i int) bool { return int(t.part[i]) >= p })
 	if i < len(t.part) && int(t.part[i]) == p {
 		return i
@@ -166,6 +285,7 @@ func (o *stageOutput) partObjects(p int) []shuffle.ObjectRef {
 			out = append(out, o.replaced(ref, 0)...)
 		}
 	}
+	o.refsBuilt.Add(int64(len(out)))
 	return out
 }
 
@@ -178,8 +298,8 @@ func (o *stageOutput) partitions() []int {
 		}
 	}
 	for i := range o.tasks {
-		for _, p := range o.tasks[i].part {
-			seen[int(p)] = true
+		for j := range o.tasks[i].len() {
+			seen[o.tasks[i].partAt(j)] = true
 		}
 	}
 	out := make([]int, 0, len(seen))
@@ -298,17 +418,17 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 			if tp.keys != nil {
 				dataObjects[tp.keys[i]] = true
 			}
-			p := int(tp.part[i])
+			p, b := tp.partAt(i), tp.bytesAt(i)
 			ps := parts[p]
 			if ps == nil {
 				ps = &adaptive.PartitionStats{Partition: p}
 				parts[p] = ps
 			}
 			ps.Rows += tp.rows[i]
-			ps.Bytes += tp.bytes[i]
+			ps.Bytes += b
 			ps.Objects++
 			out.Stats.Rows += tp.rows[i]
-			out.Stats.Bytes += tp.bytes[i]
+			out.Stats.Bytes += b
 		}
 	}
 	out.Stats.Objects = len(dataObjects)

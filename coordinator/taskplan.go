@@ -3,6 +3,7 @@ package coordinator
 import (
 	"context"
 	"fmt"
+	"io"
 	"sort"
 
 	"github.com/sluicedb/sluice/function"
@@ -15,6 +16,36 @@ import (
 // scan stage, its table's files: scans.go) becomes the tasks it runs. A
 // new way to shape a stage's tasks adds a TaskPlan field, the rule that
 // sets it, and its case here.
+
+// taskRuns divides the stage's committed data objects into k runs as
+// objectGroups does, as ranges [lo, hi) of its tasks (every partition of
+// their objects), without building their refs; ok=false when the output is
+// not one data object per task without replacements (then objectGroups).
+// Tasks that wrote nothing count for no object, as in objectGroups.
+func (o *stageOutput) taskRuns(k int) (runs [][2]int, ok bool) {
+	if o == nil || !o.index().fast {
+		return nil, false
+	}
+	var full []int // tasks with an object
+	for i := range o.tasks {
+		if o.tasks[i].keys != nil {
+			return nil, false
+		}
+		if o.tasks[i].len() > 0 {
+			full = append(full, i)
+		}
+	}
+	k = max(1, min(k, len(full)))
+	if len(full) == 0 {
+		return [][2]int{{0, 0}}, true
+	}
+	runs = make([][2]int, k)
+	for i := range runs {
+		first, last := full[i*len(full)/k], full[(i+1)*len(full)/k-1]
+		runs[i] = [2]int{first, last + 1}
+	}
+	return runs, true
+}
 
 // objectGroups divides the stage's committed data objects into k runs
 // (at least one, at most one per object) and returns the refs of each run:
@@ -81,13 +112,104 @@ type taskWork struct {
 
 // hashRead is a task's read of a hash exchange: the committed objects of
 // some partitions of an upstream stage's output, or, for a skew split
-// (ranged), objects [lo, hi) of one partition's.
+// (ranged), objects [lo, hi) of one partition's; or, for a combining
+// task (tasks), every partition of the objects of tasks [lo, hi).
 type hashRead struct {
 	stage  int
 	out    *stageOutput
 	parts  []int
 	ranged bool
+	tasks  bool
 	lo, hi int
+}
+
+// objects returns the read's refs.
+func (r *hashRead) objects() []shuffle.ObjectRef {
+	var objs []shuffle.ObjectRef
+	if r.tasks {
+		n := 0
+		for t := r.lo; t < r.hi; t++ {
+			n += r.out.tasks[t].len()
+		}
+		objs = make([]shuffle.ObjectRef, 0, n)
+		for t := r.lo; t < r.hi; t++ {
+			tp := &r.out.tasks[t]
+			for j := range tp.len() {
+				objs = append(objs, tp.stat(j).Ref())
+			}
+		}
+		r.out.refsBuilt.Add(int64(len(objs)))
+		return objs
+	}
+	for _, p := range r.parts {
+		objs = append(objs, r.out.partObjects(p)...)
+	}
+	if r.ranged {
+		objs = objs[r.lo:r.hi]
+	}
+	return objs
+}
+
+// bytes returns the bytes the read fetches, from the output's index
+// (without building the refs) when it can.
+func (r *hashRead) bytes() int64 {
+	var n int64
+	x := r.out.index()
+	switch {
+	case r.tasks:
+		for t := r.lo; t < r.hi; t++ {
+			n += x.taskBytes[t]
+		}
+	case r.ranged || !x.fast:
+		for _, o := range r.objects() {
+			n += o.Bytes
+		}
+	default:
+		for _, p := range r.parts {
+			n += x.partBytes[p]
+		}
+	}
+	return n
+}
+
+// refs returns how many refs objects builds, from the output's index.
+func (r *hashRead) refs() int64 {
+	var n int64
+	switch {
+	case r.tasks:
+		for t := r.lo; t < r.hi; t++ {
+			n += int64(r.out.tasks[t].len())
+		}
+	case r.ranged:
+		n = int64(r.hi - r.lo)
+	default:
+		x := r.out.index()
+		for _, p := range r.parts {
+			n += int64(x.partRefs[p])
+		}
+	}
+	return n
+}
+
+// refs returns how many refs the task's spec lists.
+func (w *taskWork) refs() int64 {
+	var n int64
+	for _, in := range w.inputs {
+		n += int64(len(in.Objects))
+	}
+	for i := range w.reads {
+		n += w.reads[i].refs()
+	}
+	return n
+}
+
+// print writes what the read reads, for workPrint: the partitions (or
+// tasks) and the digest of the output's objects, not every ref.
+func (r *hashRead) print(h io.Writer) {
+	fmt.Fprintf(h, "r%d:%v/%v/%d-%d/%x;", r.stage, r.ranged, r.tasks, r.lo, r.hi, r.out.index().digest)
+	for _, p := range r.parts {
+		fmt.Fprintf(h, "%d,", p)
+	}
 }
 
 // readInputs returns every input of the task with its objects: inputs,
@@ -97,15 +219,8 @@ func (w *taskWork) readInputs() []function.Input {
 		return w.inputs
 	}
 	out := append(make([]function.Input, 0, len(w.inputs)+len(w.reads)), w.inputs...)
-	for _, r := range w.reads {
-		var objs []shuffle.ObjectRef
-		for _, p := range r.parts {
-			objs = append(objs, r.out.partObjects(p)...)
-		}
-		if r.ranged {
-			objs = objs[r.lo:r.hi]
-		}
-		out = append(out, function.Input{Stage: r.stage, Objects: objs})
+	for i := range w.reads {
+		out = append(out, function.Input{Stage: w.reads[i].stage, Objects: w.reads[i].objects()})
 	}
 	return out
 }
@@ -152,7 +267,16 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	case splits:
 		// A combining stage (combine-objects): each task reads every
 		// partition of a contiguous run of the input's objects.
-		for _, objs := range run.outputs[split].objectGroups(run.state.Tasks.Of(st.ID).Combine) {
+		k := run.state.Tasks.Of(st.ID).Combine
+		if runs, ok := run.outputs[split].taskRuns(k); ok {
+			for _, tr := range runs {
+				w := taskWork{inputs: whole}
+				w.reads = []hashRead{{stage: split, out: run.outputs[split], tasks: true, lo: tr[0], hi: tr[1]}}
+				work = append(work, w)
+			}
+			break
+		}
+		for _, objs := range run.outputs[split].objectGroups(k) {
 			w := taskWork{inputs: append([]function.Input(nil), whole...)}
 			w.inputs = append(w.inputs, function.Input{Stage: split, Objects: objs})
 			work = append(work, w)
@@ -180,22 +304,33 @@ func (c *Coordinator) tasksOf(ctx context.Context, run *jobRun, st *plan.Stage) 
 	default:
 		work = append(work, taskWork{inputs: whole})
 	}
-	var total int64
-	for _, w := range work {
-		for _, sp := range w.splits {
-			total += sp.Size
-		}
-		for _, in := range w.readInputs() {
-			for _, o := range in.Objects {
-				total += o.Bytes
-			}
-		}
-	}
+	total := workBytes(work)
 	mem := run.state.Tasks.Of(st.ID).FunctionMemory
 	for i := range work {
 		work[i].bytes, work[i].memory = total, mem
 	}
 	return work, nil
+}
+
+// workBytes returns the input bytes of a stage's tasks: their splits,
+// inputs and reads (a read's from its output's index, without building
+// its refs).
+func workBytes(work []taskWork) int64 {
+	var total int64
+	for _, w := range work {
+		for _, sp := range w.splits {
+			total += sp.Size
+		}
+		for _, in := range w.inputs {
+			for _, o := range in.Objects {
+				total += o.Bytes
+			}
+		}
+		for i := range w.reads {
+			total += w.reads[i].bytes()
+		}
+	}
+	return total
 }
 
 // toSplits converts the re-planner's scan splits to the task spec's (the

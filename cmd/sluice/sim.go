@@ -3,6 +3,8 @@ package main
 import (
 	"errors"
 	"fmt"
+	"net/http"
+	"net/http/pprof"
 	"os"
 	"path/filepath"
 	"sort"
@@ -43,6 +45,7 @@ func simCommand() *cli.Command {
 			&cli.StringFlag{Name: "mix-small-sql", Value: "select count(*) from supplier where s_acctbal > 0", Usage: "the small jobs' query for --mix-small"},
 			&cli.DurationFlag{Name: "real-floor", Usage: "real-time floor of the scaled task deadlines and lease (0: 40 ms per slot per core, at least 30 s); raise it on a loaded machine, where an attempt's real latency (the coordinator's own work, not modelled) passes the floor"},
 			&cli.DurationFlag{Name: "mix-after", Value: 30 * time.Second, Usage: "simulated time between the big job's submission and the small ones'"},
+			&cli.StringFlag{Name: "pprof", Usage: "serve Go's profiles (net/http/pprof) on this address while the simulation runs, e.g. localhost:6061"},
 			&cli.BoolFlag{Name: "compare-sizes", Usage: "run the queries on each single size of --function-sizes, then with size-functions choosing per stage for each --optimize objective, and print $ and latency of each"},
 		}, knobFlags(onLocal, false)...), knobFlags(onSim, false)...),
 		Action: runSim,
@@ -96,6 +99,14 @@ func runSim(c *cli.Context) error {
 	set, err := engineSettings(c, onLocal|onSim, coordinator.DefaultConfig())
 	if err != nil {
 		return err
+	}
+	if a := c.String("pprof"); a != "" {
+		mux := http.NewServeMux()
+		mux.HandleFunc("/debug/pprof/", pprof.Index)
+		mux.HandleFunc("/debug/pprof/profile", pprof.Profile)
+		srv := &http.Server{Addr: a, Handler: mux, ReadHeaderTimeout: 10 * time.Second}
+		go func() { _ = srv.ListenAndServe() }()
+		defer srv.Close()
 	}
 	addr := c.String("redis")
 	if addr == "" {

@@ -110,7 +110,14 @@ func (c *Clock) ScaleConfig(cfg coordinator.Config, realFloor time.Duration) coo
 	floor(&cfg.TaskDeadlineFloor)
 	s(&cfg.HedgeAfter)
 	s(&cfg.RuntimeFilterWait)
+	// The outage budget is measured in real time between commits, which
+	// the coordinator's own (uncompressed) work stretches as it does an
+	// attempt's latency: 3 min at x100 is 1.8 s, shorter than the gaps
+	// between commits of a process given a sixth of a core, and throttled
+	// attempts (429s past the invoker's retries) then counted against
+	// tasks' retry budgets (SL200 at SF 1,000, 3,000 slots, account 1,000).
 	s(&cfg.OutageBudget)
+	floor(&cfg.OutageBudget)
 	if cfg.MaxJobs > 0 {
 		// A queued job's admission polls (1 s apart at most, real) would
 		// add up to 100 s of simulated queueing at x100.
