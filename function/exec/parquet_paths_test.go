@@ -158,22 +158,22 @@ func nestedVals(a arrow.Array) []any {
 	return out
 }
 
-// nestedCol is a scan column of the nested file: id, s or a field of s.
-type nestedCol struct {
+// pathCol is a scan column of the nested file: id, s or a field of s.
+type pathCol struct {
 	path []string // nil: id; {""}: s whole
 	typ  plan.DataType
 }
 
 var (
-	colID  = nestedCol{nil, plan.Int64Type}
-	colS   = nestedCol{[]string{""}, nestedSType}
-	colSA  = nestedCol{[]string{"a"}, plan.Int64Type}
-	colSB  = nestedCol{[]string{"b"}, plan.StringType}
-	colSC  = nestedCol{[]string{"c"}, nestedCType}
-	colSCX = nestedCol{[]string{"c", "x"}, plan.Int64Type}
+	colID  = pathCol{nil, plan.Int64Type}
+	colS   = pathCol{[]string{""}, nestedSType}
+	colSA  = pathCol{[]string{"a"}, plan.Int64Type}
+	colSB  = pathCol{[]string{"b"}, plan.StringType}
+	colSC  = pathCol{[]string{"c"}, nestedCType}
+	colSCX = pathCol{[]string{"c", "x"}, plan.Int64Type}
 )
 
-func nestedScanNode(filter *plan.Expr, cols ...nestedCol) *plan.Node {
+func nestedScanNode(filter *plan.Expr, cols ...pathCol) *plan.Node {
 	n := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "parquet", Filter: filter}}
 	paths := false
 	for _, c := range cols {
@@ -207,48 +207,48 @@ func TestParquetStructPaths(t *testing.T) {
 	and := func(a, b *plan.Expr) *plan.Expr { return plan.Call(plan.OpAnd, plan.BoolType, a, b) }
 	cases := []struct {
 		name   string
-		cols   []nestedCol
+		cols   []pathCol
 		filter *plan.Expr
 		keep   func(i int) bool // the rows the filter keeps (nil: all)
 		pruned int
 		// whole: the same scan reading s whole, whose bytes the field
 		// scan must undercut (nil: no comparison).
-		whole []nestedCol
+		whole []pathCol
 	}{
-		{name: "s.a", cols: []nestedCol{colSA}, whole: []nestedCol{colS}},
-		{name: "s.c.x", cols: []nestedCol{colSCX}, whole: []nestedCol{colS}},
-		{name: "s.c struct", cols: []nestedCol{colSC}, whole: []nestedCol{colS}},
-		{name: "id s.a s.c.x", cols: []nestedCol{colID, colSA, colSCX}, whole: []nestedCol{colID, colS}},
-		{name: "s.b s.a", cols: []nestedCol{colSB, colSA}},
-		{name: "s.a > 250", cols: []nestedCol{colSA}, filter: plan.Call(plan.OpGt, plan.BoolType, sa(), litI(250)),
+		{name: "s.a", cols: []pathCol{colSA}, whole: []pathCol{colS}},
+		{name: "s.c.x", cols: []pathCol{colSCX}, whole: []pathCol{colS}},
+		{name: "s.c struct", cols: []pathCol{colSC}, whole: []pathCol{colS}},
+		{name: "id s.a s.c.x", cols: []pathCol{colID, colSA, colSCX}, whole: []pathCol{colID, colS}},
+		{name: "s.b s.a", cols: []pathCol{colSB, colSA}},
+		{name: "s.a > 250", cols: []pathCol{colSA}, filter: plan.Call(plan.OpGt, plan.BoolType, sa(), litI(250)),
 			keep: func(i int) bool { return nestedValue(i, "a") != nil && i > 250 }, pruned: 2},
-		{name: "s.a = 150", cols: []nestedCol{colSA, colID}, filter: plan.Call(plan.OpEq, plan.BoolType, sa(), litI(150)),
+		{name: "s.a = 150", cols: []pathCol{colSA, colID}, filter: plan.Call(plan.OpEq, plan.BoolType, sa(), litI(150)),
 			keep: func(i int) bool { return i == 150 }, pruned: 3},
-		{name: "s.a between", cols: []nestedCol{colSA, colSB}, filter: and(plan.Call(plan.OpGe, plan.BoolType, sa(), litI(120)), plan.Call(plan.OpLe, plan.BoolType, sa(), litI(230))),
+		{name: "s.a between", cols: []pathCol{colSA, colSB}, filter: and(plan.Call(plan.OpGe, plan.BoolType, sa(), litI(120)), plan.Call(plan.OpLe, plan.BoolType, sa(), litI(230))),
 			keep: func(i int) bool { return nestedValue(i, "a") != nil && i >= 120 && i <= 230 }, pruned: 2},
-		{name: "s.a in", cols: []nestedCol{colSA}, filter: &plan.Expr{Op: plan.OpIn, Type: plan.BoolType, Args: []*plan.Expr{sa(), litI(5), litI(399)}},
+		{name: "s.a in", cols: []pathCol{colSA}, filter: &plan.Expr{Op: plan.OpIn, Type: plan.BoolType, Args: []*plan.Expr{sa(), litI(5), litI(399)}},
 			keep: func(i int) bool { return i == 5 || i == 399 }, pruned: 2},
-		{name: "s.c.x < 400", cols: []nestedCol{colSCX, colSC}, filter: plan.Call(plan.OpLt, plan.BoolType, sa(), litI(400)),
+		{name: "s.c.x < 400", cols: []pathCol{colSCX, colSC}, filter: plan.Call(plan.OpLt, plan.BoolType, sa(), litI(400)),
 			keep: func(i int) bool { return nestedValue(i, "c", "x") != nil && i < 200 }, pruned: 2},
-		{name: "s.a > 1000", cols: []nestedCol{colSA}, filter: plan.Call(plan.OpGt, plan.BoolType, sa(), litI(1000)),
+		{name: "s.a > 1000", cols: []pathCol{colSA}, filter: plan.Call(plan.OpGt, plan.BoolType, sa(), litI(1000)),
 			keep: func(int) bool { return false }, pruned: 4},
 		// A field of a struct column read whole prunes from its leaf.
-		{name: "s whole, s.a > 250", cols: []nestedCol{colS}, filter: plan.Call(plan.OpGt, plan.BoolType, field(cref(0, nestedSType), "a", plan.Int64Type), litI(250)),
+		{name: "s whole, s.a > 250", cols: []pathCol{colS}, filter: plan.Call(plan.OpGt, plan.BoolType, field(cref(0, nestedSType), "a", plan.Int64Type), litI(250)),
 			keep: func(i int) bool { return nestedValue(i, "a") != nil && i > 250 }, pruned: 2},
-		{name: "s whole, s.c.x in", cols: []nestedCol{colID, colS}, filter: &plan.Expr{Op: plan.OpIn, Type: plan.BoolType,
+		{name: "s whole, s.c.x in", cols: []pathCol{colID, colS}, filter: &plan.Expr{Op: plan.OpIn, Type: plan.BoolType,
 			Args: []*plan.Expr{field(field(cref(1, nestedSType), "c", nestedCType), "x", plan.Int64Type), litI(4), litI(6)}},
 			keep: func(i int) bool { return i == 2 || i == 3 }, pruned: 3},
-		{name: "s.c, 350 >= s.c.x", cols: []nestedCol{colSC}, filter: plan.Call(plan.OpGe, plan.BoolType, litI(350), field(cref(0, nestedCType), "x", plan.Int64Type)),
+		{name: "s.c, 350 >= s.c.x", cols: []pathCol{colSC}, filter: plan.Call(plan.OpGe, plan.BoolType, litI(350), field(cref(0, nestedCType), "x", plan.Int64Type)),
 			keep: func(i int) bool { return nestedValue(i, "c") != nil && 2*i <= 350 }, pruned: 2},
 		// A NULL test of a struct column prunes nothing.
-		{name: "s whole", cols: []nestedCol{colS}, filter: plan.Call(plan.OpIsNotNull, plan.BoolType, cref(0, nestedSType)),
+		{name: "s whole", cols: []pathCol{colS}, filter: plan.Call(plan.OpIsNotNull, plan.BoolType, cref(0, nestedSType)),
 			keep: func(i int) bool { return i%11 != 0 }},
 	}
 	for _, late := range []LateMode{LateAuto, LateOff, LateAlways} {
 		for _, tc := range cases {
 			t.Run(fmt.Sprintf("%s/late=%d", tc.name, late), func(t *testing.T) {
 				mem := checkedMem(t)
-				read := func(cols []nestedCol) ([][]any, *ParquetScan) {
+				read := func(cols []pathCol) ([][]any, *ParquetScan) {
 					op := openScanWith(t, path, nestedScanNode(tc.filter, cols...), nil, Options{Mem: mem, BatchRows: 64, Late: late})
 					recs := drainAll(t, op)
 					defer releaseRecs(recs)
@@ -352,7 +352,7 @@ func subsequence(got, want [][]any) bool {
 func TestParquetStructPathBytes(t *testing.T) {
 	path := writeNestedParquet(t)
 	mem := checkedMem(t)
-	run := func(cols ...nestedCol) int64 {
+	run := func(cols ...pathCol) int64 {
 		op := openScanWith(t, path, nestedScanNode(nil, cols...), nil, Options{Mem: mem, BatchRows: 64})
 		releaseRecs(drainAll(t, op))
 		return op.BytesRead()
@@ -375,11 +375,11 @@ func TestParquetStructPathBytes(t *testing.T) {
 func TestParquetStructPathErrors(t *testing.T) {
 	path := writeNestedParquet(t)
 	for _, tc := range []struct {
-		cols []nestedCol
+		cols []pathCol
 		want string
 	}{
-		{[]nestedCol{{[]string{"zz"}, plan.Int64Type}}, `has no field "zz"`},
-		{[]nestedCol{{[]string{"a", "q"}, plan.Int64Type}}, `not a struct`},
+		{[]pathCol{{[]string{"zz"}, plan.Int64Type}}, `has no field "zz"`},
+		{[]pathCol{{[]string{"a", "q"}, plan.Int64Type}}, `not a struct`},
 	} {
 		f, err := os.Open(path)
 		if err != nil {
