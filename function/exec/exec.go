@@ -212,6 +212,7 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 	case plan.KindFilter:
 		return NewFilter(in, n, opts)
 	case plan.KindProject:
+		skipUnread(in, n.Exprs)
 		return NewProject(in, n, opts)
 	case plan.KindLimit:
 		return NewLimit(in, n, opts)

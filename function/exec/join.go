@@ -94,6 +94,11 @@ type joinOp struct {
 	tailPos   int // right/full: next build position to consider
 	closed    bool
 
+	// skip: output columns no consumer reads (skipcols.go), filled from
+	// nulls instead of gathered
+	skip  []bool
+	nulls []nullFill
+
 	// scratch
 	candP, candB []int32
 	bi, ri       []int32
@@ -184,6 +189,43 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 
 func (j *joinOp) Schema() *arrow.Schema { return j.schema }
 
+// SkipColumns fills the output columns of unread no consumer reads with
+// NULLs, and passes on to each input those its keys and the join filter do
+// not read either.
+func (j *joinOp) SkipColumns(unread []bool) {
+	j.skip = unread
+	j.nulls = make([]nullFill, len(unread))
+	var probeRead, buildRead []*plan.Expr
+	probeRead = append(probeRead, j.lkeys...)
+	buildRead = append(buildRead, j.rkeys...)
+	probeSkip := unread[:min(j.nProbeCols, len(unread))]
+	buildSkip := make([]bool, j.nBuildCols)
+	if j.outBuild && len(unread) >= j.nProbeCols+j.nBuildCols {
+		copy(buildSkip, unread[j.nProbeCols:])
+	}
+	if j.filter != nil {
+		// the filter reads probe columns 0..nProbeCols-1 and build columns
+		// after them
+		probeSkip = append([]bool(nil), probeSkip...)
+		for c, ref := range j.filterRefs {
+			switch {
+			case !ref:
+			case c < j.nProbeCols:
+				probeSkip[c] = false
+			default:
+				buildSkip[c-j.nProbeCols] = false
+			}
+		}
+	}
+	passUnread(j.probe, probeSkip, probeRead...)
+	if j.outBuild {
+		passUnread(j.build, buildSkip, buildRead...)
+	}
+}
+
+// skipped reports whether output column c is filled with NULLs.
+func (j *joinOp) skipped(c int) bool { return c < len(j.skip) && j.skip[c] }
+
 func (j *joinOp) Close() error {
 	if !j.closed {
 		j.closed = true
@@ -195,6 +237,9 @@ func (j *joinOp) Close() error {
 		j.res.release()
 		if j.grace != nil {
 			j.grace.close()
+		}
+		for i := range j.nulls {
+			j.nulls[i].release()
 		}
 	}
 	err := j.probe.Close()
@@ -751,6 +796,8 @@ func (j *joinOp) emit(k int) (arrow.RecordBatch, error) {
 		case identity:
 			a = j.cur.Column(c)
 			a.Retain()
+		case j.skipped(c):
+			a = j.nulls[c].get(mem, t, k)
 		case hasNull:
 			a, err = takeNullable(mem, j.cur.Column(c), pidx)
 		default:
@@ -769,6 +816,8 @@ func (j *joinOp) emit(k int) (arrow.RecordBatch, error) {
 			var err error
 			if len(j.buildSrcs[c]) == 0 {
 				a = makeNulls(mem, t, k)
+			} else if j.skipped(j.nProbeCols + c) {
+				a = j.nulls[j.nProbeCols+c].get(mem, t, k)
 			} else {
 				a, err = takeMultiNullable(mem, j.buildSrcs[c][0].DataType(), j.buildSrcs[c], j.bi, j.ri)
 			}

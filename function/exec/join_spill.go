@@ -191,6 +191,10 @@ func (g *graceJoin) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 				return nil, err
 			}
 			op.(*joinOp).level = j.level + 1
+			if j.skip != nil {
+				op.(*joinOp).skip = j.skip
+				op.(*joinOp).nulls = make([]nullFill, len(j.skip))
+			}
 			g.cur = op
 		}
 		rec, err := g.cur.Next(ctx)

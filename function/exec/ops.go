@@ -51,6 +51,23 @@ type filterOp struct {
 	bloom  *bloomProbe // a runtime filter's Bloom filter (plan.Node.Bloom)
 	// the schema of batches carrying dictionary keys (hashagg_dict.go)
 	dictIn, dictOut *arrow.Schema
+	// skip: output columns no consumer reads (skipcols.go), filled from
+	// nulls instead of gathered
+	skip  []bool
+	nulls []nullFill
+}
+
+// SkipColumns fills the columns of unread no consumer reads with NULLs,
+// and passes on to the input those the predicate does not read either.
+func (f *filterOp) SkipColumns(unread []bool) {
+	f.skip = unread
+	f.nulls = make([]nullFill, len(unread))
+	pass := unread
+	if f.bloom != nil && f.bloom.col >= 0 && f.bloom.col < len(unread) && unread[f.bloom.col] {
+		pass = append([]bool(nil), unread...)
+		pass[f.bloom.col] = false
+	}
+	passUnread(f.in, pass, f.pred)
 }
 
 // EmitDictionaries passes the request on to the scan under the filter,
@@ -98,7 +115,35 @@ func NewFilter(in Operator, n *plan.Node, opts Options) (Operator, error) {
 }
 
 func (f *filterOp) Schema() *arrow.Schema { return f.schema }
-func (f *filterOp) Close() error          { return f.in.Close() }
+
+func (f *filterOp) Close() error {
+	for i := range f.nulls {
+		f.nulls[i].release()
+	}
+	return f.in.Close()
+}
+
+// take gathers the rows sel of rec, filling skipped columns with NULLs.
+func (f *filterOp) take(rec arrow.RecordBatch, sel []int32) (arrow.RecordBatch, error) {
+	if f.skip == nil {
+		return takeRecord(f.mem, rec, sel)
+	}
+	cols := make([]arrow.Array, rec.NumCols())
+	for i, c := range rec.Columns() {
+		var a arrow.Array
+		var err error
+		if i < len(f.skip) && f.skip[i] && !isDictionary(c) {
+			a = f.nulls[i].get(f.mem, c.DataType(), len(sel))
+		} else if a, err = take(f.mem, c, sel); err != nil {
+			releaseAll(cols)
+			return nil, fmt.Errorf("column %q: %w", rec.ColumnName(i), err)
+		}
+		cols[i] = a
+	}
+	out := array.NewRecordBatch(rec.Schema(), cols, int64(len(sel)))
+	releaseAll(cols)
+	return out, nil
+}
 
 func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
@@ -136,7 +181,7 @@ func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			return out, nil
 		}
-		out, err := takeRecord(f.mem, rec, f.sel)
+		out, err := f.take(rec, f.sel)
 		rec.Release()
 		if err != nil {
 			return nil, fmt.Errorf("exec: filter: %w", err)

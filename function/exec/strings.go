@@ -2,8 +2,10 @@ package exec
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math"
+	"math/bits"
 	"strings"
 	"unicode/utf8"
 
@@ -29,6 +31,10 @@ type likePattern struct {
 	kind   likeKind
 	lit    []byte
 	litStr string
+	// needle is a literal every match contains (the longest part of a
+	// pattern without '_'), searched for across a whole column at once
+	// (matchColumn); nil for patterns a row-by-row test answers as fast.
+	needle []byte
 }
 
 type likeKind uint8
@@ -73,7 +79,50 @@ func compileLike(p string) *likePattern {
 		lp.kind, lp.lit = likeContains, parts[1]
 	}
 	lp.litStr = string(lp.lit)
+	if lp.kind == likeContains || lp.kind == likeGeneral {
+		for _, part := range parts {
+			if len(part) > len(lp.needle) {
+				lp.needle = part
+			}
+		}
+	}
 	return lp
+}
+
+// matchColumn sets bit i of out for every row i < n of a string column
+// (offsets offs into data) that matches. With a needle it searches the
+// column's bytes for it in one pass (memchr-style, bytes.Index over the
+// whole buffer rather than once per row) and tests only the rows a hit
+// falls in: a row without the needle cannot match. A hit that runs past
+// its row's end means the row has no occurrence at or after it (nor
+// before, since the search returns the first), so the row is skipped.
+func (lp *likePattern) matchColumn(offs []int32, data []byte, n int, out []byte) {
+	nd := lp.needle
+	if len(nd) == 0 || n == 0 {
+		for i := 0; i < n; i++ {
+			if lp.match(data[offs[i]:offs[i+1]]) {
+				out[i>>3] |= 1 << (uint(i) & 7)
+			}
+		}
+		return
+	}
+	hi := int(offs[n])
+	r := 0
+	for pos := int(offs[0]); pos < hi; {
+		k := indexPair(data[pos:hi], nd)
+		if k < 0 {
+			return
+		}
+		p := pos + k
+		for int(offs[r+1]) <= p {
+			r++
+		}
+		end := int(offs[r+1])
+		if p+len(nd) <= end && (lp.kind == likeContains || lp.match(data[offs[r]:end])) {
+			out[r>>3] |= 1 << (uint(r) & 7)
+		}
+		pos = end
+	}
 }
 
 func (lp *likePattern) match(s []byte) bool {
@@ -181,6 +230,36 @@ func (lp *likePattern) matchGeneral(s []byte) bool {
 	return start >= pos && matchAt(s, start, last) == len(s)
 }
 
+// indexPair is bytes.Index(s, nd) for long s: it tests eight positions
+// at a time for the needle's first and last bytes (SWAR: a zero byte of
+// (word at i ^ first) | (word at i+len-1 ^ last) is a candidate) and
+// compares the whole needle only there, so a needle whose first byte is
+// common (an 's' in English text) costs no call per occurrence of it.
+// The zero-byte test may flag a byte above a true zero (borrow); every
+// flagged position is verified, lowest first, so the first match wins.
+func indexPair(s, nd []byte) int {
+	const lo8, hi8 = 0x0101010101010101, 0x8080808080808080
+	l := len(nd)
+	if l < 2 || len(s) < 64 {
+		return bytes.Index(s, nd)
+	}
+	first, last := uint64(nd[0])*lo8, uint64(nd[l-1])*lo8
+	i := 0
+	for ; i+l-1+8 <= len(s); i += 8 {
+		t := (binary.LittleEndian.Uint64(s[i:]) ^ first) | (binary.LittleEndian.Uint64(s[i+l-1:]) ^ last)
+		for z := (t - lo8) &^ t & hi8; z != 0; z &= z - 1 {
+			j := i + bits.TrailingZeros64(z)>>3
+			if string(s[j:j+l]) == string(nd) {
+				return j
+			}
+		}
+	}
+	if k := bytes.Index(s[i:], nd); k >= 0 {
+		return i + k
+	}
+	return -1
+}
+
 func (ev *evaluator) like(e *plan.Expr, a, p vec) (arrow.Array, error) {
 	if a.scalar() || a.arr.DataType().ID() != arrow.STRING {
 		return nil, fmt.Errorf("LIKE operand of type %s, want string", a.t)
@@ -189,12 +268,7 @@ func (ev *evaluator) like(e *plan.Expr, a, p vec) (arrow.Array, error) {
 	offs, data := strOffsets(a.arr)
 	buf, out := newBitmap(ev.mem, n)
 	if p.scalar() {
-		lp := compileLike(p.lit.S)
-		for i := 0; i < n; i++ {
-			if lp.match(data[offs[i]:offs[i+1]]) {
-				out[i>>3] |= 1 << (uint(i) & 7)
-			}
-		}
+		compileLike(p.lit.S).matchColumn(offs, data, n, out)
 	} else {
 		if p.arr.DataType().ID() != arrow.STRING {
 			buf.Release()

@@ -63,15 +63,18 @@ func (f Bloom) Insert(h uint64) {
 }
 
 // MayContain reports whether the key of hash h may have been inserted
-// (false: it certainly was not).
+// (false: it certainly was not). The eight words are tested without a
+// branch each: a filter shrunk to half its bits set fails the first test
+// for about half the absent keys, a branch no predictor guesses, while
+// the block's eight words share a cache line.
 func (f Bloom) MayContain(h uint64) bool {
 	b, key := f.block(h), uint32(h)
+	w := f[b : b+8 : b+8]
+	var miss uint32
 	for i, s := range bloomSalt {
-		if f[b+i]&(1<<((key*s)>>27)) == 0 {
-			return false
-		}
+		miss |= ^w[i] & (1 << ((key * s) >> 27))
 	}
-	return true
+	return miss == 0
 }
 
 // Or adds every key of o (a filter of the same size) to f.

@@ -2,6 +2,7 @@ package kernel
 
 import (
 	"fmt"
+	"math/rand"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -117,4 +118,91 @@ func TestBloomShrink(t *testing.T) {
 		}
 	}
 	t.Logf("10,000 keys: %d KiB, fill %.2f", 4*len(g)>>10, g.Fill())
+}
+
+// mayContainBranchy is MayContain as first written, a branch per word:
+// the reference of TestBloomMayContainBranchFree and the "before" of
+// BenchmarkBloomMayContain.
+func (f Bloom) mayContainBranchy(h uint64) bool {
+	b, key := f.block(h), uint32(h)
+	for i, s := range bloomSalt {
+		if f[b+i]&(1<<((key*s)>>27)) == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+// bloomHalfFull is a filter of size bytes with random keys inserted until
+// about half its bits are set (a shrunk filter's fill).
+func bloomHalfFull(tb testing.TB, rng *rand.Rand, size int) Bloom {
+	f, err := NewBloom(size)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	for f.Fill() < 0.5 {
+		for i := 0; i < size/8; i++ {
+			f.Insert(rng.Uint64())
+		}
+	}
+	return f
+}
+
+// The branch-free MayContain answers as the branchy one for random hashes
+// over filters of several sizes and fills.
+func TestBloomMayContainBranchFree(t *testing.T) {
+	rng := rand.New(rand.NewSource(24))
+	for _, size := range []int{32, 256, 4096, 64 << 10} {
+		f := bloomHalfFull(t, rng, size)
+		var keys []uint64
+		for i := 0; i < 1000; i++ {
+			k := rng.Uint64()
+			keys = append(keys, k)
+			if i%2 == 0 {
+				f.Insert(k)
+			}
+		}
+		for i := 0; i < 20000; i++ {
+			h := rng.Uint64()
+			if i%4 == 0 {
+				h = keys[rng.Intn(len(keys))]
+			}
+			if got, want := f.MayContain(h), f.mayContainBranchy(h); got != want {
+				t.Fatalf("size %d: MayContain(%#x) = %v, branchy %v", size, h, got, want)
+			}
+		}
+		for i, k := range keys {
+			if i%2 == 0 && !f.MayContain(k) {
+				t.Fatalf("size %d: inserted key %#x not found", size, k)
+			}
+		}
+	}
+}
+
+// BenchmarkBloomMayContain probes a half-full 64 KiB filter with random
+// hashes (most absent), branchy and branch-free in the same run.
+func BenchmarkBloomMayContain(b *testing.B) {
+	rng := rand.New(rand.NewSource(1))
+	f := bloomHalfFull(b, rng, 64<<10)
+	hs := make([]uint64, 1<<16)
+	for i := range hs {
+		hs[i] = rng.Uint64()
+	}
+	for _, tc := range []struct {
+		name string
+		fn   func(uint64) bool
+	}{{"branchy", f.mayContainBranchy}, {"branchfree", f.MayContain}} {
+		b.Run(tc.name, func(b *testing.B) {
+			n := 0
+			for i := 0; i < b.N; i++ {
+				for _, h := range hs {
+					if tc.fn(h) {
+						n++
+					}
+				}
+			}
+			b.ReportMetric(float64(len(hs))*float64(b.N)/b.Elapsed().Seconds(), "probes/s")
+			_ = n
+		})
+	}
 }
