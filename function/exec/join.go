@@ -48,12 +48,14 @@ type joinOp struct {
 	opts      Options
 	res       *reservation
 
-	// grace hash join (join_spill.go)
+	// spilled joins: grace hash join (join_spill.go), block nested-loop
+	// join (join_block.go)
 	kindName string
 	node     *plan.Node
 	spec     plan.Join
 	level    int
-	grace    *graceJoin
+	spilled  spilledJoin
+	blk      *blockPass // this join is one pass of a block nested-loop join
 
 	nProbeCols int
 	nBuildCols int
@@ -193,8 +195,8 @@ func (j *joinOp) Close() error {
 			j.cur = nil
 		}
 		j.res.release()
-		if j.grace != nil {
-			j.grace.close()
+		if j.spilled != nil {
+			j.spilled.close()
 		}
 	}
 	err := j.probe.Close()
@@ -328,9 +330,13 @@ func (j *joinOp) buildSide(ctx context.Context) error {
 			}
 			releaseAll(keys)
 		}
-		need := j.held + int64(cap(rowGid))*4 + tableBytes(j.table)
+		// with the layout (rowB, rowR) it will need once the side is in
+		need := j.held + int64(cap(rowGid))*4 + tableBytes(j.table) + int64(j.buildRows)*8
 		if j.canGrace() && j.res.spill(need) {
 			return j.startGrace(ctx)
+		}
+		if j.canBlock() && j.res.spill(need) {
+			return j.startBlocks(ctx)
 		}
 		if err := j.res.set(need); err != nil {
 			return err
@@ -441,7 +447,7 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		j.built = true
-		if j.grace != nil {
+		if j.spilled != nil {
 			j.probeDone = true
 		}
 		if j.buildRows == 0 && (j.jt == plan.JoinInner || j.jt == plan.JoinSemi || j.jt == plan.JoinRight) {
@@ -451,8 +457,8 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			j.probeDone = true // x NOT IN (..., NULL, ...) is never TRUE
 		}
 	}
-	if j.grace != nil {
-		return j.grace.nextBatch(ctx)
+	if j.spilled != nil {
+		return j.spilled.nextBatch(ctx)
 	}
 	limit := j.opts.BatchRows
 	for {
@@ -552,6 +558,9 @@ func (j *joinOp) startBatch(rec arrow.RecordBatch) error {
 			j.pmatch[i] = g != noGroup && j.start[g+1] > j.start[g]
 		}
 		j.expanded = true
+	}
+	if j.blk != nil {
+		j.blk.startBatch(j.pmatch[:n])
 	}
 	return nil
 }
@@ -676,6 +685,9 @@ func (j *joinOp) setBuildIndex(pos []int32) {
 // without a match (left, full: with NULL build columns; anti) or with one
 // (semi).
 func (j *joinOp) queueProbeTail() {
+	if j.blk != nil && !j.blk.endBatch(j.pmatch[:j.curN]) {
+		return // a pass of a block nested-loop join but the last
+	}
 	switch {
 	case j.outerProbe():
 		for i, m := range j.pmatch[:j.curN] {
