@@ -63,6 +63,10 @@ type joinOp struct {
 	filterRefs []bool
 	keyKinds   []kind
 	neverMatch bool // a key is NULL-typed: nothing can match
+	// constKeys: every key on both sides is a non-NULL literal (the
+	// planner's constant key of a non-equi outer, semi or anti join): one
+	// bucket, a nested-loop join that hashing cannot split
+	constKeys bool
 
 	// build side
 	built        bool
@@ -167,6 +171,7 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 		}
 		op.keyKinds = append(op.keyKinds, kindOfType(rt))
 	}
+	op.constKeys = len(j.LeftKeys) > 0 && allLiterals(j.LeftKeys) && allLiterals(j.RightKeys)
 	if j.Filter != nil {
 		op.filterRefs = make([]bool, op.nProbeCols+op.nBuildCols)
 		for _, c := range j.Filter.Columns() {

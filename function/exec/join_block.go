@@ -6,17 +6,26 @@ import (
 	"io"
 
 	"github.com/apache/arrow-go/v18/arrow"
+
+	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// Block nested-loop join. A cross join (a nested-loop join: no keys, the
-// filter is the whole join condition) whose build side does not fit the
-// task's memory budget writes the build rows held so far and the rest of
-// the build input to spill files in blocks of about the memory the join
-// could hold (blockShare of it, the rest left for the probe bitmap and
-// the layout), then the probe input to one spill file. Each block is then
-// loaded and joined in memory by an ordinary nested-loop join (a "pass")
-// with the whole probe file streamed against it, so at most one block is
-// held at a time.
+// Block nested-loop join. A join whose build side does not fit the task's
+// memory budget and that hashing cannot split writes the build rows held
+// so far and the rest of the build input to spill files in blocks of
+// about the memory the join could hold (blockShare of it, the rest left
+// for the probe bitmap and the layout), then the probe input to one spill
+// file. Each block is then loaded and joined in memory by an ordinary
+// join of the same plan (a "pass") with the whole probe file streamed
+// against it, so at most one block is held at a time. Such joins are:
+//
+//   - a cross join (KindCrossJoin: no keys, the filter is the whole join
+//     condition);
+//   - a hash join on constant keys (the planner's form of an outer, semi
+//     or anti join without an equality: one bucket);
+//   - a grace-join partition that still does not fit at maxSpillLevel (a
+//     key too frequent for any hash to split): each block is a hash
+//     table of its own.
 //
 // Each pass is exact for the pairs it sees. What depends on every block
 // is carried across the passes in one bitmap over the probe rows'
@@ -28,7 +37,8 @@ import (
 // unmatched). Build-preserving joins (right, full) emit a block's
 // unmatched rows at the end of its own pass, since a build row lives in
 // one block. A null-aware anti join without keys is a plain anti join in
-// memory and stays one here.
+// memory and stays one here; one with keys is a grace join (whose
+// partitions are no longer null-aware), never a block join.
 
 // blockShare is the part of the memory the join could hold when it
 // spilled that one build block is cut to.
@@ -57,18 +67,25 @@ type blockJoin struct {
 	cur       Operator
 }
 
-// canBlock reports whether the join may spill as a block nested-loop join:
-// it is a nested-loop join (no keys) and not itself a pass of one.
+// canBlock reports whether the join may spill as a block nested-loop join
+// (see above); a pass of one never spills again.
 func (j *joinOp) canBlock() bool {
-	return j.node != nil && len(j.rkeys) == 0 && j.blk == nil
+	if j.node == nil || j.blk != nil || (j.nullAware && len(j.rkeys) > 0) || j.neverMatch {
+		return false
+	}
+	return len(j.rkeys) == 0 || j.constKeys || j.level >= maxSpillLevel
 }
 
 // blockBytes estimates what a build batch costs a pass that loads it: its
-// buffers, its positions (batch and row, int32 each) and, for a
-// build-preserving join, its bit in the matched bitmap.
+// buffers, its positions (batch and row, int32 each), with keys its group
+// ids and a share of the hash table, and, for a build-preserving join, its
+// bit in the matched bitmap.
 func (j *joinOp) blockBytes(rec arrow.RecordBatch) int64 {
 	n := rec.NumRows()
 	b := bytesOf(rec) + 8*n
+	if len(j.rkeys) > 0 {
+		b += 4*n + 24*n
+	}
 	if j.outerBuild() {
 		b += n/8 + 1
 	}
@@ -236,6 +253,7 @@ func (g *blockJoin) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 				build.Close()
 				return nil, err
 			}
+			op.(*joinOp).level = j.level // a grace partition's passes do not partition again
 			op.(*joinOp).blk = &blockPass{matched: g.matched, last: p == len(g.blocks)-1}
 			g.cur = op
 		}
@@ -289,4 +307,14 @@ func (b *blockPass) endBatch(pmatch []bool) bool {
 		}
 	}
 	return b.last
+}
+
+// allLiterals reports whether every expression is a non-NULL literal.
+func allLiterals(es []*plan.Expr) bool {
+	for _, e := range es {
+		if e.Op != plan.OpLiteral || e.Value == nil || e.Value.Null {
+			return false
+		}
+	}
+	return true
 }

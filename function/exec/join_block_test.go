@@ -54,7 +54,11 @@ var blockSchema = plan.Schema{{Name: "k", Type: i64T}, {Name: "s", Type: strT}, 
 // A cross join whose build (right) side outgrows a tiny budget spills as a
 // block nested-loop join and gives the rows of the in-memory join: every
 // join type, with and without a filter (whose value is sometimes NULL),
-// empty sides, and build sides of one block (no spill), two and many.
+// empty sides, and build sides of one block (no spill), two and many. So
+// do the hash joins hashing cannot split: on a constant key (the
+// planner's non-equi outer, semi and anti joins) and on a key of two
+// values (k % 2, NULL when k is), whose grace partitions still do not fit
+// at the last spill level.
 func TestCrossJoinSpillEqualsInMemory(t *testing.T) {
 	const budget = 48 << 10
 	// the filters read probe v (2) and build v (5), k (0) and k (3)
@@ -84,60 +88,91 @@ func TestCrossJoinSpillEqualsInMemory(t *testing.T) {
 		{jt: plan.JoinInner}, {jt: plan.JoinLeft}, {jt: plan.JoinRight}, {jt: plan.JoinFull},
 		{jt: plan.JoinSemi}, {jt: plan.JoinAnti}, {jt: plan.JoinAnti, nullAware: true},
 	}
-	for si, sz := range sizes {
-		probe := blockJoinInput(int64(100+si), sz.probe, 40, 400)
-		build := blockJoinInput(int64(200+si), sz.build, 100, 400)
-		for _, tt := range types {
-			for _, fc := range filters {
-				if fc.f == nil && sz.build > 1400 && sz.probe > 0 && (tt.jt != plan.JoinSemi && tt.jt != plan.JoinAnti) {
-					continue // a million-row cross product: the two-block size covers it
-				}
-				name := fmt.Sprintf("%s/%s/null-aware=%v/filter=%s", sz.name, tt.jt, tt.nullAware, fc.name)
-				t.Run(name, func(t *testing.T) {
-					schema := append(plan.Schema{}, blockSchema...)
-					if tt.jt != plan.JoinSemi && tt.jt != plan.JoinAnti {
-						schema = append(schema, blockSchema...)
+	keys := []struct {
+		name  string
+		probe *plan.Expr
+		build *plan.Expr
+	}{
+		{"cross", nil, nil},
+		{"constant key", litI(1), litI(1)},
+		{"two-valued key", plan.Call(plan.OpMod, i64T, cref(0, i64T), litI(2)), plan.Call(plan.OpMod, i64T, cref(0, i64T), litI(2))},
+	}
+	for _, kc := range keys {
+		for si, sz := range sizes {
+			if kc.probe != nil && sz.name == "one block" {
+				continue
+			}
+			probe := blockJoinInput(int64(100+si), sz.probe, 40, 400)
+			build := blockJoinInput(int64(200+si), sz.build, 100, 400)
+			for _, tt := range types {
+				for _, fc := range filters {
+					if fc.f == nil && sz.build > 1400 && sz.probe > 0 && (tt.jt != plan.JoinSemi && tt.jt != plan.JoinAnti) {
+						continue // a million-row cross product: the two-block size covers it
 					}
-					n := &plan.Node{Kind: plan.KindCrossJoin, Schema: schema,
-						Join: &plan.Join{Type: tt.jt, NullAware: tt.nullAware, Filter: fc.f}}
-					run := func(opts Options) []string {
-						op, err := NewCrossJoin(newSource(blockSchema.Arrow(), recsOf(t, probe)...),
-							newSource(blockSchema.Arrow(), recsOf(t, build)...), n, opts)
-						if err != nil {
-							t.Fatal(err)
+					if kc.probe != nil && (fc.f == nil && sz.probe > 0 || tt.nullAware) {
+						continue // the key adds nothing without a filter; NOT IN with keys is a grace join
+					}
+					name := fmt.Sprintf("%s/%s/%s/null-aware=%v/filter=%s", kc.name, sz.name, tt.jt, tt.nullAware, fc.name)
+					t.Run(name, func(t *testing.T) {
+						schema := append(plan.Schema{}, blockSchema...)
+						if tt.jt != plan.JoinSemi && tt.jt != plan.JoinAnti {
+							schema = append(schema, blockSchema...)
 						}
-						recs := drainAll(t, op)
-						defer releaseRecs(recs)
-						for _, r := range recs {
-							if r.NumRows() == 0 || r.NumRows() > int64(opts.withDefaults().BatchRows) {
-								t.Fatalf("batch of %d rows", r.NumRows())
-							}
-							if !r.Schema().Equal(n.Schema.Arrow()) {
-								t.Fatalf("schema %s", r.Schema())
-							}
+						n := &plan.Node{Kind: plan.KindCrossJoin, Schema: schema,
+							Join: &plan.Join{Type: tt.jt, NullAware: tt.nullAware, Filter: fc.f}}
+						if kc.probe != nil {
+							n.Kind = plan.KindHashJoin
+							n.Join.LeftKeys, n.Join.RightKeys = []*plan.Expr{kc.probe}, []*plan.Expr{kc.build}
 						}
-						return rowKeys(rows(recs))
-					}
-					want := run(Options{BatchRows: 500})
-					pool, check := spillPool(t, budget)
-					got := run(Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500})
-					if !reflect.DeepEqual(got, want) {
-						t.Fatalf("spilled join differs: %d rows vs %d in memory", len(got), len(want))
-					}
-					blocks := int(pool.SpillCount()) - 1 // the probe side is one file
-					switch {
-					case sz.blocks == 0 && pool.SpillCount() != 0:
-						t.Fatalf("spilled %d files, want none", pool.SpillCount())
-					case sz.blocks > 0 && blocks != sz.blocks:
+						run := func(opts Options) []string {
+							op, err := newJoinOp(n.Kind, newSource(blockSchema.Arrow(), recsOf(t, probe)...),
+								newSource(blockSchema.Arrow(), recsOf(t, build)...), n, opts)
+							if err != nil {
+								t.Fatal(err)
+							}
+							recs := drainAll(t, op)
+							defer releaseRecs(recs)
+							for _, r := range recs {
+								if r.NumRows() == 0 || r.NumRows() > int64(opts.withDefaults().BatchRows) {
+									t.Fatalf("batch of %d rows", r.NumRows())
+								}
+								if !r.Schema().Equal(n.Schema.Arrow()) {
+									t.Fatalf("schema %s", r.Schema())
+								}
+							}
+							return rowKeys(rows(recs))
+						}
+						want := run(Options{BatchRows: 500})
+						pool, check := spillPool(t, budget)
+						got := run(Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500})
+						if !reflect.DeepEqual(got, want) {
+							t.Fatalf("spilled join differs: %d rows vs %d in memory", len(got), len(want))
+						}
+						blocks := int(pool.SpillCount()) - 1 // the probe side is one file
+						if kc.name == "two-valued key" {
+							// grace partitions first: just check it spilled
+							if sz.blocks != 0 && pool.SpillCount() == 0 {
+								t.Fatal("did not spill")
+							}
+							check()
+							return
+						}
+						switch {
+						case sz.blocks == 0 && pool.SpillCount() != 0:
+							t.Fatalf("spilled %d files, want none", pool.SpillCount())
+						case sz.blocks > 0 && kc.probe == nil && blocks != sz.blocks:
 						t.Fatalf("%d blocks, want %d", blocks, sz.blocks)
-					case sz.blocks < 0 && blocks <= 2:
-						t.Fatalf("%d blocks, want more than 2", blocks)
-					}
-					if pool.Peak() > 2*budget {
-						t.Fatalf("peak %d bytes, budget %d", pool.Peak(), budget)
-					}
-					check()
-				})
+					case sz.blocks > 0 && blocks < sz.blocks:
+							t.Fatalf("%d blocks, want %d", blocks, sz.blocks)
+						case sz.blocks < 0 && blocks <= 2:
+							t.Fatalf("%d blocks, want more than 2", blocks)
+						}
+						if pool.Peak() > 2*budget {
+							t.Fatalf("peak %d bytes, budget %d", pool.Peak(), budget)
+						}
+						check()
+					})
+				}
 			}
 		}
 	}

@@ -41,7 +41,7 @@ type graceJoin struct {
 
 // canGrace reports whether the join may partition itself to disk.
 func (j *joinOp) canGrace() bool {
-	return j.node != nil && len(j.rkeys) > 0 && !j.neverMatch && j.level < maxSpillLevel
+	return j.node != nil && len(j.rkeys) > 0 && !j.neverMatch && !j.constKeys && j.level < maxSpillLevel
 }
 
 // startGrace partitions the held build rows, the rest of the build input
