@@ -161,8 +161,8 @@ func TestCrossJoinSpillEqualsInMemory(t *testing.T) {
 						case sz.blocks == 0 && pool.SpillCount() != 0:
 							t.Fatalf("spilled %d files, want none", pool.SpillCount())
 						case sz.blocks > 0 && kc.probe == nil && blocks != sz.blocks:
-						t.Fatalf("%d blocks, want %d", blocks, sz.blocks)
-					case sz.blocks > 0 && blocks < sz.blocks:
+							t.Fatalf("%d blocks, want %d", blocks, sz.blocks)
+						case sz.blocks > 0 && blocks < sz.blocks:
 							t.Fatalf("%d blocks, want %d", blocks, sz.blocks)
 						case sz.blocks < 0 && blocks <= 2:
 							t.Fatalf("%d blocks, want more than 2", blocks)
