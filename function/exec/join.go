@@ -120,7 +120,8 @@ func NewHashJoin(probe, build Operator, n *plan.Node, opts Options) (Operator, e
 }
 
 // NewCrossJoin pairs every row of left (n.Inputs[0]) with every row of right
-// (n.Inputs[1], held in memory), keeping the pairs where n.Join.Filter (if
+// (n.Inputs[1], held in memory, or spilled in blocks over the budget:
+// join_block.go), keeping the pairs where n.Join.Filter (if
 // any) is TRUE. n.Join may be nil (a plain cross product); its Type, when
 // set, may be any join type (a nested-loop join with the filter as the
 // join condition), and its keys, if any, are ignored.

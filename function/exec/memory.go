@@ -24,7 +24,7 @@ import (
 // against one limit, in the manner of Spark's TaskMemoryManager or
 // DataFusion's MemoryPool: every operator holds a reservation it grows and
 // shrinks as it buffers data. An operator that can spill (sort, hash
-// aggregate, hash join) asks whether a growth fits and, when it does not,
+// aggregate, hash and nested-loop join) asks whether a growth fits and, when it does not,
 // writes what it holds to a spill file (Arrow IPC stream) in the pool's
 // directory and frees its reservation. Without a spill directory, or once
 // the spill space is used up, a growth past the limit fails with a
