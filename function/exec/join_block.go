@@ -101,6 +101,10 @@ func (j *joinOp) startBlocks(ctx context.Context) error {
 	target := max(int64(float64(j.res.room())*blockShare), j.opts.Pool.Limit()/minBlockShare)
 	g := &blockJoin{j: j}
 	j.spilled = g
+	buildSide, probeSide := " build side", " probe side"
+	if len(j.rkeys) == 0 {
+		buildSide, probeSide = " right side", " left side"
+	}
 	mem := j.opts.Mem
 	var cur *spillFile
 	var curBytes int64
@@ -113,7 +117,7 @@ func (j *joinOp) startBlocks(ctx context.Context) error {
 					return err
 				}
 			}
-			f, err := j.opts.Pool.newSpill(j.label+" right side", j.build.Schema(), mem)
+			f, err := j.opts.Pool.newSpill(j.label+buildSide, j.build.Schema(), mem)
 			if err != nil {
 				return err
 			}
@@ -195,7 +199,7 @@ func (j *joinOp) startBlocks(ctx context.Context) error {
 			return err
 		}
 	}
-	pf, err := j.opts.Pool.newSpill(j.label+" left side", j.probe.Schema(), mem)
+	pf, err := j.opts.Pool.newSpill(j.label+probeSide, j.probe.Schema(), mem)
 	if err != nil {
 		return err
 	}
