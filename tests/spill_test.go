@@ -126,3 +126,59 @@ func TestSingleAggregatesSpill(t *testing.T) {
 		t.Errorf("%d task spill directories left behind", len(ents))
 	}
 }
+
+// TestNestedLoopJoinSpill: joins on a condition without an equality whose
+// build side (customers with their comments, or parts with their names,
+// whichever the planner puts there) is over a tiny function's budget spill
+// as block nested-loop joins where they used to fail with SL104, and
+// answer as DuckDB does: an inner join (a cross join with a filter) and a
+// left join (a hash join on a constant key) whose customers with a
+// negative balance match nothing.
+func TestNestedLoopJoinSpill(t *testing.T) {
+	dir := dataDir(t, *sfFlag)
+	db := openDuck(t, dir)
+	// 128 KiB functions (64 KiB for operators) at SF 0.01: either side
+	// is larger than that
+	fnMem := int64(128<<10) * max(1, int64(math.Round(*sfFlag/0.01)))
+	spillDir := t.TempDir()
+	st := startStack(t, "", func(o *local.Options) { o.FunctionMemory = fnMem })
+	st.Runtime.SpillDir = spillDir
+	if _, err := st.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ name, sql string }{
+		{"inner", `select c_mktsegment, count(*) as n, sum(p_retailprice) as s, max(length(c_comment) + length(p_name)) as l
+			from customer, part
+			where p_retailprice between c_acctbal and c_acctbal + 5
+			group by c_mktsegment`},
+		{"left", `select c_mktsegment, count(p_partkey) as n, count(*) as r, min(p_name) as p, max(length(c_comment)) as l
+			from customer left join part
+			on p_retailprice between c_acctbal and c_acctbal + 3 and p_size < 20
+			group by c_mktsegment`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			for _, adaptive := range []bool{true, false} {
+				res := run(t, st, c.sql, adaptive)
+				compareRows(t, sluiceRows(res), duckRows(t, db, c.sql), false)
+				var spilled int64
+				for _, s := range res.Status.Stages {
+					if s.PeakMemoryBytes > 2*fnMem {
+						t.Errorf("stage %d: peak task memory %d, function memory %d", s.ID, s.PeakMemoryBytes, fnMem)
+					}
+					spilled += s.SpillBytes
+				}
+				if spilled == 0 {
+					t.Error("nothing spilled: the budget is not tiny enough to test spilling")
+				}
+				t.Logf("adaptive=%v: spilled %d bytes", adaptive, spilled)
+			}
+		})
+	}
+	ents, err := os.ReadDir(spillDir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ents) > 0 {
+		t.Errorf("%d task spill directories left behind", len(ents))
+	}
+}

@@ -48,12 +48,14 @@ type joinOp struct {
 	opts      Options
 	res       *reservation
 
-	// grace hash join (join_spill.go)
+	// spilled joins: grace hash join (join_spill.go), block nested-loop
+	// join (join_block.go)
 	kindName string
 	node     *plan.Node
 	spec     plan.Join
 	level    int
-	grace    *graceJoin
+	spilled  spilledJoin
+	blk      *blockPass // this join is one pass of a block nested-loop join
 
 	nProbeCols int
 	nBuildCols int
@@ -61,6 +63,10 @@ type joinOp struct {
 	filterRefs []bool
 	keyKinds   []kind
 	neverMatch bool // a key is NULL-typed: nothing can match
+	// constKeys: every key on both sides is a non-NULL literal (the
+	// planner's constant key of a non-equi outer, semi or anti join): one
+	// bucket, a nested-loop join that hashing cannot split
+	constKeys bool
 
 	// build side
 	built        bool
@@ -119,7 +125,8 @@ func NewHashJoin(probe, build Operator, n *plan.Node, opts Options) (Operator, e
 }
 
 // NewCrossJoin pairs every row of left (n.Inputs[0]) with every row of right
-// (n.Inputs[1], held in memory), keeping the pairs where n.Join.Filter (if
+// (n.Inputs[1], held in memory, or spilled in blocks over the budget:
+// join_block.go), keeping the pairs where n.Join.Filter (if
 // any) is TRUE. n.Join may be nil (a plain cross product); its Type, when
 // set, may be any join type (a nested-loop join with the filter as the
 // join condition), and its keys, if any, are ignored.
@@ -170,6 +177,7 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 		}
 		op.keyKinds = append(op.keyKinds, kindOfType(rt))
 	}
+	op.constKeys = len(j.LeftKeys) > 0 && allLiterals(j.LeftKeys) && allLiterals(j.RightKeys)
 	if j.Filter != nil {
 		op.filterRefs = make([]bool, op.nProbeCols+op.nBuildCols)
 		for _, c := range j.Filter.Columns() {
@@ -235,8 +243,8 @@ func (j *joinOp) Close() error {
 			j.cur = nil
 		}
 		j.res.release()
-		if j.grace != nil {
-			j.grace.close()
+		if j.spilled != nil {
+			j.spilled.close()
 		}
 		for i := range j.nulls {
 			j.nulls[i].release()
@@ -373,9 +381,13 @@ func (j *joinOp) buildSide(ctx context.Context) error {
 			}
 			releaseAll(keys)
 		}
-		need := j.held + int64(cap(rowGid))*4 + tableBytes(j.table)
+		// with the layout (rowB, rowR) it will need once the side is in
+		need := j.held + int64(cap(rowGid))*4 + tableBytes(j.table) + int64(j.buildRows)*8
 		if j.canGrace() && j.res.spill(need) {
 			return j.startGrace(ctx)
+		}
+		if j.canBlock() && j.res.spill(need) {
+			return j.startBlocks(ctx)
 		}
 		if err := j.res.set(need); err != nil {
 			return err
@@ -486,7 +498,7 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		j.built = true
-		if j.grace != nil {
+		if j.spilled != nil {
 			j.probeDone = true
 		}
 		if j.buildRows == 0 && (j.jt == plan.JoinInner || j.jt == plan.JoinSemi || j.jt == plan.JoinRight) {
@@ -496,8 +508,8 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			j.probeDone = true // x NOT IN (..., NULL, ...) is never TRUE
 		}
 	}
-	if j.grace != nil {
-		return j.grace.nextBatch(ctx)
+	if j.spilled != nil {
+		return j.spilled.nextBatch(ctx)
 	}
 	limit := j.opts.BatchRows
 	for {
@@ -597,6 +609,9 @@ func (j *joinOp) startBatch(rec arrow.RecordBatch) error {
 			j.pmatch[i] = g != noGroup && j.start[g+1] > j.start[g]
 		}
 		j.expanded = true
+	}
+	if j.blk != nil {
+		j.blk.startBatch(j.pmatch[:n])
 	}
 	return nil
 }
@@ -721,6 +736,9 @@ func (j *joinOp) setBuildIndex(pos []int32) {
 // without a match (left, full: with NULL build columns; anti) or with one
 // (semi).
 func (j *joinOp) queueProbeTail() {
+	if j.blk != nil && !j.blk.endBatch(j.pmatch[:j.curN]) {
+		return // a pass of a block nested-loop join but the last
+	}
 	switch {
 	case j.outerProbe():
 		for i, m := range j.pmatch[:j.curN] {

@@ -22,6 +22,13 @@ import (
 // and probe rows with a NULL key are dropped (the build side is not
 // empty), after which each partition is a plain anti join.
 
+// spilledJoin is what a join that spilled its inputs returns its rows
+// from.
+type spilledJoin interface {
+	nextBatch(ctx context.Context) (arrow.RecordBatch, error)
+	close()
+}
+
 // graceJoin holds the partition pairs of a spilled hash join.
 type graceJoin struct {
 	j       *joinOp
@@ -34,7 +41,7 @@ type graceJoin struct {
 
 // canGrace reports whether the join may partition itself to disk.
 func (j *joinOp) canGrace() bool {
-	return j.node != nil && len(j.rkeys) > 0 && !j.neverMatch && j.level < maxSpillLevel
+	return j.node != nil && len(j.rkeys) > 0 && !j.neverMatch && !j.constKeys && j.level < maxSpillLevel
 }
 
 // startGrace partitions the held build rows, the rest of the build input
@@ -47,7 +54,7 @@ func (j *joinOp) startGrace(ctx context.Context) error {
 		return err
 	}
 	g := &graceJoin{j: j, build: bp}
-	j.grace = g
+	j.spilled = g
 	write := func(sp *spillPartitions, rec arrow.RecordBatch, exprs []*plan.Expr, side string, dropNull bool) error {
 		keys, err := j.evalKeys(exprs, rec, side)
 		if err != nil {

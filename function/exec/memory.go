@@ -24,7 +24,7 @@ import (
 // against one limit, in the manner of Spark's TaskMemoryManager or
 // DataFusion's MemoryPool: every operator holds a reservation it grows and
 // shrinks as it buffers data. An operator that can spill (sort, hash
-// aggregate, hash join) asks whether a growth fits and, when it does not,
+// aggregate, hash and nested-loop join) asks whether a growth fits and, when it does not,
 // writes what it holds to a spill file (Arrow IPC stream) in the pool's
 // directory and frees its reservation. Without a spill directory, or once
 // the spill space is used up, a growth past the limit fails with a
@@ -161,6 +161,14 @@ func (r *reservation) fits(n int64) bool {
 		return true
 	}
 	return r.p.used.Load()-r.held+n <= r.p.limit
+}
+
+// room is the most bytes r could hold now within the budget.
+func (r *reservation) room() int64 {
+	if r == nil || r.p == nil {
+		return 1<<63 - 1
+	}
+	return r.p.limit - (r.p.used.Load() - r.held)
 }
 
 // spill reports whether r should spill instead of holding n bytes: n does
@@ -321,6 +329,17 @@ func (s *spillFile) remove() {
 // open returns an operator reading the file's batches back; closing it
 // removes the file.
 func (s *spillFile) open(mem memory.Allocator) (Operator, error) {
+	return s.openReader(mem, false)
+}
+
+// reread returns an operator reading the file's batches back that leaves
+// the file in place when closed, for a file read more than once (the
+// probe side of a block nested-loop join); remove deletes it.
+func (s *spillFile) reread(mem memory.Allocator) (Operator, error) {
+	return s.openReader(mem, true)
+}
+
+func (s *spillFile) openReader(mem memory.Allocator, keep bool) (Operator, error) {
 	if err := s.finish(); err != nil {
 		return nil, err
 	}
@@ -333,7 +352,7 @@ func (s *spillFile) open(mem memory.Allocator) (Operator, error) {
 		f.Close()
 		return nil, fmt.Errorf("exec: %s: read spill file: %w", s.op, err)
 	}
-	return &spillReader{s: s, f: f, r: r}, nil
+	return &spillReader{s: s, f: f, r: r, keep: keep}, nil
 }
 
 // spillReader reads a spill file back.
@@ -341,6 +360,7 @@ type spillReader struct {
 	s      *spillFile
 	f      *os.File
 	r      *ipc.Reader
+	keep   bool // Close leaves the file (reread)
 	closed bool
 }
 
@@ -369,7 +389,9 @@ func (r *spillReader) Close() error {
 		r.closed = true
 		r.r.Release()
 		r.f.Close()
-		r.s.remove()
+		if !r.keep {
+			r.s.remove()
+		}
 	}
 	return nil
 }

@@ -7,7 +7,8 @@ const (
 	// Join.RightKeys. See Join for the semantics of each type.
 	KindHashJoin Kind = "hash_join"
 	// KindCrossJoin pairs every row of Inputs[0] with every row of
-	// Inputs[1] (the right side is held in memory); Join.Filter, if set,
+	// Inputs[1] (the right side is held in memory, or in blocks spilled to
+	// disk when it is over the task's budget); Join.Filter, if set,
 	// keeps only the pairs where it is true (an inner nested-loop join).
 	// Join may be nil (a plain cross product) and has no keys; an empty
 	// Join.Type means inner. Exec also accepts the other join types here
