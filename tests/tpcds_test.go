@@ -237,14 +237,17 @@ func BenchmarkTPCDS(b *testing.B) {
 		if err != nil {
 			b.Fatalf("%s: duckdb: %v", q.name(), err)
 		}
-		o, _, sl, js := runTPCDSQueryStatus(on, q, want, true)
+		o, msg, sl, js := runTPCDSQueryStatus(on, q, want, true)
 		if o == tpcdsRefused || o == tpcdsError {
-			report += fmt.Sprintf("%-6s %10s %10.3f %8s  %s\n", q.name(), "-", dk.Seconds(), "-", o)
+			report += fmt.Sprintf("%-6s %10s %10.3f %8s  %s: %s\n", q.name(), "-", dk.Seconds(), "-", o, firstLine(msg))
 			continue
 		}
-		o2, _, _, js2 := runTPCDSQueryStatus(off, q, want, true)
+		if o != tpcdsPass {
+			o += tpcdsOutcome(": " + firstLine(msg))
+		}
+		o2, msg2, _, js2 := runTPCDSQueryStatus(off, q, want, true)
 		if o2 != tpcdsPass {
-			o += tpcdsOutcome(", without rf " + string(o2))
+			o += tpcdsOutcome(", without rf " + string(o2) + ": " + firstLine(msg2))
 		}
 		w, w2 := scanWorkOf(js), scanWorkOf(js2)
 		totS += sl

@@ -173,7 +173,7 @@ func TestWindowStreamEqualsInMemory(t *testing.T) {
 		{"no order by", nil},
 	}
 	seeds := int64(3)
-	if testing.Short() {
+	if testing.Short() || raceEnabled {
 		seeds = 1
 	}
 	for seed := int64(1); seed <= seeds; seed++ {
