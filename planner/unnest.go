@@ -83,6 +83,11 @@ func (b *binder) bindSelectUnnest(sel *pg.SelectStmt, targets []*target, root no
 		}
 		return nil, b.unsupported(fc.Location, "unnest() of other than one list")
 	}
+	if b.postgres && len(fc.Args) > 0 {
+		if _, ok, err := b.array(fc.Args[0], &exprCtx{clause: "SELECT", scope: newScope(sc)}); ok && err == nil {
+			return root, nil // a Postgres array known at binding (arrays_pg.go), not a list
+		}
+	}
 	list, err := b.unnestList(fc, sc)
 	if err != nil || list.Type.ID != plan.List {
 		if b.postgres {
@@ -168,6 +173,14 @@ func (b *binder) fromUnnest(item *pg.Node, root node, sc *scope) (node, bool, er
 	fc := items[0].GetFuncCall()
 	if len(fc.Args) != 1 {
 		return nil, false, nil
+	}
+	if b.postgres {
+		// A Postgres array known at binding ('{a,b}'::text[], ARRAY[...],
+		// a NULL array) is unnested by its own rule (unnestArray): its
+		// text is Postgres's array form, not a list's.
+		if _, ok, err := b.array(fc.Args[0], &exprCtx{clause: "FROM", scope: newScope(sc)}); ok && err == nil {
+			return nil, false, nil
+		}
 	}
 	list, err := b.bindExpr(fc.Args[0], &exprCtx{clause: "FROM", scope: sc})
 	if err != nil || list.Type.ID != plan.List {
