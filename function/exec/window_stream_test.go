@@ -163,6 +163,12 @@ func runWindow(t *testing.T, in []col, partitionBy []*plan.Expr, orderBy []plan.
 // function and frame, with and without PARTITION BY and ORDER BY, over
 // random input with ties and NULL keys (several seeds).
 func TestWindowStreamEqualsInMemory(t *testing.T) {
+	checkStreamEqualsInMemory(t, streamableCalls())
+}
+
+// checkStreamEqualsInMemory streams each of calls alone, then all in one
+// node, and compares with the in-memory rows.
+func checkStreamEqualsInMemory(t *testing.T, all []plan.WindowCall) {
 	o := cref(1, i64T)
 	orders := []struct {
 		name string
@@ -182,7 +188,7 @@ func TestWindowStreamEqualsInMemory(t *testing.T) {
 			for _, part := range [][]*plan.Expr{nil, {cref(0, i64T)}} {
 				seen := map[string]bool{}
 				var list []plan.WindowCall
-				for _, call := range streamableCalls() {
+				for _, call := range all {
 					if ord.keys == nil && call.Func.UsesFrame() && call.Frame.Mode != plan.FrameRows {
 						// without ORDER BY only RANGE/GROUPS frames of the whole partition are defined
 						call.Frame = plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding},
@@ -307,4 +313,86 @@ func TestWindowStreamUnsupported(t *testing.T) {
 		}
 		check()
 	}
+}
+
+// frameCalls are the calls issue 28 adds to the streamed partition: min
+// and max to UNBOUNDED FOLLOWING (block summaries of the first pass),
+// RANGE and GROUPS offsets and EXCLUDE (a sliding window of rows held as
+// wide as the frame), DISTINCT over the whole partition (the existing
+// external sort over the spill file).
+func frameCalls() []plan.WindowCall {
+	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	uf := plan.FrameBound{Kind: plan.BoundUnboundedFollowing}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	pre := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundPreceding, Offset: n} }
+	fol := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundFollowing, Offset: n} }
+	fr := func(m plan.FrameMode, a, b plan.FrameBound) plan.Frame { return plan.Frame{Mode: m, Start: a, End: b} }
+	ex := func(e plan.FrameExclude, frame plan.Frame) plan.Frame { frame.Exclude = e; return frame }
+	rows, rng, groups := plan.FrameRows, plan.FrameRange, plan.FrameGroups
+	sumT := plan.SumType(i64T)
+	agg := func(fn plan.AggFunc, t plan.DataType, x *plan.Expr, frame plan.Frame) plan.WindowCall {
+		c := plan.WindowCall{Func: plan.WindowFunc(fn), Type: t, Frame: frame}
+		if x != nil {
+			c.Args = []*plan.Expr{x}
+		}
+		return c
+	}
+	dist := func(c plan.WindowCall) plan.WindowCall { c.Distinct = true; return c }
+	val := func(fn plan.WindowFunc, frame plan.Frame, more ...*plan.Expr) plan.WindowCall {
+		return plan.WindowCall{Func: fn, Type: i64T, Args: append([]*plan.Expr{v}, more...), Frame: frame}
+	}
+	return []plan.WindowCall{
+		// 1. min/max to UNBOUNDED FOLLOWING
+		agg(plan.AggMax, i64T, v, fr(rows, cur, uf)),
+		agg(plan.AggMin, strT, s, fr(rows, pre(2), uf)),
+		agg(plan.AggMax, f64T, f, fr(rows, fol(3), uf)),
+		agg(plan.AggMin, i64T, v, fr(rng, cur, uf)),
+		agg(plan.AggMax, strT, s, fr(groups, cur, uf)),
+		agg(plan.AggMin, f64T, f, fr(rng, pre(2), uf)),
+		agg(plan.AggMax, i64T, v, fr(groups, fol(1), uf)),
+		// 2. RANGE and GROUPS offsets
+		agg(plan.AggSum, sumT, v, fr(rng, pre(3), cur)),
+		agg(plan.AggCount, i64T, v, fr(rng, pre(2), fol(2))),
+		agg(plan.AggAvg, f64T, f, fr(rng, fol(1), fol(4))),
+		agg(plan.AggMin, i64T, v, fr(rng, pre(5), pre(1))),
+		agg(plan.AggMax, strT, s, fr(groups, pre(1), fol(1))),
+		agg(plan.AggSum, sumT, v, fr(groups, pre(2), pre(1))),
+		agg(plan.AggCountStar, i64T, nil, fr(groups, cur, fol(2))),
+		val(plan.WinFirstValue, fr(rng, pre(3), fol(3))),
+		val(plan.WinLastValue, fr(groups, pre(1), fol(2))),
+		val(plan.WinNthValue, fr(rng, pre(4), cur), litI(2)),
+		// ... from UNBOUNDED PRECEDING to an offset
+		agg(plan.AggSum, sumT, v, fr(rng, up, fol(2))),
+		agg(plan.AggCountStar, i64T, nil, fr(groups, up, pre(1))),
+		agg(plan.AggMax, i64T, v, fr(rng, up, pre(3))),
+		val(plan.WinFirstValue, fr(rng, up, pre(2))),
+		val(plan.WinLastValue, fr(rng, up, fol(3))),
+		val(plan.WinLastValue, fr(groups, up, pre(1))),
+		// ... from an offset to UNBOUNDED FOLLOWING
+		agg(plan.AggSum, sumT, v, fr(rng, pre(3), uf)),
+		agg(plan.AggCount, i64T, v, fr(groups, fol(1), uf)),
+		agg(plan.AggAvg, f64T, f, fr(rng, fol(2), uf)),
+		val(plan.WinLastValue, fr(rng, fol(2), uf)),
+		val(plan.WinFirstValue, fr(rng, pre(2), uf)),
+		val(plan.WinNthValue, fr(groups, pre(1), uf), litI(3)),
+		// 3. EXCLUDE
+		agg(plan.AggSum, sumT, v, ex(plan.ExcludeGroup, fr(rows, pre(2), fol(2)))),
+		agg(plan.AggCount, i64T, v, ex(plan.ExcludeTies, fr(rows, pre(3), fol(1)))),
+		agg(plan.AggMax, i64T, v, ex(plan.ExcludeCurrentRow, fr(rng, pre(2), fol(2)))),
+		val(plan.WinFirstValue, ex(plan.ExcludeGroup, fr(groups, pre(1), fol(1)))),
+		agg(plan.AggSum, sumT, v, ex(plan.ExcludeTies, fr(rng, cur, cur))),
+		val(plan.WinLastValue, ex(plan.ExcludeTies, fr(rows, pre(2), fol(2)))),
+		agg(plan.AggMin, strT, s, ex(plan.ExcludeGroup, fr(groups, cur, fol(1)))),
+		// 4. DISTINCT over the whole partition
+		dist(agg(plan.AggCount, i64T, v, fr(rows, up, uf))),
+		dist(agg(plan.AggSum, sumT, v, fr(rng, up, uf))),
+		dist(agg(plan.AggAvg, f64T, f, fr(rows, up, uf))),
+		dist(agg(plan.AggCount, i64T, s, fr(groups, up, uf))),
+	}
+}
+
+// The frames of issue 28 streamed in chunks give the in-memory rows.
+func TestWindowStreamFramesEqualsInMemory(t *testing.T) {
+	checkStreamEqualsInMemory(t, frameCalls())
 }
