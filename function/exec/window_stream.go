@@ -45,18 +45,18 @@ import (
 type streamKind int
 
 const (
-	skContext     streamKind = iota // evaluated over the chunk with rows around it
-	skRowNumber                     // partition row number + 1
-	skRank                          // the peer group's start + 1
-	skDenseRank                     // peer groups so far
-	skPercentRank                   // two passes: the partition's size
-	skCumeDist                      // two passes, and the whole peer group
-	skNtile                         // two passes: the partition's size
-	skPrefix                        // a frame from UNBOUNDED PRECEDING: a running state
-	skWhole                         // two passes: the whole partition's value
-	skLastToEnd                     // two passes: last_value up to UNBOUNDED FOLLOWING
-	skSuffix                        // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
-	skSuffixMinMax                  // two passes: min/max to UNBOUNDED FOLLOWING, from the blocks' summaries
+	skContext      streamKind = iota // evaluated over the chunk with rows around it
+	skRowNumber                      // partition row number + 1
+	skRank                           // the peer group's start + 1
+	skDenseRank                      // peer groups so far
+	skPercentRank                    // two passes: the partition's size
+	skCumeDist                       // two passes, and the whole peer group
+	skNtile                          // two passes: the partition's size
+	skPrefix                         // a frame from UNBOUNDED PRECEDING: a running state
+	skWhole                          // two passes: the whole partition's value
+	skLastToEnd                      // two passes: last_value up to UNBOUNDED FOLLOWING
+	skSuffix                         // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
+	skSuffixMinMax                   // two passes: min/max to UNBOUNDED FOLLOWING, from the blocks' summaries
 )
 
 // streamCall is the plan of one call over a streamed partition.
