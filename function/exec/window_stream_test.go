@@ -300,9 +300,10 @@ func TestWindowStreamUnsupported(t *testing.T) {
 		want string
 	}{
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMax), Type: i64T, Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf}}, "max OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING)"},
+			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf, Exclude: plan.ExcludeCurrentRow}}, "max OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW)"},
 		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 3}, End: cur}}, "sum OVER (RANGE BETWEEN 3 PRECEDING AND CURRENT ROW)"},
+			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding}, End: cur, Exclude: plan.ExcludeGroup}},
+			"sum OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP)"},
 		{plan.WindowCall{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)}}, "lag cannot be computed in chunks (the offset is not a constant)"},
 	} {
 		pool, check := spillPool(t, 1<<30)
@@ -395,4 +396,64 @@ func frameCalls() []plan.WindowCall {
 // The frames of issue 28 streamed in chunks give the in-memory rows.
 func TestWindowStreamFramesEqualsInMemory(t *testing.T) {
 	checkStreamEqualsInMemory(t, frameCalls())
+}
+
+// The calls of frameCalls under a real tiny budget (the sort below
+// spills too): one partition of 6000 rows equals the in-memory rows, the
+// two-pass calls spill it; a RANGE frame wider than the budget (a large
+// offset, or a peer group of NULL keys larger than the budget) is SL104
+// naming the call.
+func TestWindowStreamFramesOverBudget(t *testing.T) {
+	n := 6000
+	if raceEnabled {
+		n = 3000
+	}
+	in := windowStreamInput(rand.New(rand.NewSource(11)), n)
+	ord := []plan.SortKey{{Expr: cref(1, i64T)}}
+	calls := frameCalls()
+	want, _, err := runWindow(t, in, nil, ord, calls, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, check := spillPool(t, 128<<10)
+	got, streamed, err := runWindow(t, in, nil, ord, calls, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range min(len(got), len(want)) {
+		for c := range want[i] {
+			if !reflect.DeepEqual(got[i][c], want[i][c]) {
+				t.Fatalf("row %d column %d (call %s %v): streamed %v, in memory %v", i, c, calls[c-5].Func, calls[c-5].Frame, got[i][c], want[i][c])
+			}
+		}
+	}
+	if streamed != int64(n) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows streamed; equal to in memory: %v", streamed, reflect.DeepEqual(got, want))
+	}
+	if pool.SpillCount() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	t.Logf("%d rows, %d calls, budget 128 KiB: peak %d, %d spill files, %d bytes spilled", n, len(calls), pool.Peak(), pool.SpillCount(), pool.SpillBytes())
+	if pool.Peak() > 4*pool.Limit() {
+		t.Errorf("peak %d for a budget of %d", pool.Peak(), pool.Limit())
+	}
+	check()
+
+	v := cref(2, i64T)
+	wide := plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
+		Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 1e6}, End: plan.FrameBound{Kind: plan.BoundCurrentRow}}}
+	// Every key NULL: one peer group, the frame of every row.
+	nulls := append([]col{}, in...)
+	nulls[1] = ints("o", make([]any, n)...)
+	for _, c := range []struct {
+		name string
+		in   []col
+	}{{"wide offset", in}, {"NULL peers", nulls}} {
+		pool, check := spillPool(t, 128<<10)
+		_, _, err := runWindow(t, c.in, nil, ord, []plan.WindowCall{wide}, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+		if plan.CodeOf(err) != plan.CodeMemoryLimit || !strings.Contains(err.Error(), "sum OVER (RANGE BETWEEN 1e+06 PRECEDING AND CURRENT ROW) needs the rows of a frame larger than the budget") {
+			t.Errorf("%s: got %v, want SL104 naming the frame", c.name, err)
+		}
+		check()
+	}
 }
