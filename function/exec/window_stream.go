@@ -34,12 +34,21 @@ import (
 //     UNBOUNDED FOLLOWING (the total less the prefix before the frame)
 //     need the partition's size or totals: the partition is written to a
 //     spill file of the pool while they are counted, then read back and
-//     streamed.
+//     streamed. min/max from a row to UNBOUNDED FOLLOWING keep the min/max
+//     of each block of the first pass (a batch of the spill file, read
+//     back whole in the second) and combine the rows held with the suffix
+//     of the blocks after them; count/sum/avg(DISTINCT x) over the whole
+//     partition fold the distinct values of x, sorted by the sort
+//     operator (which spills) over the spill file read once more.
+//   - frames found among the rows held (dyn): RANGE and GROUPS offsets and
+//     EXCLUDE GROUP/TIES compute each row's frame over the rows held as
+//     in memory, once it ends before the last row held; the rows held go
+//     back to the first pending row's frame start (a sliding window as
+//     wide as the frame, SL104 when that is more than the budget).
 //
-// Anything else (min/max from a row to UNBOUNDED FOLLOWING, RANGE and
-// GROUPS offsets, EXCLUDE but CURRENT ROW, DISTINCT but over the whole
-// partition, non-constant offsets, a peer group of ties larger than the
-// budget that a call needs whole) is SL104 naming the call and frame.
+// Anything else (lag/lead of a non-constant offset, EXCLUDE with an
+// UNBOUNDED bound, a frame or a peer group of ties that a call needs
+// whole larger than the budget) is SL104 naming the call and frame.
 
 // streamKind is how a call is computed over a streamed partition.
 type streamKind int

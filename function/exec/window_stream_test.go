@@ -179,8 +179,14 @@ func checkStreamEqualsInMemory(t *testing.T, all []plan.WindowCall) {
 		{"no order by", nil},
 	}
 	seeds := int64(3)
+	chunks := []int{1, 2, 7, 1000}
 	if testing.Short() || raceEnabled {
 		seeds = 1
+	}
+	if raceEnabled {
+		// One chunk size, the one whose leaks are checked: the operator
+		// runs on one goroutine, the detector finds nothing more in others.
+		chunks = []int{7}
 	}
 	for seed := int64(1); seed <= seeds; seed++ {
 		in := windowStreamInput(rand.New(rand.NewSource(seed)), 160)
@@ -219,7 +225,7 @@ func checkStreamEqualsInMemory(t *testing.T, all []plan.WindowCall) {
 					if err != nil {
 						t.Fatalf("seed %d %s call %d in memory: %v", seed, ord.name, ci, err)
 					}
-					for _, chunk := range []int{1, 2, 7, 1000} {
+					for _, chunk := range chunks {
 						name := fmt.Sprintf("seed %d, %s, partitions %d, chunk %d, %s %v", seed, ord.name, len(part), chunk, call.Func, call.Frame)
 						if len(calls) > 1 {
 							name = fmt.Sprintf("seed %d, %s, partitions %d, chunk %d, all %d calls", seed, ord.name, len(part), chunk, len(calls))
