@@ -83,10 +83,11 @@ type streamCall struct {
 	nth      int64 // first_value 1, nth_value n
 	// dyn: the frame's bounds (fr, EXCLUDE included) are found among the
 	// rows held, as in memory: a row is computed once its frame ends
-	// before the last row held (an end not UNBOUNDED FOLLOWING) or starts
-	// need rows before it (a start not UNBOUNDED PRECEDING, to UNBOUNDED
-	// FOLLOWING); the rows held go back to the frame start of the first
-	// row not computed. RANGE and GROUPS offsets, EXCLUDE GROUP and TIES.
+	// before the last row held (a frame to UNBOUNDED FOLLOWING: once it
+	// starts need rows before it); the rows held go back to the frame
+	// start of the first row not computed (from UNBOUNDED PRECEDING: to
+	// its frame's last row and the rows not folded yet). RANGE and GROUPS
+	// offsets, EXCLUDE GROUP and TIES.
 	dyn  bool
 	fr   plan.Frame
 	need int
