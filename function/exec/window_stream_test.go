@@ -402,6 +402,35 @@ func frameCalls() []plan.WindowCall {
 // The frames of issue 28 streamed in chunks give the in-memory rows.
 func TestWindowStreamFramesEqualsInMemory(t *testing.T) {
 	checkStreamEqualsInMemory(t, frameCalls())
+	// With the calls of before in one node: the frames found among the
+	// rows held cut where the calls that need whole peer groups cut too.
+	in := windowStreamInput(rand.New(rand.NewSource(5)), 160)
+	calls := append(streamableCalls(), frameCalls()...)
+	o := cref(1, i64T)
+	for _, ord := range [][]plan.SortKey{{{Expr: o}}, {{Expr: o, Desc: true, NullsFirst: true}}} {
+		for _, part := range [][]*plan.Expr{nil, {cref(0, i64T)}} {
+			want, _, err := runWindow(t, in, part, ord, calls, Options{Mem: memory.DefaultAllocator}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			chunks := []int{3, 7}
+			if raceEnabled {
+				chunks = chunks[1:]
+			}
+			for _, chunk := range chunks {
+				pool, check := spillPool(t, 1<<30)
+				got, streamed, err := runWindow(t, in, part, ord, calls, Options{Mem: checkedMem(t), Pool: pool, BatchRows: chunk}, true)
+				if err != nil {
+					t.Fatalf("%v, partitions %d, chunk %d: %v", ord, len(part), chunk, err)
+				}
+				if streamed == 0 || pool.SpillCount() == 0 || !reflect.DeepEqual(got, want) {
+					t.Fatalf("%v, partitions %d, chunk %d: %d rows streamed, %d spill files, equal to in memory: %v",
+						ord, len(part), chunk, streamed, pool.SpillCount(), reflect.DeepEqual(got, want))
+				}
+				check()
+			}
+		}
+	}
 }
 
 // The calls of frameCalls under a real tiny budget (the sort below
@@ -416,7 +445,7 @@ func TestWindowStreamFramesOverBudget(t *testing.T) {
 	}
 	in := windowStreamInput(rand.New(rand.NewSource(11)), n)
 	ord := []plan.SortKey{{Expr: cref(1, i64T)}}
-	calls := frameCalls()
+	calls := append(streamableCalls(), frameCalls()...)
 	want, _, err := runWindow(t, in, nil, ord, calls, Options{}, false)
 	if err != nil {
 		t.Fatal(err)
