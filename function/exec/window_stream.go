@@ -340,10 +340,14 @@ type winStream struct {
 	blocks []int64
 	bvals  [][]arrow.Array
 	sfx    []arrow.Array
+	// holder is the dyn call whose frame holds the most rows (the earliest
+	// row kept or the earliest row not computed), -1 when none: the call
+	// SL104 names.
+	holder int
 }
 
 func (o *windowOp) newStream() (*winStream, error) {
-	s := &winStream{o: o, back: 1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
+	s := &winStream{o: o, back: 1, holder: -1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
 		capt: make([]arrow.Array, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
 	for i, call := range o.w.Calls {
@@ -691,7 +695,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 		}
 		// A frame found among the rows held must end before the last of
 		// them (or, to UNBOUNDED FOLLOWING, start before it).
-		for _, sc := range s.calls {
+		for ci, sc := range s.calls {
 			if !sc.dyn {
 				continue
 			}
@@ -699,7 +703,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 				lo, hi := f.frame(sc.fr, i)
 				if sc.fr.End.Kind != plan.BoundUnboundedFollowing && hi >= n ||
 					sc.fr.End.Kind == plan.BoundUnboundedFollowing && lo+sc.need >= n {
-					cut = i
+					cut, s.holder = i, ci
 					break
 				}
 			}
@@ -711,6 +715,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 	if cut <= kc {
 		return nil, nil // wait for more rows
 	}
+	s.holder = -1
 	m := cut - kc
 	rstart := s.base - int64(kc) // partition row number of r's first row
 	// Peer groups: each emitted row's group start and dense rank.
@@ -753,14 +758,18 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 			continue
 		}
 		lo, hi := f.frame(sc.fr, min(cut, n-1))
+		k := keep
 		switch {
 		case sc.fr.Start.Kind != plan.BoundUnboundedPreceding:
-			keep = min(keep, lo)
+			k = min(k, lo)
 		case sc.fr.End.Kind != plan.BoundUnboundedFollowing:
-			keep = min(keep, max(0, hi-1))
+			k = min(k, max(0, hi-1))
 		}
 		if s.aggs[i] != nil && (sc.kind == skPrefix || sc.kind == skSuffix) {
-			keep = min(keep, max(0, int(s.folded[i]-rstart)))
+			k = min(k, max(0, int(s.folded[i]-rstart)))
+		}
+		if k < keep || s.holder < 0 {
+			keep, s.holder = k, i
 		}
 	}
 	keep = min(keep, cut)
@@ -1337,6 +1346,9 @@ func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
 func (o *windowOp) bigHold() error {
 	held := 2 * (o.big.st.heldBytes() + o.held)
 	if !o.res.fits(held) {
+		if h := o.big.st.holder; h >= 0 {
+			return o.streamError(o.w.Calls[h], errors.New("needs the rows of a frame larger than the budget at once"))
+		}
 		for i, c := range o.w.Calls {
 			switch sc := o.big.st.calls[i]; {
 			case sc.peers:
