@@ -485,7 +485,11 @@ func TestWindowStreamFramesOverBudget(t *testing.T) {
 		in   []col
 	}{{"wide offset", in}, {"NULL peers", nulls}} {
 		pool, check := spillPool(t, 128<<10)
-		_, _, err := runWindow(t, c.in, nil, ord, []plan.WindowCall{wide}, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+		// A narrow frame found among the rows held beside it: SL104 names the wide one.
+		narrow := plan.WindowCall{Func: plan.WindowFunc(plan.AggCount), Type: i64T, Args: []*plan.Expr{v},
+			Frame: plan.Frame{Mode: plan.FrameRows, Start: plan.FrameBound{Kind: plan.BoundPreceding, Offset: 1},
+				End: plan.FrameBound{Kind: plan.BoundFollowing, Offset: 1}, Exclude: plan.ExcludeGroup}}
+		_, _, err := runWindow(t, c.in, nil, ord, []plan.WindowCall{narrow, wide}, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
 		if plan.CodeOf(err) != plan.CodeMemoryLimit || !strings.Contains(err.Error(), "sum OVER (RANGE BETWEEN 1e+06 PRECEDING AND CURRENT ROW) needs the rows of a frame larger than the budget") {
 			t.Errorf("%s: got %v, want SL104 naming the frame", c.name, err)
 		}
