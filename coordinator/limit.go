@@ -1,0 +1,61 @@
+package coordinator
+
+// aimdLimit is the dispatcher's effective concurrency limit when the
+// platform throttles (issue 25): additive increase, multiplicative
+// decrease, as TCP's congestion window, Netflix's concurrency-limits AIMD
+// and the AWS SDK's adaptive retry mode (CUBIC, beta 0.7) do. The
+// configured slots are its ceiling: without throttling it never moves
+// from there.
+//
+//   - A throttled invocation (429) multiplies the limit by limitBeta, not
+//     below the floor, at most once per epoch: the epoch advances at each
+//     decrease, and a 429 answering a request sent under an older epoch
+//     (dispatched before the limit was cut) does not cut it again. A
+//     burst of 429s from one overshoot is one decrease, as TCP halves its
+//     window once per round trip, not once per lost segment.
+//   - An invocation the platform ran adds one slot, up to the ceiling:
+//     back to the configured slots within about one round of tasks.
+//
+// It holds no lock: the dispatcher's mutex guards it.
+type aimdLimit struct {
+	ceiling, floor int
+	limit          float64
+	epoch          uint64
+}
+
+// limitBeta is the factor of a decrease (the AWS SDK's CUBIC beta).
+const limitBeta = 0.7
+
+// limitFloor is the least the limit falls to: one invocation in flight
+// still finds out when the platform has room again.
+const limitFloor = 1
+
+func newAIMDLimit(ceiling, floor int) aimdLimit {
+	ceiling = max(ceiling, 1)
+	floor = min(max(floor, 1), ceiling)
+	return aimdLimit{ceiling: ceiling, floor: floor, limit: float64(ceiling)}
+}
+
+// cur is the effective limit: the invocations allowed in flight now.
+func (a *aimdLimit) cur() int { return int(a.limit) }
+
+// throttled records a 429 answering a request sent in epoch; it reports
+// whether the limit was cut (the first 429 of the current epoch).
+func (a *aimdLimit) throttled(epoch uint64) bool {
+	if epoch != a.epoch {
+		return false
+	}
+	a.epoch++
+	a.limit = max(float64(a.floor), a.limit*limitBeta)
+	return true
+}
+
+// ran records an invocation the platform accepted; it reports whether the
+// limit grew.
+func (a *aimdLimit) ran() bool {
+	if a.limit >= float64(a.ceiling) {
+		return false
+	}
+	a.limit = min(float64(a.ceiling), a.limit+1)
+	return true
+}
