@@ -169,9 +169,9 @@ func (s *slot) release() {
 	s.d.release(s.job)
 }
 
-// ran records that the platform ran an invocation sent on this slot (it
-// answered, whatever the function did): the limit grows by one toward the
-// configured slots, and a task waiting gets the new slot.
+// ran records that the platform ran an invocation sent on this slot: the
+// limit grows toward the configured slots (aimdLimit.ran), and a task
+// waiting gets the slot it adds.
 func (s *slot) ran() {
 	if s == nil {
 		return
@@ -179,7 +179,7 @@ func (s *slot) ran() {
 	d := s.d
 	d.mu.Lock()
 	defer d.mu.Unlock()
-	if d.lim.ran() {
+	if d.lim.ran(d.inUse, d.waiting > 0) {
 		d.changedLocked()
 		d.grantLocked()
 	}

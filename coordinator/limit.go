@@ -9,17 +9,26 @@ package coordinator
 //
 //   - A throttled invocation (429) multiplies the limit by limitBeta, not
 //     below the floor, at most once per epoch: the epoch advances at each
-//     decrease, and a 429 answering a request sent under an older epoch
+//     cut, and a 429 answering a request sent under an older epoch
 //     (dispatched before the limit was cut) does not cut it again. A
-//     burst of 429s from one overshoot is one decrease, as TCP halves its
+//     burst of 429s from one overshoot is one cut, as TCP halves its
 //     window once per round trip, not once per lost segment.
-//   - An invocation the platform ran adds one slot, up to the ceiling:
-//     back to the configured slots within about one round of tasks.
+//   - An invocation that ran grows the limit, only while tasks wait for a
+//     slot and the tasks in flight are within the limit (after a cut they
+//     first drain to it: growing meanwhile would undo the cut as fast as
+//     invocations end). Below the limit of the last cut (wmax, where the
+//     platform last refused) it grows by one per invocation, so it is back
+//     there within about a third of a round of tasks; from there it
+//     probes by one per round of tasks (limit invocations), the step
+//     doubling each round it is not refused (BIC's max probing): a few
+//     429s per cut near the platform's real concurrency, and back to the
+//     configured slots in a few rounds when the platform allows them.
 //
 // It holds no lock: the dispatcher's mutex guards it.
 type aimdLimit struct {
 	ceiling, floor int
 	limit          float64
+	wmax           float64 // the limit when it was last cut (0: never cut)
 	epoch          uint64
 }
 
@@ -46,16 +55,23 @@ func (a *aimdLimit) throttled(epoch uint64) bool {
 		return false
 	}
 	a.epoch++
+	a.wmax = a.limit
 	a.limit = max(float64(a.floor), a.limit*limitBeta)
 	return true
 }
 
-// ran records an invocation the platform accepted; it reports whether the
-// limit grew.
-func (a *aimdLimit) ran() bool {
-	if a.limit >= float64(a.ceiling) {
+// ran records an invocation the platform accepted, with inUse tasks in
+// flight (this one's included) and waiting whether tasks wait for a slot;
+// it reports whether the limit grew.
+func (a *aimdLimit) ran(inUse int, waiting bool) bool {
+	if a.limit >= float64(a.ceiling) || !waiting || inUse > a.cur() {
 		return false
 	}
-	a.limit = min(float64(a.ceiling), a.limit+1)
+	if a.limit < a.wmax {
+		a.limit = min(a.limit+1, a.wmax)
+	} else {
+		a.limit += max(1, a.limit-a.wmax) / a.limit
+	}
+	a.limit = min(a.limit, float64(a.ceiling))
 	return true
 }

@@ -13,40 +13,51 @@ import (
 
 // TestAIMDLimit: a 429 cuts the limit by limitBeta once per epoch (a
 // second 429 of requests sent before the cut does not cut again), never
-// below the floor; each invocation that ran adds one, never above the
-// configured slots.
+// below the floor; an invocation that ran while tasks wait and the limit
+// binds grows it, by one up to the limit of the last cut, then by one per
+// round (doubling), never above the configured slots; it does not grow
+// while the tasks in flight drain to a cut limit, nor without demand.
 func TestAIMDLimit(t *testing.T) {
 	type step struct {
-		op    string // "429 now" (a request of the current epoch), "429 old" (of the epoch before), "ran"
-		n     int    // times
-		limit int    // the limit after
+		op     string // "429 now" (a request of the current epoch), "429 old" (of the epoch before), "ran" (binding, tasks waiting), "ran draining" (in flight over the limit), "ran idle" (nobody waits)
+		n      int    // times
+		lo, hi int    // the limit after, within [lo, hi]
 	}
 	for _, tc := range []struct {
 		name           string
 		ceiling, floor int
 		steps          []step
 	}{
-		{"no throttling: stays at the slots", 3000, 1, []step{{"ran", 10000, 3000}}},
-		{"shrinks on a 429", 3000, 1, []step{{"429 now", 1, 2100}}},
-		{"a burst of one overshoot is one cut", 3000, 1, []step{{"429 now", 1, 2100}, {"429 old", 500, 2100}}},
-		{"each later overshoot cuts again", 3000, 1, []step{{"429 now", 3, 1029}}},
-		{"grows by one per run", 3000, 1, []step{{"429 now", 1, 2100}, {"ran", 50, 2150}}},
-		{"back to the ceiling and no further", 3000, 1, []step{{"429 now", 2, 1470}, {"ran", 2000, 3000}}},
-		{"floor of one", 3000, 1, []step{{"429 now", 100, 1}, {"ran", 2, 3}}},
-		{"floor above one", 64, 4, []step{{"429 now", 100, 4}}},
-		{"floor above the ceiling is the ceiling", 2, 8, []step{{"429 now", 5, 2}}},
-		{"one slot", 1, 1, []step{{"429 now", 3, 1}, {"ran", 3, 1}}},
+		{"no throttling: stays at the slots", 3000, 1, []step{{"ran", 10000, 3000, 3000}}},
+		{"shrinks on a 429", 3000, 1, []step{{"429 now", 1, 2100, 2100}}},
+		{"a burst of one overshoot is one cut", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"429 old", 500, 2100, 2100}}},
+		{"each later overshoot cuts again", 3000, 1, []step{{"429 now", 3, 1029, 1029}}},
+		{"grows by one per run", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"ran", 50, 2150, 2150}}},
+		{"no growth while draining to the cut", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"ran draining", 500, 2100, 2100}}},
+		{"no growth without tasks waiting", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"ran idle", 500, 2100, 2100}}},
+		{"fast to the last cut, then one per round", 3000, 1, []step{
+			{"429 now", 2, 1470, 1470}, // the last cut was at 2100
+			{"ran", 630, 2100, 2100},   // one per run up to it
+			{"ran", 2100, 2100, 2102},  // then about one in a round of 2,100
+			{"ran", 2100, 2102, 2106},  // about twice that in the next
+			{"ran", 12600, 2300, 2999}, // faster each round (e^6 in six)
+			{"ran", 20000, 3000, 3000}, // up to the slots, no further
+		}},
+		{"floor of one", 3000, 1, []step{{"429 now", 100, 1, 1}, {"ran", 2, 2, 2}, {"ran", 100, 60, 102}}},
+		{"floor above one", 64, 4, []step{{"429 now", 100, 4, 4}}},
+		{"floor above the ceiling is the ceiling", 2, 8, []step{{"429 now", 5, 2, 2}}},
+		{"one slot", 1, 1, []step{{"429 now", 3, 1, 1}, {"ran", 3, 1, 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAIMDLimit(tc.ceiling, tc.floor)
-			if a.cur() != min(max(tc.ceiling, 1), tc.ceiling) {
+			if a.cur() != tc.ceiling {
 				t.Fatalf("starts at %d, want the ceiling %d", a.cur(), tc.ceiling)
 			}
 			for i, s := range tc.steps {
 				for range s.n {
 					switch s.op {
 					case "429 now":
-						if !a.throttled(a.epoch) && a.limit > float64(a.floor) {
+						if !a.throttled(a.epoch) {
 							t.Fatalf("step %d: a 429 of the current epoch did not cut the limit", i)
 						}
 					case "429 old":
@@ -54,11 +65,15 @@ func TestAIMDLimit(t *testing.T) {
 							t.Fatalf("step %d: a 429 of an older epoch cut the limit", i)
 						}
 					case "ran":
-						a.ran()
+						a.ran(a.cur(), true)
+					case "ran draining":
+						a.ran(a.cur()+1, true)
+					case "ran idle":
+						a.ran(a.cur(), false)
 					}
 				}
-				if a.cur() != s.limit {
-					t.Fatalf("step %d (%s x%d): limit %d, want %d", i, s.op, s.n, a.cur(), s.limit)
+				if got := a.cur(); got < s.lo || got > s.hi {
+					t.Fatalf("step %d (%s x%d): limit %d, want %d..%d", i, s.op, s.n, got, s.lo, s.hi)
 				}
 			}
 		})
