@@ -69,15 +69,15 @@ type QueryReport struct {
 	// configured slots unless the platform throttled), Limit the one at
 	// its end.
 	LimitMin, Limit int
-	SlowDowns     int64 // S3 503s
-	Retries       int64 // task attempts the coordinator retried
-	Hedges        int64
-	Crashes       int64
-	Stragglers    int64
-	Gets, Puts    int64
-	PeakGet       PrefixPeak
-	PeakPut       PrefixPeak
-	RedisCmds     int64
+	SlowDowns       int64 // S3 503s
+	Retries         int64 // task attempts the coordinator retried
+	Hedges          int64
+	Crashes         int64
+	Stragglers      int64
+	Gets, Puts      int64
+	PeakGet         PrefixPeak
+	PeakPut         PrefixPeak
+	RedisCmds       int64
 	// RedisPeakOps is the most commands Redis ran in one real second:
 	// what the real coordinator put on it (its work is not compressed).
 	RedisPeakOps float64
