@@ -73,7 +73,6 @@ type waiter struct {
 type slot struct {
 	d     *dispatcher
 	job   string
-	prio  int64
 	epoch uint64 // the limit's epoch when it was granted
 	held  bool
 }
@@ -119,7 +118,7 @@ func (d *dispatcher) take(ctx context.Context, job string, prio int64) (*slot, e
 	if err != nil {
 		return nil, err
 	}
-	return &slot{d: d, job: job, prio: prio, epoch: epoch, held: true}, nil
+	return &slot{d: d, job: job, epoch: epoch, held: true}, nil
 }
 
 func (d *dispatcher) wait(ctx context.Context, job string, prio int64) (uint64, error) {
