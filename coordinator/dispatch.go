@@ -185,7 +185,7 @@ func (s *slot) ran() {
 }
 
 // throttled records that the platform refused an invocation sent on this
-// slot (429): the slot is given back, the limit cut (aimdLimit.throttled),
+// slot (429): the limit is cut (once per epoch), the slot is given back,
 // and after wait the attempt takes a slot again, ahead of its job's other
 // waiting tasks (it was dispatched before them). Waiting for the slot is
 // not a failure: it ends only with ctx.
@@ -194,19 +194,15 @@ func (s *slot) throttled(ctx context.Context, wait time.Duration) error {
 	d.mu.Lock()
 	d.throttles++
 	d.unlogged++
-	if s.held {
-		s.held = false
-		if j := d.jobs[s.job]; j != nil {
-			j.held--
-			d.forgetLocked(s.job, j)
-		}
-		d.inUse--
-	}
-	if d.lim.throttled(s.epoch, d.inUse) {
+	cut := d.lim.throttled(s.epoch)
+	if cut {
 		d.logCutLocked()
 	}
 	d.changedLocked()
-	d.grantLocked() // (only if the limit is still above the tasks in flight)
+	if s.held {
+		s.held = false
+		d.releaseLocked(s.job)
+	}
 	d.mu.Unlock()
 	if wait > 0 {
 		t := time.NewTimer(wait)

@@ -12,13 +12,7 @@ package coordinator
 //     cut, and a 429 answering a request sent under an older epoch
 //     (dispatched before the limit was cut) does not cut it again. A
 //     burst of 429s from one overshoot is one cut, as TCP halves its
-//     window once per round trip, not once per lost segment. Every 429
-//     also caps the limit at the invocations still in flight (the
-//     refused one given back), as TCP cuts from its flight size, not its
-//     window (RFC 5681): when a burst far above the platform's
-//     concurrency is refused, the limit lands near what the platform
-//     runs, instead of the attempts refused refilling a limit cut only to
-//     0.7 of the burst, to be refused again, cut after cut.
+//     window once per round trip, not once per lost segment.
 //   - An invocation that ran grows the limit, only while tasks wait for a
 //     slot and the tasks in flight are within the limit (after a cut they
 //     first drain to it: growing meanwhile would undo the cut as fast as
@@ -54,19 +48,16 @@ func newAIMDLimit(ceiling, floor int) aimdLimit {
 // cur is the effective limit: the invocations allowed in flight now.
 func (a *aimdLimit) cur() int { return int(a.limit) }
 
-// throttled records a 429 answering a request sent in epoch, with
-// inFlight invocations still in flight (the refused one not counted); it
-// reports whether the limit was cut by limitBeta (the first 429 of the
-// current epoch).
-func (a *aimdLimit) throttled(epoch uint64, inFlight int) bool {
-	cut := epoch == a.epoch
-	if cut {
-		a.epoch++
-		a.wmax = a.limit
-		a.limit *= limitBeta
+// throttled records a 429 answering a request sent in epoch; it reports
+// whether the limit was cut (the first 429 of the current epoch).
+func (a *aimdLimit) throttled(epoch uint64) bool {
+	if epoch != a.epoch {
+		return false
 	}
-	a.limit = max(float64(a.floor), min(a.limit, float64(inFlight)))
-	return cut
+	a.epoch++
+	a.wmax = a.limit
+	a.limit = max(float64(a.floor), a.limit*limitBeta)
+	return true
 }
 
 // ran records an invocation the platform accepted, with inUse tasks in

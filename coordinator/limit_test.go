@@ -22,42 +22,31 @@ func TestAIMDLimit(t *testing.T) {
 		op     string // "429 now" (a request of the current epoch), "429 old" (of the epoch before), "ran" (binding, tasks waiting), "ran draining" (in flight over the limit), "ran idle" (nobody waits)
 		n      int    // times
 		lo, hi int    // the limit after, within [lo, hi]
-		// inFlight, for a 429: the invocations left in flight after it
-		// (0: as many as the limit), less one per 429 of the step.
-		inFlight int
 	}
 	for _, tc := range []struct {
 		name           string
 		ceiling, floor int
 		steps          []step
 	}{
-		{"no throttling: stays at the slots", 3000, 1, []step{{"ran", 10000, 3000, 3000, 0}}},
-		{"shrinks on a 429", 3000, 1, []step{{"429 now", 1, 2100, 2100, 0}}},
-		{"a burst of one overshoot is one cut", 3000, 1, []step{{"429 now", 1, 2100, 2100, 0}, {"429 old", 500, 2100, 2100, 0}}},
-		{"each later overshoot cuts again", 3000, 1, []step{{"429 now", 3, 1029, 1029, 0}}},
-		{"grows by one per run", 3000, 1, []step{{"429 now", 1, 2100, 2100, 0}, {"ran", 50, 2150, 2150, 0}}},
-		{"no growth while draining to the cut", 3000, 1, []step{{"429 now", 1, 2100, 2100, 0}, {"ran draining", 500, 2100, 2100, 0}}},
-		{"no growth without tasks waiting", 3000, 1, []step{{"429 now", 1, 2100, 2100, 0}, {"ran idle", 500, 2100, 2100, 0}}},
+		{"no throttling: stays at the slots", 3000, 1, []step{{"ran", 10000, 3000, 3000}}},
+		{"shrinks on a 429", 3000, 1, []step{{"429 now", 1, 2100, 2100}}},
+		{"a burst of one overshoot is one cut", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"429 old", 500, 2100, 2100}}},
+		{"each later overshoot cuts again", 3000, 1, []step{{"429 now", 3, 1029, 1029}}},
+		{"grows by one per run", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"ran", 50, 2150, 2150}}},
+		{"no growth while draining to the cut", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"ran draining", 500, 2100, 2100}}},
+		{"no growth without tasks waiting", 3000, 1, []step{{"429 now", 1, 2100, 2100}, {"ran idle", 500, 2100, 2100}}},
 		{"fast to the last cut, then one per round", 3000, 1, []step{
-			{"429 now", 2, 1470, 1470, 0}, // the last cut was at 2100
-			{"ran", 630, 2100, 2100, 0},   // one per run up to it
-			{"ran", 2100, 2100, 2102, 0},  // then about one in a round of 2,100
-			{"ran", 2100, 2102, 2106, 0},  // about twice that in the next
-			{"ran", 12600, 2300, 2999, 0}, // faster each round (e^6 in six)
-			{"ran", 20000, 3000, 3000, 0}, // up to the slots, no further
+			{"429 now", 2, 1470, 1470}, // the last cut was at 2100
+			{"ran", 630, 2100, 2100},   // one per run up to it
+			{"ran", 2100, 2100, 2102},  // then about one in a round of 2,100
+			{"ran", 2100, 2102, 2106},  // about twice that in the next
+			{"ran", 12600, 2300, 2999}, // faster each round (e^6 in six)
+			{"ran", 20000, 3000, 3000}, // up to the slots, no further
 		}},
-		{"a refused burst lands at what still runs", 96, 1, []step{
-			{"429 now", 1, 67, 67, 95},  // 96 sent, the first refused: cut to 67
-			{"429 old", 63, 32, 32, 94}, // the rest of the burst: 32 left in flight
-			{"ran", 1, 33, 33, 0},       // then back up from there
-			{"429 now", 1, 23, 23, 33},  // refused at 33: cut
-			{"ran", 10, 33, 33, 0},      // fast back to the last cut
-			{"ran", 33, 33, 34, 0},      // then slowly
-		}},
-		{"floor of one", 3000, 1, []step{{"429 now", 100, 1, 1, 0}, {"ran", 2, 2, 2, 0}, {"ran", 100, 60, 102, 0}}},
-		{"floor above one", 64, 4, []step{{"429 now", 100, 4, 4, 0}}},
-		{"floor above the ceiling is the ceiling", 2, 8, []step{{"429 now", 5, 2, 2, 0}}},
-		{"one slot", 1, 1, []step{{"429 now", 3, 1, 1, 0}, {"ran", 3, 1, 1, 0}}},
+		{"floor of one", 3000, 1, []step{{"429 now", 100, 1, 1}, {"ran", 2, 2, 2}, {"ran", 100, 60, 102}}},
+		{"floor above one", 64, 4, []step{{"429 now", 100, 4, 4}}},
+		{"floor above the ceiling is the ceiling", 2, 8, []step{{"429 now", 5, 2, 2}}},
+		{"one slot", 1, 1, []step{{"429 now", 3, 1, 1}, {"ran", 3, 1, 1}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			a := newAIMDLimit(tc.ceiling, tc.floor)
@@ -65,18 +54,14 @@ func TestAIMDLimit(t *testing.T) {
 				t.Fatalf("starts at %d, want the ceiling %d", a.cur(), tc.ceiling)
 			}
 			for i, s := range tc.steps {
-				for k := range s.n {
-					inFlight := a.cur()
-					if s.inFlight > 0 {
-						inFlight = s.inFlight - k
-					}
+				for range s.n {
 					switch s.op {
 					case "429 now":
-						if !a.throttled(a.epoch, inFlight) {
+						if !a.throttled(a.epoch) {
 							t.Fatalf("step %d: a 429 of the current epoch did not cut the limit", i)
 						}
 					case "429 old":
-						if a.throttled(a.epoch-1, inFlight) {
+						if a.throttled(a.epoch - 1) {
 							t.Fatalf("step %d: a 429 of an older epoch cut the limit", i)
 						}
 					case "ran":
@@ -147,7 +132,7 @@ func TestDispatcherFollowsThrottling(t *testing.T) {
 	}
 	// A 429 of another slot of the same epoch does not cut again.
 	d.mu.Lock()
-	cutAgain := d.lim.throttled(slots[1].epoch, d.inUse)
+	cutAgain := d.lim.throttled(slots[1].epoch)
 	d.mu.Unlock()
 	if cutAgain {
 		t.Fatal("a second 429 of the cut epoch cut the limit again")
