@@ -260,9 +260,12 @@ func TestMixAdmission(t *testing.T) {
 // never throttles. The dispatcher's limit must follow the account: every
 // task committed exactly once (the scan's committed input rows are
 // lineitem's, one partial count per task), no failed attempt but the
-// crashes' (a 429 is no failure), 429s bounded by a fraction of the
-// tasks; and without throttling the limit never leaves the configured
-// slots.
+// crashes' (a 429 is no failure), the limit cut, 429s bounded by a
+// quarter of the tasks (19-84 in runs here; without the limit this shape
+// also completes, with 132-198: at this size the old invoker's retries
+// ride it out, so the bound guards the limiter, it does not reproduce the
+// SL200 of 3,000 slots against 1,000); and without throttling the limit
+// never leaves the configured slots.
 func TestThrottledConcurrency(t *testing.T) {
 	addr := startRedis(t)
 	ctx := context.Background()
@@ -338,7 +341,7 @@ func TestThrottledConcurrency(t *testing.T) {
 			if r.Throttled == 0 || r.LimitMin >= tc.slots {
 				t.Errorf("the shape was not throttled (%d 429s, limit lowest %d): the test checks nothing", r.Throttled, r.LimitMin)
 			}
-			if bound := int64(tasks) / 10; r.Throttled > bound {
+			if bound := int64(tasks) / 4; r.Throttled > bound {
 				t.Errorf("%d 429s for %d tasks, want at most %d", r.Throttled, tasks, bound)
 			}
 		})
