@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"net/http/httptest"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -253,5 +255,30 @@ func TestRedeadline(t *testing.T) {
 	b, _ := json.Marshal(&want)
 	if string(a) != string(b) {
 		t.Fatalf("spec changed beyond its deadline:\n%s\n%s", a, b)
+	}
+}
+
+// TestHTTPInvokerReturnsThrottled: under withThrottleReturn the HTTP
+// invoker returns a 429 at once, with the Retry-After it was sent.
+func TestHTTPInvokerReturnsThrottled(t *testing.T) {
+	var calls atomic.Int64
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path != "/invoke" {
+			return
+		}
+		calls.Add(1)
+		w.Header().Set("Retry-After", "2")
+		w.WriteHeader(http.StatusTooManyRequests)
+	}))
+	defer srv.Close()
+	inv := NewHTTPInvoker([]string{srv.URL}, 1)
+	defer inv.Close()
+	_, err := inv.Invoke(withThrottleReturn(context.Background()), testSpec(t, 0))
+	var te *ThrottledError
+	if !errors.As(err, &te) || !errors.Is(err, ErrThrottled) || te.RetryAfter != 2*time.Second {
+		t.Fatalf("err %v, want a ThrottledError with Retry-After 2s", err)
+	}
+	if n := calls.Load(); n != 1 {
+		t.Fatalf("%d requests, want 1", n)
 	}
 }
