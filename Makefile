@@ -190,6 +190,9 @@ fuzz: $(BIN)/minio
 SIM_SF ?= 1000
 SIM_FACTOR ?= 100
 SIM_CONCURRENCY ?= 3000
+# The modelled account's concurrency of the 10,000-task scan step (below
+# SIM_CONCURRENCY, so Lambda throttles and the coordinator's limit follows it).
+SIM_ACCOUNT ?= 1000
 SIM_SHUFFLE_SF ?= 100
 SIM_MAX_JOBS ?= 4
 SIM_REAL_FLOOR ?= 0
@@ -197,7 +200,7 @@ SIM_FLAGS = --log-level error sim --sim-sf $(SIM_SF) --sim-factor $(SIM_FACTOR) 
 bench-sim:
 	$(GO) build -o $(BIN)/sluice ./cmd/sluice
 	$(BIN)/sluice $(SIM_FLAGS) --query-dir planner/testdata/tpch --functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY)
-	$(BIN)/sluice $(SIM_FLAGS) --adaptive=false --split-bytes 19MiB --functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) \
+	$(BIN)/sluice $(SIM_FLAGS) --adaptive=false --split-bytes 19MiB --functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_ACCOUNT) \
 		--straggler-rate 0.05 --crash-rate 0.02 "select count(*) from lineitem"
 	$(BIN)/sluice $(SIM_FLAGS) --sim-sf $(SIM_SHUFFLE_SF) --max-split-bytes 0 --split-bytes 19MiB --partitions 2000 --real-floor $(SIM_REAL_FLOOR) \
 		--functions $(SIM_CONCURRENCY) --lambda-concurrency $(SIM_CONCURRENCY) --straggler-rate 0.05 --crash-rate 0.02 "select l_orderkey, count(*) from lineitem group by l_orderkey"

@@ -139,6 +139,14 @@ type Config struct {
 	// query behind them (the default). Off: the task with the least
 	// input first over all jobs, first come first served among equals.
 	FairShare bool
+	// AdaptiveConcurrency makes the dispatcher follow the platform's real
+	// concurrency when it throttles (the default): an invocation refused
+	// with 429 cuts the tasks allowed in flight (by 0.7, once per round
+	// of dispatches, not below 1), each invocation that runs adds one back,
+	// up to Concurrency; the refused attempt waits for a slot again
+	// without failing. Off: every slot stays open and the invoker retries
+	// 429s while holding it (a task may run out of attempts).
+	AdaptiveConcurrency bool
 	// MaxJobs is admission control: at most this many jobs run at once
 	// across every coordinator on the Redis; a job submitted past it is
 	// queued (state queued, first come first served) until one finishes.
@@ -196,6 +204,7 @@ func DefaultConfig() Config {
 		PackBytes:               16 << 20,
 		Concurrency:             64,
 		FairShare:               true,
+		AdaptiveConcurrency:     true,
 		AQE:                     adaptive.DefaultConfig(),
 	}
 }
@@ -305,8 +314,15 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		bucket: patientBucket{Bucket: bucket, outage: cfg.S3Outage}, planner: p,
 		tables: retryTables{t, store}, invoker: inv, log: log, metrics: m, driving: map[string]bool{},
 		ctx: ctx, cancel: cancel}
+	m.ConcurrencyLimit.Set(float64(cfg.Concurrency))
+	c.dispatch.observe = func(limit int) { m.ConcurrencyLimit.Set(float64(limit)) }
+	c.dispatch.log = log
 	if cfg.PackBytes > 0 {
-		c.packer = newPacker(ctx, inv, cfg.PackBytes)
+		pctx := ctx
+		if cfg.AdaptiveConcurrency {
+			pctx = withThrottleReturn(ctx) // a pack of several is invoked under it
+		}
+		c.packer = newPacker(pctx, inv, cfg.PackBytes)
 		c.packer.queued = c.dispatch.queued
 		c.dispatch.onQueue = c.packer.flush
 	}
@@ -367,6 +383,11 @@ type SubmitOptions struct {
 // slot is queued: admitted once a slot frees (with FairShare, before the
 // jobs holding more).
 func (c *Coordinator) Share(job string) (held, queued int) { return c.dispatch.share(job) }
+
+// ConcurrencyLimit returns the tasks this coordinator lets run at once now
+// (Config.Concurrency, less while the platform throttles:
+// AdaptiveConcurrency) and the throttled invocations (429s) it saw.
+func (c *Coordinator) ConcurrencyLimit() (limit int, throttled int64) { return c.dispatch.limit() }
 
 // Waiting returns the tasks waiting for a dispatch slot, over all jobs.
 func (c *Coordinator) Waiting() int {

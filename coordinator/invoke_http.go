@@ -97,6 +97,40 @@ func NewHTTPInvoker(urls []string, concurrency int) *HTTPInvoker {
 // ErrThrottled is returned when the platform kept refusing the invocation.
 var ErrThrottled = errors.New("function invocation throttled")
 
+// ThrottledError is the platform's refusal of one invocation (429
+// TooManyRequests), returned at once, without retrying, by an invoker
+// whose caller follows the platform's concurrency itself (the
+// coordinator's dispatcher: withThrottleReturn). It is ErrThrottled.
+type ThrottledError struct {
+	// RetryAfter is the wait the platform asked for (Retry-After, Lambda's
+	// RetryAfterSeconds); 0: none.
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *ThrottledError) Error() string {
+	if e.Err == nil {
+		return ErrThrottled.Error()
+	}
+	return ErrThrottled.Error() + ": " + e.Err.Error()
+}
+func (e *ThrottledError) Unwrap() error        { return e.Err }
+func (e *ThrottledError) Is(target error) bool { return target == ErrThrottled }
+
+type throttleReturnKey struct{}
+
+// withThrottleReturn asks the invoker to return a 429 at once as a
+// *ThrottledError instead of retrying it while holding the caller's slot:
+// the caller gives the slot back and invokes again when it has one.
+func withThrottleReturn(ctx context.Context) context.Context {
+	return context.WithValue(ctx, throttleReturnKey{}, true)
+}
+
+func throttleReturn(ctx context.Context) bool {
+	b, _ := ctx.Value(throttleReturnKey{}).(bool)
+	return b
+}
+
 func (h *HTTPInvoker) init() {
 	h.initOnce.Do(func() {
 		for _, u := range h.URLs {
@@ -302,6 +336,10 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 		throttled := status == http.StatusTooManyRequests || status == http.StatusServiceUnavailable
 		if err == nil && !throttled {
 			return nil, fmt.Errorf("function %s: HTTP %d: %s", url, status, bytes.TrimSpace(body))
+		}
+		if err == nil && status == http.StatusTooManyRequests && throttleReturn(ctx) {
+			return nil, fmt.Errorf("function %s: %w", url, &ThrottledError{RetryAfter: retryAfter,
+				Err: fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(body))})
 		}
 		if err != nil && ctx.Err() != nil {
 			return nil, err

@@ -217,6 +217,11 @@ func (l *LambdaInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error)
 		if !errors.As(err, &re) {
 			return nil, err
 		}
+		if re.throttled && throttleReturn(ctx) {
+			// The caller follows the platform's concurrency: it gives
+			// the slot back and invokes again when it has one.
+			return nil, fmt.Errorf("lambda %s: %w", name, &ThrottledError{RetryAfter: re.retryAfter, Err: re.err})
+		}
 		if try >= l.cfg.Retries {
 			if re.throttled {
 				return nil, fmt.Errorf("lambda %s: %w after %d tries: %v", name, ErrThrottled, try+1, re.err)

@@ -31,11 +31,17 @@ type Metrics struct {
 	Hedges        prometheus.Counter
 	InputRepairs  prometheus.Counter
 	Invocation    prometheus.Histogram
-	StaleFence    prometheus.Counter
-	RedisErrors   *prometheus.CounterVec // op
-	S3Errors      *prometheus.CounterVec // op (the coordinator's own requests)
-	GCJobs        prometheus.Counter
-	GCObjects     prometheus.Counter
+	// ConcurrencyLimit is the dispatcher's effective limit (the
+	// configured slots, less while the platform throttles); Throttled
+	// counts the invocations the platform refused (429) that the
+	// dispatcher handled.
+	ConcurrencyLimit prometheus.Gauge
+	Throttled        prometheus.Counter
+	StaleFence       prometheus.Counter
+	RedisErrors      *prometheus.CounterVec // op
+	S3Errors         *prometheus.CounterVec // op (the coordinator's own requests)
+	GCJobs           prometheus.Counter
+	GCObjects        prometheus.Counter
 	// The cost report, over all jobs.
 	S3Requests      *prometheus.CounterVec // verb: GET, PUT, LIST, DELETE, HEAD, other
 	S3Bytes         *prometheus.CounterVec // direction: read, written
@@ -113,6 +119,10 @@ func NewMetrics() *Metrics {
 	m.Invocation = prometheus.NewHistogram(prometheus.HistogramOpts{Name: "sluice_invocation_duration_seconds",
 		Help:    "Duration of function invocations (one task attempt), whatever their outcome.",
 		Buckets: prometheus.ExponentialBuckets(0.005, 2.5, 12)})
+	m.ConcurrencyLimit = prometheus.NewGauge(prometheus.GaugeOpts{Name: "sluice_function_concurrency_limit",
+		Help: "Task invocations this coordinator allows in flight now: the configured slots (--functions), less while the platform throttles (429)."})
+	m.Throttled = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_function_throttled_total",
+		Help: "Invocations the platform refused with 429 TooManyRequests; the attempt gave its slot back (cutting the concurrency limit) and waited for one again; it fails only if throttled past the outage budget without a commit."})
 	m.StaleFence = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_stale_fence_rejections_total",
 		Help: "State changes of this coordinator rejected because another coordinator took the job over."})
 	m.RedisErrors = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "sluice_redis_errors_total",
@@ -136,7 +146,7 @@ func NewMetrics() *Metrics {
 	m.CostDollars = prometheus.NewCounter(prometheus.CounterOpts{Name: "sluice_cost_dollars_total",
 		Help: "Estimated cost of jobs (S3 requests and Lambda) from the price table."})
 	for _, c := range []prometheus.Collector{m.S3Requests, m.S3Bytes, m.Invocations, m.FunctionSeconds, m.GBSeconds, m.CostDollars, m.JobsSubmitted, m.JobsFinished, m.JobsDriving, m.JobsTakenOver, m.Stages,
-		m.Tasks, m.Attempts, m.Retries, m.Failures, m.JobFailures, m.Hedges, m.InputRepairs, m.Invocation, m.StaleFence, m.RedisErrors, m.S3Errors,
+		m.Tasks, m.Attempts, m.Retries, m.Failures, m.JobFailures, m.Hedges, m.InputRepairs, m.Invocation, m.ConcurrencyLimit, m.Throttled, m.StaleFence, m.RedisErrors, m.S3Errors,
 		m.GCJobs, m.GCObjects} {
 		f(c)
 	}

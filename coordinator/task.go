@@ -1,12 +1,14 @@
 package coordinator
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"log/slog"
+	"math/rand/v2"
 	"sort"
 	"strconv"
 	"sync"
@@ -145,14 +147,15 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		live[a.Attempt] = true
 		go func(attempt int) {
 			queued := time.Now()
-			if err := c.dispatch.acquire(tctx, run.id, w.bytes); err != nil {
+			sl, err := c.dispatch.take(tctx, run.id, w.bytes)
+			if err != nil {
 				outs <- attemptOutcome{attempt: attempt, err: err}
 				return
 			}
 			at := time.Now()
 			running <- began{attempt, at}
-			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), log.With("attempt", attempt))
-			c.dispatch.release(run.id)
+			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), sl, log.With("attempt", attempt))
+			sl.release()
 			o.attempt, o.took = attempt, time.Since(at)
 			if o.lost != "" {
 				// Outside the dispatch slot: running the producer needs one.
@@ -251,9 +254,9 @@ func (c *Coordinator) hedgeCheck(tr *stageTracker, since time.Time, hedges int) 
 // says how it ended: committed (res), to be retried (retry), or failing the
 // task (err). An attempt that will never commit has its output deleted.
 // waited is how long the attempt waited for its dispatch slot (the queue
-// phase of its metrics, with the invocation's overhead).
+// phase of its metrics, with the invocation's overhead); sl is the slot.
 func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork,
-	limit int64, attempt int, waited time.Duration, log *slog.Logger) attemptOutcome {
+	limit int64, attempt int, waited time.Duration, sl *slot, log *slog.Logger) attemptOutcome {
 	ended := func(o attemptOutcome, label string) attemptOutcome {
 		c.metrics.Attempts.WithLabelValues(label).Inc()
 		if errors.Is(o.err, ErrStaleFence) {
@@ -320,7 +323,10 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	if packBytes == 0 {
 		w.arrival.arrive()
 	}
-	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), spec, deadline, packBytes, w.arrival, encoded)
+	if !c.cfg.AdaptiveConcurrency {
+		sl = nil // the invoker retries 429s itself, holding the slot
+	}
+	res, err := c.invoke(withTask(ctx, fmt.Sprintf("%s/%d/%d", run.id, st.ID, t)), run, spec, deadline, packBytes, w.arrival, encoded, sl)
 	c.metrics.Invocation.Observe(time.Since(began).Seconds())
 	c.chargeAttempt(ctx, run.id, res, time.Since(began), spec.FunctionMemory)
 	if err != nil {
@@ -461,7 +467,16 @@ func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t
 // A task of packBytes > 0 input bytes goes through the packer and may share
 // its invocation with other small tasks (the result then says
 // SharedInvocation unless it is the member that counts the invocation).
-func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadline time.Duration, packBytes int64, a *arrival, encoded func()) (*function.TaskResult, error) {
+//
+// With a dispatch slot sl (AdaptiveConcurrency), an invocation the
+// platform throttles (ErrThrottled: a 429, which the invoker returns at
+// once) is no failure of the attempt: the slot goes back to the dispatcher,
+// which cuts its limit, and the same attempt is invoked again once it has
+// a slot, its deadline counted from then. Only an attempt throttled
+// throttleQuiet times in a row while no task of the job commits for the
+// outage budget fails (with ErrThrottled, as before the limit: a platform
+// that runs nothing at all, e.g. a function with no concurrency).
+func (c *Coordinator) invoke(ctx context.Context, run *jobRun, spec *function.TaskSpec, deadline time.Duration, packBytes int64, a *arrival, encoded func(), sl *slot) (*function.TaskResult, error) {
 	body, err := spec.Encode()
 	if err != nil {
 		return nil, err
@@ -470,17 +485,37 @@ func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadl
 	// their refs (600 KB) for the invocation's length otherwise.
 	spec.Splits, spec.Inputs = nil, nil
 	encoded()
-	ictx, cancel := context.WithTimeout(withFunctionMemory(ctx, spec.FunctionMemory), deadline)
-	defer cancel()
 	var out []byte
 	shared := false
-	if packBytes > 0 {
-		out, shared, err = c.packer.invoke(ictx, body, packBytes, time.Now().Add(deadline), a)
-	} else {
-		out, err = c.invoker.Invoke(ictx, body)
-	}
-	if err == nil && ictx.Err() != nil && ctx.Err() == nil {
-		err = ictx.Err() // an invoker that returned a result past the deadline
+	for throttles := 0; ; throttles++ {
+		ictx, cancel := context.WithTimeout(withFunctionMemory(ctx, spec.FunctionMemory), deadline)
+		if sl != nil {
+			ictx = withThrottleReturn(ictx)
+		}
+		if packBytes > 0 {
+			out, shared, err = c.packer.invoke(ictx, body, packBytes, time.Now().Add(deadline), a)
+		} else {
+			out, err = c.invoker.Invoke(ictx, body)
+		}
+		if err == nil && ictx.Err() != nil && ctx.Err() == nil {
+			err = ictx.Err() // an invoker that returned a result past the deadline
+		}
+		cancel()
+		if sl == nil || ctx.Err() != nil || !errors.Is(err, ErrThrottled) {
+			if err == nil {
+				sl.ran()
+			}
+			break
+		}
+		c.metrics.Throttled.Inc()
+		if throttles+1 >= throttleQuiet && !c.withinOutage(ctx, run, "functions", err.Error()) {
+			break // throttled without end: fails as any invocation error
+		}
+		if err := sl.throttled(ctx, c.throttleWait(err, throttles)); err != nil {
+			return nil, fmt.Errorf("invoke: waiting for a function slot after a 429: %w", err)
+		}
+		// The wait was not the attempt's: its deadline starts again.
+		body = redeadline(body, spec, deadline)
 	}
 	if err != nil {
 		return nil, fmt.Errorf("invoke: %w", err)
@@ -495,6 +530,50 @@ func (c *Coordinator) invoke(ctx context.Context, spec *function.TaskSpec, deadl
 	}
 	res.SharedInvocation = shared
 	return &res, nil
+}
+
+// throttleQuiet is how many times in a row an attempt is throttled before
+// the job's outage clock is asked whether the functions are down
+// (outage.go): it then shows "waiting for functions" and, past the outage
+// budget without a commit, the attempt fails.
+const throttleQuiet = 3
+
+// throttleWait is how long an attempt throttled for the n-th time in a row
+// (from 0) waits before it queues for a slot again: the platform's
+// Retry-After when it sent one; none the first time (the limit was just
+// cut, so a slot comes back only as invocations end, when the platform
+// has room); then RetryBackoff doubling, up to 20 times it, with jitter.
+func (c *Coordinator) throttleWait(err error, n int) time.Duration {
+	base := max(c.cfg.RetryBackoff, time.Millisecond)
+	var te *ThrottledError
+	if errors.As(err, &te) && te.RetryAfter > 0 {
+		return min(te.RetryAfter, 20*base)
+	}
+	if n == 0 {
+		return 0
+	}
+	d := min(base<<min(n-1, 10), 20*base)
+	return d/2 + rand.N(d/2+1)
+}
+
+// redeadline moves the deadline of the encoded spec body (of spec) to d
+// from now, without encoding it again (its inputs are gone from spec).
+func redeadline(body []byte, spec *function.TaskSpec, d time.Duration) []byte {
+	old, err := json.Marshal(spec.Deadline)
+	if err != nil || spec.Deadline.IsZero() {
+		return body
+	}
+	next := time.Now().Add(d)
+	nb, err := json.Marshal(next)
+	if err != nil {
+		return body
+	}
+	key := []byte(`"deadline":`)
+	out := bytes.Replace(body, append(key[:len(key):len(key)], old...), append(key[:len(key):len(key)], nb...), 1)
+	if !bytes.Equal(out, body) {
+		spec.Deadline = next
+	}
+	return out
 }
 
 // specBytes is the input a task reads: its table splits and shuffle

@@ -15,6 +15,7 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 		"redis", "redis/s", "coCPU", "mdlCPU", "rdsCPU", "rdsMem", "RSS", "$")
 	var t QueryReport
 	t.Name, t.State = "total", "ok"
+	t.LimitMin = -1
 	bad := 0
 	for _, r := range rs {
 		line(w, r)
@@ -29,6 +30,10 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 		t.Sustained = max(t.Sustained, r.Sustained)
 		t.ModelCPU += r.ModelCPU
 		t.Throttled += r.Throttled
+		if t.LimitMin < 0 || r.LimitMin < t.LimitMin {
+			t.LimitMin = r.LimitMin
+		}
+		t.Limit = r.Limit
 		t.SlowDowns += r.SlowDowns
 		t.Retries += r.Retries
 		t.Gets += r.Gets
@@ -58,6 +63,7 @@ func PrintReport(w io.Writer, rs []QueryReport) {
 	fmt.Fprintf(w, "tasks %d, crashes %d, stragglers %d, hedged %d; coordinator CPU per task %v (models %v); in flight: peak %d, sustained over 1 s %d\n",
 		t.Tasks, t.Crashes, t.Stragglers, t.Hedges, perTask.Round(time.Microsecond), perTaskOf(t.ModelCPU, t.Tasks).Round(time.Microsecond),
 		t.PeakConc, t.Sustained)
+	fmt.Fprintf(w, "Lambda 429s %d; coordinator concurrency limit: lowest %d, at the end %d\n", t.Throttled, t.LimitMin, t.Limit)
 	fmt.Fprintf(w, "hottest GET prefix %s (%.0f/s), hottest PUT prefix %s (%.0f/s)\n",
 		shortPrefix(t.PeakGet.Prefix), t.PeakGet.Get, shortPrefix(t.PeakPut.Prefix), t.PeakPut.Put)
 	for _, r := range rs {

@@ -64,15 +64,20 @@ type QueryReport struct {
 	Functions     int64 // invocations that ran
 	PeakConc      int   // invocations in flight at once
 	Throttled     int64 // Lambda 429s
-	SlowDowns     int64 // S3 503s
-	Retries       int64 // task attempts the coordinator retried
-	Hedges        int64
-	Crashes       int64
-	Stragglers    int64
-	Gets, Puts    int64
-	PeakGet       PrefixPeak
-	PeakPut       PrefixPeak
-	RedisCmds     int64
+	// LimitMin is the coordinator's lowest effective concurrency limit
+	// while the query ran (sampled every 100 ms, and at its end; the
+	// configured slots unless the platform throttled), Limit the one at
+	// its end.
+	LimitMin, Limit int
+	SlowDowns       int64 // S3 503s
+	Retries         int64 // task attempts the coordinator retried
+	Hedges          int64
+	Crashes         int64
+	Stragglers      int64
+	Gets, Puts      int64
+	PeakGet         PrefixPeak
+	PeakPut         PrefixPeak
+	RedisCmds       int64
 	// RedisPeakOps is the most commands Redis ran in one real second:
 	// what the real coordinator put on it (its work is not compressed).
 	RedisPeakOps float64
@@ -259,6 +264,8 @@ func (s *Sim) sample(ctx context.Context, r *QueryReport, cmds0 int64, done <-ch
 		case <-t.C:
 		}
 		r.RSS = max(r.RSS, rss())
+		lim, _ := s.Co.ConcurrencyLimit()
+		r.LimitMin = min(r.LimitMin, lim)
 		info := s.redisInfo(ctx)
 		r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 		n := infoInt(info, "total_commands_processed")
@@ -292,6 +299,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	info0 := s.redisInfo(ctx)
 	s.Store.TakePeaks()
 	s.Platform.ResetPeak()
+	r.LimitMin, _ = s.Co.ConcurrencyLimit()
 	runtime.GC()
 	cpu0 := processCPU()
 	began := time.Now()
@@ -325,6 +333,8 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	r.ModelCPU = pl.ModelCPU - pl0.ModelCPU
 	r.CPU = processCPU() - cpu0 - r.ModelCPU
 	r.RSS = max(r.RSS, rss())
+	r.Limit, _ = s.Co.ConcurrencyLimit()
+	r.LimitMin = min(r.LimitMin, r.Limit)
 	info := s.redisInfo(ctx)
 	r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 	r.RedisCmds = infoInt(info, "total_commands_processed") - infoInt(info0, "total_commands_processed") - 1

@@ -252,3 +252,98 @@ func TestMixAdmission(t *testing.T) {
 		t.Errorf("only %d small jobs admitted while the big one ran: the test checks nothing", len(during))
 	}
 }
+
+// TestThrottledConcurrency runs the scan of TestScanStageNoTaskLost
+// (about a thousand tasks, 5% stragglers, 2% crashes) with the
+// coordinator allowed three times what the modelled account runs (no
+// ramp: the account's concurrency at once), and beside it an account that
+// never throttles. The dispatcher's limit must follow the account: every
+// task committed exactly once (the scan's committed input rows are
+// lineitem's, one partial count per task), no failed attempt but the
+// crashes' (a 429 is no failure), the limit cut, 429s bounded by a
+// quarter of the tasks (19-84 in runs here; without the limit this shape
+// also completes, with 132-198: at this size the old invoker's retries
+// ride it out, so the bound guards the limiter, it does not reproduce the
+// SL200 of 3,000 slots against 1,000); and without throttling the limit
+// never leaves the configured slots.
+func TestThrottledConcurrency(t *testing.T) {
+	addr := startRedis(t)
+	ctx := context.Background()
+	for _, tc := range []struct {
+		name      string
+		slots     int
+		account   int
+		throttled bool
+	}{
+		{"slots 3x the account", 96, 32, true},
+		{"account above the slots", 64, 1000, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			opts := testOptions(addr, 10)
+			opts.Coordinator.Adaptive = false
+			opts.Coordinator.SplitBytes = 2 << 20
+			opts.Coordinator.Concurrency = tc.slots
+			opts.Platform.Concurrency = tc.account
+			opts.Platform.BurstInitial, opts.Platform.BurstStep = tc.account, 0
+			opts.Platform.StragglerRate, opts.Platform.CrashRate = 0.05, 0.02
+			s, err := New(ctx, opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			var lineitem *catalog.Table
+			for _, tb := range s.Tables {
+				if tb.Name == "lineitem" {
+					lineitem = tb
+				}
+			}
+			const rows = 60_012_150 // lineitem at SF 10
+			tasks := len(adaptive.Splits(lineitem.Files, opts.Coordinator.SplitBytes))
+			r := s.Run(ctx, Query{Name: "count", SQL: "select count(*) from lineitem"})
+			t.Logf("%d scan tasks, %d slots, account %d: in flight at most %d; %d invocations, %d 429s, limit lowest %d, at the end %d; %d crashes, %d retries, %d hedges",
+				tasks, tc.slots, tc.account, r.PeakConc, r.Functions, r.Throttled, r.LimitMin, r.Limit, r.Crashes, r.Retries, r.Hedges)
+			if r.State != "succeeded" {
+				t.Fatalf("job %s: %s", r.State, r.Error)
+			}
+			for _, want := range []struct {
+				stage     int
+				tasks     int
+				inputRows int64
+				outRows   int64
+			}{
+				{0, tasks, rows, int64(tasks)},
+				{1, 1, int64(tasks), 1},
+			} {
+				st, err := s.Jobs.Stage(ctx, r.Job, want.stage)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if st.Tasks != want.tasks || st.Done != want.tasks || st.InputRows != want.inputRows || st.Rows != want.outRows {
+					t.Errorf("stage %d: %d tasks, %d committed, %d input rows, %d rows out; want %d, %d, %d, %d",
+						want.stage, st.Tasks, st.Done, st.InputRows, st.Rows, want.tasks, want.tasks, want.inputRows, want.outRows)
+				}
+			}
+			// Only crashes fail attempts: a throttled attempt waits for a
+			// slot again within the same attempt.
+			if r.Retries > r.Crashes {
+				t.Errorf("%d retries for %d crashes: throttling failed attempts", r.Retries, r.Crashes)
+			}
+			if r.PeakConc > tc.account {
+				t.Errorf("%d invocations ran at once, over the account's %d", r.PeakConc, tc.account)
+			}
+			if !tc.throttled {
+				if r.Throttled != 0 || r.LimitMin != tc.slots || r.Limit != tc.slots {
+					t.Errorf("not throttled: %d 429s, limit lowest %d, at the end %d; want 0, %d, %d",
+						r.Throttled, r.LimitMin, r.Limit, tc.slots, tc.slots)
+				}
+				return
+			}
+			if r.Throttled == 0 || r.LimitMin >= tc.slots {
+				t.Errorf("the shape was not throttled (%d 429s, limit lowest %d): the test checks nothing", r.Throttled, r.LimitMin)
+			}
+			if bound := int64(tasks) / 4; r.Throttled > bound {
+				t.Errorf("%d 429s for %d tasks, want at most %d", r.Throttled, tasks, bound)
+			}
+		})
+	}
+}
