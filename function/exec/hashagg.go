@@ -44,6 +44,10 @@ type hashAggOp struct {
 	// being merged) rather than rows.
 	spillSchema *arrow.Schema
 	mergeStates bool
+	// without GROUP BY (hashagg_spill_global.go): per call, where its
+	// values went on disk (nil: in memory); globalDone once its row is out
+	global     []*globalCall
+	globalDone bool
 
 	// adaptive partial aggregation (hashagg_skip.go)
 	seenRows    int64 // input rows consumed
@@ -194,6 +198,9 @@ func (h *hashAggOp) Close() error {
 			h.merge.close()
 		}
 		h.parts.remove()
+		for _, g := range h.global {
+			g.remove()
+		}
 	}
 	return h.in.Close()
 }
@@ -213,6 +220,15 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			return h.merge.next(ctx)
 		}
+	}
+	if h.global != nil {
+		// the one row of a global aggregate whose values went to disk
+		if h.globalDone {
+			h.res.release()
+			return nil, io.EOF
+		}
+		h.globalDone = true
+		return h.globalOutput(ctx)
 	}
 	total := h.ngroups
 	if h.emitted >= total && h.passThrough {
@@ -335,6 +351,8 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			var err error
 			if h.mergeStates {
 				err = h.accs[i].mergeSpilled(rec, gids)
+			} else if h.global != nil && h.global[i] != nil {
+				err = h.global[i].add(mem, rec)
 			} else {
 				err = h.accs[i].update(h.agg.Aggs[i], h.agg.Mode, rec, gids, n, mem)
 			}
@@ -368,6 +386,11 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			continue
 		case h.canSpillSingle() && h.res.spill(need):
 			if err := h.spillSingle(); err != nil {
+				return err
+			}
+			continue
+		case h.canSpillGlobal() && h.res.spill(need):
+			if err := h.spillGlobal(); err != nil {
 				return err
 			}
 			continue
