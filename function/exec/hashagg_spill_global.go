@@ -540,10 +540,13 @@ func streamDistinct(ctx context.Context, op Operator, schema plan.Schema, mem me
 func (h *hashAggOp) resultTooLarge(g *globalCall, err error) error {
 	var mle *MemoryLimitError
 	if errors.As(err, &mle) && mle.Reason == "" {
-		mle.Reason = fmt.Sprintf("the result of %s alone does not fit: it is built in memory", g.label)
+		mle.Reason = fmt.Sprintf("the result of %s %s", g.label, resultAloneReason)
 	}
 	return err
 }
+
+// resultAloneReason ends the reason of a result that alone does not fit.
+const resultAloneReason = "alone does not fit: it is built in memory"
 
 // globalStringAgg joins the strings of in (column 0, in order).
 func (h *hashAggOp) globalStringAgg(ctx context.Context, g *globalCall, in Operator) (arrow.Array, error) {
