@@ -212,6 +212,8 @@ func TestGlobalAggregatesSpill(t *testing.T) {
 			sum(l_quantity) as q, max(l_shipdate) as d from lineitem`},
 		{"distinct_ordered", `select string_agg(distinct l_shipmode, ',' order by l_shipmode) as modes, list(distinct l_shipmode order by l_shipmode) as l,
 			median(l_tax) as t, count(distinct l_suppkey) as s from lineitem`},
+		{"two_orders", `select string_agg(case when l_linenumber = 7 then l_comment end, '|' order by l_orderkey, l_linenumber) as a,
+			string_agg(case when l_linenumber = 6 then l_shipmode end, ',' order by l_partkey desc, l_orderkey, l_linenumber) as b, median(l_tax) as t from lineitem`},
 		{"distinct_sum_avg", `select sum(distinct l_extendedprice) as s, avg(distinct l_quantity) as a, count(distinct l_orderkey) as o from lineitem`},
 	} {
 		t.Run(c.name, func(t *testing.T) {

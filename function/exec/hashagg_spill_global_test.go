@@ -397,3 +397,91 @@ func TestGlobalAggregateFitsDoesNotSpill(t *testing.T) {
 		})
 	}
 }
+
+// TestGlobalAggregateSpillListWrapped: the list of several ORDER BYs
+// (list over one-element lists, NULL lists skipped, a NULL element kept)
+// spills beside a median and gives the in-memory list.
+func TestGlobalAggregateSpillListWrapped(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	lt := plan.ListOf(i64T)
+	inSchema := plan.Schema{{Name: "f", Type: f64T, Nullable: true}, {Name: "w", Type: lt, Nullable: true}}
+	var want []any
+	var fs []any
+	type row struct {
+		f    float64
+		w    int64
+		null bool // the list is NULL (another copy's row)
+		elem bool // the one element is NULL
+	}
+	var rs []row
+	for i := 0; i < 40000; i++ {
+		r := row{f: float64(rng.Intn(1000)), null: rng.Intn(50) != 0, elem: rng.Intn(4) == 0, w: int64(rng.Intn(100))}
+		rs = append(rs, r)
+		fs = append(fs, r.f)
+		if !r.null {
+			if r.elem {
+				want = append(want, nil)
+			} else {
+				want = append(want, r.w)
+			}
+		}
+	}
+	build := func(t *testing.T) []arrow.RecordBatch {
+		mem := checkedMem(t)
+		var out []arrow.RecordBatch
+		for lo := 0; lo < len(rs); lo += 1000 {
+			fb := array.NewFloat64Builder(mem)
+			lb := array.NewListBuilder(mem, arrow.PrimitiveTypes.Int64)
+			vb := lb.ValueBuilder().(*array.Int64Builder)
+			for _, r := range rs[lo : lo+1000] {
+				fb.Append(r.f)
+				switch {
+				case r.null:
+					lb.AppendNull()
+				case r.elem:
+					lb.Append(true)
+					vb.AppendNull()
+				default:
+					lb.Append(true)
+					vb.Append(r.w)
+				}
+			}
+			fa, la := fb.NewArray(), lb.NewArray()
+			out = append(out, array.NewRecordBatch(inSchema.Arrow(), []arrow.Array{fa, la}, 1000))
+			fa.Release()
+			la.Release()
+			fb.Release()
+			lb.Release()
+		}
+		return out
+	}
+	aggs := []plan.AggCall{
+		{Func: plan.AggListWrapped, Arg: cref(1, lt), Type: lt},
+		{Func: plan.AggMedian, Arg: cref(0, f64T), Type: f64T},
+	}
+	schema := plan.Schema{{Name: "l", Type: lt}, {Name: "m", Type: f64T}}
+	for _, limit := range []int64{0, 64 << 10} {
+		opts := Options{Mem: checkedMem(t), BatchRows: 700}
+		var check func()
+		if limit > 0 {
+			opts.Pool, check = spillPool(t, limit)
+		}
+		op, err := NewHashAggregate(newSource(inSchema.Arrow(), build(t)...), aggNode(plan.AggSingle, schema, nil, aggs...), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		recs := drainAll(t, op)
+		got := cells(t, recs)
+		releaseRecs(recs)
+		op.Close()
+		if !reflect.DeepEqual(got, []any{want, refQuantile(fs, 0.5, false)}) {
+			t.Errorf("budget %d: got %v, want %v", limit, trunc(got), trunc([]any{want, refQuantile(fs, 0.5, false)}))
+		}
+		if limit > 0 {
+			if opts.Pool.SpillCount() == 0 {
+				t.Errorf("budget %d: nothing spilled", limit)
+			}
+			check()
+		}
+	}
+}
