@@ -139,7 +139,13 @@ func (h *hashAggOp) spillGlobal() error {
 			return fmt.Errorf("spill: %w", err)
 		}
 		if held != nil {
-			err = g.write(mem, held)
+			// in batches of BatchRows, so the sort reading them back
+			// holds one batch at a time as it would the input's
+			for lo := 0; lo < held.Len() && err == nil; lo += h.opts.BatchRows {
+				part := array.NewSlice(held, int64(lo), int64(min(held.Len(), lo+h.opts.BatchRows)))
+				err = g.write(mem, part)
+				part.Release()
+			}
 			held.Release()
 			if err != nil {
 				return fmt.Errorf("exec: aggregate %s: %w", g.label, err)
