@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -396,10 +397,26 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			continue
 		}
 		if err := h.res.set(need); err != nil {
-			return err
+			return h.tooDeep(err)
 		}
 	}
 }
+
+// tooDeep names the cause of a grouped aggregate's memory limit at the
+// last spill level: partitioning by the keys no longer splits what it
+// holds, a group (or a few) larger than the budget (hashagg_spill.go).
+func (h *hashAggOp) tooDeep(err error) error {
+	var mle *MemoryLimitError
+	if h.table == nil || h.level < maxSpillLevel || !errors.As(err, &mle) || mle.Reason != "" {
+		return err
+	}
+	mle.Reason = fmt.Sprintf("%s %d levels deep still does not fit, holding %d group(s): a group larger than the budget", tooDeepReason, h.level, h.ngroups)
+	return err
+}
+
+// tooDeepReason starts the reason of an aggregate partition that spilling
+// again does not split.
+const tooDeepReason = "a partition spilled"
 
 func (h *hashAggOp) bytes() int64 {
 	var n int64
