@@ -77,6 +77,12 @@ func copyFresh(n node, md *metadata, m map[colID]colID) (node, bool) {
 	case *scanNode:
 		c := *n
 		c.cols = fresh(n.cols)
+		if n.out != nil {
+			c.out = make([]colID, len(n.out))
+			for i, id := range n.out {
+				c.out[i] = m[id]
+			}
+		}
 		c.ords = append([]int{}, n.ords...)
 		c.filters = xs(n.filters)
 		return &c, true

@@ -231,3 +231,49 @@ func TestNullSafeJoinKeys(t *testing.T) {
 		}
 	}
 }
+
+// TestJoinOrderDistinct: an equality of two low-cardinality strings is no
+// key join once the catalog knows their distinct values (TPC-DS q85's
+// cd1.cd_marital_status = cd2.cd_marital_status): the two demographics
+// scans meet through the fact table's keys, not with each other first.
+// Without the estimates the same query joins them first.
+func TestJoinOrderDistinct(t *testing.T) {
+	demo := func(distinct map[string]int64) *TableInfo {
+		d := table("demo", 1_920_800, 8_000_000, "d_sk", i64, "d_status", str, "d_edu", str)
+		d.Distinct = distinct
+		return d
+	}
+	ret := table("ret", 72_000, 5_000_000, "r_sk1", i64, "r_sk2", i64, "r_fee", money)
+	const sql = `select sum(r_fee) from ret, demo d1, demo d2
+		where d1.d_sk = r_sk1 and d2.d_sk = r_sk2
+		and d1.d_status = d2.d_status and d1.d_edu = d2.d_edu
+		and (d1.d_status = 'M' and d1.d_edu = 'College' or d1.d_status = 'S' and d1.d_edu = 'Primary')`
+	tests := []struct {
+		name     string
+		distinct map[string]int64
+		first    bool // d1 and d2 joined with each other first
+	}{
+		{"unknown", nil, true},
+		{"known", map[string]int64{"d_sk": 1_920_800, "d_status": 5, "d_edu": 7}, false},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			cat := fakeCatalog{"ret": ret, "demo": demo(tc.distinct)}
+			p, err := Plan(context.Background(), sql, cat, Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The innermost join is the last "Join:" line of the plan.
+			var inner string
+			for _, line := range strings.Split(p.Logical, "\n") {
+				if strings.Contains(line, "Join:") {
+					inner = line
+				}
+			}
+			first := strings.Contains(inner, "d1.d_status = d2.d_status")
+			if first != tc.first {
+				t.Errorf("d1 and d2 joined first: %v, want %v\n%s", first, tc.first, p.Logical)
+			}
+		})
+	}
+}

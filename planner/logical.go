@@ -73,12 +73,16 @@ type node interface {
 // scanNode reads a table. filters are predicates (over cols) that the scan
 // must apply; the physical plan applies them in a Filter right above the
 // scan and gives the prunable ones to the scan for row-group pruning.
+// out, when set, is the part of cols the scan passes on: the columns only
+// its filters read are dropped right after them (prune_columns sets it),
+// so they are neither shuffled nor held in a join's build side.
 type scanNode struct {
 	table   *TableInfo
 	alias   string
 	cols    []colID
 	ords    []int // table column ordinal of each of cols
 	filters []*plan.Expr
+	out     []colID // nil: all of cols
 }
 
 // filterNode keeps rows for which all conds are true.
@@ -176,7 +180,12 @@ func (n *limitNode) withChildren(ch []node) node {
 	return &c
 }
 
-func (n *scanNode) output() []colID    { return n.cols }
+func (n *scanNode) output() []colID {
+	if n.out != nil {
+		return n.out
+	}
+	return n.cols
+}
 func (n *filterNode) output() []colID  { return n.input.output() }
 func (n *projectNode) output() []colID { return n.cols }
 func (n *aggregateNode) output() []colID {
@@ -199,6 +208,13 @@ func (n *scanNode) describe(m *metadata) string {
 	fmt.Fprintf(&b, " projection=[%s]", strings.Join(names, ", "))
 	if len(n.filters) > 0 {
 		fmt.Fprintf(&b, " filters=[%s]", joinExprs(n.filters, ", "))
+	}
+	if n.out != nil {
+		names := make([]string, len(n.out))
+		for i, id := range n.out {
+			names[i] = m.col(id).name
+		}
+		fmt.Fprintf(&b, " output=[%s]", strings.Join(names, ", "))
 	}
 	return b.String()
 }

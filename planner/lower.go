@@ -173,13 +173,13 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 		}
 		return l.filter(f, n.conds)
 	case *projectNode:
-		f, err := l.lower(n.input)
+		f, err := l.lowerInput(n.input)
 		if err != nil {
 			return nil, err
 		}
 		return l.project(f, n.exprs, n.cols)
 	case *aggregateNode:
-		f, err := l.lower(n.input)
+		f, err := l.lowerInput(n.input)
 		if err != nil {
 			return nil, err
 		}
@@ -211,7 +211,32 @@ func (l *lowerer) lower(n node) (*fragment, error) {
 	return nil, fmt.Errorf("planner: internal error: cannot lower %T", n)
 }
 
+// lowerInput lowers the input of an operator that reads only the columns
+// it names (a projection, an aggregation): a scan's filter-only columns
+// need no Project of their own there.
+func (l *lowerer) lowerInput(n node) (*fragment, error) {
+	if s, ok := n.(*scanNode); ok {
+		return l.lowerScanAll(s)
+	}
+	return l.lower(n)
+}
+
+// lowerScan lowers a scan and its filters, and drops the columns only the
+// filters read (n.out) right after them.
 func (l *lowerer) lowerScan(n *scanNode) (*fragment, error) {
+	f, err := l.lowerScanAll(n)
+	if err != nil || n.out == nil {
+		return f, err
+	}
+	refs := make([]*plan.Expr, len(n.out))
+	for i, id := range n.out {
+		refs[i] = l.md.ref(id)
+	}
+	return l.project(f, refs, n.out)
+}
+
+// lowerScanAll lowers a scan and its filters, passing on every column read.
+func (l *lowerer) lowerScanAll(n *scanNode) (*fragment, error) {
 	names := make([]string, len(n.cols))
 	var paths [][]string
 	for i, ord := range n.ords {

@@ -50,6 +50,10 @@ type TableInfo struct {
 	// Skipped are the file columns left out of Columns because sluice
 	// cannot read their type: a reference to one is SL005 naming it.
 	Skipped []SkippedColumn
+	// Distinct estimates distinct values per column name (case as in
+	// Columns), for the join-order and aggregation estimates; a column
+	// without one is taken as unique.
+	Distinct map[string]int64
 }
 
 // SkippedColumn is a column of a table's files that the table leaves out

@@ -196,6 +196,16 @@ func (r nestedPaths) apply(root node, rc *ruleCtx) (node, error) {
 					c.cols, c.ords = append(c.cols, f), append(c.ords, s.ords[i])
 				}
 			}
+			if s.out != nil {
+				c.out = nil
+				for _, id := range s.out {
+					if fs, ok := fields[id]; ok {
+						c.out = append(c.out, fs...)
+					} else {
+						c.out = append(c.out, id)
+					}
+				}
+			}
 			return &c
 		}
 		ch := n.children()

@@ -23,20 +23,36 @@ func (r pruneColumns) apply(root node, rc *ruleCtx) (node, error) {
 func (r pruneColumns) prune(n node, need map[colID]bool, md *metadata) node {
 	switch n := n.(type) {
 	case *scanNode:
+		read := copySet(need)
 		for _, f := range n.filters {
-			exprCols(f, need)
+			exprCols(f, read)
 		}
 		c := *n
-		c.cols, c.ords = nil, nil
+		c.cols, c.ords, c.out = nil, nil, nil
+		var out []colID // what the operators above read
 		for i, id := range n.cols {
-			if need[id] {
+			if read[id] {
 				c.cols = append(c.cols, id)
 				c.ords = append(c.ords, n.ords[i])
+				if need[id] {
+					out = append(out, id)
+				}
 			}
 		}
 		if len(c.cols) == 0 && len(n.cols) > 0 {
 			i := narrowest(n.cols, md)
 			c.cols, c.ords = []colID{n.cols[i]}, []int{n.ords[i]}
+		}
+		if len(out) < len(c.cols) {
+			// Columns only the filters read go right after them; the
+			// row count survives in the narrowest column when nothing
+			// above reads one.
+			if len(out) == 0 {
+				out = []colID{c.cols[narrowest(c.cols, md)]}
+			}
+			if len(out) < len(c.cols) {
+				c.out = out
+			}
 		}
 		return &c
 	case *filterNode:

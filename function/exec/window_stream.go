@@ -34,28 +34,38 @@ import (
 //     UNBOUNDED FOLLOWING (the total less the prefix before the frame)
 //     need the partition's size or totals: the partition is written to a
 //     spill file of the pool while they are counted, then read back and
-//     streamed.
+//     streamed. min/max from a row to UNBOUNDED FOLLOWING keep the min/max
+//     of each block of the first pass (a batch of the spill file, read
+//     back whole in the second) and combine the rows held with the suffix
+//     of the blocks after them; count/sum/avg(DISTINCT x) over the whole
+//     partition fold the distinct values of x, sorted by the sort
+//     operator (which spills) over the spill file read once more.
+//   - frames found among the rows held (dyn): RANGE and GROUPS offsets and
+//     EXCLUDE GROUP/TIES compute each row's frame over the rows held as
+//     in memory, once it ends before the last row held; the rows held go
+//     back to the first pending row's frame start (a sliding window as
+//     wide as the frame, SL104 when that is more than the budget).
 //
-// Anything else (min/max from a row to UNBOUNDED FOLLOWING, RANGE and
-// GROUPS offsets, EXCLUDE but CURRENT ROW, DISTINCT but over the whole
-// partition, non-constant offsets, a peer group of ties larger than the
-// budget that a call needs whole) is SL104 naming the call and frame.
+// Anything else (lag/lead of a non-constant offset, EXCLUDE with an
+// UNBOUNDED bound, a frame or a peer group of ties that a call needs
+// whole larger than the budget) is SL104 naming the call and frame.
 
 // streamKind is how a call is computed over a streamed partition.
 type streamKind int
 
 const (
-	skContext     streamKind = iota // evaluated over the chunk with rows around it
-	skRowNumber                     // partition row number + 1
-	skRank                          // the peer group's start + 1
-	skDenseRank                     // peer groups so far
-	skPercentRank                   // two passes: the partition's size
-	skCumeDist                      // two passes, and the whole peer group
-	skNtile                         // two passes: the partition's size
-	skPrefix                        // a frame from UNBOUNDED PRECEDING: a running state
-	skWhole                         // two passes: the whole partition's value
-	skLastToEnd                     // two passes: last_value up to UNBOUNDED FOLLOWING
-	skSuffix                        // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
+	skContext      streamKind = iota // evaluated over the chunk with rows around it
+	skRowNumber                      // partition row number + 1
+	skRank                           // the peer group's start + 1
+	skDenseRank                      // peer groups so far
+	skPercentRank                    // two passes: the partition's size
+	skCumeDist                       // two passes, and the whole peer group
+	skNtile                          // two passes: the partition's size
+	skPrefix                         // a frame from UNBOUNDED PRECEDING: a running state
+	skWhole                          // two passes: the whole partition's value
+	skLastToEnd                      // two passes: last_value up to UNBOUNDED FOLLOWING
+	skSuffix                         // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
+	skSuffixMinMax                   // two passes: min/max to UNBOUNDED FOLLOWING, from the blocks' summaries
 )
 
 // streamCall is the plan of one call over a streamed partition.
@@ -71,6 +81,19 @@ type streamCall struct {
 	endOff   int
 	startOff int
 	nth      int64 // first_value 1, nth_value n
+	// dyn: the frame's bounds (fr, EXCLUDE included) are found among the
+	// rows held, as in memory: a row is computed once its frame ends
+	// before the last row held (a frame to UNBOUNDED FOLLOWING: once it
+	// starts need rows before it); the rows held go back to the frame
+	// start of the first row not computed (from UNBOUNDED PRECEDING: to
+	// its frame's last row and the rows not folded yet). RANGE and GROUPS
+	// offsets, EXCLUDE GROUP and TIES.
+	dyn  bool
+	fr   plan.Frame
+	need int
+	// distinct: skWhole of count/sum/avg(DISTINCT x), folded from the
+	// partition's values sorted (the sort operator over the spill file).
+	distinct bool
 }
 
 // errNoStream is why a call cannot be streamed (wrapped with the call).
@@ -161,6 +184,9 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 	up := fr.Start.Kind == plan.BoundUnboundedPreceding
 	uf := fr.End.Kind == plan.BoundUnboundedFollowing
 	if call.Distinct && !minMax {
+		if up && uf && fr.Exclude == plan.ExcludeNoOthers && call.Func.IsAggregate() && len(call.Args) == 1 {
+			return streamCall{kind: skWhole, twoPass: true, distinct: true}, nil
+		}
 		return no("DISTINCT")
 	}
 	so, sok := rowsOff(fr.Start)
@@ -216,6 +242,36 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		if peerBound(fr.Start) && peerBound(fr.End) {
 			return streamCall{kind: skContext, peers: true}, nil
 		}
+	}
+	// The frame's bounds among the rows held (RANGE and GROUPS offsets,
+	// EXCLUDE): a sliding window as wide as the frame.
+	dyn := streamCall{dyn: true, fr: fr}
+	switch {
+	case fr.Exclude != plan.ExcludeNoOthers && (up || uf):
+	case !up && !uf:
+		dyn.kind = skContext
+		return dyn, nil
+	case up:
+		switch {
+		case fn == plan.WinLastValue:
+			dyn.kind = skContext
+		default:
+			dyn.kind, dyn.nth = skPrefix, nth
+		}
+		return dyn, nil
+	case uf:
+		dyn.twoPass = true
+		switch fn {
+		case plan.WindowFunc(plan.AggCountStar), plan.WindowFunc(plan.AggCount), plan.WindowFunc(plan.AggSum), plan.WindowFunc(plan.AggAvg):
+			dyn.kind = skSuffix
+		case plan.WindowFunc(plan.AggMin), plan.WindowFunc(plan.AggMax):
+			dyn.kind = skSuffixMinMax
+		case plan.WinLastValue:
+			dyn.kind = skLastToEnd
+		default: // first_value, nth_value: the frame's nth row
+			dyn.kind, dyn.twoPass, dyn.need = skContext, false, int(nth-1)
+		}
+		return dyn, nil
 	}
 	return no("")
 }
@@ -276,11 +332,23 @@ type winStream struct {
 	folded    []int64       // per call: skPrefix, rows folded into aggs
 	capt      []arrow.Array // per call: a value kept (1 row): first/nth/last row, whole aggregate
 	streamed  int64         // rows emitted
+	// skSuffixMinMax: the first pass's blocks (the spill file's batches,
+	// read back as they were written) start at these partition rows; per
+	// call, each block's min/max (1 row each), then after the first pass
+	// sfx: the min/max of blocks k.. at k (len(blocks)+1 rows, the last
+	// NULL).
+	blocks []int64
+	bvals  [][]arrow.Array
+	sfx    []arrow.Array
+	// holder is the dyn call whose frame holds the most rows (the earliest
+	// row kept or the earliest row not computed), -1 when none: the call
+	// SL104 names.
+	holder int
 }
 
 func (o *windowOp) newStream() (*winStream, error) {
-	s := &winStream{o: o, back: 1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
-		capt: make([]arrow.Array, len(o.w.Calls))}
+	s := &winStream{o: o, back: 1, holder: -1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
+		capt: make([]arrow.Array, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
 	for i, call := range o.w.Calls {
 		sc, err := o.streamPlan(call)
@@ -291,7 +359,7 @@ func (o *windowOp) newStream() (*winStream, error) {
 		s.back, s.ahead = max(s.back, sc.back), max(s.ahead, sc.ahead)
 		s.peers = s.peers || sc.peers
 		s.twoPass = s.twoPass || sc.twoPass
-		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix) {
+		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix || sc.kind == skSuffixMinMax) {
 			s.aggs[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
 		if sc.kind == skSuffix {
@@ -315,7 +383,15 @@ func (s *winStream) heldBytes() int64 {
 			n += arrayBytes(a)
 		}
 	}
-	return n
+	for i, a := range s.sfx {
+		if a != nil {
+			n += arrayBytes(a)
+		}
+		for _, b := range s.bvals[i] {
+			n += arrayBytes(b)
+		}
+	}
+	return n + 8*int64(len(s.blocks))
 }
 
 func (s *winStream) release() {
@@ -328,6 +404,11 @@ func (s *winStream) release() {
 	}
 	s.pend = nil
 	releaseAll(s.capt)
+	releaseAll(s.sfx)
+	for _, bs := range s.bvals {
+		releaseAll(bs)
+	}
+	s.bvals = nil
 	for _, a := range s.aggs {
 		if a != nil {
 			a.release()
@@ -358,7 +439,7 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
-		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix {
+		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix && sc.kind != skSuffixMinMax || sc.distinct {
 			continue
 		}
 		var x arrow.Array
@@ -374,6 +455,14 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 				defer x.Release()
 			}
 			switch {
+			case sc.kind == skSuffixMinMax:
+				b := newRunAgg(plan.AggFunc(call.Func), s.aggs[i].t)
+				defer b.release()
+				v, err := b.stepMinMax(mem, x, 0, []int{n})
+				if err != nil {
+					return err
+				}
+				s.bvals[i] = append(s.bvals[i], v)
 			case s.tots[i] != nil:
 				v, err := s.tots[i].step(mem, x, 0, []int{n}, nil)
 				if err == nil {
@@ -402,7 +491,170 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 			return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 		}
 	}
+	s.blocks = append(s.blocks, s.total)
 	s.total += int64(n)
+	return nil
+}
+
+// endTally ends the first pass: the suffixes of the blocks' min/max, and
+// the DISTINCT aggregates, from the partition's values sorted (the sort
+// operator, which spills as it must, over the spill file read once more).
+func (s *winStream) endTally(ctx context.Context, spill *spillFile) error {
+	o := s.o
+	for i, call := range o.w.Calls {
+		sc := s.calls[i]
+		switch {
+		case sc.kind == skSuffixMinMax:
+			if err := s.suffixBlocks(i); err != nil {
+				return fmt.Errorf("exec: window: %s: %w", call.Func, err)
+			}
+		case sc.distinct:
+			if err := s.distinctWhole(ctx, i, call, spill); err != nil {
+				return fmt.Errorf("exec: window: %s(DISTINCT): %w", call.Func, err)
+			}
+		}
+	}
+	return nil
+}
+
+// suffixBlocks turns call i's blocks' min/max into their suffixes.
+func (s *winStream) suffixBlocks(i int) error {
+	mem := s.o.opts.Mem
+	bs := s.bvals[i]
+	s.bvals[i] = nil
+	defer releaseAll(bs)
+	t := s.aggs[i].t
+	if len(bs) == 0 || layoutOf(bs[0]) == kNull {
+		s.sfx[i] = makeNulls(mem, t, len(bs)+1)
+		return nil
+	}
+	arr, err := array.Concatenate(bs, mem)
+	if err != nil {
+		return err
+	}
+	defer arr.Release()
+	less, err := lessAt(arr)
+	if err != nil {
+		return err
+	}
+	vb, voff := validityOf(arr)
+	isMax := plan.AggFunc(s.o.w.Calls[i].Func) == plan.AggMax
+	idx := make([]int32, len(bs)+1)
+	idx[len(bs)] = -1
+	for k := len(bs) - 1; k >= 0; k-- {
+		b, r := idx[k+1], int32(k)
+		if isValid(vb, voff, k) && (b < 0 || !isMax && less(r, b) || isMax && less(b, r)) {
+			b = r
+		}
+		idx[k] = b
+	}
+	s.sfx[i], err = takeNullable(mem, arr, idx)
+	return err
+}
+
+// distinctWhole folds the distinct values of call i's argument over the
+// whole partition (the spill file's rows) into its value kept.
+func (s *winStream) distinctWhole(ctx context.Context, i int, call plan.WindowCall, spill *spillFile) error {
+	o := s.o
+	mem := o.opts.Mem
+	src, err := spill.reread(mem)
+	if err != nil {
+		return err
+	}
+	x := call.Args[0]
+	one := plan.Schema{{Name: "x", Type: x.Type, Nullable: true}}
+	proj, err := NewProject(src, &plan.Node{Kind: plan.KindProject, Exprs: []*plan.Expr{x}, Schema: one}, o.opts)
+	if err != nil {
+		src.Close()
+		return err
+	}
+	sorted, err := NewSort(proj, &plan.Node{Kind: plan.KindSort, Schema: one, SortKeys: []plan.SortKey{{Expr: plan.Column(0, "x", x.Type)}}, Limit: -1}, o.opts)
+	if err != nil {
+		proj.Close()
+		return err
+	}
+	defer sorted.Close()
+	agg := s.aggs[i]
+	var prev arrow.Array // the last value of the batch before (1 row)
+	defer func() {
+		if prev != nil {
+			prev.Release()
+		}
+	}()
+	for {
+		rec, err := sorted.Next(ctx)
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return err
+		}
+		n := int(rec.NumRows())
+		if n == 0 {
+			rec.Release()
+			continue
+		}
+		err = func() error {
+			defer rec.Release()
+			col := rec.Column(0)
+			var v arrow.Array
+			if layoutOf(col) == kNull {
+				v = col
+				v.Retain()
+			} else {
+				// Each value once: NULL where a row equals the row before.
+				arr, off := col, 0
+				if prev != nil {
+					c, err := array.Concatenate([]arrow.Array{prev, col}, mem)
+					if err != nil {
+						return err
+					}
+					defer c.Release()
+					arr, off = c, 1
+				}
+				less, err := lessAt(arr)
+				if err != nil {
+					return err
+				}
+				vb, voff := validityOf(arr)
+				idx := make([]int32, n)
+				for j := range idx {
+					r := int32(j + off)
+					idx[j] = r
+					if !isValid(vb, voff, int(r)) || r > 0 && isValid(vb, voff, int(r-1)) && !less(r-1, r) {
+						idx[j] = -1
+					}
+				}
+				if v, err = takeNullable(mem, arr, idx); err != nil {
+					return err
+				}
+				if prev != nil {
+					prev.Release()
+				}
+				prev = array.NewSlice(col, int64(n-1), int64(n))
+				if c, err := array.Concatenate([]arrow.Array{prev}, mem); err == nil {
+					prev.Release()
+					prev = c
+				} else {
+					v.Release()
+					return err
+				}
+			}
+			defer v.Release()
+			res, err := agg.step(mem, v, 0, []int{n}, nil)
+			if err != nil {
+				return err
+			}
+			if s.capt[i] != nil {
+				s.capt[i].Release()
+			}
+			s.capt[i] = res
+			return nil
+		}()
+		if err != nil {
+			return err
+		}
+	}
 	return nil
 }
 
@@ -441,10 +693,29 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 			// first row held back is in (the last group may go on).
 			cut = int(f.qs[min(cut, n-1)])
 		}
+		// A frame found among the rows held must end before the last of
+		// them (or, to UNBOUNDED FOLLOWING, start before it).
+		for ci, sc := range s.calls {
+			if !sc.dyn {
+				continue
+			}
+			for i := kc; i < cut; i++ {
+				lo, hi := f.frame(sc.fr, i)
+				if sc.fr.End.Kind != plan.BoundUnboundedFollowing && hi >= n ||
+					sc.fr.End.Kind == plan.BoundUnboundedFollowing && lo+sc.need >= n {
+					cut, s.holder = i, ci
+					break
+				}
+			}
+		}
+		if s.peers && cut > 0 && cut < n {
+			cut = int(f.qs[cut])
+		}
 	}
 	if cut <= kc {
 		return nil, nil // wait for more rows
 	}
+	s.holder = -1
 	m := cut - kc
 	rstart := s.base - int64(kc) // partition row number of r's first row
 	// Peer groups: each emitted row's group start and dense rank.
@@ -478,7 +749,30 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 	if err != nil {
 		return nil, fmt.Errorf("exec: window: %w", err)
 	}
-	// Keep the rows the next chunk looks back on, and those not emitted.
+	// Keep the rows the next chunk looks back on, and those not emitted:
+	// the rows before, and from the first row not emitted (the last one
+	// emitted when none is left) back to its frame's start.
+	keep := max(0, cut-s.back)
+	for i, sc := range s.calls {
+		if !sc.dyn {
+			continue
+		}
+		lo, hi := f.frame(sc.fr, min(cut, n-1))
+		k := keep
+		switch {
+		case sc.fr.Start.Kind != plan.BoundUnboundedPreceding:
+			k = min(k, lo)
+		case sc.fr.End.Kind != plan.BoundUnboundedFollowing:
+			k = min(k, max(0, hi-1))
+		}
+		if s.aggs[i] != nil && (sc.kind == skPrefix || sc.kind == skSuffix) {
+			k = min(k, max(0, int(s.folded[i]-rstart)))
+		}
+		if k < keep || s.holder < 0 {
+			keep, s.holder = k, i
+		}
+	}
+	keep = min(keep, cut)
 	if s.ctx != nil {
 		s.ctx.Release()
 		s.ctx = nil
@@ -487,7 +781,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 		b.Release()
 	}
 	s.pend = nil
-	if s.ctx, err = copyRows(mem, r, max(0, cut-s.back), cut); err != nil {
+	if s.ctx, err = copyRows(mem, r, keep, cut); err != nil {
 		res.Release()
 		return nil, err
 	}
@@ -602,12 +896,21 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 		}
 		return kept(func(int) bool { return true }) // nothing kept: nth_value past the partition
 	case skLastToEnd:
+		if sc.dyn {
+			return kept(func(j int) bool { lo, _ := f.frame(sc.fr, kc+j); return rstart+int64(lo) <= s.total-1 })
+		}
 		return kept(func(j int) bool { return s.base+int64(j)+int64(sc.startOff) <= s.total-1 })
+	case skSuffixMinMax:
+		return s.suffixMinMax(i, call, r, f, kc, cut, rstart)
 	case skPrefix, skSuffix:
 		n := int(r.NumRows())
 		ends := make([]int, m) // each row's frame end in r (skSuffix: its start)
 		for j := range ends {
 			switch {
+			case sc.dyn && sc.kind == skSuffix:
+				ends[j], _ = f.frame(sc.fr, kc+j)
+			case sc.dyn:
+				_, ends[j] = f.frame(sc.fr, kc+j)
 			case sc.kind == skSuffix && sc.peerEnd:
 				ends[j] = int(f.qs[kc+j])
 			case sc.kind == skSuffix:
@@ -637,6 +940,9 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 			}
 			return kept(func(j int) bool { return rstart+int64(ends[j]) >= sc.nth })
 		}
+		if s.folded[i] < rstart {
+			return nil, fmt.Errorf("internal: rows %d to %d are gone before they were folded", s.folded[i], rstart)
+		}
 		from := max(0, int(s.folded[i]-rstart))
 		for j := range ends {
 			ends[j] = max(ends[j], from)
@@ -661,6 +967,63 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown stream kind %d", sc.kind)
+}
+
+// suffixMinMax is min/max from each row's frame start to the partition's
+// end: over the rows held from the start to their end (a block boundary:
+// the batches of the second pass are the first pass's blocks), then the
+// blocks after, from their suffix kept.
+func (s *winStream) suffixMinMax(i int, call plan.WindowCall, r arrow.RecordBatch, f *partitions, kc, cut int, rstart int64) (arrow.Array, error) {
+	mem := s.o.opts.Mem
+	sc := s.calls[i]
+	n := int(r.NumRows())
+	m := cut - kc
+	end := rstart + int64(n)
+	k := sort.Search(len(s.blocks), func(k int) bool { return s.blocks[k] >= end })
+	if k < len(s.blocks) && s.blocks[k] != end || k == len(s.blocks) && end != s.total {
+		return nil, fmt.Errorf("internal: rows held end at %d, not at a block's start", end)
+	}
+	x, err := Eval(call.Args[0], r, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer x.Release()
+	sfx := array.NewSlice(s.sfx[i], int64(k), int64(k+1))
+	defer sfx.Release()
+	if layoutOf(x) == kNull {
+		return takeNullable(mem, sfx, make([]int32, m))
+	}
+	arr, err := array.Concatenate([]arrow.Array{sfx, x}, mem)
+	if err != nil {
+		return nil, err
+	}
+	defer arr.Release()
+	less, err := lessAt(arr)
+	if err != nil {
+		return nil, err
+	}
+	vb, voff := validityOf(arr)
+	isMax := plan.AggFunc(call.Func) == plan.AggMax
+	// best[p]: the best of rows p.. of r and the blocks after (arr's rows
+	// p+1.. and 0), -1 when all are NULL.
+	best := make([]int32, n+1)
+	best[n] = -1
+	if isValid(vb, voff, 0) {
+		best[n] = 0
+	}
+	for p := n - 1; p >= 0; p-- {
+		b, q := best[p+1], int32(p+1)
+		if isValid(vb, voff, int(q)) && (b < 0 || !isMax && less(q, b) || isMax && less(b, q)) {
+			b = q
+		}
+		best[p] = b
+	}
+	idx := make([]int32, m)
+	for j := range idx {
+		lo, _ := f.frame(sc.fr, kc+j)
+		idx[j] = best[min(max(lo, 0), n)]
+	}
+	return takeNullable(mem, arr, idx)
 }
 
 // concat concatenates record batches of the input's schema into one.
@@ -982,10 +1345,16 @@ func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
 // an open peer group of ties that a call needs whole.
 func (o *windowOp) bigHold() error {
 	held := 2 * (o.big.st.heldBytes() + o.held)
-	if !o.res.fits(held) && o.big.st.peers {
-		for _, c := range o.w.Calls {
-			if sc, _ := o.streamPlan(c); sc.peers {
+	if !o.res.fits(held) {
+		if h := o.big.st.holder; h >= 0 {
+			return o.streamError(o.w.Calls[h], errors.New("needs the rows of a frame larger than the budget at once"))
+		}
+		for i, c := range o.w.Calls {
+			switch sc := o.big.st.calls[i]; {
+			case sc.peers:
 				return o.streamError(c, errors.New("needs a peer group of ORDER BY ties larger than the budget whole"))
+			case sc.dyn:
+				return o.streamError(c, errors.New("needs the rows of a frame larger than the budget at once"))
 			}
 		}
 	}
@@ -1022,7 +1391,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 	b, err := o.in.Next(ctx)
 	if err == io.EOF {
 		o.inDone = true
-		return o.endBig()
+		return o.endBig(ctx)
 	}
 	if err != nil {
 		return err
@@ -1052,14 +1421,17 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 	} else {
 		b.Release()
 	}
-	return o.endBig()
+	return o.endBig(ctx)
 }
 
 // endBig ends the streamed partition: computes its last rows, or starts
 // its second pass.
-func (o *windowOp) endBig() error {
+func (o *windowOp) endBig(ctx context.Context) error {
 	big := o.big
 	if big.spill != nil {
+		if err := big.st.endTally(ctx, big.spill); err != nil {
+			return err
+		}
 		op, err := big.spill.open(o.opts.Mem)
 		if err != nil {
 			return err

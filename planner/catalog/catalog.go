@@ -64,6 +64,11 @@ type Table struct {
 	// out of Columns (a reference to one is SL005) and named in a warning
 	// when the table is registered.
 	Skipped []planner.SkippedColumn `json:"skipped,omitempty"`
+	// Distinct estimates the distinct values of plain columns, by name,
+	// from the Parquet footers when the table was registered (distinct.go);
+	// a column without one is taken as unique. Files a re-list adds do
+	// not change it.
+	Distinct map[string]int64 `json:"distinct,omitempty"`
 }
 
 // RowsText renders the row count for people: "1234", or "~1234
@@ -236,7 +241,7 @@ func (s *Store) Table(ctx context.Context, name string) (*planner.TableInfo, err
 	if err != nil {
 		return nil, err
 	}
-	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes, View: t.View, Skipped: t.Skipped}, nil
+	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes, View: t.View, Skipped: t.Skipped, Distinct: t.Distinct}, nil
 }
 
 // Inspect builds a table's catalog entry from the Parquet files at prefix
@@ -263,8 +268,9 @@ func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string,
 	}
 	t := &Table{Name: name, Format: "parquet", Location: prefix, Schema: opts.Schema, NoHive: opts.NoHive}
 	var fileCols []plan.Field
+	distinct := map[string]*distinctAcc{}
 	for _, o := range objs {
-		f, cols, skipped, err := inspectFile(ctx, b, o)
+		f, cols, skipped, err := inspectFile(ctx, b, o, distinct)
 		if err != nil {
 			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
@@ -284,6 +290,14 @@ func InspectParquet(ctx context.Context, b objstore.Bucket, name, prefix string,
 	}
 	if err := applyPartitions(t, fileCols); err != nil {
 		return nil, err
+	}
+	for name, a := range distinct {
+		if n := a.estimate(); n > 0 {
+			if t.Distinct == nil {
+				t.Distinct = map[string]int64{}
+			}
+			t.Distinct[name] = n
+		}
 	}
 	if len(t.Skipped) > 0 {
 		var names []string
@@ -308,7 +322,10 @@ func (t *Table) SkippedText() string {
 	return fmt.Sprintf("table %s: columns left out, their types are not supported: %s", t.Name, strings.Join(names, ", "))
 }
 
-func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) (layout.File, []plan.Field, []planner.SkippedColumn, error) {
+// inspectFile reads one Parquet file's footer: its row groups, its
+// columns, and (into distinct, when not nil, by top-level column name)
+// each plain column's distinct-value bounds.
+func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo, distinct map[string]*distinctAcc) (layout.File, []plan.Field, []planner.SkippedColumn, error) {
 	ra := objstore.NewReaderAt(ctx, b, o.Key, o.Size)
 	pf, err := file.NewParquetReader(ra)
 	if err != nil {
@@ -336,8 +353,17 @@ func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo) 
 		var compressed int64
 		for c := 0; c < rg.NumColumns(); c++ {
 			cc, err := rg.ColumnChunk(c)
-			if err == nil {
-				compressed += cc.TotalCompressedSize()
+			if err != nil {
+				continue
+			}
+			compressed += cc.TotalCompressedSize()
+			if path := cc.PathInSchema(); distinct != nil && len(path) == 1 {
+				a := distinct[path[0]]
+				if a == nil {
+					a = &distinctAcc{}
+					distinct[path[0]] = a
+				}
+				a.add(cc, rg.NumRows())
 			}
 		}
 		out.RowGroups = append(out.RowGroups, layout.RowGroup{Rows: rg.NumRows(), Bytes: compressed})

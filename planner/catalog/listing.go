@@ -192,7 +192,7 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 			changed = true
 			switch t.Format {
 			case "parquet":
-				nf, cols, skipped, err := inspectFile(ctx, b, o)
+				nf, cols, skipped, err := inspectFile(ctx, b, o, nil)
 				if err != nil {
 					return false, fmt.Errorf("table %s: %w", t.Name, err)
 				}

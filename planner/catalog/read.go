@@ -96,7 +96,7 @@ func (s *Store) ReadFiles(ctx context.Context, r *planner.ReadCall) (*planner.Ta
 	if err != nil {
 		return nil, fmt.Errorf("keep %s: %w", name, err)
 	}
-	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes}, nil
+	return &planner.TableInfo{Name: t.Name, Format: t.Format, Columns: t.Columns, Rows: t.Rows, Bytes: t.Bytes, Distinct: t.Distinct}, nil
 }
 
 // pathKey checks a path as a LOCATION is checked and returns its key.
