@@ -49,6 +49,7 @@ type hashAggOp struct {
 	// values went on disk (nil: in memory); globalDone once its row is out
 	global     []*globalCall
 	globalDone bool
+	globalHeld int64 // bytes of the spilled calls' results built so far
 
 	// adaptive partial aggregation (hashagg_skip.go)
 	seenRows    int64 // input rows consumed

@@ -309,6 +309,9 @@ func (h *hashAggOp) globalOutput(ctx context.Context) (arrow.RecordBatch, error)
 		if g := h.global[i]; g != nil {
 			arr, err = h.globalResult(ctx, g, t)
 			g.remove()
+			if err == nil {
+				h.globalHeld += arrayBytes(arr) // the results built so far stay held
+			}
 		} else {
 			arr, err = h.accs[i].acc.Result(mem, t, 0, 1)
 		}
@@ -557,7 +560,7 @@ const resultAloneReason = "alone does not fit: it is built in memory"
 // globalStringAgg joins the strings of in (column 0, in order).
 func (h *hashAggOp) globalStringAgg(ctx context.Context, g *globalCall, in Operator) (arrow.Array, error) {
 	mem := h.opts.Mem
-	base := h.bytes()
+	base := h.bytes() + h.globalHeld
 	var sb strings.Builder
 	some := false
 	for {
@@ -610,7 +613,7 @@ func (h *hashAggOp) globalList(ctx context.Context, g *globalCall, in Operator, 
 	if err != nil {
 		return nil, err
 	}
-	base := h.bytes()
+	base := h.bytes() + h.globalHeld
 	var held int64
 	var idx []int32
 	for {
