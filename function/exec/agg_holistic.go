@@ -275,6 +275,21 @@ func quantile(v []float64, f float64, discrete bool) float64 {
 	return v[lo] + (pos-float64(lo))*(v[hi]-v[lo])
 }
 
+// sortFloats sorts v ascending with NaN after every number, as DuckDB
+// orders doubles (slices.Sort puts NaN first).
+func sortFloats(v []float64) {
+	slices.Sort(v)
+	k := 0
+	for k < len(v) && v[k] != v[k] {
+		k++
+	}
+	if k > 0 {
+		nans := slices.Clone(v[:k])
+		copy(v, v[k:])
+		copy(v[len(v)-k:], nans)
+	}
+}
+
 func (a *quantileAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int) (arrow.Array, error) {
 	n := hi - lo
 	vbuf, valid := newBitmap(mem, n)
@@ -288,7 +303,7 @@ func (a *quantileAcc) Result(mem memory.Allocator, _ arrow.DataType, lo, hi int)
 		if len(v) == 0 {
 			continue
 		}
-		slices.Sort(v)
+		sortFloats(v)
 		out[i] = quantile(v, f, a.call.Func == plan.AggPercentileDisc)
 		setBit(valid, i)
 	}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 
@@ -44,6 +45,11 @@ type hashAggOp struct {
 	// being merged) rather than rows.
 	spillSchema *arrow.Schema
 	mergeStates bool
+	// without GROUP BY (hashagg_spill_global.go): per call, where its
+	// values went on disk (nil: in memory); globalDone once its row is out
+	global     []*globalCall
+	globalDone bool
+	globalHeld int64 // bytes of the spilled calls' results built so far
 
 	// adaptive partial aggregation (hashagg_skip.go)
 	seenRows    int64 // input rows consumed
@@ -194,6 +200,9 @@ func (h *hashAggOp) Close() error {
 			h.merge.close()
 		}
 		h.parts.remove()
+		for _, g := range h.global {
+			g.remove()
+		}
 	}
 	return h.in.Close()
 }
@@ -213,6 +222,15 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			return h.merge.next(ctx)
 		}
+	}
+	if h.global != nil {
+		// the one row of a global aggregate whose values went to disk
+		if h.globalDone {
+			h.res.release()
+			return nil, io.EOF
+		}
+		h.globalDone = true
+		return h.globalOutput(ctx)
 	}
 	total := h.ngroups
 	if h.emitted >= total && h.passThrough {
@@ -335,6 +353,8 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 			var err error
 			if h.mergeStates {
 				err = h.accs[i].mergeSpilled(rec, gids)
+			} else if h.global != nil && h.global[i] != nil {
+				err = h.global[i].add(mem, rec)
 			} else {
 				err = h.accs[i].update(h.agg.Aggs[i], h.agg.Mode, rec, gids, n, mem)
 			}
@@ -371,12 +391,33 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 				return err
 			}
 			continue
+		case h.canSpillGlobal() && h.res.spill(need):
+			if err := h.spillGlobal(); err != nil {
+				return err
+			}
+			continue
 		}
 		if err := h.res.set(need); err != nil {
-			return err
+			return h.tooDeep(err)
 		}
 	}
 }
+
+// tooDeep names the cause of a grouped aggregate's memory limit at the
+// last spill level: partitioning by the keys no longer splits what it
+// holds, a group (or a few) larger than the budget (hashagg_spill.go).
+func (h *hashAggOp) tooDeep(err error) error {
+	var mle *MemoryLimitError
+	if h.table == nil || h.level < maxSpillLevel || !errors.As(err, &mle) || mle.Reason != "" {
+		return err
+	}
+	mle.Reason = fmt.Sprintf("%s %d levels deep still does not fit, holding %d group(s): a group larger than the budget", tooDeepReason, h.level, h.ngroups)
+	return err
+}
+
+// tooDeepReason starts the reason of an aggregate partition that spilling
+// again does not split.
+const tooDeepReason = "a partition spilled"
 
 func (h *hashAggOp) bytes() int64 {
 	var n int64

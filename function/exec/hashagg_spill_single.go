@@ -26,7 +26,8 @@ import (
 // read back in input order, so an ordered string_agg keeps its order), or
 // its distinct values (count(distinct)). The other aggregates write their
 // partial states (AggStateTypes). Without GROUP BY there is one group,
-// which partitioning cannot split: it does not spill.
+// which partitioning cannot split: its values go to disk and through the
+// external sort instead (hashagg_spill_global.go).
 
 // spillStater is an accumulator of an aggregate without partial states
 // that can still write its groups' values as one list column and merge

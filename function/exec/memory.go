@@ -112,6 +112,10 @@ func (e *MemoryLimitError) Hint() string {
 		return "hint: raise " + SpillLimitEnvName + " on the functions, or " + mem
 	case r == "no spill directory":
 		return "hint: let the functions spill to disk (a spill directory), or " + mem
+	case strings.HasPrefix(r, tooDeepReason):
+		return "hint: " + mem + " (more tasks do not split one group)"
+	case strings.HasSuffix(r, resultAloneReason):
+		return "hint: " + mem + " (the result is one value: more tasks do not help)"
 	case strings.HasPrefix(r, windowPartitionReason):
 		return "hint: add PARTITION BY keys that split the window's rows into smaller partitions, or " + mem
 	}
