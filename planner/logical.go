@@ -361,6 +361,21 @@ func formatLogical(n node, m *metadata) string {
 	return b.String()
 }
 
+// formatEstimates is formatLogical with each operator's estimated rows and
+// bytes.
+func formatEstimates(n node, m *metadata, es *estimator) string {
+	var b strings.Builder
+	var walk func(n node, depth int)
+	walk = func(n node, depth int) {
+		fmt.Fprintf(&b, "%s%s  [rows≈%.4g bytes≈%.4g]\n", strings.Repeat("  ", depth), n.describe(m), es.rows(n), es.bytes(n))
+		for _, c := range n.children() {
+			walk(c, depth+1)
+		}
+	}
+	walk(n, 0)
+	return b.String()
+}
+
 // exprWithAlias renders e, followed by "AS name" when the name differs.
 func exprWithAlias(e *plan.Expr, name string) string {
 	s := exprString(e)

@@ -171,6 +171,10 @@ type Planned struct {
 	Rules []string
 	// Graph is the physical stage graph to execute.
 	Graph *plan.Graph
+	// Estimates is the optimized logical plan with the estimator's rows
+	// and bytes on every operator: what join ordering, the broadcast
+	// decision and the static partition count were based on.
+	Estimates string
 }
 
 // Plan parses, binds and plans one SQL statement. Errors a user can cause
@@ -229,7 +233,7 @@ func Plan(ctx context.Context, sql string, cat Catalog, opts Options) (*Planned,
 	if err := g.Validate(); err != nil {
 		return nil, fmt.Errorf("planner bug: %w", err)
 	}
-	return &Planned{Logical: logical, Rules: fired, Graph: g}, nil
+	return &Planned{Logical: logical, Rules: fired, Graph: g, Estimates: formatEstimates(root, b.md, est)}, nil
 }
 
 // parse parses sql with pg_query after rewriting the DuckDB syntax the
