@@ -270,8 +270,10 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 func (h *hashAggOp) grow(n int) {
 	h.ngroups = n
-	for _, a := range h.accs {
-		a.acc.Grow(n)
+	for i, a := range h.accs {
+		if h.sorted == nil || h.sorted[i] == nil { // a call whose values are on disk holds nothing
+			a.acc.Grow(n)
+		}
 	}
 }
 
@@ -429,11 +431,12 @@ func (h *hashAggOp) bytes() int64 {
 	if h.table != nil {
 		n += h.table.bytes()
 	}
-	for _, a := range h.accs {
-		n += a.acc.Bytes()
-	}
-	for _, g := range h.sorted {
-		n += g.bytes()
+	for i, a := range h.accs {
+		if h.sorted != nil && h.sorted[i] != nil {
+			n += h.sorted[i].bytes()
+		} else {
+			n += a.acc.Bytes()
+		}
 	}
 	return n
 }

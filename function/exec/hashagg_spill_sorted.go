@@ -145,8 +145,8 @@ func (h *hashAggOp) sortedKindOf(i int) (sortedKind, bool) {
 }
 
 // spillSorted moves the values of the calls that hold them to one spill
-// file each, gives those calls fresh (empty, unused) accumulators and
-// lowers the reservation to what the others hold.
+// file each, gives those calls fresh (empty, unused: the old ones' memory
+// goes) accumulators and lowers the reservation to what the others hold.
 func (h *hashAggOp) spillSorted() error {
 	mem := h.opts.Mem
 	nkeys := len(h.agg.GroupBy)
@@ -201,8 +201,7 @@ func (h *hashAggOp) spillSorted() error {
 		if err != nil {
 			return fmt.Errorf("exec: aggregate %s: %w", g.label, err)
 		}
-		acc.Grow(h.ngroups)
-		h.accs[i].acc, h.accs[i].fn = acc, fn
+		h.accs[i].acc, h.accs[i].fn = acc, fn // empty, never grown: it holds nothing
 	}
 	return h.res.set(h.bytes())
 }
@@ -458,6 +457,14 @@ func (h *hashAggOp) sortedFile(f *spillFile, schema plan.Schema, keys ...int) (O
 // order) to its result file, from its values file.
 func (h *hashAggOp) sortedResult(ctx context.Context, g *sortedCall, t arrow.DataType) error {
 	mem := h.opts.Mem
+	// Half the room is kept for the results being built: the sorts below
+	// spill within the other half (an in-memory sort holds its rows while
+	// they are read).
+	base := h.bytes()
+	headroom := max(h.res.room()-base, 0) / 2
+	if err := h.res.set(base + headroom); err != nil {
+		return err
+	}
 	f, err := h.opts.Pool.newSpill("aggregate", arrow.NewSchema([]arrow.Field{{Name: "r", Type: t, Nullable: true}}, nil), mem)
 	if err != nil {
 		return err
@@ -497,7 +504,7 @@ func (h *hashAggOp) sortedResult(ctx context.Context, g *sortedCall, t arrow.Dat
 		return err
 	}
 	defer in.Close()
-	return h.foldGroups(ctx, in, g, distinct, fold)
+	return h.foldGroups(ctx, in, g, distinct, fold, base, headroom)
 }
 
 // groupFold computes one call's result per group from the group's rows
@@ -521,11 +528,12 @@ type groupFold interface {
 // foldGroups reads in (sorted by group id, column 0) and folds each
 // group's rows with f, writing the results, one row per group [0,
 // ngroups), to g.res. With distinct > 0 only the rows that differ from
-// the row before in their first distinct columns are folded.
-func (h *hashAggOp) foldGroups(ctx context.Context, in Operator, g *sortedCall, distinct int, f groupFold) error {
+// the row before in their first distinct columns are folded. The results
+// held are counted on top of base, within headroom when they can be (the
+// results so far are written out past half of it).
+func (h *hashAggOp) foldGroups(ctx context.Context, in Operator, g *sortedCall, distinct int, f groupFold, base, headroom int64) error {
 	defer f.release()
-	base := h.bytes()
-	flushAt := max(h.res.room()-base, 0) / 4
+	flushAt := headroom / 2
 	var starts *runStarts
 	if distinct > 0 {
 		starts = newRunStarts(g.schema, distinct, h.opts.Mem)
@@ -612,7 +620,7 @@ func (h *hashAggOp) foldGroups(ctx context.Context, in Operator, g *sortedCall, 
 				rec.Release()
 				return err
 			}
-			if err := h.res.set(base + f.held()); err != nil {
+			if err := h.res.set(base + max(headroom, f.held())); err != nil {
 				rec.Release()
 				return h.resultTooLarge(g, err)
 			}
