@@ -870,10 +870,10 @@ func (q *quantileFold) finish() error {
 	return nil
 }
 
-func (q *quantileFold) empty()                                 { q.b.AppendNull() }
-func (q *quantileFold) held() int64                            { return int64(q.b.Len()) * 8 }
-func (q *quantileFold) flush(memory.Allocator) arrow.Array     { return q.b.NewArray() }
-func (q *quantileFold) release()                               { q.b.Release() }
+func (q *quantileFold) empty()                             { q.b.AppendNull() }
+func (q *quantileFold) held() int64                        { return int64(q.b.Len()) * 8 }
+func (q *quantileFold) flush(memory.Allocator) arrow.Array { return q.b.NewArray() }
+func (q *quantileFold) release()                           { q.b.Release() }
 
 // countFold counts a group's rows (its distinct values: foldGroups
 // passes the first of each run only).
@@ -995,7 +995,9 @@ func (l *listFold) finish() error {
 	return nil
 }
 
-func (l *listFold) empty()      { l.valid, l.offs = append(l.valid, false), append(l.offs, l.offs[len(l.offs)-1]) }
+func (l *listFold) empty() {
+	l.valid, l.offs = append(l.valid, false), append(l.offs, l.offs[len(l.offs)-1])
+}
 func (l *listFold) held() int64 { return l.bytes + int64(cap(l.offs))*5 }
 func (l *listFold) release()    {}
 func (l *listFold) flush(mem memory.Allocator) arrow.Array {
