@@ -58,6 +58,7 @@ import (
 // sortedCall is one call of an aggregate whose values go to disk.
 type sortedCall struct {
 	slot    int
+	grouped bool // with GROUP BY: a group id column first
 	call    plan.AggCall
 	label   string
 	kind    sortedKind
@@ -84,12 +85,35 @@ const (
 	sList
 )
 
-// spill file columns
-const (
-	colGroup = 0
-	colValue = 1
-	colSeq   = 2
-)
+// columns returns the positions of the group id (-1: none, one group),
+// the value and the arrival number (-1: none) in the call's file, and the
+// key columns that sort it: by group then value (withValue), then
+// arrival (withSeq).
+func (g *sortedCall) columns() (gcol, vcol, scol int) {
+	gcol, vcol, scol = -1, 0, -1
+	if g.grouped {
+		gcol, vcol = 0, 1
+	}
+	if (g.kind == sStringAgg || g.kind == sList) && (g.grouped || g.dedupe) {
+		scol = vcol + 1 // one group without DISTINCT is read back as written
+	}
+	return gcol, vcol, scol
+}
+
+func (g *sortedCall) sortKeys(withValue, withSeq bool) []int {
+	gcol, vcol, scol := g.columns()
+	var keys []int
+	if gcol >= 0 {
+		keys = append(keys, gcol)
+	}
+	if withValue {
+		keys = append(keys, vcol)
+	}
+	if withSeq {
+		keys = append(keys, scol)
+	}
+	return keys
+}
 
 // canSpillSorted reports whether a single-mode aggregate should move its
 // calls' values to disk and aggregate them by sorting (once: then they
@@ -158,7 +182,7 @@ func (h *hashAggOp) spillSorted() error {
 			continue
 		}
 		c := h.agg.Aggs[i]
-		g := &sortedCall{slot: i, call: c, label: aggLabel(c, i), kind: k, batch: h.opts.BatchRows, inOrder: true}
+		g := &sortedCall{slot: i, grouped: h.table != nil, call: c, label: aggLabel(c, i), kind: k, batch: h.opts.BatchRows, inOrder: true}
 		switch k {
 		case sQuantile:
 			g.vtype = plan.Float64Type
@@ -172,8 +196,11 @@ func (h *hashAggOp) spillSorted() error {
 				return fmt.Errorf("exec: aggregate %s: spill: result type %s, want a list", g.label, c.Type)
 			}
 		}
-		g.schema = plan.Schema{{Name: "g", Type: plan.Int64Type}, {Name: "v", Type: g.vtype, Nullable: true}}
-		if k == sStringAgg || k == sList {
+		g.schema = plan.Schema{{Name: "v", Type: g.vtype, Nullable: true}}
+		if g.grouped {
+			g.schema = append(plan.Schema{{Name: "g", Type: plan.Int64Type}}, g.schema...)
+		}
+		if _, _, scol := g.columns(); scol >= 0 {
 			g.schema = append(g.schema, plan.Field{Name: "seq", Type: plan.Int64Type})
 		}
 		f, err := h.opts.Pool.newSpill("aggregate", g.schema.Arrow(), mem)
@@ -363,8 +390,13 @@ func (g *sortedCall) writeBatch(mem memory.Allocator, gids []uint32, vals arrow.
 		}
 	}
 	vals.Retain()
-	cols := []arrow.Array{makeArray(arrow.PrimitiveTypes.Int64, n, nil, gbuf), vals}
-	if len(g.schema) > colSeq {
+	cols := []arrow.Array{vals}
+	if g.grouped {
+		cols = append([]arrow.Array{makeArray(arrow.PrimitiveTypes.Int64, n, nil, gbuf)}, cols...)
+	} else {
+		gbuf.Release()
+	}
+	if _, _, scol := g.columns(); scol >= 0 {
 		buf, seq := newFixed[int64](mem, n)
 		for i := range seq {
 			seq[i] = g.seq + int64(i)
@@ -457,11 +489,15 @@ func (h *hashAggOp) sortedFile(f *spillFile, schema plan.Schema, keys ...int) (O
 // order) to its result file, from its values file.
 func (h *hashAggOp) sortedResult(ctx context.Context, g *sortedCall, t arrow.DataType) error {
 	mem := h.opts.Mem
-	// Half the room is kept for the results being built: the sorts below
-	// spill within the other half (an in-memory sort holds its rows while
-	// they are read).
+	// Room is kept for the results being built, so that the sorts below
+	// (an in-memory sort holds its rows while they are read) leave it:
+	// half of it for string_agg and list, whose results may be large, two
+	// batches of numbers for the others.
 	base := h.bytes()
 	headroom := max(h.res.room()-base, 0) / 2
+	if g.kind == sQuantile || g.kind == sCountDistinct {
+		headroom = min(headroom, int64(16*h.opts.BatchRows))
+	}
 	if err := h.res.set(base + headroom); err != nil {
 		return err
 	}
@@ -473,13 +509,14 @@ func (h *hashAggOp) sortedResult(ctx context.Context, g *sortedCall, t arrow.Dat
 	var in Operator
 	var fold groupFold
 	distinct := 0
+	_, vcol, _ := g.columns()
 	switch g.kind {
 	case sQuantile:
-		in, err = h.sortedFile(g.file, g.schema, colGroup, colValue)
+		in, err = h.sortedFile(g.file, g.schema, g.sortKeys(true, false)...)
 		fold = newQuantileFold(mem, g)
 	case sCountDistinct:
-		in, err = h.sortedFile(g.file, g.schema, colGroup, colValue)
-		fold, distinct = &countFold{}, 2
+		in, err = h.sortedFile(g.file, g.schema, g.sortKeys(true, false)...)
+		fold, distinct = &countFold{}, len(g.sortKeys(true, false))
 	default:
 		// string_agg, list: the values in arrival order (first
 		// occurrences under DISTINCT)
@@ -489,12 +526,12 @@ func (h *hashAggOp) sortedResult(ctx context.Context, g *sortedCall, t arrow.Dat
 		case g.inOrder:
 			in, err = g.file.open(mem)
 		default:
-			in, err = h.sortedFile(g.file, g.schema, colGroup, colSeq)
+			in, err = h.sortedFile(g.file, g.schema, g.sortKeys(false, true)...)
 		}
 		if g.kind == sStringAgg {
-			fold = &stringFold{sep: g.call.Sep}
+			fold = &stringFold{sep: g.call.Sep, v: vcol}
 		} else {
-			fold, err = newListFold(t, err)
+			fold, err = newListFold(t, vcol, err)
 		}
 	}
 	if err != nil {
@@ -534,6 +571,7 @@ type groupFold interface {
 func (h *hashAggOp) foldGroups(ctx context.Context, in Operator, g *sortedCall, distinct int, f groupFold, base, headroom int64) error {
 	defer f.release()
 	flushAt := headroom / 2
+	gcol, _, _ := g.columns()
 	var starts *runStarts
 	if distinct > 0 {
 		starts = newRunStarts(g.schema, distinct, h.opts.Mem)
@@ -580,12 +618,22 @@ func (h *hashAggOp) foldGroups(ctx context.Context, in Operator, g *sortedCall, 
 		if err != nil {
 			return err
 		}
-		gc, ok := rec.Column(colGroup).(*array.Int64)
-		if !ok {
-			rec.Release()
-			return fmt.Errorf("spilled group ids of type %s", rec.Column(colGroup).DataType())
+		var gs []int64 // nil: every row in group 0
+		if gcol >= 0 {
+			gc, ok := rec.Column(gcol).(*array.Int64)
+			if !ok {
+				rec.Release()
+				return fmt.Errorf("spilled group ids of type %s", rec.Column(gcol).DataType())
+			}
+			gs = gc.Int64Values()
 		}
-		gs := gc.Int64Values()
+		groupOf := func(r int32) int64 {
+			if gs == nil {
+				return 0
+			}
+			return gs[r]
+		}
+		n := int(rec.NumRows())
 		if starts != nil {
 			rows, err = starts.rows(rec, rows[:0])
 			if err != nil {
@@ -593,15 +641,15 @@ func (h *hashAggOp) foldGroups(ctx context.Context, in Operator, g *sortedCall, 
 				return err
 			}
 		} else {
-			for len(all) < len(gs) {
+			for len(all) < n {
 				all = append(all, int32(len(all)))
 			}
-			rows = all[:len(gs)]
+			rows = all[:n]
 		}
 		for i := 0; i < len(rows); {
-			gid := gs[rows[i]]
+			gid := groupOf(rows[i])
 			j := i + 1
-			for j < len(rows) && gs[rows[j]] == gid {
+			for j < len(rows) && groupOf(rows[j]) == gid {
 				j++
 			}
 			if gid != cur {
@@ -695,7 +743,7 @@ func (d *runStarts) release() {
 // second file), sorted by group and number.
 func (h *hashAggOp) firstOccurrences(ctx context.Context, g *sortedCall) (Operator, error) {
 	mem := h.opts.Mem
-	op, err := h.sortedFile(g.file, g.schema, colGroup, colValue, colSeq)
+	op, err := h.sortedFile(g.file, g.schema, g.sortKeys(true, true)...)
 	if err != nil {
 		return nil, err
 	}
@@ -705,7 +753,7 @@ func (h *hashAggOp) firstOccurrences(ctx context.Context, g *sortedCall) (Operat
 		return nil, err
 	}
 	g.extra = append(g.extra, f)
-	starts := newRunStarts(g.schema, 2, mem)
+	starts := newRunStarts(g.schema, len(g.sortKeys(true, false)), mem)
 	defer starts.release()
 	var rows []int32
 	for {
@@ -730,7 +778,7 @@ func (h *hashAggOp) firstOccurrences(ctx context.Context, g *sortedCall) (Operat
 			return nil, err
 		}
 	}
-	return h.sortedFile(f, g.schema, colGroup, colSeq)
+	return h.sortedFile(f, g.schema, g.sortKeys(false, true)...)
 }
 
 // resultTooLarge is the error of a string_agg or list whose result for
@@ -806,6 +854,7 @@ func (c *resultCursor) close() {
 // quantileFold picks the positions the in-memory quantile reads from a
 // group's sorted values.
 type quantileFold struct {
+	v        int // the value column
 	f        float64
 	disc     bool
 	counts   []int64
@@ -822,7 +871,8 @@ func newQuantileFold(mem memory.Allocator, g *sortedCall) *quantileFold {
 	if g.call.Func == plan.AggMedian {
 		f = 0.5
 	}
-	return &quantileFold{f: f, disc: g.call.Func == plan.AggPercentileDisc, counts: g.counts, b: array.NewFloat64Builder(mem)}
+	_, v, _ := g.columns()
+	return &quantileFold{v: v, f: f, disc: g.call.Func == plan.AggPercentileDisc, counts: g.counts, b: array.NewFloat64Builder(mem)}
 }
 
 func (q *quantileFold) start(g int64) {
@@ -842,9 +892,9 @@ func (q *quantileFold) start(g int64) {
 }
 
 func (q *quantileFold) add(rec arrow.RecordBatch, rows []int32) error {
-	vs, ok := rec.Column(colValue).(*array.Float64)
+	vs, ok := rec.Column(q.v).(*array.Float64)
 	if !ok {
-		return fmt.Errorf("sorted values of type %s, want float64", rec.Column(colValue).DataType())
+		return fmt.Errorf("sorted values of type %s, want float64", rec.Column(q.v).DataType())
 	}
 	for _, r := range rows {
 		if q.at == q.lo {
@@ -899,6 +949,7 @@ func (c *countFold) flush(mem memory.Allocator) arrow.Array {
 
 // stringFold joins a group's strings (column 1, in order).
 type stringFold struct {
+	v     int // the value column
 	sep   string
 	sb    strings.Builder
 	some  bool
@@ -910,9 +961,9 @@ type stringFold struct {
 func (s *stringFold) start(int64) { s.sb.Reset(); s.some = false }
 
 func (s *stringFold) add(rec arrow.RecordBatch, rows []int32) error {
-	c, ok := rec.Column(colValue).(*array.String)
+	c, ok := rec.Column(s.v).(*array.String)
 	if !ok {
-		return fmt.Errorf("spilled strings of type %s", rec.Column(colValue).DataType())
+		return fmt.Errorf("spilled strings of type %s", rec.Column(s.v).DataType())
 	}
 	for _, r := range rows {
 		if c.IsNull(int(r)) {
@@ -953,6 +1004,7 @@ func (s *stringFold) flush(mem memory.Allocator) arrow.Array {
 // listFold gathers a group's values (column 1, in order, NULLs kept)
 // into its list.
 type listFold struct {
+	v     int // the value column
 	t     *arrow.ListType
 	b     *kernel.Builder
 	offs  []int32
@@ -960,7 +1012,7 @@ type listFold struct {
 	bytes int64
 }
 
-func newListFold(t arrow.DataType, err error) (groupFold, error) {
+func newListFold(t arrow.DataType, v int, err error) (groupFold, error) {
 	if err != nil {
 		return nil, err
 	}
@@ -972,13 +1024,13 @@ func newListFold(t arrow.DataType, err error) (groupFold, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &listFold{t: lt, b: b, offs: []int32{0}}, nil
+	return &listFold{v: v, t: lt, b: b, offs: []int32{0}}, nil
 }
 
 func (l *listFold) start(int64) {}
 
 func (l *listFold) add(rec arrow.RecordBatch, rows []int32) error {
-	c := rec.Column(colValue)
+	c := rec.Column(l.v)
 	if err := l.b.Append(c, rows); err != nil {
 		return err
 	}
