@@ -45,11 +45,11 @@ type hashAggOp struct {
 	// being merged) rather than rows.
 	spillSchema *arrow.Schema
 	mergeStates bool
-	// without GROUP BY (hashagg_spill_global.go): per call, where its
-	// values went on disk (nil: in memory); globalDone once its row is out
-	global     []*globalCall
-	globalDone bool
-	globalHeld int64 // bytes of the spilled calls' results built so far
+	// aggregation by sorting (hashagg_spill_sorted.go): per call, where
+	// its values went on disk (nil: in memory); sortedDone once their
+	// results are computed
+	sorted     []*sortedCall
+	sortedDone bool
 
 	// adaptive partial aggregation (hashagg_skip.go)
 	seenRows    int64 // input rows consumed
@@ -200,7 +200,7 @@ func (h *hashAggOp) Close() error {
 			h.merge.close()
 		}
 		h.parts.remove()
-		for _, g := range h.global {
+		for _, g := range h.sorted {
 			g.remove()
 		}
 	}
@@ -223,14 +223,12 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return h.merge.next(ctx)
 		}
 	}
-	if h.global != nil {
-		// the one row of a global aggregate whose values went to disk
-		if h.globalDone {
-			h.res.release()
-			return nil, io.EOF
+	if h.sorted != nil && !h.sortedDone {
+		// the results of the calls whose values went to disk
+		h.sortedDone = true
+		if err := h.sortedResults(ctx); err != nil {
+			return nil, err
 		}
-		h.globalDone = true
-		return h.globalOutput(ctx)
 	}
 	total := h.ngroups
 	if h.emitted >= total && h.passThrough {
@@ -262,7 +260,7 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	lo := h.emitted
 	hi := min(total, lo+h.opts.BatchRows)
-	rec, err := h.output(lo, hi)
+	rec, err := h.output(ctx, lo, hi)
 	if err != nil {
 		return nil, err
 	}
@@ -272,8 +270,10 @@ func (h *hashAggOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 
 func (h *hashAggOp) grow(n int) {
 	h.ngroups = n
-	for _, a := range h.accs {
-		a.acc.Grow(n)
+	for i, a := range h.accs {
+		if h.sorted == nil || h.sorted[i] == nil { // a call whose values are on disk holds nothing
+			a.acc.Grow(n)
+		}
 	}
 }
 
@@ -351,10 +351,10 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 		}
 		for i := range h.accs {
 			var err error
-			if h.mergeStates {
+			if h.sorted != nil && h.sorted[i] != nil {
+				err = h.sorted[i].add(mem, rec, gids, h.mergeStates, h.accs[i].col)
+			} else if h.mergeStates {
 				err = h.accs[i].mergeSpilled(rec, gids)
-			} else if h.global != nil && h.global[i] != nil {
-				err = h.global[i].add(mem, rec)
 			} else {
 				err = h.accs[i].update(h.agg.Aggs[i], h.agg.Mode, rec, gids, n, mem)
 			}
@@ -386,13 +386,13 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 				return err
 			}
 			continue
-		case h.canSpillSingle() && h.res.spill(need):
-			if err := h.spillSingle(); err != nil {
+		case h.canSpillSorted() && h.res.spill(need):
+			if err := h.spillSorted(); err != nil {
 				return err
 			}
 			continue
-		case h.canSpillGlobal() && h.res.spill(need):
-			if err := h.spillGlobal(); err != nil {
+		case h.canSpillSingle() && h.res.spill(need):
+			if err := h.spillSingle(); err != nil {
 				return err
 			}
 			continue
@@ -408,7 +408,14 @@ func (h *hashAggOp) consume(ctx context.Context) error {
 // holds, a group (or a few) larger than the budget (hashagg_spill.go).
 func (h *hashAggOp) tooDeep(err error) error {
 	var mle *MemoryLimitError
-	if h.table == nil || h.level < maxSpillLevel || !errors.As(err, &mle) || mle.Reason != "" {
+	if h.table == nil || !errors.As(err, &mle) || mle.Reason != "" {
+		return err
+	}
+	if h.sorted != nil {
+		mle.Reason = fmt.Sprintf("its values went to disk to be aggregated by sorting, and its %d groups with their other states alone do not fit", h.ngroups)
+		return err
+	}
+	if h.level < maxSpillLevel {
 		return err
 	}
 	mle.Reason = fmt.Sprintf("%s %d levels deep still does not fit, holding %d group(s): a group larger than the budget", tooDeepReason, h.level, h.ngroups)
@@ -424,13 +431,17 @@ func (h *hashAggOp) bytes() int64 {
 	if h.table != nil {
 		n += h.table.bytes()
 	}
-	for _, a := range h.accs {
-		n += a.acc.Bytes()
+	for i, a := range h.accs {
+		if h.sorted != nil && h.sorted[i] != nil {
+			n += h.sorted[i].bytes()
+		} else {
+			n += a.acc.Bytes()
+		}
 	}
 	return n
 }
 
-func (h *hashAggOp) output(lo, hi int) (arrow.RecordBatch, error) {
+func (h *hashAggOp) output(ctx context.Context, lo, hi int) (arrow.RecordBatch, error) {
 	mem := h.opts.Mem
 	cols := make([]arrow.Array, 0, h.schema.NumFields())
 	fail := func(err error) (arrow.RecordBatch, error) {
@@ -451,6 +462,10 @@ func (h *hashAggOp) output(lo, hi int) (arrow.RecordBatch, error) {
 		var err error
 		if h.agg.Mode == plan.AggPartial {
 			arrs, err = a.states(mem, h.schema, lo, hi)
+		} else if h.sorted != nil && h.sorted[i] != nil {
+			var arr arrow.Array
+			arr, err = h.sorted[i].out.take(ctx, mem, hi-lo)
+			arrs = []arrow.Array{arr}
 		} else {
 			var arr arrow.Array
 			arr, err = a.acc.Result(mem, h.schema.Field(col).Type, lo, hi)

@@ -26,8 +26,9 @@ import (
 // read back in input order, so an ordered string_agg keeps its order), or
 // its distinct values (count(distinct)). The other aggregates write their
 // partial states (AggStateTypes). Without GROUP BY there is one group,
-// which partitioning cannot split: its values go to disk and through the
-// external sort instead (hashagg_spill_global.go).
+// which partitioning cannot split, and a spilled partition may hold a few
+// groups each larger than the budget: their values go to disk and through
+// the external sort instead (hashagg_spill_sorted.go).
 
 // spillStater is an accumulator of an aggregate without partial states
 // that can still write its groups' values as one list column and merge
@@ -67,7 +68,7 @@ func (h *hashAggOp) singleSpillSchema() *arrow.Schema {
 
 // canSpillSingle reports whether a single-mode aggregate may spill.
 func (h *hashAggOp) canSpillSingle() bool {
-	if h.agg.Mode != plan.AggSingle || h.table == nil || h.level >= maxSpillLevel {
+	if h.agg.Mode != plan.AggSingle || h.table == nil || h.level >= maxSpillLevel || h.sorted != nil {
 		return false
 	}
 	if h.spillSchema == nil {
