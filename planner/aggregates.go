@@ -2,6 +2,7 @@ package planner
 
 import (
 	"fmt"
+	"math"
 	"strings"
 
 	pg "github.com/pganalyze/pg_query_go/v6"
@@ -77,6 +78,7 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 	if !arg.Type.IsNumeric() {
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
 	}
+	argType := arg.Type
 	if arg, err = b.cast(arg, plan.Float64Type, loc); err != nil {
 		return nil, err
 	}
@@ -85,9 +87,48 @@ func (b *binder) bindPercentile(fc *pg.FuncCall, fn plan.AggFunc, c *exprCtx) (*
 		// fraction f of their negations in ascending order (exact in
 		// float64, for the interpolated and the discrete form alike).
 		arg = plan.Call(plan.OpNeg, plan.Float64Type, arg)
-		return plan.Call(plan.OpNeg, plan.Float64Type, b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac})), nil
+		v := plan.Call(plan.OpNeg, plan.Float64Type, b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}))
+		return b.decimalQuantile(v, argType, fn, true, loc)
 	}
-	return b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}), nil
+	return b.decimalQuantile(b.addAgg(c.aggs, aggExpr{fn: fn, arg: arg, typ: plan.Float64Type, fraction: frac}), argType, fn, false, loc)
+}
+
+// decimalQuantile gives a quantile of DECIMAL values (v, computed in
+// float64) the values' type, as DuckDB does: the discrete form is one of
+// the values, and the interpolated form (median, percentile_cont) is
+// DuckDB's lo + trunc((hi - lo) * d) on the scaled integers, which is the
+// floor of the interpolated value at the type's scale when the values
+// ascend (hi >= lo), its ceiling when they descend. Without it the median
+// of 1.00 and 2.01 was the DOUBLE 1.505 where DuckDB answers 1.50. The
+// tolerance absorbs float64's rounding of the interpolation (150.9999999
+// for 151); exact for values of up to 15 digits.
+func (b *binder) decimalQuantile(v *plan.Expr, t plan.DataType, fn plan.AggFunc, desc bool, loc int32) (*plan.Expr, error) {
+	if t.ID != plan.Decimal {
+		return v, nil
+	}
+	if fn == plan.AggPercentileDisc {
+		return b.cast(v, t, loc)
+	}
+	lit := func(f float64) *plan.Expr { return plan.Literal(plan.Value{F: f}, plan.Float64Type) }
+	p10 := math.Pow10(t.Scale)
+	x := plan.Call(plan.OpMul, plan.Float64Type, v, lit(p10))
+	round := "floor"
+	if desc {
+		round = "ceil"
+		x = plan.Call(plan.OpSub, plan.Float64Type, x, lit(1e-6))
+	} else {
+		x = plan.Call(plan.OpAdd, plan.Float64Type, x, lit(1e-6))
+	}
+	r, err := b.callByName(round, []*plan.Expr{x}, loc)
+	if err != nil {
+		return nil, err
+	}
+	if r.Type.ID != plan.Float64 {
+		if r, err = b.cast(r, plan.Float64Type, loc); err != nil {
+			return nil, err
+		}
+	}
+	return b.cast(plan.Call(plan.OpDiv, plan.Float64Type, r, lit(p10)), t, loc)
 }
 
 // bindStringAgg binds string_agg(x[, sep]) (sep a constant, default ',';

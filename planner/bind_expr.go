@@ -1273,6 +1273,7 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, c *ex
 	if !ok {
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for %s", name, arg.Type)
 	}
+	argType := arg.Type
 	if sig.Cast.ID != "" {
 		if arg, err = b.cast(arg, sig.Cast, loc); err != nil {
 			return nil, err
@@ -1280,6 +1281,9 @@ func (b *binder) bindAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, c *ex
 	}
 	a := aggExpr{fn: f.Planned(), arg: arg, typ: sig.ReturnType(arg.Type),
 		distinct: fc.AggDistinct && !f.DuplicateInsensitive && !f.DistinctDropped}
+	if a.fn == plan.AggMedian {
+		return b.decimalQuantile(b.addAgg(c.aggs, a), argType, a.fn, false, loc)
+	}
 	return b.addAgg(c.aggs, a), nil
 }
 
