@@ -17,7 +17,7 @@ func TestNestedPaths(t *testing.T) {
 		sql   string
 		scans []string // each scan's columns, in plan order
 		fired bool
-		lists bool // list_fields fired
+		lists bool   // list_fields fired
 		prune string // a scan's pruning filter ("" none)
 	}{
 		{sql: `select e_info.a from events`, scans: []string{"[e_info.a]"}, fired: true},
