@@ -32,7 +32,14 @@ func TestNestedTypeNames(t *testing.T) {
 	if _, err := db.Exec(fmt.Sprintf(`CREATE VIEW nt AS SELECT * FROM read_csv('%s', header = true, columns = {'id': 'BIGINT', 'l': 'INT[]', 's': 'STRUCT(a INT, b VARCHAR)', 'r': 'STRUCT(p INTEGER, q VARCHAR[])', 'm': 'MAP(VARCHAR, BIGINT)', 'll': 'BIGINT[][]'})`, path)); err != nil {
 		t.Fatal(err)
 	}
+	// The same file with the types in the columns option.
+	stmt(t, st, fmt.Sprintf(`CREATE EXTERNAL TABLE nt2 STORED AS CSV LOCATION 's3://%s/raw/nt/' OPTIONS (header true, columns '{''id'': ''BIGINT'', ''l'': ''INT[]'', ''s'': ''STRUCT(a INT, b VARCHAR)'', ''r'': ''ROW(p INTEGER, q VARCHAR[])'', ''m'': ''MAP(VARCHAR, BIGINT)'', ''ll'': ''BIGINT[][]''}')`, st.S3.Bucket))
+	if _, err := db.Exec(`CREATE VIEW nt2 AS SELECT * FROM nt`); err != nil {
+		t.Fatal(err)
+	}
 	checkModes(t, st, db, []query{
+		{name: "option-all", sql: `select * from nt2`},
+		{name: "option-fields", sql: `select id, l[2], s.b, r.q, m['k1'], ll[1] from nt2 where id % 7 = 2`},
 		{name: "all", sql: `select * from nt`},
 		{name: "fields", sql: `select id, l[1], l[3], s.a, s.b, r.p, r.q[1], m['k2'], ll[3][2], len(ll[2]) from nt`},
 		{name: "filter", sql: `select id, s from nt where s.a > 50 and l is not null`},
