@@ -15,7 +15,10 @@ import (
 // use reaches only some fields of its elements (l[1].a, l[2:3][1].b, or
 // u.a over the u of unnest(l)) is marked with those fields (scanNode.fields,
 // plan.Scan.Fields): the scan fetches and decodes only the leaves under
-// them and hands over the other fields as NULL.
+// them and hands over the other fields as NULL. A use of only a value's
+// shape (len(l), l IS NULL, l[1].c IS NULL: its NULLs and list lengths,
+// which every leaf under it carries in its levels) needs one leaf under
+// it: one read anyway, else the cheapest (cheapestLeaf).
 //
 // Safe because no use reads a field left out: a column used in any other
 // way (whole, through len, comparison, grouping, a union, a subquery's
@@ -115,10 +118,30 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 			paths[c] = append(paths[c], p)
 		}
 	}
+	// shapes: uses that need only the shape of a value (its NULLs and
+	// list lengths: len(l), l IS NULL), which any one leaf under it has.
+	shapes := map[colID][][]string{}
+	shape := func(c colID, p []string) {
+		if d, ok := derived[c]; ok {
+			c, p = d.col, append(slices.Clone(d.path), p...)
+		}
+		if cand[c] {
+			shapes[c] = append(shapes[c], p)
+		}
+	}
 	var visit func(e *plan.Expr)
 	visit = func(e *plan.Expr) {
 		if e == nil {
 			return
+		}
+		if a, ok := shapeArg(e); ok {
+			if c, p, side, ok := accessChain(a); ok {
+				shape(c, p)
+				for _, s := range append(side, e.Args[1:]...) {
+					visit(s)
+				}
+				return
+			}
 		}
 		if c, p, side, ok := accessChain(e); ok {
 			use(c, p)
@@ -173,7 +196,15 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 	other(root)
 
 	fields := map[colID][][]string{}
-	for id, ps := range paths {
+	ids := map[colID]bool{}
+	for id := range paths {
+		ids[id] = true
+	}
+	for id := range shapes {
+		ids[id] = true
+	}
+	for id := range ids {
+		ps := paths[id]
 		if bare[id] {
 			continue
 		}
@@ -191,6 +222,19 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 				continue
 			}
 			keep = append(keep, cp)
+		}
+		// A shape use is met by any leaf under its value: one read
+		// anyway, else the cheapest one.
+		for _, p := range shapes[id] {
+			cp, good := canonicalElemPath(t, p)
+			if !good {
+				ok = false
+				break
+			}
+			if slices.ContainsFunc(keep, func(k []string) bool { return hasPrefix(cp, k) || hasPrefix(k, cp) }) {
+				continue
+			}
+			keep = append(keep, append(cp, cheapestLeaf(elemPathType(t, cp))...))
 		}
 		if !ok || len(keep) == 0 || coversAll(t, keep) {
 			continue
@@ -277,6 +321,67 @@ func accessChain(e *plan.Expr) (colID, []string, []*plan.Expr, bool) {
 		}
 		e = in
 	}
+}
+
+// shapeArg reports whether e needs only the shape of its argument (its
+// NULLs, and a list's length): len/array_length/cardinality of a list,
+// IS [NOT] NULL.
+func shapeArg(e *plan.Expr) (*plan.Expr, bool) {
+	if len(e.Args) == 0 || e.Args[0] == nil {
+		return nil, false
+	}
+	switch {
+	case e.Op == plan.OpIsNull || e.Op == plan.OpIsNotNull:
+		return e.Args[0], len(e.Args) == 1
+	case e.Op == plan.OpFunc && len(e.Args) == 1 && e.Args[0].Type.ID == plan.List:
+		switch e.Func {
+		case "array_length", "length", "len", "cardinality":
+			return e.Args[0], true
+		}
+	}
+	return nil, false
+}
+
+// elemPathType is the type at struct field path p under t, lists on the
+// way passed through (p as canonicalElemPath made it).
+func elemPathType(t plan.DataType, p []string) plan.DataType {
+	for _, name := range p {
+		for t.ID == plan.List {
+			t = t.Elem()
+		}
+		f, _ := t.Field(name)
+		t = f.Type
+	}
+	return t
+}
+
+// cheapestLeaf is a field path under t to one leaf, preferring fixed
+// width ones (a number before a string, a flat field before a nested
+// one); nil when t has no struct to go into.
+func cheapestLeaf(t plan.DataType) []string {
+	for t.ID == plan.List {
+		t = t.Elem()
+	}
+	if t.ID != plan.Struct {
+		return nil
+	}
+	fs := t.Children()
+	for _, f := range fs {
+		if !f.Type.IsNested() && f.Type.ID != plan.String {
+			return []string{f.Name}
+		}
+	}
+	for _, f := range fs {
+		if !f.Type.IsNested() {
+			return []string{f.Name}
+		}
+	}
+	for _, f := range fs {
+		if f.Type.ID != plan.Map {
+			return append([]string{f.Name}, cheapestLeaf(f.Type)...)
+		}
+	}
+	return []string{fs[0].Name}
 }
 
 // canonicalElemPath resolves struct field path p under type t, lists

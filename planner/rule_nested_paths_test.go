@@ -50,7 +50,12 @@ func TestNestedPaths(t *testing.T) {
 		{sql: `select x.q, e_deep.k from events, unnest(e_deep.l) as u(x)`, scans: []string{"[e_deep.l{q} e_deep.k]"}, fired: true, lists: true},
 		{sql: `select e_items[1].c from events`, scans: []string{"[e_items{c}]"}, lists: true},
 		// Lists used whole, or every field used: read whole.
-		{sql: `select e_items[1].a, len(e_items) from events`, scans: []string{"[e_items]"}},
+		// Only the shape (len, IS NULL): one leaf, a number's.
+		{sql: `select e_items[1].b, len(e_items) from events`, scans: []string{"[e_items{b}]"}, lists: true},
+		{sql: `select len(e_items), e_items is null from events`, scans: []string{"[e_items{a}]"}, lists: true},
+		{sql: `select e_items[1].c is null, len(e_deep.l) from events`, scans: []string{"[e_items{c.x} e_deep.l{p}]"}, fired: true, lists: true},
+		{sql: `select e_items[1].c.y, e_items[2].c is not null from events`, scans: []string{"[e_items{c.y}]"}, lists: true},
+		{sql: `select count(*) from events, unnest(e_items) as u(x) where x is not null`, scans: []string{"[e_items{a}]"}, lists: true},
 		{sql: `select e_items[1] from events`, scans: []string{"[e_items]"}},
 		{sql: `select x, x.a from events, unnest(e_items) as u(x)`, scans: []string{"[e_items]"}},
 		{sql: `select count(x.a) from events, unnest(e_items) as u(x) group by x`, scans: []string{"[e_items]"}},

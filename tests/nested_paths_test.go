@@ -125,6 +125,9 @@ func TestListFieldScan(t *testing.T) {
 		{name: "struct-list-unnest", sql: `select s.k, sum(x.p), count(*) from lf, unnest(s.l) as u(x) group by s.k`},
 		{name: "nulls", sql: `select count(*), count(l[1].a), count(l[2]), count(l[2].c.x), count(s.l[1].p) from lf`},
 		{name: "whole", sql: `select id, l, l[1].a from lf where id < 25`},
+		{name: "shape", sql: `select id, len(l), l is null, l[2] is null, l[2].c is null, len(l[1].c.y), len(s.l), s.l is not null from lf where id < 80`},
+		{name: "shape-unnest", sql: `select count(*), count(x) from lf, unnest(l) as u(x) where x is null or id % 3 = 0`},
+		{name: "shape-value", sql: `select id, len(l), l[1].b from lf where id between 200 and 230`},
 	})
 
 	// bytes are the scans' bytes_read.
@@ -143,11 +146,14 @@ func TestListFieldScan(t *testing.T) {
 		return bytes, sluiceRows(res)
 	}
 	for _, tc := range []struct{ name, fields, whole string }{
-		// The same answer, with len(...) > -1 (always true) making the
-		// list a use whole.
-		{"index", `select sum(l[1].a), count(l[2].c.x) from lf`, `select sum(l[1].a), count(l[2].c.x) from lf where len(l) > -1 or l is null`},
-		{"unnest", `select sum(x.a) from lf, unnest(l) as u(x)`, `select sum(x.a) from lf, unnest(l) as u(x) where len(l) > -1`},
-		{"struct-list", `select sum(s.l[1].p) from lf`, `select sum(s.l[1].p) from lf where len(s.l) > -1 or s.l is null`},
+		// The same answer, with l = l (true where l is not NULL) making
+		// the list a use whole.
+		{"index", `select sum(l[1].a), count(l[2].c.x) from lf`, `select sum(l[1].a), count(l[2].c.x) from lf where l is null or l = l`},
+		{"unnest", `select sum(x.a) from lf, unnest(l) as u(x)`, `select sum(x.a) from lf, unnest(l) as u(x) where l = l`},
+		{"struct-list", `select sum(s.l[1].p) from lf`, `select sum(s.l[1].p) from lf where s.l is null or s.l = s.l`},
+		// Only the lists' shape: one leaf, a number's.
+		{"shape", `select sum(len(l)), count(*) filter (where l[2] is null) from lf where l is not null`,
+			`select sum(len(l)), count(*) filter (where l[2] is null) from lf where l is not null and l = l`},
 	} {
 		fb, fr := measure(tc.fields)
 		wb, wr := measure(tc.whole)
