@@ -1322,9 +1322,15 @@ func (b *binder) bindMultiAggregate(fc *pg.FuncCall, f *exec.AggregateFunction, 
 		}
 		return nil, b.errorf(CodeType, loc, "type mismatch: %s is not defined for (%s)", name, strings.Join(names, ", "))
 	}
-	for i, t := range ts {
-		if t.IsNested() {
-			return nil, b.unsupported(exprLoc(fc.Args[i]), fmt.Sprintf("%s over a value of type %s", name, t))
+	switch f.Planned() {
+	case plan.AggArgMin, plan.AggArgMax, plan.AggArgMinNull, plan.AggArgMaxNull:
+		// Nested values and keys, keys in DuckDB's order of nested values
+		// (function/exec/agg_argminmax_nested.go).
+	default:
+		for i, t := range ts {
+			if t.IsNested() {
+				return nil, b.unsupported(exprLoc(fc.Args[i]), fmt.Sprintf("%s over a value of type %s", name, t))
+			}
 		}
 	}
 	if sig.Cast.ID != "" {

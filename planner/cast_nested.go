@@ -16,16 +16,17 @@ import (
 // binder reads the whole type back from the SQL at the type's position
 // (nestedTypeAt). BIGINT[] is Postgres's array syntax: a list.
 
-// maskNestedTypes returns sql with the fields of each STRUCT(...) and
-// MAP(...) type after "::" or AS blanked.
+// maskNestedTypes returns sql with the fields of each STRUCT(...),
+// ROW(...) and MAP(...) type after "::" or AS blanked (ROW written as
+// STRUCT).
 func maskNestedTypes(sql string) string {
 	low := strings.ToLower(sql)
-	if !strings.Contains(low, "struct") && !strings.Contains(low, "map") {
+	if !strings.Contains(low, "struct") && !strings.Contains(low, "map") && !strings.Contains(low, "row") {
 		return sql
 	}
 	var out []byte
 	sqlWords(sql, func(pos int, w string) {
-		if w != "struct" && w != "map" {
+		if w != "struct" && w != "map" && w != "row" {
 			return
 		}
 		before := strings.TrimRight(sql[:pos], " \t\n\r")
@@ -51,6 +52,15 @@ func maskNestedTypes(sql string) string {
 			if out[i] != '\n' {
 				out[i] = ' '
 			}
+		}
+		if w == "row" {
+			// ROW(...) is DuckDB's other name of STRUCT(...), and ROW a
+			// Postgres keyword: the parser sees STRUCT (the SQL keeps
+			// ROW(...) for nestedTypeAt).
+			if end-pos+1 < len("struct") || strings.Contains(sql[pos:end+1], "\n") {
+				return
+			}
+			copy(out[pos:], "struct")
 		}
 	})
 	if out == nil {

@@ -74,5 +74,9 @@ var testCatalog = fakeCatalog{
 		"e_info", plan.StructOf([]plan.Field{{Name: "a", Type: i64}, {Name: "b", Type: str},
 			{Name: "c", Type: plan.StructOf([]plan.Field{{Name: "x", Type: i64}, {Name: "y", Type: str}})}}),
 		"e_tags", plan.ListOf(str),
+		"e_items", plan.ListOf(plan.StructOf([]plan.Field{{Name: "a", Type: i64}, {Name: "b", Type: str},
+			{Name: "c", Type: plan.StructOf([]plan.Field{{Name: "x", Type: i64}, {Name: "y", Type: str}})}})),
+		"e_deep", plan.StructOf([]plan.Field{{Name: "k", Type: i64},
+			{Name: "l", Type: plan.ListOf(plan.StructOf([]plan.Field{{Name: "p", Type: i64}, {Name: "q", Type: str}}))}}),
 	),
 }

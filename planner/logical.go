@@ -83,6 +83,9 @@ type scanNode struct {
 	ords    []int // table column ordinal of each of cols
 	filters []*plan.Expr
 	out     []colID // nil: all of cols
+	// fields: per list column, the struct fields of its elements read
+	// (rule_list_fields.go); a column not in it is read whole.
+	fields map[colID][][]string
 }
 
 // filterNode keeps rows for which all conds are true.
@@ -204,6 +207,9 @@ func (n *scanNode) describe(m *metadata) string {
 	names := make([]string, len(n.cols))
 	for i, id := range n.cols {
 		names[i] = m.col(id).name
+		if f := n.fields[id]; f != nil {
+			names[i] += describeFields(f)
+		}
 	}
 	fmt.Fprintf(&b, " projection=[%s]", strings.Join(names, ", "))
 	if len(n.filters) > 0 {

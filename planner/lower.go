@@ -239,8 +239,15 @@ func (l *lowerer) lowerScan(n *scanNode) (*fragment, error) {
 func (l *lowerer) lowerScanAll(n *scanNode) (*fragment, error) {
 	names := make([]string, len(n.cols))
 	var paths [][]string
+	var fields [][][]string
 	for i, ord := range n.ords {
 		names[i] = n.table.Columns[ord].Name
+		if f := n.fields[n.cols[i]]; f != nil {
+			if fields == nil {
+				fields = make([][][]string, len(n.cols))
+			}
+			fields[i] = f
+		}
 		if p := l.md.col(n.cols[i]).path; p != nil {
 			if paths == nil {
 				paths = make([][]string, len(n.cols))
@@ -262,7 +269,7 @@ func (l *lowerer) lowerScanAll(n *scanNode) (*fragment, error) {
 	f.root = &plan.Node{
 		Kind:   plan.KindScan,
 		Schema: l.schema(n.cols),
-		Scan:   &plan.Scan{Table: n.table.Name, Format: n.table.Format, Columns: names, Paths: paths, Filter: pf},
+		Scan:   &plan.Scan{Table: n.table.Name, Format: n.table.Format, Columns: names, Paths: paths, Fields: fields, Filter: pf},
 	}
 	return l.filter(f, n.filters)
 }

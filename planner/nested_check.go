@@ -139,11 +139,13 @@ func checkNestedExpr(e *plan.Expr) error {
 }
 
 // nestedAggOK reports whether aggregate call c takes nested arguments:
-// count, count(DISTINCT) (which hashes them), list, min and max.
+// count, count(DISTINCT) (which hashes them), list, min and max, and
+// arg_min/arg_max (nested values and keys).
 func nestedAggOK(c plan.AggCall) bool {
 	switch c.Func {
 	case plan.AggCount, plan.AggCountStar, plan.AggCountDistinct, plan.AggList, plan.AggListWrapped, plan.AggListUnordered,
-		plan.AggMin, plan.AggMax: // min and max compare nested values by their key encoding
+		plan.AggMin, plan.AggMax, // min and max compare nested values by their key encoding
+		plan.AggArgMin, plan.AggArgMax, plan.AggArgMinNull, plan.AggArgMaxNull: // as min and max, agg_argminmax_nested.go
 		return true
 	}
 	return false

@@ -17,6 +17,7 @@ func TestNestedPaths(t *testing.T) {
 		sql   string
 		scans []string // each scan's columns, in plan order
 		fired bool
+		lists bool   // list_fields fired
 		prune string // a scan's pruning filter ("" none)
 	}{
 		{sql: `select e_info.a from events`, scans: []string{"[e_info.a]"}, fired: true},
@@ -39,6 +40,27 @@ func TestNestedPaths(t *testing.T) {
 		{sql: `select e_id from events order by e_info`, scans: []string{"[e_id e_info]"}},
 		{sql: `select a.e_id from events a join events b on a.e_info = b.e_info where a.e_info.a = 1`, scans: []string{"[e_id e_info]", "[e_info]"},
 			prune: "(struct_extract(a.e_info@1, 'a') = 1)"},
+		// Lists of structs: the element fields used (list_fields).
+		{sql: `select e_items[1].a from events`, scans: []string{"[e_items{a}]"}, lists: true},
+		{sql: `select e_items[1].c.x, e_items[-1].a from events where len(e_id::varchar) > 1`, scans: []string{"[e_id e_items{a, c.x}]"}, lists: true},
+		{sql: `select x.a, x.c.y from events, unnest(e_items) as u(x)`, scans: []string{"[e_items{a, c.y}]"}, lists: true},
+		{sql: `select struct_extract(unnest(e_items), 'b') from events`, scans: []string{"[e_items{b}]"}, lists: true},
+		{sql: `select e_items[2:3][1].b from events`, scans: []string{"[e_items{b}]"}, lists: true},
+		{sql: `select e_deep.l[1].p from events`, scans: []string{"[e_deep.l{p}]"}, fired: true, lists: true},
+		{sql: `select x.q, e_deep.k from events, unnest(e_deep.l) as u(x)`, scans: []string{"[e_deep.l{q} e_deep.k]"}, fired: true, lists: true},
+		{sql: `select e_items[1].c from events`, scans: []string{"[e_items{c}]"}, lists: true},
+		// Lists used whole, or every field used: read whole.
+		// Only the shape (len, IS NULL): one leaf, a number's.
+		{sql: `select e_items[1].b, len(e_items) from events`, scans: []string{"[e_items{b}]"}, lists: true},
+		{sql: `select len(e_items), e_items is null from events`, scans: []string{"[e_items{a}]"}, lists: true},
+		{sql: `select e_items[1].c is null, len(e_deep.l) from events`, scans: []string{"[e_items{c.x} e_deep.l{p}]"}, fired: true, lists: true},
+		{sql: `select e_items[1].c.y, e_items[2].c is not null from events`, scans: []string{"[e_items{c.y}]"}, lists: true},
+		{sql: `select count(*) from events, unnest(e_items) as u(x) where x is not null`, scans: []string{"[e_items{a}]"}, lists: true},
+		{sql: `select e_items[1] from events`, scans: []string{"[e_items]"}},
+		{sql: `select x, x.a from events, unnest(e_items) as u(x)`, scans: []string{"[e_items]"}},
+		{sql: `select count(x.a) from events, unnest(e_items) as u(x) group by x`, scans: []string{"[e_items]"}},
+		{sql: `select e_items[1].a, e_items[1].b, e_items[1].c from events`, scans: []string{"[e_items]"}},
+		{sql: `select e_items[1].a from events union all select e_items[1].a from (select e_items from events)`, scans: []string{"[e_items{a}]", "[e_items]"}, lists: true},
 	} {
 		t.Run(tc.sql, func(t *testing.T) {
 			p, err := Plan(context.Background(), tc.sql, testCatalog, Options{})
@@ -50,7 +72,10 @@ func TestNestedPaths(t *testing.T) {
 			for _, st := range p.Graph.Stages {
 				walkNodes(st.Root, func(n *plan.Node) {
 					if n.Kind == plan.KindScan {
-						names := n.Scan.ColumnNames()
+						var names []string
+						for i := range n.Scan.Columns {
+							names = append(names, n.Scan.ColumnRead(i))
+						}
 						scans = append(scans, fmt.Sprint(names))
 						if n.Scan.Filter != nil {
 							prune = n.Scan.Filter.String()
@@ -66,6 +91,9 @@ func TestNestedPaths(t *testing.T) {
 			}
 			if fired := slices.Contains(p.Rules, "nested_paths"); fired != tc.fired {
 				t.Errorf("nested_paths fired: %v, want %v", fired, tc.fired)
+			}
+			if fired := slices.Contains(p.Rules, "list_fields"); fired != tc.lists {
+				t.Errorf("list_fields fired: %v, want %v", fired, tc.lists)
 			}
 			if prune != tc.prune {
 				t.Errorf("pruning filter %q, want %q", prune, tc.prune)

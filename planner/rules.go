@@ -47,6 +47,8 @@ func (rc *ruleCtx) unsupported(loc int32, what string) *Error {
 //     scans, so a pushed filter on a struct field becomes one on the
 //     field's column, and after prune_columns, so that a struct column
 //     only passed on unused is no use of it whole.
+//     list_fields (rule_list_fields.go) right after, so that it also
+//     marks the list fields nested_paths made of struct columns.
 //  6. reorder_joins picks the join order and build sides from estimated
 //     sizes; it keeps every condition on the lowest join that has its
 //     columns.
@@ -58,6 +60,7 @@ var logicalRules = []logicalRule{
 	pushDownFilters{},
 	pruneColumns{},
 	nestedPaths{},
+	listFields{},
 	reorderJoins{},
 	pruneColumns{},
 }

@@ -130,6 +130,7 @@ func TestNestedParquet(t *testing.T) {
 		{name: "agg", sql: `select id % 5 as k, count(l), count(distinct id) from nested where m is not null group by k`},
 		// Nested values as keys: grouped, distinct, sorted, joined on,
 		// compared and hashed through the shuffle.
+		{name: "argminmax", sql: `select id % 7 as g, arg_min(id, {'l': l, 'i': id}), arg_max(s, id), arg_max(ls, {'c': s.c, 'i': id}), arg_min_null(m, id), max_by(ll, [d, id]) from nested group by g`},
 		{name: "groupstruct", sql: `select s, count(*), sum(id) from nested group by s`},
 		{name: "groupfieldstruct", sql: `select s.c, count(*), sum(id) from nested group by s.c`},
 		{name: "grouplist", sql: `select l, count(*), min(id) from nested group by l`},
@@ -230,8 +231,6 @@ func TestNestedParquet(t *testing.T) {
 	// a failed task or a wrong order.
 	on := true
 	for _, q := range []string{
-		"select arg_min(id, l) from nested",
-
 		"select unnest(l), count(*) from nested", "select unnest(l), unnest(ll) from nested", "select distinct unnest(l) from nested",
 	} {
 		_, err := st.Query(context.Background(), q, &on, nil)

@@ -11,8 +11,13 @@ import (
 // Nested result columns on the wire, always in text format:
 //
 //   - a LIST of a scalar type is a Postgres array of that type's array
-//     OID (bigint[] 1016, text[] 1009, ...) in array text, {1,2,NULL};
-//     a list of lists, structs or maps is sent as text in the same form;
+//     OID (bigint[] 1016, text[] 1009, ...) in array text, {1,2,NULL},
+//     or Postgres's binary array format; a list of lists of a scalar
+//     type (at any depth) is an array of the same OID in Postgres's
+//     multi-dimensional text form, {{1,2},{3},NULL} (text only: the binary
+//     form holds only rectangular arrays, and lists need not be);
+//   - a list of structs or maps is sent as text in array form, each
+//     element quoted;
 //   - a STRUCT is text in Postgres's composite (record) form, (1,abc,);
 //   - a MAP is text as DuckDB prints maps, {k=v, k2=NULL}.
 
@@ -29,11 +34,35 @@ func nestedType(t arrow.DataType) (pgType, bool) {
 				return pgType{OID: oid, Size: -1, Mod: -1, Name: e.Name + "[]", binary: true}, true
 			}
 		}
+		if e, ok := multiDimElem(tt); ok {
+			return pgType{OID: arrayOIDs[e.OID], Size: -1, Mod: -1, Name: e.Name + "[]"}, true
+		}
 		return pgType{OID: oidText, Size: -1, Mod: -1, Name: "text"}, true
 	case *arrow.StructType, *arrow.MapType:
 		return pgType{OID: oidText, Size: -1, Mod: -1, Name: "text"}, true
 	}
 	return pgType{}, false
+}
+
+// multiDimElem reports whether t is a list of lists (at any depth) of a
+// scalar type with an array type, and returns that scalar type.
+func multiDimElem(t *arrow.ListType) (pgType, bool) {
+	inner, ok := t.Elem().(*arrow.ListType)
+	if !ok {
+		return pgType{}, false
+	}
+	for {
+		next, ok := inner.Elem().(*arrow.ListType)
+		if !ok {
+			break
+		}
+		inner = next
+	}
+	e := typeOf(inner.Elem())
+	if _, ok := arrayOIDs[e.OID]; !ok || e.OID == 0 || !e.binary {
+		return pgType{}, false
+	}
+	return e, true
 }
 
 // appendArrayBinary appends row i of a list of a scalar type in
@@ -90,10 +119,16 @@ func appendNested(buf []byte, col arrow.Array, i int) []byte {
 		return append(buf, '}')
 	case *array.List:
 		lo, hi := a.ValueOffsets(i)
+		_, multi := multiDimElem(a.DataType().(*arrow.ListType))
 		buf = append(buf, '{')
 		for j := lo; j < hi; j++ {
 			if j > lo {
 				buf = append(buf, ',')
+			}
+			if multi {
+				// A sub-array: in its own braces, unquoted.
+				buf = appendElem(buf, a.ListValues(), int(j), "NULL", nil)
+				continue
 			}
 			buf = appendElem(buf, a.ListValues(), int(j), "NULL", arrayQuote)
 		}

@@ -75,6 +75,9 @@ func newArgMinMaxAcc(s AggSpec, isMax, keepNull bool) (Accumulator, error) {
 	if kt.ID == "" {
 		return nil, fmt.Errorf("the key argument is missing")
 	}
+	if vt.IsNested() || kt.IsNested() {
+		return newNestedArgAcc(vt, kt, isMax, keepNull), nil // agg_argminmax_nested.go
+	}
 	a := &argMinMaxAcc{isMax: isMax, keepNull: keepNull}
 	a.val.setType(vt)
 	a.key.setType(kt)

@@ -107,6 +107,11 @@ type csvCol struct {
 	vbits  []byte
 	sb     *strBuilder
 	sbHint int
+	// nested, for a LIST, STRUCT or MAP column: its type. The field is
+	// read as text and cast as DuckDB casts VARCHAR to it ([1, 2],
+	// {'a': 1}, {k=v}), as read_csv does with such a column type.
+	nested plan.DataType
+	mem    memory.Allocator
 }
 
 // csvReadSize is the initial buffer size (grown for longer records).
@@ -188,6 +193,9 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 				return nil, fmt.Errorf("exec: csv scan of %s: column %q has type %s", s.name, name, t)
 			}
 			c := csvCol{name: f.Columns[idx].Name, t: t, k: k, at: t.Arrow(), sbHint: 64}
+			if k == kNested {
+				c.nested, c.t, c.k, c.at = t, plan.StringType, kString, plan.StringType.Arrow()
+			}
 			if df := f.DateFormats[c.name]; df != "" && t.ID == plan.Date {
 				switch {
 				case strings.HasPrefix(df, "%d"):
@@ -206,7 +214,7 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 			}
 			s.fileCol[idx] = len(s.parsed)
 			s.parsed = append(s.parsed, c)
-		} else if p := s.parsed[s.fileCol[idx]]; p.t != n.Schema[i].Type {
+		} else if p := s.parsed[s.fileCol[idx]]; p.t != n.Schema[i].Type && (p.nested.ID == "" || p.nested != n.Schema[i].Type) {
 			return nil, fmt.Errorf("exec: csv scan of %s: column %q read as %s and %s", s.name, name, p.t, n.Schema[i].Type)
 		}
 		s.outCol = append(s.outCol, s.fileCol[idx])
@@ -571,7 +579,7 @@ func (c *csvCol) release() {
 // reset starts a batch of up to rows values.
 func (c *csvCol) reset(mem memory.Allocator, rows int) {
 	c.release()
-	c.n = 0
+	c.n, c.mem = 0, mem
 	switch c.k {
 	case kInt64:
 		c.vbuf, c.i64 = newFixed[int64](mem, rows)
@@ -709,7 +717,19 @@ func (c *csvCol) finish(n int) (arrow.Array, error) {
 		sb := c.sb
 		c.sb = nil
 		c.sbHint = max(64, sb.used+sb.used/8)
-		return sb.finish(valid)
+		if c.nested.ID == "" {
+			return sb.finish(valid)
+		}
+		text, err := sb.finish(valid)
+		if err != nil {
+			return nil, err
+		}
+		defer text.Release()
+		out, err := castArray(c.mem, text, c.nested)
+		if err != nil {
+			return nil, fmt.Errorf("column %s: %w", c.name, err)
+		}
+		return out, nil
 	}
 	b := c.vbuf
 	c.vbuf = nil

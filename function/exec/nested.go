@@ -19,6 +19,23 @@ import (
 
 // nestedToEngine converts a to nested engine type t.
 func nestedToEngine(mem memory.Allocator, a arrow.Array, t plan.DataType) (arrow.Array, error) {
+	return nestedToEngineOpt(mem, a, t, false)
+}
+
+// toEngineSparse is toEngine for a nested value read with only some of
+// its leaves (plan.Scan.Fields): a struct field the array lacks is NULL.
+func toEngineSparse(mem memory.Allocator, a arrow.Array, t plan.DataType) (arrow.Array, error) {
+	if t.IsNested() {
+		return nestedToEngineOpt(mem, a, t, true)
+	}
+	return toEngine(mem, a, t)
+}
+
+func nestedToEngineOpt(mem memory.Allocator, a arrow.Array, t plan.DataType, sparse bool) (arrow.Array, error) {
+	conv := toEngine
+	if sparse {
+		conv = toEngineSparse
+	}
 	at := t.Arrow()
 	n := a.Len()
 	d := a.Data()
@@ -50,36 +67,44 @@ func nestedToEngine(mem memory.Allocator, a arrow.Array, t plan.DataType) (arrow
 		vd := array.NewSliceData(d.Children()[0], lo, hi)
 		vals := array.MakeFromData(vd)
 		vd.Release()
-		var conv arrow.Array
+		var elems arrow.Array
 		var err error
 		if t.ID == plan.List {
-			conv, err = toEngine(mem, vals, t.Elem())
+			elems, err = conv(mem, vals, t.Elem())
 		} else {
-			conv, err = mapEntriesToEngine(mem, vals, t, at.(*arrow.MapType))
+			elems, err = mapEntriesToEngine(mem, vals, t, at.(*arrow.MapType))
 		}
 		vals.Release()
 		if err != nil {
 			obuf.Release()
 			return nil, err
 		}
-		defer conv.Release()
-		return makeNested(at, n, copyValidity(mem, a), []*memory.Buffer{obuf}, []arrow.Array{conv}), nil
+		defer elems.Release()
+		return makeNested(at, n, copyValidity(mem, a), []*memory.Buffer{obuf}, []arrow.Array{elems}), nil
 	case plan.Struct:
 		st, ok := a.DataType().(*arrow.StructType)
 		if !ok {
 			return nil, fmt.Errorf("column of type %s where %s is expected", a.DataType(), t)
 		}
 		fs := t.Children()
-		if st.NumFields() != len(fs) {
+		if st.NumFields() != len(fs) && !sparse {
 			return nil, fmt.Errorf("struct of %d fields where %s is expected", st.NumFields(), t)
 		}
 		kids := make([]arrow.Array, len(fs))
 		defer releaseAll(kids)
 		for i, f := range fs {
-			cd := array.NewSliceData(d.Children()[i], int64(d.Offset()), int64(d.Offset()+n))
+			k := i
+			if sparse {
+				// The fields read, by name; the others NULL.
+				if k = structFieldFold(st, f.Name); k < 0 {
+					kids[i] = array.MakeArrayOfNull(mem, f.Type.Arrow(), n)
+					continue
+				}
+			}
+			cd := array.NewSliceData(d.Children()[k], int64(d.Offset()), int64(d.Offset()+n))
 			ca := array.MakeFromData(cd)
 			cd.Release()
-			c, err := toEngine(mem, ca, f.Type)
+			c, err := conv(mem, ca, f.Type)
 			ca.Release()
 			if err != nil {
 				return nil, fmt.Errorf("field %s: %w", f.Name, err)

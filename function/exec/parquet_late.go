@@ -749,7 +749,7 @@ func (s *ParquetScan) earlyCol(rec arrow.RecordBatch, i int, sel []int32) (arrow
 	if d, ok := in.(*array.Dictionary); ok && sel != nil {
 		return dictGather(s.opts.Mem, d, sel, s.outT[i])
 	}
-	c, err := toEngine(s.opts.Mem, in, s.outT[i])
+	c, err := s.toEngineCol(i, in)
 	if err != nil || sel == nil {
 		return c, err
 	}

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -9,6 +10,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow/bitutil"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 	"github.com/apache/arrow-go/v18/parquet"
+	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 	"github.com/apache/arrow-go/v18/parquet/schema"
 )
 
@@ -156,4 +158,94 @@ func withParentNulls(mem memory.Allocator, parent, child arrow.Array) arrow.Arra
 	nd.Release()
 	bm.Release()
 	return res
+}
+
+// elemFieldLeaves resolves the element fields read of a list column
+// (plan.Scan.Fields) with pqarrow's reading of the file's schema: the
+// leaves under each field path, list levels on the way passed through.
+// The column is name, under its struct field path; false when a field is
+// not there (the scan then reads the whole column).
+func elemFieldLeaves(m *pqarrow.SchemaManifest, name string, path []string, fields [][]string) ([]int, bool) {
+	var node *pqarrow.SchemaField
+	for i := range m.Fields {
+		if m.Fields[i].Field.Name == name {
+			node = &m.Fields[i]
+			break
+		}
+	}
+	if node == nil {
+		for i := range m.Fields {
+			if strings.EqualFold(m.Fields[i].Field.Name, name) {
+				node = &m.Fields[i]
+				break
+			}
+		}
+	}
+	child := func(n *pqarrow.SchemaField, f string) *pqarrow.SchemaField {
+		if n.Field.Type.ID() != arrow.STRUCT {
+			return nil
+		}
+		for i := range n.Children {
+			if n.Children[i].Field.Name == f {
+				return &n.Children[i]
+			}
+		}
+		for i := range n.Children {
+			if strings.EqualFold(n.Children[i].Field.Name, f) {
+				return &n.Children[i]
+			}
+		}
+		return nil
+	}
+	for _, f := range path {
+		if node == nil {
+			return nil, false
+		}
+		node = child(node, f)
+	}
+	if node == nil {
+		return nil, false
+	}
+	var out []int
+	var collect func(n *pqarrow.SchemaField)
+	collect = func(n *pqarrow.SchemaField) {
+		if n.IsLeaf() {
+			if !slices.Contains(out, n.ColIndex) {
+				out = append(out, n.ColIndex)
+			}
+			return
+		}
+		for i := range n.Children {
+			collect(&n.Children[i])
+		}
+	}
+	for _, fp := range fields {
+		cur := node
+		for _, f := range fp {
+			for cur != nil && isListType(cur.Field.Type) && len(cur.Children) == 1 {
+				cur = &cur.Children[0]
+			}
+			if cur == nil {
+				return nil, false
+			}
+			cur = child(cur, f)
+			if cur == nil {
+				return nil, false
+			}
+		}
+		collect(cur)
+	}
+	if len(out) == 0 {
+		return nil, false
+	}
+	slices.Sort(out)
+	return out, true
+}
+
+func isListType(t arrow.DataType) bool {
+	switch t.ID() {
+	case arrow.LIST, arrow.LARGE_LIST, arrow.FIXED_SIZE_LIST:
+		return true
+	}
+	return false
 }

@@ -50,6 +50,9 @@ type ParquetScan struct {
 	// paths: per output column, the struct fields it is under its file
 	// column (nil: none; see parquet_paths.go).
 	paths [][]string
+	// sparse marks the output columns read with only some fields of
+	// their elements (plan.Scan.Fields): the others are NULL.
+	sparse []bool
 	// rawDecimal: per record-reader column, the decimal type of an INT64
 	// decimal read as its raw int64 values (rawDecimals); nil: none.
 	rawDecimal []arrow.DataType
@@ -232,6 +235,30 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 		}
 		leaves[i] = idx
 		s.colRead = append(s.colRead, []int{idx})
+	}
+
+	if len(n.Scan.Fields) > 0 && byID == nil {
+		// Lists of structs read with some of their elements' fields:
+		// only the leaves under those.
+		m, err := pqarrow.NewSchemaManifest(sch, nil, &pqarrow.ArrowReadProperties{})
+		if err != nil {
+			return fail("schema: %v", err)
+		}
+		for i, fs := range n.Scan.Fields {
+			if fs == nil || s.colRead[i] == nil {
+				continue
+			}
+			var path []string
+			if s.paths != nil {
+				path = s.paths[i]
+			}
+			if ls, ok := elemFieldLeaves(m, n.Scan.Columns[i], path, fs); ok {
+				if s.sparse == nil {
+					s.sparse = make([]bool, len(n.Scan.Columns))
+				}
+				s.colRead[i], s.sparse[i] = ls, true
+			}
+		}
 	}
 
 	// fieldLeaf resolves a struct field of a column that a filter names
@@ -752,7 +779,7 @@ func (s *ParquetScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				in = relabel(in, dt)
 				defer in.Release()
 			}
-			c, err := toEngine(s.opts.Mem, in, s.outT[i])
+			c, err := s.toEngineCol(i, in)
 			if err != nil {
 				releaseAll(cols)
 				return nil, fmt.Errorf("exec: parquet scan of %s: column %q: %w", s.table, s.n.Scan.Columns[i], err)
@@ -801,6 +828,14 @@ func (s *ParquetScan) batchSchema(isDict []bool) *arrow.Schema {
 }
 
 // ---- conversion to engine types ---------------------------------------------
+
+// toEngineCol converts output column i as read to its engine type.
+func (s *ParquetScan) toEngineCol(i int, in arrow.Array) (arrow.Array, error) {
+	if s.sparse != nil && s.sparse[i] {
+		return toEngineSparse(s.opts.Mem, in, s.outT[i])
+	}
+	return toEngine(s.opts.Mem, in, s.outT[i])
+}
 
 // toEngine converts an array as read from a file to engine type t.
 func toEngine(mem memory.Allocator, a arrow.Array, t plan.DataType) (arrow.Array, error) {

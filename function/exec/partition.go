@@ -51,13 +51,16 @@ func FileScan(n *plan.Node) *plan.Node {
 		return n
 	}
 	sc := *n.Scan
-	sc.Columns, sc.Paths = nil, nil
+	sc.Columns, sc.Paths, sc.Fields = nil, nil, nil
 	var schema plan.Schema
 	for i, p := range part {
 		if p < 0 {
 			sc.Columns = append(sc.Columns, n.Scan.Columns[i])
 			if len(n.Scan.Paths) > 0 {
 				sc.Paths = append(sc.Paths, n.Scan.Paths[i])
+			}
+			if len(n.Scan.Fields) > 0 {
+				sc.Fields = append(sc.Fields, n.Scan.Fields[i])
 			}
 			schema = append(schema, n.Schema[i])
 		}

@@ -480,7 +480,14 @@ func ParseSchema(s string) ([]plan.Field, error) {
 		if !identRE.MatchString(name) {
 			return nil, fmt.Errorf("schema column name %q is not a plain identifier", f[0])
 		}
-		t, err := parseType(strings.ToLower(strings.Join(f[1:], "")))
+		text := strings.TrimSpace(strings.TrimSpace(part)[len(f[0]):])
+		var t plan.DataType
+		var err error
+		if nestedTypeText(text) {
+			t, err = parseNestedType(text)
+		} else {
+			t, err = parseType(strings.ToLower(strings.Join(f[1:], "")))
+		}
 		if err != nil {
 			return nil, fmt.Errorf("schema column %s: %w", name, err)
 		}
@@ -490,6 +497,34 @@ func ParseSchema(s string) ([]plan.Field, error) {
 		return nil, fmt.Errorf("empty schema")
 	}
 	return out, nil
+}
+
+// nestedTypeText reports whether a column list's type is DuckDB's
+// spelling of a nested type: T[], STRUCT(...), ROW(...) or MAP(...).
+func nestedTypeText(t string) bool {
+	l := strings.ToLower(t)
+	if strings.HasSuffix(l, "]") {
+		return true
+	}
+	for _, p := range []string{"struct", "row", "map"} {
+		if rest, ok := strings.CutPrefix(l, p); ok && strings.HasPrefix(strings.TrimSpace(rest), "(") {
+			return true
+		}
+	}
+	return false
+}
+
+// parseNestedType parses a nested column type with the type parser of
+// casts (plan.ParseNestedType), the whole text.
+func parseNestedType(text string) (plan.DataType, error) {
+	t, n, err := plan.ParseNestedType(text)
+	if err != nil {
+		return plan.DataType{}, err
+	}
+	if strings.TrimSpace(text[n:]) != "" {
+		return plan.DataType{}, fmt.Errorf("unexpected %q after type %s", strings.TrimSpace(text[n:]), t)
+	}
+	return t, nil
 }
 
 func splitTopLevel(s string) []string {

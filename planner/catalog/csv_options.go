@@ -133,7 +133,13 @@ func structOption(k, v string) ([]plan.Field, error) {
 		if typ, s, ok = cutQuoted(strings.TrimSpace(s[1:])); !ok {
 			return nil, bad("the type of " + key + " is not a quoted string")
 		}
-		t, err := parseType(strings.ToLower(strings.ReplaceAll(typ, " ", "")))
+		var t plan.DataType
+		var err error
+		if nestedTypeText(typ) {
+			t, err = parseNestedType(typ)
+		} else {
+			t, err = parseType(strings.ToLower(strings.ReplaceAll(typ, " ", "")))
+		}
 		if err != nil {
 			return nil, bad(key + ": " + err.Error())
 		}

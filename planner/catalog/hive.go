@@ -143,6 +143,9 @@ func applyPartitions(t *Table, fileCols []plan.Field) error {
 	t.Partitions = nil
 	for _, k := range keys {
 		if c, ok := declared[k]; ok {
+			if c.Type.IsNested() {
+				return plan.Errorf(plan.CodeBadOption, "table %s: partition key %s declared %s: a key of a hive folder name is not a nested value", t.Name, k, c.Type)
+			}
 			t.Partitions = append(t.Partitions, c)
 			continue
 		}

@@ -117,7 +117,11 @@ func physExprs(es []*Expr, names Schema, exprName func(*Expr) string) string {
 func describeNode(n *Node, exprName func(*Expr) string) string {
 	switch n.Kind {
 	case KindScan:
-		s := fmt.Sprintf("Scan: %s format=%s columns=[%s]", n.Scan.Table, n.Scan.Format, strings.Join(n.Scan.ColumnNames(), ", "))
+		cols := make([]string, len(n.Scan.Columns))
+		for i := range cols {
+			cols[i] = n.Scan.ColumnRead(i)
+		}
+		s := fmt.Sprintf("Scan: %s format=%s columns=[%s]", n.Scan.Table, n.Scan.Format, strings.Join(cols, ", "))
 		if n.Scan.Filter != nil {
 			s += " pruning=" + shortExpr(n.Scan.Filter)
 		}

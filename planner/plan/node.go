@@ -72,6 +72,15 @@ type Scan struct {
 	// and a Parquet scan reads only the leaves under it (the planner's
 	// nested_paths rule turns s.a into such a column).
 	Paths [][]string `json:"paths,omitempty"`
+	// Fields, when set, has one entry per column of Columns: for a
+	// column of a LIST type with structs inside, the struct fields of its
+	// elements that are read, each a path of field names (list levels on
+	// the way implicit), e.g. [["a"], ["c", "x"]] for l of type
+	// list<struct<a, b, c struct<x, y>>>; nil: the whole column. A
+	// Parquet scan reads only the leaves under those fields and hands the
+	// others over as NULL (the planner's list_fields rule sets it when no
+	// use reads them).
+	Fields [][][]string `json:"fields,omitempty"`
 	// FieldIDs, when set (Iceberg tables, set with Format when the stage
 	// starts), are the Iceberg field ids of Columns: a file's columns are
 	// found by their Parquet field ids, not their names, so renamed
@@ -126,6 +135,20 @@ func (s *Scan) ColumnName(i int) string {
 		return s.Columns[i] + "." + strings.Join(s.Paths[i], ".")
 	}
 	return s.Columns[i]
+}
+
+// ColumnRead is ColumnName followed by the element fields read, when
+// the scan reads only some ({a, c.x}).
+func (s *Scan) ColumnRead(i int) string {
+	n := s.ColumnName(i)
+	if i < len(s.Fields) && s.Fields[i] != nil {
+		parts := make([]string, len(s.Fields[i]))
+		for k, f := range s.Fields[i] {
+			parts[k] = strings.Join(f, ".")
+		}
+		n += "{" + strings.Join(parts, ", ") + "}"
+	}
+	return n
 }
 
 // ColumnNames lists ColumnName of every column.

@@ -331,6 +331,14 @@ func validateNode(n *Node) error {
 				return fmt.Errorf("struct field paths on a %s scan", n.Scan.Format)
 			}
 		}
+		if len(n.Scan.Fields) > 0 {
+			if len(n.Scan.Fields) != len(n.Scan.Columns) {
+				return fmt.Errorf("%d field lists for %d columns", len(n.Scan.Fields), len(n.Scan.Columns))
+			}
+			if n.Scan.Format != "parquet" {
+				return fmt.Errorf("element fields on a %s scan", n.Scan.Format)
+			}
+		}
 		if len(n.Scan.Files) > 0 && !n.Scan.Inline {
 			return errors.New("files listed on a scan that is not inline")
 		}

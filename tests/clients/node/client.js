@@ -9,6 +9,7 @@
 //	         each as a plain query (simple protocol) and as a named
 //	         prepared statement (extended protocol)
 //	params   statements with parameters of every type, as JavaScript values
+//	binary   the statements on standard input, results asked in binary
 //
 // Each answer is one JSON line: {"name", "cols", "types", "rows"} or
 // {"name", "error", "sqlstate"}. node-postgres gives int8 and numeric as
@@ -95,6 +96,15 @@ async function queries(client) {
   }
 }
 
+// binary: the statements on standard input, each asking for its results
+// in binary format (columns the server has no binary form for come as
+// text, as the RowDescription says).
+async function binary(client) {
+  for (const [name, sql] of statements(await readStdin())) {
+    await emit(client, name + '/binary', { text: sql, rowMode: 'array', binary: true });
+  }
+}
+
 async function params(client) {
   const cases = [
     ['int', 'select n_name from nation where n_nationkey = $1', [7]],
@@ -119,9 +129,9 @@ async function params(client) {
 
 async function main() {
   const [url, cmd] = process.argv.slice(2);
-  const run = { queries, params }[cmd];
+  const run = { queries, params, binary }[cmd];
   if (!url || !run) {
-    process.stderr.write('usage: node client.js POSTGRES_URL queries|params\n');
+    process.stderr.write('usage: node client.js POSTGRES_URL queries|params|binary\n');
     process.exit(2);
   }
   const client = new Client({ connectionString: url });

@@ -32,6 +32,8 @@ def value(v):
         return v.isoformat()
     if isinstance(v, float) and (v != v or v in (float("inf"), float("-inf"))):
         return str(v)
+    if isinstance(v, list):  # a Postgres array, decoded to a list
+        return [value(x) for x in v]
     return v
 
 
