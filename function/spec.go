@@ -168,6 +168,70 @@ type TaskResult struct {
 // Encode and Decode are the wire format shared by every adapter.
 func (s *TaskSpec) Encode() ([]byte, error) { return json.Marshal(s) }
 
+// EncodedSpec is a TaskSpec in its wire form, built in two parts: the bulk
+// (splits and inputs, which grow with a stage's width: a reader of 10,000
+// objects lists them all) encoded once, and the head (every other field,
+// a few hundred bytes) encoded from the struct, again whenever it changes.
+// The body is one JSON object, the bulk's members first and the head's
+// after them, so DecodeSpec reads it as it reads Encode's (members in
+// another order). An attempt sent again later (after a 429, its deadline
+// counted from then) re-encodes its head only, and the caller need not
+// keep the inputs.
+type EncodedSpec struct {
+	head   TaskSpec // without splits and inputs
+	body   []byte
+	headAt int // the head's members start at body[headAt:]
+}
+
+// EncodeParts encodes s as an EncodedSpec.
+func (s *TaskSpec) EncodeParts() (*EncodedSpec, error) {
+	bulk, err := json.Marshal(struct {
+		Splits []Split `json:"splits,omitempty"`
+		Inputs []Input `json:"inputs,omitempty"`
+	}{s.Splits, s.Inputs})
+	if err != nil {
+		return nil, err
+	}
+	e := &EncodedSpec{head: *s}
+	e.head.Splits, e.head.Inputs = nil, nil
+	// bulk is {"splits":...,"inputs":...} or {}: its members, a comma
+	// when there are any, then the head's members.
+	e.body = bulk[:len(bulk)-1]
+	if len(e.body) > 1 {
+		e.body = append(e.body, ',')
+	}
+	e.headAt = len(e.body)
+	if err := e.encodeHead(); err != nil {
+		return nil, err
+	}
+	return e, nil
+}
+
+// encodeHead writes the head's members after the bulk's, into a new body
+// (a caller may still hold the last one).
+func (e *EncodedSpec) encodeHead() error {
+	head, err := json.Marshal(&e.head)
+	if err != nil {
+		return err
+	}
+	body := make([]byte, 0, e.headAt+len(head)-1)
+	body = append(body, e.body[:e.headAt]...)
+	e.body = append(body, head[1:]...) // head is {...}: its members and the closing brace
+	return nil
+}
+
+// Body returns the encoded spec.
+func (e *EncodedSpec) Body() []byte { return e.body }
+
+// Deadline returns the spec's deadline.
+func (e *EncodedSpec) Deadline() time.Time { return e.head.Deadline }
+
+// SetDeadline encodes the spec again with deadline d (the bulk as it was).
+func (e *EncodedSpec) SetDeadline(d time.Time) error {
+	e.head.Deadline = d
+	return e.encodeHead()
+}
+
 // DecodeSpec parses and checks a TaskSpec.
 func DecodeSpec(b []byte) (*TaskSpec, error) {
 	var s TaskSpec
