@@ -38,7 +38,7 @@ type packedPartitions struct {
 	Bytes  []int64  `json:"bytes"`
 	Base   int64    `json:"base,omitempty"`
 	Offset []int64  `json:"offset,omitempty"`
-	Sum    []string `json:"sum,omitempty"`
+	Sum    sumList  `json:"sum,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -57,7 +57,7 @@ func (l PartitionList) MarshalJSON() ([]byte, error) {
 		if i > 0 {
 			contiguous = contiguous && s.Offset == l[i-1].Offset+l[i-1].Bytes
 		}
-		sums = sums || s.Checksum != ""
+		sums = sums || s.Checksum != 0
 	}
 	if !sameKey {
 		p.Key, p.Keys = "", make([]string, n)
@@ -82,7 +82,7 @@ func (l PartitionList) MarshalJSON() ([]byte, error) {
 		}
 	}
 	if sums {
-		p.Sum = make([]string, n)
+		p.Sum = make(sumList, n)
 		for i, s := range l {
 			p.Sum[i] = s.Checksum
 		}
@@ -156,7 +156,7 @@ type packedRefs struct {
 	Offset  []int64  `json:"offset,omitempty"`
 	Bytes   []int64  `json:"bytes,omitempty"`
 	Rows    []int64  `json:"rows,omitempty"`
-	Sum     []string `json:"sum,omitempty"`
+	Sum     sumList  `json:"sum,omitempty"`
 }
 
 // MarshalJSON implements json.Marshaler.
@@ -180,7 +180,7 @@ func (rs ObjectRefs) MarshalJSON() ([]byte, error) {
 		p.K[i] = k
 		identity = identity && k == i
 		samePart = samePart && r.Part == rs[0].Part
-		anyOff, anyBytes, anyRows, anySum = anyOff || r.Offset != 0, anyBytes || r.Bytes != 0, anyRows || r.Rows != 0, anySum || r.Checksum != ""
+		anyOff, anyBytes, anyRows, anySum = anyOff || r.Offset != 0, anyBytes || r.Bytes != 0, anyRows || r.Rows != 0, anySum || r.Checksum != 0
 	}
 	if identity {
 		p.K = nil
@@ -206,7 +206,7 @@ func (rs ObjectRefs) MarshalJSON() ([]byte, error) {
 		p.Rows = make([]int64, n)
 	}
 	if anySum {
-		p.Sum = make([]string, n)
+		p.Sum = make(sumList, n)
 	}
 	for i, r := range rs {
 		if p.Part != nil {
