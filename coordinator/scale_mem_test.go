@@ -93,8 +93,11 @@ func BenchmarkScaleStageOutput(b *testing.B) {
 		start = time.Now()
 		w := taskWork{reads: []hashRead{r}}
 		spec := &function.TaskSpec{Version: function.SpecVersion, Job: "j", Stage: 2, Task: 0, Attempt: 1, PlanKey: "plan",
-			OutputPrefix: "out/", Inputs: w.readInputs(), Deadline: time.Now()}
+			OutputPrefix: "out/", Inputs: w.specInputs(), Deadline: time.Now()}
 		refs := len(spec.Inputs[0].Objects)
+		if spec.Inputs[0].Refs != nil {
+			refs = spec.Inputs[0].Refs.N
+		}
 		enc, err := spec.EncodeParts()
 		if err != nil {
 			b.Fatal(err)

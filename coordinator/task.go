@@ -316,7 +316,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 	encoded := sync.OnceFunc(func() { c.specRefs.sem.Release(weight) })
 	defer encoded()
-	w.inputs, w.reads = w.readInputs(), nil // this attempt's copy of the work
+	w.inputs, w.reads = w.specInputs(), nil // this attempt's copy of the work
 	deadline := c.taskDeadline(w)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
@@ -597,6 +597,11 @@ func specBytes(spec *function.TaskSpec) int64 {
 	for _, in := range spec.Inputs {
 		for _, o := range in.Objects {
 			n += o.Bytes
+		}
+		if in.Refs != nil && in.Objects == nil {
+			for i := range in.Refs.N {
+				n += in.Refs.Ref(i).Bytes
+			}
 		}
 	}
 	return n

@@ -7,6 +7,7 @@ package function
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sluicedb/sluice/function/exec"
@@ -80,6 +81,28 @@ type Split struct {
 type Input struct {
 	Stage   int                `json:"stage"`
 	Objects shuffle.ObjectRefs `json:"objects"`
+	// Refs, when set (and Objects nil), are the objects as the
+	// coordinator holds them for encoding: written as "objects" without
+	// being built (shuffle.RefsOf). A decoded Input has Objects.
+	Refs *shuffle.RefsOf `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: Objects, or Refs when set.
+func (in Input) MarshalJSON() ([]byte, error) {
+	type plain Input // without this method
+	if in.Refs == nil || in.Objects != nil {
+		return json.Marshal(plain(in))
+	}
+	objs, err := in.Refs.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(objs)+40)
+	b = append(b, `{"stage":`...)
+	b = strconv.AppendInt(b, int64(in.Stage), 10)
+	b = append(b, `,"objects":`...)
+	b = append(b, objs...)
+	return append(b, '}'), nil
 }
 
 // ErrorKind classifies a failed task so the coordinator knows whether a
