@@ -26,9 +26,10 @@ import (
 //
 //	go test -run '^$' -bench BenchmarkScaleStageOutput -benchtime 1x ./coordinator/
 //
-// SLUICE_SCALE_TASKS and SLUICE_SCALE_PARTS change the shape.
+// SLUICE_SCALE_TASKS, SLUICE_SCALE_PARTS and SLUICE_SCALE_COMBINERS
+// change the shape.
 func BenchmarkScaleStageOutput(b *testing.B) {
-	tasks, parts, combiners := envInt("SLUICE_SCALE_TASKS", 9634), envInt("SLUICE_SCALE_PARTS", 2000), 168
+	tasks, parts, combiners := envInt("SLUICE_SCALE_TASKS", 9634), envInt("SLUICE_SCALE_PARTS", 2000), envInt("SLUICE_SCALE_COMBINERS", 168)
 	rng := rand.New(rand.NewPCG(1, 2))
 	for range b.N {
 		// One task's result as the function encodes it.

@@ -208,25 +208,68 @@ type EncodedSpec struct {
 
 // EncodeParts encodes s as an EncodedSpec.
 func (s *TaskSpec) EncodeParts() (*EncodedSpec, error) {
-	bulk, err := json.Marshal(struct {
-		Splits []Split `json:"splits,omitempty"`
-		Inputs []Input `json:"inputs,omitempty"`
-	}{s.Splits, s.Inputs})
+	// The bulk's members, written here rather than by json.Marshal of a
+	// struct, which copies (and validates) each input's encoding again:
+	// a combining task's refs are megabytes.
+	var parts [][]byte
+	size := 0
+	if len(s.Splits) > 0 {
+		b, err := json.Marshal(s.Splits)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, []byte(`"splits":`), b)
+		size += len(b) + 10
+	}
+	var ins [][]byte // each input's encoding, in chunks
+	for i, in := range s.Inputs {
+		if i > 0 {
+			ins = append(ins, []byte{','})
+		}
+		if in.Refs != nil && in.Objects == nil {
+			// As Input.MarshalJSON, without copying the refs' encoding.
+			objs, err := in.Refs.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			ins = append(ins, []byte(`{"stage":`+strconv.Itoa(in.Stage)+`,"objects":`), objs, []byte{'}'})
+			size += len(objs) + 40
+			continue
+		}
+		b, err := in.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, b)
+		size += len(b) + 1
+	}
+	const headRoom = 1 << 10 // the head, appended in place
+	body := make([]byte, 0, 1+size+12+headRoom)
+	body = append(body, '{')
+	for _, p := range parts {
+		body = append(body, p...)
+	}
+	if len(ins) > 0 {
+		if len(parts) > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `"inputs":[`...)
+		for i, b := range ins {
+			body = append(body, b...)
+			ins[i] = nil
+		}
+		body = append(body, ']')
+	}
+	if len(body) > 1 {
+		body = append(body, ',')
+	}
+	e := &EncodedSpec{head: *s, headAt: len(body)}
+	e.head.Splits, e.head.Inputs = nil, nil
+	head, err := json.Marshal(&e.head)
 	if err != nil {
 		return nil, err
 	}
-	e := &EncodedSpec{head: *s}
-	e.head.Splits, e.head.Inputs = nil, nil
-	// bulk is {"splits":...,"inputs":...} or {}: its members, a comma
-	// when there are any, then the head's members.
-	e.body = bulk[:len(bulk)-1]
-	if len(e.body) > 1 {
-		e.body = append(e.body, ',')
-	}
-	e.headAt = len(e.body)
-	if err := e.encodeHead(); err != nil {
-		return nil, err
-	}
+	e.body = append(body, head[1:]...) // the first body: nobody holds it yet
 	return e, nil
 }
 

@@ -31,6 +31,8 @@ func TestEncodeParts(t *testing.T) {
 		{"splits", []Split{{Key: "t/f1.parquet", Size: 7, RowGroups: []int{0, 2}}}, nil},
 		{"inputs", nil, []Input{{Stage: 0, Objects: refs}, {Stage: 3, Objects: refs[:2]}}},
 		{"both", []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 0, Objects: refs}}},
+		{"refs given one at a time", []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 3, Objects: refs[:2]},
+			{Stage: 0, Refs: &shuffle.RefsOf{N: len(refs), Ref: func(i int) shuffle.ObjectRef { return refs[i] }}}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := head

@@ -216,7 +216,7 @@ func marshalRefs(n int, ref func(i int) ObjectRef) ([]byte, error) {
 		anyOff, anyBytes, anyRows, anySum = anyOff || r.Offset != 0, anyBytes || r.Bytes != 0, anyRows || r.Rows != 0, anySum || r.Checksum != 0
 	}
 	pre, suf := commonAffixes(keys)
-	b := make([]byte, 0, 64+n*24)
+	b := make([]byte, 0, 64+n*(28+26*btoi(anySum)))
 	b = append(b, `{"packed":`...)
 	b = strconv.AppendInt(b, int64(n), 10)
 	str := func(s string) {
@@ -283,6 +283,13 @@ func marshalRefs(n int, ref func(i int) ObjectRef) ([]byte, error) {
 		b = append(b, ']')
 	}
 	return append(b, '}'), nil
+}
+
+func btoi(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // commonAffixes returns the longest prefix and suffix every key shares
