@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -222,9 +221,19 @@ func (s *Sum) UnmarshalText(b []byte) error {
 	if len(b) != len(ChecksumAlgo)+17 || string(b[:len(ChecksumAlgo)+1]) != ChecksumAlgo+":" {
 		return fmt.Errorf("unknown checksum format %q", b)
 	}
-	v, err := strconv.ParseUint(string(b[len(ChecksumAlgo)+1:]), 16, 64)
-	if err != nil {
-		return fmt.Errorf("unknown checksum format %q", b)
+	var v uint64
+	for _, c := range b[len(ChecksumAlgo)+1:] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return fmt.Errorf("unknown checksum format %q", b)
+		}
+		v = v<<4 | uint64(c)
 	}
 	*s = Sum(v)
 	return nil
