@@ -262,3 +262,66 @@ func specOfTask(task int) []byte {
 	b, _ := s.Encode()
 	return b
 }
+
+// throttleFirstBatch refuses the first packed invocation with a 429 and
+// records whether a packed invocation asked for 429s back at once.
+type throttleFirstBatch struct {
+	inner       Invoker
+	batches     atomic.Int64
+	askedReturn atomic.Bool
+}
+
+func (x *throttleFirstBatch) Invoke(ctx context.Context, body []byte) ([]byte, error) {
+	if function.IsBatch(body) {
+		if throttleReturn(ctx) {
+			x.askedReturn.Store(true)
+		}
+		if x.batches.Add(1) == 1 {
+			return nil, &ThrottledError{}
+		}
+	}
+	return x.inner.Invoke(ctx, body)
+}
+
+// TestPackThrottledReturns: a pack of tasks that follow the platform's
+// concurrency asks the invoker for its 429 at once (as each member alone
+// would), so the members give their slots back, the limit is cut (once),
+// and each is sent again and runs.
+func TestPackThrottledReturns(t *testing.T) {
+	e := newFakeEnv(t, 1)
+	cfg := testConfig("a")
+	cfg.Concurrency = 10
+	c := e.coordinator(t, cfg)
+	inv := &throttleFirstBatch{inner: e.inv}
+	c.packer.inv = inv
+	d := c.dispatch
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	const members = 4
+	arrivals := c.packer.expect(members)
+	errs := make(chan error, members)
+	for i := range members {
+		s, err := d.take(ctx, "j", 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		go func() {
+			defer s.release()
+			spec := &function.TaskSpec{Version: function.SpecVersion, Job: "j", Stage: 0, Task: i, Attempt: 1,
+				PlanKey: "plan", OutputPrefix: "out/", Deadline: time.Now().Add(time.Minute)}
+			_, err := c.invoke(ctx, nil, spec, time.Minute, 1, arrivals[i], func() {}, s)
+			errs <- err
+		}()
+	}
+	for range members {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !inv.askedReturn.Load() {
+		t.Fatal("the pack's invocation did not ask for 429s back at once: the invoker would retry them holding every member's slot")
+	}
+	if l, n := d.limit(); l != 7 || n != members {
+		t.Fatalf("limit %d after %d 429s, want 7 (cut once) after %d", l, n, members)
+	}
+}
