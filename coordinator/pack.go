@@ -209,18 +209,6 @@ func (p *packer) send(pk *pack) {
 	}
 	ctx, cancel := context.WithDeadline(p.base, pk.deadline)
 	defer cancel()
-	// Members that follow the platform's concurrency (withThrottleReturn)
-	// get a 429 of their pack back at once, as they would alone: each
-	// gives its slot back (the limit cut once) and is sent again. Without
-	// this the invoker retried the pack's 429s holding every member's
-	// slot, and the limit never heard of them.
-	returns := true
-	for _, m := range pk.members {
-		returns = returns && throttleReturn(m.ctx)
-	}
-	if returns {
-		ctx = withThrottleReturn(ctx)
-	}
 	waiting := len(pk.members)
 	var mu sync.Mutex
 	b := function.Batch{Version: function.SpecVersion}

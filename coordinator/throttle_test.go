@@ -285,8 +285,9 @@ func (x *throttleFirstBatch) Invoke(ctx context.Context, body []byte) ([]byte, e
 
 // TestPackThrottledReturns: a pack of tasks that follow the platform's
 // concurrency asks the invoker for its 429 at once (as each member alone
-// would), so the members give their slots back, the limit is cut (once),
-// and each is sent again and runs.
+// would: the packer's base context carries withThrottleReturn), so the
+// members give their slots back, the limit is cut (once), and each is
+// sent again and runs.
 func TestPackThrottledReturns(t *testing.T) {
 	e := newFakeEnv(t, 1)
 	cfg := testConfig("a")
