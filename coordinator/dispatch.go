@@ -75,6 +75,10 @@ type slot struct {
 	job   string
 	epoch uint64 // the limit's epoch when it was granted
 	held  bool
+	// state, when set, is told when the attempt holding the slot stops
+	// running (false: throttled, it gave the slot back and waits) and
+	// runs again (true: it has a slot again), for hedging.
+	state func(running bool)
 }
 
 type waitHeap []*waiter
@@ -204,6 +208,9 @@ func (s *slot) throttled(ctx context.Context, wait time.Duration) error {
 		d.releaseLocked(s.job)
 	}
 	d.mu.Unlock()
+	if s.state != nil {
+		s.state(false)
+	}
 	if wait > 0 {
 		t := time.NewTimer(wait)
 		select {
@@ -218,6 +225,9 @@ func (s *slot) throttled(ctx context.Context, wait time.Duration) error {
 		return err
 	}
 	s.epoch, s.held = epoch, true
+	if s.state != nil {
+		s.state(true)
+	}
 	return nil
 }
 

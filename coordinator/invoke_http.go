@@ -19,7 +19,11 @@ import (
 
 // HTTPInvoker invokes functions over HTTP (`POST /invoke` with the TaskSpec;
 // Knative, OpenFaaS or `sluice function serve`). One URL may stand for a
-// load balancer. Throttling (429, 503) is retried with backoff.
+// load balancer. Throttling (429, 503) is retried with backoff, without
+// holding an invocation slot during the wait; under withThrottleReturn
+// (the coordinator's dispatcher follows the platform's concurrency) it is
+// returned at once as a *ThrottledError instead, so the dispatcher's
+// slot goes back and its limit is cut.
 //
 // Endpoints are used round robin among the healthy ones. An endpoint is
 // ejected after EjectAfter consecutive connection failures or failed
@@ -288,12 +292,6 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 		return nil, errors.New("no function endpoints configured")
 	}
 	h.init()
-	select {
-	case h.sem <- struct{}{}:
-	case <-ctx.Done():
-		return nil, ctx.Err()
-	}
-	defer func() { <-h.sem }()
 	limit := h.PayloadLimit
 	if limit <= 0 {
 		limit = function.MaxSpecBytes
@@ -309,15 +307,27 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 	task := taskOf(ctx)
 	backoff := 100 * time.Millisecond
 	for try := 0; ; try++ {
+		// A slot is held for one request: a throttled request's backoff
+		// leaves it to others (the platform's room comes back as its
+		// requests end, not as ours wait).
+		select {
+		case h.sem <- struct{}{}:
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 		i, hung, err := h.pick(task)
 		url := ""
 		var body []byte
 		var status int
 		var retryAfter time.Duration
-		if err == nil {
+		picked := err == nil
+		if picked {
 			url = h.eps[i].url
 			body, status, retryAfter, err = h.post(ctx, url, spec, hung)
 			h.release(i, task)
+		}
+		<-h.sem
+		if picked {
 			switch {
 			case errors.Is(err, ErrEndpointEjected):
 				return nil, fmt.Errorf("function %s: %w", url, err)
@@ -337,7 +347,9 @@ func (h *HTTPInvoker) Invoke(ctx context.Context, spec []byte) ([]byte, error) {
 		if err == nil && !throttled {
 			return nil, fmt.Errorf("function %s: HTTP %d: %s", url, status, bytes.TrimSpace(body))
 		}
-		if err == nil && status == http.StatusTooManyRequests && throttleReturn(ctx) {
+		if err == nil && throttled && throttleReturn(ctx) {
+			// 429 and 503 alike: Knative's activator and OpenFaaS's
+			// gateway answer 503 when no replica has room.
 			return nil, fmt.Errorf("function %s: %w", url, &ThrottledError{RetryAfter: retryAfter,
 				Err: fmt.Errorf("HTTP %d: %s", status, bytes.TrimSpace(body))})
 		}

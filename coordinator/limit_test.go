@@ -2,15 +2,12 @@ package coordinator
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"net/http"
 	"net/http/httptest"
 	"sync/atomic"
 	"testing"
 	"time"
-
-	"github.com/sluicedb/sluice/function"
 )
 
 // TestAIMDLimit: a 429 cuts the limit by limitBeta once per epoch (a
@@ -225,36 +222,6 @@ func TestLambdaInvokerReturnsThrottled(t *testing.T) {
 	}
 	if f.calls.Load() != 2 {
 		t.Fatalf("%d requests without the marker, want 2 (retried)", f.calls.Load())
-	}
-}
-
-// TestRedeadline: the deadline of an encoded spec moves, the rest of it
-// stays.
-func TestRedeadline(t *testing.T) {
-	spec := &function.TaskSpec{Version: function.SpecVersion, Job: "j", Stage: 1, Task: 2, Attempt: 3, PlanKey: "p",
-		OutputPrefix: "o", Deadline: time.Now().Add(-time.Hour), Splits: []function.Split{{Key: "k", Size: 7}}}
-	body, err := spec.Encode()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := redeadline(body, spec, time.Minute)
-	got, err := function.DecodeSpec(out)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if d := time.Until(got.Deadline); d < 50*time.Second || d > time.Minute {
-		t.Fatalf("deadline in %v, want about a minute", d)
-	}
-	if !got.Deadline.Equal(spec.Deadline) {
-		t.Fatalf("spec says %v, body %v", spec.Deadline, got.Deadline)
-	}
-	got.Deadline = time.Time{}
-	want := *spec
-	want.Deadline = time.Time{}
-	a, _ := json.Marshal(got)
-	b, _ := json.Marshal(&want)
-	if string(a) != string(b) {
-		t.Fatalf("spec changed beyond its deadline:\n%s\n%s", a, b)
 	}
 }
 

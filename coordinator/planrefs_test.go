@@ -8,6 +8,8 @@ import (
 
 	"golang.org/x/sync/semaphore"
 
+	"github.com/sluicedb/sluice/function"
+
 	"github.com/sluicedb/sluice/shuffle"
 )
 
@@ -247,6 +249,62 @@ func TestPackPartsCompact(t *testing.T) {
 		}
 		if tp.find(4) >= 0 || tp.find(-1) >= 0 || tp.find(99) >= 0 {
 			t.Errorf("%s: finds a partition it does not hold", c.name)
+		}
+	}
+}
+
+// TestCombiningSpecLazyRefs: a combining task's spec, its refs encoded
+// from the packed partitions without the list being built (specInputs,
+// shuffle.RefsOf), decodes to exactly the refs readInputs builds, in
+// order, checksums included, next to an input given as a list; and
+// specBytes counts the same bytes either way.
+func TestCombiningSpecLazyRefs(t *testing.T) {
+	const tasks, parts = 23, 17
+	out := wideOutput(tasks, parts, wideKey("p"))
+	for i := range out.tasks { // checksums on some tasks' partitions, as the writer records them
+		if i%3 == 0 && out.tasks[i].len() > 0 {
+			out.tasks[i].sums = make([]shuffle.Sum, out.tasks[i].len())
+			for j := range out.tasks[i].sums {
+				out.tasks[i].sums[j] = shuffle.Sum(1000*i + j + 1)
+			}
+		}
+	}
+	whole := function.Input{Stage: 7, Objects: shuffle.ObjectRefs{{Key: "small/object"}}}
+	for _, k := range []int{1, 2, 5, 22} {
+		runs, ok := out.taskRuns(k)
+		if !ok {
+			t.Fatal("no task runs")
+		}
+		for _, r := range runs {
+			w := taskWork{inputs: []function.Input{whole}, reads: []hashRead{{stage: 0, out: out, tasks: true, lo: r[0], hi: r[1]}}}
+			lazy := w.specInputs()
+			if lazy[1].Refs == nil || lazy[1].Objects != nil {
+				t.Fatalf("k=%d run %v: the combining input was built as a list", k, r)
+			}
+			built := w.readInputs()
+			if len(built[1].Objects) < shuffle.PackMin && k < 5 {
+				t.Fatalf("k=%d run %v: %d refs, too few to test the packed form", k, r, len(built[1].Objects))
+			}
+			mk := func(in []function.Input) *function.TaskSpec {
+				return &function.TaskSpec{Version: function.SpecVersion, Job: "j", Stage: 1, Task: 0, Attempt: 1, PlanKey: "plan", OutputPrefix: "o/", Inputs: in}
+			}
+			if a, b := specBytes(mk(lazy)), specBytes(mk(built)); a != b || a == 0 {
+				t.Fatalf("k=%d run %v: specBytes %d lazily, %d from the list", k, r, a, b)
+			}
+			enc, err := mk(lazy).EncodeParts()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := function.DecodeSpec(enc.Body())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(got.Inputs) != 2 || got.Inputs[1].Stage != 0 || !reflect.DeepEqual(got.Inputs[0], whole) {
+				t.Fatalf("k=%d run %v: inputs %+v", k, r, got.Inputs)
+			}
+			if g, w := got.Inputs[1].Objects, built[1].Objects; !reflect.DeepEqual([]shuffle.ObjectRef(g), []shuffle.ObjectRef(w)) {
+				t.Fatalf("k=%d run %v: decoded %d refs, built %d (or they differ)", k, r, len(g), len(w))
+			}
 		}
 	}
 }

@@ -138,7 +138,7 @@ type taskParts struct {
 	rows, off []int64
 	bytes     []int64 // nil: contiguous ranges, see last
 	last      int64
-	sums      []string // nil when no partition has a checksum
+	sums      []shuffle.Sum // nil when no partition has a checksum
 }
 
 // packParts packs a task result's partitions.
@@ -166,8 +166,8 @@ func packParts(ps []shuffle.PartitionStat) taskParts {
 		if t.keys != nil {
 			t.keys[i] = p.Key
 		}
-		if p.Checksum != "" && t.sums == nil {
-			t.sums = make([]string, n)
+		if p.Checksum != 0 && t.sums == nil {
+			t.sums = make([]shuffle.Sum, n)
 		}
 		if t.sums != nil {
 			t.sums[i] = p.Checksum

@@ -180,7 +180,7 @@ func TestStageOutputFromTasks(t *testing.T) {
 				continue
 			}
 			st := shuffle.PartitionStat{Partition: p, Rows: int64(task + p + 1), Offset: off, Bytes: int64(10 + p%7),
-				Key: fmt.Sprintf("jobs/w/stage-1/%02x/task-%d/a0/data.arrow", task, task), Checksum: fmt.Sprintf("xxh3:%016x", task*1000+p)}
+				Key: fmt.Sprintf("jobs/w/stage-1/%02x/task-%d/a0/data.arrow", task, task), Checksum: shuffle.Sum(task*1000 + p + 1)}
 			off += st.Bytes
 			ps = append(ps, st)
 			want[p] = append(want[p], st.Ref())

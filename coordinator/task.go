@@ -1,7 +1,6 @@
 package coordinator
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -105,16 +104,31 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 	defer cancel() // stops attempts still running once the task is decided
 	tr := run.times.tracker(st.ID)
 	outs := make(chan attemptOutcome, 4)
+	// An attempt runs on the platform from when it takes its dispatch
+	// slot until it ends, except while it waits for a slot again after a
+	// 429 (the platform runs nothing of it then): began says when it
+	// starts (or again) and stops running. Only a running attempt is
+	// hedged, and its time counts from when it last started.
 	type began struct {
 		attempt int
 		at      time.Time
+		running bool
 	}
 	running := make(chan began, 4)
-	live := map[int]bool{} // attempts in flight
+	live := map[int]time.Time{} // attempts in flight: since when each runs (zero: not running)
 	inflight, hedges := 0, 0
 	var lastErr string
 	lastTimeout := false       // the last failed attempt ran past its deadline
-	var runningSince time.Time // start of the oldest attempt in flight
+	var runningSince time.Time // start of the oldest attempt running
+	oldestRunning := func() time.Time {
+		var since time.Time
+		for _, at := range live {
+			if !at.IsZero() && (since.IsZero() || at.Before(since)) {
+				since = at
+			}
+		}
+		return since
+	}
 	log := c.log.With("job", run.id, "stage", st.ID, "task", t)
 
 	// start opens an attempt and runs it in the background. done is set
@@ -144,7 +158,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 			return nil, true, &JobError{Code: code, Msg: msg}
 		}
 		inflight++
-		live[a.Attempt] = true
+		live[a.Attempt] = time.Time{}
 		go func(attempt int) {
 			queued := time.Now()
 			sl, err := c.dispatch.take(tctx, run.id, w.bytes)
@@ -153,7 +167,13 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				return
 			}
 			at := time.Now()
-			running <- began{attempt, at}
+			running <- began{attempt, at, true}
+			sl.state = func(run bool) {
+				select {
+				case running <- began{attempt, time.Now(), run}:
+				case <-tctx.Done():
+				}
+			}
 			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), sl, log.With("attempt", attempt))
 			sl.release()
 			o.attempt, o.took = attempt, time.Since(at)
@@ -178,12 +198,15 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		case <-ctx.Done():
 			return nil, ctx.Err()
 		case b := <-running:
-			if !live[b.attempt] {
+			if _, ok := live[b.attempt]; !ok {
 				continue // an attempt that already ended
 			}
-			if runningSince.IsZero() || b.at.Before(runningSince) {
-				runningSince = b.at
+			if b.running {
+				live[b.attempt] = b.at
+			} else {
+				live[b.attempt] = time.Time{} // throttled: waiting for a slot again
 			}
+			runningSince = oldestRunning()
 			hedgeTimer = c.hedgeCheck(tr, runningSince, hedges)
 		case <-hedgeTimer:
 			hedgeTimer = nil
@@ -192,8 +215,8 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				hedgeTimer = c.hedgeCheck(tr, runningSince, hedges)
 				continue
 			}
-			if inflight != 1 {
-				continue
+			if inflight != 1 || runningSince.IsZero() {
+				continue // a duplicate runs already, or the attempt waits for a slot (not running)
 			}
 			hedges++
 			c.metrics.Hedges.Inc()
@@ -204,6 +227,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 		case o := <-outs:
 			inflight--
 			delete(live, o.attempt)
+			runningSince = oldestRunning()
 			switch {
 			case o.res != nil:
 				tr.add(o.took)
@@ -292,7 +316,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	}
 	encoded := sync.OnceFunc(func() { c.specRefs.sem.Release(weight) })
 	defer encoded()
-	w.inputs, w.reads = w.readInputs(), nil // this attempt's copy of the work
+	w.inputs, w.reads = w.specInputs(), nil // this attempt's copy of the work
 	deadline := c.taskDeadline(w)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
@@ -477,7 +501,7 @@ func (c *Coordinator) committedResult(ctx context.Context, run *jobRun, stage, t
 // outage budget fails (with ErrThrottled, as before the limit: a platform
 // that runs nothing at all, e.g. a function with no concurrency).
 func (c *Coordinator) invoke(ctx context.Context, run *jobRun, spec *function.TaskSpec, deadline time.Duration, packBytes int64, a *arrival, encoded func(), sl *slot) (*function.TaskResult, error) {
-	body, err := spec.Encode()
+	enc, err := spec.EncodeParts()
 	if err != nil {
 		return nil, err
 	}
@@ -493,16 +517,19 @@ func (c *Coordinator) invoke(ctx context.Context, run *jobRun, spec *function.Ta
 			ictx = withThrottleReturn(ictx)
 		}
 		if packBytes > 0 {
-			out, shared, err = c.packer.invoke(ictx, body, packBytes, time.Now().Add(deadline), a)
+			out, shared, err = c.packer.invoke(ictx, enc.Body(), packBytes, time.Now().Add(deadline), a)
 		} else {
-			out, err = c.invoker.Invoke(ictx, body)
+			out, err = c.invoker.Invoke(ictx, enc.Body())
 		}
 		if err == nil && ictx.Err() != nil && ctx.Err() == nil {
 			err = ictx.Err() // an invoker that returned a result past the deadline
 		}
 		cancel()
 		if sl == nil || ctx.Err() != nil || !errors.Is(err, ErrThrottled) {
-			if err == nil {
+			if err == nil && !shared {
+				// The platform ran an invocation: the limit grows once
+				// for it, not once per member of a pack (the member
+				// that counts the invocation reports it).
 				sl.ran()
 			}
 			break
@@ -514,8 +541,12 @@ func (c *Coordinator) invoke(ctx context.Context, run *jobRun, spec *function.Ta
 		if err := sl.throttled(ctx, c.throttleWait(err, throttles)); err != nil {
 			return nil, fmt.Errorf("invoke: waiting for a function slot after a 429: %w", err)
 		}
-		// The wait was not the attempt's: its deadline starts again.
-		body = redeadline(body, spec, deadline)
+		// The wait was not the attempt's: its deadline starts again (the
+		// spec's head encoded again, its inputs as they were).
+		spec.Deadline = time.Now().Add(deadline)
+		if err := enc.SetDeadline(spec.Deadline); err != nil {
+			return nil, err
+		}
 	}
 	if err != nil {
 		return nil, fmt.Errorf("invoke: %w", err)
@@ -556,26 +587,6 @@ func (c *Coordinator) throttleWait(err error, n int) time.Duration {
 	return d/2 + rand.N(d/2+1)
 }
 
-// redeadline moves the deadline of the encoded spec body (of spec) to d
-// from now, without encoding it again (its inputs are gone from spec).
-func redeadline(body []byte, spec *function.TaskSpec, d time.Duration) []byte {
-	old, err := json.Marshal(spec.Deadline)
-	if err != nil || spec.Deadline.IsZero() {
-		return body
-	}
-	next := time.Now().Add(d)
-	nb, err := json.Marshal(next)
-	if err != nil {
-		return body
-	}
-	key := []byte(`"deadline":`)
-	out := bytes.Replace(body, append(key[:len(key):len(key)], old...), append(key[:len(key):len(key)], nb...), 1)
-	if !bytes.Equal(out, body) {
-		spec.Deadline = next
-	}
-	return out
-}
-
 // specBytes is the input a task reads: its table splits and shuffle
 // objects.
 func specBytes(spec *function.TaskSpec) int64 {
@@ -586,6 +597,11 @@ func specBytes(spec *function.TaskSpec) int64 {
 	for _, in := range spec.Inputs {
 		for _, o := range in.Objects {
 			n += o.Bytes
+		}
+		if in.Refs != nil && in.Objects == nil {
+			for i := range in.Refs.N {
+				n += in.Refs.Ref(i).Bytes
+			}
 		}
 	}
 	return n

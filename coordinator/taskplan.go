@@ -150,6 +150,34 @@ func (r *hashRead) objects() []shuffle.ObjectRef {
 	return objs
 }
 
+// refsOf returns a combining read's refs (tasks) as a shuffle.RefsOf:
+// the same refs as objects, in the same order, given one at a time from
+// the packed partitions, so a spec encodes them without building the
+// list (ok false for other reads).
+func (r *hashRead) refsOf() (refs *shuffle.RefsOf, ok bool) {
+	if !r.tasks {
+		return nil, false
+	}
+	// starts[i] is the index of task lo+i's first ref.
+	starts := make([]int, 0, r.hi-r.lo+1)
+	n := 0
+	for t := r.lo; t < r.hi; t++ {
+		starts = append(starts, n)
+		n += r.out.tasks[t].len()
+	}
+	starts = append(starts, n)
+	cur := 0 // the task of the last ref given (refs are asked for in order)
+	out := r.out
+	r.out.refsBuilt.Add(int64(n))
+	return &shuffle.RefsOf{N: n, Ref: func(i int) shuffle.ObjectRef {
+		if i < starts[cur] || i >= starts[cur+1] {
+			cur = sort.Search(len(starts)-1, func(k int) bool { return starts[k+1] > i })
+		}
+		tp := &out.tasks[r.lo+cur]
+		return tp.stat(i - starts[cur]).Ref()
+	}}, true
+}
+
 // bytes returns the bytes the read fetches, from the output's index
 // (without building the refs) when it can.
 func (r *hashRead) bytes() int64 {
@@ -221,6 +249,25 @@ func (w *taskWork) readInputs() []function.Input {
 	out := append(make([]function.Input, 0, len(w.inputs)+len(w.reads)), w.inputs...)
 	for i := range w.reads {
 		out = append(out, function.Input{Stage: w.reads[i].stage, Objects: w.reads[i].objects()})
+	}
+	return out
+}
+
+// specInputs returns every input of the task for its spec, as
+// readInputs, but a combining read's refs as a RefsOf (encoded without
+// the list being built).
+func (w *taskWork) specInputs() []function.Input {
+	if len(w.reads) == 0 {
+		return w.inputs
+	}
+	out := append(make([]function.Input, 0, len(w.inputs)+len(w.reads)), w.inputs...)
+	for i := range w.reads {
+		r := &w.reads[i]
+		if refs, ok := r.refsOf(); ok {
+			out = append(out, function.Input{Stage: r.stage, Refs: refs})
+			continue
+		}
+		out = append(out, function.Input{Stage: r.stage, Objects: r.objects()})
 	}
 	return out
 }

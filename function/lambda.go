@@ -22,8 +22,8 @@ type SpecRef struct {
 // key is spec_key) and returns the key it names.
 func IsSpecRef(payload []byte) (string, bool) {
 	p := bytes.TrimSpace(payload)
-	// A TaskSpec starts with "version"; a reference is tiny. Decode only
-	// small payloads that mention the key.
+	// A TaskSpec has "version" and more; a reference is tiny. Decode
+	// only small payloads that mention the key.
 	if len(p) > 4096 || !bytes.Contains(p, []byte(`"spec_key"`)) {
 		return "", false
 	}

@@ -7,6 +7,7 @@ package function
 import (
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/sluicedb/sluice/function/exec"
@@ -80,6 +81,28 @@ type Split struct {
 type Input struct {
 	Stage   int                `json:"stage"`
 	Objects shuffle.ObjectRefs `json:"objects"`
+	// Refs, when set (and Objects nil), are the objects as the
+	// coordinator holds them for encoding: written as "objects" without
+	// being built (shuffle.RefsOf). A decoded Input has Objects.
+	Refs *shuffle.RefsOf `json:"-"`
+}
+
+// MarshalJSON implements json.Marshaler: Objects, or Refs when set.
+func (in Input) MarshalJSON() ([]byte, error) {
+	type plain Input // without this method
+	if in.Refs == nil || in.Objects != nil {
+		return json.Marshal(plain(in))
+	}
+	objs, err := in.Refs.MarshalJSON()
+	if err != nil {
+		return nil, err
+	}
+	b := make([]byte, 0, len(objs)+40)
+	b = append(b, `{"stage":`...)
+	b = strconv.AppendInt(b, int64(in.Stage), 10)
+	b = append(b, `,"objects":`...)
+	b = append(b, objs...)
+	return append(b, '}'), nil
 }
 
 // ErrorKind classifies a failed task so the coordinator knows whether a
@@ -167,6 +190,113 @@ type TaskResult struct {
 
 // Encode and Decode are the wire format shared by every adapter.
 func (s *TaskSpec) Encode() ([]byte, error) { return json.Marshal(s) }
+
+// EncodedSpec is a TaskSpec in its wire form, built in two parts: the bulk
+// (splits and inputs, which grow with a stage's width: a reader of 10,000
+// objects lists them all) encoded once, and the head (every other field,
+// a few hundred bytes) encoded from the struct, again whenever it changes.
+// The body is one JSON object, the bulk's members first and the head's
+// after them, so DecodeSpec reads it as it reads Encode's (members in
+// another order). An attempt sent again later (after a 429, its deadline
+// counted from then) re-encodes its head only, and the caller need not
+// keep the inputs.
+type EncodedSpec struct {
+	head   TaskSpec // without splits and inputs
+	body   []byte
+	headAt int // the head's members start at body[headAt:]
+}
+
+// EncodeParts encodes s as an EncodedSpec.
+func (s *TaskSpec) EncodeParts() (*EncodedSpec, error) {
+	// The bulk's members, written here rather than by json.Marshal of a
+	// struct, which copies (and validates) each input's encoding again:
+	// a combining task's refs are megabytes.
+	var parts [][]byte
+	size := 0
+	if len(s.Splits) > 0 {
+		b, err := json.Marshal(s.Splits)
+		if err != nil {
+			return nil, err
+		}
+		parts = append(parts, []byte(`"splits":`), b)
+		size += len(b) + 10
+	}
+	var ins [][]byte // each input's encoding, in chunks
+	for i, in := range s.Inputs {
+		if i > 0 {
+			ins = append(ins, []byte{','})
+		}
+		if in.Refs != nil && in.Objects == nil {
+			// As Input.MarshalJSON, without copying the refs' encoding.
+			objs, err := in.Refs.MarshalJSON()
+			if err != nil {
+				return nil, err
+			}
+			ins = append(ins, []byte(`{"stage":`+strconv.Itoa(in.Stage)+`,"objects":`), objs, []byte{'}'})
+			size += len(objs) + 40
+			continue
+		}
+		b, err := in.MarshalJSON()
+		if err != nil {
+			return nil, err
+		}
+		ins = append(ins, b)
+		size += len(b) + 1
+	}
+	const headRoom = 1 << 10 // the head, appended in place
+	body := make([]byte, 0, 1+size+12+headRoom)
+	body = append(body, '{')
+	for _, p := range parts {
+		body = append(body, p...)
+	}
+	if len(ins) > 0 {
+		if len(parts) > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `"inputs":[`...)
+		for i, b := range ins {
+			body = append(body, b...)
+			ins[i] = nil
+		}
+		body = append(body, ']')
+	}
+	if len(body) > 1 {
+		body = append(body, ',')
+	}
+	e := &EncodedSpec{head: *s, headAt: len(body)}
+	e.head.Splits, e.head.Inputs = nil, nil
+	head, err := json.Marshal(&e.head)
+	if err != nil {
+		return nil, err
+	}
+	e.body = append(body, head[1:]...) // the first body: nobody holds it yet
+	return e, nil
+}
+
+// encodeHead writes the head's members after the bulk's, into a new body
+// (a caller may still hold the last one).
+func (e *EncodedSpec) encodeHead() error {
+	head, err := json.Marshal(&e.head)
+	if err != nil {
+		return err
+	}
+	body := make([]byte, 0, e.headAt+len(head)-1)
+	body = append(body, e.body[:e.headAt]...)
+	e.body = append(body, head[1:]...) // head is {...}: its members and the closing brace
+	return nil
+}
+
+// Body returns the encoded spec.
+func (e *EncodedSpec) Body() []byte { return e.body }
+
+// Deadline returns the spec's deadline.
+func (e *EncodedSpec) Deadline() time.Time { return e.head.Deadline }
+
+// SetDeadline encodes the spec again with deadline d (the bulk as it was).
+func (e *EncodedSpec) SetDeadline(d time.Time) error {
+	e.head.Deadline = d
+	return e.encodeHead()
+}
 
 // DecodeSpec parses and checks a TaskSpec.
 func DecodeSpec(b []byte) (*TaskSpec, error) {

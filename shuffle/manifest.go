@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"strconv"
 
 	"github.com/apache/arrow-go/v18/arrow"
 	"github.com/sluicedb/sluice/planner/plan"
@@ -31,7 +30,7 @@ type PartitionStat struct {
 	Offset    int64  `json:"offset,omitempty"`
 	Bytes     int64  `json:"bytes"`
 	Key       string `json:"key"`
-	Checksum  string `json:"checksum"` // see Checksum
+	Checksum  Sum    `json:"checksum"` // see Sum
 }
 
 // Ref returns the ObjectRef of the partition.
@@ -177,22 +176,89 @@ func schemaFields(s *arrow.Schema) []Field {
 // ChecksumAlgo prefixes every checksum this package writes.
 const ChecksumAlgo = "xxh3"
 
+// Sum is the checksum of an object's bytes or of a partition's range:
+// XXH3-64 (seed 0). Its text and JSON form is "xxh3:" and 16 lowercase
+// hex digits, as manifests, task results and task specs have always
+// carried it; in memory it is 8 bytes instead of a 21-byte string behind
+// a 16-byte header (0.15 GB instead of 0.77 GB for the 19.3 M partitions
+// of a 9,634-task stage feeding 2,000 partitions). The zero Sum is none
+// ("" in JSON): nothing is checked. (A range whose XXH3 is 0 is then
+// read unchecked, one range in 2^64; it is never taken for corrupt.)
+type Sum uint64
+
+// SumOf returns the checksum of data.
+func SumOf(data []byte) Sum { return Sum(xxh3.Hash(data)) }
+
 // Checksum returns the checksum of an object's bytes as stored in
 // manifests: "xxh3:" followed by the 16 hex digits of XXH3-64 (seed 0).
-func Checksum(data []byte) string {
-	return ChecksumAlgo + ":" + fmt.Sprintf("%016x", xxh3.Hash(data))
+func Checksum(data []byte) string { return SumOf(data).String() }
+
+// String returns the text form ("" for none).
+func (s Sum) String() string { return string(s.appendText(nil)) }
+
+func (s Sum) appendText(b []byte) []byte {
+	if s == 0 {
+		return b
+	}
+	b = append(b, ChecksumAlgo+":"...)
+	const hex = "0123456789abcdef"
+	for shift := 60; shift >= 0; shift -= 4 {
+		b = append(b, hex[(uint64(s)>>shift)&0xf])
+	}
+	return b
 }
 
-// verifyChecksum checks data against a checksum written by Checksum.
-func verifyChecksum(sum string, data []byte) (bool, error) {
-	if len(sum) != len(ChecksumAlgo)+17 || sum[:len(ChecksumAlgo)+1] != ChecksumAlgo+":" {
-		return false, fmt.Errorf("unknown checksum format %q", sum)
+// MarshalText implements encoding.TextMarshaler.
+func (s Sum) MarshalText() ([]byte, error) { return s.appendText(nil), nil }
+
+// UnmarshalText implements encoding.TextUnmarshaler: "" is none; anything
+// but "xxh3:" and 16 hex digits is an error.
+func (s *Sum) UnmarshalText(b []byte) error {
+	if len(b) == 0 {
+		*s = 0
+		return nil
 	}
-	want, err := strconv.ParseUint(sum[len(ChecksumAlgo)+1:], 16, 64)
-	if err != nil {
-		return false, fmt.Errorf("unknown checksum format %q", sum)
+	if len(b) != len(ChecksumAlgo)+17 || string(b[:len(ChecksumAlgo)+1]) != ChecksumAlgo+":" {
+		return fmt.Errorf("unknown checksum format %q", b)
 	}
-	return xxh3.Hash(data) == want, nil
+	var v uint64
+	for _, c := range b[len(ChecksumAlgo)+1:] {
+		switch {
+		case c >= '0' && c <= '9':
+			c -= '0'
+		case c >= 'a' && c <= 'f':
+			c -= 'a' - 10
+		case c >= 'A' && c <= 'F':
+			c -= 'A' - 10
+		default:
+			return fmt.Errorf("unknown checksum format %q", b)
+		}
+		v = v<<4 | uint64(c)
+	}
+	*s = Sum(v)
+	return nil
+}
+
+// sumList is a list of checksums whose JSON (an array of their text
+// forms) is written into one buffer, not one allocation per element.
+type sumList []Sum
+
+// MarshalJSON implements json.Marshaler.
+func (l sumList) MarshalJSON() ([]byte, error) {
+	if l == nil {
+		return []byte("null"), nil
+	}
+	b := make([]byte, 0, 2+len(l)*(len(ChecksumAlgo)+20))
+	b = append(b, '[')
+	for i, s := range l {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = s.appendText(b)
+		b = append(b, '"')
+	}
+	return append(b, ']'), nil
 }
 
 // ErrMissing is matched by errors for a shuffle object (or manifest) that

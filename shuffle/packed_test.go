@@ -21,7 +21,7 @@ func TestPartitionListJSON(t *testing.T) {
 	sparse := ranged(40, "jobs/j/stage-0/ab/task-3/a0/data.arrow")
 	for i := range sparse {
 		sparse[i].Partition = 3 * i
-		sparse[i].Checksum = fmt.Sprintf("xxh3:%016x", i)
+		sparse[i].Checksum = Sum(i + 1)
 	}
 	gaps := ranged(20, "k")
 	gaps[5].Offset += 64
@@ -97,7 +97,7 @@ func TestObjectRefsJSON(t *testing.T) {
 	combined := make(ObjectRefs, 0, 60)
 	for i := 0; i < 60; i++ {
 		combined = append(combined, ObjectRef{Key: fmt.Sprintf("jobs/j/stage-1/task-%d/a1/data.arrow", i/20), Part: i % 20,
-			Offset: int64(8 + 10*(i%20)), Bytes: 10, Rows: 1, Checksum: fmt.Sprintf("xxh3:%016x", i)})
+			Offset: int64(8 + 10*(i%20)), Bytes: 10, Rows: 1, Checksum: Sum(i + 1)})
 	}
 	whole := make(ObjectRefs, 20) // version-1 objects read whole
 	for i := range whole {

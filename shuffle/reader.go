@@ -29,7 +29,7 @@ type ObjectRef struct {
 	Offset   int64  `json:"offset,omitempty"`
 	Bytes    int64  `json:"bytes,omitempty"`
 	Rows     int64  `json:"rows,omitempty"`
-	Checksum string `json:"checksum,omitempty"`
+	Checksum Sum    `json:"checksum,omitempty"`
 }
 
 // Ranged reports whether the ref is a byte range of a data object.
@@ -383,15 +383,11 @@ func hedgedGet(ctx context.Context, b objstore.Bucket, key string, off, n int64,
 
 // verifyRange checks a partition's bytes against its ref.
 func verifyRange(ref ObjectRef, data []byte) error {
-	if ref.Checksum == "" {
+	if ref.Checksum == 0 {
 		return nil
 	}
-	ok, err := verifyChecksum(ref.Checksum, data)
-	if err != nil {
-		return fmt.Errorf("shuffle: %s: %w", ref.ID(), err)
-	}
-	if !ok {
-		return &CorruptError{Key: ref.ID(), Reason: fmt.Sprintf("checksum mismatch (want %s, got %s)", ref.Checksum, Checksum(data))}
+	if got := SumOf(data); got != ref.Checksum {
+		return &CorruptError{Key: ref.ID(), Reason: fmt.Sprintf("checksum mismatch (want %s, got %s)", ref.Checksum, got)}
 	}
 	return nil
 }
@@ -453,13 +449,9 @@ func fetchObject(ctx context.Context, b objstore.Bucket, ref ObjectRef, st *Read
 	if ref.Bytes > 0 && int64(len(data)) != ref.Bytes {
 		return nil, &CorruptError{Key: ref.Key, Reason: fmt.Sprintf("size %d, want %d", len(data), ref.Bytes)}
 	}
-	if ref.Checksum != "" {
-		ok, err := verifyChecksum(ref.Checksum, data)
-		if err != nil {
-			return nil, fmt.Errorf("shuffle: %s: %w", ref.Key, err)
-		}
-		if !ok {
-			return nil, &CorruptError{Key: ref.Key, Reason: fmt.Sprintf("checksum mismatch (want %s, got %s)", ref.Checksum, Checksum(data))}
+	if ref.Checksum != 0 {
+		if got := SumOf(data); got != ref.Checksum {
+			return nil, &CorruptError{Key: ref.Key, Reason: fmt.Sprintf("checksum mismatch (want %s, got %s)", ref.Checksum, got)}
 		}
 	}
 	return data, nil
@@ -490,7 +482,7 @@ func decodeObject(ref ObjectRef, data []byte, opts ReadOptions, fn func(arrow.Re
 		if err != nil {
 			return &CorruptError{Key: ref.Key, Reason: fmt.Sprintf("record batch %d does not decode", i), Err: err}
 		}
-		if ref.Checksum == "" {
+		if ref.Checksum == 0 {
 			// Unverified bytes: the decoder trusts the batch's metadata
 			// (null counts, offsets), which a damaged object may get wrong
 			// and kernels then trust in turn. A checksummed object is the

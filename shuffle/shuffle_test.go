@@ -185,7 +185,7 @@ func TestRoundTrip(t *testing.T) {
 			}
 			sr.Release()
 			for _, ps := range m.Partitions {
-				if ps.Key != m.Object || ps.Checksum != shuffle.Checksum(data[ps.Offset:ps.Offset+ps.Bytes]) {
+				if ps.Key != m.Object || ps.Checksum != shuffle.SumOf(data[ps.Offset:ps.Offset+ps.Bytes]) {
 					t.Errorf("partition %d: manifest checksum does not match its range", ps.Partition)
 				}
 			}
@@ -452,7 +452,7 @@ func TestReaderRejectsDamagedObjects(t *testing.T) {
 	}{
 		{"truncated, ranged", cut, ps.Ref(), shuffle.ErrCorrupt},
 		{"footer cut, ranged", noFooter, ps.Ref(), nil},
-		{"truncated, whole, checksum only", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key, Checksum: shuffle.Checksum(good)}, shuffle.ErrCorrupt},
+		{"truncated, whole, checksum only", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key, Checksum: shuffle.SumOf(good)}, shuffle.ErrCorrupt},
 		{"truncated, whole, unchecked", good[:len(good)-100], shuffle.ObjectRef{Key: ps.Key}, shuffle.ErrCorrupt},
 		{"byte flipped, ranged", flipped, ps.Ref(), shuffle.ErrCorrupt},
 		{"garbage, ranged", garbage, ps.Ref(), shuffle.ErrCorrupt},

@@ -467,15 +467,15 @@ func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 			run.add(io.NewSectionReader(w.spill, seg[0], seg[1]), seg[1])
 		}
 		run.add(bytes.NewReader(pf.buf.Bytes()), int64(pf.buf.Len()))
-		var sum string
+		var sum Sum
 		if len(pf.segs) == 0 {
-			sum = Checksum(pf.buf.Bytes())
+			sum = SumOf(pf.buf.Bytes())
 		} else {
 			h := xxh3.New()
 			if _, err := io.Copy(h, run); err != nil {
 				return nil, fmt.Errorf("shuffle: writer: reading back spilled partition %d: %w", p, err)
 			}
-			sum = fmt.Sprintf("%s:%016x", ChecksumAlgo, h.Sum64())
+			sum = Sum(h.Sum64())
 		}
 		for _, seg := range run.segs {
 			obj.add(seg.r, seg.n)
