@@ -123,6 +123,49 @@ func supertype(a, b *plan.Expr) (plan.DataType, bool) {
 		return b.Type, true
 	case isStringLit(b) && a.Type.ID != plan.Bool:
 		return a.Type, true
+	case a.Type.ID == b.Type.ID && a.Type.IsNested():
+		return nestedSupertype(a.Type, b.Type)
+	}
+	return plan.DataType{}, false
+}
+
+// nestedSupertype unifies two nested types of one kind part by part, as
+// DuckDB does: a NULL part (the element of [], a field of {'y': NULL})
+// takes the other side's type, and numeric parts widen ([[1], []] is
+// BIGINT[][]; {'y': NULL} beside {'y': 5} is STRUCT(y BIGINT)). Structs
+// unify only with the same field names in the same order.
+func nestedSupertype(a, b plan.DataType) (plan.DataType, bool) {
+	part := func(x, y plan.DataType) (plan.DataType, bool) {
+		return supertype(&plan.Expr{Type: x}, &plan.Expr{Type: y})
+	}
+	switch a.ID {
+	case plan.List:
+		e, ok := part(a.Elem(), b.Elem())
+		return plan.ListOf(e), ok
+	case plan.Map:
+		k, ok := part(a.Key(), b.Key())
+		if !ok {
+			return plan.DataType{}, false
+		}
+		v, ok := part(a.Value(), b.Value())
+		return plan.MapOf(k, v), ok
+	case plan.Struct:
+		fa, fb := a.Children(), b.Children()
+		if len(fa) != len(fb) {
+			return plan.DataType{}, false
+		}
+		fields := make([]plan.Field, len(fa))
+		for i := range fa {
+			if !strings.EqualFold(fa[i].Name, fb[i].Name) {
+				return plan.DataType{}, false
+			}
+			t, ok := part(fa[i].Type, fb[i].Type)
+			if !ok {
+				return plan.DataType{}, false
+			}
+			fields[i] = plan.Field{Name: fa[i].Name, Type: t, Nullable: fa[i].Nullable || fb[i].Nullable || fa[i].Type != t || fb[i].Type != t}
+		}
+		return plan.StructOf(fields), true
 	}
 	return plan.DataType{}, false
 }
