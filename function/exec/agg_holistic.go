@@ -24,11 +24,11 @@ func holisticAggregates() []*AggregateFunction {
 	quantile := []AggSignature{{Arg: NumericType, Cast: plan.Float64Type, Returns: plan.Float64Type}}
 	newQ := func(s AggSpec) (Accumulator, error) { return &quantileAcc{call: s.Call}, nil }
 	return []*AggregateFunction{
-		{Name: plan.AggMedian, Doc: "the middle value (interpolated)", Signatures: quantile,
+		{Name: plan.AggMedian, Doc: "the middle value (interpolated); of DECIMAL values a DECIMAL of their type, the interpolation truncated at its scale as DuckDB's", Signatures: quantile,
 			Holistic: true, DistinctDropped: true, New: newQ},
-		{Name: plan.AggPercentileCont, Doc: "percentile_cont(f) WITHIN GROUP (ORDER BY x): the quantile f, interpolated; quantile_cont(x, f) is DuckDB's form",
+		{Name: plan.AggPercentileCont, Doc: "percentile_cont(f) WITHIN GROUP (ORDER BY x): the quantile f, interpolated (of DECIMAL values a DECIMAL of their type, as median); quantile_cont(x, f) is DuckDB's form",
 			Signatures: quantile, Holistic: true, New: newQ},
-		{Name: plan.AggPercentileDisc, Doc: "percentile_disc(f) WITHIN GROUP (ORDER BY x): the first value at or past the quantile f; quantile_disc(x, f) and quantile(x, f) are DuckDB's forms",
+		{Name: plan.AggPercentileDisc, Doc: "percentile_disc(f) WITHIN GROUP (ORDER BY x): the first value at or past the quantile f (of DECIMAL values a DECIMAL of their type); quantile_disc(x, f) and quantile(x, f) are DuckDB's forms",
 			Signatures: quantile, Holistic: true, New: newQ},
 		{Name: plan.AggStringAgg, Doc: "string_agg(x[, sep] [ORDER BY y]): the non-NULL values as strings joined by sep (default ',')",
 			Signatures: []AggSignature{{Arg: ToString, Returns: plan.StringType}}, Holistic: true, OrderSensitive: true,
