@@ -389,6 +389,10 @@ func (c *Coordinator) Share(job string) (held, queued int) { return c.dispatch.s
 // AdaptiveConcurrency) and the throttled invocations (429s) it saw.
 func (c *Coordinator) ConcurrencyLimit() (limit int, throttled int64) { return c.dispatch.limit() }
 
+// ConcurrencyLimitLow returns the lowest effective concurrency limit since
+// its last call: a cut the limit grew back from in between still shows.
+func (c *Coordinator) ConcurrencyLimitLow() int { return c.dispatch.limitLow() }
+
 // Waiting returns the tasks waiting for a dispatch slot, over all jobs.
 func (c *Coordinator) Waiting() int {
 	c.dispatch.mu.Lock()

@@ -264,6 +264,13 @@ func (d *dispatcher) limit() (limit int, throttled int64) {
 	return d.lim.cur(), d.throttles
 }
 
+// limitLow returns the lowest effective limit since its last call.
+func (d *dispatcher) limitLow() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.lim.takeLow()
+}
+
 // queued reports whether tasks are waiting for a slot.
 func (d *dispatcher) queued() bool {
 	d.mu.Lock()

@@ -30,6 +30,9 @@ type aimdLimit struct {
 	limit          float64
 	wmax           float64 // the limit when it was last cut (0: never cut)
 	epoch          uint64
+	// low is the lowest limit since the last takeLow: a cut the limit
+	// has grown back from between two reads still shows.
+	low float64
 }
 
 // limitBeta is the factor of a decrease (the AWS SDK's CUBIC beta).
@@ -42,7 +45,15 @@ const limitFloor = 1
 func newAIMDLimit(ceiling, floor int) aimdLimit {
 	ceiling = max(ceiling, 1)
 	floor = min(max(floor, 1), ceiling)
-	return aimdLimit{ceiling: ceiling, floor: floor, limit: float64(ceiling)}
+	return aimdLimit{ceiling: ceiling, floor: floor, limit: float64(ceiling), low: float64(ceiling)}
+}
+
+// takeLow returns the lowest effective limit since the last call, and
+// starts the next period at the current limit.
+func (a *aimdLimit) takeLow() int {
+	low := int(min(a.low, a.limit))
+	a.low = a.limit
+	return low
 }
 
 // cur is the effective limit: the invocations allowed in flight now.
@@ -57,6 +68,7 @@ func (a *aimdLimit) throttled(epoch uint64) bool {
 	a.epoch++
 	a.wmax = a.limit
 	a.limit = max(float64(a.floor), a.limit*limitBeta)
+	a.low = min(a.low, a.limit)
 	return true
 }
 

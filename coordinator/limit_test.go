@@ -249,3 +249,25 @@ func TestHTTPInvokerReturnsThrottled(t *testing.T) {
 		t.Fatalf("%d requests, want 1", n)
 	}
 }
+
+// TestAIMDLimitLow: the low-water mark keeps a cut the limit has grown
+// back from before it is read, and each read starts a new period.
+func TestAIMDLimitLow(t *testing.T) {
+	a := newAIMDLimit(3000, 1)
+	if got := a.takeLow(); got != 3000 {
+		t.Fatalf("before any cut: low %d, want 3000", got)
+	}
+	a.throttled(a.epoch) // 3000 -> 2100
+	for range 5000 {
+		a.ran(a.cur(), true)
+	}
+	if a.cur() < 2900 {
+		t.Fatalf("limit %d, want it grown back near 3000", a.cur())
+	}
+	if got := a.takeLow(); got != 2100 {
+		t.Errorf("after a cut and regrowth: low %d, want 2100", got)
+	}
+	if got, cur := a.takeLow(), a.cur(); got != cur {
+		t.Errorf("a new period: low %d, want the current limit %d", got, cur)
+	}
+}

@@ -264,8 +264,7 @@ func (s *Sim) sample(ctx context.Context, r *QueryReport, cmds0 int64, done <-ch
 		case <-t.C:
 		}
 		r.RSS = max(r.RSS, rss())
-		lim, _ := s.Co.ConcurrencyLimit()
-		r.LimitMin = min(r.LimitMin, lim)
+		r.LimitMin = min(r.LimitMin, s.Co.ConcurrencyLimitLow())
 		info := s.redisInfo(ctx)
 		r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 		n := infoInt(info, "total_commands_processed")
@@ -300,6 +299,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	s.Store.TakePeaks()
 	s.Platform.ResetPeak()
 	r.LimitMin, _ = s.Co.ConcurrencyLimit()
+	s.Co.ConcurrencyLimitLow() // the next period starts here
 	runtime.GC()
 	cpu0 := processCPU()
 	began := time.Now()
@@ -334,7 +334,7 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 	r.CPU = processCPU() - cpu0 - r.ModelCPU
 	r.RSS = max(r.RSS, rss())
 	r.Limit, _ = s.Co.ConcurrencyLimit()
-	r.LimitMin = min(r.LimitMin, r.Limit)
+	r.LimitMin = min(r.LimitMin, r.Limit, s.Co.ConcurrencyLimitLow())
 	info := s.redisInfo(ctx)
 	r.RedisMem = max(r.RedisMem, infoInt(info, "used_memory"))
 	r.RedisCmds = infoInt(info, "total_commands_processed") - infoInt(info0, "total_commands_processed") - 1
