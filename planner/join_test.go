@@ -91,6 +91,23 @@ func TestJoinRules(t *testing.T) {
 			[]string{"Union: columns=[k]", "filters=[(o_orderkey = 5)]", "filters=[(l_orderkey = 5)]"},
 		},
 		{
+			// A snowflake arm: nation's filter reaches lineitem through
+			// supplier, so supplier joins nation first and that arm is
+			// lineitem's first join, before orders' weaker filter.
+			"select s_name, count(*) from lineitem, orders, supplier, nation where s_suppkey = l_suppkey and o_orderkey = l_orderkey and o_orderstatus = 'F' and s_nationkey = n_nationkey and n_name = 'SAUDI ARABIA' group by s_name",
+			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
+			[]string{"Join: type=inner on=[(o_orderkey = l_orderkey)]", "Join: type=inner on=[(s_suppkey = l_suppkey)]", "Scan: lineitem",
+				"Join: type=inner on=[(s_nationkey = n_nationkey)]", "Scan: supplier", "Scan: nation", "Scan: orders"},
+		},
+		{
+			// Without the filter on nation the arm reduces nothing:
+			// left-deep as before, orders first (the FROM order already is).
+			"select n_name, count(*) from lineitem, orders, supplier, nation where s_suppkey = l_suppkey and o_orderkey = l_orderkey and o_orderstatus = 'F' and s_nationkey = n_nationkey group by n_name",
+			[]string{"push_down_filters", "prune_columns"},
+			[]string{"Join: type=inner on=[(s_nationkey = n_nationkey)]", "Join: type=inner on=[(s_suppkey = l_suppkey)]",
+				"Join: type=inner on=[(o_orderkey = l_orderkey)]", "Scan: lineitem", "Scan: orders", "Scan: supplier", "Scan: nation"},
+		},
+		{
 			// A CTE used twice is bound twice: two scans.
 			"with t as (select o_custkey, o_totalprice from orders) select count(*) from t a, t b where a.o_custkey = b.o_custkey and a.o_totalprice < 0",
 			[]string{"push_down_filters", "prune_columns", "reorder_joins"},
@@ -131,14 +148,25 @@ func stageKinds(g *plan.Graph) map[plan.PartitionKind]int {
 // the size estimates and Options.BroadcastBytes.
 func TestBroadcastChoice(t *testing.T) {
 	q3 := planFile(t, "testdata/tpch/q03.sql", Options{})
-	// Filtered customer (~30k rows) is broadcast; filtered orders (~450k
-	// rows, ~12 MB) is not: lineitem and orders meet hashed on the order
-	// key, and the aggregation grouped by it needs no further shuffle.
-	if n := stageKinds(q3.Graph)[plan.PartitionBroadcast]; n != 1 {
-		t.Errorf("Q3: %d broadcast stages, want 1\n%s", n, Explain(q3))
+	// Filtered orders joined with filtered customer first (reorder_joins'
+	// snowflake arm, ~45k rows, ~0.9 MB estimated) is broadcast into
+	// lineitem's scan: lineitem is never shuffled, and aggregates
+	// partially where it is read.
+	if n := stageKinds(q3.Graph)[plan.PartitionBroadcast]; n != 2 {
+		t.Errorf("Q3: %d broadcast stages, want 2\n%s", n, Explain(q3))
 	}
-	if ex := Explain(q3); !strings.Contains(ex, "Aggregate: mode=single group_by=[l_orderkey@0") {
-		t.Errorf("Q3: the aggregation must run where the join is, in one step\n%s", ex)
+	if ex := Explain(q3); !strings.Contains(ex, "Aggregate: mode=partial group_by=[l_orderkey@0") {
+		t.Errorf("Q3: the aggregation must start where lineitem is read\n%s", ex)
+	}
+	// Below the arm's estimate only customer (~0.1 MB) is broadcast:
+	// lineitem and orders meet hashed on the order key, and the
+	// aggregation grouped by it needs no further shuffle.
+	small := planFile(t, "testdata/tpch/q03.sql", Options{BroadcastBytes: 512 << 10})
+	if n := stageKinds(small.Graph)[plan.PartitionBroadcast]; n != 1 {
+		t.Errorf("Q3 at 512 KiB: %d broadcast stages, want 1\n%s", n, Explain(small))
+	}
+	if ex := Explain(small); !strings.Contains(ex, "Aggregate: mode=single group_by=[l_orderkey@0") {
+		t.Errorf("Q3 at 512 KiB: the aggregation must run where the join is, in one step\n%s", ex)
 	}
 	part := planFile(t, "testdata/tpch/q03.sql", Options{BroadcastBytes: -1})
 	if n := stageKinds(part.Graph)[plan.PartitionBroadcast]; n != 0 {

@@ -111,11 +111,7 @@ func (r reorderJoins) order(leaves []node, conds []*plan.Expr, es *estimator) no
 	// (push_down_filters already put them there; this only keeps the rule
 	// complete), conditions on none stay on top.
 	var top []*plan.Expr
-	type cond struct {
-		e      *plan.Expr
-		leaves map[int]bool
-		used   bool
-	}
+	type cond = joinCond
 	var cs []*cond
 	single := map[int][]*plan.Expr{}
 	for _, c := range conds {
@@ -155,56 +151,218 @@ func (r reorderJoins) order(leaves []node, conds []*plan.Expr, es *estimator) no
 		best, bestClass := -1, 3
 		var bestRows, bestBytes float64
 		var bestConds []*cond
+		var bestNode node
+		var bestGroup []int
 		for k := range leaves {
 			if in[k] {
 				continue
 			}
-			var connecting []*cond
-			var exprs []*plan.Expr
-			for _, c := range cs {
-				if c.used || !c.leaves[k] {
-					continue
+			connecting, exprs := r.connecting(cs, in, []int{k})
+			class := joinClass(tree, leaves[k], connecting)
+			rows := es.joinRows(tree, leaves[k], exprs)
+			bytes := es.bytes(leaves[k])
+			var unit node = leaves[k]
+			group := []int{k}
+			// A snowflake arm: k with the inputs reached only through it
+			// (nation behind supplier), joined first as one bushy input
+			// when that gives fewer rows than joining k alone: a filter on
+			// the arm's far end then reduces the big side at its first
+			// join, not after it.
+			if class == 0 {
+				if g := satellites(k, leaves, cs, in); len(g) > 1 {
+					var inner []*plan.Expr
+					member := map[int]bool{}
+					for _, i := range g {
+						member[i] = true
+					}
+					for _, c := range cs {
+						if c.used {
+							continue
+						}
+						all := true
+						for i := range c.leaves {
+							if !member[i] {
+								all = false
+							}
+						}
+						if all {
+							inner = append(inner, c.e)
+						}
+					}
+					ls := make([]node, len(g))
+					for i, li := range g {
+						ls[i] = leaves[li]
+					}
+					sub := r.order(ls, inner, es)
+					subConds, subExprs := r.connecting(cs, in, g)
+					if subRows := es.joinRows(tree, sub, subExprs); subRows < rows && joinClass(tree, sub, subConds) == 0 {
+						unit, group, rows, connecting = sub, g, subRows, subConds
+						bytes = es.bytes(sub)
+						for _, c := range cs {
+							if !c.used {
+								inside := true
+								for i := range c.leaves {
+									if !member[i] {
+										inside = false
+									}
+								}
+								if inside {
+									connecting = append(connecting, c) // marked used with the unit
+								}
+							}
+						}
+					}
 				}
+			}
+			if best < 0 || class < bestClass || class == bestClass && (rows < bestRows || rows == bestRows && bytes < bestBytes) {
+				best, bestClass, bestRows, bestBytes, bestConds = k, class, rows, bytes, connecting
+				bestNode, bestGroup = unit, group
+			}
+		}
+		j := &joinNode{typ: plan.JoinInner, left: tree, right: bestNode}
+		inner := map[*cond]bool{}
+		if len(bestGroup) > 1 {
+			member := map[int]bool{}
+			for _, i := range bestGroup {
+				member[i] = true
+			}
+			for _, c := range bestConds {
 				inside := true
 				for i := range c.leaves {
-					if i != k && !in[i] {
+					if !member[i] {
 						inside = false
 					}
 				}
-				if inside {
-					connecting = append(connecting, c)
-					exprs = append(exprs, c.e)
-				}
-			}
-			// class 0: an equality connects k; 1: another condition; 2: none.
-			class := 2
-			if len(connecting) > 0 {
-				class = 1
-				lcols, rcols := colSet(tree.output()), colSet(leaves[k].output())
-				for _, c := range connecting {
-					if _, _, ok := equiSides(c.e, lcols, rcols); ok {
-						class = 0
-					}
-				}
-			}
-			rows := es.joinRows(tree, leaves[k], exprs)
-			bytes := es.bytes(leaves[k])
-			if best < 0 || class < bestClass || class == bestClass && (rows < bestRows || rows == bestRows && bytes < bestBytes) {
-				best, bestClass, bestRows, bestBytes, bestConds = k, class, rows, bytes, connecting
+				inner[c] = inside
 			}
 		}
-		j := &joinNode{typ: plan.JoinInner, left: tree, right: leaves[best]}
 		for _, c := range bestConds {
 			c.used = true
-			j.conds = append(j.conds, c.e)
+			if !inner[c] {
+				j.conds = append(j.conds, c.e)
+			}
 		}
 		if es.bytes(j.right) > es.bytes(j.left) {
 			j.left, j.right = j.right, j.left
 		}
-		in[best] = true
+		for _, i := range bestGroup {
+			in[i] = true
+		}
 		tree = j
 	}
 	return wrapFilter(tree, top)
+}
+
+// joinCond is a condition of a join tree being ordered: the leaves it
+// reads and whether a join holds it yet.
+type joinCond struct {
+	e      *plan.Expr
+	leaves map[int]bool
+	used   bool
+}
+
+// connecting returns the conditions not yet used that join the leaves of
+// group to those in (every leaf they read is in one or the other, at least
+// one in group and one in in).
+func (reorderJoins) connecting(cs []*joinCond, in map[int]bool, group []int) ([]*joinCond, []*plan.Expr) {
+	member := map[int]bool{}
+	for _, i := range group {
+		member[i] = true
+	}
+	var out []*joinCond
+	var exprs []*plan.Expr
+	for _, c := range cs {
+		if c.used {
+			continue
+		}
+		touchesGroup, touchesIn, inside := false, false, true
+		for i := range c.leaves {
+			switch {
+			case member[i]:
+				touchesGroup = true
+			case in[i]:
+				touchesIn = true
+			default:
+				inside = false
+			}
+		}
+		if inside && touchesGroup && touchesIn {
+			out = append(out, c)
+			exprs = append(exprs, c.e)
+		}
+	}
+	return out, exprs
+}
+
+// joinClass ranks joining right to tree on conds: 0 when an equality
+// connects them, 1 another condition, 2 none (a cross product).
+func joinClass(tree, right node, conds []*joinCond) int {
+	if len(conds) == 0 {
+		return 2
+	}
+	lcols, rcols := colSet(tree.output()), colSet(right.output())
+	for _, c := range conds {
+		if _, _, ok := equiSides(c.e, lcols, rcols); ok {
+			return 0
+		}
+	}
+	return 1
+}
+
+// satellites returns k and the inputs not yet joined that conditions
+// connect to k only through each other: its component among the inputs
+// outside in, leaving out those a condition connects to in directly. The
+// first is k; the others in index order.
+func satellites(k int, leaves []node, cs []*joinCond, in map[int]bool) []int {
+	touchesIn := map[int]bool{}
+	for _, c := range cs {
+		if c.used {
+			continue
+		}
+		hit := false
+		for i := range c.leaves {
+			if in[i] {
+				hit = true
+			}
+		}
+		if hit {
+			for i := range c.leaves {
+				touchesIn[i] = true
+			}
+		}
+	}
+	seen := map[int]bool{k: true}
+	out := []int{k}
+	for q := 0; q < len(out); q++ {
+		at := out[q]
+		for _, c := range cs {
+			if c.used || !c.leaves[at] {
+				continue
+			}
+			var next []int
+			ok := true
+			for i := range c.leaves {
+				if in[i] || i != k && touchesIn[i] {
+					ok = false
+				}
+				if !seen[i] {
+					next = append(next, i)
+				}
+			}
+			if !ok {
+				continue
+			}
+			sort.Ints(next)
+			for _, i := range next {
+				seen[i] = true
+				out = append(out, i)
+			}
+		}
+	}
+	if len(out) > 2 {
+		sort.Ints(out[1:])
+	}
+	return out
 }
 
 // minCol is the smallest column id n produces.
