@@ -66,6 +66,7 @@ const (
 	skLastToEnd                      // two passes: last_value up to UNBOUNDED FOLLOWING
 	skSuffix                         // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
 	skSuffixMinMax                   // two passes: min/max to UNBOUNDED FOLLOWING, from the blocks' summaries
+	skExclude                        // EXCLUDE with an UNBOUNDED bound: carries before and after the rows held
 )
 
 // streamCall is the plan of one call over a streamed partition.
@@ -94,6 +95,9 @@ type streamCall struct {
 	// distinct: skWhole of count/sum/avg(DISTINCT x), folded from the
 	// partition's values sorted (the sort operator over the spill file).
 	distinct bool
+	// blocks: the first pass keeps each block's min/max (skSuffixMinMax,
+	// skExclude of min/max to UNBOUNDED FOLLOWING).
+	blocks bool
 }
 
 // errNoStream is why a call cannot be streamed (wrapped with the call).
@@ -196,6 +200,19 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		if fr.Exclude == plan.ExcludeCurrentRow && sok && eok {
 			return streamCall{kind: skContext, back: max(0, -so, -eo), ahead: max(0, so, eo)}, nil
 		}
+		if up || uf {
+			// The frame less the excluded rows is [start, a) (the row for
+			// TIES) [b, end): the rows before the ones held and after them
+			// are each one carry (skExclude).
+			if fn == plan.WinNthValue {
+				return no("nth_value with EXCLUDE and an UNBOUNDED bound")
+			}
+			sc := streamCall{kind: skExclude, dyn: true, fr: fr, twoPass: uf, peers: fr.Exclude != plan.ExcludeCurrentRow, blocks: uf && minMax}
+			if fn == plan.WinFirstValue && uf && fr.Exclude == plan.ExcludeCurrentRow {
+				sc.ahead = 1 // the first row after the current one is held
+			}
+			return sc, nil
+		}
 	case up && uf:
 		return streamCall{kind: skWhole, twoPass: true, nth: nth}, nil
 	case up:
@@ -247,7 +264,6 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 	// EXCLUDE): a sliding window as wide as the frame.
 	dyn := streamCall{dyn: true, fr: fr}
 	switch {
-	case fr.Exclude != plan.ExcludeNoOthers && (up || uf):
 	case !up && !uf:
 		dyn.kind = skContext
 		return dyn, nil
@@ -265,7 +281,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		case plan.WindowFunc(plan.AggCountStar), plan.WindowFunc(plan.AggCount), plan.WindowFunc(plan.AggSum), plan.WindowFunc(plan.AggAvg):
 			dyn.kind = skSuffix
 		case plan.WindowFunc(plan.AggMin), plan.WindowFunc(plan.AggMax):
-			dyn.kind = skSuffixMinMax
+			dyn.kind, dyn.blocks = skSuffixMinMax, true
 		case plan.WinLastValue:
 			dyn.kind = skLastToEnd
 		default: // first_value, nth_value: the frame's nth row
@@ -331,6 +347,7 @@ type winStream struct {
 	tots      []*runAgg     // per call: skSuffix, the whole partition's
 	folded    []int64       // per call: skPrefix, rows folded into aggs
 	capt      []arrow.Array // per call: a value kept (1 row): first/nth/last row, whole aggregate
+	c0        []arrow.Array // per call: skExclude of first/last_value, the value of the rows folded (1 row)
 	streamed  int64         // rows emitted
 	// skSuffixMinMax: the first pass's blocks (the spill file's batches,
 	// read back as they were written) start at these partition rows; per
@@ -348,7 +365,7 @@ type winStream struct {
 
 func (o *windowOp) newStream() (*winStream, error) {
 	s := &winStream{o: o, back: 1, holder: -1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
-		capt: make([]arrow.Array, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
+		capt: make([]arrow.Array, len(o.w.Calls)), c0: make([]arrow.Array, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
 	for i, call := range o.w.Calls {
 		sc, err := o.streamPlan(call)
@@ -359,10 +376,10 @@ func (o *windowOp) newStream() (*winStream, error) {
 		s.back, s.ahead = max(s.back, sc.back), max(s.ahead, sc.ahead)
 		s.peers = s.peers || sc.peers
 		s.twoPass = s.twoPass || sc.twoPass
-		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix || sc.kind == skSuffixMinMax) {
+		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix || sc.kind == skSuffixMinMax || sc.kind == skExclude) {
 			s.aggs[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
-		if sc.kind == skSuffix {
+		if sc.kind == skSuffix || sc.kind == skExclude && sc.twoPass && call.Func.IsAggregate() && !sc.blocks {
 			s.tots[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
 	}
@@ -378,7 +395,7 @@ func (s *winStream) heldBytes() int64 {
 	for _, b := range s.pend {
 		n += bytesOf(b)
 	}
-	for _, a := range s.capt {
+	for _, a := range append(s.capt, s.c0...) {
 		if a != nil {
 			n += arrayBytes(a)
 		}
@@ -404,6 +421,7 @@ func (s *winStream) release() {
 	}
 	s.pend = nil
 	releaseAll(s.capt)
+	releaseAll(s.c0)
 	releaseAll(s.sfx)
 	for _, bs := range s.bvals {
 		releaseAll(bs)
@@ -439,7 +457,8 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
-		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix && sc.kind != skSuffixMinMax || sc.distinct {
+		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix && sc.kind != skSuffixMinMax && sc.kind != skExclude ||
+			sc.distinct || sc.kind == skExclude && (!sc.twoPass || call.Func == plan.WinFirstValue) {
 			continue
 		}
 		var x arrow.Array
@@ -455,7 +474,7 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 				defer x.Release()
 			}
 			switch {
-			case sc.kind == skSuffixMinMax:
+			case sc.blocks:
 				b := newRunAgg(plan.AggFunc(call.Func), s.aggs[i].t)
 				defer b.release()
 				v, err := b.stepMinMax(mem, x, 0, []int{n})
@@ -469,6 +488,8 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 					v.Release()
 				}
 				return err
+			case sc.kind == skExclude && call.Func != plan.WinLastValue:
+				// count(*): the partition's size
 			case s.aggs[i] != nil:
 				v, err := s.aggs[i].step(mem, x, 0, []int{n}, nil)
 				if err != nil {
@@ -504,7 +525,7 @@ func (s *winStream) endTally(ctx context.Context, spill *spillFile) error {
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
 		switch {
-		case sc.kind == skSuffixMinMax:
+		case sc.blocks:
 			if err := s.suffixBlocks(i); err != nil {
 				return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 			}
@@ -765,7 +786,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 		case sc.fr.End.Kind != plan.BoundUnboundedFollowing:
 			k = min(k, max(0, hi-1))
 		}
-		if s.aggs[i] != nil && (sc.kind == skPrefix || sc.kind == skSuffix) {
+		if s.aggs[i] != nil && (sc.kind == skPrefix || sc.kind == skSuffix) || sc.kind == skExclude {
 			k = min(k, max(0, int(s.folded[i]-rstart)))
 		}
 		if k < keep || s.holder < 0 {
@@ -902,6 +923,8 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 		return kept(func(j int) bool { return s.base+int64(j)+int64(sc.startOff) <= s.total-1 })
 	case skSuffixMinMax:
 		return s.suffixMinMax(i, call, r, f, kc, cut, rstart)
+	case skExclude:
+		return s.excludeColumn(i, call, r, f, kc, cut, rstart)
 	case skPrefix, skSuffix:
 		n := int(r.NumRows())
 		ends := make([]int, m) // each row's frame end in r (skSuffix: its start)

@@ -496,3 +496,74 @@ func TestWindowStreamFramesOverBudget(t *testing.T) {
 		check()
 	}
 }
+
+// excludeCalls are EXCLUDE CURRENT ROW / GROUP / TIES over frames from
+// UNBOUNDED PRECEDING or to UNBOUNDED FOLLOWING (skExclude): the rows
+// before those held and after them are each one carry.
+func excludeCalls() []plan.WindowCall {
+	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	uf := plan.FrameBound{Kind: plan.BoundUnboundedFollowing}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	pre := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundPreceding, Offset: n} }
+	fol := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundFollowing, Offset: n} }
+	ex := func(e plan.FrameExclude, m plan.FrameMode, a, b plan.FrameBound) plan.Frame {
+		return plan.Frame{Mode: m, Start: a, End: b, Exclude: e}
+	}
+	rows, rng, groups := plan.FrameRows, plan.FrameRange, plan.FrameGroups
+	xcur, xgrp, xties := plan.ExcludeCurrentRow, plan.ExcludeGroup, plan.ExcludeTies
+	sumT := plan.SumType(i64T)
+	agg := func(fn plan.AggFunc, t plan.DataType, x *plan.Expr, frame plan.Frame) plan.WindowCall {
+		c := plan.WindowCall{Func: plan.WindowFunc(fn), Type: t, Frame: frame}
+		if x != nil {
+			c.Args = []*plan.Expr{x}
+		}
+		return c
+	}
+	val := func(fn plan.WindowFunc, frame plan.Frame) plan.WindowCall {
+		return plan.WindowCall{Func: fn, Type: i64T, Args: []*plan.Expr{v}, Frame: frame}
+	}
+	return []plan.WindowCall{
+		// the whole partition less the row or its peers (two passes)
+		agg(plan.AggSum, sumT, v, ex(xcur, rows, up, uf)),
+		agg(plan.AggCount, i64T, v, ex(xgrp, rows, up, uf)),
+		agg(plan.AggAvg, f64T, f, ex(xties, rng, up, uf)),
+		agg(plan.AggCountStar, i64T, nil, ex(xgrp, groups, up, uf)),
+		agg(plan.AggMin, i64T, v, ex(xcur, rows, up, uf)),
+		agg(plan.AggMax, strT, s, ex(xties, rng, up, uf)),
+		agg(plan.AggMax, f64T, f, ex(xgrp, rows, up, uf)),
+		val(plan.WinFirstValue, ex(xcur, rows, up, uf)),
+		val(plan.WinLastValue, ex(xties, rng, up, uf)),
+		val(plan.WinFirstValue, ex(xgrp, groups, up, uf)),
+		// from UNBOUNDED PRECEDING (one pass)
+		agg(plan.AggSum, sumT, v, ex(xcur, rng, up, cur)),
+		agg(plan.AggAvg, f64T, f, ex(xties, rng, up, cur)),
+		agg(plan.AggCountStar, i64T, nil, ex(xcur, rows, up, cur)),
+		agg(plan.AggMin, f64T, f, ex(xgrp, rows, up, fol(2))),
+		agg(plan.AggAvg, f64T, v, ex(xcur, rows, up, pre(1))),
+		agg(plan.AggSum, sumT, v, ex(xties, rng, up, fol(3))),
+		agg(plan.AggCount, i64T, v, ex(xgrp, rng, up, fol(2))),
+		agg(plan.AggMin, strT, s, ex(xties, rows, up, pre(2))),
+		agg(plan.AggMax, i64T, v, ex(xgrp, groups, up, cur)),
+		val(plan.WinFirstValue, ex(xgrp, rng, up, cur)),
+		val(plan.WinLastValue, ex(xcur, rows, up, cur)),
+		val(plan.WinLastValue, ex(xties, groups, up, fol(1))),
+		// to UNBOUNDED FOLLOWING (two passes)
+		agg(plan.AggCountStar, i64T, nil, ex(xgrp, rng, cur, uf)),
+		agg(plan.AggMax, i64T, v, ex(xcur, rows, pre(3), uf)),
+		agg(plan.AggSum, f64T, f, ex(xgrp, rng, pre(2), uf)),
+		agg(plan.AggSum, f64T, f, ex(xgrp, rows, fol(1), uf)),
+		agg(plan.AggMin, strT, s, ex(xties, groups, cur, uf)),
+		agg(plan.AggCount, i64T, v, ex(xcur, rows, cur, uf)),
+		val(plan.WinFirstValue, ex(xcur, rows, cur, uf)),
+		val(plan.WinFirstValue, ex(xties, groups, cur, uf)),
+		val(plan.WinLastValue, ex(xgrp, groups, pre(1), uf)),
+		val(plan.WinLastValue, ex(xcur, rows, cur, uf)),
+	}
+}
+
+// EXCLUDE with an UNBOUNDED bound streamed in chunks gives the in-memory
+// rows.
+func TestWindowStreamExcludeEqualsInMemory(t *testing.T) {
+	checkStreamEqualsInMemory(t, excludeCalls())
+}
