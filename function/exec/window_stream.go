@@ -67,6 +67,7 @@ const (
 	skSuffix                         // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
 	skSuffixMinMax                   // two passes: min/max to UNBOUNDED FOLLOWING, from the blocks' summaries
 	skExclude                        // EXCLUDE with an UNBOUNDED bound: carries before and after the rows held
+	skLagSort                        // two passes: lag/lead of an offset not constant, values sorted by row (window_lag.go)
 )
 
 // streamCall is the plan of one call over a streamed partition.
@@ -130,7 +131,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		if len(call.Args) >= 2 {
 			v, ok := literalInt(call.Args[1])
 			if !ok {
-				return no("the offset is not a constant")
+				return streamCall{kind: skLagSort, twoPass: true}, nil
 			}
 			off = v
 		}
@@ -293,7 +294,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 }
 
 // literalInt is the value of a constant int64 argument (0 for NULL: lag
-// and lead then give the default, nth_value is refused).
+// and lead then give NULL, nth_value is refused).
 func literalInt(e *plan.Expr) (int64, bool) {
 	if e == nil || e.Op != plan.OpLiteral || e.Value == nil {
 		return 0, false
@@ -348,6 +349,7 @@ type winStream struct {
 	folded    []int64       // per call: skPrefix, rows folded into aggs
 	capt      []arrow.Array // per call: a value kept (1 row): first/nth/last row, whole aggregate
 	c0        []arrow.Array // per call: skExclude of first/last_value, the value of the rows folded (1 row)
+	lag       []*lagStream  // per call: skLagSort, the values sorted by row
 	streamed  int64         // rows emitted
 	// skSuffixMinMax: the first pass's blocks (the spill file's batches,
 	// read back as they were written) start at these partition rows; per
@@ -365,7 +367,7 @@ type winStream struct {
 
 func (o *windowOp) newStream() (*winStream, error) {
 	s := &winStream{o: o, back: 1, holder: -1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
-		capt: make([]arrow.Array, len(o.w.Calls)), c0: make([]arrow.Array, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
+		capt: make([]arrow.Array, len(o.w.Calls)), c0: make([]arrow.Array, len(o.w.Calls)), lag: make([]*lagStream, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
 	for i, call := range o.w.Calls {
 		sc, err := o.streamPlan(call)
@@ -400,6 +402,11 @@ func (s *winStream) heldBytes() int64 {
 			n += arrayBytes(a)
 		}
 	}
+	for _, l := range s.lag {
+		if l != nil && l.cur != nil {
+			n += bytesOf(l.cur)
+		}
+	}
 	for i, a := range s.sfx {
 		if a != nil {
 			n += arrayBytes(a)
@@ -422,6 +429,11 @@ func (s *winStream) release() {
 	s.pend = nil
 	releaseAll(s.capt)
 	releaseAll(s.c0)
+	for _, l := range s.lag {
+		if l != nil {
+			l.release()
+		}
+	}
 	releaseAll(s.sfx)
 	for _, bs := range s.bvals {
 		releaseAll(bs)
@@ -532,6 +544,10 @@ func (s *winStream) endTally(ctx context.Context, spill *spillFile) error {
 		case sc.distinct:
 			if err := s.distinctWhole(ctx, i, call, spill); err != nil {
 				return fmt.Errorf("exec: window: %s(DISTINCT): %w", call.Func, err)
+			}
+		case sc.kind == skLagSort:
+			if err := s.lagSort(ctx, i, call, spill); err != nil {
+				return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 			}
 		}
 	}
@@ -681,7 +697,7 @@ func (s *winStream) distinctWhole(ctx context.Context, i int, call plan.WindowCa
 
 // process computes the pending rows it can (all of them at the end of
 // the partition, eof) and returns them with the calls' columns, or nil.
-func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
+func (s *winStream) process(ctx context.Context, eof bool) (arrow.RecordBatch, error) {
 	o := s.o
 	mem := o.opts.Mem
 	if len(s.pend) == 0 {
@@ -759,7 +775,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 		out = append(out, array.NewSlice(r.Column(c), int64(kc), int64(cut)))
 	}
 	for i, call := range o.w.Calls {
-		a, err := s.column(i, call, r, f, kc, cut, rstart, pstart, dense)
+		a, err := s.column(ctx, i, call, r, f, kc, cut, rstart, pstart, dense)
 		if err != nil {
 			releaseAll(out)
 			return nil, fmt.Errorf("exec: window: %s: %w", call.Func, err)
@@ -820,7 +836,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 }
 
 // column computes call i for rows [kc, cut) of r.
-func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *partitions, kc, cut int, rstart int64,
+func (s *winStream) column(ctx context.Context, i int, call plan.WindowCall, r arrow.RecordBatch, f *partitions, kc, cut int, rstart int64,
 	pstart, dense []int64) (arrow.Array, error) {
 	o := s.o
 	mem := o.opts.Mem
@@ -925,6 +941,8 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 		return s.suffixMinMax(i, call, r, f, kc, cut, rstart)
 	case skExclude:
 		return s.excludeColumn(i, call, r, f, kc, cut, rstart)
+	case skLagSort:
+		return s.lagColumn(ctx, i, call, r, kc, cut, t)
 	case skPrefix, skSuffix:
 		n := int(r.NumRows())
 		ends := make([]int, m) // each row's frame end in r (skSuffix: its start)
@@ -1313,7 +1331,7 @@ type bigPartition struct {
 }
 
 // startBig streams the partition whose first rows are rec (owned).
-func (o *windowOp) startBig(rec arrow.RecordBatch) error {
+func (o *windowOp) startBig(ctx context.Context, rec arrow.RecordBatch) error {
 	st, err := o.newStream()
 	if err != nil {
 		rec.Release()
@@ -1328,11 +1346,11 @@ func (o *windowOp) startBig(rec arrow.RecordBatch) error {
 		}
 		o.big.spill = f
 	}
-	return o.bigAdd(rec)
+	return o.bigAdd(ctx, rec)
 }
 
 // bigAdd feeds rows of the streamed partition (rec, owned).
-func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
+func (o *windowOp) bigAdd(ctx context.Context, rec arrow.RecordBatch) error {
 	big := o.big
 	n := int(rec.NumRows())
 	last, err := copyRows(o.opts.Mem, rec, n-1, n)
@@ -1356,7 +1374,7 @@ func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
 		return o.bigHold()
 	}
 	big.st.pend = append(big.st.pend, rec)
-	out, err := big.st.process(false)
+	out, err := big.st.process(ctx, false)
 	o.emit(out)
 	if err != nil {
 		return err
@@ -1391,7 +1409,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 	if big.replay != nil {
 		rec, err := big.replay.Next(ctx)
 		if err == io.EOF {
-			out, err := big.st.process(true)
+			out, err := big.st.process(ctx, true)
 			o.emit(out)
 			o.closeBig()
 			return err
@@ -1404,7 +1422,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 			return nil
 		}
 		big.st.pend = append(big.st.pend, rec)
-		out, err := big.st.process(false)
+		out, err := big.st.process(ctx, false)
 		o.emit(out)
 		if err != nil {
 			return err
@@ -1430,7 +1448,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 		return err
 	}
 	if j == n {
-		return o.bigAdd(b)
+		return o.bigAdd(ctx, b)
 	}
 	// The partition ends in b: the rest waits as the next rows held.
 	tail := b.NewSlice(int64(j), int64(n))
@@ -1438,7 +1456,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 	if j > 0 {
 		head := b.NewSlice(0, int64(j))
 		b.Release()
-		if err := o.bigAdd(head); err != nil {
+		if err := o.bigAdd(ctx, head); err != nil {
 			return err
 		}
 	} else {
@@ -1462,7 +1480,7 @@ func (o *windowOp) endBig(ctx context.Context) error {
 		big.replay, big.spill = op, nil
 		return nil
 	}
-	out, err := big.st.process(true)
+	out, err := big.st.process(ctx, true)
 	o.emit(out)
 	o.closeBig()
 	return err

@@ -295,7 +295,9 @@ func TestWindowStreamOverBudget(t *testing.T) {
 }
 
 // A call that cannot be streamed over a partition larger than the budget
-// is SL104 naming the call, its frame and what to do.
+// is SL104 naming the call, its frame and what to do: nth_value of an n
+// not constant, or with EXCLUDE and an UNBOUNDED bound (lag/lead of an
+// offset not constant and EXCLUDE of the other calls stream).
 func TestWindowStreamUnsupported(t *testing.T) {
 	in := windowStreamInput(rand.New(rand.NewSource(3)), 200)
 	v := cref(2, i64T)
@@ -305,12 +307,12 @@ func TestWindowStreamUnsupported(t *testing.T) {
 		call plan.WindowCall
 		want string
 	}{
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMax), Type: i64T, Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf, Exclude: plan.ExcludeCurrentRow}}, "max OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW)"},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding}, End: cur, Exclude: plan.ExcludeGroup}},
-			"sum OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP)"},
-		{plan.WindowCall{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)}}, "lag cannot be computed in chunks (the offset is not a constant)"},
+		{plan.WindowCall{Func: plan.WinNthValue, Type: i64T, Args: []*plan.Expr{v, litI(2)},
+			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf, Exclude: plan.ExcludeCurrentRow}},
+			"nth_value OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW) cannot be computed in chunks (nth_value with EXCLUDE and an UNBOUNDED bound)"},
+		{plan.WindowCall{Func: plan.WinNthValue, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)},
+			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding}, End: cur}},
+			"cannot be computed in chunks (n is not a positive constant)"},
 	} {
 		pool, check := spillPool(t, 1<<30)
 		_, _, err := runWindow(t, in, nil, []plan.SortKey{{Expr: cref(1, i64T)}}, []plan.WindowCall{tc.call},
@@ -566,4 +568,71 @@ func excludeCalls() []plan.WindowCall {
 // rows.
 func TestWindowStreamExcludeEqualsInMemory(t *testing.T) {
 	checkStreamEqualsInMemory(t, excludeCalls())
+}
+
+// lagCalls are lag/lead of offsets that are not constants (skLagSort): a
+// column with NULLs, an expression with negative values (the other way),
+// far targets, defaults of a constant and of a column.
+func lagCalls() []plan.WindowCall {
+	o, v, s := cref(1, i64T), cref(2, i64T), cref(4, strT)
+	mod := plan.Call(plan.OpMod, i64T, v, litI(7))                                        // -6..6, NULL
+	far := plan.Call(plan.OpSub, i64T, plan.Call(plan.OpMul, i64T, o, litI(3)), litI(20)) // -20..,NULL
+	lag := func(fn plan.WindowFunc, t plan.DataType, args ...*plan.Expr) plan.WindowCall {
+		return plan.WindowCall{Func: fn, Type: t, Args: args}
+	}
+	return []plan.WindowCall{
+		lag(plan.WinLag, i64T, v, o),
+		lag(plan.WinLead, i64T, v, o, litI(-1)),
+		lag(plan.WinLag, i64T, v, mod),
+		lag(plan.WinLead, strT, s, mod, plan.Literal(plan.Value{S: "none"}, strT)),
+		lag(plan.WinLag, i64T, o, far, v),
+		lag(plan.WinLead, i64T, v, far),
+		lag(plan.WinLag, i64T, v, plan.Literal(plan.Value{Null: true}, i64T), litI(5)),
+	}
+}
+
+// lag/lead of offsets that are not constants streamed in chunks give the
+// in-memory rows.
+func TestWindowStreamLagEqualsInMemory(t *testing.T) {
+	checkStreamEqualsInMemory(t, lagCalls())
+}
+
+// The calls of excludeCalls and lagCalls under a real tiny budget (the
+// sorts spill too): one partition of 6000 rows, no PARTITION BY, equals
+// the in-memory rows and spills.
+func TestWindowStreamCornersOverBudget(t *testing.T) {
+	n := 6000
+	if raceEnabled {
+		n = 3000
+	}
+	in := windowStreamInput(rand.New(rand.NewSource(13)), n)
+	ord := []plan.SortKey{{Expr: cref(1, i64T)}}
+	calls := append(excludeCalls(), lagCalls()...)
+	want, _, err := runWindow(t, in, nil, ord, calls, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, check := spillPool(t, 128<<10)
+	got, streamed, err := runWindow(t, in, nil, ord, calls, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range min(len(got), len(want)) {
+		for c := range want[i] {
+			if !reflect.DeepEqual(got[i][c], want[i][c]) {
+				t.Fatalf("row %d column %d (call %s %v): streamed %v, in memory %v", i, c, calls[c-5].Func, calls[c-5].Frame, got[i][c], want[i][c])
+			}
+		}
+	}
+	if streamed != int64(n) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows streamed; equal to in memory: %v", streamed, reflect.DeepEqual(got, want))
+	}
+	if pool.SpillCount() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	t.Logf("%d rows, %d calls, budget 128 KiB: peak %d, %d spill files, %d bytes spilled", n, len(calls), pool.Peak(), pool.SpillCount(), pool.SpillBytes())
+	if pool.Peak() > 4*pool.Limit() {
+		t.Errorf("peak %d for a budget of %d", pool.Peak(), pool.Limit())
+	}
+	check()
 }
