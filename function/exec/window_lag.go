@@ -23,7 +23,7 @@ import (
 // lagStream is the (row, value) pairs of one call, sorted by row, being
 // read in the second pass.
 type lagStream struct {
-	op  Operator
+	op  Operator          // the sort (its memory is its own reservation's)
 	cur arrow.RecordBatch // the batch being read, nil before the first and at the end
 	pos int
 	eof bool

@@ -402,11 +402,6 @@ func (s *winStream) heldBytes() int64 {
 			n += arrayBytes(a)
 		}
 	}
-	for _, l := range s.lag {
-		if l != nil && l.cur != nil {
-			n += bytesOf(l.cur)
-		}
-	}
 	for i, a := range s.sfx {
 		if a != nil {
 			n += arrayBytes(a)
