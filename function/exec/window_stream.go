@@ -99,6 +99,11 @@ type streamCall struct {
 	// blocks: the first pass keeps each block's min/max (skSuffixMinMax,
 	// skExclude of min/max to UNBOUNDED FOLLOWING).
 	blocks bool
+	// bigPeers: a call that needs whole peer groups (peers) but can do
+	// with the big groups' ends and values found in a first pass
+	// (cume_dist, aggregates from UNBOUNDED PRECEDING to the peer group's
+	// end): window_peers.go.
+	bigPeers bool
 }
 
 // errNoStream is why a call cannot be streamed (wrapped with the call).
@@ -123,7 +128,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 	case plan.WinPercentRank:
 		return streamCall{kind: skPercentRank, twoPass: true}, nil
 	case plan.WinCumeDist:
-		return streamCall{kind: skCumeDist, twoPass: true, peers: true}, nil
+		return streamCall{kind: skCumeDist, twoPass: true, peers: true, bigPeers: true}, nil
 	case plan.WinNtile:
 		return streamCall{kind: skNtile, twoPass: true}, nil
 	case plan.WinLag, plan.WinLead:
@@ -230,7 +235,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 			return streamCall{kind: skPrefix, endOff: eo, back: max(0, -eo), ahead: max(0, eo), nth: nth}, nil
 		}
 		if peerBound(fr.End) {
-			return streamCall{kind: skPrefix, peerEnd: true, peers: true, nth: nth}, nil
+			return streamCall{kind: skPrefix, peerEnd: true, peers: true, nth: nth, bigPeers: call.Func.IsAggregate()}, nil
 		}
 	case uf:
 		switch fn {
@@ -359,6 +364,9 @@ type winStream struct {
 	blocks []int64
 	bvals  [][]arrow.Array
 	sfx    []arrow.Array
+	// bigGroups: a two-pass stream whose calls that need whole peer
+	// groups all do with the big groups of the first pass (window_peers.go).
+	bigGroups *peerGroups
 	// holder is the dyn call whose frame holds the most rows (the earliest
 	// row kept or the earliest row not computed), -1 when none: the call
 	// SL104 names.
@@ -369,6 +377,7 @@ func (o *windowOp) newStream() (*winStream, error) {
 	s := &winStream{o: o, back: 1, holder: -1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
 		capt: make([]arrow.Array, len(o.w.Calls)), c0: make([]arrow.Array, len(o.w.Calls)), lag: make([]*lagStream, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
+	peersWhole := false // a call needs whole peer groups held
 	for i, call := range o.w.Calls {
 		sc, err := o.streamPlan(call)
 		if err != nil {
@@ -378,12 +387,16 @@ func (o *windowOp) newStream() (*winStream, error) {
 		s.back, s.ahead = max(s.back, sc.back), max(s.ahead, sc.ahead)
 		s.peers = s.peers || sc.peers
 		s.twoPass = s.twoPass || sc.twoPass
+		peersWhole = peersWhole || sc.peers && !sc.bigPeers
 		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix || sc.kind == skSuffixMinMax || sc.kind == skExclude) {
 			s.aggs[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
 		if sc.kind == skSuffix || sc.kind == skExclude && sc.twoPass && call.Func.IsAggregate() && !sc.blocks {
 			s.tots[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
+	}
+	if s.twoPass && s.peers && !peersWhole {
+		s.bigGroups = s.newPeerGroups()
 	}
 	return s, nil
 }
@@ -410,6 +423,9 @@ func (s *winStream) heldBytes() int64 {
 			n += arrayBytes(b)
 		}
 	}
+	if s.bigGroups != nil {
+		n += s.bigGroups.bytes()
+	}
 	return n + 8*int64(len(s.blocks))
 }
 
@@ -434,6 +450,9 @@ func (s *winStream) release() {
 		releaseAll(bs)
 	}
 	s.bvals = nil
+	if s.bigGroups != nil {
+		s.bigGroups.release()
+	}
 	for _, a := range s.aggs {
 		if a != nil {
 			a.release()
@@ -519,6 +538,11 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 			return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 		}
 	}
+	if s.bigGroups != nil {
+		if err := s.tallyPeers(rec); err != nil {
+			return fmt.Errorf("exec: window: %w", err)
+		}
+	}
 	s.blocks = append(s.blocks, s.total)
 	s.total += int64(n)
 	return nil
@@ -529,6 +553,9 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 // operator, which spills as it must, over the spill file read once more).
 func (s *winStream) endTally(ctx context.Context, spill *spillFile) error {
 	o := s.o
+	if s.bigGroups != nil {
+		s.bigGroups.finish(s.total)
+	}
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
 		switch {
@@ -720,7 +747,7 @@ func (s *winStream) process(ctx context.Context, eof bool) (arrow.RecordBatch, e
 	cut := n
 	if !eof {
 		cut = n - s.ahead
-		if s.peers && cut > 0 {
+		if s.peers && s.bigGroups == nil && cut > 0 {
 			// Whole peer groups only: cut at the start of the group the
 			// first row held back is in (the last group may go on).
 			cut = int(f.qs[min(cut, n-1)])
@@ -740,7 +767,7 @@ func (s *winStream) process(ctx context.Context, eof bool) (arrow.RecordBatch, e
 				}
 			}
 		}
-		if s.peers && cut > 0 && cut < n {
+		if s.peers && s.bigGroups == nil && cut > 0 && cut < n {
 			cut = int(f.qs[cut])
 		}
 	}
@@ -887,7 +914,7 @@ func (s *winStream) column(ctx context.Context, i int, call plan.WindowCall, r a
 			return float64(pstart[j]) / float64(s.total-1)
 		}), nil
 	case skCumeDist:
-		return floats(func(j int) float64 { return float64(rstart+int64(f.qe[kc+j])) / float64(s.total) }), nil
+		return floats(func(j int) float64 { return float64(s.peerEnd(rstart, f, kc+j)) / float64(s.total) }), nil
 	case skNtile:
 		k, err := Eval(call.Args[0], r, mem)
 		if err != nil {
@@ -1000,6 +1027,9 @@ func (s *winStream) column(ctx context.Context, i int, call plan.WindowCall, r a
 			return array.NewSlice(a, 0, int64(m)), nil
 		}
 		s.folded[i] = rstart + int64(ends[m-1])
+		if sc.bigPeers && s.bigGroups != nil {
+			return s.bigGroups.substitute(mem, i, a, s.base)
+		}
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown stream kind %d", sc.kind)
@@ -1381,6 +1411,14 @@ func (o *windowOp) bigAdd(ctx context.Context, rec arrow.RecordBatch) error {
 // an open peer group of ties that a call needs whole.
 func (o *windowOp) bigHold() error {
 	held := 2 * (o.big.st.heldBytes() + o.held)
+	if !o.res.fits(held) && o.big.spill == nil && o.big.replay == nil && o.big.st.canSwitch() {
+		// A peer group larger than the budget in one pass: the rest of
+		// the partition goes two passes (window_peers.go).
+		if err := o.bigSwitch(); err != nil {
+			return err
+		}
+		held = 2 * (o.big.st.heldBytes() + o.held)
+	}
 	if !o.res.fits(held) {
 		if h := o.big.st.holder; h >= 0 {
 			return o.streamError(o.w.Calls[h], errors.New("needs the rows of a frame larger than the budget at once"))

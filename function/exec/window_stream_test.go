@@ -636,3 +636,72 @@ func TestWindowStreamCornersOverBudget(t *testing.T) {
 	}
 	check()
 }
+
+// peerCalls need a row's whole peer group: cume_dist, and aggregates from
+// UNBOUNDED PRECEDING to the end of the row's peers (RANGE and GROUPS).
+func peerCalls() []plan.WindowCall {
+	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	agg := func(fn plan.AggFunc, t plan.DataType, x *plan.Expr, m plan.FrameMode) plan.WindowCall {
+		c := plan.WindowCall{Func: plan.WindowFunc(fn), Type: t, Frame: plan.Frame{Mode: m, Start: up, End: cur}}
+		if x != nil {
+			c.Args = []*plan.Expr{x}
+		}
+		return c
+	}
+	return []plan.WindowCall{
+		{Func: plan.WinCumeDist, Type: f64T},
+		agg(plan.AggSum, plan.SumType(i64T), v, plan.FrameRange),
+		agg(plan.AggAvg, f64T, f, plan.FrameRange),
+		agg(plan.AggCountStar, i64T, nil, plan.FrameGroups),
+		agg(plan.AggCount, i64T, v, plan.FrameRange),
+		agg(plan.AggMax, strT, s, plan.FrameRange),
+		agg(plan.AggMin, i64T, v, plan.FrameGroups),
+		{Func: plan.WinRank, Type: i64T},
+		{Func: plan.WinPercentRank, Type: f64T},
+	}
+}
+
+// Peer groups of ties larger than the budget (an ORDER BY key of one
+// value and NULL, every row a peer of about half of the partition):
+// each call of peerCalls alone and all of them together equal the
+// in-memory rows under a real tiny budget, where they were SL104.
+func TestWindowStreamBigPeerGroups(t *testing.T) {
+	n := 6000
+	in := windowStreamInput(rand.New(rand.NewSource(17)), n)
+	rng := rand.New(rand.NewSource(18))
+	keys := make([]any, n)
+	for i := range keys {
+		if rng.Intn(2) == 0 {
+			keys[i] = int64(1)
+		}
+	}
+	in[1] = ints("o", keys...)
+	calls := peerCalls()
+	sets := [][]plan.WindowCall{calls}
+	for _, c := range calls {
+		sets = append(sets, []plan.WindowCall{c})
+	}
+	for _, ord := range [][]plan.SortKey{{{Expr: cref(1, i64T)}}, {{Expr: cref(1, i64T), Desc: true, NullsFirst: true}}} {
+		for _, cs := range sets {
+			want, _, err := runWindow(t, in, nil, ord, cs, Options{}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool, check := spillPool(t, 128<<10)
+			got, streamed, err := runWindow(t, in, nil, ord, cs, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+			if err != nil {
+				t.Fatalf("%d calls, first %s %v: %v", len(cs), cs[0].Func, cs[0].Frame, err)
+			}
+			if streamed != int64(n) || !reflect.DeepEqual(got, want) || pool.SpillCount() == 0 {
+				t.Fatalf("%d calls, first %s %v: %d rows streamed, %d spill files; equal to in memory: %v",
+					len(cs), cs[0].Func, cs[0].Frame, streamed, pool.SpillCount(), reflect.DeepEqual(got, want))
+			}
+			if pool.Peak() > 4*pool.Limit() {
+				t.Errorf("peak %d for a budget of %d", pool.Peak(), pool.Limit())
+			}
+			check()
+		}
+	}
+}
