@@ -80,10 +80,11 @@ func TestWindowFramesOverBudget(t *testing.T) {
 
 // TestWindowCornersOverBudget (issue 28, the last SL104s): lag/lead of
 // offsets that are not constants (a column, an expression with NULLs and
-// negative values, targets thousands of rows away), and EXCLUDE CURRENT
-// ROW / GROUP / TIES over frames from UNBOUNDED PRECEDING or to UNBOUNDED
-// FOLLOWING, over one window partition larger than the budget, answer as
-// DuckDB does.
+// negative values, targets thousands of rows away), EXCLUDE CURRENT ROW /
+// GROUP / TIES over frames from UNBOUNDED PRECEDING or to UNBOUNDED
+// FOLLOWING, and peer groups of ties larger than the budget (cume_dist,
+// running aggregates to the peers' end), over one window partition larger
+// than the budget, answer as DuckDB does.
 func TestWindowCornersOverBudget(t *testing.T) {
 	from := windowFramesInput
 	windowOverBudget(t, []struct{ name, sql string }{
@@ -111,6 +112,14 @@ func TestWindowCornersOverBudget(t *testing.T) {
 			sum(q) over (order by k range between 20 preceding and unbounded following exclude current row) as c,
 			first_value(l_partkey) over (order by u rows between current row and unbounded following exclude current row) as d
 			from ` + from},
+		{"big-peer-groups", `select u, c,
+			sum(q) over (order by c) as a,
+			cume_dist() over (order by c desc) as b,
+			max(l_partkey) over (order by c groups between unbounded preceding and current row) as d,
+			count(*) over (order by k is null range between unbounded preceding and current row) as e,
+			avg(q) over (order by c nulls first) as f,
+			cume_dist() over () as g
+			from (select *, case when l_orderkey % 5 = 0 then null else l_orderkey % 2 end as c from ` + from + `) t2`},
 	})
 }
 
