@@ -45,10 +45,31 @@ import (
 //     in memory, once it ends before the last row held; the rows held go
 //     back to the first pending row's frame start (a sliding window as
 //     wide as the frame, SL104 when that is more than the budget).
+//   - EXCLUDE CURRENT ROW/GROUP/TIES with an UNBOUNDED bound (skExclude,
+//     window_exclude.go): count/sum/avg, min/max, first/last_value over
+//     the frame less the excluded rows, at most three ranges of rows held
+//     and two carries: the rows before the ones held folded into one (a
+//     running state, the first or last row), the rows after them into
+//     another (two passes: the totals less the rows before, the min/max
+//     suffix of the spill file's blocks, the last row).
+//   - lag/lead of an offset that is not a constant (skLagSort,
+//     window_lag.go): two passes, the values fetched as a self-join
+//     through the sort operator (pairs sorted by target, one read of the
+//     spill file, sorted back by row) and read in step.
+//   - peer groups of ties larger than the budget (window_peers.go): in a
+//     two-pass stream the first pass finds the groups that go on past a
+//     batch with their ends and the running aggregates there, so
+//     cume_dist and count/sum/avg/min/max from UNBOUNDED PRECEDING to the
+//     peers' end do not hold a group back; a one-pass stream held back by
+//     such a group switches to two passes for the rest of the partition.
 //
-// Anything else (lag/lead of a non-constant offset, EXCLUDE with an
-// UNBOUNDED bound, a frame or a peer group of ties that a call needs
-// whole larger than the budget) is SL104 naming the call and frame.
+// What is left is SL104 naming the call and frame: nth_value of an n that
+// is not constant or with EXCLUDE and an UNBOUNDED bound; a frame larger
+// than the budget (RANGE/GROUPS offsets); a peer group larger than the
+// budget that a call needs whole (first/nth/last_value to the peers' end,
+// frames from CURRENT ROW in RANGE/GROUPS, EXCLUDE GROUP/TIES; and
+// cume_dist and the running aggregates when one of these is in the same
+// node).
 
 // streamKind is how a call is computed over a streamed partition.
 type streamKind int
