@@ -59,14 +59,14 @@ import (
 //   - peer groups of ties larger than the budget (window_peers.go): in a
 //     two-pass stream the first pass finds the groups that go on past a
 //     batch with their ends and the running aggregates there, so
-//     cume_dist and count/sum/avg/min/max from UNBOUNDED PRECEDING to the
-//     peers' end do not hold a group back; a one-pass stream held back by
+//     cume_dist, count/sum/avg/min/max and first_value from UNBOUNDED
+//     PRECEDING to the peers' end do not hold a group back; a one-pass stream held back by
 //     such a group switches to two passes for the rest of the partition.
 //
 // What is left is SL104 naming the call and frame: nth_value of an n that
 // is not constant or with EXCLUDE and an UNBOUNDED bound; a frame larger
 // than the budget (RANGE/GROUPS offsets); a peer group larger than the
-// budget that a call needs whole (first/nth/last_value to the peers' end,
+// budget that a call needs whole (nth/last_value to the peers' end,
 // frames from CURRENT ROW in RANGE/GROUPS, EXCLUDE GROUP/TIES; and
 // cume_dist and the running aggregates when one of these is in the same
 // node).
@@ -256,7 +256,8 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 			return streamCall{kind: skPrefix, endOff: eo, back: max(0, -eo), ahead: max(0, eo), nth: nth}, nil
 		}
 		if peerBound(fr.End) {
-			return streamCall{kind: skPrefix, peerEnd: true, peers: true, nth: nth, bigPeers: call.Func.IsAggregate()}, nil
+			// first_value needs no more of the group than its first row.
+			return streamCall{kind: skPrefix, peerEnd: true, peers: true, nth: nth, bigPeers: call.Func.IsAggregate() || nth == 1}, nil
 		}
 	case uf:
 		switch fn {

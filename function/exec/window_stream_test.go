@@ -637,8 +637,9 @@ func TestWindowStreamCornersOverBudget(t *testing.T) {
 	check()
 }
 
-// peerCalls need a row's whole peer group: cume_dist, and aggregates from
-// UNBOUNDED PRECEDING to the end of the row's peers (RANGE and GROUPS).
+// peerCalls need a row's whole peer group: cume_dist, and aggregates and
+// first_value from UNBOUNDED PRECEDING to the end of the row's peers
+// (RANGE and GROUPS).
 func peerCalls() []plan.WindowCall {
 	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
 	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
@@ -658,6 +659,7 @@ func peerCalls() []plan.WindowCall {
 		agg(plan.AggCount, i64T, v, plan.FrameRange),
 		agg(plan.AggMax, strT, s, plan.FrameRange),
 		agg(plan.AggMin, i64T, v, plan.FrameGroups),
+		{Func: plan.WinFirstValue, Type: i64T, Args: []*plan.Expr{v}, Frame: plan.Frame{Mode: plan.FrameRange, Start: up, End: cur}},
 		{Func: plan.WinRank, Type: i64T},
 		{Func: plan.WinPercentRank, Type: f64T},
 	}
