@@ -239,7 +239,7 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		}
 		return nil
 	}
-	intArg := func(i int, constant bool) error {
+	intArg := func(i int) error {
 		a := args[i]
 		if a.Type.ID == plan.Null {
 			args[i] = nullOf(plan.Int64Type)
@@ -247,9 +247,6 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		}
 		if a.Type.ID != plan.Int64 {
 			return b.errorf(CodeType, loc, "type mismatch: argument %d of %s must be an integer, not %s", i+1, name, a.Type)
-		}
-		if constant && !isLit(a) {
-			return b.unsupported(loc, "a non-constant argument "+fmt.Sprint(i+1)+" of "+name+"()")
 		}
 		return nil
 	}
@@ -270,7 +267,7 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 			return c, err
 		}
 		c.args = args
-		return c, intArg(0, false)
+		return c, intArg(0)
 	case "lag", "lead":
 		if err := nargs(1, 3); err != nil {
 			return c, err
@@ -278,7 +275,7 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 		value()
 		c.typ = args[0].Type
 		if len(args) >= 2 {
-			if err := intArg(1, true); err != nil {
+			if err := intArg(1); err != nil {
 				return c, err
 			}
 		}
@@ -310,7 +307,7 @@ func (b *binder) windowFunction(fc *pg.FuncCall, name string, args []*plan.Expr)
 			return c, err
 		}
 		value()
-		if err := intArg(1, false); err != nil {
+		if err := intArg(1); err != nil {
 			return c, err
 		}
 		c.typ, c.args = args[0].Type, args

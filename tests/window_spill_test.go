@@ -78,6 +78,51 @@ func TestWindowFramesOverBudget(t *testing.T) {
 	})
 }
 
+// TestWindowCornersOverBudget (issue 28, the last SL104s): lag/lead of
+// offsets that are not constants (a column, an expression with NULLs and
+// negative values, targets thousands of rows away), EXCLUDE CURRENT ROW /
+// GROUP / TIES over frames from UNBOUNDED PRECEDING or to UNBOUNDED
+// FOLLOWING, and peer groups of ties larger than the budget (cume_dist,
+// running aggregates to the peers' end), over one window partition larger
+// than the budget, answer as DuckDB does.
+func TestWindowCornersOverBudget(t *testing.T) {
+	from := windowFramesInput
+	windowOverBudget(t, []struct{ name, sql string }{
+		{"lag-offset-column", `select u, l_linenumber,
+			lag(q, l_linenumber) over (order by u) as a,
+			lead(l_partkey, l_orderkey % 7 - 3, -1) over (order by u) as b,
+			lag(u, case when l_linenumber = 2 then null else l_linenumber * 1500 end, 0) over (order by u) as c,
+			lead(q, l_partkey % 4000) over (order by u desc) as d
+			from ` + from},
+		{"exclude-whole", `select u, k, q,
+			sum(q) over (order by u rows between unbounded preceding and unbounded following exclude current row) as a,
+			max(q) over (order by k rows between unbounded preceding and unbounded following exclude group) as b,
+			count(q) over (order by k range between unbounded preceding and unbounded following exclude ties) as c,
+			first_value(q) over (order by u rows between unbounded preceding and unbounded following exclude current row) as d
+			from ` + from},
+		{"exclude-from-start", `select u, k, q,
+			avg(q) over (order by k range between unbounded preceding and current row exclude ties) as a,
+			count(*) over (order by k rows between unbounded preceding and current row exclude group) as b,
+			min(q) over (order by u rows between unbounded preceding and 2 following exclude current row) as c,
+			last_value(q) over (order by u rows between unbounded preceding and current row exclude current row) as d
+			from ` + from},
+		{"exclude-to-end", `select u, k, q,
+			min(l_partkey) over (order by k desc groups between current row and unbounded following exclude ties) as a,
+			last_value(k * 10 + 1) over (order by k range between current row and unbounded following exclude group) as b,
+			sum(q) over (order by k range between 20 preceding and unbounded following exclude current row) as c,
+			first_value(l_partkey) over (order by u rows between current row and unbounded following exclude current row) as d
+			from ` + from},
+		{"big-peer-groups", `select u, c,
+			sum(q) over (order by c) as a,
+			cume_dist() over (order by c desc) as b,
+			max(l_partkey) over (order by c groups between unbounded preceding and current row) as d,
+			count(*) over (order by k is null range between unbounded preceding and current row) as e,
+			avg(q) over (order by c nulls first) as f,
+			cume_dist() over () as g
+			from (select *, case when l_orderkey % 5 = 0 then null else l_orderkey % 2 end as c from ` + from + `) t2`},
+	})
+}
+
 // windowOverBudget runs each query under a tiny function memory, one
 // window partition larger than it, against DuckDB; something must spill.
 func windowOverBudget(t *testing.T, cases []struct{ name, sql string }) {

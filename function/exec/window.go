@@ -195,7 +195,7 @@ func (o *windowOp) fill(ctx context.Context) error {
 		cut := int(f.ps[n-1]) // where the last partition starts
 		if cut == 0 {
 			// One partition so far, larger than the budget: stream it.
-			if err := o.startBig(rec); err != nil {
+			if err := o.startBig(ctx, rec); err != nil {
 				return err
 			}
 			continue
@@ -734,7 +734,9 @@ func ntile(mem memory.Allocator, t arrow.DataType, p *partitions, args []arrow.A
 }
 
 // lagLead is lag(x, off, default) / lead(...): x of the row off rows
-// before (after) in the partition, else default (NULL without one).
+// before (after) in the partition, else default (NULL without one); off
+// may differ from row to row (a negative one looks the other way, a NULL
+// one gives NULL).
 func lagLead(mem memory.Allocator, t arrow.DataType, call plan.WindowCall, p *partitions, args []arrow.Array) (arrow.Array, error) {
 	n := p.n
 	x := args[0]
@@ -762,7 +764,7 @@ func lagLead(mem memory.Allocator, t arrow.DataType, call plan.WindowCall, p *pa
 				return nil, err
 			}
 			if !ok {
-				bi[i], ri[i] = 1, int32(i) // a NULL offset yields the default
+				bi[i], ri[i] = -1, 0 // a NULL offset yields NULL (DuckDB)
 				continue
 			}
 			off = k

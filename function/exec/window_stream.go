@@ -45,10 +45,31 @@ import (
 //     in memory, once it ends before the last row held; the rows held go
 //     back to the first pending row's frame start (a sliding window as
 //     wide as the frame, SL104 when that is more than the budget).
+//   - EXCLUDE CURRENT ROW/GROUP/TIES with an UNBOUNDED bound (skExclude,
+//     window_exclude.go): count/sum/avg, min/max, first/last_value over
+//     the frame less the excluded rows, at most three ranges of rows held
+//     and two carries: the rows before the ones held folded into one (a
+//     running state, the first or last row), the rows after them into
+//     another (two passes: the totals less the rows before, the min/max
+//     suffix of the spill file's blocks, the last row).
+//   - lag/lead of an offset that is not a constant (skLagSort,
+//     window_lag.go): two passes, the values fetched as a self-join
+//     through the sort operator (pairs sorted by target, one read of the
+//     spill file, sorted back by row) and read in step.
+//   - peer groups of ties larger than the budget (window_peers.go): in a
+//     two-pass stream the first pass finds the groups that go on past a
+//     batch with their ends and the running aggregates there, so
+//     cume_dist, count/sum/avg/min/max and first_value from UNBOUNDED
+//     PRECEDING to the peers' end do not hold a group back; a one-pass stream held back by
+//     such a group switches to two passes for the rest of the partition.
 //
-// Anything else (lag/lead of a non-constant offset, EXCLUDE with an
-// UNBOUNDED bound, a frame or a peer group of ties that a call needs
-// whole larger than the budget) is SL104 naming the call and frame.
+// What is left is SL104 naming the call and frame: nth_value of an n that
+// is not constant or with EXCLUDE and an UNBOUNDED bound; a frame larger
+// than the budget (RANGE/GROUPS offsets); a peer group larger than the
+// budget that a call needs whole (nth/last_value to the peers' end,
+// frames from CURRENT ROW in RANGE/GROUPS, EXCLUDE GROUP/TIES; and
+// cume_dist and the running aggregates when one of these is in the same
+// node).
 
 // streamKind is how a call is computed over a streamed partition.
 type streamKind int
@@ -66,6 +87,8 @@ const (
 	skLastToEnd                      // two passes: last_value up to UNBOUNDED FOLLOWING
 	skSuffix                         // two passes: count/sum/avg to UNBOUNDED FOLLOWING, total less a prefix
 	skSuffixMinMax                   // two passes: min/max to UNBOUNDED FOLLOWING, from the blocks' summaries
+	skExclude                        // EXCLUDE with an UNBOUNDED bound: carries before and after the rows held
+	skLagSort                        // two passes: lag/lead of an offset not constant, values sorted by row (window_lag.go)
 )
 
 // streamCall is the plan of one call over a streamed partition.
@@ -94,6 +117,14 @@ type streamCall struct {
 	// distinct: skWhole of count/sum/avg(DISTINCT x), folded from the
 	// partition's values sorted (the sort operator over the spill file).
 	distinct bool
+	// blocks: the first pass keeps each block's min/max (skSuffixMinMax,
+	// skExclude of min/max to UNBOUNDED FOLLOWING).
+	blocks bool
+	// bigPeers: a call that needs whole peer groups (peers) but can do
+	// with the big groups' ends and values found in a first pass
+	// (cume_dist, aggregates from UNBOUNDED PRECEDING to the peer group's
+	// end): window_peers.go.
+	bigPeers bool
 }
 
 // errNoStream is why a call cannot be streamed (wrapped with the call).
@@ -118,7 +149,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 	case plan.WinPercentRank:
 		return streamCall{kind: skPercentRank, twoPass: true}, nil
 	case plan.WinCumeDist:
-		return streamCall{kind: skCumeDist, twoPass: true, peers: true}, nil
+		return streamCall{kind: skCumeDist, twoPass: true, peers: true, bigPeers: true}, nil
 	case plan.WinNtile:
 		return streamCall{kind: skNtile, twoPass: true}, nil
 	case plan.WinLag, plan.WinLead:
@@ -126,7 +157,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		if len(call.Args) >= 2 {
 			v, ok := literalInt(call.Args[1])
 			if !ok {
-				return no("the offset is not a constant")
+				return streamCall{kind: skLagSort, twoPass: true}, nil
 			}
 			off = v
 		}
@@ -196,6 +227,19 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		if fr.Exclude == plan.ExcludeCurrentRow && sok && eok {
 			return streamCall{kind: skContext, back: max(0, -so, -eo), ahead: max(0, so, eo)}, nil
 		}
+		if up || uf {
+			// The frame less the excluded rows is [start, a) (the row for
+			// TIES) [b, end): the rows before the ones held and after them
+			// are each one carry (skExclude).
+			if fn == plan.WinNthValue {
+				return no("nth_value with EXCLUDE and an UNBOUNDED bound")
+			}
+			sc := streamCall{kind: skExclude, dyn: true, fr: fr, twoPass: uf, peers: fr.Exclude != plan.ExcludeCurrentRow, blocks: uf && minMax}
+			if fn == plan.WinFirstValue && uf && fr.Exclude == plan.ExcludeCurrentRow {
+				sc.ahead = 1 // the first row after the current one is held
+			}
+			return sc, nil
+		}
 	case up && uf:
 		return streamCall{kind: skWhole, twoPass: true, nth: nth}, nil
 	case up:
@@ -212,7 +256,8 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 			return streamCall{kind: skPrefix, endOff: eo, back: max(0, -eo), ahead: max(0, eo), nth: nth}, nil
 		}
 		if peerBound(fr.End) {
-			return streamCall{kind: skPrefix, peerEnd: true, peers: true, nth: nth}, nil
+			// first_value needs no more of the group than its first row.
+			return streamCall{kind: skPrefix, peerEnd: true, peers: true, nth: nth, bigPeers: call.Func.IsAggregate() || nth == 1}, nil
 		}
 	case uf:
 		switch fn {
@@ -247,7 +292,6 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 	// EXCLUDE): a sliding window as wide as the frame.
 	dyn := streamCall{dyn: true, fr: fr}
 	switch {
-	case fr.Exclude != plan.ExcludeNoOthers && (up || uf):
 	case !up && !uf:
 		dyn.kind = skContext
 		return dyn, nil
@@ -265,7 +309,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 		case plan.WindowFunc(plan.AggCountStar), plan.WindowFunc(plan.AggCount), plan.WindowFunc(plan.AggSum), plan.WindowFunc(plan.AggAvg):
 			dyn.kind = skSuffix
 		case plan.WindowFunc(plan.AggMin), plan.WindowFunc(plan.AggMax):
-			dyn.kind = skSuffixMinMax
+			dyn.kind, dyn.blocks = skSuffixMinMax, true
 		case plan.WinLastValue:
 			dyn.kind = skLastToEnd
 		default: // first_value, nth_value: the frame's nth row
@@ -277,7 +321,7 @@ func (o *windowOp) streamPlan(call plan.WindowCall) (streamCall, error) {
 }
 
 // literalInt is the value of a constant int64 argument (0 for NULL: lag
-// and lead then give the default, nth_value is refused).
+// and lead then give NULL, nth_value is refused).
 func literalInt(e *plan.Expr) (int64, bool) {
 	if e == nil || e.Op != plan.OpLiteral || e.Value == nil {
 		return 0, false
@@ -331,6 +375,8 @@ type winStream struct {
 	tots      []*runAgg     // per call: skSuffix, the whole partition's
 	folded    []int64       // per call: skPrefix, rows folded into aggs
 	capt      []arrow.Array // per call: a value kept (1 row): first/nth/last row, whole aggregate
+	c0        []arrow.Array // per call: skExclude of first/last_value, the value of the rows folded (1 row)
+	lag       []*lagStream  // per call: skLagSort, the values sorted by row
 	streamed  int64         // rows emitted
 	// skSuffixMinMax: the first pass's blocks (the spill file's batches,
 	// read back as they were written) start at these partition rows; per
@@ -340,6 +386,9 @@ type winStream struct {
 	blocks []int64
 	bvals  [][]arrow.Array
 	sfx    []arrow.Array
+	// bigGroups: a two-pass stream whose calls that need whole peer
+	// groups all do with the big groups of the first pass (window_peers.go).
+	bigGroups *peerGroups
 	// holder is the dyn call whose frame holds the most rows (the earliest
 	// row kept or the earliest row not computed), -1 when none: the call
 	// SL104 names.
@@ -348,8 +397,9 @@ type winStream struct {
 
 func (o *windowOp) newStream() (*winStream, error) {
 	s := &winStream{o: o, back: 1, holder: -1, aggs: make([]*runAgg, len(o.w.Calls)), tots: make([]*runAgg, len(o.w.Calls)), folded: make([]int64, len(o.w.Calls)),
-		capt: make([]arrow.Array, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
+		capt: make([]arrow.Array, len(o.w.Calls)), c0: make([]arrow.Array, len(o.w.Calls)), lag: make([]*lagStream, len(o.w.Calls)), bvals: make([][]arrow.Array, len(o.w.Calls)), sfx: make([]arrow.Array, len(o.w.Calls))}
 	nin := o.in.Schema().NumFields()
+	peersWhole := false // a call needs whole peer groups held
 	for i, call := range o.w.Calls {
 		sc, err := o.streamPlan(call)
 		if err != nil {
@@ -359,12 +409,16 @@ func (o *windowOp) newStream() (*winStream, error) {
 		s.back, s.ahead = max(s.back, sc.back), max(s.ahead, sc.ahead)
 		s.peers = s.peers || sc.peers
 		s.twoPass = s.twoPass || sc.twoPass
-		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix || sc.kind == skSuffixMinMax) {
+		peersWhole = peersWhole || sc.peers && !sc.bigPeers
+		if call.Func.IsAggregate() && (sc.kind == skPrefix || sc.kind == skWhole || sc.kind == skSuffix || sc.kind == skSuffixMinMax || sc.kind == skExclude) {
 			s.aggs[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
-		if sc.kind == skSuffix {
+		if sc.kind == skSuffix || sc.kind == skExclude && sc.twoPass && call.Func.IsAggregate() && !sc.blocks {
 			s.tots[i] = newRunAgg(plan.AggFunc(call.Func), o.schema.Field(nin+i).Type)
 		}
+	}
+	if s.twoPass && s.peers && !peersWhole {
+		s.bigGroups = s.newPeerGroups()
 	}
 	return s, nil
 }
@@ -378,7 +432,7 @@ func (s *winStream) heldBytes() int64 {
 	for _, b := range s.pend {
 		n += bytesOf(b)
 	}
-	for _, a := range s.capt {
+	for _, a := range append(s.capt, s.c0...) {
 		if a != nil {
 			n += arrayBytes(a)
 		}
@@ -390,6 +444,9 @@ func (s *winStream) heldBytes() int64 {
 		for _, b := range s.bvals[i] {
 			n += arrayBytes(b)
 		}
+	}
+	if s.bigGroups != nil {
+		n += s.bigGroups.bytes()
 	}
 	return n + 8*int64(len(s.blocks))
 }
@@ -404,11 +461,20 @@ func (s *winStream) release() {
 	}
 	s.pend = nil
 	releaseAll(s.capt)
+	releaseAll(s.c0)
+	for _, l := range s.lag {
+		if l != nil {
+			l.release()
+		}
+	}
 	releaseAll(s.sfx)
 	for _, bs := range s.bvals {
 		releaseAll(bs)
 	}
 	s.bvals = nil
+	if s.bigGroups != nil {
+		s.bigGroups.release()
+	}
 	for _, a := range s.aggs {
 		if a != nil {
 			a.release()
@@ -439,7 +505,8 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 	n := int(rec.NumRows())
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
-		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix && sc.kind != skSuffixMinMax || sc.distinct {
+		if sc.kind != skWhole && sc.kind != skLastToEnd && sc.kind != skSuffix && sc.kind != skSuffixMinMax && sc.kind != skExclude ||
+			sc.distinct || sc.kind == skExclude && (!sc.twoPass || call.Func == plan.WinFirstValue) {
 			continue
 		}
 		var x arrow.Array
@@ -455,7 +522,7 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 				defer x.Release()
 			}
 			switch {
-			case sc.kind == skSuffixMinMax:
+			case sc.blocks:
 				b := newRunAgg(plan.AggFunc(call.Func), s.aggs[i].t)
 				defer b.release()
 				v, err := b.stepMinMax(mem, x, 0, []int{n})
@@ -469,6 +536,8 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 					v.Release()
 				}
 				return err
+			case sc.kind == skExclude && call.Func != plan.WinLastValue:
+				// count(*): the partition's size
 			case s.aggs[i] != nil:
 				v, err := s.aggs[i].step(mem, x, 0, []int{n}, nil)
 				if err != nil {
@@ -491,6 +560,11 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 			return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 		}
 	}
+	if s.bigGroups != nil {
+		if err := s.tallyPeers(rec); err != nil {
+			return fmt.Errorf("exec: window: %w", err)
+		}
+	}
 	s.blocks = append(s.blocks, s.total)
 	s.total += int64(n)
 	return nil
@@ -501,16 +575,23 @@ func (s *winStream) tally(rec arrow.RecordBatch) error {
 // operator, which spills as it must, over the spill file read once more).
 func (s *winStream) endTally(ctx context.Context, spill *spillFile) error {
 	o := s.o
+	if s.bigGroups != nil {
+		s.bigGroups.finish(s.total)
+	}
 	for i, call := range o.w.Calls {
 		sc := s.calls[i]
 		switch {
-		case sc.kind == skSuffixMinMax:
+		case sc.blocks:
 			if err := s.suffixBlocks(i); err != nil {
 				return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 			}
 		case sc.distinct:
 			if err := s.distinctWhole(ctx, i, call, spill); err != nil {
 				return fmt.Errorf("exec: window: %s(DISTINCT): %w", call.Func, err)
+			}
+		case sc.kind == skLagSort:
+			if err := s.lagSort(ctx, i, call, spill); err != nil {
+				return fmt.Errorf("exec: window: %s: %w", call.Func, err)
 			}
 		}
 	}
@@ -660,7 +741,7 @@ func (s *winStream) distinctWhole(ctx context.Context, i int, call plan.WindowCa
 
 // process computes the pending rows it can (all of them at the end of
 // the partition, eof) and returns them with the calls' columns, or nil.
-func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
+func (s *winStream) process(ctx context.Context, eof bool) (arrow.RecordBatch, error) {
 	o := s.o
 	mem := o.opts.Mem
 	if len(s.pend) == 0 {
@@ -688,7 +769,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 	cut := n
 	if !eof {
 		cut = n - s.ahead
-		if s.peers && cut > 0 {
+		if s.peers && s.bigGroups == nil && cut > 0 {
 			// Whole peer groups only: cut at the start of the group the
 			// first row held back is in (the last group may go on).
 			cut = int(f.qs[min(cut, n-1)])
@@ -708,7 +789,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 				}
 			}
 		}
-		if s.peers && cut > 0 && cut < n {
+		if s.peers && s.bigGroups == nil && cut > 0 && cut < n {
 			cut = int(f.qs[cut])
 		}
 	}
@@ -738,7 +819,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 		out = append(out, array.NewSlice(r.Column(c), int64(kc), int64(cut)))
 	}
 	for i, call := range o.w.Calls {
-		a, err := s.column(i, call, r, f, kc, cut, rstart, pstart, dense)
+		a, err := s.column(ctx, i, call, r, f, kc, cut, rstart, pstart, dense)
 		if err != nil {
 			releaseAll(out)
 			return nil, fmt.Errorf("exec: window: %s: %w", call.Func, err)
@@ -765,7 +846,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 		case sc.fr.End.Kind != plan.BoundUnboundedFollowing:
 			k = min(k, max(0, hi-1))
 		}
-		if s.aggs[i] != nil && (sc.kind == skPrefix || sc.kind == skSuffix) {
+		if s.aggs[i] != nil && (sc.kind == skPrefix || sc.kind == skSuffix) || sc.kind == skExclude {
 			k = min(k, max(0, int(s.folded[i]-rstart)))
 		}
 		if k < keep || s.holder < 0 {
@@ -799,7 +880,7 @@ func (s *winStream) process(eof bool) (arrow.RecordBatch, error) {
 }
 
 // column computes call i for rows [kc, cut) of r.
-func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *partitions, kc, cut int, rstart int64,
+func (s *winStream) column(ctx context.Context, i int, call plan.WindowCall, r arrow.RecordBatch, f *partitions, kc, cut int, rstart int64,
 	pstart, dense []int64) (arrow.Array, error) {
 	o := s.o
 	mem := o.opts.Mem
@@ -855,7 +936,7 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 			return float64(pstart[j]) / float64(s.total-1)
 		}), nil
 	case skCumeDist:
-		return floats(func(j int) float64 { return float64(rstart+int64(f.qe[kc+j])) / float64(s.total) }), nil
+		return floats(func(j int) float64 { return float64(s.peerEnd(rstart, f, kc+j)) / float64(s.total) }), nil
 	case skNtile:
 		k, err := Eval(call.Args[0], r, mem)
 		if err != nil {
@@ -902,6 +983,10 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 		return kept(func(j int) bool { return s.base+int64(j)+int64(sc.startOff) <= s.total-1 })
 	case skSuffixMinMax:
 		return s.suffixMinMax(i, call, r, f, kc, cut, rstart)
+	case skExclude:
+		return s.excludeColumn(i, call, r, f, kc, cut, rstart)
+	case skLagSort:
+		return s.lagColumn(ctx, i, call, r, kc, cut, t)
 	case skPrefix, skSuffix:
 		n := int(r.NumRows())
 		ends := make([]int, m) // each row's frame end in r (skSuffix: its start)
@@ -964,6 +1049,9 @@ func (s *winStream) column(i int, call plan.WindowCall, r arrow.RecordBatch, f *
 			return array.NewSlice(a, 0, int64(m)), nil
 		}
 		s.folded[i] = rstart + int64(ends[m-1])
+		if sc.bigPeers && s.bigGroups != nil {
+			return s.bigGroups.substitute(mem, i, a, s.base)
+		}
 		return a, nil
 	}
 	return nil, fmt.Errorf("unknown stream kind %d", sc.kind)
@@ -1290,7 +1378,7 @@ type bigPartition struct {
 }
 
 // startBig streams the partition whose first rows are rec (owned).
-func (o *windowOp) startBig(rec arrow.RecordBatch) error {
+func (o *windowOp) startBig(ctx context.Context, rec arrow.RecordBatch) error {
 	st, err := o.newStream()
 	if err != nil {
 		rec.Release()
@@ -1305,11 +1393,11 @@ func (o *windowOp) startBig(rec arrow.RecordBatch) error {
 		}
 		o.big.spill = f
 	}
-	return o.bigAdd(rec)
+	return o.bigAdd(ctx, rec)
 }
 
 // bigAdd feeds rows of the streamed partition (rec, owned).
-func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
+func (o *windowOp) bigAdd(ctx context.Context, rec arrow.RecordBatch) error {
 	big := o.big
 	n := int(rec.NumRows())
 	last, err := copyRows(o.opts.Mem, rec, n-1, n)
@@ -1333,7 +1421,7 @@ func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
 		return o.bigHold()
 	}
 	big.st.pend = append(big.st.pend, rec)
-	out, err := big.st.process(false)
+	out, err := big.st.process(ctx, false)
 	o.emit(out)
 	if err != nil {
 		return err
@@ -1345,6 +1433,14 @@ func (o *windowOp) bigAdd(rec arrow.RecordBatch) error {
 // an open peer group of ties that a call needs whole.
 func (o *windowOp) bigHold() error {
 	held := 2 * (o.big.st.heldBytes() + o.held)
+	if !o.res.fits(held) && o.big.spill == nil && o.big.replay == nil && o.big.st.canSwitch() {
+		// A peer group larger than the budget in one pass: the rest of
+		// the partition goes two passes (window_peers.go).
+		if err := o.bigSwitch(); err != nil {
+			return err
+		}
+		held = 2 * (o.big.st.heldBytes() + o.held)
+	}
 	if !o.res.fits(held) {
 		if h := o.big.st.holder; h >= 0 {
 			return o.streamError(o.w.Calls[h], errors.New("needs the rows of a frame larger than the budget at once"))
@@ -1368,7 +1464,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 	if big.replay != nil {
 		rec, err := big.replay.Next(ctx)
 		if err == io.EOF {
-			out, err := big.st.process(true)
+			out, err := big.st.process(ctx, true)
 			o.emit(out)
 			o.closeBig()
 			return err
@@ -1381,7 +1477,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 			return nil
 		}
 		big.st.pend = append(big.st.pend, rec)
-		out, err := big.st.process(false)
+		out, err := big.st.process(ctx, false)
 		o.emit(out)
 		if err != nil {
 			return err
@@ -1407,7 +1503,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 		return err
 	}
 	if j == n {
-		return o.bigAdd(b)
+		return o.bigAdd(ctx, b)
 	}
 	// The partition ends in b: the rest waits as the next rows held.
 	tail := b.NewSlice(int64(j), int64(n))
@@ -1415,7 +1511,7 @@ func (o *windowOp) stepBig(ctx context.Context) error {
 	if j > 0 {
 		head := b.NewSlice(0, int64(j))
 		b.Release()
-		if err := o.bigAdd(head); err != nil {
+		if err := o.bigAdd(ctx, head); err != nil {
 			return err
 		}
 	} else {
@@ -1439,7 +1535,7 @@ func (o *windowOp) endBig(ctx context.Context) error {
 		big.replay, big.spill = op, nil
 		return nil
 	}
-	out, err := big.st.process(true)
+	out, err := big.st.process(ctx, true)
 	o.emit(out)
 	o.closeBig()
 	return err

@@ -295,7 +295,9 @@ func TestWindowStreamOverBudget(t *testing.T) {
 }
 
 // A call that cannot be streamed over a partition larger than the budget
-// is SL104 naming the call, its frame and what to do.
+// is SL104 naming the call, its frame and what to do: nth_value of an n
+// not constant, or with EXCLUDE and an UNBOUNDED bound (lag/lead of an
+// offset not constant and EXCLUDE of the other calls stream).
 func TestWindowStreamUnsupported(t *testing.T) {
 	in := windowStreamInput(rand.New(rand.NewSource(3)), 200)
 	v := cref(2, i64T)
@@ -305,12 +307,12 @@ func TestWindowStreamUnsupported(t *testing.T) {
 		call plan.WindowCall
 		want string
 	}{
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggMax), Type: i64T, Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf, Exclude: plan.ExcludeCurrentRow}}, "max OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW)"},
-		{plan.WindowCall{Func: plan.WindowFunc(plan.AggSum), Type: plan.SumType(i64T), Args: []*plan.Expr{v},
-			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding}, End: cur, Exclude: plan.ExcludeGroup}},
-			"sum OVER (RANGE BETWEEN UNBOUNDED PRECEDING AND CURRENT ROW EXCLUDE GROUP)"},
-		{plan.WindowCall{Func: plan.WinLag, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)}}, "lag cannot be computed in chunks (the offset is not a constant)"},
+		{plan.WindowCall{Func: plan.WinNthValue, Type: i64T, Args: []*plan.Expr{v, litI(2)},
+			Frame: plan.Frame{Mode: plan.FrameRows, Start: cur, End: uf, Exclude: plan.ExcludeCurrentRow}},
+			"nth_value OVER (ROWS BETWEEN CURRENT ROW AND UNBOUNDED FOLLOWING EXCLUDE CURRENT ROW) cannot be computed in chunks (nth_value with EXCLUDE and an UNBOUNDED bound)"},
+		{plan.WindowCall{Func: plan.WinNthValue, Type: i64T, Args: []*plan.Expr{v, cref(1, i64T)},
+			Frame: plan.Frame{Mode: plan.FrameRange, Start: plan.FrameBound{Kind: plan.BoundUnboundedPreceding}, End: cur}},
+			"cannot be computed in chunks (n is not a positive constant)"},
 	} {
 		pool, check := spillPool(t, 1<<30)
 		_, _, err := runWindow(t, in, nil, []plan.SortKey{{Expr: cref(1, i64T)}}, []plan.WindowCall{tc.call},
@@ -494,5 +496,214 @@ func TestWindowStreamFramesOverBudget(t *testing.T) {
 			t.Errorf("%s: got %v, want SL104 naming the frame", c.name, err)
 		}
 		check()
+	}
+}
+
+// excludeCalls are EXCLUDE CURRENT ROW / GROUP / TIES over frames from
+// UNBOUNDED PRECEDING or to UNBOUNDED FOLLOWING (skExclude): the rows
+// before those held and after them are each one carry.
+func excludeCalls() []plan.WindowCall {
+	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	uf := plan.FrameBound{Kind: plan.BoundUnboundedFollowing}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	pre := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundPreceding, Offset: n} }
+	fol := func(n float64) plan.FrameBound { return plan.FrameBound{Kind: plan.BoundFollowing, Offset: n} }
+	ex := func(e plan.FrameExclude, m plan.FrameMode, a, b plan.FrameBound) plan.Frame {
+		return plan.Frame{Mode: m, Start: a, End: b, Exclude: e}
+	}
+	rows, rng, groups := plan.FrameRows, plan.FrameRange, plan.FrameGroups
+	xcur, xgrp, xties := plan.ExcludeCurrentRow, plan.ExcludeGroup, plan.ExcludeTies
+	sumT := plan.SumType(i64T)
+	agg := func(fn plan.AggFunc, t plan.DataType, x *plan.Expr, frame plan.Frame) plan.WindowCall {
+		c := plan.WindowCall{Func: plan.WindowFunc(fn), Type: t, Frame: frame}
+		if x != nil {
+			c.Args = []*plan.Expr{x}
+		}
+		return c
+	}
+	val := func(fn plan.WindowFunc, frame plan.Frame) plan.WindowCall {
+		return plan.WindowCall{Func: fn, Type: i64T, Args: []*plan.Expr{v}, Frame: frame}
+	}
+	return []plan.WindowCall{
+		// the whole partition less the row or its peers (two passes)
+		agg(plan.AggSum, sumT, v, ex(xcur, rows, up, uf)),
+		agg(plan.AggCount, i64T, v, ex(xgrp, rows, up, uf)),
+		agg(plan.AggAvg, f64T, f, ex(xties, rng, up, uf)),
+		agg(plan.AggCountStar, i64T, nil, ex(xgrp, groups, up, uf)),
+		agg(plan.AggMin, i64T, v, ex(xcur, rows, up, uf)),
+		agg(plan.AggMax, strT, s, ex(xties, rng, up, uf)),
+		agg(plan.AggMax, f64T, f, ex(xgrp, rows, up, uf)),
+		val(plan.WinFirstValue, ex(xcur, rows, up, uf)),
+		val(plan.WinLastValue, ex(xties, rng, up, uf)),
+		val(plan.WinFirstValue, ex(xgrp, groups, up, uf)),
+		// from UNBOUNDED PRECEDING (one pass)
+		agg(plan.AggSum, sumT, v, ex(xcur, rng, up, cur)),
+		agg(plan.AggAvg, f64T, f, ex(xties, rng, up, cur)),
+		agg(plan.AggCountStar, i64T, nil, ex(xcur, rows, up, cur)),
+		agg(plan.AggMin, f64T, f, ex(xgrp, rows, up, fol(2))),
+		agg(plan.AggAvg, f64T, v, ex(xcur, rows, up, pre(1))),
+		agg(plan.AggSum, sumT, v, ex(xties, rng, up, fol(3))),
+		agg(plan.AggCount, i64T, v, ex(xgrp, rng, up, fol(2))),
+		agg(plan.AggMin, strT, s, ex(xties, rows, up, pre(2))),
+		agg(plan.AggMax, i64T, v, ex(xgrp, groups, up, cur)),
+		val(plan.WinFirstValue, ex(xgrp, rng, up, cur)),
+		val(plan.WinLastValue, ex(xcur, rows, up, cur)),
+		val(plan.WinLastValue, ex(xties, groups, up, fol(1))),
+		// to UNBOUNDED FOLLOWING (two passes)
+		agg(plan.AggCountStar, i64T, nil, ex(xgrp, rng, cur, uf)),
+		agg(plan.AggMax, i64T, v, ex(xcur, rows, pre(3), uf)),
+		agg(plan.AggSum, f64T, f, ex(xgrp, rng, pre(2), uf)),
+		agg(plan.AggSum, f64T, f, ex(xgrp, rows, fol(1), uf)),
+		agg(plan.AggMin, strT, s, ex(xties, groups, cur, uf)),
+		agg(plan.AggCount, i64T, v, ex(xcur, rows, cur, uf)),
+		val(plan.WinFirstValue, ex(xcur, rows, cur, uf)),
+		val(plan.WinFirstValue, ex(xties, groups, cur, uf)),
+		val(plan.WinLastValue, ex(xgrp, groups, pre(1), uf)),
+		val(plan.WinLastValue, ex(xcur, rows, cur, uf)),
+	}
+}
+
+// EXCLUDE with an UNBOUNDED bound streamed in chunks gives the in-memory
+// rows.
+func TestWindowStreamExcludeEqualsInMemory(t *testing.T) {
+	checkStreamEqualsInMemory(t, excludeCalls())
+}
+
+// lagCalls are lag/lead of offsets that are not constants (skLagSort): a
+// column with NULLs, an expression with negative values (the other way),
+// far targets, defaults of a constant and of a column.
+func lagCalls() []plan.WindowCall {
+	o, v, s := cref(1, i64T), cref(2, i64T), cref(4, strT)
+	mod := plan.Call(plan.OpMod, i64T, v, litI(7))                                        // -6..6, NULL
+	far := plan.Call(plan.OpSub, i64T, plan.Call(plan.OpMul, i64T, o, litI(3)), litI(20)) // -20..,NULL
+	lag := func(fn plan.WindowFunc, t plan.DataType, args ...*plan.Expr) plan.WindowCall {
+		return plan.WindowCall{Func: fn, Type: t, Args: args}
+	}
+	return []plan.WindowCall{
+		lag(plan.WinLag, i64T, v, o),
+		lag(plan.WinLead, i64T, v, o, litI(-1)),
+		lag(plan.WinLag, i64T, v, mod),
+		lag(plan.WinLead, strT, s, mod, plan.Literal(plan.Value{S: "none"}, strT)),
+		lag(plan.WinLag, i64T, o, far, v),
+		lag(plan.WinLead, i64T, v, far),
+		lag(plan.WinLag, i64T, v, plan.Literal(plan.Value{Null: true}, i64T), litI(5)),
+	}
+}
+
+// lag/lead of offsets that are not constants streamed in chunks give the
+// in-memory rows.
+func TestWindowStreamLagEqualsInMemory(t *testing.T) {
+	checkStreamEqualsInMemory(t, lagCalls())
+}
+
+// The calls of excludeCalls and lagCalls under a real tiny budget (the
+// sorts spill too): one partition of 6000 rows, no PARTITION BY, equals
+// the in-memory rows and spills.
+func TestWindowStreamCornersOverBudget(t *testing.T) {
+	n := 6000
+	if raceEnabled {
+		n = 3000
+	}
+	in := windowStreamInput(rand.New(rand.NewSource(13)), n)
+	ord := []plan.SortKey{{Expr: cref(1, i64T)}}
+	calls := append(excludeCalls(), lagCalls()...)
+	want, _, err := runWindow(t, in, nil, ord, calls, Options{}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pool, check := spillPool(t, 128<<10)
+	got, streamed, err := runWindow(t, in, nil, ord, calls, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range min(len(got), len(want)) {
+		for c := range want[i] {
+			if !reflect.DeepEqual(got[i][c], want[i][c]) {
+				t.Fatalf("row %d column %d (call %s %v): streamed %v, in memory %v", i, c, calls[c-5].Func, calls[c-5].Frame, got[i][c], want[i][c])
+			}
+		}
+	}
+	if streamed != int64(n) || !reflect.DeepEqual(got, want) {
+		t.Fatalf("%d rows streamed; equal to in memory: %v", streamed, reflect.DeepEqual(got, want))
+	}
+	if pool.SpillCount() == 0 {
+		t.Fatal("nothing spilled")
+	}
+	t.Logf("%d rows, %d calls, budget 128 KiB: peak %d, %d spill files, %d bytes spilled", n, len(calls), pool.Peak(), pool.SpillCount(), pool.SpillBytes())
+	if pool.Peak() > 4*pool.Limit() {
+		t.Errorf("peak %d for a budget of %d", pool.Peak(), pool.Limit())
+	}
+	check()
+}
+
+// peerCalls need a row's whole peer group: cume_dist, and aggregates and
+// first_value from UNBOUNDED PRECEDING to the end of the row's peers
+// (RANGE and GROUPS).
+func peerCalls() []plan.WindowCall {
+	v, f, s := cref(2, i64T), cref(3, f64T), cref(4, strT)
+	up := plan.FrameBound{Kind: plan.BoundUnboundedPreceding}
+	cur := plan.FrameBound{Kind: plan.BoundCurrentRow}
+	agg := func(fn plan.AggFunc, t plan.DataType, x *plan.Expr, m plan.FrameMode) plan.WindowCall {
+		c := plan.WindowCall{Func: plan.WindowFunc(fn), Type: t, Frame: plan.Frame{Mode: m, Start: up, End: cur}}
+		if x != nil {
+			c.Args = []*plan.Expr{x}
+		}
+		return c
+	}
+	return []plan.WindowCall{
+		{Func: plan.WinCumeDist, Type: f64T},
+		agg(plan.AggSum, plan.SumType(i64T), v, plan.FrameRange),
+		agg(plan.AggAvg, f64T, f, plan.FrameRange),
+		agg(plan.AggCountStar, i64T, nil, plan.FrameGroups),
+		agg(plan.AggCount, i64T, v, plan.FrameRange),
+		agg(plan.AggMax, strT, s, plan.FrameRange),
+		agg(plan.AggMin, i64T, v, plan.FrameGroups),
+		{Func: plan.WinFirstValue, Type: i64T, Args: []*plan.Expr{v}, Frame: plan.Frame{Mode: plan.FrameRange, Start: up, End: cur}},
+		{Func: plan.WinRank, Type: i64T},
+		{Func: plan.WinPercentRank, Type: f64T},
+	}
+}
+
+// Peer groups of ties larger than the budget (an ORDER BY key of one
+// value and NULL, every row a peer of about half of the partition):
+// each call of peerCalls alone and all of them together equal the
+// in-memory rows under a real tiny budget, where they were SL104.
+func TestWindowStreamBigPeerGroups(t *testing.T) {
+	n := 6000
+	in := windowStreamInput(rand.New(rand.NewSource(17)), n)
+	rng := rand.New(rand.NewSource(18))
+	keys := make([]any, n)
+	for i := range keys {
+		if rng.Intn(2) == 0 {
+			keys[i] = int64(1)
+		}
+	}
+	in[1] = ints("o", keys...)
+	calls := peerCalls()
+	sets := [][]plan.WindowCall{calls}
+	for _, c := range calls {
+		sets = append(sets, []plan.WindowCall{c})
+	}
+	for _, ord := range [][]plan.SortKey{{{Expr: cref(1, i64T)}}, {{Expr: cref(1, i64T), Desc: true, NullsFirst: true}}} {
+		for _, cs := range sets {
+			want, _, err := runWindow(t, in, nil, ord, cs, Options{}, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pool, check := spillPool(t, 128<<10)
+			got, streamed, err := runWindow(t, in, nil, ord, cs, Options{Mem: checkedMem(t), Pool: pool, BatchRows: 500}, false)
+			if err != nil {
+				t.Fatalf("%d calls, first %s %v: %v", len(cs), cs[0].Func, cs[0].Frame, err)
+			}
+			if streamed != int64(n) || !reflect.DeepEqual(got, want) || pool.SpillCount() == 0 {
+				t.Fatalf("%d calls, first %s %v: %d rows streamed, %d spill files; equal to in memory: %v",
+					len(cs), cs[0].Func, cs[0].Frame, streamed, pool.SpillCount(), reflect.DeepEqual(got, want))
+			}
+			if pool.Peak() > 4*pool.Limit() {
+				t.Errorf("peak %d for a budget of %d", pool.Peak(), pool.Limit())
+			}
+			check()
+		}
 	}
 }

@@ -20,8 +20,8 @@ const (
 	WinPercentRank WindowFunc = "percent_rank"
 	WinCumeDist    WindowFunc = "cume_dist"
 	WinNtile       WindowFunc = "ntile"       // Args: [buckets int64]
-	WinLag         WindowFunc = "lag"         // Args: [value, offset int64 (constant), default]
-	WinLead        WindowFunc = "lead"        // Args: [value, offset int64 (constant), default]
+	WinLag         WindowFunc = "lag"         // Args: [value, offset int64, default]
+	WinLead        WindowFunc = "lead"        // Args: [value, offset int64, default]
 	WinFirstValue  WindowFunc = "first_value" // Args: [value]
 	WinLastValue   WindowFunc = "last_value"  // Args: [value]
 	WinNthValue    WindowFunc = "nth_value"   // Args: [value, n int64 (constant)]
