@@ -195,6 +195,42 @@ func (b *binder) structPack(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
 	return plan.CallFunc("struct_pack", plan.StructOf(fields), args...), nil
 }
 
+// mapLiteralFunc is the call a MAP {k: v, ...} literal is rewritten to
+// (nested_literals.go): its arguments are the keys and values in turn.
+const mapLiteralFunc = "sluice_map_literal"
+
+// mapLiteral binds MAP {k1: v1, k2: v2} as DuckDB does: map([k1, k2],
+// [v1, v2]).
+func (b *binder) mapLiteral(fc *pg.FuncCall, c *exprCtx) (*plan.Expr, error) {
+	if len(fc.Args)%2 != 0 {
+		return nil, b.errorf(CodeSyntax, fc.Location, "syntax error: a MAP literal takes key: value pairs")
+	}
+	var keys, vals []*plan.Expr
+	for i, a := range fc.Args {
+		e, err := b.bindExpr(a, c)
+		if err != nil {
+			return nil, err
+		}
+		if i%2 == 0 {
+			keys = append(keys, e)
+		} else {
+			vals = append(vals, e)
+		}
+	}
+	if len(keys) == 0 {
+		return b.callByName("map", nil, fc.Location)
+	}
+	k, err := b.callByName("list_value", keys, fc.Location)
+	if err != nil {
+		return nil, err
+	}
+	v, err := b.callByName("list_value", vals, fc.Location)
+	if err != nil {
+		return nil, err
+	}
+	return b.callByName("map", []*plan.Expr{k, v}, fc.Location)
+}
+
 // bindRow binds row(a, b) (also ROW(a, b) and (a, b)) as DuckDB does: an
 // unnamed struct, whose fields have empty names (its text is (a, b); it
 // is cast to a named struct by position).

@@ -78,5 +78,6 @@ var testCatalog = fakeCatalog{
 			{Name: "c", Type: plan.StructOf([]plan.Field{{Name: "x", Type: i64}, {Name: "y", Type: str}})}})),
 		"e_deep", plan.StructOf([]plan.Field{{Name: "k", Type: i64},
 			{Name: "l", Type: plan.ListOf(plan.StructOf([]plan.Field{{Name: "p", Type: i64}, {Name: "q", Type: str}}))}}),
+		"e_attrs", plan.MapOf(str, str),
 	),
 }

@@ -23,6 +23,9 @@ import (
 // bindScalarFuncCall binds name(args) through the library.
 func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*plan.Expr, error) {
 	loc := fc.Location
+	if name == mapLiteralFunc {
+		return b.mapLiteral(fc, c)
+	}
 	f, ok := exec.LookupFunction(name)
 	if !ok {
 		return nil, b.unsupported(loc, "function "+name+"()")
@@ -47,6 +50,12 @@ func (b *binder) bindScalarFuncCall(fc *pg.FuncCall, name string, c *exprCtx) (*
 	call, err := b.callLibrary(f, args, loc)
 	if err != nil {
 		return nil, err
+	}
+	if f.Name == "map_from_entries" && call.Type.ID != plan.Map {
+		if args[0].Type.ID == plan.Null {
+			return nullOf(plan.NullType), nil // map_from_entries(NULL)
+		}
+		return nil, b.errorf(CodeType, loc, "type mismatch: map_from_entries takes a list of two-field structs (key, value), not %s", argTypes(args))
 	}
 	if f.Name == "list_concat" && call.Type.ID != plan.List {
 		if args[0].Type.ID == plan.Null && args[1].Type.ID == plan.Null {

@@ -7,6 +7,7 @@ import "strings"
 //
 //	[a, b, c]         (list_value(a, b, c))
 //	{'k': v, 'j': w}  (struct_pack("k" := v, "j" := w))
+//	MAP {k: v, j: w}  (sluice_map_literal(k, v, j, w), bound as map([k, j], [v, w]))
 //
 // (parenthesized, so a subscript or field may follow, as in DuckDB).
 //
@@ -33,7 +34,7 @@ func rewriteNestedLiterals(sql string) string {
 	}
 	var out strings.Builder
 	type open struct {
-		kind   byte // 'L' list literal, 'S' subscript, 'B' struct literal, '(' parenthesis
+		kind   byte // 'L' list literal, 'S' subscript, 'B' struct literal, 'M' map literal, '(' parenthesis
 		keyAt  int  // 'B': output offset of the current key's opening quote (-1: none)
 		keyEnd int
 		call   int // '(': output offset of the function name before it (-1: none)
@@ -137,10 +138,19 @@ func rewriteNestedLiterals(sql string) string {
 			if (prevSig == '=' || prevSig == '>') && strings.Contains(strings.ToLower(sql), "read_csv") {
 				return sql // a read function's struct argument (maskStructArgs)
 			}
+			if prevWord == "map" && wordAt >= 0 {
+				// MAP {k: v, ...}: the word goes, the pairs become
+				// the arguments of the map literal's call.
+				s := out.String()
+				out.Reset()
+				out.WriteString(s[:wordAt] + "(" + mapLiteralFunc + "(")
+				stack = append(stack, open{kind: 'M', keyAt: -1})
+				break
+			}
 			stack = append(stack, open{kind: 'B', keyAt: -1})
 			out.WriteString("(struct_pack(")
 		case c == '}':
-			if t := top(); t != nil && t.kind == 'B' {
+			if t := top(); t != nil && (t.kind == 'B' || t.kind == 'M') {
 				stack = stack[:len(stack)-1]
 				out.WriteString("))")
 			} else {
@@ -165,6 +175,8 @@ func rewriteNestedLiterals(sql string) string {
 		case c == ':' && i+1 < len(sql) && sql[i+1] == ':':
 			out.WriteString("::")
 			i++
+		case c == ':' && top() != nil && top().kind == 'M':
+			out.WriteByte(',')
 		case c == ':' && top() != nil && top().kind == 'B':
 			t := top()
 			if t.keyAt >= 0 && t.keyEnd == len(strings.TrimRight(out.String(), " \t\n\r")) {

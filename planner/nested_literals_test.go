@@ -2,7 +2,7 @@ package planner
 
 import "testing"
 
-// TestRewriteNestedLiterals: list and struct literals become calls where an
+// TestRewriteNestedLiterals: list, struct and map literals become calls where an
 // expression starts; subscripts, slices, ARRAY[...], type brackets,
 // strings, comments and read_parquet's path lists stay as written.
 func TestRewriteNestedLiterals(t *testing.T) {
@@ -19,6 +19,8 @@ func TestRewriteNestedLiterals(t *testing.T) {
 		{`select 1 where x in [1]`, `select 1 where x in (list_value(1))`},
 		{`select list_sort(l)[1], f(g(x))[2:3], (y)[1], t.l[1], array[1][1] from t`, `select (list_sort(l))[1], (f(g(x)))[2:3], (y)[1], t.l[1], array[1][1] from t`},
 		{`select s.f(x)[1]`, `select (s.f(x))[1]`},
+		{`select MAP {'a': 1, 'b': [2]}, map {1: {'x': 2}}['k'], MAP {}`, `select (sluice_map_literal('a', 1, 'b', (list_value(2)))), (sluice_map_literal(1, (struct_pack("x" := 2))))['k'], (sluice_map_literal())`},
+		{`select x::MAP(VARCHAR, INT), map([1], [2])`, `select x::MAP(VARCHAR, INT), map((list_value(1)), (list_value(2)))`},
 	} {
 		if got := rewriteNestedLiterals(tc.in); got != tc.want {
 			t.Errorf("%s:\n got %s\nwant %s", tc.in, got, tc.want)

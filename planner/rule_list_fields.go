@@ -8,17 +8,19 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// listFields makes a Parquet scan of a list of structs read only the
-// struct fields a query uses of its elements. A scan column l of a LIST
-// type with a STRUCT inside (list<struct<a, b>>, list<list<struct<...>>>,
-// or the field s.l that nested_paths made of a struct column) whose every
-// use reaches only some fields of its elements (l[1].a, l[2:3][1].b, or
-// u.a over the u of unnest(l)) is marked with those fields (scanNode.fields,
+// listFields makes a Parquet scan of a nested column read only the leaves
+// a query uses. A scan column l stored in several leaves (a struct, a map,
+// a list of either: list<struct<a, b>>, list<list<struct<...>>>, a struct
+// nested_paths left whole, or the field s.l it made of a struct column)
+// whose every use reaches only some fields of its elements (s.a, l[1].a,
+// l[2:3][1].b, u.a over the u of unnest(l), map_keys(m), which is the
+// path "key" of the map) is marked with those fields (scanNode.fields,
 // plan.Scan.Fields): the scan fetches and decodes only the leaves under
-// them and hands over the other fields as NULL. A use of only a value's
-// shape (len(l), l IS NULL, l[1].c IS NULL: its NULLs and list lengths,
-// which every leaf under it carries in its levels) needs one leaf under
-// it: one read anyway, else the cheapest (cheapestLeaf).
+// them and hands over the other fields (a map's values) as NULL. A use of
+// only a value's shape (len(l), l IS NULL, count(l), cardinality(m),
+// l[1].c IS NULL: its NULLs and list lengths, which every leaf under it
+// carries in its levels) needs one leaf under it: one read anyway, else
+// the cheapest (cheapestLeaf; a map's key).
 //
 // Safe because no use reads a field left out: a column used in any other
 // way (whole, through len, comparison, grouping, a union, a subquery's
@@ -37,7 +39,7 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 	scans = func(n node) {
 		if s, ok := n.(*scanNode); ok && s.table.Format == "parquet" {
 			for _, id := range s.cols {
-				if t := rc.md.col(id).typ; t.ID == plan.List && structUnderList(t) && s.fields[id] == nil {
+				if t := rc.md.col(id).typ; severalLeaves(t) && s.fields[id] == nil {
 					cand[id] = true
 				}
 			}
@@ -101,6 +103,23 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 	}
 	passes(root)
 
+	// count(x) needs only x's NULLs: a shape use.
+	counted := map[*plan.Expr]bool{}
+	var counts func(n node)
+	counts = func(n node) {
+		if a, ok := n.(*aggregateNode); ok {
+			for _, x := range a.aggs {
+				if x.fn == plan.AggCount && !x.distinct && x.arg != nil && len(x.more) == 0 {
+					counted[x.arg] = true
+				}
+			}
+		}
+		for _, c := range n.children() {
+			counts(c)
+		}
+	}
+	counts(root)
+
 	bare := map[colID]bool{}
 	paths := map[colID][][]string{}
 	use := func(c colID, p []string) {
@@ -150,6 +169,16 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 			}
 			return
 		}
+		if e.Op == plan.OpFunc && e.Func == "map_keys" && len(e.Args) == 1 && e.Args[0].Type.ID == plan.Map {
+			// A map's keys: its key leaves only.
+			if c, p, side, ok := accessChain(e.Args[0]); ok {
+				use(c, append(p, "key"))
+				for _, s := range side {
+					visit(s)
+				}
+				return
+			}
+		}
 		for _, a := range e.Args {
 			visit(a)
 		}
@@ -157,6 +186,15 @@ func (r listFields) apply(root node, rc *ruleCtx) (node, error) {
 	if _, ok := mapPlanExprs(root, func(e *plan.Expr) *plan.Expr {
 		switch {
 		case e.Op == plan.OpColumn && passing[e]:
+		case counted[e]:
+			if c, p, side, ok := accessChain(e); ok {
+				shape(c, p)
+				for _, s := range side {
+					visit(s)
+				}
+			} else {
+				visit(e)
+			}
 		case unnestList[e]:
 			// unnest's list: its uses are its element column's. The
 			// indexes on the way are expressions of their own.
@@ -275,13 +313,33 @@ type derivedCol struct {
 	path []string
 }
 
-// structUnderList reports whether list type t has a struct among its
-// elements (through lists, not maps).
-func structUnderList(t plan.DataType) bool {
+// severalLeaves reports whether a value of type t is stored in more than
+// one Parquet leaf (a struct, a map, a list of either): only then can a
+// use of some of it read less than all of it.
+func severalLeaves(t plan.DataType) bool {
 	for t.ID == plan.List {
 		t = t.Elem()
 	}
-	return t.ID == plan.Struct
+	switch t.ID {
+	case plan.Map:
+		return true
+	case plan.Struct:
+		fs := t.Children()
+		return len(fs) > 1 || len(fs) == 1 && severalLeaves(fs[0].Type)
+	}
+	return false
+}
+
+// mapPart is the type of a map's part named "key" or "value" (the fields
+// of its entries, as field paths name them); false for another name.
+func mapPart(t plan.DataType, name string) (plan.DataType, bool) {
+	switch name {
+	case "key":
+		return t.Key(), true
+	case "value":
+		return t.Value(), true
+	}
+	return plan.DataType{}, false
 }
 
 // elemChain is accessChain for unnest's list argument.
@@ -338,6 +396,8 @@ func shapeArg(e *plan.Expr) (*plan.Expr, bool) {
 		case "array_length", "length", "len", "cardinality":
 			return e.Args[0], true
 		}
+	case e.Op == plan.OpFunc && len(e.Args) == 1 && e.Args[0].Type.ID == plan.Map && e.Func == "cardinality":
+		return e.Args[0], true
 	}
 	return nil, false
 }
@@ -348,6 +408,10 @@ func elemPathType(t plan.DataType, p []string) plan.DataType {
 	for _, name := range p {
 		for t.ID == plan.List {
 			t = t.Elem()
+		}
+		if t.ID == plan.Map {
+			t, _ = mapPart(t, name)
+			continue
 		}
 		f, _ := t.Field(name)
 		t = f.Type
@@ -361,6 +425,9 @@ func elemPathType(t plan.DataType, p []string) plan.DataType {
 func cheapestLeaf(t plan.DataType) []string {
 	for t.ID == plan.List {
 		t = t.Elem()
+	}
+	if t.ID == plan.Map {
+		return append([]string{"key"}, cheapestLeaf(t.Key())...)
 	}
 	if t.ID != plan.Struct {
 		return nil
@@ -393,6 +460,15 @@ func canonicalElemPath(t plan.DataType, p []string) ([]string, bool) {
 		for t.ID == plan.List {
 			t = t.Elem()
 		}
+		if t.ID == plan.Map {
+			part, ok := mapPart(t, name)
+			if !ok {
+				return nil, false
+			}
+			out = append(out, name)
+			t = part
+			continue
+		}
 		if t.ID != plan.Struct {
 			return nil, false
 		}
@@ -417,10 +493,15 @@ func coversAll(t plan.DataType, keep [][]string) bool {
 	for t.ID == plan.List {
 		t = t.Elem()
 	}
-	if t.ID != plan.Struct {
+	fs := t.Children()
+	switch t.ID {
+	case plan.Map:
+		fs = []plan.Field{{Name: "key", Type: t.Key()}, {Name: "value", Type: t.Value()}}
+	case plan.Struct:
+	default:
 		return false
 	}
-	for _, f := range t.Children() {
+	for _, f := range fs {
 		var sub [][]string
 		for _, k := range keep {
 			if k[0] == f.Name {

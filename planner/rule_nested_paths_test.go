@@ -35,8 +35,17 @@ func TestNestedPaths(t *testing.T) {
 		{sql: `select e_info, e_info.a from events where e_info.a > 5`, scans: []string{"[e_info]"}, prune: "(struct_extract(e_info@0, 'a') > 5)"},
 		{sql: `select count(*) from events group by e_info`, scans: []string{"[e_info]"}},
 		{sql: `select e_info from events union all select e_info from events`, scans: []string{"[e_info]", "[e_info]"}},
-		{sql: `select e_id from events where e_info is not null and e_info.a = 1`, scans: []string{"[e_id e_info]"},
-			prune: "((e_info@1 IS NOT NULL) AND (struct_extract(e_info@1, 'a') = 1))"},
+		// Whole for nested_paths, but its NULLs are any leaf's: the
+		// struct is read with the field used only (list_fields).
+		{sql: `select e_id from events where e_info is not null and e_info.a = 1`, scans: []string{"[e_id e_info{a}]"},
+			prune: "((e_info@1 IS NOT NULL) AND (struct_extract(e_info@1, 'a') = 1))", lists: true},
+		{sql: `select count(e_info), count(*) filter (where e_info is null) from events`, scans: []string{"[e_info{a}]"}, lists: true},
+		// Maps: the keys alone for map_keys and the shape (the key leaf),
+		// whole for a value.
+		{sql: `select map_keys(e_attrs), cardinality(e_attrs), e_attrs is null from events`, scans: []string{"[e_attrs{key}]"}, lists: true},
+		{sql: `select e_attrs['x'], map_keys(e_attrs) from events`, scans: []string{"[e_attrs]"}},
+		{sql: `select map_values(e_attrs) from events`, scans: []string{"[e_attrs]"}},
+		{sql: `select count(e_attrs) from events`, scans: []string{"[e_attrs{key}]"}, lists: true},
 		{sql: `select e_id from events order by e_info`, scans: []string{"[e_id e_info]"}},
 		{sql: `select a.e_id from events a join events b on a.e_info = b.e_info where a.e_info.a = 1`, scans: []string{"[e_id e_info]", "[e_info]"},
 			prune: "(struct_extract(a.e_info@1, 'a') = 1)"},

@@ -28,7 +28,15 @@ import (
 // them, queries answer as DuckDB reading the same live data files, a
 // commit made through the catalog is seen by the next query, time travel
 // works on them, and a name the catalog lacks is SL002.
-func TestIcebergSQLCatalog(t *testing.T) {
+func TestIcebergSQLCatalog(t *testing.T) { testIcebergCatalog(t, false) }
+
+// TestIcebergRESTCatalog: the same through the Iceberg REST protocol:
+// sluice's catalog is iceberg-go's REST client (--iceberg-catalog
+// rest:URI), talking HTTP to a REST server (icebergRESTServer) whose
+// answers are those of iceberg-go's SQL catalog holding the tables.
+func TestIcebergRESTCatalog(t *testing.T) { testIcebergCatalog(t, true) }
+
+func testIcebergCatalog(t *testing.T, viaREST bool) {
 	ctx := context.Background()
 	dbPath := filepath.Join(t.TempDir(), "catalog.db")
 	// A first stack only provides the object store (its MinIO); the
@@ -103,9 +111,16 @@ func TestIcebergSQLCatalog(t *testing.T) {
 	events = appendRows(events, 300, 300, day0.AddDate(0, 0, 4))
 	small = appendRows(small, 1000, 50, day0)
 
+	served := spec
+	var rs *restServer
+	if viaREST {
+		rs = icebergRESTServer(t, writer)
+		q.Del("warehouse")
+		served = "rest:" + rs.url + "?" + q.Encode()
+	}
 	st := startStack(t, "", func(o *local.Options) {
 		o.S3 = s3
-		o.IcebergCatalog = spec
+		o.IcebergCatalog = served
 	})
 
 	// DuckDB reads the live data files of a snapshot, downloaded.
@@ -191,5 +206,14 @@ func TestIcebergSQLCatalog(t *testing.T) {
 	}
 	if ae := stmtErr(t, st, "select count(*) from nope.events"); ae.Code != "SL002" {
 		t.Fatalf("a namespace the catalog lacks: %+v", ae)
+	}
+	if viaREST {
+		calls := rs.calls()
+		t.Logf("REST requests: %v", calls)
+		for _, k := range []string{"config", "namespaces", "tables", "load"} {
+			if calls[k] == 0 {
+				t.Errorf("no %s request reached the REST server: %v", k, calls)
+			}
+		}
 	}
 }

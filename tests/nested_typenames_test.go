@@ -1,9 +1,13 @@
 package tests
 
 import (
+	"context"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 )
 
 // TestNestedTypeNames: DuckDB's nested type names where a type is
@@ -51,4 +55,79 @@ func TestNestedTypeNames(t *testing.T) {
 		{name: "cast-map", sql: `select id, cast(m as map(varchar, varchar)), try_cast(m as map(varchar, double)) from nt where id < 10`},
 		{name: "cast-text", sql: `select id, ('[' || id || ', 2]')::int[], try_cast('{''a'': ' || id || '}' as struct(a int)) from nt where id < 10`},
 	})
+}
+
+// TestNestedCSVBadValues: a CSV value that does not cast to its nested
+// column type skips its row under ignore_errors, as a scalar's does and
+// as DuckDB's read_csv does; without it the scan fails (SL105) naming
+// the file, the line and the column. Malformed text, an element that is
+// not a number, a list where an element goes, a field the struct lacks;
+// the rows around them are read. (A map without its closing brace skips
+// its row too, but DuckDB 1.5.6 reads such a file differently from run
+// to run, or crashes; a map value that does not cast is NULL in DuckDB's
+// read_csv under ignore_errors, a skipped row in sluice's: neither is
+// asked here.)
+func TestNestedCSVBadValues(t *testing.T) {
+	db := openDuckPlain(t)
+	st := startStack(t, "", nil)
+	dir := t.TempDir()
+	var b strings.Builder
+	b.WriteString("id|l|s|m\n")
+	for i := 1; i <= 3000; i++ {
+		l, s, m := fmt.Sprintf("[%d, %d]", i, -i), fmt.Sprintf("{a: %d}", i), fmt.Sprintf("{k%d=%d}", i%7, i)
+		switch i % 500 {
+		case 7:
+			l = fmt.Sprintf("[%d, x]", i)
+		case 8:
+			s = fmt.Sprintf("{a: %d", i)
+		case 9:
+			l = fmt.Sprintf("[%d", i)
+		case 11:
+			s = fmt.Sprintf("{b: %d}", i)
+		case 12:
+			l = fmt.Sprintf("[[%d]]", i)
+		}
+		if i == 2999 {
+			l = "[x]" // the last batch's last rows
+		}
+		fmt.Fprintf(&b, "%d|%s|%s|%s\n", i, l, s, m)
+	}
+	path := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	upload(t, st, path, "raw/nbad/bad.csv")
+	cols := `columns={'id': 'BIGINT', 'l': 'BIGINT[]', 's': 'STRUCT(a BIGINT)', 'm': 'MAP(VARCHAR, BIGINT)'}`
+	read := func(root string, ignore bool) string {
+		return fmt.Sprintf(`read_csv('%s', delim='|', header=true, %s, ignore_errors=%v)`, root, cols, ignore)
+	}
+	s3 := fmt.Sprintf("s3://%s/raw/nbad/bad.csv", st.S3.Bucket)
+	for _, q := range []string{
+		`select * from %s order by id`,
+		`select count(*), sum(l[2]), sum(s.a), count(m['k3']) from %s`,
+	} {
+		want := duckRows(t, db, fmt.Sprintf(q, read(path, true)))
+		for _, adaptive := range []bool{true, false} {
+			got := sluiceRows(run(t, st, fmt.Sprintf(q, read(s3, true)), adaptive))
+			if d := rowsDiff(got, want, true); d != "" {
+				t.Errorf("%s (adaptive %v):\n%s", q, adaptive, d)
+			}
+		}
+	}
+	if n := len(duckRows(t, db, fmt.Sprintf(`select * from %s`, read(path, true)))); n != 3000-5*6-1 {
+		t.Errorf("duckdb read %d rows, want %d", n, 3000-5*6-1)
+	}
+	// Without ignore_errors: the first bad value, line 8 (the header is
+	// line 1), fails the scan, as a scalar's does. (DuckDB 1.5.6 fails
+	// too, "CSV Error on Line: 8", or crashes in read_csv's error path
+	// now and then on this file: it is not asked here.)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	adaptive := true
+	_, err := st.Query(ctx, fmt.Sprintf(`select * from %s`, read(s3, false)), &adaptive, nil)
+	if err == nil || !strings.Contains(err.Error(), "SL105") || !strings.Contains(err.Error(), "bad.csv") ||
+		!strings.Contains(err.Error(), "line 8,") || !strings.Contains(err.Error(), `column "l"`) {
+		t.Errorf("without ignore_errors: %v, want SL105 naming bad.csv, line 8 and column l", err)
+	}
+	t.Logf("without ignore_errors: %v", err)
 }

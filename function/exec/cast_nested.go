@@ -796,28 +796,9 @@ func dropBadKeys(mem memory.Allocator, nodes []*textNode, kt plan.DataType) ([]*
 // became equal by the cast, or text that repeats one): DuckDB refuses
 // the text, and a map of repeated keys is no value to return.
 func uniqueKeys(m *array.Map) error {
-	keys := m.Keys()
-	var k []byte
-	seen := map[string]bool{}
-	for i := 0; i < m.Len(); i++ {
-		if m.IsNull(i) {
-			continue
-		}
-		lo, hi := m.ValueOffsets(i)
-		if hi-lo < 2 {
-			continue
-		}
-		clear(seen)
-		for j := lo; j < hi; j++ {
-			var err error
-			if k, err = kernel.AppendKey(k[:0], keys, int(j)); err != nil {
-				return err
-			}
-			if seen[string(k)] {
-				return plan.Errorf(plan.CodeInvalidCast, "cannot cast to %s: map keys must be unique", m.DataType())
-			}
-			seen[string(k)] = true
-		}
+	rep, err := repeatedKey(m)
+	if err == nil && rep {
+		err = plan.Errorf(plan.CodeInvalidCast, "cannot cast to %s: map keys must be unique", m.DataType())
 	}
-	return nil
+	return err
 }

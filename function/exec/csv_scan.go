@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 	"github.com/apache/arrow-go/v18/arrow/memory"
 
 	"github.com/sluicedb/sluice/planner/plan"
@@ -58,7 +59,11 @@ type CSVScan struct {
 	quotedNull bool
 	padding    bool // CSVFormat.NullPadding
 	ignore     bool // CSVFormat.IgnoreErrors
-	nFile      int  // columns of the file
+	// nested: a column is of a nested type (cast from its text per batch,
+	// castNested); rowLine is then the line of each row of the batch.
+	nested  bool
+	rowLine []int64
+	nFile   int // columns of the file
 
 	fileCol []int    // per file column: parsed column index, -1 when unused
 	parsed  []csvCol // the file columns that are read
@@ -195,6 +200,7 @@ func NewCSVScan(ctx context.Context, r io.Reader, n *plan.Node, opts Options) (O
 			c := csvCol{name: f.Columns[idx].Name, t: t, k: k, at: t.Arrow(), sbHint: 64}
 			if k == kNested {
 				c.nested, c.t, c.k, c.at = t, plan.StringType, kString, plan.StringType.Arrow()
+				s.nested = true
 			}
 			if df := f.DateFormats[c.name]; df != "" && t.ID == plan.Date {
 				switch {
@@ -254,6 +260,7 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	for i := range s.parsed {
 		s.parsed[i].reset(s.opts.Mem, limit)
 	}
+	s.rowLine = s.rowLine[:0]
 	rows := 0
 	for rows < limit {
 		ok, err := s.record()
@@ -322,6 +329,9 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			continue
 		}
+		if s.nested {
+			s.rowLine = append(s.rowLine, s.recLine)
+		}
 		rows++
 		s.rows++
 	}
@@ -336,6 +346,17 @@ func (s *CSVScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, fmt.Errorf("exec: csv scan of %s: column %q: %w", s.name, s.parsed[i].name, err)
 		}
 		arrs[i] = a
+	}
+	if s.nested {
+		var err error
+		if rows, err = s.castNested(arrs); err != nil {
+			releaseAll(arrs)
+			return nil, err
+		}
+		if rows == 0 {
+			releaseAll(arrs)
+			return s.Next(ctx) // every row of the batch skipped
+		}
 	}
 	defer releaseAll(arrs)
 	cols := make([]arrow.Array, len(s.outCol))
@@ -717,19 +738,7 @@ func (c *csvCol) finish(n int) (arrow.Array, error) {
 		sb := c.sb
 		c.sb = nil
 		c.sbHint = max(64, sb.used+sb.used/8)
-		if c.nested.ID == "" {
-			return sb.finish(valid)
-		}
-		text, err := sb.finish(valid)
-		if err != nil {
-			return nil, err
-		}
-		defer text.Release()
-		out, err := castArray(c.mem, text, c.nested)
-		if err != nil {
-			return nil, fmt.Errorf("column %s: %w", c.name, err)
-		}
-		return out, nil
+		return sb.finish(valid) // a nested column's text: castNested
 	}
 	b := c.vbuf
 	c.vbuf = nil
@@ -772,4 +781,85 @@ func parseDMY(b []byte, dayFirst bool) (int32, bool) {
 		return 0, false
 	}
 	return int32(daysFromCivil(y, int(m), int(d))), true
+}
+
+// castNested casts the text of the batch's nested columns (arrs, as
+// finish made them) to their types, in place. A value that does not
+// cast fails the scan naming its line and column, or, with
+// ignore_errors, skips its row as a scalar that does not parse does:
+// the rows whose value fails alone are taken out of every column and the
+// rest cast again. It returns the rows left.
+func (s *CSVScan) castNested(arrs []arrow.Array) (int, error) {
+	n := arrs[0].Len()
+	var bad []bool // rows skipped
+	nbad := 0
+	for i := range s.parsed {
+		c := &s.parsed[i]
+		if c.nested.ID == "" {
+			continue
+		}
+		out, err := castArray(c.mem, arrs[i], c.nested)
+		if err == nil {
+			arrs[i].Release()
+			arrs[i] = out
+			continue
+		}
+		// The rows whose value fails alone.
+		found := false
+		for r := 0; r < n; r++ {
+			if arrs[i].IsNull(r) || bad != nil && bad[r] {
+				continue
+			}
+			one := array.NewSlice(arrs[i], int64(r), int64(r+1))
+			o, e := castArray(c.mem, one, c.nested)
+			one.Release()
+			if e == nil {
+				o.Release()
+				continue
+			}
+			found = true
+			if !s.ignore {
+				return 0, plan.Errorf(plan.CodeBadInput, "csv scan of %s: line %d, column %q: %w", s.name, s.rowLine[r], c.name, e)
+			}
+			if bad == nil {
+				bad = make([]bool, n)
+			}
+			bad[r] = true
+			nbad++
+		}
+		if !found && nbad == 0 {
+			return 0, plan.Errorf(plan.CodeBadInput, "csv scan of %s: column %q: %w", s.name, c.name, err)
+		}
+	}
+	if nbad == 0 {
+		return n, nil
+	}
+	idx := make([]int32, 0, n-nbad)
+	for r := 0; r < n; r++ {
+		if !bad[r] {
+			idx = append(idx, int32(r))
+		}
+	}
+	s.rows -= int64(nbad)
+	for i, a := range arrs {
+		t, err := takeNullable(s.opts.Mem, a, idx)
+		if err != nil {
+			return 0, err
+		}
+		a.Release()
+		arrs[i] = t
+	}
+	for i := range s.parsed {
+		c := &s.parsed[i]
+		if c.nested.ID == "" || arrs[i].DataType().ID() != arrow.STRING {
+			continue // cast already
+		}
+		out, err := castArray(c.mem, arrs[i], c.nested)
+		if err != nil {
+			return 0, plan.Errorf(plan.CodeBadInput, "csv scan of %s: column %q: %w", s.name, c.name, err)
+		}
+		arrs[i].Release()
+		arrs[i] = out
+	}
+	return len(idx), nil
 }

@@ -262,3 +262,33 @@ func TestCSVScanDialect(t *testing.T) {
 		t.Fatalf("err %v, want %s", err, plan.CodeBadInput)
 	}
 }
+
+// TestCSVScanNestedIgnoreErrors: a nested column's value that does not
+// cast (malformed text, an element or map value that is no number,
+// repeated map keys) skips its row under ignore_errors, in any batch
+// size (a batch of bad rows only too), and without it fails naming the
+// line and column (SL105). No buffer leaks (checkedMem).
+func TestCSVScanNestedIgnoreErrors(t *testing.T) {
+	cols := []plan.Field{{Name: "id", Type: plan.Int64Type}, {Name: "m", Type: plan.MapOf(plan.StringType, plan.Int64Type)},
+		{Name: "l", Type: plan.ListOf(plan.Int64Type)}}
+	in := "1|{a=1}|[1]\n2|{a=1|[2]\n3|{a=x}|[3]\n4|{a=1, a=2}|[4]\n5|{b=5}|[5, y]\n6|{c=6}|[6\n7||\n8|{d=8, e=9}|[8, 9]\n"
+	f := plan.CSVFormat{Delimiter: "|", IgnoreErrors: true, Columns: cols}
+	for _, batch := range []int{1, 2, 3, 100} {
+		got, _, err := scanCSV(t, strings.NewReader(in), csvNode(&f, "id", "m", "l"), batch)
+		if err != nil {
+			t.Fatalf("batch %d: %v", batch, err)
+		}
+		var ids []any
+		for _, r := range got {
+			ids = append(ids, r[0])
+		}
+		if want := []any{int64(1), int64(7), int64(8)}; !reflect.DeepEqual(ids, want) {
+			t.Fatalf("batch %d: ids %v, want %v", batch, ids, want)
+		}
+	}
+	f.IgnoreErrors = false
+	_, _, err := scanCSV(t, strings.NewReader(in), csvNode(&f, "id", "m", "l"), 100)
+	if plan.CodeOf(err) != plan.CodeBadInput || !strings.Contains(fmt.Sprint(err), `line 2, column "m"`) {
+		t.Fatalf("err %v, want %s at line 2, column m", err, plan.CodeBadInput)
+	}
+}

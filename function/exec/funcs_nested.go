@@ -195,7 +195,8 @@ func nullsOf(mem memory.Allocator, m arrow.Array, key Datum) *memory.Buffer {
 	return andValidity(mem, m.Len(), m, key.arr)
 }
 
-// mapPartKernel gives a map's keys (part 0) or values (part 1) as a list.
+// mapPartKernel gives a map's keys (part 0), values (part 1) or entries
+// (part 2) as a list.
 func mapPartKernel(part int) Kernel {
 	return func(c *Call) (arrow.Array, error) {
 		m, ok := c.Args[0].arr.(*array.Map)
@@ -203,8 +204,15 @@ func mapPartKernel(part int) Kernel {
 			return makeNulls(c.Mem, c.Type.Arrow(), c.N), nil
 		}
 		src := m.Keys()
-		if part == 1 {
+		switch part {
+		case 1:
 			src = m.Items()
+		case 2:
+			// map_entries: the entries as {key, value} structs (whose
+			// key field is nullable, unlike a map's).
+			st := c.Type.Arrow().(*arrow.ListType).Elem()
+			src = makeNested(st, m.Keys().Len(), nil, nil, []arrow.Array{m.Keys(), m.Items()})
+			defer src.Release()
 		}
 		obuf, o := newFixed[int32](c.Mem, c.N+1)
 		var idx []int32

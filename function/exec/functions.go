@@ -263,6 +263,7 @@ func library() ([]*ScalarFunction, map[string]*ScalarFunction) {
 		all = append(all, formatFunctions()...)
 		all = append(all, typeFunctions()...) // funcs_typeof.go
 		all = append(all, nestedFunctions()...)
+		all = append(all, mapFunctions()...)
 		all = append(all, listFunctions()...)
 		m := map[string]*ScalarFunction{}
 		for _, f := range all {

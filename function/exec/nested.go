@@ -72,7 +72,7 @@ func nestedToEngineOpt(mem memory.Allocator, a arrow.Array, t plan.DataType, spa
 		if t.ID == plan.List {
 			elems, err = conv(mem, vals, t.Elem())
 		} else {
-			elems, err = mapEntriesToEngine(mem, vals, t, at.(*arrow.MapType))
+			elems, err = mapEntriesToEngine(mem, vals, t, at.(*arrow.MapType), sparse)
 		}
 		vals.Release()
 		if err != nil {
@@ -116,15 +116,20 @@ func nestedToEngineOpt(mem memory.Allocator, a arrow.Array, t plan.DataType, spa
 	return nil, fmt.Errorf("%s is not a nested type", t)
 }
 
-// mapEntriesToEngine converts the key/value struct array of a map.
-func mapEntriesToEngine(mem memory.Allocator, entries arrow.Array, t plan.DataType, at *arrow.MapType) (arrow.Array, error) {
+// mapEntriesToEngine converts the key/value struct array of a map. A
+// map read with its keys only (sparse, pruneMaps) gets NULL values.
+func mapEntriesToEngine(mem memory.Allocator, entries arrow.Array, t plan.DataType, at *arrow.MapType, sparse bool) (arrow.Array, error) {
 	d := entries.Data()
-	if len(d.Children()) != 2 {
+	if len(d.Children()) != 2 && !(sparse && len(d.Children()) == 1) {
 		return nil, fmt.Errorf("map entries of type %s", entries.DataType())
 	}
 	kids := make([]arrow.Array, 2)
 	defer releaseAll(kids)
 	for i, ct := range []plan.DataType{t.Key(), t.Value()} {
+		if i >= len(d.Children()) {
+			kids[i] = makeNulls(mem, ct.Arrow(), entries.Len())
+			continue
+		}
 		cd := array.NewSliceData(d.Children()[i], int64(d.Offset()), int64(d.Offset()+entries.Len()))
 		ca := array.MakeFromData(cd)
 		cd.Release()

@@ -182,6 +182,19 @@ func elemFieldLeaves(m *pqarrow.SchemaManifest, name string, path []string, fiel
 		}
 	}
 	child := func(n *pqarrow.SchemaField, f string) *pqarrow.SchemaField {
+		if n.Field.Type.ID() == arrow.MAP {
+			// A map's parts, by position: its entries' key and value.
+			if len(n.Children) != 1 || len(n.Children[0].Children) != 2 {
+				return nil
+			}
+			switch f {
+			case "key":
+				return &n.Children[0].Children[0]
+			case "value":
+				return &n.Children[0].Children[1]
+			}
+			return nil
+		}
 		if n.Field.Type.ID() != arrow.STRUCT {
 			return nil
 		}
@@ -248,4 +261,60 @@ func isListType(t arrow.DataType) bool {
 		return true
 	}
 	return false
+}
+
+// pruneMaps makes the record reader of m read a map with only the leaves
+// included (plan.Scan.Fields: map_keys(m), cardinality(m)). pqarrow reads
+// both of a map's leaves whatever the selection (a map array needs its
+// keys and values), so a map whose value leaves are not all included is
+// described to it as the list of its entries it is stored as: the
+// entries' struct then keeps the included parts only (the key alone, or
+// nothing, which drops the map from a struct around it), read from their
+// leaves' levels and values. The scan hands such a map over with NULL
+// values (toEngineSparse). Only maps whose key is one leaf; the others
+// are read whole as before.
+func pruneMaps(m *pqarrow.SchemaManifest, included []int) {
+	in := map[int]bool{}
+	for _, l := range included {
+		in[l] = true
+	}
+	all := func(n *pqarrow.SchemaField, want bool) bool {
+		ok := true
+		var walk func(n *pqarrow.SchemaField)
+		walk = func(n *pqarrow.SchemaField) {
+			if n.IsLeaf() {
+				ok = ok && in[n.ColIndex] == want
+				return
+			}
+			for i := range n.Children {
+				walk(&n.Children[i])
+			}
+		}
+		walk(n)
+		return ok
+	}
+	var visit func(n *pqarrow.SchemaField)
+	visit = func(n *pqarrow.SchemaField) {
+		for i := range n.Children {
+			visit(&n.Children[i])
+		}
+		if n.Field.Type.ID() != arrow.MAP || len(n.Children) != 1 || len(n.Children[0].Children) != 2 {
+			return
+		}
+		entries := &n.Children[0]
+		key, val := &entries.Children[0], &entries.Children[1]
+		if !key.IsLeaf() || all(val, true) || !all(val, false) {
+			return // read whole, or a part of the value read
+		}
+		var kept []arrow.Field
+		if in[key.ColIndex] {
+			kept = append(kept, *key.Field)
+		}
+		f := *n.Field
+		f.Type = arrow.ListOfField(arrow.Field{Name: entries.Field.Name, Type: arrow.StructOf(kept...), Nullable: entries.Field.Nullable, Metadata: entries.Field.Metadata})
+		n.Field = &f
+	}
+	for i := range m.Fields {
+		visit(&m.Fields[i])
+	}
 }

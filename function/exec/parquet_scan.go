@@ -387,6 +387,9 @@ func (s *ParquetScan) start(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
+	if s.sparse != nil || s.paths != nil {
+		pruneMaps(fr.Manifest, all)
+	}
 	s.rawDecimal = rawDecimals(fr.Manifest, md, uniq)
 	rr, err := fr.GetRecordReader(ctx, all, s.rowGroups)
 	if err != nil {
