@@ -272,6 +272,9 @@ func checkJoin(t *testing.T, f string, n *plan.Node) {
 	if j.Type == plan.JoinSemi || j.Type == plan.JoinAnti {
 		want = probe
 	}
+	if j.Type.BuildOnly() {
+		want = build
+	}
 	if len(want) != len(n.Schema) {
 		t.Errorf("%s: join output has %d columns, want %d", f, len(n.Schema), len(want))
 		return

@@ -203,6 +203,32 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 		}
 	}
 	f.root = &plan.Node{Kind: kind, Schema: schema, Inputs: []*plan.Node{probe, build}, Join: j}
+	if strategy == partitionedJoin && kind == plan.KindHashJoin && !n.nullAware && (n.typ == plan.JoinSemi || n.typ == plan.JoinAnti) &&
+		l.est.bytes(n.left)*rightSemiRatio < l.est.bytes(n.right) {
+		// The subquery side is much the bigger: the preserved side
+		// builds, the subquery side streams through it and marks what it
+		// matches (a right semi or right anti join, output the same rows).
+		// Only partitioned: a preserved side broadcast to several tasks
+		// would be emitted by each.
+		rj := *j
+		rj.Type = plan.JoinRightSemi
+		if n.typ == plan.JoinAnti {
+			rj.Type = plan.JoinRightAnti
+		}
+		rj.LeftKeys, rj.RightKeys = j.RightKeys, j.LeftKeys
+		swapped := append(append([]colID{}, rf.cols...), lf.cols...)
+		if rj.Filter, err = l.phys(conjoin(residual), swapped); err != nil {
+			return nil, err
+		}
+		f.root = &plan.Node{Kind: kind, Schema: schema, Inputs: []*plan.Node{build, probe}, Join: &rj}
+		// a stage lists its inputs in the order its exchanges are read
+		f.inputs = f.inputs[:0:0]
+		plan.Walk(f.root, func(x *plan.Node) {
+			if x.Kind == plan.KindExchange {
+				f.inputs = append(f.inputs, x.Stage)
+			}
+		})
+	}
 	f.cols = out
 	f.single = lf.single && strategy == broadcastJoin
 	f.parts = parts
@@ -218,6 +244,11 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 	}
 	return f, nil
 }
+
+// rightSemiRatio is how many times the estimated bytes of a semi or anti
+// join's preserved side its subquery side must have for the preserved
+// side to build (plan.JoinRightSemi, plan.JoinRightAnti).
+const rightSemiRatio = 4
 
 // nullSafeKeys are the join keys of x in a NULL-safe equality: whether x
 // is NULL, and x with NULL replaced by the zero value of its type.

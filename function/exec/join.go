@@ -59,7 +59,9 @@ type joinOp struct {
 
 	nProbeCols int
 	nBuildCols int
-	outBuild   bool // output has build columns (not semi/anti)
+	outBuild   bool   // output has build columns (not semi/anti)
+	buildOnly  bool   // output has build columns only (right semi/anti)
+	groupDone  []bool // right semi/anti without a filter: the group's rows are marked
 	filterRefs []bool
 	keyKinds   []kind
 	neverMatch bool // a key is NULL-typed: nothing can match
@@ -155,13 +157,18 @@ func newJoin(kindName string, probe, build Operator, n *plan.Node, j plan.Join, 
 	case plan.JoinInner, plan.JoinLeft, plan.JoinRight, plan.JoinFull:
 		op.outBuild = true
 	case plan.JoinSemi, plan.JoinAnti:
+	case plan.JoinRightSemi, plan.JoinRightAnti:
+		op.outBuild, op.buildOnly = true, true
 	default:
 		return nil, fmt.Errorf("exec: %s: unknown join type %q", kindName, j.Type)
+	}
+	if op.buildOnly && j.NullAware {
+		return nil, fmt.Errorf("exec: %s: null-aware is only defined for anti joins", label)
 	}
 	if j.NullAware && j.Type != plan.JoinAnti {
 		return nil, fmt.Errorf("exec: %s: null-aware is only defined for anti joins", label)
 	}
-	want := op.nProbeCols
+	want := op.probeOut()
 	if op.outBuild {
 		want += op.nBuildCols
 	}
@@ -207,9 +214,17 @@ func (j *joinOp) SkipColumns(unread []bool) {
 	probeRead = append(probeRead, j.lkeys...)
 	buildRead = append(buildRead, j.rkeys...)
 	probeSkip := unread[:min(j.nProbeCols, len(unread))]
+	if j.buildOnly {
+		// no probe column is output: the probe side passes on only what
+		// the keys and the filter read
+		probeSkip = make([]bool, j.nProbeCols)
+		for i := range probeSkip {
+			probeSkip[i] = true
+		}
+	}
 	buildSkip := make([]bool, j.nBuildCols)
-	if j.outBuild && len(unread) >= j.nProbeCols+j.nBuildCols {
-		copy(buildSkip, unread[j.nProbeCols:])
+	if j.outBuild && len(unread) >= j.probeOut()+j.nBuildCols {
+		copy(buildSkip, unread[j.probeOut():])
 	}
 	if j.filter != nil {
 		// the filter reads probe columns 0..nProbeCols-1 and build columns
@@ -269,6 +284,20 @@ func (j *joinOp) releaseBuild() {
 }
 
 func (j *joinOp) outerBuild() bool { return j.jt == plan.JoinRight || j.jt == plan.JoinFull }
+
+// tracksBuild reports whether the join marks the build rows that matched
+// and emits build rows by it after the probe side: right and full joins
+// (unmatched rows), right semi (matched) and right anti (unmatched).
+func (j *joinOp) tracksBuild() bool { return j.outerBuild() || j.buildOnly }
+
+// probeOut is the number of probe columns in the output (none for right
+// semi and right anti joins).
+func (j *joinOp) probeOut() int {
+	if j.buildOnly {
+		return 0
+	}
+	return j.nProbeCols
+}
 func (j *joinOp) outerProbe() bool { return j.jt == plan.JoinLeft || j.jt == plan.JoinFull }
 
 // ---- build ------------------------------------------------------------------
@@ -423,7 +452,7 @@ func tableBytes(t *groupTable) int64 {
 func (j *joinOp) layout(rowGid []uint32) {
 	nkeys := len(j.rkeys)
 	total := j.buildRows
-	keepNull := j.outerBuild()
+	keepNull := j.tracksBuild()
 	switch {
 	case nkeys == 0:
 		j.start = []int32{0, int32(total)}
@@ -501,7 +530,7 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		if j.spilled != nil {
 			j.probeDone = true
 		}
-		if j.buildRows == 0 && (j.jt == plan.JoinInner || j.jt == plan.JoinSemi || j.jt == plan.JoinRight) {
+		if j.buildRows == 0 && (j.jt == plan.JoinInner || j.jt == plan.JoinSemi || j.jt == plan.JoinRight || j.buildOnly) {
 			j.probeDone = true // nothing can match: the probe side is not read
 		}
 		if j.nullAware && j.buildNullKey {
@@ -553,7 +582,7 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			continue
 		}
-		if j.outerBuild() && j.tailPos < len(j.rowB) {
+		if j.tracksBuild() && j.tailPos < len(j.rowB) {
 			j.queueBuildTail(limit - pending)
 			continue
 		}
@@ -602,6 +631,23 @@ func (j *joinOp) startBatch(rec arrow.RecordBatch) error {
 			anyNullKey(keys, j.probeNul)
 		}
 		releaseAll(keys)
+	}
+	if j.filter == nil && j.buildOnly {
+		// right semi / anti without a filter: every row of a probe row's
+		// group matches; a group is marked once
+		if j.groupDone == nil {
+			j.groupDone = make([]bool, len(j.start)-1)
+		}
+		for _, g := range j.gids {
+			if g == noGroup || j.groupDone[g] {
+				continue
+			}
+			j.groupDone[g] = true
+			for p := j.start[g]; p < j.start[g+1]; p++ {
+				j.matched[p>>6] |= 1 << (uint(p) & 63)
+			}
+		}
+		j.expanded = true
 	}
 	if j.filter == nil && !j.outBuild {
 		// semi / anti without a filter: a non-empty chain is a match
@@ -662,12 +708,12 @@ func (j *joinOp) expand(room int) error {
 	for _, p := range candP {
 		j.pmatch[p] = true
 	}
-	if j.outerBuild() {
+	if j.tracksBuild() {
 		for _, b := range candB {
 			j.matched[b>>6] |= 1 << (uint(b) & 63)
 		}
 	}
-	if j.outBuild {
+	if j.outBuild && !j.buildOnly {
 		j.outP = append(j.outP, candP...)
 		j.outB = append(j.outB, candB...)
 	}
@@ -766,11 +812,13 @@ func (j *joinOp) queueProbeTail() {
 	}
 }
 
-// queueBuildTail queues up to room unmatched build rows (right, full).
+// queueBuildTail queues up to room unmatched build rows (right, full,
+// right anti), or matched ones (right semi).
 func (j *joinOp) queueBuildTail(room int) {
+	want := j.jt == plan.JoinRightSemi
 	for ; j.tailPos < len(j.rowB) && room > 0; j.tailPos++ {
 		p := j.tailPos
-		if p < j.nChained && j.matched[p>>6]&(1<<(uint(p)&63)) != 0 {
+		if (p < j.nChained && j.matched[p>>6]&(1<<(uint(p)&63)) != 0) != want {
 			continue
 		}
 		j.outP = append(j.outP, -1)
@@ -804,7 +852,7 @@ func (j *joinOp) emit(k int) (arrow.RecordBatch, error) {
 			hasNull = true
 		}
 	}
-	for c := 0; c < j.nProbeCols; c++ {
+	for c := 0; c < j.probeOut(); c++ {
 		t := j.schema.Field(c).Type
 		var a arrow.Array
 		var err error
@@ -829,13 +877,14 @@ func (j *joinOp) emit(k int) (arrow.RecordBatch, error) {
 	if j.outBuild {
 		j.setBuildIndex(j.outB[lo : lo+k])
 		for c := 0; c < j.nBuildCols; c++ {
-			t := j.schema.Field(j.nProbeCols + c).Type
+			oc := j.probeOut() + c
+			t := j.schema.Field(oc).Type
 			var a arrow.Array
 			var err error
 			if len(j.buildSrcs[c]) == 0 {
 				a = makeNulls(mem, t, k)
-			} else if j.skipped(j.nProbeCols + c) {
-				a = j.nulls[j.nProbeCols+c].get(mem, t, k)
+			} else if j.skipped(oc) {
+				a = j.nulls[oc].get(mem, t, k)
 			} else {
 				a, err = takeMultiNullable(mem, j.buildSrcs[c][0].DataType(), j.buildSrcs[c], j.bi, j.ri)
 			}

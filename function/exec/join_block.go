@@ -86,7 +86,7 @@ func (j *joinOp) blockBytes(rec arrow.RecordBatch) int64 {
 	if len(j.rkeys) > 0 {
 		b += 4*n + 24*n
 	}
-	if j.outerBuild() {
+	if j.tracksBuild() {
 		b += n/8 + 1
 	}
 	return b
@@ -235,7 +235,7 @@ func (g *blockJoin) nextBatch(ctx context.Context) (arrow.RecordBatch, error) {
 	j := g.j
 	for {
 		if g.cur == nil {
-			if g.next >= len(g.blocks) || (g.probeRows == 0 && !j.outerBuild()) {
+			if g.next >= len(g.blocks) || (g.probeRows == 0 && !j.outerBuild() && j.jt != plan.JoinRightAnti) {
 				g.close()
 				j.res.release()
 				return nil, io.EOF

@@ -225,7 +225,7 @@ func skipPartition(j *joinOp, buildRows, probeRows int64) bool {
 	case buildRows == 0:
 		return !j.outerProbe() && j.jt != plan.JoinAnti
 	case probeRows == 0:
-		return !j.outerBuild()
+		return !j.outerBuild() && j.jt != plan.JoinRightAnti
 	}
 	return false
 }

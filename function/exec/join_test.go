@@ -172,6 +172,13 @@ func refJoin(jt plan.JoinType, nullAware bool, c joinCase, probe, build [][]any)
 			}
 		}
 	}
+	if jt.BuildOnly() {
+		for bi, b := range build {
+			if bm[bi] == (jt == plan.JoinRightSemi) {
+				out = append(out, cat(nil, b))
+			}
+		}
+	}
 	return out
 }
 
@@ -182,6 +189,9 @@ func joinNode(kind plan.Kind, jt plan.JoinType, nullAware bool, c joinCase) *pla
 		j.RightKeys = append(j.RightKeys, cref(k[1], jBuildSchema[k[1]].Type))
 	}
 	schema := append(plan.Schema{}, jProbeSchema...)
+	if jt.BuildOnly() {
+		schema = nil
+	}
 	if jt != plan.JoinSemi && jt != plan.JoinAnti {
 		schema = append(schema, jBuildSchema...)
 	}
@@ -195,7 +205,8 @@ func newJoinOp(kind plan.Kind, probe, build Operator, n *plan.Node, opts Options
 	return NewHashJoin(probe, build, n, opts)
 }
 
-var allJoinTypes = []plan.JoinType{plan.JoinInner, plan.JoinLeft, plan.JoinRight, plan.JoinFull, plan.JoinSemi, plan.JoinAnti}
+var allJoinTypes = []plan.JoinType{plan.JoinInner, plan.JoinLeft, plan.JoinRight, plan.JoinFull, plan.JoinSemi, plan.JoinAnti,
+	plan.JoinRightSemi, plan.JoinRightAnti}
 
 func TestHashJoinRandom(t *testing.T) {
 	cases := []joinCase{

@@ -121,10 +121,14 @@ func TestHashJoinSpillEqualsInMemory(t *testing.T) {
 		{jt: plan.JoinSemi}, {jt: plan.JoinAnti}, {jt: plan.JoinAnti, nullAware: true},
 		{jt: plan.JoinInner, filter: filter}, {jt: plan.JoinLeft, filter: filter}, {jt: plan.JoinFull, filter: filter},
 		{jt: plan.JoinSemi, filter: filter}, {jt: plan.JoinAnti, filter: filter},
+		{jt: plan.JoinRightSemi}, {jt: plan.JoinRightAnti}, {jt: plan.JoinRightSemi, filter: filter}, {jt: plan.JoinRightAnti, filter: filter},
 	} {
 		name := fmt.Sprintf("%s null-aware=%v filter=%v", tc.jt, tc.nullAware, tc.filter != nil)
 		t.Run(name, func(t *testing.T) {
 			schema := append(plan.Schema{}, ps...)
+			if tc.jt.BuildOnly() {
+				schema = nil
+			}
 			if tc.jt != plan.JoinSemi && tc.jt != plan.JoinAnti {
 				schema = append(schema, bs...)
 			}

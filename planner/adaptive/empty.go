@@ -172,8 +172,10 @@ func collapse(n *plan.Node) *plan.Node {
 			out = probe || build
 		case plan.JoinLeft, plan.JoinAnti:
 			out = probe // an empty build side keeps every probe row
-		case plan.JoinRight:
-			out = build
+		case plan.JoinRight, plan.JoinRightAnti:
+			out = build // an empty probe side keeps every build row
+		case plan.JoinRightSemi:
+			out = probe || build
 		case plan.JoinFull:
 			out = probe && build
 		}

@@ -25,7 +25,11 @@ import (
 // Build side: when both sides of an inner join have finished and the probe
 // side turned out smaller than the build side, the two are swapped so the
 // hash table is built over the smaller one; a projection restores the
-// column order.
+// column order. A semi or anti join whose preserved (probe) side turned out
+// a quarter of its subquery side or less becomes the right semi or right
+// anti join with the sides swapped, and a right semi or right anti join
+// whose build side turned out four times its probe side or more goes
+// back: the same rows and columns, the hash table on the smaller side.
 //
 // Safe because the join's result does not depend on which task evaluates
 // it or which side is hashed: every probe row meets every build row of its
@@ -40,7 +44,11 @@ func (SelectJoin) Apply(s *State) (string, error) {
 		if !s.Pending(st.ID) {
 			continue
 		}
+		before := len(notes)
 		st.Root = rewriteJoins(s, st, st.Root, &notes)
+		if len(notes) > before {
+			reorderInputs(st) // a swap reads the sides the other way round
+		}
 	}
 	return strings.Join(notes, "; "), nil
 }
@@ -76,6 +84,11 @@ func rewriteJoins(s *State, st *plan.Stage, n *plan.Node, notes *[]string) *plan
 		*notes = append(*notes, fmt.Sprintf("stage %d: %s join with stage %d (%d rows, ~%d bytes in memory <= %d) broadcast into stage %d",
 			st.ID, t, b.ID, bStats.Rows, MemoryBytes(bStats, build.Schema), s.Config.BroadcastBytes, a.ID))
 		return out
+	case aDone && bDone && !n.Join.NullAware && (t == plan.JoinSemi || t == plan.JoinAnti) && aStats.Bytes*semiSwapRatio < bStats.Bytes,
+		aDone && bDone && t.BuildOnly() && bStats.Bytes > aStats.Bytes*semiSwapRatio:
+		*notes = append(*notes, fmt.Sprintf("stage %d: %s join's build side swapped to stage %d (%d bytes, the other %d)",
+			st.ID, t, a.ID, aStats.Bytes, bStats.Bytes))
+		return swapSemi(n)
 	case aDone && bDone && n.Join.Type == plan.JoinInner && aStats.Bytes < bStats.Bytes:
 		*notes = append(*notes, fmt.Sprintf("stage %d: build side swapped to stage %d (%d bytes < %d)",
 			st.ID, a.ID, aStats.Bytes, bStats.Bytes))
@@ -119,6 +132,52 @@ func swapSides(n *plan.Node) *plan.Node {
 		exprs = append(exprs, plan.Column(i, f.Name, f.Type))
 	}
 	return &plan.Node{Kind: plan.KindProject, Schema: n.Schema, Exprs: exprs, Inputs: []*plan.Node{joined}, Limit: -1}
+}
+
+// semiSwapRatio is how many times the bytes of one side of a semi or
+// anti join the other must have for select-join to build on the first
+// (planner.rightSemiRatio at planning).
+const semiSwapRatio = 4
+
+// swapSemi turns a semi or anti join into the right semi or right anti
+// join with its sides swapped, and back: the same output rows and
+// columns (the preserved side's), the hash table on the other side.
+func swapSemi(n *plan.Node) *plan.Node {
+	probe, build := n.Inputs[0], n.Inputs[1]
+	np, nb := len(probe.Schema), len(build.Schema)
+	j := *n.Join
+	j.LeftKeys, j.RightKeys = n.Join.RightKeys, n.Join.LeftKeys
+	switch n.Join.Type {
+	case plan.JoinSemi:
+		j.Type = plan.JoinRightSemi
+	case plan.JoinAnti:
+		j.Type = plan.JoinRightAnti
+	case plan.JoinRightSemi:
+		j.Type = plan.JoinSemi
+	case plan.JoinRightAnti:
+		j.Type = plan.JoinAnti
+	}
+	if j.Filter != nil {
+		j.Filter = remapColumns(j.Filter, func(i int) int {
+			if i < np {
+				return i + nb
+			}
+			return i - np
+		})
+	}
+	return &plan.Node{Kind: plan.KindHashJoin, Schema: n.Schema, Join: &j, Inputs: []*plan.Node{build, probe}, Limit: n.Limit}
+}
+
+// reorderInputs lists st's inputs in the order its exchanges are read
+// (after the tree under it changed).
+func reorderInputs(st *plan.Stage) {
+	var ins []int
+	plan.Walk(st.Root, func(x *plan.Node) {
+		if x.Kind == plan.KindExchange {
+			ins = append(ins, x.Stage)
+		}
+	})
+	st.Inputs = ins
 }
 
 func remapColumns(e *plan.Expr, f func(int) int) *plan.Expr {

@@ -22,12 +22,14 @@ func (t JoinType) PerProbeRow() bool {
 
 // DropsUnmatchedProbe reports whether a join of type t drops the probe
 // rows that match no build row: inner, semi and right joins (a right
-// join's probe side is its null-supplying side). Probe rows whose key
-// is none of the build side's keys may then be filtered out before the
-// join, as runtime filters do. Left, full and anti joins emit such rows.
+// join's probe side is its null-supplying side), and right semi and
+// right anti joins, whose probe rows only mark build rows. Probe rows
+// whose key is none of the build side's keys may then be filtered out
+// before the join, as runtime filters do. Left, full and anti joins emit
+// such rows.
 func (t JoinType) DropsUnmatchedProbe() bool {
 	switch t {
-	case JoinInner, JoinSemi, JoinRight:
+	case JoinInner, JoinSemi, JoinRight, JoinRightSemi, JoinRightAnti:
 		return true
 	}
 	return false

@@ -43,7 +43,22 @@ const (
 	// meant for uncorrelated NOT IN (a correlated NOT IN needs its
 	// correlation handled before, e.g. by filtering the build side).
 	JoinAnti JoinType = "anti"
+	// JoinRightSemi emits each build row that has at least one match,
+	// once, after the probe side is exhausted. Output: build columns only.
+	// It is a semi join with its sides swapped: the planner builds the
+	// hash table on the preserved side when that side is the smaller one
+	// (DuckDB's and DataFusion's RIGHT SEMI), so a big subquery side is
+	// streamed through it instead of held.
+	JoinRightSemi JoinType = "right_semi"
+	// JoinRightAnti emits each build row that has no match, after the
+	// probe side is exhausted (a build row with a NULL key never matches).
+	// Output: build columns only. Never NullAware.
+	JoinRightAnti JoinType = "right_anti"
 )
+
+// BuildOnly reports whether a join of type t outputs build columns only
+// (right semi and right anti joins).
+func (t JoinType) BuildOnly() bool { return t == JoinRightSemi || t == JoinRightAnti }
 
 // Join describes a hash or cross join.
 //

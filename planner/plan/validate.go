@@ -475,6 +475,11 @@ func validateJoin(n *Node) error {
 	switch j.Type {
 	case JoinSemi, JoinAnti:
 		want = probe
+	case JoinRightSemi, JoinRightAnti:
+		want = build
+		if j.NullAware {
+			return fmt.Errorf("%s join cannot be null-aware", j.Type)
+		}
 	case JoinInner, JoinLeft, JoinRight, JoinFull, "":
 	default:
 		return fmt.Errorf("unknown join type %q", j.Type)
