@@ -201,6 +201,14 @@ func (v *taskView) join(n *plan.Node, l, r flow) flow {
 		out.rows = l.rows * match
 	case plan.JoinAnti:
 		out.rows = l.rows * (1 - match)
+	case plan.JoinRightSemi, plan.JoinRightAnti:
+		// the build (right) side's rows, by the share of its keys the
+		// probe side holds
+		m := math.Min(1, l.rows/ndv)
+		out.rows = r.rows * m
+		if n.Join.Type == plan.JoinRightAnti {
+			out.rows = r.rows * (1 - m)
+		}
 	default:
 		out.rows = inner
 	}
