@@ -150,7 +150,7 @@ func (r reorderJoins) order(leaves []node, conds []*plan.Expr, es *estimator) no
 	for len(in) < len(leaves) {
 		best, bestClass := -1, 3
 		var bestRows, bestBytes float64
-		var bestConds []*cond
+		var bestConds, bestInner []*cond
 		var bestNode node
 		var bestGroup []int
 		for k := range leaves {
@@ -163,84 +163,43 @@ func (r reorderJoins) order(leaves []node, conds []*plan.Expr, es *estimator) no
 			bytes := es.bytes(leaves[k])
 			var unit node = leaves[k]
 			group := []int{k}
+			var inner []*cond // conditions within the arm, held by its own joins
 			// A snowflake arm: k with the inputs reached only through it
 			// (nation behind supplier), joined first as one bushy input
 			// when that gives fewer rows than joining k alone: a filter on
 			// the arm's far end then reduces the big side at its first
 			// join, not after it.
 			if class == 0 {
-				if g := satellites(k, leaves, cs, in); len(g) > 1 {
-					var inner []*plan.Expr
-					member := map[int]bool{}
-					for _, i := range g {
-						member[i] = true
-					}
-					for _, c := range cs {
-						if c.used {
-							continue
-						}
-						all := true
-						for i := range c.leaves {
-							if !member[i] {
-								all = false
-							}
-						}
-						if all {
-							inner = append(inner, c.e)
-						}
-					}
+				if g := satellites(k, cs, in); len(g) > 1 {
+					armConds := armConditions(cs, g)
 					ls := make([]node, len(g))
 					for i, li := range g {
 						ls[i] = leaves[li]
 					}
-					sub := r.order(ls, inner, es)
+					exprs := make([]*plan.Expr, len(armConds))
+					for i, c := range armConds {
+						exprs[i] = c.e
+					}
+					sub := r.order(ls, exprs, es)
 					subConds, subExprs := r.connecting(cs, in, g)
 					if subRows := es.joinRows(tree, sub, subExprs); subRows < rows && joinClass(tree, sub, subConds) == 0 {
-						unit, group, rows, connecting = sub, g, subRows, subConds
+						unit, group, rows, connecting, inner = sub, g, subRows, subConds, armConds
 						bytes = es.bytes(sub)
-						for _, c := range cs {
-							if !c.used {
-								inside := true
-								for i := range c.leaves {
-									if !member[i] {
-										inside = false
-									}
-								}
-								if inside {
-									connecting = append(connecting, c) // marked used with the unit
-								}
-							}
-						}
 					}
 				}
 			}
 			if best < 0 || class < bestClass || class == bestClass && (rows < bestRows || rows == bestRows && bytes < bestBytes) {
 				best, bestClass, bestRows, bestBytes, bestConds = k, class, rows, bytes, connecting
-				bestNode, bestGroup = unit, group
+				bestNode, bestGroup, bestInner = unit, group, inner
 			}
 		}
 		j := &joinNode{typ: plan.JoinInner, left: tree, right: bestNode}
-		inner := map[*cond]bool{}
-		if len(bestGroup) > 1 {
-			member := map[int]bool{}
-			for _, i := range bestGroup {
-				member[i] = true
-			}
-			for _, c := range bestConds {
-				inside := true
-				for i := range c.leaves {
-					if !member[i] {
-						inside = false
-					}
-				}
-				inner[c] = inside
-			}
-		}
 		for _, c := range bestConds {
 			c.used = true
-			if !inner[c] {
-				j.conds = append(j.conds, c.e)
-			}
+			j.conds = append(j.conds, c.e)
+		}
+		for _, c := range bestInner {
+			c.used = true // held by the arm's joins
 		}
 		if es.bytes(j.right) > es.bytes(j.left) {
 			j.left, j.right = j.right, j.left
@@ -313,7 +272,7 @@ func joinClass(tree, right node, conds []*joinCond) int {
 // connect to k only through each other: its component among the inputs
 // outside in, leaving out those a condition connects to in directly. The
 // first is k; the others in index order.
-func satellites(k int, leaves []node, cs []*joinCond, in map[int]bool) []int {
+func satellites(k int, cs []*joinCond, in map[int]bool) []int {
 	touchesIn := map[int]bool{}
 	for _, c := range cs {
 		if c.used {
@@ -361,6 +320,28 @@ func satellites(k int, leaves []node, cs []*joinCond, in map[int]bool) []int {
 	}
 	if len(out) > 2 {
 		sort.Ints(out[1:])
+	}
+	return out
+}
+
+// armConditions returns the conditions not yet used whose leaves are all in group.
+func armConditions(cs []*joinCond, group []int) []*joinCond {
+	member := map[int]bool{}
+	for _, i := range group {
+		member[i] = true
+	}
+	var out []*joinCond
+	for _, c := range cs {
+		if c.used {
+			continue
+		}
+		all := true
+		for i := range c.leaves {
+			all = all && member[i]
+		}
+		if all {
+			out = append(out, c)
+		}
 	}
 	return out
 }
