@@ -548,7 +548,23 @@ type splitScan struct {
 	schema *arrow.Schema
 	// late counts the late materialization of the files done with.
 	lateDecoded, lateSkipped int64
-	dicts                    []int // columns handed over as dictionaries (EmitDictionaries)
+	dicts                    []int              // columns handed over as dictionaries (EmitDictionaries)
+	blooms                   []*plan.BloomProbe // runtime filters the Parquet files test (TakeBloom)
+}
+
+// TakeBloom makes the Parquet files of the scan test a runtime filter's
+// Bloom filter before they decode the other columns (exec.BloomTaker).
+func (s *splitScan) TakeBloom(p *plan.BloomProbe) bool {
+	switch s.n.Scan.Format {
+	case "", "parquet", "iceberg":
+	default:
+		return false
+	}
+	if exec.FileScan(s.n) != s.n {
+		return false // hive partition columns are added by another operator
+	}
+	s.blooms = append(s.blooms, p)
+	return true
 }
 
 // LateRows is the rows the scan's files decoded late and skipped
@@ -733,6 +749,11 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 	}
 	if err == nil && s.dicts != nil && len(sp.Deletes) == 0 {
 		op.(*exec.ParquetScan).EmitDictionaries(s.dicts)
+	}
+	if err == nil && len(sp.Deletes) == 0 {
+		for _, p := range s.blooms {
+			op.(*exec.ParquetScan).TakeBloom(p)
+		}
 	}
 	if err == nil && len(sp.Deletes) > 0 {
 		deleted, derr := positionDeletes(ctx, s.l.rt.Bucket, sp.Deletes, sp.Key)

@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"syscall"
@@ -74,7 +75,10 @@ func newApp() *cli.App {
 		Version: version(),
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "warn", EnvVars: []string{"SLUICE_LOG_LEVEL"}, Usage: "debug, info, warn or error (JSON logs on stderr)"},
+			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the whole process to this file (for `go tool pprof`)"},
 		},
+		Before: startCPUProfile,
+		After:  stopCPUProfile,
 		Commands: []*cli.Command{
 			tpchCommand(),
 			localCommand(),
@@ -91,6 +95,34 @@ func newApp() *cli.App {
 		},
 		ExitErrHandler: func(c *cli.Context, err error) {},
 	}
+}
+
+// startCPUProfile starts the --cpuprofile profile, if asked for.
+func startCPUProfile(c *cli.Context) error {
+	path := c.String("cpuprofile")
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return fmt.Errorf("--cpuprofile: %w", err)
+	}
+	c.App.Metadata = map[string]any{"cpuprofile": f}
+	return nil
+}
+
+// stopCPUProfile ends the --cpuprofile profile and closes its file.
+func stopCPUProfile(c *cli.Context) error {
+	f, ok := c.App.Metadata["cpuprofile"].(*os.File)
+	if !ok {
+		return nil
+	}
+	pprof.StopCPUProfile()
+	return f.Close()
 }
 
 func logger(c *cli.Context) *slog.Logger {

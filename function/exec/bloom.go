@@ -55,7 +55,12 @@ func (b *bloomProbe) keep(rec arrow.RecordBatch, sel []int32) ([]int32, error) {
 	if b.col < 0 || b.col >= int(rec.NumCols()) {
 		return nil, fmt.Errorf("bloom filter on column %d of %d", b.col, rec.NumCols())
 	}
-	col := rec.Column(b.col)
+	return b.keepArray(rec.Column(b.col), sel)
+}
+
+// keepArray drops from sel the rows of col that may not be a key of the
+// filter (and its NULLs).
+func (b *bloomProbe) keepArray(col arrow.Array, sel []int32) ([]int32, error) {
 	n := col.Len()
 	if cap(b.hashes) < n {
 		b.hashes = make([]uint64, n)
@@ -72,4 +77,21 @@ func (b *bloomProbe) keep(rec arrow.RecordBatch, sel []int32) ([]int32, error) {
 		}
 	}
 	return out, nil
+}
+
+// BloomTaker is an operator that can test a runtime filter's Bloom filter
+// on a column of its own output (the same index in its schema) before
+// the Filter node above does: a Parquet scan drops the rows it fails
+// before it decodes their other columns. TakeBloom is called before the
+// first Next and reports whether the operator took it; the Filter above
+// still tests it, so an operator may apply it to some rows only.
+type BloomTaker interface {
+	TakeBloom(p *plan.BloomProbe) bool
+}
+
+// TakeBloom passes the Bloom filter on to the filter's input, whose
+// columns it keeps (BloomTaker).
+func (f *filterOp) TakeBloom(p *plan.BloomProbe) bool {
+	bt, ok := unmetered(f.in).(BloomTaker)
+	return ok && bt.TakeBloom(p)
 }

@@ -210,6 +210,13 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 	}()
 	switch n.Kind {
 	case plan.KindFilter:
+		if n.Bloom != nil {
+			// The scan under the filter may test the Bloom filter itself,
+			// before it decodes the other columns of the rows it drops.
+			if bt, ok := unmetered(in).(BloomTaker); ok {
+				bt.TakeBloom(n.Bloom)
+			}
+		}
 		return NewFilter(in, n, opts)
 	case plan.KindProject:
 		skipUnread(in, n.Exprs)

@@ -457,6 +457,7 @@ type lateState struct {
 type lateConj struct {
 	cols   []int // output columns, in the order of expr's batch
 	expr   *plan.Expr
+	bloom  *bloomProbe // instead of expr: a runtime filter's Bloom filter on cols[0]
 	schema *arrow.Schema
 	dict   *dictConj // its dictionary form, when over one column
 	done   bool      // evaluated on the batch at hand
@@ -484,10 +485,18 @@ func (d *dictConj) release() {
 // the filter; nil when the scan reads everything at once.
 func (s *ParquetScan) planLate() *lateState {
 	f := s.n.Scan.Filter
-	if f == nil || s.opts.Late == LateOff || s.deleted != nil {
+	if s.opts.Late == LateOff || s.deleted != nil {
 		return nil
 	}
 	nout := len(s.colRead)
+	var blooms []*bloomProbe
+	for _, p := range s.blooms {
+		b, err := newBloomProbe(p)
+		if err != nil || b.col < 0 || b.col >= nout {
+			continue // the Filter above tests it (and reports a bad one)
+		}
+		blooms = append(blooms, b)
+	}
 	ok := true
 	colsOf := func(e *plan.Expr) []int {
 		var out []int
@@ -514,6 +523,14 @@ func (s *ParquetScan) planLate() *lateState {
 	if l.gap = s.opts.lateGap; l.gap <= 0 {
 		l.gap = lateGap
 	}
+	if f == nil && blooms == nil {
+		if s.dictOut != nil {
+			return nil // the record reader hands over the dictionaries
+		}
+		// No filter: one pass from the start, the fast path decoding
+		// the columns it covers straight into the engine's layout.
+		l.onePass = true
+	}
 	var fcols []int // filter columns in the order the conjuncts name them
 	for _, c := range conjuncts(f) {
 		cols := colsOf(c)
@@ -539,6 +556,12 @@ func (s *ParquetScan) planLate() *lateState {
 			l.dconj = append(l.dconj, lc.dict)
 		}
 		l.conj = append(l.conj, lc)
+	}
+	for _, b := range blooms {
+		l.conj = append(l.conj, &lateConj{cols: []int{b.col}, bloom: b})
+		if !slices.Contains(fcols, b.col) {
+			fcols = append(fcols, b.col)
+		}
 	}
 	uses := map[int]int{}
 	for _, ls := range s.colRead {
@@ -859,6 +882,20 @@ func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int, avail map[int
 				continue
 			}
 			c.done = true
+			if c.bloom != nil {
+				all := make([]int32, rows())
+				for i := range all {
+					all[i] = int32(i)
+				}
+				keep, err := c.bloom.keepArray(avail[c.cols[0]], all)
+				if err != nil || len(keep) == rows() {
+					continue // keep the rows: the Filter above decides
+				}
+				if err := narrow(keep); err != nil {
+					return err
+				}
+				continue
+			}
 			arrs := make([]arrow.Array, len(c.cols))
 			for k, j := range c.cols {
 				arrs[k] = avail[j]

@@ -17,6 +17,7 @@ import (
 	"github.com/apache/arrow-go/v18/parquet/pqarrow"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // lateCols are the columns of the randomized files: every type the late
@@ -243,6 +244,7 @@ func TestLateMaterialization(t *testing.T) {
 		{"keeps nearly all", call(plan.OpIsNotNull, plan.BoolType, lateCol_("sr"))},
 		{"keeps none", call(plan.OpEq, plan.BoolType, s, litS("v35"))}, // inside the statistics' range
 		{"dictionary and row conjuncts", and(call(plan.OpNe, plan.BoolType, s, litS("v2")), call(plan.OpLt, plan.BoolType, lateCol_("f64"), litF(40)))},
+		{"no filter: one pass through the fast path", nil},
 		{"on a timestamp", call(plan.OpLt, plan.BoolType, lateCol_("ts"), lit(plan.TimestampType, plan.Value{I: 100 * 86_400_000_000}))},
 	}
 	dictEvals := 0
@@ -348,5 +350,141 @@ func TestLateAdaptiveSwitch(t *testing.T) {
 				t.Errorf("late_rows_skipped=%d after the switch at %d rows", skip, ps.late.seen)
 			}
 		})
+	}
+}
+
+// TestLateBloom checks a runtime filter's Bloom filter tested in the scan
+// (TakeBloom) against the plan's shape without it: the record reader
+// under a Filter node carrying the Bloom filter. The rows must be the
+// same, in the same order, with the filter's false positives kept alike;
+// the rows the Bloom filter drops must not be decoded.
+func TestLateBloom(t *testing.T) {
+	files := []lateFile{
+		{rows: 5000, rowGroup: 1200, dict: true, pageBytes: 512, nullPct: 10, seed: 11},
+		{rows: 4000, rowGroup: 4000, dict: false, pageBytes: 300, v2: true, nullPct: 30, seed: 12},
+	}
+	colIdx := func(name string) int {
+		for i, c := range lateCols {
+			if c.name == name {
+				return i
+			}
+		}
+		panic(name)
+	}
+	// vals are the keys a build side would have produced, in the
+	// generator's value space (v in [0, 1000)).
+	keys := func(name string, vs ...int64) []plan.Value {
+		var out []plan.Value
+		for _, v := range vs {
+			switch name {
+			case "i64":
+				out = append(out, plan.Value{I: v*1_000_000_007 - 3})
+			case "d":
+				out = append(out, plan.Value{I: 9000 + v})
+			case "s":
+				out = append(out, plan.Value{S: fmt.Sprintf("v%d", v%7)})
+			}
+		}
+		return out
+	}
+	some := func(n int) []int64 {
+		var out []int64
+		for v := int64(0); v < 1000 && len(out) < n; v += 37 {
+			out = append(out, v)
+		}
+		return out
+	}
+	cases := []struct {
+		name   string
+		col    string
+		vals   []plan.Value
+		bytes  int // a small filter has false positives
+		filter *plan.Expr
+	}{
+		{"int64 keys", "i64", keys("i64", some(20)...), 1024, nil},
+		{"int64 keys, a small filter", "i64", keys("i64", some(20)...), 32, nil},
+		{"date keys with a range conjunct", "d", keys("d", some(27)...), 512,
+			call(plan.OpGe, plan.BoolType, lateCol_("d"), litDate("1994-09-01"))},
+		{"a dictionary string column", "s", keys("s", 2), 256, nil},
+		{"no key matches", "i64", []plan.Value{{I: 7}}, 4096, nil},
+	}
+	for _, lf := range files {
+		path := writeLateFile(t, lf)
+		for _, tc := range cases {
+			t.Run(fmt.Sprintf("seed%d/%s", lf.seed, tc.name), func(t *testing.T) {
+				col := colIdx(tc.col)
+				f, err := kernel.NewBloom(tc.bytes)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := BloomAddValues(f, lateCols[col].typ, tc.vals); err != nil {
+					t.Fatal(err)
+				}
+				probe := &plan.BloomProbe{Column: col, Bits: f.Bytes()}
+				n := lateNode(tc.filter)
+				pred := tc.filter
+				if pred == nil {
+					pred = lit(plan.BoolType, plan.Value{B: true})
+				}
+				run := func(opts Options, inScan bool) ([][]any, *ParquetScan) {
+					fh, err := os.Open(path)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer fh.Close()
+					op, err := NewParquetScan(context.Background(), fh, n, nil, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					ps := op.(*ParquetScan)
+					if inScan {
+						if !ps.TakeBloom(probe) {
+							t.Fatal("the scan refused the Bloom filter")
+						}
+					} else {
+						op, err = NewFilter(op, &plan.Node{Kind: plan.KindFilter, Schema: n.Schema, Predicate: pred, Bloom: probe}, opts)
+						if err != nil {
+							t.Fatal(err)
+						}
+					}
+					recs := drainAll(t, op)
+					defer releaseRecs(recs)
+					op.Close()
+					var out [][]any
+					for _, rec := range recs {
+						for i := 0; i < int(rec.NumRows()); i++ {
+							var r []any
+							for j, c := range rec.Columns() {
+								if lateCols[j].name == "l" {
+									r = append(r, c.ValueStr(i))
+									continue
+								}
+								r = append(r, goVals(c)[i])
+							}
+							out = append(out, r)
+						}
+					}
+					return out, ps
+				}
+				want, _ := run(Options{Late: LateOff, BatchRows: 1000}, false)
+				for _, batch := range []int{1000, 97} {
+					got, ps := run(Options{Mem: checkedMem(t), Late: LateAlways, BatchRows: batch}, true)
+					if ps.late == nil {
+						t.Fatal("the late path was not taken")
+					}
+					if !reflect.DeepEqual(got, want) {
+						t.Fatalf("batch %d: the scan testing the Bloom filter gave %d rows, the Filter %d; first difference at %d",
+							batch, len(got), len(want), firstRowDiff(got, want))
+					}
+					dec, skip := ps.LateRows()
+					if dec != int64(len(want)) || dec+skip != int64(lf.rows) {
+						t.Errorf("batch %d: late_rows_decoded=%d late_rows_skipped=%d, want %d decoded of %d", batch, dec, skip, len(want), lf.rows)
+					}
+				}
+				if tc.bytes >= 1024 && len(want) > lf.rows/4 {
+					t.Errorf("the Bloom filter kept %d of %d rows", len(want), lf.rows)
+				}
+			})
+		}
 	}
 }

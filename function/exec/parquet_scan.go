@@ -70,7 +70,8 @@ type ParquetScan struct {
 	curOff     int64  // its offset in that row group
 	done       bool
 	closed     bool
-	late       *lateState // late materialization (parquet_late.go); nil: off
+	late       *lateState         // late materialization (parquet_late.go); nil: off
+	blooms     []*plan.BloomProbe // runtime filters' Bloom filters to test late (TakeBloom)
 }
 
 // prefetcher is a source that can read ahead the byte ranges it is told
@@ -560,6 +561,19 @@ func (s *ParquetScan) EmitDictionaries(cols []int) bool {
 		s.dictOut = nil
 	}
 	return any
+}
+
+// TakeBloom makes the scan test a runtime filter's Bloom filter on its
+// column p.Column with the filter's other conjuncts, before it decodes
+// the other columns (BloomTaker). It is called before the first Next; a
+// scan with deleted rows, or one the adaptive switch turns into one
+// pass, leaves it to the Filter above.
+func (s *ParquetScan) TakeBloom(p *plan.BloomProbe) bool {
+	if s.started || s.deleted != nil || p == nil || p.Column < 0 || p.Column >= len(s.outT) {
+		return false
+	}
+	s.blooms = append(s.blooms, p)
+	return true
 }
 
 // engineDictionary returns a dictionary array read from the file in the
