@@ -83,7 +83,8 @@ type Options struct {
 	// (default 0.7) of them.
 	Late          LateMode
 	LateKeepRatio float64
-	lateGap       int // tests: the late path's lateGap (0: the default)
+	lateGap       int  // tests: the late path's lateGap (0: the default)
+	arrowPages    bool // tests: the late path decodes with arrow-go's column readers only (no pageDecoder)
 }
 
 func (o Options) withDefaults() Options {

@@ -154,8 +154,9 @@ type lateCol struct {
 	typ    arrow.DataType // the engine's Arrow type
 	maxDef int16
 	rd     file.ColumnChunkReader
-	rgi    int   // index in the scan's row groups of the one rd reads (-1: none yet)
-	rgLeft int64 // rows of it left
+	own    pageReaderOwner // instead of rd: the chunk's pages decoded by pageDecoder (parquet_pages.go)
+	rgi    int             // index in the scan's row groups of the one rd reads (-1: none yet)
+	rgLeft int64           // rows of it left
 
 	// scratch, reused across runs
 	defs []int16
@@ -243,6 +244,9 @@ func (c *lateCol) setNull(mem memory.Allocator, i int) {
 
 // skip passes over the next k rows of the column chunk.
 func (c *lateCol) skip(k int64) error {
+	if c.own != nil {
+		return c.own.skip(k)
+	}
 	var err error
 	switch r := c.rd.(type) {
 	case *file.BooleanColumnChunkReader:
@@ -287,45 +291,13 @@ func (c *lateCol) read(mem memory.Allocator, k int, pick []int32) error {
 			}
 		})
 	case *file.Int32ColumnChunkReader:
-		switch c.kind {
-		case lkDate:
-			return readRuns(c, mem, k, pick, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) { copy(c.o32[at:], v) },
-				func(at, src int, v []int32) { c.o32[at] = v[src] })
-		case lkUint32:
-			return readRuns(c, mem, k, pick, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) {
-				o := c.o64[at : at+len(v)]
-				for i, x := range v {
-					o[i] = int64(uint32(x))
-				}
-			}, func(at, src int, v []int32) { c.o64[at] = int64(uint32(v[src])) })
-		default:
-			return readRuns(c, mem, k, pick, &c.i32, defs, r.ReadBatchInPage, func(at int, v []int32) {
-				o := c.o64[at : at+len(v)]
-				for i, x := range v {
-					o[i] = int64(x)
-				}
-			}, func(at, src int, v []int32) { c.o64[at] = int64(v[src]) })
-		}
+		return c.readInt32(mem, k, pick, defs, r.ReadBatchInPage)
 	case *file.Int64ColumnChunkReader:
-		if defs == nil && pick == nil {
-			// Decode straight into the batch.
-			return readDirect(c, k, c.o64, r.ReadBatchInPage)
-		}
-		return readRuns(c, mem, k, pick, &c.i64, defs, r.ReadBatchInPage, func(at int, v []int64) { copy(c.o64[at:], v) },
-			func(at, src int, v []int64) { c.o64[at] = v[src] })
+		return c.readInt64(mem, k, pick, defs, r.ReadBatchInPage)
 	case *file.Float32ColumnChunkReader:
-		return readRuns(c, mem, k, pick, &c.f32, defs, r.ReadBatchInPage, func(at int, v []float32) {
-			o := c.of64[at : at+len(v)]
-			for i, x := range v {
-				o[i] = float64(x)
-			}
-		}, func(at, src int, v []float32) { c.of64[at] = float64(v[src]) })
+		return c.readFloat32(mem, k, pick, defs, r.ReadBatchInPage)
 	case *file.Float64ColumnChunkReader:
-		if defs == nil && pick == nil {
-			return readDirect(c, k, c.of64, r.ReadBatchInPage)
-		}
-		return readRuns(c, mem, k, pick, &c.f64, defs, r.ReadBatchInPage, func(at int, v []float64) { copy(c.of64[at:], v) },
-			func(at, src int, v []float64) { c.of64[at] = v[src] })
+		return c.readFloat64(mem, k, pick, defs, r.ReadBatchInPage)
 	case *file.ByteArrayColumnChunkReader:
 		// Values point into the page (or dictionary) buffer, which the
 		// next page may overwrite: they are copied page by page.
@@ -335,7 +307,65 @@ func (c *lateCol) read(mem memory.Allocator, k int, pick []int32) error {
 			}
 		}, func(_, src int, v []parquet.ByteArray) { c.str.append(v[src]) })
 	}
+	switch o := c.own.(type) {
+	case *pageDecoder[int32]:
+		return c.readInt32(mem, k, pick, defs, o.read)
+	case *pageDecoder[int64]:
+		return c.readInt64(mem, k, pick, defs, o.read)
+	case *pageDecoder[float32]:
+		return c.readFloat32(mem, k, pick, defs, o.read)
+	case *pageDecoder[float64]:
+		return c.readFloat64(mem, k, pick, defs, o.read)
+	}
 	return fmt.Errorf("unexpected column reader %T", c.rd)
+}
+
+func (c *lateCol) readInt32(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[int32]) error {
+	switch c.kind {
+	case lkDate:
+		return readRuns(c, mem, k, pick, &c.i32, defs, rd, func(at int, v []int32) { copy(c.o32[at:], v) },
+			func(at, src int, v []int32) { c.o32[at] = v[src] })
+	case lkUint32:
+		return readRuns(c, mem, k, pick, &c.i32, defs, rd, func(at int, v []int32) {
+			o := c.o64[at : at+len(v)]
+			for i, x := range v {
+				o[i] = int64(uint32(x))
+			}
+		}, func(at, src int, v []int32) { c.o64[at] = int64(uint32(v[src])) })
+	default:
+		return readRuns(c, mem, k, pick, &c.i32, defs, rd, func(at int, v []int32) {
+			o := c.o64[at : at+len(v)]
+			for i, x := range v {
+				o[i] = int64(x)
+			}
+		}, func(at, src int, v []int32) { c.o64[at] = int64(v[src]) })
+	}
+}
+
+func (c *lateCol) readInt64(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[int64]) error {
+	if defs == nil && pick == nil {
+		// Decode straight into the batch.
+		return readDirect(c, k, c.o64, rd)
+	}
+	return readRuns(c, mem, k, pick, &c.i64, defs, rd, func(at int, v []int64) { copy(c.o64[at:], v) },
+		func(at, src int, v []int64) { c.o64[at] = v[src] })
+}
+
+func (c *lateCol) readFloat32(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[float32]) error {
+	return readRuns(c, mem, k, pick, &c.f32, defs, rd, func(at int, v []float32) {
+		o := c.of64[at : at+len(v)]
+		for i, x := range v {
+			o[i] = float64(x)
+		}
+	}, func(at, src int, v []float32) { c.of64[at] = float64(v[src]) })
+}
+
+func (c *lateCol) readFloat64(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[float64]) error {
+	if defs == nil && pick == nil {
+		return readDirect(c, k, c.of64, rd)
+	}
+	return readRuns(c, mem, k, pick, &c.f64, defs, rd, func(at int, v []float64) { copy(c.of64[at:], v) },
+		func(at, src int, v []float64) { c.of64[at] = v[src] })
 }
 
 // readPage is a typed reader's ReadBatchInPage.
@@ -447,6 +477,7 @@ type lateState struct {
 
 	decoded, skipped int64 // rows whose other columns were decoded, skipped
 	dictEvals        int   // dictionaries a conjunct was evaluated on
+	ownChunks        int   // column chunks read by pageDecoder rather than arrow-go's column readers
 
 	left int64 // rows still to read, when no column is read by the record reader
 	pick []int32
@@ -1088,12 +1119,38 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 		return fmt.Errorf("exec: parquet scan of %s: read past the row groups", s.table)
 	}
 	rg := s.pf.RowGroup(s.rowGroups[c.rgi])
+	c.closeOwn()
+	c.rd = nil
+	c.rgLeft = rg.NumRows()
+	if !s.opts.arrowPages {
+		col := s.md.Schema.Column(c.leaf)
+		cc, err := rg.MetaData().ColumnChunk(c.leaf)
+		if err == nil && c.kind != lkBool && c.kind != lkByteText && ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
+			pr, err := rg.GetColumnPageReader(c.leaf)
+			if err != nil {
+				return s.lateErr(c, err)
+			}
+			switch cc.Type() {
+			case parquet.Types.Int32:
+				c.own = newPageDecoder[int32](pr, c.maxDef)
+			case parquet.Types.Int64:
+				c.own = newPageDecoder[int64](pr, c.maxDef)
+			case parquet.Types.Float:
+				c.own = newPageDecoder[float32](pr, c.maxDef)
+			default:
+				c.own = newPageDecoder[float64](pr, c.maxDef)
+			}
+			if s.late != nil {
+				s.late.ownChunks++
+			}
+			return nil
+		}
+	}
 	rd, err := rg.Column(c.leaf)
 	if err != nil {
 		return s.lateErr(c, err)
 	}
 	c.rd = rd
-	c.rgLeft = rg.NumRows()
 	return nil
 }
 

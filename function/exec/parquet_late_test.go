@@ -259,12 +259,18 @@ func TestLateMaterialization(t *testing.T) {
 			t.Run(fmt.Sprintf("seed%d/%s", lf.seed, fc.name), func(t *testing.T) {
 				n := lateNode(fc.f)
 				want, _ := scanRows(t, path, n, Options{Late: LateOff, BatchRows: 1000}, true)
-				for _, o := range []struct{ batch, gap int }{{1000, 0}, {97, 0}, {1000, 1}, {333, 7}} {
+				for _, o := range []struct {
+					batch, gap int
+					arrowPages bool // arrow-go's column readers instead of pageDecoder
+				}{{1000, 0, false}, {97, 0, false}, {1000, 1, false}, {333, 7, false}, {97, 0, true}} {
 					batch := o.batch
 					mem := checkedMem(t)
-					got, ps := scanRows(t, path, n, Options{Mem: mem, Late: LateAlways, BatchRows: batch, lateGap: o.gap}, false)
+					got, ps := scanRows(t, path, n, Options{Mem: mem, Late: LateAlways, BatchRows: batch, lateGap: o.gap, arrowPages: o.arrowPages}, false)
 					if ps.late == nil {
 						t.Fatal("the late path was not taken")
+					}
+					if own := ps.late.ownChunks; (own > 0) == o.arrowPages {
+						t.Errorf("arrowPages=%v: %d column chunks went through pageDecoder", o.arrowPages, own)
 					}
 					if !reflect.DeepEqual(got, want) {
 						t.Fatalf("batch %d: late scan gave %d rows, the record reader and filter %d; first difference at %d", batch, len(got), len(want), firstRowDiff(got, want))

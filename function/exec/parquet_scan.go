@@ -704,6 +704,7 @@ func (s *ParquetScan) Close() error {
 		}
 		for _, c := range s.late.cols {
 			c.release()
+			c.closeOwn()
 		}
 	}
 	if s.pf != nil {
