@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"math/bits"
 	"unsafe"
 
@@ -289,6 +290,9 @@ func (r *rleDecoder) nextRun() error {
 	}
 	r.data = r.data[n:]
 	if h&1 == 0 {
+		if h>>1 > math.MaxInt32 {
+			return fmt.Errorf("RLE run of %d values: %w", h>>1, errPageCorrupt)
+		}
 		r.rle, r.left = true, int(h>>1)
 		nb := (r.width + 7) / 8
 		if len(r.data) < nb {
@@ -301,6 +305,11 @@ func (r *rleDecoder) nextRun() error {
 		r.value = int32(v)
 		r.data = r.data[nb:]
 		return nil
+	}
+	if h>>1 > math.MaxInt32/8 || r.width > 0 && h>>1 > uint64(len(r.data))+1 {
+		// more groups than the bytes left could hold (each takes width
+		// bytes; the product below could overflow)
+		return fmt.Errorf("bit-packed run of %d groups in %d bytes: %w", h>>1, len(r.data), errPageCorrupt)
 	}
 	groups := int(h >> 1)
 	nb := groups * r.width // 8 values of width bits per group
