@@ -12,22 +12,36 @@ import (
 	"github.com/sluicedb/sluice/planner/plan"
 )
 
-// BenchmarkParquetScanLineitem scans the columns TPC-H Q1 reads from a
-// lineitem file at SF 0.1 (600 k rows, the generator's row groups) into
-// engine batches; MB/s is of the file's bytes.
+// BenchmarkParquetScanLineitem scans columns of a lineitem file at SF 0.1
+// (600 k rows, the generator's row groups) into engine batches: the ones
+// TPC-H Q1 reads, and lineitem's five strings. Each is scanned with our
+// page decoder (own) and with arrow-go's column readers (arrow, the
+// baseline); MB/s is of the file's bytes.
 func BenchmarkParquetScanLineitem(b *testing.B) {
 	dir := b.TempDir()
 	files, err := tpch.WriteTableParquet(context.Background(), dir, tpch.Lineitem, 0.1, tpch.WriteOptions{})
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := &plan.Node{
-		Scan: &plan.Scan{Table: "lineitem", Format: "parquet", Columns: []string{"l_quantity", "l_extendedprice",
-			"l_discount", "l_tax", "l_returnflag", "l_linestatus", "l_shipdate"}},
-		Schema: plan.Schema{{Name: "l_quantity", Type: plan.DecimalType(15, 2)}, {Name: "l_extendedprice", Type: plan.DecimalType(15, 2)},
-			{Name: "l_discount", Type: plan.DecimalType(15, 2)}, {Name: "l_tax", Type: plan.DecimalType(15, 2)},
+	dec := plan.DecimalType(15, 2)
+	node := func(sch plan.Schema) *plan.Node {
+		n := &plan.Node{Kind: plan.KindScan, Schema: sch, Scan: &plan.Scan{Table: "lineitem", Format: "parquet"}}
+		for _, c := range sch {
+			n.Scan.Columns = append(n.Scan.Columns, c.Name)
+		}
+		return n
+	}
+	cases := []struct {
+		name string
+		n    *plan.Node
+	}{
+		{"q1", node(plan.Schema{{Name: "l_quantity", Type: dec}, {Name: "l_extendedprice", Type: dec},
+			{Name: "l_discount", Type: dec}, {Name: "l_tax", Type: dec},
 			{Name: "l_returnflag", Type: plan.StringType}, {Name: "l_linestatus", Type: plan.StringType},
-			{Name: "l_shipdate", Type: plan.DateType}},
+			{Name: "l_shipdate", Type: plan.DateType}})},
+		{"strings", node(plan.Schema{{Name: "l_returnflag", Type: plan.StringType}, {Name: "l_linestatus", Type: plan.StringType},
+			{Name: "l_shipinstruct", Type: plan.StringType}, {Name: "l_shipmode", Type: plan.StringType},
+			{Name: "l_comment", Type: plan.StringType}})},
 	}
 	var size int64
 	for _, f := range files {
@@ -37,36 +51,44 @@ func BenchmarkParquetScanLineitem(b *testing.B) {
 		}
 		size += st.Size()
 	}
-	b.SetBytes(size)
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		var rows int64
-		for _, path := range files {
-			f, err := os.Open(path)
-			if err != nil {
-				b.Fatal(err)
-			}
-			op, err := NewParquetScan(context.Background(), f, n, nil, Options{})
-			if err != nil {
-				b.Fatal(err)
-			}
-			for {
-				rec, err := op.Next(context.Background())
-				if err == io.EOF {
-					break
+	for _, tc := range cases {
+		for _, dec := range []struct {
+			name       string
+			arrowPages bool
+		}{{"own", false}, {"arrow", true}} {
+			b.Run(tc.name+"/"+dec.name, func(b *testing.B) {
+				b.SetBytes(size)
+				b.ReportAllocs()
+				for i := 0; i < b.N; i++ {
+					var rows int64
+					for _, path := range files {
+						f, err := os.Open(path)
+						if err != nil {
+							b.Fatal(err)
+						}
+						op, err := NewParquetScan(context.Background(), f, tc.n, nil, Options{arrowPages: dec.arrowPages})
+						if err != nil {
+							b.Fatal(err)
+						}
+						for {
+							rec, err := op.Next(context.Background())
+							if err == io.EOF {
+								break
+							}
+							if err != nil {
+								b.Fatal(err)
+							}
+							rows += rec.NumRows()
+							rec.Release()
+						}
+						op.Close()
+						f.Close()
+					}
+					if want := tpch.RowCount(tpch.Lineitem, 0.1); rows != want {
+						b.Fatalf("%d rows, want %d", rows, want)
+					}
 				}
-				if err != nil {
-					b.Fatal(err)
-				}
-				rows += rec.NumRows()
-				rec.Release()
-			}
-			op.Close()
-			f.Close()
-		}
-		if want := tpch.RowCount(tpch.Lineitem, 0.1); rows != want {
-			b.Fatalf("%d rows, want %d", rows, want)
+			})
 		}
 	}
 }

@@ -308,6 +308,12 @@ func (c *lateCol) read(mem memory.Allocator, k int, pick []int32) error {
 		}, func(_, src int, v []parquet.ByteArray) { c.str.append(v[src]) })
 	}
 	switch o := c.own.(type) {
+	case *bytesDecoder:
+		return readRuns(c, mem, k, pick, &c.ba, defs, o.read, func(_ int, v []parquet.ByteArray) {
+			for _, x := range v {
+				c.str.append(x)
+			}
+		}, func(_, src int, v []parquet.ByteArray) { c.str.append(v[src]) })
 	case *pageDecoder[int32]:
 		return c.readInt32(mem, k, pick, defs, o.read)
 	case *pageDecoder[int64]:
@@ -1125,12 +1131,14 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 	if !s.opts.arrowPages {
 		col := s.md.Schema.Column(c.leaf)
 		cc, err := rg.MetaData().ColumnChunk(c.leaf)
-		if err == nil && c.kind != lkBool && c.kind != lkByteText && ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
+		if err == nil && c.kind != lkBool && ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
 			pr, err := rg.GetColumnPageReader(c.leaf)
 			if err != nil {
 				return s.lateErr(c, err)
 			}
 			switch cc.Type() {
+			case parquet.Types.ByteArray:
+				c.own = newBytesDecoder(pr, c.maxDef)
 			case parquet.Types.Int32:
 				c.own = newPageDecoder[int32](pr, c.maxDef)
 			case parquet.Types.Int64:

@@ -28,7 +28,11 @@ import (
 // values as a copy of the page's bytes. It covers INT32, INT64, FLOAT and
 // DOUBLE leaves with no repetition and at most one definition level, in
 // PLAIN and dictionary encodings; a chunk with any other encoding is read
-// by arrow-go's reader, chosen per chunk (ownDecodable).
+// by arrow-go's reader, chosen per chunk (ownDecodable). bytesDecoder
+// does the same for BYTE_ARRAY leaves: the dictionary's byte arrays are
+// sliced once per chunk and a dictionary-encoded value is a slice header
+// copied from it, where arrow-go's decoder went through its generic
+// GetBatchWithDict and a spaced copy per batch.
 
 // fixedPhys are the physical types pageDecoder decodes.
 type fixedPhys interface {
@@ -42,7 +46,7 @@ func ownDecodable(cc *metadata.ColumnChunkMetaData, maxDef, maxRep int16) bool {
 		return false
 	}
 	switch cc.Type() {
-	case parquet.Types.Int32, parquet.Types.Int64, parquet.Types.Float, parquet.Types.Double:
+	case parquet.Types.Int32, parquet.Types.Int64, parquet.Types.Float, parquet.Types.Double, parquet.Types.ByteArray:
 	default:
 		return false
 	}
@@ -73,54 +77,47 @@ func (c *lateCol) closeOwn() {
 // errPageCorrupt is a page the decoder cannot make sense of.
 var errPageCorrupt = errors.New("corrupt page")
 
-// pageDecoder decodes one column chunk of physical type T.
-type pageDecoder[T fixedPhys] struct {
-	pr     file.PageReader
-	maxDef int16
-
-	dict []T
+// pageCursor walks one column chunk's data pages: the definition
+// levels and either the dictionary indices or the plain values of the
+// current page. The dictionary page goes to the decoder's dict function.
+type pageCursor struct {
+	pr      file.PageReader
+	maxDef  int16
+	hasDict bool
 
 	// the current data page
-	left    int // levels (rows) of it not yet read
-	defs    rleDecoder
-	isDict  bool
-	idx     rleDecoder
-	plain   []byte // plain values not yet read
-	idxBuf  []int32
-	scratch []T
-	lvls    []int16
+	left   int // levels (rows) of it not yet read
+	defs   rleDecoder
+	isDict bool
+	idx    rleDecoder
+	plain  []byte // plain values not yet read
+	idxBuf []int32
 }
 
-func newPageDecoder[T fixedPhys](pr file.PageReader, maxDef int16) *pageDecoder[T] {
-	return &pageDecoder[T]{pr: pr, maxDef: maxDef}
-}
-
-func (d *pageDecoder[T]) close() { d.pr.Close() }
-
-// nextPage moves to the next data page, reading a dictionary page on
-// the way.
-func (d *pageDecoder[T]) nextPage() error {
+// next moves to the next data page, handing a dictionary page on the way
+// to dict.
+func (p *pageCursor) next(dict func(n int, data []byte) error) error {
 	for {
-		if !d.pr.Next() {
-			if err := d.pr.Err(); err != nil {
+		if !p.pr.Next() {
+			if err := p.pr.Err(); err != nil {
 				return err
 			}
 			return errors.New("column chunk ended early")
 		}
-		switch p := d.pr.Page().(type) {
+		switch pg := p.pr.Page().(type) {
 		case *file.DictionaryPage:
-			n := int(p.NumValues())
-			data := p.Data()
-			size := int(unsafe.Sizeof(T(0)))
-			if n < 0 || len(data) < n*size {
-				return fmt.Errorf("dictionary page of %d values in %d bytes: %w", n, len(data), errPageCorrupt)
+			n := int(pg.NumValues())
+			if n < 0 {
+				return fmt.Errorf("dictionary page of %d values: %w", n, errPageCorrupt)
 			}
-			d.dict = make([]T, n)
-			copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.dict))), n*size), data)
+			if err := dict(n, pg.Data()); err != nil {
+				return err
+			}
+			p.hasDict = true
 		case *file.DataPageV1:
-			data := p.Data()
-			d.left = int(p.NumValues())
-			if d.maxDef > 0 {
+			data := pg.Data()
+			p.left = int(pg.NumValues())
+			if p.maxDef > 0 {
 				if len(data) < 4 {
 					return fmt.Errorf("data page without its levels: %w", errPageCorrupt)
 				}
@@ -128,48 +125,136 @@ func (d *pageDecoder[T]) nextPage() error {
 				if n < 0 || 4+n > len(data) {
 					return fmt.Errorf("definition levels of %d bytes in a page of %d: %w", n, len(data), errPageCorrupt)
 				}
-				d.defs.reset(data[4:4+n], bits.Len16(uint16(d.maxDef)))
+				p.defs.reset(data[4:4+n], bits.Len16(uint16(p.maxDef)))
 				data = data[4+n:]
 			}
-			if err := d.values(parquet.Encoding(p.Encoding()), data); err != nil {
-				return err
-			}
-			return nil
+			return p.values(parquet.Encoding(pg.Encoding()), data)
 		case *file.DataPageV2:
-			data := p.Data()
-			d.left = int(p.NumValues())
-			nd, nr := int(p.DefinitionLevelByteLen()), int(p.RepetitionLevelByteLen())
+			data := pg.Data()
+			p.left = int(pg.NumValues())
+			nd, nr := int(pg.DefinitionLevelByteLen()), int(pg.RepetitionLevelByteLen())
 			if nr != 0 || nd < 0 || nd > len(data) {
 				return fmt.Errorf("levels of %d and %d bytes in a page of %d: %w", nr, nd, len(data), errPageCorrupt)
 			}
-			if d.maxDef > 0 {
-				d.defs.reset(data[:nd], bits.Len16(uint16(d.maxDef)))
+			if p.maxDef > 0 {
+				p.defs.reset(data[:nd], bits.Len16(uint16(p.maxDef)))
 			}
-			if err := d.values(parquet.Encoding(p.Encoding()), data[nd:]); err != nil {
-				return err
-			}
-			return nil
+			return p.values(parquet.Encoding(pg.Encoding()), data[nd:])
 		}
 	}
 }
 
 // values starts the page's values.
-func (d *pageDecoder[T]) values(enc parquet.Encoding, data []byte) error {
+func (p *pageCursor) values(enc parquet.Encoding, data []byte) error {
 	switch enc {
 	case parquet.Encodings.Plain:
-		d.isDict, d.plain = false, data
+		p.isDict, p.plain = false, data
 	case parquet.Encodings.RLEDict, parquet.Encodings.PlainDict:
-		if d.dict == nil {
+		if !p.hasDict {
 			return fmt.Errorf("dictionary-encoded page without a dictionary: %w", errPageCorrupt)
 		}
 		if len(data) < 1 || data[0] > 32 {
 			return fmt.Errorf("dictionary indices without their bit width: %w", errPageCorrupt)
 		}
-		d.isDict = true
-		d.idx.reset(data[1:], int(data[0]))
+		p.isDict = true
+		p.idx.reset(data[1:], int(data[0]))
 	default:
 		return fmt.Errorf("page encoding %v", enc)
 	}
+	return nil
+}
+
+// levels takes up to batch rows of the current page (the next one when
+// it is done): their definition levels into defs when the column has
+// them. It returns the rows and how many of them are values.
+func (p *pageCursor) levels(batch int, defs []int16, dict func(n int, data []byte) error) (n, nv int, err error) {
+	if p.left == 0 {
+		if err := p.next(dict); err != nil {
+			return 0, 0, err
+		}
+	}
+	n = min(batch, p.left)
+	nv = n
+	if p.maxDef > 0 {
+		if len(defs) < n {
+			return 0, 0, errors.New("no room for the definition levels")
+		}
+		if err := p.defs.levels(defs[:n]); err != nil {
+			return 0, 0, err
+		}
+		nv = 0
+		for _, l := range defs[:n] {
+			if l == p.maxDef {
+				nv++
+			}
+		}
+	}
+	p.left -= n
+	return n, nv, nil
+}
+
+// indices decodes the next n dictionary indices and checks them against
+// a dictionary of size entries.
+func (p *pageCursor) indices(n, size int) ([]int32, error) {
+	if cap(p.idxBuf) < n {
+		p.idxBuf = make([]int32, n)
+	}
+	idx := p.idxBuf[:n]
+	if err := p.idx.decode(idx); err != nil {
+		return nil, err
+	}
+	for _, j := range idx {
+		if uint32(j) >= uint32(size) {
+			return nil, fmt.Errorf("dictionary index %d of %d entries: %w", j, size, errPageCorrupt)
+		}
+	}
+	return idx, nil
+}
+
+// skip passes over the next k rows; a page wholly skipped is not
+// decoded. read reads n rows of the current page.
+func (p *pageCursor) skip(k int64, dict func(n int, data []byte) error, read func(n int) error) error {
+	for k > 0 {
+		if p.left == 0 {
+			if err := p.next(dict); err != nil {
+				return err
+			}
+		}
+		if k >= int64(p.left) {
+			k -= int64(p.left)
+			p.left = 0
+			continue
+		}
+		if err := read(int(k)); err != nil {
+			return err
+		}
+		k = 0
+	}
+	return nil
+}
+
+// pageDecoder decodes one column chunk of physical type T.
+type pageDecoder[T fixedPhys] struct {
+	pageCursor
+	dict    []T
+	scratch []T
+	lvls    []int16
+}
+
+func newPageDecoder[T fixedPhys](pr file.PageReader, maxDef int16) *pageDecoder[T] {
+	return &pageDecoder[T]{pageCursor: pageCursor{pr: pr, maxDef: maxDef}}
+}
+
+func (d *pageDecoder[T]) close() { d.pr.Close() }
+
+// setDict decodes a PLAIN dictionary page of n values.
+func (d *pageDecoder[T]) setDict(n int, data []byte) error {
+	size := int(unsafe.Sizeof(T(0)))
+	if len(data) < n*size {
+		return fmt.Errorf("dictionary page of %d values in %d bytes: %w", n, len(data), errPageCorrupt)
+	}
+	d.dict = make([]T, n)
+	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.dict))), n*size), data)
 	return nil
 }
 
@@ -177,31 +262,13 @@ func (d *pageDecoder[T]) values(enc parquet.Encoding, data []byte) error {
 // it is done) as file's ReadBatchInPage does: the definition levels into
 // defs (when the column has them) and the non-NULL values into vals.
 func (d *pageDecoder[T]) read(batch int64, vals []T, defs []int16, _ []int16) (int64, int, error) {
-	if d.left == 0 {
-		if err := d.nextPage(); err != nil {
-			return 0, 0, err
-		}
-	}
-	n := min(int(batch), d.left, len(vals))
-	nv := n
-	if d.maxDef > 0 {
-		if len(defs) < n {
-			return 0, 0, errors.New("no room for the definition levels")
-		}
-		if err := d.defs.levels(defs[:n]); err != nil {
-			return 0, 0, err
-		}
-		nv = 0
-		for _, l := range defs[:n] {
-			if l == d.maxDef {
-				nv++
-			}
-		}
+	n, nv, err := d.levels(min(int(batch), len(vals)), defs, d.setDict)
+	if err != nil {
+		return 0, 0, err
 	}
 	if err := d.decode(vals[:nv]); err != nil {
 		return 0, 0, err
 	}
-	d.left -= n
 	return int64(n), nv, nil
 }
 
@@ -220,48 +287,112 @@ func (d *pageDecoder[T]) decode(out []T) error {
 		d.plain = d.plain[need:]
 		return nil
 	}
-	if cap(d.idxBuf) < len(out) {
-		d.idxBuf = make([]int32, len(out))
-	}
-	idx := d.idxBuf[:len(out)]
-	if err := d.idx.decode(idx); err != nil {
+	idx, err := d.indices(len(out), len(d.dict))
+	if err != nil {
 		return err
 	}
 	dict := d.dict
 	for i, j := range idx {
-		if uint32(j) >= uint32(len(dict)) {
-			return fmt.Errorf("dictionary index %d of %d entries: %w", j, len(dict), errPageCorrupt)
-		}
 		out[i] = dict[j]
 	}
 	return nil
 }
 
-// skip passes over the next k rows; a page wholly skipped is not
-// decoded.
+// skip passes over the next k rows.
 func (d *pageDecoder[T]) skip(k int64) error {
-	for k > 0 {
-		if d.left == 0 {
-			if err := d.nextPage(); err != nil {
-				return err
-			}
-		}
-		if k >= int64(d.left) {
-			k -= int64(d.left)
-			d.left = 0
-			continue
-		}
-		n := int(k)
+	return d.pageCursor.skip(k, d.setDict, func(n int) error {
 		if cap(d.scratch) < n {
 			d.scratch = make([]T, n)
 			d.lvls = make([]int16, n)
 		}
-		if _, _, err := d.read(int64(n), d.scratch[:n], d.lvls[:n], nil); err != nil {
-			return err
-		}
-		k -= int64(n)
+		_, _, err := d.read(int64(n), d.scratch[:n], d.lvls[:n], nil)
+		return err
+	})
+}
+
+// bytesDecoder decodes one BYTE_ARRAY column chunk. Its values point
+// into the dictionary, which it owns for the chunk, or into the current
+// page, which the next page overwrites (as arrow-go's do): the caller
+// copies them before it reads on.
+type bytesDecoder struct {
+	pageCursor
+	dictData []byte
+	dict     []parquet.ByteArray
+	scratch  []parquet.ByteArray
+	lvls     []int16
+}
+
+func newBytesDecoder(pr file.PageReader, maxDef int16) *bytesDecoder {
+	return &bytesDecoder{pageCursor: pageCursor{pr: pr, maxDef: maxDef}}
+}
+
+func (d *bytesDecoder) close() { d.pr.Close() }
+
+// setDict decodes a PLAIN dictionary page of n byte arrays, copying its
+// bytes (the page reader reuses its buffer for the next page).
+func (d *bytesDecoder) setDict(n int, data []byte) error {
+	if n > len(data)/4 {
+		return fmt.Errorf("dictionary page of %d values in %d bytes: %w", n, len(data), errPageCorrupt)
 	}
-	return nil
+	d.dictData = append(d.dictData[:0], data...)
+	d.dict = make([]parquet.ByteArray, n)
+	rest, err := plainByteArrays(d.dict, d.dictData)
+	_ = rest
+	return err
+}
+
+// plainByteArrays decodes len(out) PLAIN byte arrays (a 4-byte
+// little-endian length, then the bytes) from data and returns what
+// follows them.
+func plainByteArrays(out []parquet.ByteArray, data []byte) ([]byte, error) {
+	for i := range out {
+		if len(data) < 4 {
+			return nil, fmt.Errorf("byte array %d of %d cut short: %w", i, len(out), errPageCorrupt)
+		}
+		l := binary.LittleEndian.Uint32(data)
+		if uint64(l) > uint64(len(data)-4) {
+			return nil, fmt.Errorf("byte array of %d bytes in %d: %w", l, len(data)-4, errPageCorrupt)
+		}
+		out[i] = data[4 : 4+l : 4+l]
+		data = data[4+l:]
+	}
+	return data, nil
+}
+
+// read is pageDecoder's read for byte arrays.
+func (d *bytesDecoder) read(batch int64, vals []parquet.ByteArray, defs []int16, _ []int16) (int64, int, error) {
+	n, nv, err := d.levels(min(int(batch), len(vals)), defs, d.setDict)
+	if err != nil {
+		return 0, 0, err
+	}
+	out := vals[:nv]
+	if !d.isDict {
+		if d.plain, err = plainByteArrays(out, d.plain); err != nil {
+			return 0, 0, err
+		}
+		return int64(n), nv, nil
+	}
+	idx, err := d.indices(nv, len(d.dict))
+	if err != nil {
+		return 0, 0, err
+	}
+	dict := d.dict
+	for i, j := range idx {
+		out[i] = dict[j]
+	}
+	return int64(n), nv, nil
+}
+
+// skip passes over the next k rows.
+func (d *bytesDecoder) skip(k int64) error {
+	return d.pageCursor.skip(k, d.setDict, func(n int) error {
+		if cap(d.scratch) < n {
+			d.scratch = make([]parquet.ByteArray, n)
+			d.lvls = make([]int16, n)
+		}
+		_, _, err := d.read(int64(n), d.scratch[:n], d.lvls[:n], nil)
+		return err
+	})
 }
 
 // rleDecoder decodes Parquet's RLE/bit-packed hybrid encoding of
