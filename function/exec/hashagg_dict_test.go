@@ -209,13 +209,17 @@ func TestAggregateByDictionary(t *testing.T) {
 			scanN := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "parquet", Columns: []string{"s", "k", "v"}},
 				Schema: plan.Schema{{Name: "s", Type: strT}, {Name: "k", Type: i64T}, {Name: "v", Type: i64T}}}
 
-			for _, byIndex := range []bool{true, false} {
+			for _, run := range []struct {
+				byIndex bool
+				late    LateMode // LateAuto: dictionaries from the late path's page decoder; LateOff: from the record reader
+			}{{true, LateAuto}, {true, LateOff}, {false, LateAuto}} {
+				byIndex := run.byIndex
 				mem := checkedMem(t)
 				opts := tc.opts
 				opts.Mem, opts.BatchRows = mem, 256
 				chain := &chainScans{schema: scanN.Schema.Arrow()}
 				for _, p := range paths {
-					chain.scans = append(chain.scans, openScan(t, p, scanN, nil, mem))
+					chain.scans = append(chain.scans, openScanWith(t, p, scanN, nil, Options{Mem: mem, BatchRows: 64, Late: run.late}))
 				}
 				mode, schema := plan.AggSingle, out
 				if tc.partial {
@@ -270,6 +274,15 @@ func TestAggregateByDictionary(t *testing.T) {
 				releaseRecs(recs)
 				if gotDicts := chain.dicts > 0; gotDicts != (byIndex && tc.wantDicts) {
 					t.Errorf("byIndex %v: %d batches of dictionaries, want them: %v", byIndex, chain.dicts, byIndex && tc.wantDicts)
+				}
+				if byIndex && tc.wantDicts && run.late == LateAuto && !tc.filter && tc.name != "dictionary and fallback files" {
+					// every file's chunks are dictionary-only: the page
+					// decoder made the dictionaries
+					for _, sc := range chain.scans {
+						if sc.late == nil || sc.late.ownChunks == 0 && sc.md.NumRows > 0 {
+							t.Errorf("late %v: the scan did not decode its dictionaries itself", run.late)
+						}
+					}
 				}
 				if len(got) != len(want) {
 					t.Fatalf("byIndex %v: %d groups, want %d", byIndex, len(got), len(want))

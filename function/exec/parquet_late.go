@@ -69,6 +69,10 @@ const (
 	lkFloat32           // FLOAT -> float64
 	lkFloat64           // DOUBLE
 	lkByteText          // BYTE_ARRAY (string or binary) -> string
+	// lkDictStr is a dictionary-only BYTE_ARRAY string column an
+	// aggregation asked for as a dictionary (EmitDictionaries): int32
+	// indices into the chunk's dictionary as an engine String array.
+	lkDictStr
 )
 
 // lateKindOf reports how the fast path decodes column c into engine type
@@ -178,6 +182,13 @@ type lateCol struct {
 	of64     []float64
 	obits    []byte
 	str      *strBuilder
+
+	// lkDictStr: the batch's dictionary, the entries of every chunk the
+	// batch reads, one after the other (a batch may span row groups)
+	dicts    []*bytesDecoder // the chunks, in order
+	dictBase int32           // index of the last chunk's first entry
+	chunkArr arrow.Array     // the last chunk's dictionary, kept while batches read only it
+	chunkOf  *bytesDecoder
 }
 
 // begin starts a batch of rows rows.
@@ -190,6 +201,10 @@ func (c *lateCol) begin(mem memory.Allocator, rows int) {
 		c.buf, c.o64 = newFixed[int64](mem, rows)
 	case lkDate:
 		c.buf, c.o32 = newFixed[int32](mem, rows)
+	case lkDictStr:
+		c.buf, c.o32 = newFixed[int32](mem, rows)
+		clear(c.o32) // a NULL row's index stays 0
+		c.dicts, c.dictBase = c.dicts[:0], 0
 	case lkFloat32, lkFloat64:
 		c.buf, c.of64 = newFixed[float64](mem, rows)
 	case lkByteText:
@@ -198,7 +213,7 @@ func (c *lateCol) begin(mem memory.Allocator, rows int) {
 }
 
 // finish returns the batch's array.
-func (c *lateCol) finish() (arrow.Array, error) {
+func (c *lateCol) finish(mem memory.Allocator) (arrow.Array, error) {
 	if c.n != c.cap {
 		c.release()
 		return nil, fmt.Errorf("decoded %d rows of %d", c.n, c.cap)
@@ -208,9 +223,82 @@ func (c *lateCol) finish() (arrow.Array, error) {
 		c.str = nil
 		return s.finish(c.takeValid())
 	}
+	if c.kind == lkDictStr {
+		return c.finishDict(mem)
+	}
 	b := c.buf
 	c.buf = nil
 	return makeArray(c.typ, c.n, c.takeValid(), b), nil
+}
+
+// finishDict returns an lkDictStr batch: its indices over the dictionary
+// of the chunks it read (the last chunk's alone, made once and kept,
+// when it read only that one).
+func (c *lateCol) finishDict(mem memory.Allocator) (arrow.Array, error) {
+	var dict arrow.Array
+	switch {
+	case len(c.dicts) == 1 && c.chunkOf == c.dicts[0] && c.chunkArr != nil:
+		dict = c.chunkArr
+		dict.Retain()
+	default:
+		n, size := 0, 0
+		for _, d := range c.dicts {
+			n += len(d.dict)
+			for _, v := range d.dict {
+				size += len(v)
+			}
+		}
+		b := newStrBuilder(mem, n, size)
+		for _, d := range c.dicts {
+			for _, v := range d.dict {
+				b.append(v)
+			}
+		}
+		var err error
+		if dict, err = b.finish(nil); err != nil {
+			c.release()
+			return nil, err
+		}
+		if len(c.dicts) == 1 {
+			if c.chunkArr != nil {
+				c.chunkArr.Release()
+			}
+			c.chunkArr, c.chunkOf = dict, c.dicts[0]
+			dict.Retain()
+		}
+	}
+	defer dict.Release()
+	b := c.buf
+	c.buf = nil
+	idx := makeArray(arrow.PrimitiveTypes.Int32, c.n, c.takeValid(), b)
+	defer idx.Release()
+	c.dicts = c.dicts[:0]
+	return array.NewDictionaryArray(engineDictType, idx, dict), nil
+}
+
+// readDict reads an lkDictStr column: its indices, each chunk's offset by
+// the entries of the chunks before it in the batch.
+func (c *lateCol) readDict(mem memory.Allocator, k int, pick []int32, defs []int16, d *bytesDecoder) error {
+	rd := func(batch int64, vals []int32, defs, _ []int16) (int64, int, error) {
+		n, nv, err := d.readIndices(batch, vals, defs)
+		if err != nil {
+			return 0, 0, err
+		}
+		if len(c.dicts) == 0 || c.dicts[len(c.dicts)-1] != d {
+			if len(c.dicts) > 0 {
+				c.dictBase += int32(len(c.dicts[len(c.dicts)-1].dict))
+			}
+			c.dicts = append(c.dicts, d)
+		}
+		if base := c.dictBase; base != 0 {
+			for i := range vals[:nv] {
+				vals[i] += base
+			}
+		}
+		return n, nv, nil
+	}
+	return readRuns(c, mem, k, pick, &c.i32, defs, rd, func(at int, v []int32) { copy(c.o32[at:], v) },
+		func(at, src int, v []int32) { c.o32[at] = v[src] })
 }
 
 func (c *lateCol) takeValid() *memory.Buffer {
@@ -309,6 +397,9 @@ func (c *lateCol) read(mem memory.Allocator, k int, pick []int32) error {
 	}
 	switch o := c.own.(type) {
 	case *bytesDecoder:
+		if c.kind == lkDictStr {
+			return c.readDict(mem, k, pick, defs, o)
+		}
 		return readRuns(c, mem, k, pick, &c.ba, defs, o.read, func(_ int, v []parquet.ByteArray) {
 			for _, x := range v {
 				c.str.append(x)
@@ -561,12 +652,13 @@ func (s *ParquetScan) planLate() *lateState {
 		l.gap = lateGap
 	}
 	if f == nil && blooms == nil {
-		if s.dictOut != nil {
-			return nil // the record reader hands over the dictionaries
-		}
 		// No filter: one pass from the start, the fast path decoding
-		// the columns it covers straight into the engine's layout.
+		// the columns it covers straight into the engine's layout (and
+		// the dictionaries an aggregation asked for as lkDictStr,
+		// checked below).
 		l.onePass = true
+	} else if s.dictOut != nil {
+		return nil // the record reader hands over the dictionaries
 	}
 	var fcols []int // filter columns in the order the conjuncts name them
 	for _, c := range conjuncts(f) {
@@ -613,7 +705,34 @@ func (s *ParquetScan) planLate() *lateState {
 		}
 		return lateKindOf(s.md.Schema.Column(ls[0]), s.outT[i])
 	}
+	if s.dictOut != nil {
+		// Every column asked for as a dictionary must be a flat string,
+		// dictionary-only and ownDecodable in every chunk, else the
+		// record reader reads the scan.
+		if s.opts.arrowPages {
+			return nil
+		}
+		for i, want := range s.dictOut {
+			if !want {
+				continue
+			}
+			if fast(i) != lkByteText || !dictionaryOnly(s.md, s.rowGroups, s.colRead[i][0]) {
+				return nil
+			}
+			leaf := s.colRead[i][0]
+			col := s.md.Schema.Column(leaf)
+			for _, rg := range s.rowGroups {
+				cc, err := s.md.RowGroup(rg).ColumnChunk(leaf)
+				if err != nil || !ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
+					return nil
+				}
+			}
+		}
+	}
 	add := func(i int, k lateKind) {
+		if k == lkByteText && s.dictOut != nil && s.dictOut[i] {
+			k = lkDictStr
+		}
 		c := s.md.Schema.Column(s.colRead[i][0])
 		l.byOut[i] = len(l.cols)
 		l.cols = append(l.cols, &lateCol{out: i, leaf: s.colRead[i][0], kind: k, typ: s.outT[i].Arrow(), maxDef: c.MaxDefinitionLevel(), rgi: -1})
@@ -768,7 +887,15 @@ func (s *ParquetScan) lateBatch(rec arrow.RecordBatch, nrows int) (arrow.RecordB
 			return fail(i, err)
 		}
 	}
-	out, err := conformRecord(mem, s.schema, cols, outN)
+	schema := s.schema
+	if s.dictOut != nil {
+		s.isDict = slices.Grow(s.isDict[:0], len(cols))[:len(cols)]
+		for i := range cols {
+			s.isDict[i] = l.byOut[i] >= 0 && l.cols[l.byOut[i]].kind == lkDictStr
+		}
+		schema = s.batchSchema(s.isDict)
+	}
+	out, err := conformRecord(mem, schema, cols, outN)
 	if err != nil {
 		return nil, fmt.Errorf("exec: parquet scan of %s: %w", s.table, err)
 	}
@@ -786,7 +913,7 @@ func (s *ParquetScan) lateDecode(c *lateCol, sel []int32, nrows int) (arrow.Arra
 		c.release()
 		return nil, err
 	}
-	return c.finish()
+	return c.finish(s.opts.Mem)
 }
 
 // earlyCol converts output column i of a record reader batch to the
@@ -1128,6 +1255,18 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 	c.closeOwn()
 	c.rd = nil
 	c.rgLeft = rg.NumRows()
+	if c.kind == lkDictStr {
+		// planLate checked every chunk: dictionary-only, ownDecodable
+		pr, err := rg.GetColumnPageReader(c.leaf)
+		if err != nil {
+			return s.lateErr(c, err)
+		}
+		c.own = newBytesDecoder(pr, c.maxDef)
+		if s.late != nil {
+			s.late.ownChunks++
+		}
+		return nil
+	}
 	if !s.opts.arrowPages {
 		col := s.md.Schema.Column(c.leaf)
 		cc, err := rg.MetaData().ColumnChunk(c.leaf)

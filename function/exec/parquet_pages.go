@@ -66,8 +66,13 @@ type pageReaderOwner interface {
 	close()
 }
 
-// closeOwn closes the column's page decoder, if it has one.
+// closeOwn closes the column's page decoder, if it has one, and drops
+// the dictionary array made of its chunk.
 func (c *lateCol) closeOwn() {
+	if c.chunkArr != nil && c.chunkOf == c.own {
+		c.chunkArr.Release()
+		c.chunkArr, c.chunkOf = nil, nil
+	}
 	if c.own != nil {
 		c.own.close()
 		c.own = nil
@@ -380,6 +385,24 @@ func (d *bytesDecoder) read(batch int64, vals []parquet.ByteArray, defs []int16,
 	for i, j := range idx {
 		out[i] = dict[j]
 	}
+	return int64(n), nv, nil
+}
+
+// readIndices is read for a dictionary-only chunk: the values' indices
+// into d.dict (checked) instead of the values.
+func (d *bytesDecoder) readIndices(batch int64, vals []int32, defs []int16) (int64, int, error) {
+	n, nv, err := d.levels(min(int(batch), len(vals)), defs, d.setDict)
+	if err != nil {
+		return 0, 0, err
+	}
+	if nv > 0 && !d.isDict {
+		return 0, 0, fmt.Errorf("a plain page in a chunk read as a dictionary: %w", errPageCorrupt)
+	}
+	idx, err := d.indices(nv, len(d.dict))
+	if err != nil {
+		return 0, 0, err
+	}
+	copy(vals, idx)
 	return int64(n), nv, nil
 }
 
