@@ -75,8 +75,9 @@ type jobRun struct {
 // maxOpening bounds the task attempts one job opens at once: its
 // task_begin round trips in flight. A stage starts a goroutine per task
 // and each opens its first attempt at once; unbounded, a stage of 10,000
-// tasks put up to ~9,600 commands at once on the process's one go-redis
-// client, past its pool, and every other caller queued behind them: other
+// tasks put about as many commands at once on the process's one go-redis
+// client (10,680 round trips in flight against a pool of 1,064, measured
+// in the simulation), and every other caller queued behind them: other
 // jobs' drivers and tasks (their opens, commits and stage records). In
 // `sluice sim`'s mix (one 10,000-task scan beside 20 small jobs, x100)
 // that queue became minutes of the small jobs' simulated latency, and how

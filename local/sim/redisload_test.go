@@ -140,7 +140,7 @@ func TestPrintMix(t *testing.T) {
 	out := b.String()
 	for _, want := range []string{"big job succeeded in 14m31s", "p50 1m30s", "max 2m0s",
 		"small jobs in submission order: 1m30s 2m0s 1m1s",
-		"peak 9583 round trips in flight (pool of 1064), peak 8500 waiting for a connection", "12000 waits (3s in all)", "434 hedged duplicates, 7 retries"} {
+		"peak 9583 round trips in flight (pool of 1064), peak 8500 in the pool's get", "12000 waited for a connection (3s in all)", "434 hedged duplicates, 7 retries"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)
 		}

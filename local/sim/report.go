@@ -120,7 +120,7 @@ func PrintMix(w io.Writer, rs []MixReport) {
 			in[i] = d.Round(time.Second).String()
 		}
 		fmt.Fprintf(w, "    small jobs in submission order: %s\n", strings.Join(in, " "))
-		fmt.Fprintf(w, "    redis: peak %d round trips in flight (pool of %d), peak %d waiting for a connection (sampled), %d waits (%v in all), %d timeouts; %d hedged duplicates, %d retries\n",
+		fmt.Fprintf(w, "    redis: peak %d round trips in flight (pool of %d), peak %d in the pool's get (waiting or dialling, sampled), %d waited for a connection (%v in all), %d timeouts; %d hedged duplicates, %d retries\n",
 			r.RedisPeakInFlight, r.RedisPool, r.RedisPeakQueue, r.RedisWaits, r.RedisWait.Round(time.Millisecond), r.RedisTimeouts, r.Hedges, r.Retries)
 		if len(r.Queued) > 0 {
 			qs := append([]time.Duration(nil), r.Queued...)

@@ -388,10 +388,12 @@ type MixReport struct {
 	// Redis; exact, counted by a hook), RedisPool the pool's size.
 	RedisPeakInFlight int64
 	RedisPool         int
-	// RedisPeakQueue is the most callers waiting for a pool connection
-	// (go-redis's PendingRequests, sampled every 100 ms of real time);
-	// RedisWaits the times a caller waited for one, RedisWait their total
-	// (real time), RedisTimeouts the waits that gave up.
+	// RedisPeakQueue is the most callers inside the pool's get, waiting
+	// for a connection or dialling one (go-redis's PendingRequests,
+	// sampled every 100 ms of real time); RedisWaits the times a caller
+	// waited for a connection (the pool full), RedisWait their total
+	// (real time, summed over the callers), RedisTimeouts the waits that
+	// gave up.
 	RedisPeakQueue int64
 	RedisWaits     int64
 	RedisWait      time.Duration
@@ -401,8 +403,9 @@ type MixReport struct {
 	Hedges, Retries int64
 }
 
-// sampleQueue returns the most callers waiting for a connection of the
-// Redis pool, sampled every 100 ms until done.
+// sampleQueue returns the most callers inside the Redis pool's get
+// (waiting for a connection or dialling one), sampled every 100 ms until
+// done.
 func (s *Sim) sampleQueue(done <-chan struct{}) int64 {
 	var peak int64
 	t := time.NewTicker(100 * time.Millisecond)
