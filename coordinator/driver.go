@@ -57,6 +57,7 @@ type jobRun struct {
 	repairs *repairState     // lost shuffle objects and their replacements
 	workReq chan workRequest // asks the loop for the work of a finished stage's task (to run it again)
 	outage  *outageClock     // since when the job's attempts meet an infrastructure outage
+	opens   chan struct{}    // one token per attempt being opened (task_begin in flight): at most maxOpening
 	// scans caches the files each scan stage reads (loop goroutine only).
 	scans map[int]*scanInput
 	// scheduling collects the loop's notes for the next round record
@@ -69,6 +70,41 @@ type jobRun struct {
 	// Unix nanoseconds: watchStall looks at the store only after a quiet
 	// spell.
 	progress atomic.Int64
+}
+
+// maxOpening bounds the task attempts one job opens at once: its
+// task_begin round trips in flight. A stage starts a goroutine per task
+// and each opens its first attempt at once; unbounded, a stage of 10,000
+// tasks put about as many commands at once on the process's one go-redis
+// client (10,680 round trips in flight against a pool of 1,064, measured
+// in the simulation), and every other caller queued behind them: other
+// jobs' drivers and tasks (their opens, commits and stage records). In
+// `sluice sim`'s mix (one 10,000-task scan beside 20 small jobs, x100)
+// that queue became minutes of the small jobs' simulated latency, and how
+// long it lasted decided whether fair sharing showed any benefit
+// (docs/architecture.md, Scale). An open takes about a round trip, so 64
+// at once still feed the dispatcher far faster than functions run, and
+// keep the pool's queue short for everyone else.
+const maxOpening = 64
+
+// open runs begin, which opens one attempt of a task (a task_begin round
+// trip), once fewer than cap(r.opens) opens of the job are in flight, and
+// returns its error. Waiting ends with ctx, and a ctx done by the time
+// its turn comes opens nothing. A run without opens (nil) opens at once.
+// Safe for concurrent use.
+func (r *jobRun) open(ctx context.Context, begin func(context.Context) error) error {
+	if r.opens != nil {
+		select {
+		case r.opens <- struct{}{}:
+		case <-ctx.Done():
+			return fmt.Errorf("waiting to open an attempt: %w", ctx.Err())
+		}
+		defer func() { <-r.opens }()
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("waiting to open an attempt: %w", err) // ended while it waited: open nothing
+		}
+	}
+	return begin(ctx)
 }
 
 // Drive runs job to completion from whatever state Redis holds. It returns
@@ -230,7 +266,8 @@ func (c *Coordinator) load(ctx context.Context, job string, fence int64) (*jobRu
 		return nil, err
 	}
 	run := &jobRun{id: job, fence: fence, adaptive: m.Adaptive, round: m.Round, outputs: map[int]*stageOutput{},
-		times: newStageTimes(), repairs: newRepairState(), workReq: make(chan workRequest), outage: &outageClock{}}
+		times: newStageTimes(), repairs: newRepairState(), workReq: make(chan workRequest), outage: &outageClock{},
+		opens: make(chan struct{}, maxOpening)}
 	run.graph = adaptive.NewExecutionGraph(run.adaptive)
 	g, err := m.Plan()
 	if err != nil {

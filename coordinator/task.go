@@ -134,7 +134,11 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 	// start opens an attempt and runs it in the background. done is set
 	// when there is nothing to run (the task is committed, or failed).
 	start := func() (res *function.TaskResult, done bool, err error) {
-		a, err := c.store.Begin(ctx, run.id, run.fence, st.ID, t)
+		var a AttemptStart
+		err = run.open(ctx, func(ctx context.Context) (err error) {
+			a, err = c.store.Begin(ctx, run.id, run.fence, st.ID, t)
+			return err
+		})
 		if err != nil {
 			return nil, true, err
 		}

@@ -115,6 +115,13 @@ func PrintMix(w io.Writer, rs []MixReport) {
 		}
 		fmt.Fprintf(w, "fair share %-5v, %-18s: big job %s in %v; %d small jobs: p50 %v, p90 %v, max %v (%d failed)\n",
 			r.FairShare, adm, r.BigState, r.Big.Round(time.Second), len(ls), q(0.5), q(0.9), q(1), r.Failed)
+		in := make([]string, len(r.Small))
+		for i, d := range r.Small {
+			in[i] = d.Round(time.Second).String()
+		}
+		fmt.Fprintf(w, "    small jobs in submission order: %s\n", strings.Join(in, " "))
+		fmt.Fprintf(w, "    redis: peak %d round trips in flight (pool of %d), peak %d in the pool's get (waiting or dialling, sampled), %d waited for a connection (%v in all), %d timeouts; %d hedged duplicates, %d retries\n",
+			r.RedisPeakInFlight, r.RedisPool, r.RedisPeakQueue, r.RedisWaits, r.RedisWait.Round(time.Millisecond), r.RedisTimeouts, r.Hedges, r.Retries)
 		if len(r.Queued) > 0 {
 			qs := append([]time.Duration(nil), r.Queued...)
 			sort.Slice(qs, func(i, j int) bool { return qs[i] < qs[j] })

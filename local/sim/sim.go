@@ -109,6 +109,7 @@ type Sim struct {
 	Jobs   *coordinator.Store
 	Tables []*catalog.Table
 	rdb    *redis.Client
+	load   *redisLoad // the round trips in flight on rdb
 	prices coordinator.Prices
 }
 
@@ -122,6 +123,8 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 	store := NewStore(opts.Store, clock)
 	conc := max(opts.Coordinator.Concurrency, 1)
 	rdb := redis.NewClient(&redis.Options{Addr: opts.RedisAddr, PoolSize: conc + 64})
+	load := &redisLoad{}
+	rdb.AddHook(load) // first: outermost, so it counts the wait for a connection too
 	if err := rdb.Ping(ctx).Err(); err != nil {
 		return nil, fmt.Errorf("redis %s: %w", opts.RedisAddr, err)
 	}
@@ -164,7 +167,7 @@ func New(ctx context.Context, opts Options) (*Sim, error) {
 	jobs := coordinator.NewStore(rdb)
 	co := coordinator.New(cfg, jobs, store, session, cat, inv, opts.Log)
 	return &Sim{opts: opts, Clock: clock, Store: store, Platform: platform, Invoker: inv, Co: co, Jobs: jobs, Tables: tables,
-		rdb: rdb, prices: cfg.Prices}, nil
+		rdb: rdb, load: load, prices: cfg.Prices}, nil
 }
 
 // Close stops the coordinator.
@@ -364,7 +367,8 @@ func (s *Sim) Run(ctx context.Context, q Query) QueryReport {
 }
 
 // MixReport is what Mix measured: the big job's and each small job's
-// simulated latency, from its submission to its end.
+// simulated latency, from its submission to its end, and the load the
+// run put on the coordinator's Redis client.
 type MixReport struct {
 	FairShare bool
 	MaxJobs   int // admission control's limit (0: none)
@@ -379,14 +383,69 @@ type MixReport struct {
 	// order).
 	BigJob    string
 	SmallJobs []string
+	// RedisPeakInFlight is the most Redis round trips this process had
+	// in flight at once (waiting for a pool connection or answered by
+	// Redis; exact, counted by a hook), RedisPool the pool's size.
+	RedisPeakInFlight int64
+	RedisPool         int
+	// RedisPeakQueue is the most callers inside the pool's get, waiting
+	// for a connection or dialling one (go-redis's PendingRequests,
+	// sampled every 100 ms of real time); RedisWaits the times a caller
+	// waited for a connection (the pool full), RedisWait their total
+	// (real time, summed over the callers), RedisTimeouts the waits that
+	// gave up.
+	RedisPeakQueue int64
+	RedisWaits     int64
+	RedisWait      time.Duration
+	RedisTimeouts  int64
+	// Hedges are the duplicate attempts started for stragglers, Retries
+	// the attempts retried, over the whole mix.
+	Hedges, Retries int64
+}
+
+// sampleQueue returns the most callers inside the Redis pool's get
+// (waiting for a connection or dialling one), sampled every 100 ms until
+// done.
+func (s *Sim) sampleQueue(done <-chan struct{}) int64 {
+	var peak int64
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		peak = max(peak, int64(s.rdb.PoolStats().PendingRequests))
+		select {
+		case <-done:
+			return peak
+		case <-t.C:
+		}
+	}
 }
 
 // Mix submits big, waits after (simulated time), then submits every
 // small query at once, and waits for all of them: how the small jobs
 // fare beside a big one under the coordinator's concurrency cap.
-func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (MixReport, error) {
-	r := MixReport{FairShare: s.opts.Coordinator.FairShare, MaxJobs: s.opts.Coordinator.MaxJobs, Small: make([]time.Duration, len(small)),
-		SmallJobs: make([]string, len(small))}
+func (s *Sim) Mix(ctx context.Context, big Query, small []Query, after time.Duration) (r MixReport, err error) {
+	r = MixReport{FairShare: s.opts.Coordinator.FairShare, MaxJobs: s.opts.Coordinator.MaxJobs, Small: make([]time.Duration, len(small)),
+		SmallJobs: make([]string, len(small)), RedisPool: s.rdb.Options().PoolSize}
+	m := s.Co.Metrics()
+	retries0, hedges0 := counterValue(m.Retries), counterValue(m.Hedges)
+	pool0 := *s.rdb.PoolStats()
+	s.load.takePeak()
+	// The deferred function fills the load figures into r, the named
+	// result, on every return.
+	done := make(chan struct{})
+	sampled := make(chan int64)
+	go func() { sampled <- s.sampleQueue(done) }()
+	defer func() {
+		close(done)
+		r.RedisPeakQueue = <-sampled
+		r.RedisPeakInFlight = s.load.takePeak()
+		pool := s.rdb.PoolStats()
+		r.RedisWaits = int64(pool.WaitCount) - int64(pool0.WaitCount)
+		r.RedisWait = time.Duration(pool.WaitDurationNs - pool0.WaitDurationNs)
+		r.RedisTimeouts = int64(pool.Timeouts) - int64(pool0.Timeouts)
+		r.Retries = counterValue(m.Retries) - retries0
+		r.Hedges = counterValue(m.Hedges) - hedges0
+	}()
 	began := time.Now()
 	bigJob, err := s.Co.Submit(ctx, big.SQL, coordinator.SubmitOptions{})
 	if err != nil {

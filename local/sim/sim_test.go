@@ -204,6 +204,9 @@ func TestMixAdmission(t *testing.T) {
 	if r.BigState != "succeeded" || r.Failed > 0 || len(r.Queued) != len(small) {
 		t.Fatalf("big job %s, %d small jobs failed, %d admission waits recorded", r.BigState, r.Failed, len(r.Queued))
 	}
+	if r.RedisPeakInFlight < 1 || r.RedisPool != opts.Coordinator.Concurrency+64 {
+		t.Errorf("Redis load not measured: peak %d in flight, pool %d", r.RedisPeakInFlight, r.RedisPool)
+	}
 	type span struct{ in, out time.Time }
 	read := func(job string) span {
 		m, err := s.Jobs.Job(ctx, job)
