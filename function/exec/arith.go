@@ -138,18 +138,33 @@ func decScale(t plan.DataType) int {
 // intArith computes int64 (or decimal, with the 18-digit bound) arithmetic.
 func (ev *evaluator) intArith(op plan.Op, a, b vec, rt plan.DataType, dec bool) (arrow.Array, error) {
 	n := ev.n
-	x, y := ev.int64View(a), ev.int64View(b)
 	valid := andValidity(ev.mem, n, arrOf(a), arrOf(b))
 	buf, out := newFixed[int64](ev.mem, n)
 	var bad int64
-	switch op {
-	case plan.OpAdd:
+	var x, y []int64
+	scalar := op == plan.OpAdd || op == plan.OpSub || op == plan.OpMul
+	switch {
+	case scalar && a.arr != nil && b.arr == nil:
+		// A literal operand (Q1's 1 - l_discount) is not broadcast into
+		// a slice of n values per batch: a fresh allocation each time.
+		bad = scalarArith(op, out, values[int64](a.arr)[:n], b.lit.I, false, dec)
+	case scalar && a.arr == nil && b.arr != nil:
+		bad = scalarArith(op, out, values[int64](b.arr)[:n], a.lit.I, true, dec)
+	default:
+		x, y = ev.int64View(a), ev.int64View(b)
+	}
+	switch {
+	case x == nil:
+		if bad != 0 {
+			x, y = ev.int64View(a), ev.int64View(b) // find the first overflow below
+		}
+	case op == plan.OpAdd:
 		bad = addI64(out, x, y, dec)
-	case plan.OpSub:
+	case op == plan.OpSub:
 		bad = subI64(out, x, y, dec)
-	case plan.OpMul:
+	case op == plan.OpMul:
 		bad = mulI64(out, x, y, dec)
-	case plan.OpMod:
+	case op == plan.OpMod:
 		valid = modI64(ev.mem, out, x, y, valid)
 	default:
 		buf.Release()
@@ -180,6 +195,51 @@ func (ev *evaluator) intArith(op plan.Op, a, b vec, rt plan.DataType, dec bool) 
 }
 
 func b2i(b bool) int64 { return int64(b2u(b)) }
+
+// scalarArith is addI64, subI64 and mulI64 with one operand the constant
+// c: a[i] op c, or c op a[i] when left. Any other operator is reported
+// bad, for the caller to take the general path's error.
+func scalarArith(op plan.Op, out, a []int64, c int64, left, dec bool) (bad int64) {
+	out = out[:len(a)]
+	switch {
+	case op == plan.OpAdd:
+		for i, x := range a {
+			s := x + c
+			out[i] = s
+			bad |= ((x ^ s) & (c ^ s)) >> 63
+			if dec {
+				bad |= b2i(uint64(s+maxDecimal) > 2*maxDecimal)
+			}
+		}
+	case op == plan.OpSub && left:
+		for i, y := range a {
+			s := c - y
+			out[i] = s
+			bad |= ((c ^ y) & (c ^ s)) >> 63
+			if dec {
+				bad |= b2i(uint64(s+maxDecimal) > 2*maxDecimal)
+			}
+		}
+	case op == plan.OpSub:
+		for i, x := range a {
+			s := x - c
+			out[i] = s
+			bad |= ((x ^ c) & (x ^ s)) >> 63
+			if dec {
+				bad |= b2i(uint64(s+maxDecimal) > 2*maxDecimal)
+			}
+		}
+	case op == plan.OpMul:
+		for i, x := range a {
+			r, ovf := mulChk(x, c, dec)
+			out[i] = r
+			bad |= b2i(ovf)
+		}
+	default:
+		return 1
+	}
+	return bad
+}
 
 func addI64(out, a, b []int64, dec bool) (bad int64) {
 	b = b[:len(a)]

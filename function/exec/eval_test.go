@@ -3,9 +3,13 @@ package exec
 import (
 	"errors"
 	"math"
+	"math/rand"
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/apache/arrow-go/v18/arrow"
+	"github.com/apache/arrow-go/v18/arrow/array"
 
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -455,5 +459,89 @@ func TestEvalErrorsAreNeverTransient(t *testing.T) {
 	defer got.Release()
 	if s := got.ValueStr(0); s != "1995-02-28" {
 		t.Errorf("%s = %s, want 1995-02-28", e, s)
+	}
+}
+
+// TestScalarArith checks integer and decimal arithmetic with a literal
+// operand (scalarArith, no broadcast) against the same arithmetic with the
+// literal as a column, left and right, over values that overflow and
+// NULLs: equal values where both succeed, an overflow error from both
+// otherwise.
+func TestScalarArith(t *testing.T) {
+	mem := checkedMem(t)
+	rng := rand.New(rand.NewSource(7))
+	const n = 300
+	gen := func(big bool) (xs, ds []any) { // big: a few values at the types' bounds
+		xs, ds = make([]any, n), make([]any, n)
+		for i := range xs {
+			switch {
+			case i%23 == 0:
+				xs[i], ds[i] = nil, nil
+			case big && i%97 == 1:
+				xs[i], ds[i] = int64(math.MaxInt64-int64(rng.Intn(3))), "9999999999999999.99"
+			default:
+				v := rng.Int63n(2_000_000) - 1_000_000
+				xs[i], ds[i] = v, plan.FormatDecimal(v, 2)
+			}
+		}
+		return xs, ds
+	}
+	xs, ds := gen(false)
+	bxs, bds := gen(true)
+	ilits := []*plan.Expr{litI(1), litI(-3), litI(0), litI(1 << 40), litI(math.MaxInt64), litI(math.MinInt64 + 1)}
+	dlits := []*plan.Expr{litD("1.00", 18, 2), litD("-0.05", 18, 2), litD("0.00", 18, 2), litD("999999999999.99", 18, 2)}
+	for _, tc := range []struct {
+		name string
+		typ  plan.DataType
+		col  col
+		lits []*plan.Expr
+	}{
+		{"int64", i64T, ints("x", xs...), ilits},
+		{"int64 at the bounds", i64T, ints("x", bxs...), ilits},
+		{"decimal", dec(18, 2), decs("x", 18, 2, ds...), dlits},
+		{"decimal at the bounds", dec(18, 2), decs("x", 18, 2, bds...), dlits},
+	} {
+		for _, lit := range tc.lits {
+			rec := mkRec(mem, tc.col)
+			litCol, err := Eval(lit, rec, mem) // the literal broadcast into a column
+			if err != nil {
+				t.Fatal(err)
+			}
+			both := array.NewRecordBatch(arrow.NewSchema([]arrow.Field{rec.Schema().Field(0), {Name: "c", Type: litCol.DataType(), Nullable: true}}, nil),
+				[]arrow.Array{rec.Column(0), litCol}, int64(n))
+			litCol.Release()
+			x, c := cref(0, tc.typ), cref(1, tc.typ)
+			for _, op := range []plan.Op{plan.OpAdd, plan.OpSub, plan.OpMul} {
+				rt := tc.typ
+				if op == plan.OpMul && tc.typ.ID == plan.Decimal {
+					rt = dec(18, 4)
+				}
+				for _, left := range []bool{false, true} {
+					sc, gen := call(op, rt, x, lit), call(op, rt, x, c)
+					if left {
+						sc, gen = call(op, rt, lit, x), call(op, rt, c, x)
+					}
+					got, gerr := Eval(sc, rec, mem)
+					want, werr := Eval(gen, both, mem)
+					switch {
+					case gerr != nil || werr != nil:
+						if (gerr == nil) != (werr == nil) || errors.Is(gerr, ErrIntegerOverflow) != errors.Is(werr, ErrIntegerOverflow) ||
+							errors.Is(gerr, plan.ErrDecimalOverflow) != errors.Is(werr, plan.ErrDecimalOverflow) {
+							t.Errorf("%s %s: literal: %v; column: %v", tc.name, sc, gerr, werr)
+						}
+					case !array.Equal(got, want):
+						t.Errorf("%s %s: literal and column operands differ", tc.name, sc)
+					}
+					if got != nil {
+						got.Release()
+					}
+					if want != nil {
+						want.Release()
+					}
+				}
+			}
+			both.Release()
+			rec.Release()
+		}
 	}
 }
