@@ -797,6 +797,12 @@ func (c *countingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return k, err
 }
 
+func (c *countingReaderAt) View(off, n int64) ([]byte, error) {
+	b, err := c.ReaderAt.View(off, n)
+	c.n.Add(int64(len(b)))
+	return b, err
+}
+
 func (s *splitScan) Close() error {
 	if s.cur != nil {
 		return s.cur.Close()

@@ -1257,7 +1257,7 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 	c.rgLeft = rg.NumRows()
 	if c.kind == lkDictStr {
 		// planLate checked every chunk: dictionary-only, ownDecodable
-		pr, err := rg.GetColumnPageReader(c.leaf)
+		pr, err := s.chunkPageReader(rg, c.leaf)
 		if err != nil {
 			return s.lateErr(c, err)
 		}
@@ -1271,7 +1271,7 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 		col := s.md.Schema.Column(c.leaf)
 		cc, err := rg.MetaData().ColumnChunk(c.leaf)
 		if err == nil && c.kind != lkBool && ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
-			pr, err := rg.GetColumnPageReader(c.leaf)
+			pr, err := s.chunkPageReader(rg, c.leaf)
 			if err != nil {
 				return s.lateErr(c, err)
 			}
@@ -1293,7 +1293,7 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 			return nil
 		}
 	}
-	rd, err := rg.Column(c.leaf)
+	rd, err := s.chunkColumnReader(rg, c.leaf)
 	if err != nil {
 		return s.lateErr(c, err)
 	}

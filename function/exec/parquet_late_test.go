@@ -1,8 +1,10 @@
 package exec
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"io"
 	"math/rand"
 	"os"
 	"path/filepath"
@@ -173,9 +175,55 @@ func scanRows(t *testing.T, path string, n *plan.Node, opts Options, filter bool
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer f.Close()
+	return scanRowsFrom(t, f, n, opts, filter)
+}
+
+// sharedSource is a file in memory that hands out its own bytes (View),
+// as objstore.ReaderAt does with its read-ahead: a scan over it must read
+// the column chunks without copying them and never write into them.
+type sharedSource struct {
+	*bytes.Reader
+	data  []byte
+	views int
+}
+
+func (s *sharedSource) View(off, n int64) ([]byte, error) {
+	s.views++
+	if off < 0 || off > int64(len(s.data)) {
+		return nil, io.EOF
+	}
+	end := min(off+n, int64(len(s.data)))
+	if end-off < n {
+		return s.data[off:end], io.EOF
+	}
+	return s.data[off:end], nil
+}
+
+// scanRowsShared is scanRows over a sharedSource; it fails the test when
+// no chunk was viewed or the scan changed the shared bytes.
+func scanRowsShared(t *testing.T, path string, n *plan.Node, opts Options, filter bool) ([][]any, *ParquetScan) {
+	t.Helper()
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	orig := bytes.Clone(data)
+	src := &sharedSource{Reader: bytes.NewReader(data), data: data}
+	rows, ps := scanRowsFrom(t, src, n, opts, filter)
+	if src.views == 0 {
+		t.Error("no column chunk was read through View")
+	}
+	if !bytes.Equal(data, orig) {
+		t.Error("the scan wrote into the source's shared bytes")
+	}
+	return rows, ps
+}
+
+func scanRowsFrom(t *testing.T, f parquet.ReaderAtSeeker, n *plan.Node, opts Options, filter bool) ([][]any, *ParquetScan) {
+	t.Helper()
 	op, err := NewParquetScan(context.Background(), f, n, nil, opts)
 	if err != nil {
-		f.Close()
 		t.Fatal(err)
 	}
 	ps := op.(*ParquetScan)
@@ -262,10 +310,16 @@ func TestLateMaterialization(t *testing.T) {
 				for _, o := range []struct {
 					batch, gap int
 					arrowPages bool // arrow-go's column readers instead of pageDecoder
-				}{{1000, 0, false}, {97, 0, false}, {1000, 1, false}, {333, 7, false}, {97, 0, true}} {
+					shared     bool // column chunks viewed in the source's bytes, not copied
+				}{{1000, 0, false, false}, {97, 0, false, false}, {1000, 1, false, false}, {333, 7, false, false}, {97, 0, true, false},
+					{1000, 0, false, true}, {97, 0, true, true}} {
 					batch := o.batch
 					mem := checkedMem(t)
-					got, ps := scanRows(t, path, n, Options{Mem: mem, Late: LateAlways, BatchRows: batch, lateGap: o.gap, arrowPages: o.arrowPages}, false)
+					scan := scanRows
+					if o.shared {
+						scan = scanRowsShared
+					}
+					got, ps := scan(t, path, n, Options{Mem: mem, Late: LateAlways, BatchRows: batch, lateGap: o.gap, arrowPages: o.arrowPages}, false)
 					if ps.late == nil {
 						t.Fatal("the late path was not taken")
 					}

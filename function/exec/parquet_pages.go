@@ -171,7 +171,9 @@ func (p *pageCursor) values(enc parquet.Encoding, data []byte) error {
 
 // levels takes up to batch rows of the current page (the next one when
 // it is done): their definition levels into defs when the column has
-// them. It returns the rows and how many of them are values.
+// them and some of the rows are NULL (nv < n; when every row is a value
+// defs may be left unwritten). It returns the rows and how many of them
+// are values.
 func (p *pageCursor) levels(batch int, defs []int16, dict func(n int, data []byte) error) (n, nv int, err error) {
 	if p.left == 0 {
 		if err := p.next(dict); err != nil {
@@ -181,6 +183,17 @@ func (p *pageCursor) levels(batch int, defs []int16, dict func(n int, data []byt
 	n = min(batch, p.left)
 	nv = n
 	if p.maxDef > 0 {
+		// The common case, a column declared nullable without a NULL
+		// here: the n levels lie in one RLE run of maxDef. defs is
+		// left unwritten (callers read it only when nv < n).
+		all, err := p.defs.runOf(n, int32(p.maxDef))
+		if err != nil {
+			return 0, 0, err
+		}
+		if all {
+			p.left -= n
+			return n, n, nil
+		}
 		if len(defs) < n {
 			return 0, 0, errors.New("no room for the definition levels")
 		}
@@ -434,6 +447,24 @@ type rleDecoder struct {
 
 func (r *rleDecoder) reset(data []byte, width int) {
 	*r = rleDecoder{data: data, width: width}
+}
+
+// runOf consumes the next n values when they lie in one RLE run of value
+// v, and reports whether it did; otherwise it consumes nothing.
+func (r *rleDecoder) runOf(n int, v int32) (bool, error) {
+	if n == 0 {
+		return true, nil
+	}
+	if r.left == 0 {
+		if err := r.nextRun(); err != nil {
+			return false, err
+		}
+	}
+	if !r.rle || r.left < n || r.value != v {
+		return false, nil
+	}
+	r.left -= n
+	return true, nil
 }
 
 // nextRun reads the next run's header.

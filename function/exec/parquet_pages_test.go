@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"slices"
 	"testing"
 )
 
@@ -65,4 +66,52 @@ func FuzzRLEDecoder(f *testing.F) {
 		lv := make([]int16, int(n%4096))
 		_ = r.levels(lv)
 	})
+}
+
+// TestRLERunOf checks the no-NULL shortcut of definition levels: it
+// consumes n levels only when they lie in one RLE run of the value, and
+// otherwise leaves the decoder where it was (the values decode the same
+// afterwards).
+func TestRLERunOf(t *testing.T) {
+	tests := []struct {
+		name    string
+		data    []byte
+		width   int
+		n       int
+		v       int32
+		all     bool
+		rest    []int32 // what decodes after the call
+		corrupt bool
+	}{
+		{name: "inside the run", data: []byte{5 << 1, 1}, width: 1, n: 3, v: 1, all: true, rest: []int32{1, 1}},
+		{name: "the whole run", data: []byte{5 << 1, 1, 2 << 1, 0}, width: 1, n: 5, v: 1, all: true, rest: []int32{0, 0}},
+		{name: "longer than the run", data: []byte{2 << 1, 1, 2 << 1, 0}, width: 1, n: 3, v: 1, rest: []int32{1, 1, 0, 0}},
+		{name: "another value", data: []byte{4 << 1, 0}, width: 1, n: 2, v: 1, rest: []int32{0, 0, 0, 0}},
+		{name: "bit-packed", data: []byte{1<<1 | 1, 0xFF}, width: 1, n: 8, v: 1, rest: []int32{1, 1, 1, 1, 1, 1, 1, 1}},
+		{name: "zero levels", data: nil, width: 1, n: 0, v: 1, all: true},
+		{name: "header cut", data: []byte{0x80}, width: 1, n: 1, v: 1, corrupt: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var r rleDecoder
+			r.reset(tc.data, tc.width)
+			all, err := r.runOf(tc.n, tc.v)
+			if tc.corrupt {
+				if !errors.Is(err, errPageCorrupt) {
+					t.Fatalf("err = %v, want a corrupt page", err)
+				}
+				return
+			}
+			if err != nil || all != tc.all {
+				t.Fatalf("runOf = %v, %v; want %v", all, err, tc.all)
+			}
+			got := make([]int32, len(tc.rest))
+			if err := r.decode(got); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got, tc.rest) {
+				t.Fatalf("then decoded %v, want %v", got, tc.rest)
+			}
+		})
+	}
 }

@@ -132,6 +132,35 @@ func (c *countingReader) decodeErr(err error) error {
 	return plan.WithCode(plan.CodeCorruptInput, err)
 }
 
+// viewer is a source that can hand out bytes it already holds without
+// copying them (objstore.ReaderAt.View).
+type viewer interface {
+	View(off, n int64) ([]byte, error)
+}
+
+// view returns the n bytes at off: shared with the source when it is a
+// viewer, else read into a fresh buffer. The caller must not modify them.
+func (c *countingReader) view(off, n int64) ([]byte, error) {
+	var b []byte
+	var err error
+	if v, ok := c.r.(viewer); ok {
+		b, err = v.View(off, n)
+	} else {
+		b = make([]byte, n)
+		var k int
+		k, err = c.r.ReadAt(b, off)
+		b = b[:k]
+	}
+	c.n.Add(int64(len(b)))
+	if err != nil && (err != io.EOF || int64(len(b)) < n) {
+		c.ioErr.Store(true)
+	}
+	if err == io.EOF && int64(len(b)) == n {
+		err = nil
+	}
+	return b, err
+}
+
 func (c *countingReader) Seek(offset int64, whence int) (int64, error) {
 	return c.r.Seek(offset, whence)
 }

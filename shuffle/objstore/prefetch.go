@@ -300,18 +300,30 @@ func (p *prefetcher) unitFor(off, n int64) *fetchUnit {
 // has not started it) and copies. ok is false when the read is not
 // planned, or the unit failed or was freed: the caller reads it itself.
 func (r *ReaderAt) readPlanned(p []byte, off int64) (int, bool) {
+	b, ok := r.planned(off, int64(len(p)))
+	if !ok {
+		return 0, false
+	}
+	return copy(p, b), true
+}
+
+// planned returns the n bytes at off from the read-ahead, a slice of the
+// planned request that holds them (waiting for it, or fetching it when
+// the read-ahead has not started it), and counts the read against the
+// planned range it is. ok is false when the range is not inside a
+// planned request, or the request failed or was freed.
+func (r *ReaderAt) planned(off, n int64) ([]byte, bool) {
 	r.mu.Lock()
 	pf := r.pf
 	r.mu.Unlock()
 	if pf == nil {
-		return 0, false
+		return nil, false
 	}
-	n := int64(len(p))
 	pf.mu.Lock()
 	u := pf.unitFor(off, n)
 	if u == nil || u.freed {
 		pf.mu.Unlock()
-		return 0, false
+		return nil, false
 	}
 	if !u.started { // the reader is ahead of the read-ahead: fetch it now
 		u.started = true
@@ -325,14 +337,15 @@ func (r *ReaderAt) readPlanned(p []byte, off int64) (int, bool) {
 	select {
 	case <-u.done:
 	case <-r.ctx.Done():
-		return 0, false
+		return nil, false
 	}
 	pf.mu.Lock()
 	defer pf.mu.Unlock()
 	if u.err != nil || u.freed || u.data == nil {
-		return 0, false
+		return nil, false
 	}
-	c := copy(p, u.data[off-u.off:])
+	from := off - u.off
+	b := u.data[min(from, int64(len(u.data))):min(from+n, int64(len(u.data)))]
 	// Count the read against the planned range it is (if it is one).
 	j := sort.Search(len(u.parts), func(j int) bool { return u.parts[j].off >= off })
 	for ; j < len(u.parts) && u.parts[j].off == off; j++ {
@@ -347,7 +360,7 @@ func (r *ReaderAt) readPlanned(p []byte, off int64) (int, bool) {
 		pf.held -= u.n
 		pf.signal()
 	}
-	return c, true
+	return b, true
 }
 
 // Close stops the read-ahead and frees its bytes. The reader stays usable

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"sync"
 	"testing"
 )
@@ -131,10 +132,20 @@ func TestPrefetchReads(t *testing.T) {
 					delete(b.failAt, rg[0])
 					b.mu.Unlock()
 				}
-				p := make([]byte, rg[1])
-				n, err := r.ReadAt(p, rg[0])
-				if err != nil || int64(n) != rg[1] {
-					t.Fatalf("range %d: n=%d err=%v", i, n, err)
+				// Odd ranges are read with View, which shares the
+				// read-ahead's bytes instead of copying them.
+				var p []byte
+				var err error
+				if i%2 == 1 {
+					p, err = r.View(rg[0], rg[1])
+				} else {
+					p = make([]byte, rg[1])
+					var n int
+					n, err = r.ReadAt(p, rg[0])
+					p = p[:n]
+				}
+				if err != nil || int64(len(p)) != rg[1] {
+					t.Fatalf("range %d: n=%d err=%v", i, len(p), err)
 				}
 				if !bytes.Equal(p, data[rg[0]:rg[0]+rg[1]]) {
 					t.Fatalf("range %d: wrong bytes", i)
@@ -198,4 +209,51 @@ func seq(n int) []int {
 		s[i] = i
 	}
 	return s
+}
+
+// TestView checks View against the object's bytes outside the read-ahead:
+// large and small ranges, the object's end, and no extra GET for a range
+// the block cache holds.
+func TestView(t *testing.T) {
+	data := make([]byte, 256<<10)
+	for i := range data {
+		data[i] = byte(i * 13)
+	}
+	cases := []struct {
+		name    string
+		off, n  int64
+		want    int64 // bytes returned
+		eof     bool
+		maxGets int
+	}{
+		{name: "large range: the GET's buffer", off: 1000, n: 200 << 10, want: 200 << 10, maxGets: 1},
+		{name: "small range: through the block cache", off: 5000, n: 100, want: 100, maxGets: 1},
+		{name: "zero bytes", off: 10, n: 0, want: 0},
+		{name: "past the end: short, io.EOF", off: int64(len(data)) - 50, n: 100, want: 50, eof: true, maxGets: 1},
+		{name: "at the end", off: int64(len(data)), n: 10, want: 0, eof: true},
+		{name: "whole object", off: 0, n: int64(len(data)), want: int64(len(data)), maxGets: 1},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			b := &rangeLog{Mem: NewMem("t"), failAt: map[int64]bool{}}
+			if err := b.Put(ctx, "f", data); err != nil {
+				t.Fatal(err)
+			}
+			r := NewReaderAt(ctx, b, "f", int64(len(data)))
+			got, err := r.View(c.off, c.n)
+			if c.eof != errors.Is(err, io.EOF) || (err != nil && !c.eof) {
+				t.Fatalf("err = %v, want io.EOF: %v", err, c.eof)
+			}
+			if int64(len(got)) != c.want || !bytes.Equal(got, data[c.off:c.off+c.want]) {
+				t.Fatalf("%d bytes, want %d of the object's", len(got), c.want)
+			}
+			if b.count() > c.maxGets {
+				t.Fatalf("%d GETs, want at most %d", b.count(), c.maxGets)
+			}
+			if _, err := r.View(-1, 1); err == nil {
+				t.Fatal("a negative offset was accepted")
+			}
+		})
+	}
 }

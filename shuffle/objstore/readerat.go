@@ -167,6 +167,44 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 	return r.done(c, len(p))
 }
 
+// View returns the n bytes at off, as ReadAt would read them, without
+// copying them where it can: a range inside a planned read-ahead request
+// is a slice of that request's bytes, and a large unplanned range is the
+// GET's own buffer; only a small read is copied out of the block cache.
+// The bytes are shared: the caller must not modify them. At the end of
+// the object the slice is shorter than n and the error is io.EOF.
+func (r *ReaderAt) View(off, n int64) ([]byte, error) {
+	size, err := r.objectSize()
+	if err != nil {
+		return nil, err
+	}
+	if off < 0 || n < 0 {
+		return nil, fmt.Errorf("objstore: View %s: negative offset %d or length %d", r.key, off, n)
+	}
+	want := min(n, max(size-off, 0))
+	var b []byte
+	if want > 0 {
+		var ok bool
+		if b, ok = r.planned(off, want); !ok {
+			if want >= r.minRead || r.nblocks == 0 {
+				if b, err = r.fetch(off, want); err != nil {
+					return nil, err
+				}
+			} else {
+				b = make([]byte, want)
+				k, err := r.ReadAt(b, off)
+				if err != nil && k < len(b) {
+					return b[:k], err
+				}
+			}
+		}
+	}
+	if int64(len(b)) < n {
+		return b, io.EOF
+	}
+	return b[:n], nil
+}
+
 func (r *ReaderAt) done(n, want int) (int, error) {
 	if n < want {
 		return n, io.EOF
