@@ -246,39 +246,20 @@ func dictKey(mem memory.Allocator, g *plan.Expr, rec arrow.RecordBatch) (arrow.A
 // dictKeyColumns lists the scan columns an aggregation node n may receive
 // as dictionary arrays: n is a partial or single aggregation over a
 // Parquet scan, directly or through filters (which gather a dictionary
-// column's indices), and the column is a String group key used by nothing
-// else (no aggregate argument, no other key expression, no filter), so
-// only the group table ever sees its dictionary form. Nil when there is
+// column's indices) and projections (which pass a bare column reference
+// through), and the column is a String group key used by nothing else
+// (no aggregate argument, no other key or projected expression, no
+// filter), so only the group table ever sees its dictionary form. Nil when there is
 // none.
 func dictKeyColumns(n *plan.Node) []int {
 	a := n.Aggregate
 	if a == nil || (a.Mode != plan.AggPartial && a.Mode != plan.AggSingle) || len(n.Inputs) != 1 {
 		return nil
 	}
-	uses := map[int]int{} // column -> references outside bare group keys
-	scan := n.Inputs[0]
-	for scan.Kind == plan.KindFilter && len(scan.Inputs) == 1 && len(scan.Schema) == len(scan.Inputs[0].Schema) {
-		// Filters keep the scan's columns; the ones they test are read
-		// as plain strings.
-		if scan.Predicate != nil {
-			for _, c := range scan.Predicate.Columns() {
-				uses[c]++
-			}
-		}
-		if scan.Bloom != nil {
-			uses[scan.Bloom.Column]++
-		}
-		scan = scan.Inputs[0]
-	}
-	if scan.Kind != plan.KindScan || scan.Scan == nil {
-		return nil
-	}
-	switch scan.Scan.Format {
-	case "", "parquet", "iceberg":
-	default:
-		return nil
-	}
+	// keyOf and uses are in the numbering of the columns of in, the node
+	// the walk below has reached.
 	keyOf := map[int]bool{}
+	uses := map[int]int{} // column -> references outside bare group keys
 	for _, g := range a.GroupBy {
 		if g.Op == plan.OpColumn && g.Type.ID == plan.String {
 			keyOf[g.Col] = true
@@ -294,6 +275,50 @@ func dictKeyColumns(n *plan.Node) []int {
 				uses[col]++
 			}
 		}
+	}
+	in := n.Inputs[0]
+walk:
+	for len(in.Inputs) == 1 {
+		switch {
+		case in.Kind == plan.KindFilter && len(in.Schema) == len(in.Inputs[0].Schema):
+			// Filters keep the scan's columns; the ones they test are
+			// read as plain strings.
+			if in.Predicate != nil {
+				for _, c := range in.Predicate.Columns() {
+					uses[c]++
+				}
+			}
+			if in.Bloom != nil {
+				uses[in.Bloom.Column]++
+			}
+		case in.Kind == plan.KindProject && len(in.Exprs) == len(in.Schema):
+			// A projection passes a key through when it is a bare
+			// column reference; every other expression is evaluated
+			// over plain strings, so the columns it reads are uses.
+			key, use := map[int]bool{}, map[int]int{}
+			for i, e := range in.Exprs {
+				if keyOf[i] && uses[i] == 0 && e.Op == plan.OpColumn {
+					key[e.Col] = true
+					continue
+				}
+				for _, c := range e.Columns() {
+					use[c]++
+				}
+			}
+			keyOf, uses = key, use
+		default:
+			break walk
+		}
+		in = in.Inputs[0]
+	}
+	scan := in
+	if scan.Kind != plan.KindScan || scan.Scan == nil {
+		return nil
+	}
+	switch scan.Scan.Format {
+	case "", "parquet", "iceberg":
+	default:
+		return nil
 	}
 	var out []int
 	for c := range keyOf {

@@ -138,6 +138,7 @@ func TestAggregateByDictionary(t *testing.T) {
 		twoKeys   bool
 		partial   bool // partial aggregation, then a final one over its output
 		filter    bool // a filter k <> 1 between the scan and the aggregation
+		project   bool // a projection (bare references and v + 0) under the aggregation
 		opts      Options
 		wantDicts bool // the scan hands dictionaries over
 	}{
@@ -158,6 +159,8 @@ func TestAggregateByDictionary(t *testing.T) {
 		}, twoKeys: true, wantDicts: true},
 		{name: "under a filter", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, filter: true, wantDicts: true},
 		{name: "two keys under a filter", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, partial: true, filter: true, wantDicts: true},
+		{name: "under a projection", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, project: true, wantDicts: true},
+		{name: "two keys under a projection and a filter", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, partial: true, filter: true, project: true, wantDicts: true},
 		{name: "empty", files: []dictFile{{rows: 0, rowGroup: 1000, str: few}}},
 		{name: "empty partial", files: []dictFile{{rows: 0, rowGroup: 1000, str: few}}, partial: true},
 		{name: "many groups over the memory budget", files: []dictFile{{rows: 20000, rowGroup: 2000, str: func(i int) any { return fmt.Sprintf("u-%05d", (i*7)%600) }}},
@@ -238,6 +241,17 @@ func TestAggregateByDictionary(t *testing.T) {
 					}
 					in = f
 				}
+				if tc.project {
+					below := n.Inputs[0]
+					pn := &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{below}, Schema: scanN.Schema,
+						Exprs: []*plan.Expr{cref(0, strT), cref(1, i64T), call(plan.OpAdd, i64T, cref(2, i64T), litI(0))}}
+					n.Inputs = []*plan.Node{pn}
+					p, err := NewProject(in, pn, opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					in = p
+				}
 				if cols := dictKeyColumns(n); len(cols) != 1 || cols[0] != 0 {
 					t.Fatalf("dictKeyColumns = %v, want [0]", cols)
 				}
@@ -306,8 +320,9 @@ func TestAggregateByDictionary(t *testing.T) {
 	}
 }
 
-// TestDictKeyColumns: only a String group key read straight from a scan,
-// used by nothing else, is asked for as a dictionary.
+// TestDictKeyColumns: only a String group key read from a scan, through
+// filters and bare references of projections, used by nothing else, is
+// asked for as a dictionary.
 func TestDictKeyColumns(t *testing.T) {
 	strT, i64T := plan.StringType, plan.Int64Type
 	scan := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "parquet", Columns: []string{"s", "k", "t"}},
@@ -333,7 +348,18 @@ func TestDictKeyColumns(t *testing.T) {
 			[]plan.AggCall{{Func: plan.AggMax, Arg: cref(0, strT), Type: strT}}, "[]"},
 		{"key in an expression key", plan.AggPartial, scan, []*plan.Expr{cref(0, strT), call(plan.OpSubstring, strT, cref(0, strT), litI(1), litI(2))}, []plan.AggCall{count}, "[]"},
 		{"final", plan.AggFinal, scan, []*plan.Expr{cref(0, strT)}, []plan.AggCall{count}, "[]"},
-		{"over a projection", plan.AggPartial, proj, []*plan.Expr{cref(0, strT)}, []plan.AggCall{count}, "[]"},
+		{"through a projection of bare references", plan.AggPartial, proj, []*plan.Expr{cref(0, strT)}, []plan.AggCall{count}, "[0]"},
+		{"through a reordering projection", plan.AggPartial, &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{scan}, Schema: scan.Schema,
+			Exprs: []*plan.Expr{cref(2, strT), cref(1, i64T), cref(0, strT)}}, []*plan.Expr{cref(0, strT), cref(2, strT)}, []plan.AggCall{count}, "[0 2]"},
+		{"projection uses the key in an expression", plan.AggPartial, &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{scan}, Schema: scan.Schema,
+			Exprs: []*plan.Expr{cref(0, strT), cref(1, i64T), call(plan.OpSubstring, strT, cref(0, strT), litI(1), litI(2))}}, []*plan.Expr{cref(0, strT)}, []plan.AggCall{count}, "[]"},
+		{"projected key also an argument above", plan.AggPartial, proj, []*plan.Expr{cref(0, strT)},
+			[]plan.AggCall{{Func: plan.AggMax, Arg: cref(0, strT), Type: strT}}, "[]"},
+		{"projected twice, one copy an argument", plan.AggPartial, &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{scan}, Schema: scan.Schema,
+			Exprs: []*plan.Expr{cref(0, strT), cref(1, i64T), cref(0, strT)}}, []*plan.Expr{cref(0, strT)},
+			[]plan.AggCall{{Func: plan.AggMax, Arg: cref(2, strT), Type: strT}}, "[]"},
+		{"projection over a filter on the key", plan.AggPartial, &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{filter(call(plan.OpEq, plan.BoolType, cref(2, strT), litS("x")))}, Schema: scan.Schema,
+			Exprs: []*plan.Expr{cref(0, strT), cref(1, i64T), cref(2, strT)}}, []*plan.Expr{cref(0, strT), cref(2, strT)}, []plan.AggCall{count}, "[0]"},
 		{"through a filter", plan.AggPartial, filter(call(plan.OpEq, plan.BoolType, cref(1, i64T), litI(3))), []*plan.Expr{cref(0, strT), cref(2, strT)}, []plan.AggCall{count}, "[0 2]"},
 		{"filter on the key", plan.AggPartial, filter(call(plan.OpEq, plan.BoolType, cref(2, strT), litS("x"))), []*plan.Expr{cref(0, strT), cref(2, strT)}, []plan.AggCall{count}, "[0]"},
 	}

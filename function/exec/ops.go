@@ -233,6 +233,46 @@ type projectOp struct {
 	exprs  []*plan.Expr
 	schema *arrow.Schema
 	mem    memory.Allocator
+	// dicts: the scan below may hand String columns over as dictionary
+	// arrays (EmitDictionaries); a bare column reference passes one
+	// through, and dictIn/dictOut cache the schema of such batches.
+	dicts           bool
+	dictIn, dictOut *arrow.Schema
+}
+
+// EmitDictionaries passes the request on to the operator below; the
+// columns are the scan's (dictKeyColumns maps them through projections),
+// and only bare column references of them reach the aggregate above.
+func (p *projectOp) EmitDictionaries(cols []int) bool {
+	de, ok := unmetered(p.in).(DictionaryEmitter)
+	if ok && de.EmitDictionaries(cols) {
+		p.dicts = true
+		return true
+	}
+	return false
+}
+
+// outSchema is the projection's schema for output columns cols: with the
+// dictionary type of those that are dictionaries.
+func (p *projectOp) outSchema(in *arrow.Schema, cols []arrow.Array) *arrow.Schema {
+	if in == p.dictIn && p.dictOut != nil {
+		return p.dictOut
+	}
+	var fields []arrow.Field
+	for i, c := range cols {
+		if _, ok := c.(*array.Dictionary); ok {
+			if fields == nil {
+				fields = p.schema.Fields()
+			}
+			fields[i].Type = c.DataType()
+		}
+	}
+	if fields == nil {
+		return p.schema
+	}
+	md := p.schema.Metadata()
+	p.dictIn, p.dictOut = in, arrow.NewSchema(fields, &md)
+	return p.dictOut
 }
 
 // NewProject computes n.Exprs over every batch of in.
@@ -254,7 +294,15 @@ func (p *projectOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	}
 	defer rec.Release()
 	cols := make([]arrow.Array, len(p.exprs))
+	schema, isDict := p.schema, false
 	for i, e := range p.exprs {
+		if p.dicts && e.Op == plan.OpColumn && e.Col >= 0 && e.Col < int(rec.NumCols()) {
+			if d, ok := rec.Column(e.Col).(*array.Dictionary); ok {
+				d.Retain()
+				cols[i], isDict = d, true
+				continue
+			}
+		}
 		c, err := Eval(e, rec, p.mem)
 		if err != nil {
 			releaseAll(cols)
@@ -262,7 +310,10 @@ func (p *projectOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		cols[i] = c
 	}
-	out, err := conformRecord(p.mem, p.schema, cols, int(rec.NumRows()))
+	if isDict {
+		schema = p.outSchema(rec.Schema(), cols)
+	}
+	out, err := conformRecord(p.mem, schema, cols, int(rec.NumRows()))
 	if err != nil {
 		return nil, fmt.Errorf("exec: project: %w", err)
 	}

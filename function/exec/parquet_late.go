@@ -658,7 +658,14 @@ func (s *ParquetScan) planLate() *lateState {
 		// checked below).
 		l.onePass = true
 	} else if s.dictOut != nil {
-		return nil // the record reader hands over the dictionaries
+		// Dictionaries on the late path come only from the one-pass
+		// decoder; with a filter the record reader would have to hand
+		// them over, and it is the slower reader: TPC-H Q1 at SF 1 (a
+		// filter keeping 98.6% of rows, two string keys) scanned in
+		// 1.93 s through it against 1.35 s on the late path, while
+		// grouping by index saved 25 ms. So the strings come plain
+		// (the aggregation checks each batch's types).
+		s.dictOut = nil
 	}
 	var fcols []int // filter columns in the order the conjuncts name them
 	for _, c := range conjuncts(f) {
