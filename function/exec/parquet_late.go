@@ -161,6 +161,12 @@ type lateCol struct {
 	own    pageReaderOwner // instead of rd: the chunk's pages decoded by pageDecoder (parquet_pages.go)
 	rgi    int             // index in the scan's row groups of the one rd reads (-1: none yet)
 	rgLeft int64           // rows of it left
+	// closed: the chunk of row group rgi is not opened yet, and skipped
+	// rows of it to pass over when it is (lateReadCol opens a chunk only
+	// for rows it decodes: a chunk whose rows are all dropped is never
+	// read).
+	closed  bool
+	skipped int64
 
 	// scratch, reused across runs
 	defs []int16
@@ -575,6 +581,7 @@ type lateState struct {
 	decoded, skipped int64 // rows whose other columns were decoded, skipped
 	dictEvals        int   // dictionaries a conjunct was evaluated on
 	ownChunks        int   // column chunks read by pageDecoder rather than arrow-go's column readers
+	unopened         int   // column chunks never opened: every row of them was dropped
 
 	left int64 // rows still to read, when no column is read by the record reader
 	pick []int32
@@ -1238,9 +1245,23 @@ func (s *ParquetScan) lateReadCol(c *lateCol, sel []int32, nrows int, decode boo
 				k = next - pos
 			}
 			var err error
-			if read {
+			switch {
+			case !read && c.closed:
+				c.skipped += int64(k)
+			case read && c.closed:
+				if err = s.lateOpen(c); err != nil {
+					return err
+				}
+				if c.skipped > 0 {
+					err = c.skip(c.skipped)
+					c.skipped = 0
+				}
+				if err == nil {
+					err = c.read(s.opts.Mem, k, pick)
+				}
+			case read:
 				err = c.read(s.opts.Mem, k, pick)
-			} else {
+			default:
 				err = c.skip(int64(k))
 			}
 			if err != nil {
@@ -1252,16 +1273,27 @@ func (s *ParquetScan) lateReadCol(c *lateCol, sel []int32, nrows int, decode boo
 	return nil
 }
 
-// lateNextRowGroup opens column c's reader on its next row group.
+// lateNextRowGroup moves column c to its next row group, whose chunk it
+// opens only when a row of it is decoded (lateOpen).
 func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 	c.rgi++
 	if c.rgi >= len(s.rowGroups) {
 		return fmt.Errorf("exec: parquet scan of %s: read past the row groups", s.table)
 	}
-	rg := s.pf.RowGroup(s.rowGroups[c.rgi])
+	if c.closed && s.late != nil {
+		s.late.unopened++
+	}
 	c.closeOwn()
 	c.rd = nil
-	c.rgLeft = rg.NumRows()
+	c.rgLeft = s.md.RowGroup(s.rowGroups[c.rgi]).NumRows()
+	c.closed, c.skipped = true, 0
+	return nil
+}
+
+// lateOpen opens column c's reader on the chunk of its row group.
+func (s *ParquetScan) lateOpen(c *lateCol) error {
+	c.closed = false
+	rg := s.pf.RowGroup(s.rowGroups[c.rgi])
 	if c.kind == lkDictStr {
 		// planLate checked every chunk: dictionary-only, ownDecodable
 		pr, err := s.chunkPageReader(rg, c.leaf)
