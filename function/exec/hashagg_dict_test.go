@@ -139,6 +139,7 @@ func TestAggregateByDictionary(t *testing.T) {
 		partial   bool // partial aggregation, then a final one over its output
 		filter    bool // a filter k <> 1 between the scan and the aggregation
 		project   bool // a projection (bare references and v + 0) under the aggregation
+		pushed    bool // the filter is also the scan's (late materialization with a filter)
 		opts      Options
 		wantDicts bool // the scan hands dictionaries over
 	}{
@@ -161,6 +162,12 @@ func TestAggregateByDictionary(t *testing.T) {
 		{name: "two keys under a filter", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, partial: true, filter: true, wantDicts: true},
 		{name: "under a projection", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, project: true, wantDicts: true},
 		{name: "two keys under a projection and a filter", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, partial: true, filter: true, project: true, wantDicts: true},
+		{name: "filter pushed into the scan", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, filter: true, pushed: true, wantDicts: true},
+		{name: "two keys, pushed filter, projection", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, partial: true, filter: true, pushed: true, project: true, wantDicts: true},
+		{name: "pushed filter, dictionary and fallback files", files: []dictFile{
+			{rows: 5000, rowGroup: 1000, str: few},
+			{rows: 6000, rowGroup: 3000, str: many, props: fallback},
+		}, filter: true, pushed: true, wantDicts: true},
 		{name: "empty", files: []dictFile{{rows: 0, rowGroup: 1000, str: few}}},
 		{name: "empty partial", files: []dictFile{{rows: 0, rowGroup: 1000, str: few}}, partial: true},
 		{name: "many groups over the memory budget", files: []dictFile{{rows: 20000, rowGroup: 2000, str: func(i int) any { return fmt.Sprintf("u-%05d", (i*7)%600) }}},
@@ -211,6 +218,9 @@ func TestAggregateByDictionary(t *testing.T) {
 			}
 			scanN := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "parquet", Columns: []string{"s", "k", "v"}},
 				Schema: plan.Schema{{Name: "s", Type: strT}, {Name: "k", Type: i64T}, {Name: "v", Type: i64T}}}
+			if tc.pushed {
+				scanN.Scan.Filter = call(plan.OpNe, plan.BoolType, cref(1, i64T), litI(1))
+			}
 
 			for _, run := range []struct {
 				byIndex bool
@@ -289,7 +299,7 @@ func TestAggregateByDictionary(t *testing.T) {
 				if gotDicts := chain.dicts > 0; gotDicts != (byIndex && tc.wantDicts) {
 					t.Errorf("byIndex %v: %d batches of dictionaries, want them: %v", byIndex, chain.dicts, byIndex && tc.wantDicts)
 				}
-				if byIndex && tc.wantDicts && run.late == LateAuto && !tc.filter && tc.name != "dictionary and fallback files" {
+				if byIndex && tc.wantDicts && run.late == LateAuto && (!tc.filter || tc.pushed) && !strings.Contains(tc.name, "fallback") {
 					// every file's chunks are dictionary-only: the page
 					// decoder made the dictionaries
 					for _, sc := range chain.scans {

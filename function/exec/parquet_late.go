@@ -664,15 +664,6 @@ func (s *ParquetScan) planLate() *lateState {
 		// the dictionaries an aggregation asked for as lkDictStr,
 		// checked below).
 		l.onePass = true
-	} else if s.dictOut != nil {
-		// Dictionaries on the late path come only from the one-pass
-		// decoder; with a filter the record reader would have to hand
-		// them over, and it is the slower reader: TPC-H Q1 at SF 1 (a
-		// filter keeping 98.6% of rows, two string keys) scanned in
-		// 1.93 s through it against 1.35 s on the late path, while
-		// grouping by index saved 25 ms. So the strings come plain
-		// (the aggregation checks each batch's types).
-		s.dictOut = nil
 	}
 	var fcols []int // filter columns in the order the conjuncts name them
 	for _, c := range conjuncts(f) {
@@ -719,29 +710,16 @@ func (s *ParquetScan) planLate() *lateState {
 		}
 		return lateKindOf(s.md.Schema.Column(ls[0]), s.outT[i])
 	}
-	if s.dictOut != nil {
-		// Every column asked for as a dictionary must be a flat string,
-		// dictionary-only and ownDecodable in every chunk, else the
-		// record reader reads the scan.
-		if s.opts.arrowPages {
-			return nil
+	if s.dictOut != nil && !s.lateDicts(fast) {
+		if l.onePass {
+			return nil // the record reader hands the dictionaries over
 		}
-		for i, want := range s.dictOut {
-			if !want {
-				continue
-			}
-			if fast(i) != lkByteText || !dictionaryOnly(s.md, s.rowGroups, s.colRead[i][0]) {
-				return nil
-			}
-			leaf := s.colRead[i][0]
-			col := s.md.Schema.Column(leaf)
-			for _, rg := range s.rowGroups {
-				cc, err := s.md.RowGroup(rg).ColumnChunk(leaf)
-				if err != nil || !ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
-					return nil
-				}
-			}
-		}
+		// With a filter the record reader is the slower reader: TPC-H
+		// Q1 at SF 1 (a filter keeping 98.6% of rows, two string keys)
+		// scanned in 1.93 s through it against 1.35 s on the late path,
+		// while grouping by index saved 25 ms. So the strings come
+		// plain (the aggregation checks each batch's types).
+		s.dictOut = nil
 	}
 	add := func(i int, k lateKind) {
 		if k == lkByteText && s.dictOut != nil && s.dictOut[i] {
@@ -1271,6 +1249,32 @@ func (s *ParquetScan) lateReadCol(c *lateCol, sel []int32, nrows int, decode boo
 		}
 	}
 	return nil
+}
+
+// lateDicts reports whether the late path's page decoder can make the
+// dictionaries asked for (EmitDictionaries): every such column a flat
+// string, dictionary-only and ownDecodable in every chunk.
+func (s *ParquetScan) lateDicts(fast func(int) lateKind) bool {
+	if s.opts.arrowPages {
+		return false
+	}
+	for i, want := range s.dictOut {
+		if !want {
+			continue
+		}
+		if fast(i) != lkByteText || !dictionaryOnly(s.md, s.rowGroups, s.colRead[i][0]) {
+			return false
+		}
+		leaf := s.colRead[i][0]
+		col := s.md.Schema.Column(leaf)
+		for _, rg := range s.rowGroups {
+			cc, err := s.md.RowGroup(rg).ColumnChunk(leaf)
+			if err != nil || !ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // lateNextRowGroup moves column c to its next row group, whose chunk it
