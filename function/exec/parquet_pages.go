@@ -218,15 +218,24 @@ func (p *pageCursor) indices(n, size int) ([]int32, error) {
 		p.idxBuf = make([]int32, n)
 	}
 	idx := p.idxBuf[:n]
-	if err := p.idx.decode(idx); err != nil {
+	if err := p.indicesInto(idx, size); err != nil {
 		return nil, err
 	}
-	for _, j := range idx {
+	return idx, nil
+}
+
+// indicesInto decodes the next len(out) dictionary indices into out and
+// checks them against a dictionary of size entries.
+func (p *pageCursor) indicesInto(out []int32, size int) error {
+	if err := p.idx.decode(out); err != nil {
+		return err
+	}
+	for _, j := range out {
 		if uint32(j) >= uint32(size) {
-			return nil, fmt.Errorf("dictionary index %d of %d entries: %w", j, size, errPageCorrupt)
+			return fmt.Errorf("dictionary index %d of %d entries: %w", j, size, errPageCorrupt)
 		}
 	}
-	return idx, nil
+	return nil
 }
 
 // skip passes over the next k rows; a page wholly skipped is not
@@ -411,11 +420,9 @@ func (d *bytesDecoder) readIndices(batch int64, vals []int32, defs []int16) (int
 	if nv > 0 && !d.isDict {
 		return 0, 0, fmt.Errorf("a plain page in a chunk read as a dictionary: %w", errPageCorrupt)
 	}
-	idx, err := d.indices(nv, len(d.dict))
-	if err != nil {
+	if err := d.indicesInto(vals[:nv], len(d.dict)); err != nil {
 		return 0, 0, err
 	}
-	copy(vals, idx)
 	return int64(n), nv, nil
 }
 
