@@ -144,6 +144,9 @@ type Builder struct {
 	data  *memory.Buffer // bytes of variable-width values
 	used  int            // bytes of data in use
 	kids  []*Builder     // child builders of a nested layout
+	// lastRows and lastBytes are the rows and variable-width bytes of the
+	// last array finished: Reserve sizes the bytes of the next from them.
+	lastRows, lastBytes int
 }
 
 // NewBuilder returns an empty builder of columns of type t.
@@ -164,9 +167,17 @@ func NewBuilder(mem memory.Allocator, t arrow.DataType) (*Builder, error) {
 // Len returns the number of rows appended since the last Finish.
 func (b *Builder) Len() int { return b.n }
 
-// Reserve makes room for n more rows (and their offsets, not their bytes,
-// for variable-width layouts) without further allocation.
-func (b *Builder) Reserve(n int) { b.grow(n, false) }
+// Reserve makes room for n more rows without further allocation; for
+// variable-width layouts also for their bytes, at the average width of
+// the last array finished (none before the first Finish): a shuffle
+// partition's builder is finished batch after batch, and growing its
+// bytes by doubling allocated, zeroed and copied them about twice over.
+func (b *Builder) Reserve(n int) {
+	b.grow(n, false)
+	if (b.lay == lVar32 || b.lay == lVar64) && b.lastRows > 0 && n > 0 {
+		b.data = b.growBytes(b.data, b.used+int(int64(n)*int64(b.lastBytes)/int64(b.lastRows)), false)
+	}
+}
 
 // grow makes room for k more rows: exactly, or (geometric) at least doubling
 // a buffer that must grow.
@@ -648,6 +659,7 @@ func (b *Builder) Finish() arrow.Array {
 			buf.Release()
 		}
 	}
+	b.lastRows, b.lastBytes = n, b.used
 	b.n, b.nulls, b.used = 0, 0, 0
 	b.valid, b.vals, b.data = nil, nil, nil
 	return a

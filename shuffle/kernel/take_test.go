@@ -338,3 +338,77 @@ func TestTakeErrors(t *testing.T) {
 		t.Errorf("TakeMulti into decimal64: %v", got)
 	}
 }
+
+// TestBuilderReserveBytes: after a Finish, Reserve sizes a variable-width
+// builder's bytes from the last array's average width, so a batch like the
+// last one is appended without the bytes buffer growing; the arrays stay
+// equal to their source rows.
+func TestBuilderReserveBytes(t *testing.T) {
+	cases := []struct {
+		name  string
+		typ   arrow.DataType
+		width int
+	}{
+		{"string", arrow.BinaryTypes.String, 10},
+		{"large string", arrow.BinaryTypes.LargeString, 37},
+		{"binary", arrow.BinaryTypes.Binary, 3},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			mem := memory.NewCheckedAllocator(memory.NewGoAllocator())
+			defer mem.AssertSize(t, 0)
+			vals := make([]string, 200)
+			for i := range vals {
+				vals[i] = fmt.Sprintf("%0*d", tc.width, i)
+			}
+			bld := array.NewBuilder(mem, tc.typ)
+			for _, v := range vals {
+				switch b := bld.(type) {
+				case *array.StringBuilder:
+					b.Append(v)
+				case *array.LargeStringBuilder:
+					b.Append(v)
+				case *array.BinaryBuilder:
+					b.Append([]byte(v))
+				}
+			}
+			src := bld.NewArray()
+			bld.Release()
+			defer src.Release()
+			idx := make([]int32, 100)
+			for i := range idx {
+				idx[i] = int32(i)
+			}
+			b, err := NewBuilder(mem, tc.typ)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := b.Append(src, idx); err != nil {
+				t.Fatal(err)
+			}
+			first := b.Finish()
+			defer first.Release()
+			b.Reserve(100)
+			if b.data == nil || b.data.Len() < 100*tc.width {
+				t.Fatalf("reserved %v bytes, want at least %d", b.data, 100*tc.width)
+			}
+			before := &b.data.Bytes()[0]
+			for i := range idx {
+				idx[i] = int32(100 + i)
+			}
+			if err := b.Append(src, idx); err != nil {
+				t.Fatal(err)
+			}
+			if &b.data.Bytes()[0] != before {
+				t.Error("the bytes buffer grew although it was reserved")
+			}
+			second := b.Finish()
+			defer second.Release()
+			for i := 0; i < 100; i++ {
+				if got, want := second.ValueStr(i), src.ValueStr(100+i); got != want {
+					t.Fatalf("row %d = %q, want %q", i, got, want)
+				}
+			}
+		})
+	}
+}
