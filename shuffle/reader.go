@@ -279,23 +279,36 @@ func readSchemaMessage(ctx context.Context, b objstore.Bucket, ref ObjectRef) ([
 // fetchRange downloads the bytes of a unit: one ranged GET, or several in
 // parallel when it is bigger than MaxRequestBytes (one big partition).
 func fetchRange(ctx context.Context, b objstore.Bucket, u readUnit, opts ReadOptions) ([]byte, error) {
-	buf := make([]byte, u.n)
-	chunks := int((u.n + opts.MaxRequestBytes - 1) / opts.MaxRequestBytes)
-	err := forEach(ctx, chunks, 4, func(ctx context.Context, i int) error {
-		off := int64(i) * opts.MaxRequestBytes
-		n := min(opts.MaxRequestBytes, u.n-off)
-		data, err := hedgedGet(ctx, b, u.key, u.off+off, n, opts)
-		if err != nil {
-			return err
+	var buf []byte
+	var err error
+	if chunks := int((u.n + opts.MaxRequestBytes - 1) / opts.MaxRequestBytes); chunks <= 1 {
+		// One request: its body is the range (no second buffer to
+		// allocate, zero and copy into).
+		buf, err = hedgedGet(ctx, b, u.key, u.off, u.n, opts)
+		if err == nil && int64(len(buf)) < u.n {
+			err = errShort{got: int64(len(buf))}
 		}
-		copy(buf[off:], data)
-		if int64(len(data)) < n {
-			return errShort{got: off + int64(len(data))}
+		if err == nil {
+			return buf[:u.n], nil
 		}
-		return nil
-	})
-	if err == nil {
-		return buf, nil
+	} else {
+		buf = make([]byte, u.n)
+		err = forEach(ctx, chunks, 4, func(ctx context.Context, i int) error {
+			off := int64(i) * opts.MaxRequestBytes
+			n := min(opts.MaxRequestBytes, u.n-off)
+			data, err := hedgedGet(ctx, b, u.key, u.off+off, n, opts)
+			if err != nil {
+				return err
+			}
+			copy(buf[off:], data)
+			if int64(len(data)) < n {
+				return errShort{got: off + int64(len(data))}
+			}
+			return nil
+		})
+		if err == nil {
+			return buf, nil
+		}
 	}
 	// Name the first partition the failure touches.
 	ref := u.refs[0]
