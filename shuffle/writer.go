@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"sync"
@@ -76,6 +77,10 @@ type WriterOptions struct {
 	UploadConcurrency int
 	// Allocator for builders and IPC encoding; default memory.DefaultAllocator.
 	Allocator memory.Allocator
+	// EncodeWorkers is how many partitions are encoded (and compressed)
+	// at once when every partition is flushed (MaxBufferedRows, Close);
+	// default GOMAXPROCS. 1 encodes them one after the other.
+	EncodeWorkers int
 }
 
 func (o WriterOptions) withDefaults() WriterOptions {
@@ -96,6 +101,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	}
 	if o.Allocator == nil {
 		o.Allocator = memory.DefaultAllocator
+	}
+	if o.EncodeWorkers <= 0 {
+		o.EncodeWorkers = runtime.GOMAXPROCS(0)
 	}
 	return o
 }
@@ -129,8 +137,9 @@ type Writer struct {
 	opts   WriterOptions
 
 	parts    []*partBuf
-	enc      *batchEncoder // encodes every partition's batches
-	buffered int           // rows in partitions' builders
+	enc      *batchEncoder   // encodes every partition's batches
+	encs     []*batchEncoder // flushAll's workers' encoders (encs[0] is enc)
+	buffered int             // rows in partitions' builders
 	hashes   []uint64
 	idx      [][]int32
 	keyCols  []arrow.Array
@@ -331,10 +340,72 @@ func (w *Writer) appendRows(p int, rec arrow.RecordBatch, idx []int32) error {
 	return nil
 }
 
+// flushAll encodes every partition's buffered rows. Partitions are
+// independent (their own builders and runs), so up to EncodeWorkers of
+// them are encoded and compressed at once, each worker with its own
+// encoder, in waves: the bytes held, and spilling, are settled after each
+// wave, so the memory bound is passed by at most one wave's output.
 func (w *Writer) flushAll() error {
-	for p := range w.parts {
-		if err := w.flush(p); err != nil {
+	var ps []int
+	for p, pb := range w.parts {
+		if pb != nil && pb.n > 0 {
+			ps = append(ps, p)
+		}
+	}
+	workers := min(w.opts.EncodeWorkers, len(ps))
+	if workers <= 1 {
+		for _, p := range ps {
+			if err := w.flush(p); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	for len(w.encs) < workers {
+		if len(w.encs) == 0 {
+			w.encs = append(w.encs, w.enc)
+			continue
+		}
+		enc, err := newBatchEncoder(w.schema, w.opts.Compression, w.opts.ZstdLevel, w.opts.Allocator)
+		if err != nil {
+			return fmt.Errorf("shuffle: writer: %w", err)
+		}
+		w.encs = append(w.encs, enc)
+	}
+	recs := make([]arrow.RecordBatch, workers)
+	errs := make([]error, workers)
+	grew := make([]int, workers)
+	for len(ps) > 0 {
+		wave := ps[:min(workers, len(ps))]
+		ps = ps[len(wave):]
+		for i, p := range wave {
+			recs[i] = w.finish(p)
+		}
+		var wg sync.WaitGroup
+		for i, p := range wave {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				pf := &w.parts[p].file
+				before := pf.buf.Len()
+				if err := w.encs[i].encode(recs[i], pf); err != nil {
+					errs[i] = fmt.Errorf("shuffle: writer: encoding partition %d: %w", p, err)
+				}
+				grew[i] = pf.buf.Len() - before
+			}()
+		}
+		wg.Wait()
+		for i := range wave {
+			recs[i].Release()
+			w.held += int64(grew[i])
+		}
+		if err := errors.Join(errs[:len(wave)]...); err != nil {
 			return err
+		}
+		if w.held > w.opts.MaxBufferedBytes {
+			if err := w.spillRuns(); err != nil {
+				return err
+			}
 		}
 	}
 	return nil
@@ -346,6 +417,15 @@ func (w *Writer) flush(p int) error {
 	if pb == nil || pb.n == 0 {
 		return nil
 	}
+	rec := w.finish(p)
+	defer rec.Release()
+	return w.encode(p, rec)
+}
+
+// finish returns partition p's buffered rows as a record batch and empties
+// its builders.
+func (w *Writer) finish(p int) arrow.RecordBatch {
+	pb := w.parts[p]
 	cols := make([]arrow.Array, len(pb.cols))
 	for c, b := range pb.cols {
 		cols[c] = b.Finish()
@@ -354,11 +434,10 @@ func (w *Writer) flush(p int) error {
 	for _, c := range cols {
 		c.Release()
 	}
-	defer rec.Release()
 	w.buffered -= pb.n
 	pb.n = 0
 	pb.flushes++
-	return w.encode(p, rec)
+	return rec
 }
 
 func (w *Writer) encode(p int, rec arrow.RecordBatch) error {
@@ -534,7 +613,7 @@ func (w *Writer) Abort() {
 		_ = os.Remove(name)
 		w.spill = nil
 	}
-	w.enc = nil
+	w.enc, w.encs = nil, nil
 	w.buffered = 0
 	w.held = 0
 }
