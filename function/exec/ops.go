@@ -50,7 +50,7 @@ type filterOp struct {
 	sel    []int32
 	bloom  *bloomProbe // a runtime filter's Bloom filter (plan.Node.Bloom)
 	// the schema of batches carrying dictionary keys (hashagg_dict.go)
-	dictIn, dictOut *arrow.Schema
+	dictSchema dictSchemas
 	// skip: output columns no consumer reads (skipcols.go), filled from
 	// nulls instead of gathered
 	skip  []bool
@@ -80,25 +80,35 @@ func (f *filterOp) EmitDictionaries(cols []int) bool {
 // outSchema is the filter's schema for rec: with the dictionary type of
 // the columns rec carries as dictionaries.
 func (f *filterOp) outSchema(rec arrow.RecordBatch) *arrow.Schema {
-	in := rec.Schema()
-	if in == f.dictIn {
-		return f.dictOut
+	return f.dictSchema.of(f.schema, rec.Schema(), rec.Columns())
+}
+
+// dictSchemas gives an operator's schema for batches that carry some of
+// its String columns as dictionary arrays (EmitDictionaries), caching it
+// for the input schema it was made for.
+type dictSchemas struct{ in, out *arrow.Schema }
+
+// of returns base with the type of every column of cols that is a
+// dictionary; in is the schema of the batch the columns come from.
+func (d *dictSchemas) of(base, in *arrow.Schema, cols []arrow.Array) *arrow.Schema {
+	if in != nil && in == d.in {
+		return d.out
 	}
 	var fields []arrow.Field
-	for i, c := range rec.Columns() {
-		if _, ok := c.(*array.Dictionary); ok && i < f.schema.NumFields() {
+	for i, c := range cols {
+		if _, ok := c.(*array.Dictionary); ok && i < base.NumFields() {
 			if fields == nil {
-				fields = f.schema.Fields()
+				fields = base.Fields()
 			}
 			fields[i].Type = c.DataType()
 		}
 	}
 	if fields == nil {
-		return f.schema
+		return base
 	}
-	md := f.schema.Metadata()
-	f.dictIn, f.dictOut = in, arrow.NewSchema(fields, &md)
-	return f.dictOut
+	md := base.Metadata()
+	d.in, d.out = in, arrow.NewSchema(fields, &md)
+	return d.out
 }
 
 // NewFilter keeps the rows of in where n.Predicate is TRUE.
@@ -235,9 +245,9 @@ type projectOp struct {
 	mem    memory.Allocator
 	// dicts: the scan below may hand String columns over as dictionary
 	// arrays (EmitDictionaries); a bare column reference passes one
-	// through, and dictIn/dictOut cache the schema of such batches.
-	dicts           bool
-	dictIn, dictOut *arrow.Schema
+	// through, and dictSchema caches the schema of such batches.
+	dicts      bool
+	dictSchema dictSchemas
 }
 
 // EmitDictionaries passes the request on to the operator below; the
@@ -250,29 +260,6 @@ func (p *projectOp) EmitDictionaries(cols []int) bool {
 		return true
 	}
 	return false
-}
-
-// outSchema is the projection's schema for output columns cols: with the
-// dictionary type of those that are dictionaries.
-func (p *projectOp) outSchema(in *arrow.Schema, cols []arrow.Array) *arrow.Schema {
-	if in == p.dictIn && p.dictOut != nil {
-		return p.dictOut
-	}
-	var fields []arrow.Field
-	for i, c := range cols {
-		if _, ok := c.(*array.Dictionary); ok {
-			if fields == nil {
-				fields = p.schema.Fields()
-			}
-			fields[i].Type = c.DataType()
-		}
-	}
-	if fields == nil {
-		return p.schema
-	}
-	md := p.schema.Metadata()
-	p.dictIn, p.dictOut = in, arrow.NewSchema(fields, &md)
-	return p.dictOut
 }
 
 // NewProject computes n.Exprs over every batch of in.
@@ -311,7 +298,7 @@ func (p *projectOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		cols[i] = c
 	}
 	if isDict {
-		schema = p.outSchema(rec.Schema(), cols)
+		schema = p.dictSchema.of(p.schema, rec.Schema(), cols)
 	}
 	out, err := conformRecord(p.mem, schema, cols, int(rec.NumRows()))
 	if err != nil {
