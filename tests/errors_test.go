@@ -95,13 +95,20 @@ func TestErrorCodesThroughAPI(t *testing.T) {
 	if _, err := c.Submit(ctx, "select l_nosuch from lineitem", nil); plan.CodeOf(err) != plan.CodeUnknownCol || plan.PositionOf(err) != 8 {
 		t.Fatalf("submit error %v: code %q position %d", err, plan.CodeOf(err), plan.PositionOf(err))
 	}
-	// Metrics count the failures by class.
-	resp, err = http.Get(st.APIURL + "/metrics")
-	if err != nil {
-		t.Fatal(err)
+	// Metrics count the failures by class. A job's failure is counted
+	// after its state is recorded, so a client that saw the state may read
+	// the metrics a moment before the count: read until it shows.
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(20 * time.Millisecond) {
+		resp, err = http.Get(st.APIURL + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, _ = io.ReadAll(resp.Body)
+		resp.Body.Close()
+		if strings.Contains(string(b), `sluice_job_failures_total{class="user"} 2`) || time.Now().After(deadline) {
+			break
+		}
 	}
-	b, _ = io.ReadAll(resp.Body)
-	resp.Body.Close()
 	for _, want := range []string{`sluice_job_failures_total{class="user"} 2`, `sluice_task_failures_total{class="transient"} 0`} {
 		if !strings.Contains(string(b), want) {
 			t.Errorf("metrics lack %q:\n%s", want, grepLines(string(b), "failures_total"))

@@ -68,7 +68,9 @@ func (c *conn) answer(ctx context.Context, sql string, n *pg_query.Node, describ
 			for i, k := range keys {
 				rows[i] = []any{k, c.settings[k], ""}
 			}
-			return table([]string{"name", "setting", "description"}, rows), true, nil
+			res := table([]string{"name", "setting", "description"}, rows)
+			res.tag = "SHOW"
+			return res, true, nil
 		}
 		v, found := c.settings[name]
 		if !found && c.setting(name) == "" {
@@ -77,17 +79,18 @@ func (c *conn) answer(ctx context.Context, sql string, n *pg_query.Node, describ
 		if !found {
 			v = c.setting(name)
 		}
-		return table([]string{name}, [][]any{{v}}), true, nil
+		res := table([]string{name}, [][]any{{v}})
+		res.tag = "SHOW" // Postgres's tag for SHOW, without a row count
+		return res, true, nil
 	case n.GetTransactionStmt() != nil:
 		res, err := c.transaction(n.GetTransactionStmt(), describe)
 		return res, true, err
 	case n.GetDiscardStmt() != nil:
-		if !describe {
-			c.closeCursors(true)
-		}
-		return &result{tag: "DISCARD ALL"}, true, nil
+		res, err := c.discard(n.GetDiscardStmt(), describe)
+		return res, true, err
 	case n.GetDeallocateStmt() != nil:
-		return &result{tag: "DEALLOCATE"}, true, nil
+		res, err := c.deallocate(n.GetDeallocateStmt(), describe)
+		return res, true, err
 	case n.GetCopyStmt() != nil:
 		res, err := c.copyStmt(ctx, sql, n.GetCopyStmt(), describe)
 		return res, true, err

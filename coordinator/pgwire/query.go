@@ -52,7 +52,7 @@ func (p *portal) close() {
 
 // result is the answer to one statement.
 type result struct {
-	tag     string        // command tag when schema is nil (SET, BEGIN)
+	tag     string        // command tag when schema is nil (SET, BEGIN), or of a result with rows whose tag has no count (SHOW)
 	empty   bool          // an empty query
 	schema  *arrow.Schema // nil: a command without rows
 	recs    []arrow.RecordBatch
@@ -76,6 +76,9 @@ func (r *result) release() {
 func (r *result) rowTag(n int64) string {
 	if r.from != nil {
 		return "FETCH " + strconv.FormatInt(n, 10)
+	}
+	if r.tag != "" {
+		return r.tag
 	}
 	return "SELECT " + strconv.FormatInt(n, 10)
 }
@@ -140,6 +143,7 @@ func (c *conn) loop(ctx context.Context) error {
 			if c.txStatus == txIdle {
 				c.closeCursors(false)
 			}
+			c.commitSettings()
 			if err := c.send(&pgproto3.ReadyForQuery{TxStatus: c.txStatus.status()}); err != nil {
 				return err
 			}
@@ -159,6 +163,9 @@ func (c *conn) loop(ctx context.Context) error {
 			}
 			c.be.Send(errorResponse(err))
 			c.failed()
+			if c.txStatus == txIdle {
+				c.rollbackSettings() // the implicit transaction up to Sync failed
+			}
 			failed = true
 			if err := c.be.Flush(); err != nil {
 				return err
@@ -190,6 +197,7 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) {
 		if c.txStatus == txIdle {
 			c.closeCursors(false)
 		}
+		c.commitSettings() // a failure rolled them back already
 	}()
 	for _, s := range stmts {
 		if s == "" {
@@ -205,6 +213,9 @@ func (c *conn) simpleQuery(ctx context.Context, sql string) {
 		if err != nil {
 			c.be.Send(errorResponse(err))
 			c.failed()
+			if c.txStatus == txIdle {
+				c.rollbackSettings() // the implicit transaction failed
+			}
 			return
 		}
 	}

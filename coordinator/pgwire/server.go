@@ -364,6 +364,7 @@ type conn struct {
 	txStatus   txState
 	implicit   bool              // running a Query message of several statements outside a block
 	localSaved map[string]string // settings before SET LOCAL, restored at the block's end
+	settingsAt map[string]string // settings before the transaction's first SET, restored if it rolls back
 
 	mu      sync.Mutex
 	running context.CancelFunc // the query running now, nil when none

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"math"
 	"strconv"
 	"strings"
@@ -139,11 +140,47 @@ func (c *conn) endTransaction(commit bool) {
 			cur.inBlock = false
 		}
 	}
-	for k, v := range c.localSaved {
-		c.settings[k] = v
+	if commit {
+		for k, v := range c.localSaved {
+			c.settings[k] = v
+		}
+		c.settingsAt = nil
+	} else {
+		c.rollbackSettings()
 	}
 	c.localSaved = nil
 	c.txStatus = txIdle
+}
+
+// Settings are transactional, as in Postgres: a SET (or RESET) in a
+// transaction that rolls back is undone, whether the transaction was a
+// block (BEGIN ... ROLLBACK, or COMMIT of a failed block) or the implicit
+// one around a Query message of several statements or the extended
+// messages up to a Sync. The settings as they were before the
+// transaction's first SET are kept in settingsAt until it ends.
+
+// saveSettings remembers the settings before the transaction's first SET.
+func (c *conn) saveSettings() {
+	if c.settingsAt == nil {
+		c.settingsAt = maps.Clone(c.settings)
+	}
+}
+
+// commitSettings ends an implicit transaction that succeeded: its SETs stay.
+// In a block it does nothing (the block's end decides).
+func (c *conn) commitSettings() {
+	if c.txStatus == txIdle {
+		c.settingsAt = nil
+	}
+}
+
+// rollbackSettings undoes the SETs of the transaction that failed.
+func (c *conn) rollbackSettings() {
+	if c.settingsAt != nil {
+		c.settings = c.settingsAt
+		c.settingsAt = nil
+	}
+	c.localSaved = nil
 }
 
 // set runs SET / RESET. A value that a setting sluice acts on cannot take
@@ -155,6 +192,7 @@ func (c *conn) set(s *pg_query.VariableSetStmt) error {
 	case pg_query.VariableSetKind_VAR_RESET, pg_query.VariableSetKind_VAR_SET_DEFAULT:
 		value = defaultSettings()[name]
 	case pg_query.VariableSetKind_VAR_RESET_ALL:
+		c.saveSettings()
 		c.settings = defaultSettings()
 		return nil
 	case pg_query.VariableSetKind_VAR_SET_VALUE:
@@ -180,6 +218,7 @@ func (c *conn) set(s *pg_query.VariableSetStmt) error {
 	if err != nil {
 		return err
 	}
+	c.saveSettings()
 	if s.IsLocal {
 		if c.txStatus == txIdle {
 			return nil // Postgres warns and ignores it
@@ -430,4 +469,62 @@ func (c *conn) sessionValues(sql string) string {
 	}
 	b.WriteString(sql[last:])
 	return b.String()
+}
+
+// discard runs DISCARD. DISCARD ALL returns the session to its state at
+// connection (what a pooler such as PgBouncer sends between clients):
+// every cursor closed, every prepared statement gone, every setting back
+// to its default; like Postgres it refuses to run in a transaction block.
+// Sluice has no temporary tables, sequences or cached plans, so the other
+// targets only answer.
+func (c *conn) discard(d *pg_query.DiscardStmt, describe bool) (*result, error) {
+	switch d.Target {
+	case pg_query.DiscardMode_DISCARD_PLANS:
+		return &result{tag: "DISCARD PLANS"}, nil
+	case pg_query.DiscardMode_DISCARD_SEQUENCES:
+		return &result{tag: "DISCARD SEQUENCES"}, nil
+	case pg_query.DiscardMode_DISCARD_TEMP:
+		return &result{tag: "DISCARD TEMP"}, nil
+	}
+	res := &result{tag: "DISCARD ALL"}
+	if describe {
+		return res, nil
+	}
+	if c.txStatus != txIdle || c.implicit {
+		return nil, &paramError{state: "25001", msg: "DISCARD ALL cannot run inside a transaction block"}
+	}
+	c.closeCursors(true)
+	for name := range c.stmts {
+		if name != "" {
+			delete(c.stmts, name)
+		}
+	}
+	c.saveSettings()
+	c.settings = defaultSettings()
+	return res, nil
+}
+
+// deallocate runs DEALLOCATE: the prepared statements of the SQL level
+// and of the protocol share one namespace, as in Postgres.
+func (c *conn) deallocate(d *pg_query.DeallocateStmt, describe bool) (*result, error) {
+	res := &result{tag: "DEALLOCATE"}
+	if d.Isall || d.Name == "" {
+		res.tag = "DEALLOCATE ALL"
+	}
+	if describe {
+		return res, nil
+	}
+	if res.tag == "DEALLOCATE ALL" {
+		for name := range c.stmts {
+			if name != "" {
+				delete(c.stmts, name)
+			}
+		}
+		return res, nil
+	}
+	if _, ok := c.stmts[d.Name]; !ok {
+		return nil, &paramError{state: "26000", msg: fmt.Sprintf("prepared statement \"%s\" does not exist", d.Name)}
+	}
+	delete(c.stmts, d.Name)
+	return res, nil
 }

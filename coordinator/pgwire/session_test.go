@@ -2,6 +2,8 @@ package pgwire
 
 import (
 	"context"
+	"encoding/hex"
+	"fmt"
 	"reflect"
 	"testing"
 	"time"
@@ -173,6 +175,99 @@ func TestSetSearchPath(t *testing.T) {
 		}
 		if got := c.settings["search_path"]; got != want {
 			t.Errorf("%s: search_path %q, want %q", in, got, want)
+		}
+	}
+}
+
+// TestSettingsTransactional: a SET is undone when its transaction rolls
+// back, as in Postgres: a block's ROLLBACK, the COMMIT of a failed block,
+// a Query message of several statements that fails, and extended
+// messages up to a Sync that fail. SET LOCAL ends with its block either
+// way; DISCARD ALL resets the session and is refused in a block.
+func TestSettingsTransactional(t *testing.T) {
+	fe, _ := fakeClient(t, &fakeEngine{rows: 3})
+	show := func() string {
+		t.Helper()
+		sendMsgs(t, fe, &pgproto3.Query{String: `show statement_timeout`})
+		got := recvUntil(t, fe)
+		var hexv string
+		if _, err := fmt.Sscanf(got, "fields:statement_timeout/0 row:%s 'SHOW' ready:", &hexv); err != nil {
+			t.Fatalf("show: %s", got)
+		}
+		v, err := hex.DecodeString(hexv)
+		if err != nil {
+			t.Fatalf("show: %s", got)
+		}
+		return string(v)
+	}
+	steps := []struct{ sql, want, timeout string }{
+		{`set statement_timeout = '2s'`, "'SET' ready:I", "2s"},
+		{`begin`, "'BEGIN' ready:T", "2s"},
+		{`set statement_timeout = '1s'`, "'SET' ready:T", "1s"},
+		{`rollback`, "'ROLLBACK' ready:I", "2s"},
+		{`begin; set statement_timeout = '1s'; commit`, "'BEGIN' 'SET' 'COMMIT' ready:I", "1s"},
+		// SET LOCAL ends with the block; a plain SET after it is undone by
+		// the rollback too.
+		{`begin; set local statement_timeout = '5s'; set statement_timeout = 7000`, "'BEGIN' 'SET' 'SET' ready:T", "7s"},
+		{`rollback`, "'ROLLBACK' ready:I", "1s"},
+		{`begin; set local statement_timeout = '5s'`, "'BEGIN' 'SET' ready:T", "5s"},
+		{`commit`, "'COMMIT' ready:I", "1s"},
+		// A failed block: its COMMIT rolls back.
+		{`begin; set statement_timeout = '3s'; fetch 1 from nosuch`, "'BEGIN' 'SET' error:34000 ready:E", ""},
+		{`commit`, "'ROLLBACK' ready:I", "1s"},
+		// RESET ALL in a block that rolls back.
+		{`begin; reset all; rollback`, "'BEGIN' 'RESET' 'ROLLBACK' ready:I", "1s"},
+		// A Query message of several statements is one transaction.
+		{`set statement_timeout = '4s'; fetch 1 from nosuch`, "'SET' error:34000 ready:I", "1s"},
+		{`set statement_timeout = '4s'; select n from t`, "'SET' fields:n/0 row:30 row:31 row:32 'SELECT 3' ready:I", "4s"},
+		{`begin; discard all`, "'BEGIN' error:25001 ready:E", ""},
+		{`rollback`, "'ROLLBACK' ready:I", "4s"},
+		{`discard all`, "'DISCARD ALL' ready:I", "0"},
+		{`discard plans`, "'DISCARD PLANS' ready:I", "0"},
+	}
+	for _, s := range steps {
+		sendMsgs(t, fe, &pgproto3.Query{String: s.sql})
+		if got := recvUntil(t, fe); got != s.want {
+			t.Fatalf("%s:\n got %s\nwant %s", s.sql, got, s.want)
+		}
+		if s.timeout == "" {
+			continue // a failed block runs no SHOW
+		}
+		if got := show(); got != s.timeout {
+			t.Fatalf("after %s: statement_timeout %q, want %q", s.sql, got, s.timeout)
+		}
+	}
+	// Extended messages up to a Sync are one transaction.
+	exec := func(sql string) []pgproto3.FrontendMessage {
+		return []pgproto3.FrontendMessage{&pgproto3.Parse{Query: sql}, &pgproto3.Bind{}, &pgproto3.Execute{}}
+	}
+	sendMsgs(t, fe, append(append(exec(`set statement_timeout = '6s'`), exec(`fetch 1 from nosuch`)...), &pgproto3.Sync{})...)
+	if got, want := recvUntil(t, fe), "*pgproto3.ParseComplete *pgproto3.BindComplete 'SET' *pgproto3.ParseComplete *pgproto3.BindComplete error:34000 ready:I"; got != want {
+		t.Fatalf("extended, failing:\n got %s\nwant %s", got, want)
+	}
+	if got := show(); got != "0" {
+		t.Fatalf("after a failed extended transaction: %q", got)
+	}
+	sendMsgs(t, fe, append(exec(`set statement_timeout = '6s'`), &pgproto3.Sync{})...)
+	if got, want := recvUntil(t, fe), "*pgproto3.ParseComplete *pgproto3.BindComplete 'SET' ready:I"; got != want {
+		t.Fatalf("extended:\n got %s\nwant %s", got, want)
+	}
+	if got := show(); got != "6s" {
+		t.Fatalf("after an extended SET: %q", got)
+	}
+	// DEALLOCATE drops a prepared statement of the protocol; DISCARD ALL
+	// drops them all.
+	sendMsgs(t, fe, &pgproto3.Parse{Name: "p1", Query: `select n from t`}, &pgproto3.Parse{Name: "p2", Query: `select n from t`}, &pgproto3.Sync{})
+	recvUntil(t, fe)
+	for _, s := range []struct{ sql, want string }{
+		{`deallocate p1`, "'DEALLOCATE' ready:I"},
+		{`deallocate p1`, "error:26000 ready:I"},
+		{`discard all`, "'DISCARD ALL' ready:I"},
+		{`deallocate p2`, "error:26000 ready:I"},
+	} {
+		sendMsgs(t, fe, &pgproto3.Query{String: s.sql})
+		if got := recvUntil(t, fe); got != s.want {
+			t.Fatalf("%s:\n got %s\nwant %s", s.sql, got, s.want)
 		}
 	}
 }
