@@ -245,6 +245,58 @@ func generateTPCDS(tb testing.TB, root string, sf float64) {
 	}
 }
 
+// tpcdsDateKeys are the fact tables and the date key each is clustered by
+// in the clustered layout.
+var tpcdsDateKeys = map[string]string{
+	"store_sales": "ss_sold_date_sk", "store_returns": "sr_returned_date_sk",
+	"catalog_sales": "cs_sold_date_sk", "catalog_returns": "cr_returned_date_sk",
+	"web_sales": "ws_sold_date_sk", "web_returns": "wr_returned_date_sk", "inventory": "inv_date_sk",
+}
+
+// tpcdsClustered writes (once per scale factor, cached under .tmp) the
+// same tables in the layout lakehouse fact tables usually have: each fact
+// table sorted by its date key, the way Spark's TPC-DS kit partitions them
+// by it and Iceberg or Delta tables are sorted or clustered by it, so a
+// row group covers a few weeks of sales rather than all five years as in
+// dsdgen's order. The dimension tables are the same files (hard links).
+// The rows are the same; only their order and row groups differ.
+func tpcdsClustered(tb testing.TB, sf float64) string {
+	tb.Helper()
+	src, _ := tpcdsData(tb, sf)
+	root := filepath.Join(tmpDir(tb), fmt.Sprintf("tpcds-sf%g-clustered", sf))
+	if _, err := os.Stat(filepath.Join(root, ".complete")); err == nil {
+		return root
+	}
+	os.RemoveAll(root)
+	db := openDuckOn(tb, src, nil)
+	rowGroup := 4096
+	if sf >= 0.1 {
+		rowGroup = 122880
+	}
+	for _, t := range tpcdsTables {
+		dir := filepath.Join(root, t)
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			tb.Fatal(err)
+		}
+		from, to := filepath.Join(src, t, t+".parquet"), filepath.Join(dir, t+".parquet")
+		key, fact := tpcdsDateKeys[t]
+		if !fact {
+			if err := os.Link(from, to); err != nil {
+				tb.Fatal(err)
+			}
+			continue
+		}
+		q := fmt.Sprintf("COPY (SELECT * FROM read_parquet('%s') ORDER BY %s NULLS LAST) TO '%s' (FORMAT parquet, ROW_GROUP_SIZE %d)", from, key, to, rowGroup)
+		if _, err := db.Exec(q); err != nil {
+			tb.Fatalf("duckdb: %s: %v", q, err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(root, ".complete"), nil, 0o644); err != nil {
+		tb.Fatal(err)
+	}
+	return root
+}
+
 // isOrdered reports whether a query's outermost SELECT orders its rows.
 func isOrdered(sql string) bool {
 	s := strings.ToLower(sql)
