@@ -246,6 +246,14 @@ func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) 
 			return nil
 		}
 		return probeTargets(g, st, &n.Inputs[0], c, e)
+	case plan.KindUnion:
+		// UNION ALL: output column c is column c of every input, so each
+		// branch may drop the rows the join would drop.
+		var out []FilterEdge
+		for i := range n.Inputs {
+			out = append(out, probeTargets(g, st, &n.Inputs[i], c, e)...)
+		}
+		return out
 	case plan.KindExchange:
 		// Into the producing stage, when this exchange is its only reader
 		// (a stage reused by several readers keeps all its rows).
