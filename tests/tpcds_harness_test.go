@@ -204,10 +204,7 @@ func generateTPCDS(tb testing.TB, root string, sf float64) {
 	if _, err := db.Exec(fmt.Sprintf("CALL dsdgen(sf=%g)", sf)); err != nil {
 		tb.Fatalf("duckdb: dsdgen(sf=%g): %v", sf, err)
 	}
-	rowGroup := 4096
-	if sf >= 0.1 {
-		rowGroup = 122880
-	}
+	rowGroup := tpcdsRowGroup(sf)
 	for _, t := range tpcdsTables {
 		dir := filepath.Join(root, t)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -245,6 +242,15 @@ func generateTPCDS(tb testing.TB, root string, sf float64) {
 	}
 }
 
+// tpcdsRowGroup is the Parquet row group size the tables are written with:
+// small at small scale so scans split into several tasks.
+func tpcdsRowGroup(sf float64) int {
+	if sf >= 0.1 {
+		return 122880
+	}
+	return 4096
+}
+
 // tpcdsDateKeys are the fact tables and the date key each is clustered by
 // in the clustered layout.
 var tpcdsDateKeys = map[string]string{
@@ -269,10 +275,7 @@ func tpcdsClustered(tb testing.TB, sf float64) string {
 	}
 	os.RemoveAll(root)
 	db := openDuckOn(tb, src, nil)
-	rowGroup := 4096
-	if sf >= 0.1 {
-		rowGroup = 122880
-	}
+	rowGroup := tpcdsRowGroup(sf)
 	for _, t := range tpcdsTables {
 		dir := filepath.Join(root, t)
 		if err := os.MkdirAll(dir, 0o755); err != nil {

@@ -494,11 +494,7 @@ func (c *conn) discard(d *pg_query.DiscardStmt, describe bool) (*result, error) 
 		return nil, &paramError{state: "25001", msg: "DISCARD ALL cannot run inside a transaction block"}
 	}
 	c.closeCursors(true)
-	for name := range c.stmts {
-		if name != "" {
-			delete(c.stmts, name)
-		}
-	}
+	c.dropStatements()
 	c.saveSettings()
 	c.settings = defaultSettings()
 	return res, nil
@@ -515,11 +511,7 @@ func (c *conn) deallocate(d *pg_query.DeallocateStmt, describe bool) (*result, e
 		return res, nil
 	}
 	if res.tag == "DEALLOCATE ALL" {
-		for name := range c.stmts {
-			if name != "" {
-				delete(c.stmts, name)
-			}
-		}
+		c.dropStatements()
 		return res, nil
 	}
 	if _, ok := c.stmts[d.Name]; !ok {
@@ -527,4 +519,14 @@ func (c *conn) deallocate(d *pg_query.DeallocateStmt, describe bool) (*result, e
 	}
 	delete(c.stmts, d.Name)
 	return res, nil
+}
+
+// dropStatements drops every named prepared statement (the unnamed one
+// lives until the next Parse).
+func (c *conn) dropStatements() {
+	for name := range c.stmts {
+		if name != "" {
+			delete(c.stmts, name)
+		}
+	}
 }
