@@ -426,6 +426,9 @@ func (c *lateCol) read(mem memory.Allocator, k int, pick []int32) error {
 func (c *lateCol) readInt32(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[int32]) error {
 	switch c.kind {
 	case lkDate:
+		if pick == nil {
+			return readDirect(c, mem, k, c.o32, defs, rd)
+		}
 		return readRuns(c, mem, k, pick, &c.i32, defs, rd, func(at int, v []int32) { copy(c.o32[at:], v) },
 			func(at, src int, v []int32) { c.o32[at] = v[src] })
 	case lkUint32:
@@ -446,9 +449,9 @@ func (c *lateCol) readInt32(mem memory.Allocator, k int, pick []int32, defs []in
 }
 
 func (c *lateCol) readInt64(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[int64]) error {
-	if defs == nil && pick == nil {
+	if pick == nil {
 		// Decode straight into the batch.
-		return readDirect(c, k, c.o64, rd)
+		return readDirect(c, mem, k, c.o64, defs, rd)
 	}
 	return readRuns(c, mem, k, pick, &c.i64, defs, rd, func(at int, v []int64) { copy(c.o64[at:], v) },
 		func(at, src int, v []int64) { c.o64[at] = v[src] })
@@ -464,8 +467,8 @@ func (c *lateCol) readFloat32(mem memory.Allocator, k int, pick []int32, defs []
 }
 
 func (c *lateCol) readFloat64(mem memory.Allocator, k int, pick []int32, defs []int16, rd readPage[float64]) error {
-	if defs == nil && pick == nil {
-		return readDirect(c, k, c.of64, rd)
+	if pick == nil {
+		return readDirect(c, mem, k, c.of64, defs, rd)
 	}
 	return readRuns(c, mem, k, pick, &c.f64, defs, rd, func(at int, v []float64) { copy(c.of64[at:], v) },
 		func(at, src int, v []float64) { c.of64[at] = v[src] })
@@ -474,16 +477,39 @@ func (c *lateCol) readFloat64(mem memory.Allocator, k int, pick []int32, defs []
 // readPage is a typed reader's ReadBatchInPage.
 type readPage[T any] func(batch int64, values []T, defLvls, repLvls []int16) (int64, int, error)
 
-// readDirect decodes k rows of a required column straight into dst at
-// the batch's position.
-func readDirect[T any](c *lateCol, k int, dst []T, rd readPage[T]) error {
+// readDirect decodes k rows straight into dst at the batch's position,
+// without a scratch copy. For an optional column (defs not nil) a page's
+// non-NULL values arrive packed at the front of the rows read; when some
+// rows are NULL the values are moved to their rows from the back (each
+// value moves to a row at or after where it landed, so walking backwards
+// never overwrites a value not yet moved) and the NULL rows are zeroed
+// and marked.
+func readDirect[T any](c *lateCol, mem memory.Allocator, k int, dst []T, defs []int16, rd readPage[T]) error {
 	for done := 0; done < k; {
-		lv, _, err := rd(int64(k-done), dst[c.n:c.n+k-done], nil, nil)
+		var d []int16
+		if defs != nil {
+			d = defs[:k-done]
+		}
+		out := dst[c.n : c.n+k-done]
+		lv, nv, err := rd(int64(k-done), out, d, nil)
 		if err != nil {
 			return err
 		}
 		if lv == 0 {
 			return fmt.Errorf("column chunk ended %d rows early", k-done)
+		}
+		if d != nil && int64(nv) != lv {
+			var zero T
+			src := nv - 1
+			for r := int(lv) - 1; r >= 0; r-- {
+				if d[r] == c.maxDef {
+					out[r] = out[src]
+					src--
+				} else {
+					out[r] = zero
+					c.setNull(mem, c.n+r)
+				}
+			}
 		}
 		done += int(lv)
 		c.n += int(lv)

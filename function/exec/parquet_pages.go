@@ -586,15 +586,56 @@ func (r *rleDecoder) unpack(out []int32) error {
 	}
 	mask := uint64(1)<<w - 1
 	p, bit := r.packed, r.bit
-	for k := range out {
+	k := 0
+	if w <= 8 && bit&7 == 0 {
+		// Whole groups of eight values (w bytes each) with one 8-byte
+		// load a group while eight bytes remain.
+		for ; k+8 <= len(out) && bit>>3+8 <= len(p); k += 8 {
+			word := binary.LittleEndian.Uint64(p[bit>>3:])
+			o := out[k : k+8 : k+8]
+			o[0] = int32(word & mask)
+			o[1] = int32(word >> w & mask)
+			o[2] = int32(word >> (2 * w) & mask)
+			o[3] = int32(word >> (3 * w) & mask)
+			o[4] = int32(word >> (4 * w) & mask)
+			o[5] = int32(word >> (5 * w) & mask)
+			o[6] = int32(word >> (6 * w) & mask)
+			o[7] = int32(word >> (7 * w) & mask)
+			bit += 8 * w
+		}
+	} else if w <= 16 && bit&7 == 0 {
+		// Whole groups with two loads: four values from the group's
+		// first byte and four from bit 4w, that is from byte 4w/8 at a
+		// bit offset of 0 or 4 (4w+4 <= 64 for w <= 15; w = 16 starts
+		// at offset 0).
+		h, hs := (4*w)>>3, uint((4*w)&7)
+		for ; k+8 <= len(out) && bit>>3+h+8 <= len(p); k += 8 {
+			at := bit >> 3
+			lo := binary.LittleEndian.Uint64(p[at:])
+			hi := binary.LittleEndian.Uint64(p[at+h:]) >> hs
+			o := out[k : k+8 : k+8]
+			o[0] = int32(lo & mask)
+			o[1] = int32(lo >> w & mask)
+			o[2] = int32(lo >> (2 * w) & mask)
+			o[3] = int32(lo >> (3 * w) & mask)
+			o[4] = int32(hi & mask)
+			o[5] = int32(hi >> w & mask)
+			o[6] = int32(hi >> (2 * w) & mask)
+			o[7] = int32(hi >> (3 * w) & mask)
+			bit += 8 * w
+		}
+	}
+	// One 8-byte load a value while eight bytes remain past it (w <= 32
+	// bits from any bit offset fit in 64), then byte by byte.
+	for ; k < len(out) && bit>>3+8 <= len(p); k++ {
+		out[k] = int32(binary.LittleEndian.Uint64(p[bit>>3:]) >> (bit & 7) & mask)
+		bit += w
+	}
+	for ; k < len(out); k++ {
 		byteAt := bit >> 3
 		var word uint64
-		if byteAt+8 <= len(p) {
-			word = binary.LittleEndian.Uint64(p[byteAt:])
-		} else {
-			for j := len(p) - 1; j >= byteAt; j-- {
-				word = word<<8 | uint64(p[j])
-			}
+		for j := min(len(p), byteAt+8) - 1; j >= byteAt; j-- {
+			word = word<<8 | uint64(p[j])
 		}
 		out[k] = int32(word >> (bit & 7) & mask)
 		bit += w

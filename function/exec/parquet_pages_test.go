@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"math/rand/v2"
 	"slices"
 	"testing"
 )
@@ -113,5 +114,52 @@ func TestRLERunOf(t *testing.T) {
 				t.Fatalf("then decoded %v, want %v", got, tc.rest)
 			}
 		})
+	}
+}
+
+// TestRLEUnpack checks the bit-packed decoder's fast paths (whole groups
+// of eight with one load, one load a value, byte by byte near the end)
+// against a bit-at-a-time reference, for every width, runs cut at every
+// length and read in pieces that leave it mid-group.
+func TestRLEUnpack(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	ref := func(p []byte, w, first, n int) []int32 {
+		out := make([]int32, n)
+		for k := range out {
+			var v int32
+			for b := 0; b < w; b++ {
+				at := (first+k)*w + b
+				if p[at>>3]>>(at&7)&1 == 1 {
+					v |= 1 << b
+				}
+			}
+			out[k] = v
+		}
+		return out
+	}
+	for w := 1; w <= 32; w++ {
+		for _, groups := range []int{1, 2, 3, 7, 40} {
+			p := make([]byte, groups*w)
+			for i := range p {
+				p[i] = byte(rng.Uint32())
+			}
+			for _, pieces := range [][]int{{groups * 8}, {1, groups*8 - 1}, {3, 5, groups*8 - 8}, {9, groups*8 - 9}} {
+				if pieces[len(pieces)-1] < 0 {
+					continue
+				}
+				r := rleDecoder{width: w, rle: false, left: groups * 8, packed: p}
+				first := 0
+				for _, n := range pieces {
+					got := make([]int32, n)
+					if err := r.unpack(got); err != nil {
+						t.Fatalf("w=%d groups=%d pieces=%v: %v", w, groups, pieces, err)
+					}
+					if want := ref(p, w, first, n); !slices.Equal(got, want) {
+						t.Fatalf("w=%d groups=%d pieces=%v from %d: got %v, want %v", w, groups, pieces, first, got, want)
+					}
+					first += n
+				}
+			}
+		}
 	}
 }
