@@ -8,6 +8,7 @@ import (
 	"net/url"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -252,4 +253,84 @@ func TestStatusLongPollUntilDone(t *testing.T) {
 	if js := <-got; js == nil || !Terminal(js.State) {
 		t.Fatalf("until=done answered a status that is not terminal: %+v", js)
 	}
+}
+
+// TestStatusLongPollPaced: a client following progress (since=, no
+// until=done) is answered a changed status no sooner than progressEvery
+// after it asked, and the job's end without waiting out the long-poll.
+func TestStatusLongPollPaced(t *testing.T) {
+	e := newFakeEnv(t, 2)
+	first, rest := make(chan struct{}), make(chan struct{})
+	var calls atomic.Int32
+	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
+		gate := rest
+		if calls.Add(1) == 1 {
+			gate = first
+		}
+		select {
+		case <-gate:
+		case <-ctx.Done():
+			return nil, ctx.Err(), true
+		}
+		return nil, nil, false
+	}
+	c := e.coordinator(t, testConfig("c1"))
+	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := httptest.NewServer(NewAPI(c).Handler())
+	t.Cleanup(srv.Close)
+	var once sync.Once
+	t.Cleanup(func() { once.Do(func() { close(rest) }) })
+
+	// Settle: the first invocations move the status.
+	_, resp := getStatus(t, srv, job, "")
+	tag := resp.Header.Get("ETag")
+	for i := 0; i < 100; i++ {
+		_, resp := getStatus(t, srv, job, "?wait=300ms&since="+url.QueryEscape(tag))
+		if resp.Header.Get("ETag") == tag {
+			break
+		}
+		tag = resp.Header.Get("ETag")
+	}
+	// One task finishes while the client waits: answered, but not before
+	// progressEvery.
+	type answer struct {
+		js   *JobStatus
+		tag  string
+		took time.Duration
+	}
+	got := make(chan answer, 1)
+	go func() {
+		t0 := time.Now()
+		js, resp := getStatus(t, srv, job, "?wait=30s&since="+url.QueryEscape(tag))
+		got <- answer{js, resp.Header.Get("ETag"), time.Since(t0)}
+	}()
+	close(first)
+	a := <-got
+	if a.js == nil || a.tag == tag || Terminal(a.js.State) {
+		t.Fatalf("after one task: answered %+v with ETag %q (had %q)", a.js, a.tag, tag)
+	}
+	if a.took < progressEvery {
+		t.Fatalf("a changed status was answered after %s, before progressEvery (%s)", a.took, progressEvery)
+	}
+	// The job ends: answered without waiting out the 30 s.
+	once.Do(func() { close(rest) })
+	tag = a.tag
+	for i := 0; i < 100; i++ {
+		t0 := time.Now()
+		js, resp := getStatus(t, srv, job, "?wait=30s&since="+url.QueryEscape(tag))
+		if js == nil {
+			t.Fatalf("status %d", resp.StatusCode)
+		}
+		if took := time.Since(t0); took > 10*time.Second {
+			t.Fatalf("answered after %s", took)
+		}
+		if Terminal(js.State) {
+			return
+		}
+		tag = resp.Header.Get("ETag")
+	}
+	t.Fatal("the job did not end")
 }

@@ -2,6 +2,7 @@ package coordinator
 
 import (
 	"context"
+	"encoding/binary"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -236,15 +237,24 @@ func (s *Store) statusFingerprint(ctx context.Context, job string, stages []int)
 	return sum, err
 }
 
-// writeMap writes a map's pairs in key order.
+// writeMap writes a map's pairs in key order, each string after its
+// length (so that no two maps write the same bytes). It runs every
+// statusRecheck while a client long-polls, over stage hashes that hold
+// metrics JSON: quoting them with fmt's %q was most of its cost.
 func writeMap(w io.Writer, m map[string]string) {
 	keys := make([]string, 0, len(m))
 	for k := range m {
 		keys = append(keys, k)
 	}
 	sort.Strings(keys)
+	var n [binary.MaxVarintLen64]byte
+	str := func(s string) {
+		w.Write(n[:binary.PutUvarint(n[:], uint64(len(s)))])
+		io.WriteString(w, s)
+	}
 	for _, k := range keys {
-		fmt.Fprintf(w, "%q=%q;", k, m[k])
+		str(k)
+		str(m[k])
 	}
 	io.WriteString(w, "|")
 }
