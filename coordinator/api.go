@@ -26,7 +26,7 @@ import (
 //
 //	POST /v1/jobs              {"sql": "...", "adaptive": true}  -> {"job": id}
 //	GET  /v1/jobs              -> [id, ...] newest first
-//	GET  /v1/jobs/{id}         -> JobStatus (?wait=10s&since=ETAG: long-poll until it changes; &until=done: until the job ends)
+//	GET  /v1/jobs/{id}         -> JobStatus (?wait=10s&since=ETAG: long-poll until it changes; &until=done: until the job ends; ?view=progress: while it runs, without rounds and operator metrics)
 //	GET  /v1/jobs/{id}/result  -> Arrow IPC stream of the result
 //	GET  /v1/jobs/{id}/detail  -> webui.JobDetail (what the job page shows)
 //	GET  /v1/jobs/{id}/objects?key=K -> one shuffle object of the job
@@ -264,6 +264,9 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 	// without a progress callback): hold until the job is terminal,
 	// checking only its state.
 	untilDone := r.URL.Query().Get("until") == "done"
+	// view=progress: while the job runs, the status without its rounds
+	// and operator metrics (Store.status); its end comes whole.
+	brief := r.URL.Query().Get("view") == "progress"
 	deadline := time.Now().Add(wait)
 	if since != "" {
 		// Hold while the job runs: until it ends (until=done), or for
@@ -306,7 +309,7 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		// The digest is read before the status: a change in between
 		// shows as a different digest at the next check.
 		d, derr := a.c.store.statusFingerprint(ctx, job, stages)
-		js, err := a.jobStatus(ctx, job)
+		js, err := a.jobStatus(ctx, job, brief)
 		if err != nil {
 			code := http.StatusInternalServerError
 			if errors.Is(err, ErrJobNotFound) {
@@ -345,8 +348,8 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 }
 
 // jobStatus is a job's status as the API shows it: redacted, with its cost.
-func (a *API) jobStatus(ctx context.Context, job string) (*JobStatus, error) {
-	js, err := a.c.store.Status(ctx, job)
+func (a *API) jobStatus(ctx context.Context, job string, brief bool) (*JobStatus, error) {
+	js, err := a.c.store.status(ctx, job, brief)
 	if err != nil {
 		return nil, err
 	}

@@ -192,11 +192,16 @@ func (c *Client) Wait(ctx context.Context, job string, progress func(*JobStatus)
 // long-polls.
 func (c *Client) statusSince(ctx context.Context, job, tag string, untilDone bool) (*JobStatus, string, bool, error) {
 	path := "/v1/jobs/" + job
-	if tag != "" {
+	switch {
+	case tag != "":
 		path += "?wait=" + StatusWait.String() + "&since=" + url.QueryEscape(tag)
 		if untilDone {
 			path += "&until=done" // no progress shown: only the end matters
+		} else {
+			path += "&view=progress" // the end comes whole
 		}
+	case !untilDone:
+		path += "?view=progress"
 	}
 	resp, err := c.do(ctx, http.MethodGet, path, nil)
 	if err != nil {

@@ -334,3 +334,51 @@ func TestStatusLongPollPaced(t *testing.T) {
 	}
 	t.Fatal("the job did not end")
 }
+
+// TestStatusBrief: view=progress leaves out the rounds and the operator
+// metrics while the job runs, and answers the ended job whole.
+func TestStatusBrief(t *testing.T) {
+	srv, job, release := gatedJob(t)
+	var full *JobStatus
+	for i := 0; i < 500 && (full == nil || len(full.Rounds) == 0); i++ {
+		if i > 0 {
+			time.Sleep(10 * time.Millisecond) // the first round is recorded as the job starts
+		}
+		full, _ = getStatus(t, srv, job, "")
+	}
+	brief, _ := getStatus(t, srv, job, "?view=progress")
+	if full == nil || brief == nil {
+		t.Fatal("no status")
+	}
+	t.Logf("running: %d rounds, %d stages (brief: %d rounds, %d stages)", len(full.Rounds), len(full.Stages), len(brief.Rounds), len(brief.Stages))
+	if len(full.Rounds) == 0 {
+		t.Fatal("the running job has no rounds: the test cannot tell the views apart")
+	}
+	if len(brief.Rounds) != 0 || brief.State != full.State || len(brief.Stages) != len(full.Stages) {
+		t.Fatalf("brief view of a running job: %d rounds, state %s, %d stages; want 0 rounds, %s, %d stages",
+			len(brief.Rounds), brief.State, len(brief.Stages), full.State, len(full.Stages))
+	}
+	release()
+	for i := 0; ; i++ {
+		js, _ := getStatus(t, srv, job, "?view=progress&wait=30s&until=done&since=x")
+		if js != nil && Terminal(js.State) {
+			end, _ := getStatus(t, srv, job, "")
+			a, _ := json.Marshal(js)
+			b, _ := json.Marshal(end)
+			if string(a) != string(b) {
+				t.Fatalf("the ended job's brief view differs from its whole status:\n%s\n%s", a, b)
+			}
+			var metrics int
+			for _, st := range js.Stages {
+				if st.Metrics != nil {
+					metrics++
+				}
+			}
+			t.Logf("ended: %d rounds, %d stages with metrics", len(js.Rounds), metrics)
+			return
+		}
+		if i > 100 {
+			t.Fatal("the job did not end")
+		}
+	}
+}

@@ -95,6 +95,14 @@ type JobStatus struct {
 
 // Status reads a job's status from Redis.
 func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
+	return s.status(ctx, job, false)
+}
+
+// status reads a job's status; brief leaves out, while the job has not
+// ended, what a progress display does not show and is dearest to decode:
+// the adaptive rounds (each holds plans) and the stages' operator metrics.
+// A job that ended is always read whole.
+func (s *Store) status(ctx context.Context, job string, brief bool) (*JobStatus, error) {
 	m, err := s.Job(ctx, job)
 	if err != nil {
 		return nil, err
@@ -128,6 +136,7 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 		return nil, fmt.Errorf("job %s: %w", job, err)
 	}
 	js.Columns = g.Columns
+	brief = brief && !Terminal(m.State)
 	for _, st := range g.Stages {
 		sm, err := s.Stage(ctx, job, st.ID)
 		if err != nil {
@@ -138,10 +147,17 @@ func (s *Store) Status(ctx context.Context, job string) (*JobStatus, error) {
 			Rows: sm.Rows, Bytes: sm.Bytes, InputRows: sm.InputRows, InputBytes: sm.InputBytes,
 			FilesPruned: sm.FilesPruned, RowGroupsPruned: sm.RowGroupsPruned, RowGroupsFromStats: sm.RowGroupsFromStats, Seconds: sm.Seconds,
 			PeakMemoryBytes: sm.PeakMemory, SpillBytes: sm.SpillBytes, SpillFiles: sm.SpillFiles}
+		if brief {
+			js.Stages = append(js.Stages, ss)
+			continue
+		}
 		if m := sm.Metrics(); m != nil {
 			ss.Metrics, ss.Plan = m, st.Root
 		}
 		js.Stages = append(js.Stages, ss)
+	}
+	if brief {
+		return js, nil
 	}
 	rounds, err := s.Rounds(ctx, job)
 	if err != nil {
