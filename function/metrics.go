@@ -112,6 +112,7 @@ func AggregateMetrics(results []*TaskResult) *StageMetrics {
 			a.PartialSkippedRows += o.PartialSkippedRows
 			a.LateRowsDecoded += o.LateRowsDecoded
 			a.LateRowsSkipped += o.LateRowsSkipped
+			a.JoinPrunedRowGroups += o.JoinPrunedRowGroups
 			a.MaxComputeNanos = max(a.MaxComputeNanos, o.ComputeNanos)
 			a.MaxWallNanos = max(a.MaxWallNanos, o.WallNanos)
 		}
@@ -158,6 +159,9 @@ func (o *StageOperator) Format() string {
 	}
 	if o.LateRowsDecoded > 0 || o.LateRowsSkipped > 0 {
 		fmt.Fprintf(&b, ", late_rows_decoded=%d, late_rows_skipped=%d", o.LateRowsDecoded, o.LateRowsSkipped)
+	}
+	if o.JoinPrunedRowGroups > 0 {
+		fmt.Fprintf(&b, ", row_groups_pruned_by_join=%d", o.JoinPrunedRowGroups)
 	}
 	fmt.Fprintf(&b, ", tasks=%d", o.Tasks)
 	return b.String()

@@ -550,6 +550,41 @@ type splitScan struct {
 	lateDecoded, lateSkipped int64
 	dicts                    []int              // columns handed over as dictionaries (EmitDictionaries)
 	blooms                   []*plan.BloomProbe // runtime filters the Parquet files test (TakeBloom)
+	ranges                   []keyRange         // ranges the Parquet files prune row groups by (TakeRange)
+	rangePruned              int64              // row groups they left unread in the files done with
+}
+
+// JoinRangePruned is the row groups of the scan's files a join's range
+// left unread (exec.JoinRangePruner).
+func (s *splitScan) JoinRangePruned() int64 {
+	n := s.rangePruned
+	if jp, ok := s.cur.(exec.JoinRangePruner); ok {
+		n += jp.JoinRangePruned()
+	}
+	return n
+}
+
+// keyRange is a TakeRange of a splitScan, handed to each file.
+type keyRange struct {
+	col    int
+	lo, hi plan.Value
+}
+
+// TakeRange makes the Parquet files of the scan leave unread the row
+// groups whose statistics put column col outside [lo, hi]
+// (exec.RangeTaker): the files not opened yet, so every one when it comes
+// before the first Next.
+func (s *splitScan) TakeRange(col int, lo, hi plan.Value) bool {
+	switch s.n.Scan.Format {
+	case "", "parquet", "iceberg":
+	default:
+		return false
+	}
+	if exec.FileScan(s.n) != s.n || s.cur != nil {
+		return false
+	}
+	s.ranges = append(s.ranges, keyRange{col, lo, hi})
+	return true
 }
 
 // TakeBloom makes the Parquet files of the scan test a runtime filter's
@@ -565,6 +600,13 @@ func (s *splitScan) TakeBloom(p *plan.BloomProbe) bool {
 	}
 	s.blooms = append(s.blooms, p)
 	return true
+}
+
+// HasFilterOn reports whether the scan's files test a Bloom filter on
+// column col, or the plan gave the scan a runtime filter on it
+// (exec.BloomHolder).
+func (s *splitScan) HasFilterOn(col int) bool {
+	return exec.HasFilterOn(s.n, s.blooms, col)
 }
 
 // LateRows is the rows the scan's files decoded late and skipped
@@ -634,6 +676,9 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			if lm, ok := s.cur.(exec.LateMaterializer); ok {
 				d, k := lm.LateRows()
 				s.lateDecoded, s.lateSkipped = s.lateDecoded+d, s.lateSkipped+k
+			}
+			if jp, ok := s.cur.(exec.JoinRangePruner); ok {
+				s.rangePruned += jp.JoinRangePruned()
 			}
 			s.cur.Close()
 			s.cur = nil
@@ -753,6 +798,11 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 	if err == nil && len(sp.Deletes) == 0 {
 		for _, p := range s.blooms {
 			op.(*exec.ParquetScan).TakeBloom(p)
+		}
+	}
+	if err == nil {
+		for _, r := range s.ranges {
+			op.(*exec.ParquetScan).TakeRange(r.col, r.lo, r.hi)
 		}
 	}
 	if err == nil && len(sp.Deletes) > 0 {

@@ -70,6 +70,12 @@ type joinOp struct {
 	// bucket, a nested-loop join that hashing cannot split
 	constKeys bool
 
+	// bloomOffered: the probe scan took a Bloom filter of the build keys
+	// (offerBloom)
+	bloomOffered bool
+	// rangeOffered: the probe scan took the range of the build keys
+	rangeOffered bool
+
 	// build side
 	built        bool
 	buildClosed  bool
@@ -535,6 +541,9 @@ func (j *joinOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 		}
 		if j.nullAware && j.buildNullKey {
 			j.probeDone = true // x NOT IN (..., NULL, ...) is never TRUE
+		}
+		if !j.probeDone {
+			j.offerBloom()
 		}
 	}
 	if j.spilled != nil {

@@ -40,6 +40,16 @@ type OpMetrics struct {
 	// decoded and the rows its filter dropped before they were.
 	LateRowsDecoded int64 `json:"late_rows_decoded,omitempty"`
 	LateRowsSkipped int64 `json:"late_rows_skipped,omitempty"`
+	// JoinPrunedRowGroups are, for a Parquet scan under a hash join, the
+	// row groups it left unread because their statistics lie outside the
+	// range of the join's build keys (JoinRangePruner).
+	JoinPrunedRowGroups int64 `json:"join_pruned_row_groups,omitempty"`
+}
+
+// JoinRangePruner is implemented by scans that count the row groups a
+// join's range of build keys left unread (RangeTaker).
+type JoinRangePruner interface {
+	JoinRangePruned() int64
 }
 
 // LateMaterializer is implemented by scans that decode the columns a
@@ -173,6 +183,9 @@ func (o *opMeter) snapshot() OpMetrics {
 	}
 	if lm, ok := o.op.(LateMaterializer); ok {
 		m.LateRowsDecoded, m.LateRowsSkipped = lm.LateRows()
+	}
+	if jp, ok := o.op.(JoinRangePruner); ok {
+		m.JoinPrunedRowGroups = jp.JoinRangePruned()
 	}
 	return m
 }

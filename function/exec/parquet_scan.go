@@ -42,7 +42,12 @@ type ParquetScan struct {
 	ahead     prefetcher // the source's read-ahead, when it has one
 	rowGroups []int
 	pruned    int
-	zeroRows  int64 // zero-column scans: rows still to emit
+	// ranges are TakeRange's conjuncts (col >= lo AND col <= hi), tested
+	// on the row groups' statistics at start; rangePruned counts the row
+	// groups they left unread.
+	ranges      []*plan.Expr
+	rangePruned int
+	zeroRows    int64 // zero-column scans: rows still to emit
 
 	md        *metadata.FileMetaData
 	colLeaves []int   // per output column, its leaf for statistics (-1: the file lacks it, or it is nested)
@@ -342,6 +347,7 @@ func NewParquetScan(ctx context.Context, r parquet.ReaderAtSeeker, n *plan.Node,
 // FoldStats took its own): called by the first Next.
 func (s *ParquetScan) start(ctx context.Context) error {
 	s.started = true
+	s.pruneRanges()
 	if len(s.rowGroups) == 0 {
 		s.done = true
 		return nil
@@ -603,6 +609,81 @@ func (s *ParquetScan) TakeBloom(p *plan.BloomProbe) bool {
 	}
 	s.blooms = append(s.blooms, p)
 	return true
+}
+
+// TakeRange makes the scan skip the row groups whose statistics put
+// output column col wholly outside [lo, hi] (values of the column's type),
+// unread (RangeTaker). It is called before the first Next. Rows are not
+// tested: the caller drops the ones outside the range itself.
+func (s *ParquetScan) TakeRange(col int, lo, hi plan.Value) bool {
+	if s.started || col < 0 || col >= len(s.outT) || col >= len(s.n.Schema) {
+		return false
+	}
+	t := s.outT[col]
+	c := plan.Column(col, s.n.Schema[col].Name, t)
+	s.ranges = append(s.ranges, plan.Call(plan.OpAnd, plan.BoolType,
+		plan.Call(plan.OpGe, plan.BoolType, c, plan.Literal(lo, t)),
+		plan.Call(plan.OpLe, plan.BoolType, c, plan.Literal(hi, t))))
+	return true
+}
+
+// pruneRanges drops the row groups left to read that a range TakeRange
+// gave rules out by their statistics.
+func (s *ParquetScan) pruneRanges() {
+	if len(s.ranges) == 0 {
+		return
+	}
+	e := s.ranges[0]
+	if len(s.ranges) > 1 {
+		e = plan.Call(plan.OpAnd, plan.BoolType, s.ranges...)
+	}
+	kept := make([]int, 0, len(s.rowGroups))
+	for _, rg := range s.rowGroups {
+		if !mayMatch(e, &rgStats{md: s.md.RowGroup(rg), leaves: s.colLeaves, outT: s.outT}) {
+			s.pruned++
+			s.rangePruned++
+			continue
+		}
+		kept = append(kept, rg)
+	}
+	s.rowGroups = kept
+}
+
+// RangePruned is the row groups a range from TakeRange left unread.
+func (s *ParquetScan) RangePruned() int { return s.rangePruned }
+
+// JoinRangePruned is RangePruned for the operator's metrics
+// (JoinRangePruner).
+func (s *ParquetScan) JoinRangePruned() int64 { return int64(s.rangePruned) }
+
+// HasFilterOn reports whether the scan tests a Bloom filter on output
+// column col, or carries a runtime filter of the plan on it (BloomHolder).
+func (s *ParquetScan) HasFilterOn(col int) bool {
+	return hasFilterOn(s.n, s.blooms, col)
+}
+
+// hasFilterOn reports whether scan node n carries a runtime filter on
+// column col, or blooms hold a Bloom filter on it.
+func hasFilterOn(n *plan.Node, blooms []*plan.BloomProbe, col int) bool {
+	for _, p := range blooms {
+		if p.Column == col {
+			return true
+		}
+	}
+	if n != nil && n.Scan != nil {
+		for _, f := range n.Scan.RuntimeFilters {
+			if f.Column == col {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// HasFilterOn is ParquetScan.HasFilterOn for a scan node n whose files
+// an operator of another package opens one after the other.
+func HasFilterOn(n *plan.Node, blooms []*plan.BloomProbe, col int) bool {
+	return hasFilterOn(n, blooms, col)
 }
 
 // engineDictionary returns a dictionary array read from the file in the
