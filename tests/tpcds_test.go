@@ -204,8 +204,9 @@ func TestTPCDS(t *testing.T) {
 // stack and on DuckDB over the same Parquet files, at -tpcds-sf, and prints
 // both times per query and in total (refused queries are listed as such).
 // Every query runs twice, on two stacks over the same files: with the
-// runtime-filter rule (the default) and without it, and both answers are
-// checked against DuckDB's. Per query and in total it prints the table
+// runtime-filter rule (the default) and without it (and without the
+// join filters inside tasks, exec.Options.NoJoinFilters), and both answers
+// are checked against DuckDB's. Per query and in total it prints the table
 // bytes the scans read with and without runtime filters, the row groups
 // skipped from statistics with them, and the rows partial aggregations
 // passed on unaggregated. The times are the runs with filters.
@@ -231,6 +232,9 @@ func benchTPCDSLayout(b *testing.B, dir string, qs []tpcdsQuery, layout string) 
 			o.Functions = 4
 			o.Coordinator.AQE.RuntimeFilters = filters
 		})
+		// Off is off inside tasks too: no join hands its probe scan the
+		// range or a Bloom filter of its build keys.
+		st.Runtime.Exec.NoJoinFilters = !filters
 		if _, err := st.LoadDir(context.Background(), dir); err != nil {
 			b.Fatal(err)
 		}

@@ -176,7 +176,7 @@ const joinBloomMaxRows = 1 << 20
 // filter) where the scan already tests a filter on the key.
 func (j *joinOp) offerBloom() {
 	if !j.jt.DropsUnmatchedProbe() || j.nullAware || j.neverMatch || j.constKeys || j.blk != nil || j.level > 0 ||
-		j.spilled != nil || j.buildRows == 0 || j.opts.NoJoinBloom {
+		j.spilled != nil || j.buildRows == 0 || j.opts.NoJoinFilters {
 		return
 	}
 	probe := unmetered(j.probe)

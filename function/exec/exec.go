@@ -44,10 +44,10 @@ const DefaultMemoryLimit int64 = 1 << 30
 type Options struct {
 	// Mem allocates every buffer the operators create (default: Go allocator).
 	Mem memory.Allocator
-	// NoJoinBloom: a hash join does not offer its probe scan a Bloom
-	// filter of its build keys (joinOp.offerBloom; for tests comparing
-	// the two).
-	NoJoinBloom bool
+	// NoJoinFilters: a hash join does not offer its probe scan the range
+	// and a Bloom filter of its build keys (joinOp.offerBloom; for tests
+	// and benchmarks comparing the two).
+	NoJoinFilters bool
 	// BatchRows is the target number of rows per output batch (default 8192).
 	BatchRows int
 	// MemoryLimit bounds the bytes held by hash tables and sort buffers of one

@@ -122,7 +122,7 @@ func TestJoinBloom(t *testing.T) {
 					slices.Sort(rows)
 					return rows, ps
 				}
-				want, _ := run(Options{NoJoinBloom: true, Late: LateAlways})
+				want, _ := run(Options{NoJoinFilters: true, Late: LateAlways})
 				for _, late := range []LateMode{LateAlways, LateAuto} {
 					got, ps := run(Options{Mem: checkedMem(t), Late: late, BatchRows: 500})
 					if !slices.Equal(got, want) {
@@ -228,9 +228,9 @@ func TestJoinRange(t *testing.T) {
 					slices.Sort(out)
 					return out, ps
 				}
-				want, off := run(Options{NoJoinBloom: true})
+				want, off := run(Options{NoJoinFilters: true})
 				if off.RangePruned() != 0 {
-					t.Fatalf("NoJoinBloom: %d row groups pruned by a join range", off.RangePruned())
+					t.Fatalf("NoJoinFilters: %d row groups pruned by a join range", off.RangePruned())
 				}
 				for _, late := range []LateMode{LateAlways, LateAuto, LateOff} {
 					got, ps := run(Options{Mem: checkedMem(t), Late: late})
@@ -391,7 +391,7 @@ func TestJoinRangeThroughJoins(t *testing.T) {
 				slices.Sort(out)
 				return out, ps
 			}
-			want, _ := run(Options{NoJoinBloom: true})
+			want, _ := run(Options{NoJoinFilters: true})
 			if len(want) == 0 {
 				t.Fatal("no rows: the test cannot tell")
 			}
