@@ -19,11 +19,23 @@ import (
 // the coordinator's API.
 func gatedJob(t testing.TB) (srv *httptest.Server, job string, release func()) {
 	t.Helper()
-	e := newFakeEnv(t, 2)
 	gate := make(chan struct{})
+	srv, job = serveJob(t, func() chan struct{} { return gate })
+	var once sync.Once
+	release = func() { once.Do(func() { close(gate) }) }
+	t.Cleanup(release)
+	return srv, job, release
+}
+
+// serveJob submits a job each of whose task invocations waits for the
+// channel gate returns (called once per invocation) to close, and serves
+// the coordinator's API.
+func serveJob(t testing.TB, gate func() chan struct{}) (*httptest.Server, string) {
+	t.Helper()
+	e := newFakeEnv(t, 2)
 	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
 		select {
-		case <-gate:
+		case <-gate():
 		case <-ctx.Done():
 			return nil, ctx.Err(), true
 		}
@@ -34,12 +46,9 @@ func gatedJob(t testing.TB) (srv *httptest.Server, job string, release func()) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv = httptest.NewServer(NewAPI(c).Handler())
+	srv := httptest.NewServer(NewAPI(c).Handler())
 	t.Cleanup(srv.Close)
-	var once sync.Once
-	release = func() { once.Do(func() { close(gate) }) }
-	t.Cleanup(release)
-	return srv, job, release
+	return srv, job
 }
 
 func getStatus(t *testing.T, srv *httptest.Server, job, query string) (*JobStatus, *http.Response) {
@@ -259,28 +268,14 @@ func TestStatusLongPollUntilDone(t *testing.T) {
 // until=done) is answered a changed status no sooner than progressEvery
 // after it asked, and the job's end without waiting out the long-poll.
 func TestStatusLongPollPaced(t *testing.T) {
-	e := newFakeEnv(t, 2)
 	first, rest := make(chan struct{}), make(chan struct{})
 	var calls atomic.Int32
-	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
-		gate := rest
+	srv, job := serveJob(t, func() chan struct{} {
 		if calls.Add(1) == 1 {
-			gate = first
+			return first
 		}
-		select {
-		case <-gate:
-		case <-ctx.Done():
-			return nil, ctx.Err(), true
-		}
-		return nil, nil, false
-	}
-	c := e.coordinator(t, testConfig("c1"))
-	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv := httptest.NewServer(NewAPI(c).Handler())
-	t.Cleanup(srv.Close)
+		return rest
+	})
 	var once sync.Once
 	t.Cleanup(func() { once.Do(func() { close(rest) }) })
 

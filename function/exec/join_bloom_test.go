@@ -105,22 +105,7 @@ func TestJoinBloom(t *testing.T) {
 					recs := drainAll(t, op)
 					defer releaseRecs(recs)
 					op.Close()
-					var rows []string
-					for _, rec := range recs {
-						vals := make([][]any, rec.NumCols())
-						for c := range vals {
-							vals[c] = goVals(rec.Column(c))
-						}
-						for r := 0; r < int(rec.NumRows()); r++ {
-							var row []any
-							for c := range vals {
-								row = append(row, vals[c][r])
-							}
-							rows = append(rows, fmt.Sprint(row...))
-						}
-					}
-					slices.Sort(rows)
-					return rows, ps
+					return sortedRows(recs), ps
 				}
 				want, _ := run(Options{NoJoinFilters: true, Late: LateAlways})
 				for _, late := range []LateMode{LateAlways, LateAuto} {
@@ -211,26 +196,11 @@ func TestJoinRange(t *testing.T) {
 					recs := drainAll(t, hj)
 					defer releaseRecs(recs)
 					hj.Close()
-					var out []string
-					for _, rec := range recs {
-						vals := make([][]any, rec.NumCols())
-						for c := range vals {
-							vals[c] = goVals(rec.Column(c))
-						}
-						for r := 0; r < int(rec.NumRows()); r++ {
-							var row []any
-							for c := range vals {
-								row = append(row, vals[c][r])
-							}
-							out = append(out, fmt.Sprint(row...))
-						}
-					}
-					slices.Sort(out)
-					return out, ps
+					return sortedRows(recs), ps
 				}
 				want, off := run(Options{NoJoinFilters: true})
-				if off.RangePruned() != 0 {
-					t.Fatalf("NoJoinFilters: %d row groups pruned by a join range", off.RangePruned())
+				if off.JoinRangePruned() != 0 {
+					t.Fatalf("NoJoinFilters: %d row groups pruned by a join range", off.JoinRangePruned())
 				}
 				for _, late := range []LateMode{LateAlways, LateAuto, LateOff} {
 					got, ps := run(Options{Mem: checkedMem(t), Late: late})
@@ -241,8 +211,8 @@ func TestJoinRange(t *testing.T) {
 					if offers[jt] {
 						wantPruned = rows/rowGroup - 1
 					}
-					if ps.RangePruned() != wantPruned {
-						t.Fatalf("late %v: %d row groups left unread by the build keys' range, want %d", late, ps.RangePruned(), wantPruned)
+					if ps.JoinRangePruned() != int64(wantPruned) {
+						t.Fatalf("late %v: %d row groups left unread by the build keys' range, want %d", late, ps.JoinRangePruned(), wantPruned)
 					}
 				}
 			})
@@ -374,22 +344,7 @@ func TestJoinRangeThroughJoins(t *testing.T) {
 				recs := drainAll(t, uj)
 				defer releaseRecs(recs)
 				uj.Close()
-				var out []string
-				for _, rec := range recs {
-					vals := make([][]any, rec.NumCols())
-					for c := range vals {
-						vals[c] = goVals(rec.Column(c))
-					}
-					for r := 0; r < int(rec.NumRows()); r++ {
-						var row []any
-						for c := range vals {
-							row = append(row, vals[c][r])
-						}
-						out = append(out, fmt.Sprint(row...))
-					}
-				}
-				slices.Sort(out)
-				return out, ps
+				return sortedRows(recs), ps
 			}
 			want, _ := run(Options{NoJoinFilters: true})
 			if len(want) == 0 {
@@ -399,9 +354,20 @@ func TestJoinRangeThroughJoins(t *testing.T) {
 			if !slices.Equal(got, want) {
 				t.Fatalf("%d rows with the range, %d without:\n%v\n%v", len(got), len(want), got, want)
 			}
-			if ps.RangePruned() != rows/rowGroup-1 {
-				t.Fatalf("%d row groups left unread, want %d", ps.RangePruned(), rows/rowGroup-1)
+			if ps.JoinRangePruned() != rows/rowGroup-1 {
+				t.Fatalf("%d row groups left unread, want %d", ps.JoinRangePruned(), rows/rowGroup-1)
 			}
 		})
 	}
+}
+
+// sortedRows renders the rows of recs as strings, sorted: a join's rows
+// to compare whatever their order.
+func sortedRows(recs []arrow.RecordBatch) []string {
+	var out []string
+	for _, row := range rows(recs) {
+		out = append(out, fmt.Sprint(row...))
+	}
+	slices.Sort(out)
+	return out
 }

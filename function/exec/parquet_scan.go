@@ -649,10 +649,7 @@ func (s *ParquetScan) pruneRanges() {
 	s.rowGroups = kept
 }
 
-// RangePruned is the row groups a range from TakeRange left unread.
-func (s *ParquetScan) RangePruned() int { return s.rangePruned }
-
-// JoinRangePruned is RangePruned for the operator's metrics
+// JoinRangePruned is the row groups a range from TakeRange left unread
 // (JoinRangePruner).
 func (s *ParquetScan) JoinRangePruned() int64 { return int64(s.rangePruned) }
 
