@@ -107,3 +107,66 @@ func walkLogical(n node, f func(node)) {
 		walkLogical(c, f)
 	}
 }
+
+// selectiveBuildRatio: a partitioned join's build stage is marked
+// plan.Stage.FilterBuild when a scan of its probe side is estimated at
+// least this many times the build side's rows (and at least
+// Options.FilterCutBytes), so that the probe stage waits for its runtime
+// filter even while the build stage still waits for its own inputs.
+// Higher than filterCutRatio: the wait is paid in latency when the
+// estimate is wrong, and no stage is added to make it possible.
+const selectiveBuildRatio = 8
+
+// markSelectiveBuild marks the build stage of join j (lowered from n) a
+// selective build side (plan.Stage.FilterBuild) when the estimates say
+// its rows are few next to a big scan of the probe side, and what the
+// stage reads is no measure of what it writes (it filters, joins or
+// aggregates): the join drops
+// unmatched probe rows (inner, semi, right semi or right anti; not NOT
+// IN), its build side is an exchange from a stage of its own, and a scan
+// of its probe side is estimated at least selectiveBuildRatio times the
+// build side's rows and Options.FilterCutBytes. (TPC-H Q21: lineitem
+// joined to one nation's suppliers and the failed orders is a few tens of
+// thousands of rows, which the two full scans of lineitem of its EXISTS
+// and NOT EXISTS are semi and anti joined to; held for its keys, those
+// scans shuffle the rows of its orders only.)
+func (l *lowerer) markSelectiveBuild(n *joinNode, j *plan.Node) {
+	if j == nil || j.Kind != plan.KindHashJoin || j.Join == nil || j.Join.NullAware || len(j.Inputs) != 2 ||
+		!j.Join.Type.DropsUnmatchedProbe() || j.Join.Type == plan.JoinRight {
+		return
+	}
+	build := j.Inputs[1]
+	if build.Kind != plan.KindExchange || build.Whole {
+		return
+	}
+	bs := l.stages[build.Stage]
+	if bs == nil || bs.Output.Kind != plan.PartitionHash {
+		return // a broadcast build side is small by choice: nothing to mark
+	}
+	reduces := false
+	plan.Walk(bs.Root, func(x *plan.Node) {
+		reduces = reduces || x.Kind == plan.KindFilter || x.Kind == plan.KindHashJoin || x.Kind == plan.KindAggregate
+	})
+	if !reduces {
+		// A bare scan: what it reads measures what it writes, and the
+		// hold weighs that (adaptive.State.FilterHolds).
+		return
+	}
+	buildSide, probeSide := n.right, n.left
+	if j.Join.Type.BuildOnly() {
+		buildSide, probeSide = n.left, n.right
+	}
+	minBytes := l.opts.FilterCutBytes
+	switch {
+	case minBytes < 0:
+		return
+	case minBytes == 0:
+		minBytes = DefaultFilterCutBytes
+	}
+	rows := l.est.rows(buildSide)
+	walkLogical(probeSide, func(x node) {
+		if s, ok := x.(*scanNode); ok && !bs.FilterBuild {
+			bs.FilterBuild = l.est.bytes(s) >= float64(minBytes) && l.est.rows(s) >= selectiveBuildRatio*rows
+		}
+	})
+}

@@ -229,6 +229,7 @@ func (l *lowerer) lowerJoin(n *joinNode) (*fragment, error) {
 			}
 		})
 	}
+	l.markSelectiveBuild(n, f.root)
 	f.cols = out
 	f.single = lf.single && strategy == broadcastJoin
 	f.parts = parts

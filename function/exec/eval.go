@@ -25,10 +25,18 @@ import (
 // where a kernel can use them directly; an expression over literals only is
 // computed once per call.
 func Eval(e *plan.Expr, rec arrow.RecordBatch, mem memory.Allocator) (arrow.Array, error) {
+	return EvalCached(e, rec, mem, nil)
+}
+
+// EvalCached is Eval keeping what does not change between batches (an IN
+// list's set, built from its literals once) in cache, which an operator
+// holds for its expressions' life; nil keeps nothing. A cache is not safe
+// for concurrent use.
+func EvalCached(e *plan.Expr, rec arrow.RecordBatch, mem memory.Allocator, cache *ExprCache) (arrow.Array, error) {
 	if mem == nil {
 		mem = memory.DefaultAllocator
 	}
-	ev := &evaluator{mem: mem, rec: rec, n: int(rec.NumRows())}
+	ev := &evaluator{mem: mem, rec: rec, n: int(rec.NumRows()), cache: cache}
 	v, err := ev.eval(e)
 	if err != nil {
 		return nil, evalError(e, err)
@@ -67,9 +75,16 @@ func (v vec) release() {
 }
 
 type evaluator struct {
-	mem memory.Allocator
-	rec arrow.RecordBatch
-	n   int
+	mem   memory.Allocator
+	rec   arrow.RecordBatch
+	n     int
+	cache *ExprCache
+}
+
+// ExprCache holds, per expression node, what its evaluation derives from
+// its literals alone (see EvalCached).
+type ExprCache struct {
+	in map[*plan.Expr]*inMatcher
 }
 
 // materialize turns v into an array (consuming v).
@@ -128,7 +143,17 @@ func (ev *evaluator) eval(e *plan.Expr) (vec, error) {
 		return ev.evalLogic(e)
 	case plan.OpCase:
 		return ev.evalCase(e)
+	case plan.OpIn:
+		if ev.cache != nil && inLiterals(e) {
+			return ev.evalInCached(e)
+		}
 	}
+	return ev.evalGeneric(e)
+}
+
+// evalGeneric evaluates e's operands, then folds e over literal operands
+// or applies its kernel.
+func (ev *evaluator) evalGeneric(e *plan.Expr) (vec, error) {
 	args := make([]vec, 0, len(e.Args))
 	defer func() {
 		for _, a := range args {

@@ -2,6 +2,7 @@ package exec
 
 import (
 	"errors"
+	"fmt"
 	"math"
 	"math/rand"
 	"reflect"
@@ -207,6 +208,10 @@ func TestEvalOps(t *testing.T) {
 		{"f in (1.5,3)", in(false, cF, litF(1.5), litF(3)), []any{T, F, N, F, F, T}},
 		{"a in big", in(false, cA, bigIntList(20, 7)...), []any{F, F, N, F, F, T}},
 		{"s in big", in(false, cS, bigStrList(12, "añejo")...), []any{F, F, N, F, T, F}},
+		{"a not in big", in(true, cA, bigIntList(20, 7)...), []any{T, T, N, T, T, F}},
+		{"a in big with NULL", in(false, cA, append(bigIntList(20, 7), litNull(i64T))...), []any{N, N, N, N, N, T}},
+		{"dt in big", in(false, cDt, bigDateList(20, "1995-03-15")...), []any{F, F, N, F, F, T}},
+		{"d in big", in(false, cD, append(bigIntList(19, 8), litD("0.01", 3, 2))...), []any{F, F, N, T, T, F}},
 		{"a in (b, 5)", in(false, cA, cB, litI(5)), []any{F, F, N, N, T, F}},
 		// EXTRACT
 		{"year", extract("year", cDt), []any{int64(1998), int64(1970), N, int64(2000), int64(1969), int64(1995)}},
@@ -239,10 +244,13 @@ func TestEvalOps(t *testing.T) {
 			if g := goVals(got); !reflect.DeepEqual(g, tc.want) {
 				t.Fatalf("Eval(%s)\n got %v\nwant %v", tc.e, g, tc.want)
 			}
-			// The same over a slice of the batch (arrays with offsets) ...
-			for _, r := range [][2]int64{{1, 6}, {3, 5}} {
+			// The same over a slice of the batch (arrays with offsets),
+			// with a cache kept over the batches as an operator keeps one
+			// (an IN list's set is built on the first) ...
+			cache := &ExprCache{}
+			for _, r := range [][2]int64{{0, 6}, {1, 6}, {3, 5}} {
 				sl := rec.NewSlice(r[0], r[1])
-				got, err := Eval(tc.e, sl, mem)
+				got, err := EvalCached(tc.e, sl, mem, cache)
 				if err != nil {
 					t.Fatalf("Eval(%s) over slice %v: %v", tc.e, r, err)
 				}
@@ -273,6 +281,14 @@ func bigIntList(n int, include int64) []*plan.Expr {
 		out = append(out, litI(int64(100+i)))
 	}
 	return append(out, litI(include))
+}
+
+func bigDateList(n int, include string) []*plan.Expr {
+	var out []*plan.Expr
+	for i := 0; i < n-1; i++ {
+		out = append(out, litDate(fmt.Sprintf("2010-01-%02d", i+1)))
+	}
+	return append(out, litDate(include))
 }
 
 func bigStrList(n int, include string) []*plan.Expr {

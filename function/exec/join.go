@@ -42,6 +42,7 @@ type joinOp struct {
 	lkeys  []*plan.Expr
 	rkeys  []*plan.Expr
 	filter *plan.Expr
+	fcache ExprCache // the filter's
 	// nullAware: NOT IN semantics of an anti join
 	nullAware bool
 	schema    *arrow.Schema
@@ -757,7 +758,7 @@ func (j *joinOp) applyFilter(candP, candB []int32) ([]int32, []int32, error) {
 		fields[c] = arrow.Field{Name: fmt.Sprint("c", c), Type: a.DataType(), Nullable: true}
 	}
 	rec := array.NewRecordBatch(arrow.NewSchema(fields, nil), cols, int64(n))
-	mask, err := Eval(j.filter, rec, mem)
+	mask, err := EvalCached(j.filter, rec, mem, &j.fcache)
 	rec.Release()
 	if err != nil {
 		return nil, nil, fmt.Errorf("exec: %s: filter: %w", j.label, err)

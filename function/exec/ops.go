@@ -49,6 +49,7 @@ type filterOp struct {
 	mem    memory.Allocator
 	sel    []int32
 	bloom  *bloomProbe // a runtime filter's Bloom filter (plan.Node.Bloom)
+	cache  ExprCache
 	// the schema of batches carrying dictionary keys (hashagg_dict.go)
 	dictSchema dictSchemas
 	// skip: output columns no consumer reads (skipcols.go), filled from
@@ -166,7 +167,7 @@ func (f *filterOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			rec.Release()
 			continue
 		}
-		mask, err := Eval(f.pred, rec, f.mem)
+		mask, err := EvalCached(f.pred, rec, f.mem, &f.cache)
 		if err != nil {
 			rec.Release()
 			return nil, fmt.Errorf("exec: filter: %w", err)
@@ -248,6 +249,7 @@ type projectOp struct {
 	// through, and dictSchema caches the schema of such batches.
 	dicts      bool
 	dictSchema dictSchemas
+	cache      ExprCache
 }
 
 // EmitDictionaries passes the request on to the operator below; the
@@ -290,7 +292,7 @@ func (p *projectOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 				continue
 			}
 		}
-		c, err := Eval(e, rec, p.mem)
+		c, err := EvalCached(e, rec, p.mem, &p.cache)
 		if err != nil {
 			releaseAll(cols)
 			return nil, fmt.Errorf("exec: project column %q: %w", p.schema.Field(i).Name, err)

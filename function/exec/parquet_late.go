@@ -622,6 +622,7 @@ type lateConj struct {
 	schema *arrow.Schema
 	dict   *dictConj // its dictionary form, when over one column
 	done   bool      // evaluated on the batch at hand
+	cache  ExprCache
 }
 
 // dictConj is a conjunct over one output column: on a column read as a
@@ -1083,7 +1084,7 @@ func (s *ParquetScan) lateFilter(rec arrow.RecordBatch, nrows int, avail map[int
 				arrs[k] = avail[j]
 			}
 			b := array.NewRecordBatch(c.schema, arrs, int64(rows()))
-			mask, err := Eval(c.expr, b, mem)
+			mask, err := EvalCached(c.expr, b, mem, &c.cache)
 			b.Release()
 			if err != nil {
 				continue // keep the rows: the Filter above decides

@@ -453,100 +453,60 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 			return ev.inByEquality(e, args)
 		}
 	}
-	// Bring the literals to the operand's type.
-	hasNull := false
-	lits := make([]plan.Value, 0, len(list))
-	for _, l := range list {
-		if l.isNull() {
-			hasNull = true
-			continue
-		}
-		c, err := ev.castVec(l, a.t)
-		if err != nil {
-			return nil, fmt.Errorf("IN list value %s: %w", l.lit.Format(l.t), err)
-		}
-		if c.isNull() {
-			hasNull = true
-			continue
-		}
-		lits = append(lits, c.lit)
+	m, err := ev.inMatcherFor(e, a, list)
+	if err != nil {
+		return nil, err
 	}
+	return ev.inApply(e, a, m), nil
+}
+
+// inLiterals reports whether every entry of IN list e is a literal (so
+// its matcher may be kept between batches).
+func inLiterals(e *plan.Expr) bool {
+	for _, x := range e.Args[1:] {
+		if x.Op != plan.OpLiteral {
+			return false
+		}
+	}
+	return len(e.Args) > 1
+}
+
+// evalInCached evaluates IN list e of literals with the matcher kept in
+// the evaluator's cache, evaluating the list's literals only to build it.
+func (ev *evaluator) evalInCached(e *plan.Expr) (vec, error) {
+	a, err := ev.eval(e.Args[0])
+	if err != nil {
+		return vec{}, err
+	}
+	defer a.release()
+	if a.arr == nil {
+		return ev.evalGeneric(e)
+	}
+	m, ok := ev.cache.in[e]
+	if !ok || m.t != a.t || m.layout != layoutOf(a.arr) {
+		list := make([]vec, 0, len(e.Args)-1)
+		for _, x := range e.Args[1:] {
+			v, err := ev.eval(x)
+			if err != nil {
+				return vec{}, err
+			}
+			list = append(list, v)
+		}
+		if m, err = ev.inMatcherFor(e, a, list); err != nil {
+			return vec{}, fmt.Errorf("%s: %w", opName(e), err)
+		}
+	}
+	arr := ev.inApply(e, a, m)
+	return vec{arr: arr, t: plan.BoolType}, nil
+}
+
+// inApply evaluates x IN (list) with list's matcher m.
+func (ev *evaluator) inApply(e *plan.Expr, a vec, m *inMatcher) arrow.Array {
 	n := ev.n
 	buf, out := newBitmap(ev.mem, n)
-	switch layoutOf(a.arr) {
-	case kInt64:
-		set := make([]int64, len(lits))
-		for i, l := range lits {
-			set[i] = l.I
-		}
-		inInts(values[int64](a.arr), set, out)
-	case kDate:
-		set := make([]int32, len(lits))
-		for i, l := range lits {
-			set[i] = int32(l.I)
-		}
-		inInts(values[int32](a.arr), set, out)
-	case kDec128:
-		set := make([]num, len(lits))
-		for i, l := range lits {
-			set[i] = l.Dec128()
-		}
-		inInts(values[num](a.arr), set, out)
-	case kFloat64:
-		set := make(map[float64]struct{}, len(lits))
-		for _, l := range lits {
-			set[l.F] = struct{}{}
-		}
-		for i, v := range values[float64](a.arr) {
-			if _, ok := set[v]; ok {
-				setBit(out, i)
-			}
-		}
-	case kString:
-		offs, data := strOffsets(a.arr)
-		if len(lits) <= 8 {
-			strs := make([]string, len(lits))
-			for i, l := range lits {
-				strs[i] = l.S
-			}
-			for i := 0; i < n; i++ {
-				s := data[offs[i]:offs[i+1]]
-				for _, c := range strs {
-					if len(c) == len(s) && string(s) == c {
-						setBit(out, i)
-						break
-					}
-				}
-			}
-		} else {
-			set := make(map[string]struct{}, len(lits))
-			for _, l := range lits {
-				set[l.S] = struct{}{}
-			}
-			for i := 0; i < n; i++ {
-				if _, ok := set[string(data[offs[i]:offs[i+1]])]; ok {
-					setBit(out, i)
-				}
-			}
-		}
-	case kBool:
-		var hasT, hasF bool
-		for _, l := range lits {
-			hasT = hasT || l.B
-			hasF = hasF || !l.B
-		}
-		bs, off := bitsOf(a.arr)
-		for i := 0; i < n; i++ {
-			if v := bit(bs, off+i); (v && hasT) || (!v && hasF) {
-				setBit(out, i)
-			}
-		}
-	default:
-		buf.Release()
-		return nil, fmt.Errorf("IN over values of type %s", a.arr.DataType())
-	}
+	m.match(a.arr, n, out)
 	var valid *memory.Buffer
-	if hasNull {
+	if m.hasNull {
 		// not found and the list has a NULL: the result is NULL.
 		var vb []byte
 		valid, vb = newOnes(ev.mem, n)
@@ -564,15 +524,162 @@ func (ev *evaluator) in(e *plan.Expr, args []vec) (arrow.Array, error) {
 			out[i] = ^out[i]
 		}
 	}
-	return makeArray(arrow.FixedWidthTypes.Boolean, n, valid, buf), nil
+	return makeArray(arrow.FixedWidthTypes.Boolean, n, valid, buf)
 }
 
-// inInts marks rows whose value is in set: linear scan for short lists, a
-// hash set otherwise.
-func inInts[T int64 | int32 | num](vals []T, set []T, out []byte) {
-	if len(set) <= 16 {
+// inMatcher is an IN list of literals brought to its operand's type once:
+// match sets the bit of each row whose value is in the list; hasNull: the
+// list holds a NULL.
+type inMatcher struct {
+	t       plan.DataType
+	layout  kind
+	hasNull bool
+	match   func(arr arrow.Array, n int, out []byte)
+}
+
+// inMatcherFor returns e's matcher for operand a: from the evaluator's
+// cache when one was built for a's type, else built from the literals
+// (cast to a's type) and kept in the cache.
+func (ev *evaluator) inMatcherFor(e *plan.Expr, a vec, list []vec) (*inMatcher, error) {
+	lay := layoutOf(a.arr)
+	if ev.cache != nil {
+		if m, ok := ev.cache.in[e]; ok && m.t == a.t && m.layout == lay {
+			return m, nil
+		}
+	}
+	m := &inMatcher{t: a.t, layout: lay}
+	// Bring the literals to the operand's type.
+	lits := make([]plan.Value, 0, len(list))
+	for _, l := range list {
+		if l.isNull() {
+			m.hasNull = true
+			continue
+		}
+		c, err := ev.castVec(l, a.t)
+		if err != nil {
+			return nil, fmt.Errorf("IN list value %s: %w", l.lit.Format(l.t), err)
+		}
+		if c.isNull() {
+			m.hasNull = true
+			continue
+		}
+		lits = append(lits, c.lit)
+	}
+	switch lay {
+	case kInt64:
+		set := make([]int64, len(lits))
+		for i, l := range lits {
+			set[i] = l.I
+		}
+		in := newIntSet(set)
+		m.match = func(arr arrow.Array, _ int, out []byte) { in.mark(values[int64](arr), out) }
+	case kDate:
+		set := make([]int32, len(lits))
+		for i, l := range lits {
+			set[i] = int32(l.I)
+		}
+		in := newIntSet(set)
+		m.match = func(arr arrow.Array, _ int, out []byte) { in.mark(values[int32](arr), out) }
+	case kDec128:
+		set := make([]num, len(lits))
+		for i, l := range lits {
+			set[i] = l.Dec128()
+		}
+		in := newIntSet(set)
+		m.match = func(arr arrow.Array, _ int, out []byte) { in.mark(values[num](arr), out) }
+	case kFloat64:
+		set := make(map[float64]struct{}, len(lits))
+		for _, l := range lits {
+			set[l.F] = struct{}{}
+		}
+		m.match = func(arr arrow.Array, _ int, out []byte) {
+			for i, v := range values[float64](arr) {
+				if _, ok := set[v]; ok {
+					setBit(out, i)
+				}
+			}
+		}
+	case kString:
+		if len(lits) <= 8 {
+			strs := make([]string, len(lits))
+			for i, l := range lits {
+				strs[i] = l.S
+			}
+			m.match = func(arr arrow.Array, n int, out []byte) {
+				offs, data := strOffsets(arr)
+				for i := 0; i < n; i++ {
+					s := data[offs[i]:offs[i+1]]
+					for _, c := range strs {
+						if len(c) == len(s) && string(s) == c {
+							setBit(out, i)
+							break
+						}
+					}
+				}
+			}
+		} else {
+			set := make(map[string]struct{}, len(lits))
+			for _, l := range lits {
+				set[l.S] = struct{}{}
+			}
+			m.match = func(arr arrow.Array, n int, out []byte) {
+				offs, data := strOffsets(arr)
+				for i := 0; i < n; i++ {
+					if _, ok := set[string(data[offs[i]:offs[i+1]])]; ok {
+						setBit(out, i)
+					}
+				}
+			}
+		}
+	case kBool:
+		var hasT, hasF bool
+		for _, l := range lits {
+			hasT = hasT || l.B
+			hasF = hasF || !l.B
+		}
+		m.match = func(arr arrow.Array, n int, out []byte) {
+			bs, off := bitsOf(arr)
+			for i := 0; i < n; i++ {
+				if v := bit(bs, off+i); (v && hasT) || (!v && hasF) {
+					setBit(out, i)
+				}
+			}
+		}
+	default:
+		return nil, fmt.Errorf("IN over values of type %s", a.arr.DataType())
+	}
+	if ev.cache != nil {
+		if ev.cache.in == nil {
+			ev.cache.in = map[*plan.Expr]*inMatcher{}
+		}
+		ev.cache.in[e] = m
+	}
+	return m, nil
+}
+
+// intSet is an IN list of integers (or decimals): a short list is
+// scanned, a longer one looked up in a hash set.
+type intSet[T int64 | int32 | num] struct {
+	list []T
+	set  map[T]struct{}
+}
+
+func newIntSet[T int64 | int32 | num](vals []T) intSet[T] {
+	if len(vals) <= 16 {
+		return intSet[T]{list: vals}
+	}
+	m := make(map[T]struct{}, len(vals))
+	for _, c := range vals {
+		m[c] = struct{}{}
+	}
+	return intSet[T]{set: m}
+}
+
+// mark sets the bit of each of vals found in the set.
+func (s intSet[T]) mark(vals []T, out []byte) {
+	if s.set == nil {
 		for i, v := range vals {
-			for _, c := range set {
+			for _, c := range s.list {
 				if v == c {
 					out[i>>3] |= 1 << (uint(i) & 7)
 					break
@@ -581,12 +688,8 @@ func inInts[T int64 | int32 | num](vals []T, set []T, out []byte) {
 		}
 		return
 	}
-	m := make(map[T]struct{}, len(set))
-	for _, c := range set {
-		m[c] = struct{}{}
-	}
 	for i, v := range vals {
-		if _, ok := m[v]; ok {
+		if _, ok := s.set[v]; ok {
 			out[i>>3] |= 1 << (uint(i) & 7)
 		}
 	}

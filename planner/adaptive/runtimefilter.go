@@ -167,9 +167,13 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 	return out
 }
 
-// buildSource follows build column c of a join down through filters and
-// plain projections to the exchange it comes from: the upstream stage
-// and its output column.
+// buildSource follows build column c of a join down through filters,
+// plain projections and joins to the exchange it comes from: the upstream
+// stage and its output column. Each of these passes on values of the
+// column below it (a join's output column is a column of one of its
+// sides, or NULL where an outer join pads), so the upstream column's
+// summary covers every non-NULL key the join builds on: a superset, which
+// filters less but never drops a row that matches.
 func buildSource(n *plan.Node, c int) (stage, col int, ok bool) {
 	for {
 		switch n.Kind {
@@ -182,6 +186,18 @@ func buildSource(n *plan.Node, c int) (stage, col int, ok bool) {
 				return 0, 0, false
 			}
 			c, n = n.Exprs[c].Col, n.Inputs[0]
+		case plan.KindHashJoin:
+			if n.Join == nil || len(n.Inputs) != 2 || c < 0 {
+				return 0, 0, false
+			}
+			switch nl := len(n.Inputs[0].Schema); {
+			case n.Join.Type.BuildOnly():
+				n = n.Inputs[1]
+			case n.Join.Type == plan.JoinSemi || n.Join.Type == plan.JoinAnti || c < nl:
+				n = n.Inputs[0]
+			default:
+				c, n = c-nl, n.Inputs[1]
+			}
 		default:
 			return 0, 0, false
 		}

@@ -306,3 +306,83 @@ func TestFilterEdgesInnerJoinSides(t *testing.T) {
 		t.Fatalf("scans filtered by the cut build side: %v, want fact and ord\n%s", got, plan.FormatGraph(p.Graph, nil))
 	}
 }
+
+// TestFilterHoldsSelectiveBuild: a partitioned join's build stage that
+// the estimates call few rows next to a big probe scan (TPC-H Q21's
+// lineitem joined to one nation's suppliers, semi and anti joined to two
+// more scans of lineitem) is marked a filter build, and both probe scans
+// wait for its keys while it still waits for its own input; the same
+// query without the selective filter marks nothing and holds nothing.
+func TestFilterHoldsSelectiveBuild(t *testing.T) {
+	cat := goldenCatalog{
+		"fact": {Name: "fact", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: []plan.Field{{Name: "f_key", Type: plan.Int64Type}, {Name: "f_v", Type: plan.Float64Type}, {Name: "f_day", Type: plan.DateType}}},
+		"dim":  {Name: "dim", Format: "parquet", Rows: 1e5, Bytes: 2e6, Columns: []plan.Field{{Name: "d_key", Type: plan.Int64Type}, {Name: "d_name", Type: plan.StringType}}},
+	}
+	const shape = `SELECT f1.f_v FROM fact f1 JOIN dim ON f1.f_key = d_key %s
+		AND EXISTS (SELECT * FROM fact f2 WHERE f2.f_key = f1.f_key AND f2.f_v <> f1.f_v)
+		AND NOT EXISTS (SELECT * FROM fact f3 WHERE f3.f_key = f1.f_key AND f3.f_day > f1.f_day)`
+	for _, c := range []struct {
+		name      string
+		where     string
+		selective bool
+	}{
+		{"one dimension row", "WHERE d_name = 'x'", true},
+		{"every dimension row", "WHERE d_key IS NOT NULL", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := planner.Plan(context.Background(), fmt.Sprintf(shape, c.where), cat, planner.Options{Partitions: 4, BroadcastBytes: 8 << 20})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &State{Graph: p.Graph, Done: map[int]*StageStats{}, Running: map[int]bool{}, Tasks: InitialTaskPlans(p.Graph), Config: DefaultConfig()}
+			// The stage joining f1 to dim: a fact scan beside an exchange.
+			b := -1
+			for _, st := range p.Graph.Stages {
+				var scan, ex bool
+				plan.Walk(st.Root, func(n *plan.Node) {
+					scan = scan || (n.Kind == plan.KindScan && n.Scan.Table == "fact")
+					ex = ex || n.Kind == plan.KindExchange
+				})
+				if scan && ex {
+					b = st.ID
+				}
+			}
+			probes := map[int]bool{}
+			for _, e := range FilterEdges(s.Graph) {
+				if e.Build == b && e.scan.Scan.Table == "fact" {
+					probes[e.Probe] = true
+					if bs := s.Graph.Stage(b); !slices.Contains(bs.Summarize, e.BuildColumn) {
+						bs.Summarize = append(bs.Summarize, e.BuildColumn)
+					}
+				}
+			}
+			if b < 0 || (c.selective && len(probes) != 2) {
+				t.Fatalf("want the f1 stage filtering two fact scans, got stage %d probes %v:\n%s", b, probes, plan.FormatGraph(p.Graph, nil))
+			}
+			bs := s.Graph.Stage(b)
+			if bs.FilterBuild != c.selective {
+				t.Fatalf("stage %d filter build = %v, want %v:\n%s", b, bs.FilterBuild, c.selective, plan.FormatGraph(p.Graph, nil))
+			}
+			l := Launch{Starting: map[int]bool{}, Bytes: map[int]int64{}}
+			for _, in := range bs.Inputs {
+				l.Starting[in], l.Bytes[in] = true, 2e6
+			}
+			for _, st := range p.Graph.Stages {
+				if len(st.Inputs) == 0 && st.ID != b && !l.Starting[st.ID] {
+					l.Starting[st.ID], l.Bytes[st.ID] = true, 4e8
+				}
+			}
+			holds := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})
+			for pr := range probes {
+				if h, ok := holds[pr]; !ok || h.Build != b {
+					t.Errorf("probe stage %d: hold %+v (%v), want held for stage %d", pr, h, ok, b)
+				}
+			}
+			for id, h := range holds {
+				if !c.selective && h.Build == b {
+					t.Errorf("stage %d held for stage %d, which is not selective", id, b)
+				}
+			}
+		})
+	}
+}
