@@ -210,6 +210,145 @@ func (t *groupTable) insertDict(a arrow.Array, d dictStrings, n int) ([]uint32, 
 	return gids, nil
 }
 
+// maxDictCodes bounds the combinations of entries (NULL counted as one) of
+// several dictionary keys grouped by index (insertDicts).
+const maxDictCodes = 1 << 16
+
+// dictsCache maps the combinations of the entries of the dictionaries
+// last seen by a group table of several dictionary keys to their groups.
+type dictsCache struct {
+	dicts   []dictCache // per key: the dictionary, copied (gid unused)
+	stride  []int32     // per key: the code of entry 1 (entry e adds e*stride)
+	gid     []uint32    // per combination code; noGroup until a row uses it
+	codes   []int32     // scratch: per row
+	pending []int32     // scratch: codes to resolve
+	rows    []int32     // scratch: a row of each
+}
+
+func (c *dictsCache) bytes() int64 {
+	if c == nil {
+		return 0
+	}
+	n := int64(cap(c.gid)*4 + cap(c.codes)*4 + cap(c.pending)*4 + cap(c.rows)*4)
+	for i := range c.dicts {
+		n += c.dicts[i].bytes()
+	}
+	return n
+}
+
+// allDicts returns the dictionary views of key columns orig when every one
+// is a dictionary of Strings (asDictStrings) and their entries (and NULL)
+// combine in at most maxDictCodes codes.
+func (t *groupTable) allDicts(orig []arrow.Array) ([]dictStrings, bool) {
+	ds := make([]dictStrings, len(orig))
+	codes := 1
+	for i, a := range orig {
+		if t.keys[i].k != kString {
+			return nil, false
+		}
+		d, ok := asDictStrings(a)
+		if !ok {
+			return nil, false
+		}
+		if codes *= len(d.offs); codes > maxDictCodes {
+			return nil, false
+		}
+		ds[i] = d
+	}
+	return ds, true
+}
+
+// insertDicts is insert for several dictionary-encoded key columns (n
+// rows): each row's combination of entries is a code (entry e of key k,
+// or NULL as one past its last entry, times the entries of the keys before
+// it), each code the rows use is inserted once as the plain strings would
+// be (same hashes, same group), and every row takes its code's group. The
+// code -> group map is kept while batches bring the same dictionaries.
+// (TPC-H Q1 groups 6 million rows by two one-letter flags, three and two
+// distinct values: six codes, resolved once per row group.)
+func (t *groupTable) insertDicts(orig []arrow.Array, ds []dictStrings, n int) ([]uint32, error) {
+	if t.dicts == nil || len(t.dicts.dicts) != len(ds) {
+		t.dicts = &dictsCache{dicts: make([]dictCache, len(ds)), stride: make([]int32, len(ds))}
+	}
+	c := t.dicts
+	same := c.gid != nil
+	for k, d := range ds {
+		same = same && c.dicts[k].same(d)
+	}
+	if !same {
+		size := int32(1)
+		for k, d := range ds {
+			c.dicts[k].reset(d)
+			c.stride[k] = size
+			size *= int32(len(d.offs)) // its entries and NULL
+		}
+		c.gid = slices.Grow(c.gid[:0], int(size))[:size]
+		for i := range c.gid {
+			c.gid[i] = noGroup
+		}
+	}
+	c.codes = slices.Grow(c.codes[:0], n)[:n]
+	codes := c.codes
+	clear(codes)
+	for k, d := range ds {
+		vb, voff := validityOf(orig[k])
+		nd := int32(len(d.offs) - 1)
+		st := c.stride[k]
+		for i, e := range d.idx[:n] {
+			if vb != nil && !bit(vb, voff+i) {
+				e = nd
+			} else if e < 0 || e >= nd {
+				t.dicts = nil
+				return nil, fmt.Errorf("dictionary index %d out of range (%d values)", e, nd)
+			}
+			codes[i] += e * st
+		}
+	}
+	// The codes used for the first time, with a row of each.
+	const pendingMark = noGroup - 1
+	c.pending, c.rows = c.pending[:0], c.rows[:0]
+	gm := c.gid
+	for i, code := range codes {
+		if gm[code] == noGroup {
+			gm[code] = pendingMark
+			c.pending = append(c.pending, code)
+			c.rows = append(c.rows, int32(i))
+		}
+	}
+	if len(c.rows) > 0 {
+		// Resolve them through the plain path: the rows' strings gathered
+		// (a few per dictionary), hashed, found or inserted.
+		plain := make([]arrow.Array, len(ds))
+		var err error
+		for k, d := range ds {
+			vb, voff := validityOf(orig[k])
+			if plain[k], err = takeNullable(memory.DefaultAllocator, orig[k].(*array.Dictionary).Dictionary(), dictRows(d, vb, voff, c.rows)); err != nil {
+				break
+			}
+		}
+		var gids []uint32
+		if err == nil {
+			gids, err = t.insertPlain(plain, plain, len(c.rows))
+		}
+		releaseAll(plain)
+		if err != nil {
+			t.dicts = nil // codes left marked pending
+			return nil, err
+		}
+		for j, code := range c.pending {
+			gm[code] = gids[j]
+		}
+	}
+	if cap(t.gids) < n {
+		t.gids = make([]uint32, n)
+	}
+	gids := t.gids[:n]
+	for i, code := range codes {
+		gids[i] = gm[code]
+	}
+	return gids, nil
+}
+
 // dictRows is the dictionary entries of rows (-1 for a NULL row), for a
 // gather of their strings.
 func dictRows(d dictStrings, vb []byte, voff int, rows []int32) []int32 {

@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -20,12 +21,19 @@ import (
 )
 
 // dictFile is a Parquet file of the dictionary tests: rows rows of (s
-// string, k int64, v int64) in row groups of rowGroup rows; s is str(i)
-// (nil: NULL).
+// string, k int64, v int64, t string) in row groups of rowGroup rows; s is
+// str(i) and t is str2(i) (nil: NULL; str2 nil: t is NULL everywhere).
 type dictFile struct {
 	rows, rowGroup int
-	str            func(i int) any
+	str, str2      func(i int) any
 	props          []parquet.WriterProperty
+}
+
+func (f dictFile) t(i int) any {
+	if f.str2 == nil {
+		return nil
+	}
+	return f.str2(i)
 }
 
 func (f dictFile) k(i int) int64 { return int64(i % 3) }
@@ -37,6 +45,7 @@ func (f dictFile) write(t testing.TB, path string) {
 		{Name: "s", Type: arrow.BinaryTypes.String, Nullable: true},
 		{Name: "k", Type: arrow.PrimitiveTypes.Int64},
 		{Name: "v", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "t", Type: arrow.BinaryTypes.String, Nullable: true},
 	}, nil)
 	out, err := os.Create(path)
 	if err != nil {
@@ -48,17 +57,22 @@ func (f dictFile) write(t testing.TB, path string) {
 		t.Fatal(err)
 	}
 	mem := memory.DefaultAllocator
-	sb, kb, vb := array.NewStringBuilder(mem), array.NewInt64Builder(mem), array.NewInt64Builder(mem)
+	sb, kb, vb, tb := array.NewStringBuilder(mem), array.NewInt64Builder(mem), array.NewInt64Builder(mem), array.NewStringBuilder(mem)
 	for i := 0; i < f.rows; i++ {
 		if s := f.str(i); s == nil {
 			sb.AppendNull()
 		} else {
 			sb.Append(s.(string))
 		}
+		if s := f.t(i); s == nil {
+			tb.AppendNull()
+		} else {
+			tb.Append(s.(string))
+		}
 		kb.Append(f.k(i))
 		vb.Append(f.v(i))
 	}
-	cols := []arrow.Array{sb.NewArray(), kb.NewArray(), vb.NewArray()}
+	cols := []arrow.Array{sb.NewArray(), kb.NewArray(), vb.NewArray(), tb.NewArray()}
 	rec := array.NewRecordBatch(schema, cols, int64(f.rows))
 	if err := fw.Write(rec); err != nil {
 		t.Fatal(err)
@@ -136,6 +150,7 @@ func TestAggregateByDictionary(t *testing.T) {
 		name      string
 		files     []dictFile
 		twoKeys   bool
+		twoDicts  bool // the second key is the string column t (both dictionaries)
 		partial   bool // partial aggregation, then a final one over its output
 		filter    bool // a filter k <> 1 between the scan and the aggregation
 		project   bool // a projection (bare references and v + 0) under the aggregation
@@ -148,6 +163,16 @@ func TestAggregateByDictionary(t *testing.T) {
 		{name: "partial then final", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, partial: true, wantDicts: true},
 		{name: "two keys", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, wantDicts: true},
 		{name: "two keys partial", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few}}, twoKeys: true, partial: true, wantDicts: true},
+		{name: "two dictionary keys", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few, str2: noNull}}, twoDicts: true, wantDicts: true},
+		{name: "two dictionary keys partial, filter, projection", files: []dictFile{{rows: 5000, rowGroup: 1000, str: few, str2: few}},
+			twoDicts: true, partial: true, filter: true, project: true, wantDicts: true},
+		{name: "two dictionary keys, all NULL second", files: []dictFile{{rows: 3000, rowGroup: 700, str: noNull}}, twoDicts: true, wantDicts: true},
+		{name: "two dictionary keys, too many combinations", files: []dictFile{{rows: 20000, rowGroup: 20000, str: func(i int) any { return fmt.Sprintf("a-%d", i%400) },
+			str2: func(i int) any { return fmt.Sprintf("b-%d", i%300) }}}, twoDicts: true, wantDicts: true},
+		{name: "two dictionary keys, dictionary and fallback files", files: []dictFile{
+			{rows: 5000, rowGroup: 1000, str: few, str2: noNull},
+			{rows: 6000, rowGroup: 3000, str: many, str2: few, props: fallback},
+		}, twoDicts: true, partial: true, wantDicts: true},
 		{name: "fallback to plain pages", files: []dictFile{{rows: 6000, rowGroup: 6000, str: many, props: fallback}}},
 		{name: "dictionary and fallback files", files: []dictFile{
 			{rows: 5000, rowGroup: 1000, str: few},
@@ -193,6 +218,9 @@ func TestAggregateByDictionary(t *testing.T) {
 					if tc.twoKeys {
 						key += fmt.Sprint("|", f.k(i))
 					}
+					if tc.twoDicts {
+						key += fmt.Sprint("|", f.t(i))
+					}
 					w, ok := want[key]
 					if !ok {
 						w[2] = f.v(i)
@@ -209,6 +237,10 @@ func TestAggregateByDictionary(t *testing.T) {
 				keys = append(keys, cref(1, i64T))
 				out = append(out, plan.Field{Name: "k", Type: i64T})
 			}
+			if tc.twoDicts {
+				keys = append(keys, cref(3, strT))
+				out = append(out, plan.Field{Name: "t", Type: strT})
+			}
 			v := cref(2, i64T)
 			aggs := []plan.AggCall{{Func: plan.AggCountStar, Type: i64T}, {Func: plan.AggSum, Arg: v, Type: i64T}, {Func: plan.AggMin, Arg: v, Type: i64T}}
 			partialOut := append(plan.Schema{}, out...)
@@ -216,8 +248,8 @@ func TestAggregateByDictionary(t *testing.T) {
 				out = append(out, plan.Field{Name: fmt.Sprint("a", i), Type: a.Type})
 				partialOut = append(partialOut, plan.Field{Name: fmt.Sprint("p", i), Type: AggStateTypes(a)[0]})
 			}
-			scanN := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "parquet", Columns: []string{"s", "k", "v"}},
-				Schema: plan.Schema{{Name: "s", Type: strT}, {Name: "k", Type: i64T}, {Name: "v", Type: i64T}}}
+			scanN := &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: "t", Format: "parquet", Columns: []string{"s", "k", "v", "t"}},
+				Schema: plan.Schema{{Name: "s", Type: strT}, {Name: "k", Type: i64T}, {Name: "v", Type: i64T}, {Name: "t", Type: strT}}}
 			if tc.pushed {
 				scanN.Scan.Filter = call(plan.OpNe, plan.BoolType, cref(1, i64T), litI(1))
 			}
@@ -254,7 +286,7 @@ func TestAggregateByDictionary(t *testing.T) {
 				if tc.project {
 					below := n.Inputs[0]
 					pn := &plan.Node{Kind: plan.KindProject, Inputs: []*plan.Node{below}, Schema: scanN.Schema,
-						Exprs: []*plan.Expr{cref(0, strT), cref(1, i64T), call(plan.OpAdd, i64T, cref(2, i64T), litI(0))}}
+						Exprs: []*plan.Expr{cref(0, strT), cref(1, i64T), call(plan.OpAdd, i64T, cref(2, i64T), litI(0)), cref(3, strT)}}
 					n.Inputs = []*plan.Node{pn}
 					p, err := NewProject(in, pn, opts)
 					if err != nil {
@@ -262,8 +294,12 @@ func TestAggregateByDictionary(t *testing.T) {
 					}
 					in = p
 				}
-				if cols := dictKeyColumns(n); len(cols) != 1 || cols[0] != 0 {
-					t.Fatalf("dictKeyColumns = %v, want [0]", cols)
+				wantCols := []int{0}
+				if tc.twoDicts {
+					wantCols = []int{0, 3}
+				}
+				if cols := dictKeyColumns(n); !slices.Equal(cols, wantCols) {
+					t.Fatalf("dictKeyColumns = %v, want %v", cols, wantCols)
 				}
 				if byIndex && !in.(DictionaryEmitter).EmitDictionaries(dictKeyColumns(n)) && tc.wantDicts {
 					t.Fatal("EmitDictionaries refused")
@@ -287,6 +323,9 @@ func TestAggregateByDictionary(t *testing.T) {
 					fkeys := []*plan.Expr{cref(0, strT)}
 					if tc.twoKeys {
 						fkeys = append(fkeys, cref(1, i64T))
+					}
+					if tc.twoDicts {
+						fkeys = append(fkeys, cref(1, strT))
 					}
 					final, err := NewHashAggregate(newSource(partialOut.Arrow(), recs...), aggNode(plan.AggFinal, out, fkeys, finalAggs...), Options{Mem: mem})
 					if err != nil {
@@ -314,7 +353,7 @@ func TestAggregateByDictionary(t *testing.T) {
 				nk := len(keys)
 				for _, r := range got {
 					key := fmt.Sprint(r[0])
-					if tc.twoKeys {
+					if tc.twoKeys || tc.twoDicts {
 						key += fmt.Sprint("|", r[1])
 					}
 					w, ok := want[key]

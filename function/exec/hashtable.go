@@ -445,7 +445,8 @@ type groupTable struct {
 	mask    uint64
 	hashes  []uint64 // per group, for rehashing
 	ngroups int
-	dict    *dictCache // one dictionary key: its entries' groups (hashagg_dict.go)
+	dict    *dictCache  // one dictionary key: its entries' groups (hashagg_dict.go)
+	dicts   *dictsCache // several dictionary keys: their combinations' groups
 
 	// per-batch scratch
 	h       []uint64
@@ -474,7 +475,7 @@ func (t *groupTable) bytes() int64 {
 	for _, k := range t.keys {
 		n += k.bytes()
 	}
-	return n + t.dict.bytes()
+	return n + t.dict.bytes() + t.dicts.bytes()
 }
 
 func (t *groupTable) grow() {
@@ -512,6 +513,11 @@ func (t *groupTable) insert(orig []arrow.Array, n int) ([]uint32, error) {
 	if len(orig) == 1 && t.keys[0].k == kString {
 		if d, ok := asDictStrings(orig[0]); ok {
 			return t.insertDict(orig[0], d, n)
+		}
+	}
+	if len(orig) > 1 {
+		if ds, ok := t.allDicts(orig); ok {
+			return t.insertDicts(orig, ds, n)
 		}
 	}
 	cols, err := encodeNestedKeys(orig)
