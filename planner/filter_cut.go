@@ -123,8 +123,10 @@ const selectiveBuildRatio = 8
 // stage reads is no measure of what it writes (it filters, joins or
 // aggregates): the join drops
 // unmatched probe rows (inner, semi, right semi or right anti; not NOT
-// IN), its build side is an exchange from a stage of its own, and a scan
-// of its probe side is estimated at least selectiveBuildRatio times the
+// IN), its build side is an exchange from a stage of its own (hashed, or
+// broadcast into a probe side that reads no table in the join's stage: a
+// scan there waits for the broadcast anyway, one in a stage below, as
+// under an aggregation, does not), and a scan of its probe side is estimated at least selectiveBuildRatio times the
 // build side's rows and Options.FilterCutBytes. (TPC-H Q21: lineitem
 // joined to one nation's suppliers and the failed orders is a few tens of
 // thousands of rows, which the two full scans of lineitem of its EXISTS
@@ -140,8 +142,22 @@ func (l *lowerer) markSelectiveBuild(n *joinNode, j *plan.Node) {
 		return
 	}
 	bs := l.stages[build.Stage]
-	if bs == nil || bs.Output.Kind != plan.PartitionHash {
-		return // a broadcast build side is small by choice: nothing to mark
+	if bs == nil {
+		return
+	}
+	switch bs.Output.Kind {
+	case plan.PartitionHash:
+	case plan.PartitionBroadcast:
+		// The probe side's scans in the join's own stage wait for a
+		// broadcast build side anyway: only a probe side that reads
+		// another stage (an aggregation's, say) can use the mark.
+		inStage := false
+		plan.Walk(j.Inputs[0], func(x *plan.Node) { inStage = inStage || x.Kind == plan.KindScan })
+		if inStage {
+			return
+		}
+	default:
+		return
 	}
 	reduces := false
 	plan.Walk(bs.Root, func(x *plan.Node) {

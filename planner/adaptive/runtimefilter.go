@@ -18,10 +18,11 @@ import (
 // rows are dropped (inner, semi, or right: plan.JoinType.DropsUnmatchedProbe)
 // with a key that is a plain column on both sides, of one summarizable
 // type (plan.SummaryType), whose build key is an output column of a stage
-// B (through filters and plain projections) and whose probe key is a
-// column of a scan in a pending stage T (through filters, plain
-// projections, the probe side of per-probe-row joins, and exchanges from
-// stages read by that exchange alone).
+// B (through filters, plain projections and joins) and whose probe key is
+// a column of a scan in a pending stage T (through filters, plain
+// projections, the probe side of per-probe-row joins, plain-column group
+// keys of aggregations, and exchanges from stages read by that exchange
+// alone).
 //  1. B pending, and T's scan measured at least
 //     Config.RuntimeFilterProbeBytes (or not measured): B's tasks are asked
 //     to summarize the column (plan.Stage.Summarize): min, max, NULL count
@@ -262,6 +263,16 @@ func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) 
 			return nil
 		}
 		return probeTargets(g, st, &n.Inputs[0], c, e)
+	case plan.KindAggregate:
+		// A group key that is a plain column: dropping the input rows of
+		// a key drops that key's group whole, which the join drops, and
+		// leaves every other group as it was (TPC-H Q17's average
+		// quantity per part, of which the join keeps one brand's parts).
+		a := n.Aggregate
+		if a == nil || len(n.Inputs) != 1 || c >= len(a.GroupBy) || a.GroupBy[c].Op != plan.OpColumn {
+			return nil
+		}
+		return probeTargets(g, st, &n.Inputs[0], a.GroupBy[c].Col, e)
 	case plan.KindUnion:
 		// UNION ALL: output column c is column c of every input, so each
 		// branch may drop the rows the join would drop.

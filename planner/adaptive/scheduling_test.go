@@ -386,3 +386,83 @@ func TestFilterHoldsSelectiveBuild(t *testing.T) {
 		})
 	}
 }
+
+// TestFilterEdgesThroughAggregate: a join on an aggregation's plain group
+// key carries the build side's keys into the scan below the aggregation,
+// in the stage of its partial aggregation (TPC-H Q17's average quantity
+// per part, joined to one brand's parts), and the broadcast build stage
+// that filters it is marked a filter build so that the scan waits for it;
+// a join on an aggregate's value reaches no scan below the aggregation.
+func TestFilterEdgesThroughAggregate(t *testing.T) {
+	cat := goldenCatalog{
+		"fact": {Name: "fact", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: []plan.Field{{Name: "f_key", Type: plan.Int64Type}, {Name: "f_v", Type: plan.Float64Type}, {Name: "f_day", Type: plan.Int64Type}}},
+		"dim":  {Name: "dim", Format: "parquet", Rows: 1e5, Bytes: 2e6, Columns: []plan.Field{{Name: "d_key", Type: plan.Int64Type}, {Name: "d_name", Type: plan.StringType}}},
+	}
+	// aggScanStage is the stage holding an aggregation over the fact scan
+	// (its partial aggregation), -1 when none.
+	aggScanStage := func(g *plan.Graph) int {
+		for _, st := range g.Stages {
+			var agg, scan bool
+			plan.Walk(st.Root, func(n *plan.Node) {
+				agg = agg || n.Kind == plan.KindAggregate
+				scan = scan || (n.Kind == plan.KindScan && n.Scan.Table == "fact")
+			})
+			if agg && scan {
+				return st.ID
+			}
+		}
+		return -1
+	}
+	const q17 = `SELECT sum(f.f_v) FROM fact f JOIN dim ON f.f_key = d_key WHERE d_name = 'x'
+			AND f.f_v < (SELECT 0.2 * avg(f2.f_v) FROM fact f2 WHERE f2.f_key = f.f_key)`
+	for _, c := range []struct {
+		name, q   string
+		broadcast int64
+		kind      plan.PartitionKind
+		edge      bool
+	}{
+		{"group key, hashed build", q17, 8 << 20, plan.PartitionHash, true},
+		{"group key, broadcast build", q17, 1 << 30, plan.PartitionBroadcast, true},
+		{"aggregate value", `SELECT d_name FROM dim JOIN (SELECT f_day, max(f_key) AS m FROM fact GROUP BY f_day) s ON s.m = d_key
+			WHERE d_name = 'x'`, 8 << 20, "", false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := planner.Plan(context.Background(), c.q, cat, planner.Options{Partitions: 4, BroadcastBytes: c.broadcast})
+			if err != nil {
+				t.Fatal(err)
+			}
+			a := aggScanStage(p.Graph)
+			if a < 0 {
+				t.Fatalf("no aggregation over the fact scan:\n%s", plan.FormatGraph(p.Graph, nil))
+			}
+			var edge *FilterEdge
+			for _, e := range FilterEdges(p.Graph) {
+				if e.Probe == a {
+					edge = &e
+				}
+			}
+			if (edge != nil) != c.edge {
+				t.Fatalf("edge into the aggregation's scan: %+v, want one: %v\n%s", edge, c.edge, plan.FormatGraph(p.Graph, nil))
+			}
+			if edge == nil {
+				return
+			}
+			b := p.Graph.Stage(edge.Build)
+			if b.Output.Kind != c.kind {
+				t.Fatalf("build stage %d output %s, want %s:\n%s", edge.Build, b.Output.Kind, c.kind, plan.FormatGraph(p.Graph, nil))
+			}
+			if !b.FilterBuild {
+				t.Fatalf("build stage %d not a filter build:\n%s", edge.Build, plan.FormatGraph(p.Graph, nil))
+			}
+			s := &State{Graph: p.Graph, Done: map[int]*StageStats{}, Running: map[int]bool{}, Tasks: InitialTaskPlans(p.Graph), Config: DefaultConfig()}
+			b.Summarize = append(b.Summarize, edge.BuildColumn)
+			l := Launch{Starting: map[int]bool{a: true}, Bytes: map[int]int64{a: 4e8}}
+			for _, in := range b.Inputs {
+				l.Starting[in], l.Bytes[in] = true, 2e6
+			}
+			if h, ok := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})[a]; !ok || h.Build != edge.Build {
+				t.Fatalf("stage %d: hold %+v (%v), want held for stage %d", a, h, ok, edge.Build)
+			}
+		})
+	}
+}
