@@ -534,3 +534,80 @@ func TestParallelEncodeSameObject(t *testing.T) {
 		})
 	}
 }
+
+// TestWriterStreamsLargeObject: on a bucket that streams uploads (S3, 5 MiB
+// parts), the data object leaves in parts while later partitions are still
+// encoded (a multipart upload), and it is byte for byte the object a
+// bucket that stores it at Close gets, with or without spilled runs; every
+// row reads back.
+func TestWriterStreamsLargeObject(t *testing.T) {
+	ctx := context.Background()
+	streaming, err := objstore.NewS3(ctx, objstore.S3Config{Endpoint: server.Endpoint, AccessKey: server.AccessKey,
+		SecretKey: server.SecretKey, Bucket: "shuffle-test", StreamPartSize: 5 << 20})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer objstore.Close(streaming)
+	held := struct{ objstore.Bucket }{streaming} // hides NewUpload: one PUT at Close
+	recs, _ := lineitemBatches(t, 16)
+	defer func() {
+		for _, r := range recs {
+			r.Release()
+		}
+	}()
+	var written []string
+	for _, r := range recs {
+		written = append(written, rowStrings(r)...)
+	}
+	schema := recs[0].Schema()
+	part := plan.Partitioning{Kind: plan.PartitionHash, Keys: []int{0}, Count: 8}
+	for _, c := range []struct {
+		name     string
+		maxBytes int64
+	}{{"in memory", 0}, {"spilling", 4 << 20}} {
+		t.Run(c.name, func(t *testing.T) {
+			job := newJob(t)
+			var objs [][]byte
+			for i, b := range []objstore.Bucket{held, streaming} {
+				ap := shuffle.AttemptPrefix("", job, 0, 0, i)
+				before := streaming.Stats()
+				w := shuffle.NewWriter(b, ap, schema, part, shuffle.WriterOptions{
+					Compression: shuffle.CompressionNone, MaxBufferedBytes: c.maxBytes, SpillDir: t.TempDir()})
+				for _, r := range recs {
+					if err := w.Write(ctx, r); err != nil {
+						t.Fatal(err)
+					}
+				}
+				m, err := w.Close(ctx)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if m.ObjectBytes < 12<<20 {
+					t.Fatalf("object of %d bytes: too small to stream", m.ObjectBytes)
+				}
+				if i == 1 && streaming.Stats().Sub(before).Put < 4 {
+					t.Errorf("streamed object of %d bytes sent in %d PUTs, want at least 3 parts and the manifest",
+						m.ObjectBytes, streaming.Stats().Sub(before).Put)
+				}
+				data, err := streaming.Get(ctx, m.Object)
+				if err != nil {
+					t.Fatal(err)
+				}
+				objs = append(objs, data)
+				var got []string
+				if err := shuffle.ReadObjectsWith(ctx, streaming, m.Refs(), shuffle.ReadOptions{Schema: schema}, func(rec arrow.RecordBatch) error {
+					got = append(got, rowStrings(rec)...)
+					return nil
+				}); err != nil {
+					t.Fatal(err)
+				}
+				if !reflect.DeepEqual(sortedCopy(got), sortedCopy(written)) {
+					t.Fatalf("bucket %d: read %d rows, wrote %d", i, len(got), len(written))
+				}
+			}
+			if !bytes.Equal(objs[0], objs[1]) {
+				t.Errorf("streamed object (%d bytes) differs from the one stored at Close (%d bytes)", len(objs[0]), len(objs[1]))
+			}
+		})
+	}
+}

@@ -102,11 +102,13 @@ type fileBlock struct {
 // Block offsets are relative to the start of the run; the first spilled
 // bytes of the run may have moved to the writer's spill file (segs).
 type partFile struct {
-	buf     bytes.Buffer
+	chunks  [][]byte // the run's messages held in memory, after the spilled bytes
+	mem     int64    // bytes in chunks
 	blocks  []fileBlock
 	rows    int64
 	spilled int64      // bytes of the run in the spill file, before buf
 	segs    [][2]int64 // (offset, length) of the spilled bytes in the spill file
+	sent    bool       // handed to the upload: final, not to be spilled
 }
 
 // batchEncoder encodes record batches as IPC messages. Not safe for
@@ -123,6 +125,8 @@ type batchEncoder struct {
 	bufs  [][2]int64 // (offset, length) per buffer in the body
 	body  bytes.Buffer
 	cbuf  []byte
+	// sample holds a compressed sample of a buffer (writeBuffer).
+	sample bytes.Buffer
 }
 
 func newBatchEncoder(schema *arrow.Schema, codec Compression, zstdLevel int, mem memory.Allocator) (*batchEncoder, error) {
@@ -198,43 +202,97 @@ func (e *batchEncoder) encode(rec arrow.RecordBatch, pf *partFile) error {
 		}
 	}
 	meta := e.message(rec.NumRows(), int64(e.body.Len()))
-
-	off := pf.spilled + int64(pf.buf.Len())
 	metaLen := len(meta) + 8
 	if r := metaLen % 8; r != 0 {
 		metaLen += 8 - r
 	}
-	var hdr [8]byte
-	binary.LittleEndian.PutUint32(hdr[0:], continuationMarker)
-	binary.LittleEndian.PutUint32(hdr[4:], uint32(metaLen-8))
-	pf.buf.Write(hdr[:])
-	pf.buf.Write(meta)
-	pf.buf.Write(zeros[:metaLen-8-len(meta)])
-	pf.buf.Write(e.body.Bytes())
-	pf.blocks = append(pf.blocks, fileBlock{offset: off, meta: int32(metaLen), body: int64(e.body.Len())})
-	pf.rows += rec.NumRows()
+	// One allocation of the message's exact size: the run holds it as is.
+	msg := make([]byte, metaLen+e.body.Len())
+	binary.LittleEndian.PutUint32(msg[0:], continuationMarker)
+	binary.LittleEndian.PutUint32(msg[4:], uint32(metaLen-8))
+	copy(msg[8:], meta)
+	copy(msg[metaLen:], e.body.Bytes())
+	pf.add(msg, int32(metaLen), int64(e.body.Len()), rec.NumRows())
 	return nil
 }
 
+// add appends one encoded message (metaLen bytes of header and metadata,
+// then body bytes) of rows rows to the run.
+func (pf *partFile) add(msg []byte, metaLen int32, body, rows int64) {
+	pf.blocks = append(pf.blocks, fileBlock{offset: pf.spilled + pf.mem, meta: metaLen, body: body})
+	pf.chunks = append(pf.chunks, msg)
+	pf.mem += int64(len(msg))
+	pf.rows += rows
+}
+
+// Compressing a buffer that does not shrink costs the compressor's time
+// on write and a decompression on every read. A buffer whose compressed
+// size would be above minCompressedRatio of its size is stored
+// uncompressed (IPC's length -1): string offsets, hashes, random keys. A
+// big buffer is judged by compressing a sample of it first (its first
+// sampleBytes), so the compressor never runs over one that does not
+// shrink; a small one is compressed and kept raw when that did not pay.
+// The choice depends on the buffer's bytes only, so an object's bytes do
+// not depend on which encoder (worker) encoded which batch.
+const (
+	minCompressedRatio = 0.9
+	minCompressBytes   = 512
+	sampleBytes        = 4 << 10
+)
+
+// writeBuffer appends one buffer of the batch to the body: compressed as
+// the codec says (behind its uncompressed length), or raw.
 func (e *batchEncoder) writeBuffer(raw []byte) error {
-	switch e.codec {
-	case CompressionNone:
+	if e.codec == CompressionNone {
 		e.body.Write(raw)
 		return nil
+	}
+	var n [8]byte
+	if len(raw) < minCompressBytes || (len(raw) >= 4*sampleBytes && !e.shrinks(raw[:sampleBytes])) {
+		e.writeRaw(raw)
+		return nil
+	}
+	binary.LittleEndian.PutUint64(n[:], uint64(len(raw)))
+	start := e.body.Len()
+	e.body.Write(n[:])
+	if err := e.compress(&e.body, raw); err != nil {
+		return err
+	}
+	if float64(e.body.Len()-start-8) > minCompressedRatio*float64(len(raw)) {
+		e.body.Truncate(start)
+		e.writeRaw(raw)
+	}
+	return nil
+}
+
+// writeRaw appends raw uncompressed, behind the length -1.
+func (e *batchEncoder) writeRaw(raw []byte) {
+	var n [8]byte
+	binary.LittleEndian.PutUint64(n[:], ^uint64(0))
+	e.body.Write(n[:])
+	e.body.Write(raw)
+}
+
+// shrinks tells whether sample compresses below minCompressedRatio.
+func (e *batchEncoder) shrinks(sample []byte) bool {
+	e.sample.Reset()
+	if err := e.compress(&e.sample, sample); err != nil {
+		return true // let the real compression report it
+	}
+	return float64(e.sample.Len()) <= minCompressedRatio*float64(len(sample))
+}
+
+// compress appends raw compressed with the codec to out.
+func (e *batchEncoder) compress(out *bytes.Buffer, raw []byte) error {
+	switch e.codec {
 	case CompressionZstd:
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(raw)))
-		e.body.Write(n[:])
 		e.cbuf = e.zstd.EncodeAll(raw, e.cbuf[:0])
-		e.body.Write(e.cbuf)
+		out.Write(e.cbuf)
 		return nil
 	case CompressionLZ4:
-		var n [8]byte
-		binary.LittleEndian.PutUint64(n[:], uint64(len(raw)))
-		e.body.Write(n[:])
 		w := lz4Writers.Get().(*lz4.Writer)
 		defer lz4Writers.Put(w)
-		w.Reset(&e.body)
+		w.Reset(out)
 		if _, err := w.Write(raw); err != nil {
 			return err
 		}

@@ -3,8 +3,10 @@ package shuffle
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
 	"errors"
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -112,7 +114,11 @@ func encodeOurs(t testing.TB, codec Compression, recs []arrow.RecordBatch) []byt
 	if err != nil {
 		t.Fatal(err)
 	}
-	out := append(append(bytes.Clone(head), pf.buf.Bytes()...), tail...)
+	out := bytes.Clone(head)
+	for _, c := range pf.chunks {
+		out = append(out, c...)
+	}
+	out = append(out, tail...)
 	return out
 }
 
@@ -371,4 +377,89 @@ func FuzzReaderCorruptObject(f *testing.F) {
 			t.Fatalf("damaged object: %v, want ErrCorrupt", err)
 		}
 	})
+}
+
+// TestEncoderStoresIncompressibleRaw: a buffer that does not shrink by a
+// tenth is stored uncompressed (IPC length -1) without the compressor
+// running over it whole, one that does is compressed, small ones are
+// stored raw; every batch decodes to its rows (arrow-go's reader), and the
+// bytes do not depend on the encoder's history.
+func TestEncoderStoresIncompressibleRaw(t *testing.T) {
+	schema := arrow.NewSchema([]arrow.Field{
+		{Name: "random", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "constant", Type: arrow.PrimitiveTypes.Int64},
+		{Name: "text", Type: arrow.BinaryTypes.String},
+	}, nil)
+	rng := rand.New(rand.NewPCG(3, 4))
+	batch := func(n int) arrow.RecordBatch {
+		b := array.NewRecordBuilder(memory.DefaultAllocator, schema)
+		defer b.Release()
+		for i := 0; i < n; i++ {
+			b.Field(0).(*array.Int64Builder).Append(int64(rng.Uint64()))
+			b.Field(1).(*array.Int64Builder).Append(42)
+			b.Field(2).(*array.StringBuilder).Append("the same words again and again " + string(rune('a'+i%26)))
+		}
+		return b.NewRecordBatch()
+	}
+	// Buffers in IPC order: random values, constant values, text
+	// offsets, text bytes (validity bitmaps are absent: no NULLs).
+	for _, c := range []struct {
+		name string
+		rows int
+		raw  []bool // per non-empty buffer: stored uncompressed
+	}{
+		{"sampled", 50_000, []bool{true, false, true, false}}, // offsets do not shrink either
+		{"compressed whole", 1_000, []bool{true, false, true, false}},
+		{"small", 10, []bool{true, true, true, true}},
+	} {
+		for _, codec := range []Compression{CompressionLZ4, CompressionZstd} {
+			t.Run(c.name+"/"+string(codec), func(t *testing.T) {
+				rec := batch(c.rows)
+				defer rec.Release()
+				var objs [][]byte
+				for _, history := range []int{0, 3} {
+					e, err := newBatchEncoder(schema, codec, 0, memory.DefaultAllocator)
+					if err != nil {
+						t.Fatal(err)
+					}
+					for range history { // batches of another shape first
+						other := batch(777)
+						if err := e.encode(other, &partFile{}); err != nil {
+							t.Fatal(err)
+						}
+						other.Release()
+					}
+					var pf partFile
+					if err := e.encode(rec, &pf); err != nil {
+						t.Fatal(err)
+					}
+					msg := pf.chunks[0]
+					body := msg[pf.blocks[0].meta:]
+					var raw []bool
+					for _, b := range e.bufs {
+						if b[1] == 0 {
+							continue
+						}
+						raw = append(raw, int64(binary.LittleEndian.Uint64(body[b[0]:])) == -1)
+					}
+					if !slices.Equal(raw, c.raw) {
+						t.Errorf("buffers stored raw %v, want %v", raw, c.raw)
+					}
+					objs = append(objs, msg)
+					head := e.fileHeader()
+					blocks := []fileBlock{pf.blocks[0]}
+					blocks[0].offset += int64(len(head))
+					tail, err := fileTrailer(schema, memory.DefaultAllocator, blocks)
+					if err != nil {
+						t.Fatal(err)
+					}
+					got := decode(t, append(append(bytes.Clone(head), msg...), tail...))
+					sameBatches(t, "decoded vs input", got.recs, []arrow.RecordBatch{rec})
+				}
+				if !bytes.Equal(objs[0], objs[1]) {
+					t.Error("the message depends on the batches the encoder saw before")
+				}
+			})
+		}
+	}
 }

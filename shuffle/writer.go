@@ -61,6 +61,12 @@ type WriterOptions struct {
 	// BatchRows is the number of rows buffered per partition before they
 	// are encoded as one IPC record batch; default 65536.
 	BatchRows int
+	// BatchBytes is the in-memory size of a partition's buffered rows
+	// past which they are encoded as one record batch before BatchRows;
+	// default 1 MiB. Batches of wide rows stay this small, so that a
+	// partition's early rows are encoded (in the background, see
+	// EncodeWorkers) while later ones are partitioned.
+	BatchBytes int
 	// MaxBufferedRows bounds the rows held in all partitions' builders
 	// together; past it every partition is encoded. Default 1<<20.
 	MaxBufferedRows int
@@ -79,7 +85,9 @@ type WriterOptions struct {
 	Allocator memory.Allocator
 	// EncodeWorkers is how many partitions are encoded (and compressed)
 	// at once when every partition is flushed (MaxBufferedRows, Close);
-	// default GOMAXPROCS. 1 encodes them one after the other.
+	// default GOMAXPROCS. Above 1, a partition's batch that fills during
+	// Write is also encoded on a goroutine of its own while Write goes on
+	// partitioning. 1 encodes everything on the caller's goroutine.
 	EncodeWorkers int
 }
 
@@ -89,6 +97,9 @@ func (o WriterOptions) withDefaults() WriterOptions {
 	}
 	if o.BatchRows <= 0 {
 		o.BatchRows = 64 << 10
+	}
+	if o.BatchBytes <= 0 {
+		o.BatchBytes = 1 << 20
 	}
 	if o.MaxBufferedRows <= 0 {
 		o.MaxBufferedRows = 1 << 20
@@ -145,6 +156,14 @@ type Writer struct {
 	keyCols  []arrow.Array
 	all      []int32 // 0..n-1, for single-partition writes
 
+	// bg encodes batches that fill during Write (EncodeWorkers > 1): jobs
+	// go to EncodeWorkers goroutines and their messages join the runs in
+	// the order the jobs were submitted, on the caller's goroutine
+	// (collect).
+	bg       chan *encodeJob
+	bgDone   chan struct{} // closed when the goroutine has stopped
+	inflight []*encodeJob  // submitted, not collected yet, in order
+
 	held      int64    // encoded bytes in partitions' in-memory runs
 	spill     *os.File // nil until the first spill
 	spillEnd  int64
@@ -158,10 +177,10 @@ type Writer struct {
 func (w *Writer) Spilled() int64 { return w.spilledTo }
 
 type partBuf struct {
-	cols    []*kernel.Builder // one per column (nil until the first row)
-	n       int               // rows in cols
-	flushes int               // batches encoded from cols
-	file    partFile
+	cols     []*kernel.Builder // one per column (nil until the first row)
+	n        int               // rows in cols
+	lastRows int               // rows of the last batch finished (0: none yet)
+	file     partFile
 }
 
 // NewWriter returns a writer of the attempt whose prefix (see
@@ -315,11 +334,11 @@ func (w *Writer) appendRows(p int, rec arrow.RecordBatch, idx []int32) error {
 			pb.cols[c] = b
 		}
 	}
-	if pb.n == 0 && pb.flushes > 0 {
+	if pb.n == 0 && pb.lastRows > 0 {
 		// A partition that filled a batch before will likely fill the
-		// next: size the builders once instead of growing them.
+		// next as full: size the builders once instead of growing them.
 		for _, b := range pb.cols {
-			b.Reserve(w.opts.BatchRows)
+			b.Reserve(pb.lastRows)
 		}
 	}
 	for c, b := range pb.cols {
@@ -329,13 +348,13 @@ func (w *Writer) appendRows(p int, rec arrow.RecordBatch, idx []int32) error {
 	}
 	pb.n += len(idx)
 	w.buffered += len(idx)
-	if pb.n >= w.opts.BatchRows {
-		if err := w.flush(p); err != nil {
+	if pb.n >= w.opts.BatchRows || pb.bytes() >= w.opts.BatchBytes {
+		if err := w.flushFull(p); err != nil {
 			return err
 		}
 	}
 	if w.buffered >= w.opts.MaxBufferedRows {
-		return w.flushAll()
+		return w.flushAll(nil)
 	}
 	return nil
 }
@@ -343,9 +362,14 @@ func (w *Writer) appendRows(p int, rec arrow.RecordBatch, idx []int32) error {
 // flushAll encodes every partition's buffered rows. Partitions are
 // independent (their own builders and runs), so up to EncodeWorkers of
 // them are encoded and compressed at once, each worker with its own
-// encoder, in waves: the bytes held, and spilling, are settled after each
-// wave, so the memory bound is passed by at most one wave's output.
-func (w *Writer) flushAll() error {
+// encoder, in waves in partition order: the bytes held, and spilling, are
+// settled after each wave, so the memory bound is passed by at most one
+// wave's output. After each wave, done (when not nil) is called with the
+// number of leading partitions whose runs are final.
+func (w *Writer) flushAll(done func(upTo int) error) error {
+	if err := w.collect(true); err != nil {
+		return err
+	}
 	var ps []int
 	for p, pb := range w.parts {
 		if pb != nil && pb.n > 0 {
@@ -357,6 +381,11 @@ func (w *Writer) flushAll() error {
 		for _, p := range ps {
 			if err := w.flush(p); err != nil {
 				return err
+			}
+			if done != nil {
+				if err := done(p + 1); err != nil {
+					return err
+				}
 			}
 		}
 		return nil
@@ -387,11 +416,11 @@ func (w *Writer) flushAll() error {
 			go func() {
 				defer wg.Done()
 				pf := &w.parts[p].file
-				before := pf.buf.Len()
+				before := pf.mem
 				if err := w.encs[i].encode(recs[i], pf); err != nil {
 					errs[i] = fmt.Errorf("shuffle: writer: encoding partition %d: %w", p, err)
 				}
-				grew[i] = pf.buf.Len() - before
+				grew[i] = int(pf.mem - before)
 			}()
 		}
 		wg.Wait()
@@ -404,6 +433,11 @@ func (w *Writer) flushAll() error {
 		}
 		if w.held > w.opts.MaxBufferedBytes {
 			if err := w.spillRuns(); err != nil {
+				return err
+			}
+		}
+		if done != nil {
+			if err := done(wave[len(wave)-1] + 1); err != nil {
 				return err
 			}
 		}
@@ -435,8 +469,8 @@ func (w *Writer) finish(p int) arrow.RecordBatch {
 		c.Release()
 	}
 	w.buffered -= pb.n
+	pb.lastRows = pb.n
 	pb.n = 0
-	pb.flushes++
 	return rec
 }
 
@@ -444,16 +478,127 @@ func (w *Writer) encode(p int, rec arrow.RecordBatch) error {
 	if rec.NumRows() == 0 {
 		return nil
 	}
+	if err := w.collect(true); err != nil { // the partition's earlier batches first
+		return err
+	}
 	pb := w.partBuf(p)
-	before := pb.file.buf.Len()
+	before := pb.file.mem
 	if err := w.enc.encode(rec, &pb.file); err != nil {
 		return fmt.Errorf("shuffle: writer: encoding partition %d: %w", p, err)
 	}
-	w.held += int64(pb.file.buf.Len() - before)
+	w.held += pb.file.mem - before
 	if w.held > w.opts.MaxBufferedBytes {
 		return w.spillRuns()
 	}
 	return nil
+}
+
+// bytes returns the in-memory size of the partition's buffered rows.
+func (pb *partBuf) bytes() int {
+	n := 0
+	for _, b := range pb.cols {
+		n += b.Bytes()
+	}
+	return n
+}
+
+// encodeJob is one batch encoded in the background.
+type encodeJob struct {
+	p    int
+	rec  arrow.RecordBatch
+	part partFile // the encoded message (one block)
+	err  error
+	done chan struct{}
+}
+
+// flushFull encodes partition p's buffered rows, which filled a batch:
+// in the background when there are cores for it, else here.
+func (w *Writer) flushFull(p int) error {
+	if w.opts.EncodeWorkers <= 1 {
+		return w.flush(p)
+	}
+	if err := w.collect(false); err != nil {
+		return err
+	}
+	if w.bg == nil {
+		// EncodeWorkers goroutines, each with its encoder; a job queued
+		// per worker: the rows held beyond the builders are at most two
+		// batches a worker.
+		workers := w.opts.EncodeWorkers
+		w.bg, w.bgDone = make(chan *encodeJob, workers), make(chan struct{})
+		var wg sync.WaitGroup
+		for range workers {
+			enc, err := newBatchEncoder(w.schema, w.opts.Compression, w.opts.ZstdLevel, w.opts.Allocator)
+			if err != nil {
+				return fmt.Errorf("shuffle: writer: %w", err)
+			}
+			wg.Add(1)
+			go func(jobs <-chan *encodeJob) {
+				defer wg.Done()
+				for j := range jobs {
+					if err := enc.encode(j.rec, &j.part); err != nil {
+						j.err = fmt.Errorf("shuffle: writer: encoding partition %d: %w", j.p, err)
+					}
+					j.rec.Release()
+					close(j.done)
+				}
+			}(w.bg)
+		}
+		go func(done chan<- struct{}) {
+			wg.Wait()
+			close(done)
+		}(w.bgDone)
+	}
+	j := &encodeJob{p: p, rec: w.finish(p), done: make(chan struct{})}
+	w.inflight = append(w.inflight, j)
+	w.bg <- j
+	return nil
+}
+
+// collect moves the messages of the background jobs that are done (all of
+// them, waiting, when wait is set) to their partitions' runs, in the order
+// the jobs were submitted.
+func (w *Writer) collect(wait bool) error {
+	for len(w.inflight) > 0 {
+		j := w.inflight[0]
+		if wait {
+			<-j.done
+		} else {
+			select {
+			case <-j.done:
+			default:
+				return nil
+			}
+		}
+		w.inflight[0] = nil
+		w.inflight = w.inflight[1:]
+		if j.err != nil {
+			return j.err
+		}
+		pf := &w.partBuf(j.p).file
+		for i, msg := range j.part.chunks {
+			b := j.part.blocks[i]
+			pf.add(msg, b.meta, b.body, 0)
+		}
+		pf.rows += j.part.rows
+		w.held += j.part.mem
+		if w.held > w.opts.MaxBufferedBytes {
+			if err := w.spillRuns(); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// stopBackground stops the background encoder (its queued jobs are
+// encoded and dropped).
+func (w *Writer) stopBackground() {
+	if w.bg != nil {
+		close(w.bg)
+		<-w.bgDone
+		w.bg, w.inflight = nil, nil
+	}
 }
 
 // spillError is the error of spill file I/O: a full disk (ENOSPC, EDQUOT)
@@ -478,26 +623,30 @@ func (w *Writer) spillRuns() error {
 	}
 	order := make([]int, 0, len(w.parts))
 	for p, pb := range w.parts {
-		if pb != nil && pb.file.buf.Len() > 0 {
+		if pb != nil && pb.file.mem > 0 && !pb.file.sent {
 			order = append(order, p)
 		}
 	}
-	sort.Slice(order, func(i, j int) bool { return w.parts[order[i]].file.buf.Len() > w.parts[order[j]].file.buf.Len() })
+	sort.Slice(order, func(i, j int) bool { return w.parts[order[i]].file.mem > w.parts[order[j]].file.mem })
 	for _, p := range order {
 		if w.held <= w.opts.MaxBufferedBytes/2 {
 			break
 		}
 		pf := &w.parts[p].file
-		n, err := w.spill.WriteAt(pf.buf.Bytes(), w.spillEnd)
-		if err != nil {
-			return spillError(fmt.Sprintf("spilling partition %d", p), err)
+		var n int64
+		for _, c := range pf.chunks {
+			k, err := w.spill.WriteAt(c, w.spillEnd+n)
+			n += int64(k)
+			if err != nil {
+				return spillError(fmt.Sprintf("spilling partition %d", p), err)
+			}
 		}
-		pf.segs = append(pf.segs, [2]int64{w.spillEnd, int64(n)})
-		pf.spilled += int64(n)
-		w.spillEnd += int64(n)
-		w.spilledTo += int64(n)
-		w.held -= int64(n)
-		pf.buf = bytes.Buffer{} // free it: the partition may not grow again
+		pf.segs = append(pf.segs, [2]int64{w.spillEnd, n})
+		pf.spilled += n
+		w.spillEnd += n
+		w.spilledTo += n
+		w.held -= n
+		pf.chunks, pf.mem = nil, 0 // free them
 	}
 	return nil
 }
@@ -527,58 +676,23 @@ func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 		Schema:        schemaFields(w.schema),
 		Partitions:    []PartitionStat{},
 	}
-	if err := w.flushAll(); err != nil {
+	if err := w.collect(true); err != nil {
 		return nil, err
 	}
 	key := DataKey(w.prefix)
-	header := w.enc.fileHeader()
-	obj := &concatReader{}
-	obj.add(bytes.NewReader(header), int64(len(header)))
-	pos := int64(len(header))
-	var blocks []fileBlock
-	for p, pb := range w.parts {
-		if pb == nil || pb.file.rows == 0 {
-			continue
+	hasRows := false
+	for _, pb := range w.parts {
+		if pb != nil && (pb.n > 0 || pb.file.rows > 0) {
+			hasRows = true
+			break
 		}
-		pf := &pb.file
-		run := &concatReader{}
-		for _, seg := range pf.segs {
-			run.add(io.NewSectionReader(w.spill, seg[0], seg[1]), seg[1])
-		}
-		run.add(bytes.NewReader(pf.buf.Bytes()), int64(pf.buf.Len()))
-		var sum Sum
-		if len(pf.segs) == 0 {
-			sum = SumOf(pf.buf.Bytes())
-		} else {
-			h := xxh3.New()
-			if _, err := io.Copy(h, run); err != nil {
-				return nil, fmt.Errorf("shuffle: writer: reading back spilled partition %d: %w", p, err)
-			}
-			sum = Sum(h.Sum64())
-		}
-		for _, seg := range run.segs {
-			obj.add(seg.r, seg.n)
-		}
-		for _, b := range pf.blocks {
-			b.offset += pos
-			blocks = append(blocks, b)
-		}
-		m.Partitions = append(m.Partitions, PartitionStat{
-			Partition: p, Rows: pf.rows, Offset: pos, Bytes: run.size, Key: key, Checksum: sum})
-		m.Rows += pf.rows
-		m.Bytes += run.size
-		pos += run.size
 	}
-	if len(blocks) > 0 {
-		trailer, err := fileTrailer(w.schema, w.opts.Allocator, blocks)
-		if err != nil {
-			return nil, fmt.Errorf("shuffle: writer: footer: %w", err)
+	if !hasRows {
+		if err := w.flushAll(nil); err != nil {
+			return nil, err
 		}
-		obj.add(bytes.NewReader(trailer), int64(len(trailer)))
-		m.Object, m.ObjectBytes = key, obj.size
-		if err := w.b.PutReader(ctx, key, obj, obj.size); err != nil {
-			return nil, fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
-		}
+	} else if err := w.upload(ctx, key, m); err != nil {
+		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -593,11 +707,102 @@ func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 	return m, nil
 }
 
+// upload encodes what is buffered and stores the data object, each
+// partition's run handed to the upload as soon as it and every partition
+// before it are encoded (the bytes are sent while the rest is encoded
+// when the bucket streams), and fills m's partitions.
+func (w *Writer) upload(ctx context.Context, key string, m *Manifest) (err error) {
+	up, err := objstore.StartUpload(ctx, w.b, key)
+	if err != nil {
+		return fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
+	}
+	defer func() {
+		if err != nil {
+			up.Abort()
+		}
+	}()
+	header := w.enc.fileHeader()
+	if err := up.Append(bytes.NewReader(header), int64(len(header))); err != nil {
+		return fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
+	}
+	pos := int64(len(header))
+	var blocks []fileBlock
+	next := 0 // the first partition not handed over
+	send := func(upTo int) error {
+		for ; next < upTo; next++ {
+			pb := w.parts[next]
+			if pb == nil || pb.file.rows == 0 {
+				continue
+			}
+			pf := &pb.file
+			var run objstore.Segments
+			for _, seg := range pf.segs {
+				run.Add(io.NewSectionReader(w.spill, seg[0], seg[1]), seg[1])
+			}
+			for _, c := range pf.chunks {
+				run.Add(bytes.NewReader(c), int64(len(c)))
+			}
+			pf.sent = true
+			var sum Sum
+			if len(pf.segs) == 0 && len(pf.chunks) == 1 {
+				sum = SumOf(pf.chunks[0])
+			} else {
+				h := xxh3.New()
+				for _, seg := range pf.segs {
+					if _, err := io.Copy(h, io.NewSectionReader(w.spill, seg[0], seg[1])); err != nil {
+						return fmt.Errorf("shuffle: writer: reading back spilled partition %d: %w", next, err)
+					}
+				}
+				for _, c := range pf.chunks {
+					h.Write(c)
+				}
+				sum = Sum(h.Sum64())
+			}
+			if err := up.Append(&run, run.Size()); err != nil {
+				return fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
+			}
+			for _, b := range pf.blocks {
+				b.offset += pos
+				blocks = append(blocks, b)
+			}
+			m.Partitions = append(m.Partitions, PartitionStat{
+				Partition: next, Rows: pf.rows, Offset: pos, Bytes: run.Size(), Key: key, Checksum: sum})
+			m.Rows += pf.rows
+			m.Bytes += run.Size()
+			pos += run.Size()
+		}
+		return nil
+	}
+	if err := w.flushAll(send); err != nil {
+		return err
+	}
+	if err := send(w.nparts); err != nil {
+		return err
+	}
+	trailer, err := fileTrailer(w.schema, w.opts.Allocator, blocks)
+	if err != nil {
+		return fmt.Errorf("shuffle: writer: footer: %w", err)
+	}
+	if err := up.Append(bytes.NewReader(trailer), int64(len(trailer))); err != nil {
+		return fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
+	}
+	size, err := up.Commit(ctx)
+	if err != nil {
+		return fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
+	}
+	if want := pos + int64(len(trailer)); size != want {
+		return fmt.Errorf("shuffle: writer: uploading %s: stored %d bytes, want %d", key, size, want)
+	}
+	m.Object, m.ObjectBytes = key, size
+	return nil
+}
+
 // Abort releases the writer's memory and spill file without writing a
 // manifest. It is safe to call after Close (a no-op then) and more than
 // once.
 func (w *Writer) Abort() {
 	w.closed = true
+	w.stopBackground()
 	for p, pb := range w.parts {
 		if pb == nil {
 			continue
@@ -616,65 +821,6 @@ func (w *Writer) Abort() {
 	w.enc, w.encs = nil, nil
 	w.buffered = 0
 	w.held = 0
-}
-
-// concatReader reads segments of known sizes one after the other; it is
-// an io.ReadSeeker, so an upload from it can be retried.
-type concatReader struct {
-	segs []concatSeg
-	size int64
-	pos  int64
-}
-
-type concatSeg struct {
-	r     io.ReaderAt
-	start int64
-	n     int64
-}
-
-func (c *concatReader) add(r io.ReaderAt, n int64) {
-	if n > 0 {
-		c.segs = append(c.segs, concatSeg{r: r, start: c.size, n: n})
-		c.size += n
-	}
-}
-
-func (c *concatReader) Read(p []byte) (int, error) {
-	if c.pos >= c.size {
-		return 0, io.EOF
-	}
-	i := sort.Search(len(c.segs), func(i int) bool { return c.segs[i].start+c.segs[i].n > c.pos })
-	seg := c.segs[i]
-	off := c.pos - seg.start
-	if rest := seg.n - off; int64(len(p)) > rest {
-		p = p[:rest]
-	}
-	n, err := seg.r.ReadAt(p, off)
-	c.pos += int64(n)
-	if err == io.EOF && n == len(p) {
-		err = nil
-	}
-	if err == io.EOF {
-		err = io.ErrUnexpectedEOF
-	}
-	return n, err
-}
-
-func (c *concatReader) Seek(offset int64, whence int) (int64, error) {
-	switch whence {
-	case io.SeekStart:
-	case io.SeekCurrent:
-		offset += c.pos
-	case io.SeekEnd:
-		offset += c.size
-	default:
-		return 0, errors.New("concatReader: bad whence")
-	}
-	if offset < 0 {
-		return 0, errors.New("concatReader: negative position")
-	}
-	c.pos = offset
-	return offset, nil
 }
 
 // forEach runs f(0..n-1) on up to conc goroutines and returns the first

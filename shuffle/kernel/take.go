@@ -167,6 +167,22 @@ func NewBuilder(mem memory.Allocator, t arrow.DataType) (*Builder, error) {
 // Len returns the number of rows appended since the last Finish.
 func (b *Builder) Len() int { return b.n }
 
+// Bytes returns the bytes the rows appended since the last Finish take in
+// the builder's buffers (values, offsets, validity, string bytes and
+// nested children): about the size of the array Finish returns.
+func (b *Builder) Bytes() int {
+	n := b.used
+	for _, buf := range []*memory.Buffer{b.valid, b.vals} {
+		if buf != nil {
+			n += buf.Len()
+		}
+	}
+	for _, k := range b.kids {
+		n += k.Bytes()
+	}
+	return n
+}
+
 // Reserve makes room for n more rows without further allocation; for
 // variable-width layouts also for their bytes, at the average width of
 // the last array finished (none before the first Finish): a shuffle

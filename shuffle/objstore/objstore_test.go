@@ -16,6 +16,8 @@ import (
 	"testing"
 	"time"
 
+	minio "github.com/minio/minio-go/v7"
+	"github.com/minio/minio-go/v7/pkg/credentials"
 	"github.com/sluicedb/sluice/local/minioserver"
 	"github.com/sluicedb/sluice/shuffle/objstore"
 	"github.com/sluicedb/sluice/shuffle/objstore/objstoretest"
@@ -67,7 +69,7 @@ func newBucket(t testing.TB, cfg objstore.S3Config) *objstore.S3 {
 func TestAcceptanceS3(t *testing.T) {
 	// A 5 MiB part size makes the acceptance test's large object a
 	// multipart upload.
-	b := newBucket(t, objstore.S3Config{PartSize: 5 << 20})
+	b := newBucket(t, objstore.S3Config{PartSize: 5 << 20, StreamPartSize: 5 << 20})
 	objstoretest.AcceptanceTest(t, b)
 	st := b.Stats()
 	if st.Get == 0 || st.Put == 0 || st.List == 0 || st.Delete == 0 || st.Head == 0 || st.BytesRead == 0 || st.BytesWritten == 0 {
@@ -394,6 +396,65 @@ func TestResolveEndpoint(t *testing.T) {
 		}
 		if err != nil || host != c.host || secure != c.secure {
 			t.Errorf("%q (ssl %v): %q %v %v, want %q %v", c.in, c.ssl, host, secure, err, c.host, c.secure)
+		}
+	}
+}
+
+// TestStreamedUploadS3: an S3 upload sends its parts while bytes are still
+// appended (before Commit), stores the object only at Commit, and an
+// aborted upload leaves neither an object nor an incomplete multipart
+// upload on the store.
+func TestStreamedUploadS3(t *testing.T) {
+	ctx := context.Background()
+	b := newBucket(t, objstore.S3Config{Bucket: "test-streamed-upload", StreamPartSize: 5 << 20})
+	cl, err := minio.New(strings.TrimPrefix(server.Endpoint, "http://"), &minio.Options{
+		Creds: credentials.NewStaticV4(server.AccessKey, server.SecretKey, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := make([]byte, 12<<20)
+	for i := range data {
+		data[i] = byte(i * 7 / 13)
+	}
+	for _, commit := range []bool{true, false} {
+		key := fmt.Sprintf("streamed/commit-%v", commit)
+		before := b.Stats()
+		up, err := objstore.StartUpload(ctx, b, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for off := 0; off < len(data); off += 1 << 20 {
+			if err := up.Append(strings.NewReader(string(data[off:off+1<<20])), 1<<20); err != nil {
+				t.Fatal(err)
+			}
+		}
+		// Two full parts (10 MiB) leave before Commit.
+		deadline := time.Now().Add(10 * time.Second)
+		for b.Stats().Sub(before).BytesWritten < 10<<20 {
+			if time.Now().After(deadline) {
+				t.Fatalf("commit=%v: only %d bytes sent before Commit, want the two full parts", commit, b.Stats().Sub(before).BytesWritten)
+			}
+			time.Sleep(10 * time.Millisecond)
+		}
+		if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+			t.Fatalf("commit=%v: object visible before Commit: %v", commit, err)
+		}
+		if commit {
+			if n, err := up.Commit(ctx); err != nil || n != int64(len(data)) {
+				t.Fatalf("Commit = %d, %v", n, err)
+			}
+			got, err := b.Get(ctx, key)
+			if err != nil || string(got) != string(data) {
+				t.Fatalf("streamed object differs (%d bytes, %v)", len(got), err)
+			}
+			continue
+		}
+		up.Abort()
+		if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+			t.Fatalf("aborted upload left an object: %v", err)
+		}
+		for u := range cl.ListIncompleteUploads(ctx, "test-streamed-upload", key, true) {
+			t.Errorf("aborted upload left an incomplete multipart upload: %+v", u)
 		}
 	}
 }

@@ -59,6 +59,12 @@ func (o *Observed) PutReader(ctx context.Context, key string, r io.Reader, size 
 	return o.Bucket.PutReader(o.ctx(ctx), key, r, size)
 }
 
+// NewUpload implements Streamer: the wrapped bucket's upload (see
+// StartUpload), its failed requests reported.
+func (o *Observed) NewUpload(ctx context.Context, key string) (Upload, error) {
+	return StartUpload(o.ctx(ctx), o.Bucket, key)
+}
+
 // Get implements Bucket.
 func (o *Observed) Get(ctx context.Context, key string) ([]byte, error) {
 	return o.Bucket.Get(o.ctx(ctx), key)

@@ -52,6 +52,9 @@ type S3Config struct {
 	// PartSize is the multipart upload part size for large objects
 	// (default: minio-go's choice, 16 MiB minimum).
 	PartSize uint64
+	// StreamPartSize is the part size of a streamed upload (NewUpload),
+	// at least 5 MiB; default DefaultStreamPartSize.
+	StreamPartSize int64
 	// SignPayload, when set, signs every upload's body with SHA-256 (over
 	// http minio-go then streams it as aws-chunked, hashing each chunk).
 	// By default bodies are sent as UNSIGNED-PAYLOAD with a CRC32C
@@ -173,9 +176,11 @@ type S3 struct {
 	region   string
 	retry    RetryPolicy
 	partSize uint64
-	signBody bool
-	stats    *countingTransport
-	tr       *http.Transport
+	// streamPartSize is S3Config.StreamPartSize.
+	streamPartSize int64
+	signBody       bool
+	stats          *countingTransport
+	tr             *http.Transport
 	// reached is set once a request got an answer from the endpoint: from
 	// then on an unreachable endpoint is an outage (retried in full), not
 	// a wrong address (failed fast).
@@ -242,16 +247,17 @@ func NewS3(ctx context.Context, cfg S3Config) (*S3, error) {
 		scheme = "https"
 	}
 	return &S3{
-		client:   client,
-		core:     minio.Core{Client: client},
-		bucket:   cfg.Bucket,
-		endpoint: scheme + "://" + endpoint,
-		region:   region,
-		retry:    cfg.Retry.withDefaults(),
-		partSize: cfg.PartSize,
-		signBody: cfg.SignPayload,
-		stats:    ct,
-		tr:       tr,
+		client:         client,
+		core:           minio.Core{Client: client},
+		bucket:         cfg.Bucket,
+		endpoint:       scheme + "://" + endpoint,
+		region:         region,
+		retry:          cfg.Retry.withDefaults(),
+		partSize:       cfg.PartSize,
+		streamPartSize: cfg.StreamPartSize,
+		signBody:       cfg.SignPayload,
+		stats:          ct,
+		tr:             tr,
 	}, nil
 }
 

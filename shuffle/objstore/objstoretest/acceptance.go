@@ -498,6 +498,97 @@ func AcceptanceTest(t *testing.T, b objstore.Bucket) {
 		}
 	})
 
+	t.Run("Upload", func(t *testing.T) {
+		// StartUpload: pieces appended while the object is produced (S3
+		// sends parts before Commit), stored whole at Commit, never in
+		// part.
+		data := randomBytes(13<<20 + 12345)
+		upload := func(t *testing.T, ctx context.Context, key string, sizes []int) (objstore.Upload, int) {
+			t.Helper()
+			up, err := objstore.StartUpload(ctx, b, key)
+			if err != nil {
+				t.Fatalf("StartUpload(%q): %v", key, err)
+			}
+			off := 0
+			for _, n := range sizes {
+				// Every piece from a reader of its own, at an offset.
+				piece := append(randomBytes(3), data[off:off+n]...)
+				if err := up.Append(io.NewSectionReader(bytes.NewReader(piece), 3, int64(n)), int64(n)); err != nil {
+					t.Fatalf("Append(%d bytes at %d): %v", n, off, err)
+				}
+				off += n
+			}
+			return up, off
+		}
+		for _, c := range []struct {
+			name  string
+			sizes []int
+		}{
+			{"empty", nil},
+			{"small pieces", []int{1, 100, 299_899}},
+			{"large in pieces", []int{7 << 20, 1000, 3 << 20, 1, 3<<20 + 12345 - 1001}},
+			{"large in small pieces", repeat(1<<20, 13)},
+		} {
+			t.Run(c.name, func(t *testing.T) {
+				key := k("upload/" + strings.ReplaceAll(c.name, " ", "-"))
+				up, n := upload(t, ctx, key, c.sizes)
+				if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatalf("object visible before Commit: Stat = %v", err)
+				}
+				size, err := up.Commit(ctx)
+				if err != nil {
+					t.Fatalf("Commit: %v", err)
+				}
+				if size != int64(n) {
+					t.Fatalf("Commit size %d, want %d", size, n)
+				}
+				got := mustGet(t, key)
+				if !bytes.Equal(got, data[:n]) {
+					t.Fatalf("uploaded object differs: %d bytes, want %d", len(got), n)
+				}
+				if n > 6<<20 {
+					r, err := b.GetRange(ctx, key, 5<<20-10, 20)
+					if err != nil || !bytes.Equal(r, data[5<<20-10:5<<20+10]) {
+						t.Fatalf("GetRange across a part boundary: %v", err)
+					}
+				}
+				up.Abort() // after Commit: a no-op
+				if _, err := b.Stat(ctx, key); err != nil {
+					t.Fatalf("Abort after Commit removed the object: %v", err)
+				}
+				if _, err := up.Commit(ctx); err == nil {
+					t.Fatal("a second Commit succeeded")
+				}
+			})
+		}
+		t.Run("aborted", func(t *testing.T) {
+			key := k("upload/aborted")
+			up, _ := upload(t, ctx, key, []int{11 << 20})
+			up.Abort()
+			if _, err := up.Commit(ctx); err == nil {
+				t.Fatal("Commit after Abort succeeded")
+			}
+			if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+				t.Fatalf("aborted upload left an object: Stat = %v", err)
+			}
+		})
+		t.Run("canceled", func(t *testing.T) {
+			for _, n := range []int{1000, 11 << 20} {
+				key := k(fmt.Sprintf("upload/canceled-%d", n))
+				cctx, ccancel := context.WithCancel(ctx)
+				up, _ := upload(t, cctx, key, []int{n})
+				ccancel()
+				if _, err := up.Commit(cctx); err == nil {
+					t.Fatalf("%d bytes: Commit with a canceled context succeeded", n)
+				}
+				up.Abort()
+				if _, err := b.Stat(ctx, key); !errors.Is(err, objstore.ErrNotFound) {
+					t.Fatalf("%d bytes: canceled upload left an object: Stat = %v", n, err)
+				}
+			}
+		})
+	})
+
 	t.Run("CanceledContext", func(t *testing.T) {
 		cctx, ccancel := context.WithCancel(ctx)
 		ccancel()
@@ -543,6 +634,14 @@ func parallel(t *testing.T, workers, n int, f func(i int) error) {
 	if first != nil {
 		t.Fatal(first)
 	}
+}
+
+func repeat(n, times int) []int {
+	out := make([]int, times)
+	for i := range out {
+		out[i] = n
+	}
+	return out
 }
 
 func randomBytes(n int) []byte {
