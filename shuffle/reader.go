@@ -85,7 +85,8 @@ type ReadStats struct {
 // passes only committed attempts' refs.
 //
 // Ranged refs of one data object are read together, in offset order, and
-// adjacent ones are merged into one ranged GET (up to MaxRequestBytes);
+// adjacent ones are merged into one ranged GET (up to 4 MiB for the
+// first, then up to twice the one before, at most MaxRequestBytes);
 // objects are read in the order their first ref appears. So batches come
 // in ref order within an object, not across objects.
 //
@@ -107,6 +108,15 @@ type readUnit struct {
 	refs   []ObjectRef
 }
 
+// firstRequestBytes caps the first merged read of a ReadObjects call; each
+// next one may be twice the one before, up to MaxRequestBytes. The first
+// partitions decode while the bigger requests behind them are still on
+// the wire, instead of after one MaxRequestBytes request (a 17 MB read of
+// sixteen partitions of one object: median 114-160 ms in 16 MiB requests,
+// 67-94 ms starting at 4 MiB, two cores shared with MinIO), and a big read
+// still takes few requests.
+const firstRequestBytes = 4 << 20
+
 // planReads groups refs into fetches; see ReadObjects.
 func planReads(refs []ObjectRef, maxReq int64) []readUnit {
 	var order []string
@@ -125,6 +135,7 @@ func planReads(refs []ObjectRef, maxReq int64) []readUnit {
 	}
 	var out []readUnit
 	wi := 0
+	limit := min(maxReq, firstRequestBytes) // merge cap of the next unit
 	for _, k := range order {
 		if k == "" {
 			out = append(out, units[wi])
@@ -135,10 +146,13 @@ func planReads(refs []ObjectRef, maxReq int64) []readUnit {
 		sort.SliceStable(rs, func(i, j int) bool { return rs[i].Offset < rs[j].Offset })
 		var cur *readUnit
 		for _, r := range rs {
-			if cur != nil && r.Offset == cur.off+cur.n && cur.n+r.Bytes <= maxReq {
+			if cur != nil && r.Offset == cur.off+cur.n && cur.n+r.Bytes <= limit {
 				cur.n += r.Bytes
 				cur.refs = append(cur.refs, r)
 				continue
+			}
+			if cur != nil {
+				limit = min(2*limit, maxReq)
 			}
 			out = append(out, readUnit{key: k, off: r.Offset, n: r.Bytes, refs: []ObjectRef{r}})
 			cur = &out[len(out)-1]

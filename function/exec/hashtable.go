@@ -554,6 +554,12 @@ func (t *groupTable) insertPlain(orig, cols []arrow.Array, n int) ([]uint32, err
 	t.newRows = t.newRows[:0]
 	for i := 0; i < n; i++ {
 		hv := h[i]
+		if i > 0 && hv == h[i-1] {
+			// A run of one key (a table clustered by it): the row before's
+			// group, without a probe. verify checks it as any other.
+			gids[i] = gids[i-1]
+			continue
+		}
 		tag := hv & tagMask
 		pos := hv & t.mask
 		for {
@@ -667,6 +673,14 @@ func (t *groupTable) lookup(orig []arrow.Array, n int) ([]uint32, error) {
 	cand := t.newRows[:0]
 	for i := 0; i < n; i++ {
 		hv := h[i]
+		if i > 0 && hv == h[i-1] {
+			// A run of one key: the row before's group (or none), without
+			// a probe; a candidate is verified as any other.
+			if gids[i] = gids[i-1]; gids[i] != noGroup {
+				cand = append(cand, int32(i))
+			}
+			continue
+		}
 		tag := hv & tagMask
 		pos := hv & t.mask
 		for {
