@@ -524,14 +524,17 @@ func (w *Writer) flushFull(p int) error {
 		// EncodeWorkers goroutines, each with its encoder; a job queued
 		// per worker: the rows held beyond the builders are at most two
 		// batches a worker.
-		workers := w.opts.EncodeWorkers
-		w.bg, w.bgDone = make(chan *encodeJob, workers), make(chan struct{})
-		var wg sync.WaitGroup
-		for range workers {
+		encs := make([]*batchEncoder, w.opts.EncodeWorkers)
+		for i := range encs {
 			enc, err := newBatchEncoder(w.schema, w.opts.Compression, w.opts.ZstdLevel, w.opts.Allocator)
 			if err != nil {
 				return fmt.Errorf("shuffle: writer: %w", err)
 			}
+			encs[i] = enc
+		}
+		w.bg, w.bgDone = make(chan *encodeJob, len(encs)), make(chan struct{})
+		var wg sync.WaitGroup
+		for _, enc := range encs {
 			wg.Add(1)
 			go func(jobs <-chan *encodeJob) {
 				defer wg.Done()
@@ -575,12 +578,9 @@ func (w *Writer) collect(wait bool) error {
 		if j.err != nil {
 			return j.err
 		}
-		pf := &w.partBuf(j.p).file
-		for i, msg := range j.part.chunks {
-			b := j.part.blocks[i]
-			pf.add(msg, b.meta, b.body, 0)
-		}
-		pf.rows += j.part.rows
+		// The job's run is one message, placed at the end of the partition's.
+		b := j.part.blocks[0]
+		w.partBuf(j.p).file.add(j.part.chunks[0], b.meta, b.body, j.part.rows)
 		w.held += j.part.mem
 		if w.held > w.opts.MaxBufferedBytes {
 			if err := w.spillRuns(); err != nil {
@@ -687,12 +687,10 @@ func (w *Writer) Close(ctx context.Context) (*Manifest, error) {
 			break
 		}
 	}
-	if !hasRows {
-		if err := w.flushAll(nil); err != nil {
+	if hasRows { // else nothing is buffered either: no object
+		if err := w.upload(ctx, key, m); err != nil {
 			return nil, err
 		}
-	} else if err := w.upload(ctx, key, m); err != nil {
-		return nil, err
 	}
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -743,21 +741,16 @@ func (w *Writer) upload(ctx context.Context, key string, m *Manifest) (err error
 				run.Add(bytes.NewReader(c), int64(len(c)))
 			}
 			pf.sent = true
-			var sum Sum
-			if len(pf.segs) == 0 && len(pf.chunks) == 1 {
-				sum = SumOf(pf.chunks[0])
-			} else {
-				h := xxh3.New()
-				for _, seg := range pf.segs {
-					if _, err := io.Copy(h, io.NewSectionReader(w.spill, seg[0], seg[1])); err != nil {
-						return fmt.Errorf("shuffle: writer: reading back spilled partition %d: %w", next, err)
-					}
+			h := xxh3.New()
+			for _, seg := range pf.segs {
+				if _, err := io.Copy(h, io.NewSectionReader(w.spill, seg[0], seg[1])); err != nil {
+					return fmt.Errorf("shuffle: writer: reading back spilled partition %d: %w", next, err)
 				}
-				for _, c := range pf.chunks {
-					h.Write(c)
-				}
-				sum = Sum(h.Sum64())
 			}
+			for _, c := range pf.chunks {
+				h.Write(c)
+			}
+			sum := Sum(h.Sum64())
 			if err := up.Append(&run, run.Size()); err != nil {
 				return fmt.Errorf("shuffle: writer: uploading %s: %w", key, err)
 			}

@@ -59,13 +59,12 @@ type s3Upload struct {
 	pending  Segments // appended, not sent yet
 	total    int64    // bytes appended
 	id       string   // multipart upload ID; "" until the first part
-	nparts   int
 	slots    chan struct{}
 	wg       sync.WaitGroup
 	done     bool
 
 	mu    sync.Mutex
-	etags []string // per part number - 1
+	etags []string // per part number - 1: one per part started
 	err   error    // the first part's failure
 }
 
@@ -105,14 +104,13 @@ func (u *s3Upload) send(body *Segments) error {
 			return err
 		}
 	}
-	u.nparts++
-	num := u.nparts
+	u.mu.Lock()
+	u.etags = append(u.etags, "")
+	num := len(u.etags)
+	u.mu.Unlock()
 	if num%(maxParts/10) == 0 {
 		u.partSize *= 2
 	}
-	u.mu.Lock()
-	u.etags = append(u.etags, "")
-	u.mu.Unlock()
 	select {
 	case u.slots <- struct{}{}:
 	case <-u.ctx.Done():
