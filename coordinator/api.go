@@ -392,14 +392,15 @@ func (a *API) result(w http.ResponseWriter, r *http.Request) {
 	// Every result object must be there and whole before the 200 header
 	// goes out: after it, an error can only abort the stream. (The bucket
 	// waits out an object store outage of up to S3Outage.)
-	if err := CheckObjects(r.Context(), a.c.bucket, refs); err != nil {
+	src, err := resultSource(r.Context(), a.c.bucket, refs, a.c.cfg.SmallResultBytes)
+	if err != nil {
 		a.c.log.Error("result not readable", "job", job, "err", err)
 		writeErr(w, http.StatusServiceUnavailable, fmt.Errorf("result of job %s cannot be read: %w", job, err))
 		return
 	}
 	w.Header().Set("Content-Type", "application/vnd.apache.arrow.stream")
 	cw := &countingWriter{w: w}
-	if err := WriteResult(r.Context(), a.c.bucket, refs, schema, cw); err != nil {
+	if err := WriteResult(r.Context(), src, refs, schema, cw); err != nil {
 		a.c.log.Error("stream result", "job", job, "err", err)
 		if cw.n == 0 {
 			w.Header().Del("Content-Type")

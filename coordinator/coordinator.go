@@ -165,6 +165,12 @@ type Config struct {
 	// input in total (default 16 MiB; 0 turns packing off).
 	PackBytes int64
 	AQE       adaptive.Config
+	// SmallResultBytes: a result whose objects hold at most this many
+	// bytes up to their last partition's end is fetched whole, one GET
+	// per object, before it is streamed (default 4 MiB; < 0: never). A
+	// larger one is checked object by object first and streamed from the
+	// bucket.
+	SmallResultBytes int64
 	// MaxSQLBytes bounds the SQL text of a job, whichever front end it
 	// comes from (the HTTP API, the Postgres wire protocol, Flight SQL):
 	// longer text is refused with CodeSQLTooLarge before it is planned or
@@ -202,6 +208,7 @@ func DefaultConfig() Config {
 		RuntimeFilterRatio:      8,
 		RuntimeFilterBuildBytes: 1 << 30,
 		PackBytes:               16 << 20,
+		SmallResultBytes:        4 << 20,
 		Concurrency:             64,
 		FairShare:               true,
 		AdaptiveConcurrency:     true,

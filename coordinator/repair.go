@@ -193,7 +193,7 @@ func (c *Coordinator) repair(ctx context.Context, run *jobRun, key string, log *
 		c.metrics.InputRepairs.Inc()
 		log.Warn("running a committed task again: its output was lost or corrupt",
 			"producer_stage", info.Stage, "producer_task", info.Task, "lost", key)
-		res, err = c.runTask(ctx, run, rep.st, sm.PlanKey, info.Task, rep.w, 0)
+		res, err = c.runTask(ctx, run, rep.st, stagePlan{key: sm.PlanKey}, info.Task, rep.w, 0)
 		if err != nil {
 			return err
 		}

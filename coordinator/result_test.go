@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/apache/arrow-go/v18/arrow"
@@ -48,9 +49,17 @@ type failingBucket struct {
 	*objstore.Mem
 	mu   sync.Mutex
 	fail map[string]bool
+	// requests counts the reads (Get, GetRange, Stat) of objects.
+	requests atomic.Int64
+}
+
+func (b *failingBucket) Stat(ctx context.Context, key string) (objstore.ObjectInfo, error) {
+	b.requests.Add(1)
+	return b.Mem.Stat(ctx, key)
 }
 
 func (b *failingBucket) Get(ctx context.Context, key string) ([]byte, error) {
+	b.requests.Add(1)
 	b.mu.Lock()
 	f := b.fail[key]
 	b.mu.Unlock()
@@ -60,10 +69,21 @@ func (b *failingBucket) Get(ctx context.Context, key string) ([]byte, error) {
 	return b.Mem.Get(ctx, key)
 }
 
+func (b *failingBucket) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	b.requests.Add(1)
+	b.mu.Lock()
+	f := b.fail[key]
+	b.mu.Unlock()
+	if f {
+		return nil, errors.New("injected: connection reset by peer")
+	}
+	return b.Mem.GetRange(ctx, key, off, n)
+}
+
 // resultJob runs a job whose result stage (two tasks) writes real Arrow
 // objects of the values 10*task+1 and 10*task+2, and returns the API
 // server, the coordinator and the job.
-func resultJob(t *testing.T, fb *failingBucket) (*httptest.Server, *Coordinator, string) {
+func resultJob(t *testing.T, fb *failingBucket, small int64) (*httptest.Server, *Coordinator, string) {
 	t.Helper()
 	e := newFakeEnv(t, 2)
 	e.inv.behave = func(ctx context.Context, s *function.TaskSpec) (*function.TaskResult, error, bool) {
@@ -81,6 +101,7 @@ func resultJob(t *testing.T, fb *failingBucket) (*httptest.Server, *Coordinator,
 	}
 	cfg := testConfig("c1")
 	cfg.S3Outage = 0
+	cfg.SmallResultBytes = small
 	c := New(cfg, NewStore(e.rdb), fb, fakePlanner{twoStageGraph()}, fakeTables{e.files}, e.inv, nil)
 	t.Cleanup(c.Close)
 	job, err := c.Submit(context.Background(), "select", SubmitOptions{})
@@ -103,26 +124,45 @@ func TestResultNeverShort(t *testing.T) {
 	ctx := context.Background()
 	for _, tc := range []struct {
 		name  string
+		small int64 // Config.SmallResultBytes: -1 streams from the bucket, 1 MiB fetches these results first
 		fault func(fb *failingBucket, refs []shuffle.ObjectRef)
 		want  string // "" : the whole answer
 	}{
-		{"whole", func(*failingBucket, []shuffle.ObjectRef) {}, ""},
-		{"missing object", func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Delete(ctx, refs[1].Key) }, "cannot be read"},
-		{"changed object", func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Put(ctx, refs[0].Key, []byte("short")) }, "cannot be read"},
-		{"read fails mid-stream", func(fb *failingBucket, refs []shuffle.ObjectRef) { fb.fail[refs[1].Key] = true }, "EOF|result stream"},
+		{"whole", -1, func(*failingBucket, []shuffle.ObjectRef) {}, ""},
+		{"whole, fetched first", 1 << 20, func(*failingBucket, []shuffle.ObjectRef) {}, ""},
+		{"missing object", -1, func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Delete(ctx, refs[1].Key) }, "cannot be read"},
+		{"missing object, fetched first", 1 << 20, func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Delete(ctx, refs[1].Key) }, "cannot be read"},
+		{"changed object", -1, func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Put(ctx, refs[0].Key, []byte("short")) }, "cannot be read"},
+		{"changed object, fetched first", 1 << 20, func(fb *failingBucket, refs []shuffle.ObjectRef) { _ = fb.Put(ctx, refs[0].Key, []byte("short")) }, "cannot be read"},
+		{"longer object, fetched first", 1 << 20, func(fb *failingBucket, refs []shuffle.ObjectRef) {
+			body, _ := fb.Get(ctx, refs[0].Key)
+			_ = fb.Put(ctx, refs[0].Key, append(body, 0))
+		}, "cannot be read"},
+		{"read fails mid-stream", -1, func(fb *failingBucket, refs []shuffle.ObjectRef) { fb.fail[refs[1].Key] = true }, "EOF|result stream"},
+		{"read fails, fetched first", 1 << 20, func(fb *failingBucket, refs []shuffle.ObjectRef) { fb.fail[refs[1].Key] = true }, "cannot be read"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			fb := &failingBucket{Mem: objstore.NewMem("test"), fail: map[string]bool{}}
-			srv, c, job := resultJob(t, fb)
+			srv, c, job := resultJob(t, fb, tc.small)
 			refs, _, err := c.store.ResultObjects(ctx, job)
 			if err != nil || len(refs) != 2 {
 				t.Fatalf("result objects %v: %v", refs, err)
 			}
 			tc.fault(fb, refs)
+			fb.requests.Store(0)
 			_, recs, err := NewClient(srv.URL, "").Result(ctx, job)
 			if tc.want == "" {
 				if err != nil {
 					t.Fatal(err)
+				}
+				// Fetched first: one read per object; else a check and
+				// a read per object (whole objects here).
+				want := int64(2 * len(refs))
+				if tc.small > 0 {
+					want = int64(len(refs))
+				}
+				if n := fb.requests.Load(); n != want {
+					t.Fatalf("%d object reads, want %d", n, want)
 				}
 				var got []int64
 				for _, r := range recs {

@@ -94,10 +94,11 @@ func (q *Queries) Result(ctx context.Context, job string, fn func(arrow.RecordBa
 	if err != nil {
 		return nil, err
 	}
-	if err := CheckObjects(ctx, q.c.bucket, refs); err != nil {
+	src, err := resultSource(ctx, q.c.bucket, refs, q.c.cfg.SmallResultBytes)
+	if err != nil {
 		return nil, fmt.Errorf("result of job %s cannot be read: %w", job, err)
 	}
-	err = shuffle.ReadObjects(ctx, q.c.bucket, refs, func(rec arrow.RecordBatch) error {
+	err = shuffle.ReadObjects(ctx, src, refs, func(rec arrow.RecordBatch) error {
 		renamed := renameColumns(rec, schema)
 		defer renamed.Release()
 		return fn(renamed)

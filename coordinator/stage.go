@@ -340,8 +340,20 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	if err != nil {
 		return nil, fmt.Errorf("encode stage %d: %w", st.ID, err)
 	}
-	if err := c.bucket.Put(ctx, planKey, body); err != nil {
-		return nil, fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
+	sp := stagePlan{key: planKey}
+	uploaded := make(chan error, 1)
+	if len(body) <= InlinePlanBytes {
+		// The tasks get the fragment in their specs: its object is for
+		// what reads it later (a repair runs a task of a done stage
+		// again by its key), so it is written beside the tasks, and the
+		// stage is not done before it is.
+		sp.body = body
+		go func() { uploaded <- c.bucket.Put(ctx, planKey, body) }()
+	} else {
+		if err := c.bucket.Put(ctx, planKey, body); err != nil {
+			return nil, fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
+		}
+		close(uploaded)
 	}
 	started := time.Now()
 	kv := []any{"tasks", len(work), "plan_key", planKey, "started", started.UTC().Format(time.RFC3339Nano)}
@@ -361,7 +373,7 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	if c.cfg.LimitEarlyStop {
 		limit = stageLimit(st)
 	}
-	first := c.runTasks(ctx, run, st, planKey, work, results, out.tasks, limit, nil)
+	first := c.runTasks(ctx, run, st, sp, work, results, out.tasks, limit, nil)
 	if first == nil && limit > 0 {
 		// Safety net of LIMIT early stop: failed attempts may have inflated
 		// the counter; if the committed rows fall short, run the tasks that
@@ -381,7 +393,12 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 					return nil, err
 				}
 			}
-			first = c.runTasks(ctx, run, st, planKey, work, results, out.tasks, 0, again)
+			first = c.runTasks(ctx, run, st, sp, work, results, out.tasks, 0, again)
+		}
+	}
+	if first == nil {
+		if err, ok := <-uploaded; ok && err != nil {
+			first = fmt.Errorf("upload plan of stage %d: %w", st.ID, err)
 		}
 	}
 	if first != nil {
@@ -455,10 +472,27 @@ func (c *Coordinator) runStage(ctx context.Context, run *jobRun, st *plan.Stage,
 	return out, nil
 }
 
+// InlinePlanBytes is the largest encoded plan fragment sent inside each
+// task's spec (function.TaskSpec.Plan): such a task reads no plan object,
+// and the stage's tasks start without waiting for the fragment's PUT (on
+// a warm local stack a PUT and a GET, 3-5 ms, of every stage's critical
+// path; on S3 tens of milliseconds). Typical fragments are a few KiB; a
+// larger one (a long IN list) goes by its key only, so that specs, which
+// a pack carries by the dozen, stay small.
+const InlinePlanBytes = 16 << 10
+
+// stagePlan is how a stage's tasks get its plan fragment: the key of its
+// object, and the encoded fragment itself when small enough to travel in
+// the spec (nil otherwise).
+type stagePlan struct {
+	key  string
+	body []byte
+}
+
 // runTasks runs the given tasks of a stage (all when only is nil) and fills
 // results, with each result's partitions moved to packed; it returns the
 // first error that fails the stage.
-func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, work []taskWork,
+func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage, sp stagePlan, work []taskWork,
 	results []*function.TaskResult, packed []taskParts, limit int64, only []int) error {
 	if only == nil {
 		for t := range work {
@@ -471,7 +505,7 @@ func (c *Coordinator) runTasks(ctx context.Context, run *jobRun, st *plan.Stage,
 	defer cancel()
 	for _, t := range only {
 		go func(t int) {
-			res, err := c.runTask(tctx, run, st, planKey, t, work[t], limit)
+			res, err := c.runTask(tctx, run, st, sp, t, work[t], limit)
 			if res != nil {
 				packed[t] = packParts(res.Partitions)
 				res.Partitions = nil

@@ -126,7 +126,11 @@ func (s *Store) status(ctx context.Context, job string, brief bool) (*JobStatus,
 		if err != nil {
 			return err
 		}
-		js.Lease, _ = vals[0].(string)
+		if !m.State.Terminal() {
+			// A finished job holds no lease, whatever the key says: its
+			// driver releases it just after recording the end.
+			js.Lease, _ = vals[0].(string)
+		}
 		f, _ := vals[1].(string)
 		js.Fence, _ = strconv.ParseInt(f, 10, 64)
 		return nil

@@ -99,7 +99,7 @@ func (c *Coordinator) maxAttemptsTotal() int { return 10*c.cfg.MaxAttempts + 100
 // (hedging); the first to commit wins and the others are cancelled. With
 // limit > 0 the task takes part in LIMIT early stop: it is not invoked at
 // all once the stage has enough rows.
-func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork, limit int64) (*function.TaskResult, error) {
+func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, sp stagePlan, t int, w taskWork, limit int64) (*function.TaskResult, error) {
 	tctx, cancel := context.WithCancel(ctx)
 	defer cancel() // stops attempts still running once the task is decided
 	tr := run.times.tracker(st.ID)
@@ -178,7 +178,7 @@ func (c *Coordinator) runTask(ctx context.Context, run *jobRun, st *plan.Stage, 
 				case <-tctx.Done():
 				}
 			}
-			o := c.attempt(tctx, run, st, planKey, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), sl, log.With("attempt", attempt))
+			o := c.attempt(tctx, run, st, sp, t, run.repairs.fix(w), limit, attempt, at.Sub(queued), sl, log.With("attempt", attempt))
 			sl.release()
 			o.attempt, o.took = attempt, time.Since(at)
 			if o.lost != "" {
@@ -283,7 +283,7 @@ func (c *Coordinator) hedgeCheck(tr *stageTracker, since time.Time, hedges int) 
 // task (err). An attempt that will never commit has its output deleted.
 // waited is how long the attempt waited for its dispatch slot (the queue
 // phase of its metrics, with the invocation's overhead); sl is the slot.
-func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, planKey string, t int, w taskWork,
+func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, sp stagePlan, t int, w taskWork,
 	limit int64, attempt int, waited time.Duration, sl *slot, log *slog.Logger) attemptOutcome {
 	ended := func(o attemptOutcome, label string) attemptOutcome {
 		c.metrics.Attempts.WithLabelValues(label).Inc()
@@ -324,7 +324,7 @@ func (c *Coordinator) attempt(ctx context.Context, run *jobRun, st *plan.Stage, 
 	deadline := c.taskDeadline(w)
 	spec := &function.TaskSpec{
 		Version: function.SpecVersion, Job: run.id, Stage: st.ID, Task: t, Attempt: attempt,
-		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: planKey,
+		Fence: run.fence, Bucket: c.cfg.Bucket, Prefix: c.cfg.Prefix, PlanKey: sp.key, Plan: sp.body,
 		Splits: w.splits, Inputs: w.inputs,
 		OutputPrefix:   prefix,
 		ShuffleCodec:   c.cfg.ShuffleCodec,

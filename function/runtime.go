@@ -53,8 +53,13 @@ type Runtime struct {
 	SpillLimit int64
 
 	mu    sync.Mutex
-	plans map[string]*plan.Stage // plan fragments are immutable: cache by key
+	plans map[string]*plan.Stage // plan fragments are immutable: cache by key, at most maxCachedPlans
 }
+
+// maxCachedPlans bounds a runtime's cache of plan fragments: a warm
+// function (or a local stack's pool) runs the stages of job after job,
+// and a fragment is only worth keeping while its stage's tasks arrive.
+const maxCachedPlans = 256
 
 // OperatorMemoryShare is the fraction of a function's memory its task's
 // operators may hold (1/OperatorMemoryShare): the rest is left to decoded
@@ -174,9 +179,18 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 	}
 	var s3 objstore.Counter
 	cctx := objstore.WithCounter(ctx, &s3)
-	err := r.checkOutput(cctx, spec)
+	err := ownOutput(spec)
 	if err == nil {
-		err = r.run(cctx, spec, res, start)
+		// Whether the attempt wrote its output already is asked while the
+		// task starts (reads its plan, opens its inputs): it must be known
+		// before the task writes anything, not before it reads.
+		checked := make(chan error, 1)
+		go func() { checked <- r.checkOutput(cctx, spec) }()
+		check := sync.OnceValue(func() error { return <-checked })
+		err = r.run(cctx, spec, res, start, check)
+		if cerr := check(); cerr != nil {
+			err = cerr // refused: whatever else happened does not matter
+		}
 	}
 	if err != nil && errors.Is(context.Cause(ctx), errCancelled) {
 		err = errCancelled
@@ -219,9 +233,9 @@ func (r *Runtime) Run(ctx context.Context, spec *TaskSpec) *TaskResult {
 // (the coordinator runs every attempt under a new number).
 var ErrAttemptWritten = errors.New("attempt already written: refusing to overwrite its objects")
 
-// checkOutput refuses a spec that would write outside its own attempt
-// prefix, or over an attempt that already finished writing.
-func (r *Runtime) checkOutput(ctx context.Context, spec *TaskSpec) error {
+// ownOutput refuses a spec that would write outside its own attempt
+// prefix.
+func ownOutput(spec *TaskSpec) error {
 	want := shuffle.AttemptPrefix(spec.Prefix, spec.Job, spec.Stage, spec.Task, spec.Attempt)
 	own := false
 	for digits := 0; digits <= shuffle.MaxSpreadDigits && !own; digits++ { // with or without the key-spread component
@@ -230,6 +244,11 @@ func (r *Runtime) checkOutput(ctx context.Context, spec *TaskSpec) error {
 	if !own {
 		return plan.UserErrorf("task spec output prefix %q is not the attempt's own (%q): refused", spec.OutputPrefix, want)
 	}
+	return nil
+}
+
+// checkOutput refuses a spec whose attempt already finished writing.
+func (r *Runtime) checkOutput(ctx context.Context, spec *TaskSpec) error {
 	_, err := r.Bucket.Stat(ctx, shuffle.ManifestKey(spec.OutputPrefix))
 	switch {
 	case err == nil:
@@ -303,29 +322,43 @@ func outageOf(err error) string {
 	return ""
 }
 
-func (r *Runtime) stage(ctx context.Context, key string) (*plan.Stage, error) {
+// stage returns the spec's plan fragment: from the cache, from the spec
+// when it carries it, or from its object.
+func (r *Runtime) stage(ctx context.Context, spec *TaskSpec) (*plan.Stage, error) {
+	key := spec.PlanKey
 	r.mu.Lock()
 	st, ok := r.plans[key]
 	r.mu.Unlock()
 	if ok {
 		return st, nil
 	}
-	b, err := r.Bucket.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("read plan fragment %s: %w", key, err)
+	b := []byte(spec.Plan)
+	if len(b) == 0 {
+		var err error
+		if b, err = r.Bucket.Get(ctx, key); err != nil {
+			return nil, fmt.Errorf("read plan fragment %s: %w", key, err)
+		}
 	}
-	st, err = decodeStage(b)
+	st, err := decodeStage(b)
 	if err != nil {
 		return nil, err
 	}
 	r.mu.Lock()
+	if len(r.plans) >= maxCachedPlans {
+		for k := range r.plans { // any one: a fragment evicted too early is read again
+			delete(r.plans, k)
+			break
+		}
+	}
 	r.plans[key] = st
 	r.mu.Unlock()
 	return st, nil
 }
 
-func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, start time.Time) error {
-	st, err := r.stage(ctx, spec.PlanKey)
+// run runs the task; check says whether it may write its output (see
+// checkOutput), and is called before its first write.
+func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, start time.Time, check func() error) error {
+	st, err := r.stage(ctx, spec)
 	if err != nil {
 		return err
 	}
@@ -333,6 +366,9 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		// LIMIT early stop: a task started after its stage already has
 		// enough rows reads nothing.
 		if n, err := r.Signals.AddRows(ctx, spec.LimitKey, 0); err == nil && n >= spec.Limit {
+			if err := check(); err != nil {
+				return err
+			}
 			w := shuffle.NewWriter(r.Bucket, spec.OutputPrefix, st.Root.Schema.Arrow(), st.Output, shuffle.WriterOptions{Compression: shuffle.Compression(spec.ShuffleCodec)})
 			t0 := time.Now()
 			m, err := w.Close(ctx)
@@ -356,7 +392,7 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		res.SpillBytes, res.SpillFiles = opts.Pool.SpillBytes(), opts.Pool.SpillCount()
 	}()
 	opts.Metrics = exec.NewMetrics() // one per task: the operators' metrics
-	opts.Sink = fileSink{bucket: r.Bucket, job: spec.Job, task: spec.Task}
+	opts.Sink = fileSink{bucket: r.Bucket, job: spec.Job, task: spec.Task, check: check}
 	op, err := exec.Build(ctx, st.Root, lv, opts)
 	if err != nil {
 		return fmt.Errorf("build stage %d pipeline: %w", spec.Stage, err)
@@ -378,6 +414,13 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 		}
 		rows := rec.NumRows()
 		sum.add(rec)
+		if batches == 0 {
+			if err := check(); err != nil {
+				rec.Release()
+				w.Abort()
+				return err
+			}
+		}
 		t0 := time.Now()
 		err = w.Write(ctx, rec)
 		writing += time.Since(t0)
@@ -396,6 +439,10 @@ func (r *Runtime) run(ctx context.Context, spec *TaskSpec, res *TaskResult, star
 				break
 			}
 		}
+	}
+	if err := check(); err != nil {
+		w.Abort()
+		return err
 	}
 	t0 := time.Now()
 	m, err := w.Close(ctx)
@@ -552,6 +599,9 @@ type splitScan struct {
 	blooms                   []*plan.BloomProbe // runtime filters the Parquet files test (TakeBloom)
 	ranges                   []keyRange         // ranges the Parquet files prune row groups by (TakeRange)
 	rangePruned              int64              // row groups they left unread in the files done with
+	// next is the reader of the next split's Parquet file, its footer
+	// fetched in the background while the current split is decoded.
+	next *objstore.ReaderAt
 }
 
 // JoinRangePruned is the row groups of the scan's files a join's range
@@ -665,6 +715,7 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			if err != nil {
 				return nil, fmt.Errorf("scan %s: %w", sp.Key, err)
 			}
+			s.warmNext(ctx)
 			s.l.bytes += sp.Size
 			s.cur, s.curKey = op, sp.Key
 		}
@@ -786,8 +837,7 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 		}
 		return exec.NewCSVScan(ctx, r, n, s.l.rt.Exec)
 	}
-	ra := &countingReaderAt{ReaderAt: objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
-		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))})), n: &s.read}
+	ra := &countingReaderAt{ReaderAt: s.reader(ctx, sp), n: &s.read}
 	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
 	if err == nil && s.l.fold != nil && len(sp.Deletes) == 0 {
 		op.(*exec.ParquetScan).FoldStats(s.l.fold)
@@ -827,6 +877,38 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 	return op, err
 }
 
+// reader returns the reader of a split's Parquet file: the one warmNext
+// made for it, or a new one.
+func (s *splitScan) reader(ctx context.Context, sp Split) *objstore.ReaderAt {
+	if r := s.next; r != nil {
+		s.next = nil
+		if r.Key() == sp.Key && r.Size() == sp.Size {
+			return r
+		}
+		r.Close()
+	}
+	return objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
+		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))}))
+}
+
+// warmNext starts fetching the footer of the next split's Parquet file
+// while the current one is decoded: a task of several files waits for
+// one footer GET, not one per file.
+func (s *splitScan) warmNext(ctx context.Context) {
+	if s.next != nil || len(s.splits) == 0 || s.splits[0].Size <= 0 {
+		return
+	}
+	switch s.n.Scan.Format {
+	case "", "parquet", "iceberg":
+	default:
+		return
+	}
+	sp := s.splits[0]
+	s.next = objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
+		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))}))
+	s.next.FetchTail()
+}
+
 // prefetchAhead is how far a scan reads ahead of its decoder: a quarter of
 // the task's operator budget (the read-ahead's buffers are outside the
 // operator pool), between one request (8 MiB) and
@@ -854,6 +936,10 @@ func (c *countingReaderAt) View(off, n int64) ([]byte, error) {
 }
 
 func (s *splitScan) Close() error {
+	if s.next != nil {
+		s.next.Close()
+		s.next = nil
+	}
 	if s.cur != nil {
 		return s.cur.Close()
 	}
@@ -927,12 +1013,18 @@ type fileSink struct {
 	bucket objstore.Bucket
 	job    string
 	task   int
+	check  func() error // may the attempt write (Runtime.run)
 }
 
 // PutFile writes one file. A key the object store refuses to take (the
 // planner checks write targets, so only a plan from elsewhere has one) is
 // the statement's error (CodeBadLocation), never retried.
 func (f fileSink) PutFile(ctx context.Context, key string, body []byte) error {
+	if f.check != nil {
+		if err := f.check(); err != nil {
+			return err
+		}
+	}
 	err := f.bucket.Put(ctx, key, body)
 	if errors.Is(err, objstore.ErrInvalidKey) {
 		return plan.Errorf(plan.CodeBadLocation, "write target: %w", err)

@@ -35,6 +35,11 @@ type TaskSpec struct {
 	Prefix string `json:"prefix"`
 	// PlanKey is the object holding the stage's plan fragment (plan.Stage).
 	PlanKey string `json:"plan_key"`
+	// Plan, when set, is the fragment itself (the object at PlanKey,
+	// encoded): the task reads no plan object. The coordinator sends
+	// small fragments this way (coordinator.InlinePlanBytes), and writes
+	// their objects while the tasks run.
+	Plan json.RawMessage `json:"plan,omitempty"`
 	// Splits are the table file pieces a scan stage's task reads.
 	Splits []Split `json:"splits,omitempty"`
 	// Inputs are, per upstream stage, the committed shuffle objects of
@@ -211,8 +216,12 @@ func (s *TaskSpec) EncodeParts() (*EncodedSpec, error) {
 	// The bulk's members, written here rather than by json.Marshal of a
 	// struct, which copies (and validates) each input's encoding again:
 	// a combining task's refs are megabytes.
-	var parts [][]byte
+	var parts [][]byte // name, value, name, value...
 	size := 0
+	if len(s.Plan) > 0 {
+		parts = append(parts, []byte(`"plan":`), s.Plan)
+		size += len(s.Plan) + 8
+	}
 	if len(s.Splits) > 0 {
 		b, err := json.Marshal(s.Splits)
 		if err != nil {
@@ -246,7 +255,10 @@ func (s *TaskSpec) EncodeParts() (*EncodedSpec, error) {
 	const headRoom = 1 << 10 // the head, appended in place
 	body := make([]byte, 0, 1+size+12+headRoom)
 	body = append(body, '{')
-	for _, p := range parts {
+	for i, p := range parts {
+		if i > 0 && i%2 == 0 {
+			body = append(body, ',')
+		}
 		body = append(body, p...)
 	}
 	if len(ins) > 0 {
@@ -264,7 +276,7 @@ func (s *TaskSpec) EncodeParts() (*EncodedSpec, error) {
 		body = append(body, ',')
 	}
 	e := &EncodedSpec{head: *s, headAt: len(body)}
-	e.head.Splits, e.head.Inputs = nil, nil
+	e.head.Splits, e.head.Inputs, e.head.Plan = nil, nil, nil
 	head, err := json.Marshal(&e.head)
 	if err != nil {
 		return nil, err

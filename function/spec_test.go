@@ -22,21 +22,27 @@ func TestEncodeParts(t *testing.T) {
 	for i := range refs {
 		refs[i] = shuffle.ObjectRef{Key: "p/stage-0/obj", Part: i, Offset: int64(8 + 10*i), Bytes: 10, Rows: 1}
 	}
+	fragment := json.RawMessage(`{"id":1,"root":{"kind":"scan"}}`)
 	for _, tc := range []struct {
 		name   string
+		plan   json.RawMessage
 		splits []Split
 		inputs []Input
 	}{
-		{"head only", nil, nil},
-		{"splits", []Split{{Key: "t/f1.parquet", Size: 7, RowGroups: []int{0, 2}}}, nil},
-		{"inputs", nil, []Input{{Stage: 0, Objects: refs}, {Stage: 3, Objects: refs[:2]}}},
-		{"both", []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 0, Objects: refs}}},
-		{"refs given one at a time", []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 3, Objects: refs[:2]},
+		{"head only", nil, nil, nil},
+		{"splits", nil, []Split{{Key: "t/f1.parquet", Size: 7, RowGroups: []int{0, 2}}}, nil},
+		{"inputs", nil, nil, []Input{{Stage: 0, Objects: refs}, {Stage: 3, Objects: refs[:2]}}},
+		{"both", nil, []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 0, Objects: refs}}},
+		{"refs given one at a time", nil, []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 3, Objects: refs[:2]},
 			{Stage: 0, Refs: &shuffle.RefsOf{N: len(refs), Ref: func(i int) shuffle.ObjectRef { return refs[i] }}}}},
+		{"plan only", fragment, nil, nil},
+		{"plan and splits", fragment, []Split{{Key: "t/f1.parquet", Size: 7}}, nil},
+		{"plan and inputs", fragment, nil, []Input{{Stage: 0, Objects: refs}}},
+		{"plan, splits and inputs", fragment, []Split{{Key: "t/f1.parquet", Size: 7}}, []Input{{Stage: 0, Objects: refs}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			spec := head
-			spec.Splits, spec.Inputs = tc.splits, tc.inputs
+			spec.Plan, spec.Splits, spec.Inputs = tc.plan, tc.splits, tc.inputs
 			want := spec // the struct as it was
 			e, err := spec.EncodeParts()
 			if err != nil {

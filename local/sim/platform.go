@@ -367,7 +367,7 @@ func (p *Platform) task(ctx context.Context, raw []byte, start time.Duration) (j
 	if err != nil {
 		return fail(nil, err)
 	}
-	st, err := p.fragment(ctx, spec.PlanKey)
+	st, err := p.fragment(ctx, spec)
 	if err != nil {
 		return fail(spec, err)
 	}
@@ -556,16 +556,20 @@ func (p *Platform) partitions(spec *function.TaskSpec, key string, count int, ro
 
 // fragment returns the plan fragment at key (cached: fragments are
 // immutable by key).
-func (p *Platform) fragment(ctx context.Context, key string) (*plan.Stage, error) {
+func (p *Platform) fragment(ctx context.Context, spec *function.TaskSpec) (*plan.Stage, error) {
+	key := spec.PlanKey
 	p.mu.Lock()
 	st, ok := p.plans[key]
 	p.mu.Unlock()
 	if ok {
 		return st, nil
 	}
-	b, err := p.store.Get(ctx, key)
-	if err != nil {
-		return nil, fmt.Errorf("plan fragment: %w", err)
+	b := []byte(spec.Plan) // sent in the spec: no GET
+	if len(b) == 0 {
+		var err error
+		if b, err = p.store.Get(ctx, key); err != nil {
+			return nil, fmt.Errorf("plan fragment: %w", err)
+		}
 	}
 	var s plan.Stage
 	if err := json.Unmarshal(b, &s); err != nil {

@@ -257,3 +257,81 @@ func TestView(t *testing.T) {
 		})
 	}
 }
+
+// TestFetchTail: the tail fetched in the background serves the footer
+// reads that follow (one GET in all, however many read it at once), a
+// failed fetch leaves the read to fetch it again (and report the error
+// while the store fails), and a reader without a known size fetches
+// nothing ahead.
+func TestFetchTail(t *testing.T) {
+	data := make([]byte, 300<<10)
+	for i := range data {
+		data[i] = byte(i * 7)
+	}
+	ctx := context.Background()
+	size := int64(len(data))
+	tailAt := size - DefaultMinRead
+	read := func(r *ReaderAt, i int) error {
+		off := size - 8 - int64(i)*1000
+		p := make([]byte, 8)
+		if _, err := r.ReadAt(p, off); err != nil {
+			return err
+		}
+		if !bytes.Equal(p, data[off:off+8]) {
+			return fmt.Errorf("bytes at %d differ", off)
+		}
+		return nil
+	}
+	setup := func(t *testing.T, size int64, fail bool) (*rangeLog, *ReaderAt) {
+		b := &rangeLog{Mem: NewMem("t"), failAt: map[int64]bool{tailAt: fail}}
+		if err := b.Put(ctx, "f", data); err != nil {
+			t.Fatal(err)
+		}
+		r := NewReaderAt(ctx, b, "f", size)
+		r.FetchTail()
+		r.FetchTail() // once
+		return b, r
+	}
+	t.Run("footer reads served by the tail, at once", func(t *testing.T) {
+		b, r := setup(t, size, false)
+		var wg sync.WaitGroup
+		errs := make(chan error, 8)
+		for i := range 8 {
+			wg.Add(1)
+			go func() { defer wg.Done(); errs <- read(r, i) }()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := b.count(); n != 1 {
+			t.Fatalf("%d GETs, want 1", n)
+		}
+	})
+	t.Run("failed fetch: the read fetches again", func(t *testing.T) {
+		b, r := setup(t, size, true)
+		if err := read(r, 0); err == nil {
+			t.Fatal("a read while the store fails succeeded")
+		}
+		b.mu.Lock()
+		b.failAt[tailAt] = false
+		b.mu.Unlock()
+		for i := range 4 {
+			if err := read(r, i); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if n := b.count(); n != 3 { // the tail, the failed read, the read that succeeded
+			t.Fatalf("%d GETs, want 3", n)
+		}
+	})
+	t.Run("size unknown: no fetch ahead", func(t *testing.T) {
+		_, r := setup(t, -1, false)
+		if r.tail.Load() != nil {
+			t.Fatal("a reader of unknown size fetched its tail ahead")
+		}
+	})
+}

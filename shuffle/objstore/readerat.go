@@ -32,6 +32,7 @@ type ReaderAt struct {
 	sizeOnce sync.Once
 	size     int64
 	sizeErr  error
+	sized    bool // size given to NewReaderAt (never changes)
 
 	mu     sync.Mutex
 	blocks []block // most recently used first
@@ -42,6 +43,55 @@ type ReaderAt struct {
 
 	prefetchOpts PrefetchOptions
 	pf           *prefetcher // read-ahead of planned ranges (Prefetch); under mu
+
+	tail atomic.Pointer[tailFetch] // FetchTail's fetch, once started
+}
+
+// tailFetch is a FetchTail in flight; done is closed when it ended.
+type tailFetch struct{ done chan struct{} }
+
+// FetchTail starts fetching the object's last bytes (a window of the
+// minimum read size, where a Parquet file's footer is) in the background,
+// into the small-read cache, so that whoever opens the file later finds
+// its footer there instead of waiting for the GET: a scan warms the next
+// file of its task while it decodes the current one. Reads made before
+// the fetch ended wait for it. It does nothing when the object's size is
+// not known (it never asks), when there is no cache, or after the first
+// call. A failed fetch is forgotten: the read that needs the bytes
+// fetches them again and reports the error.
+func (r *ReaderAt) FetchTail() {
+	if r.nblocks == 0 {
+		return
+	}
+	if !r.sized || r.size <= 0 {
+		return
+	}
+	size := r.size
+	t := &tailFetch{done: make(chan struct{})}
+	if !r.tail.CompareAndSwap(nil, t) {
+		return
+	}
+	start := max(size-r.minRead, 0)
+	go func() {
+		defer close(t.done)
+		data, err := r.fetch(start, size-start)
+		if err != nil {
+			return
+		}
+		r.mu.Lock()
+		r.blocks = append([]block{{off: start, data: data}}, r.blocks...)
+		if len(r.blocks) > r.nblocks {
+			r.blocks = r.blocks[:r.nblocks]
+		}
+		r.mu.Unlock()
+	}()
+}
+
+// waitTail waits for a FetchTail in flight.
+func (r *ReaderAt) waitTail() {
+	if t := r.tail.Load(); t != nil {
+		<-t.done
+	}
 }
 
 type block struct {
@@ -77,6 +127,7 @@ func NewReaderAt(ctx context.Context, b Bucket, key string, size int64, opts ...
 	r := &ReaderAt{ctx: ctx, b: b, key: key, size: size, minRead: DefaultMinRead, nblocks: 4}
 	if size >= 0 {
 		r.sizeOnce.Do(func() {})
+		r.sized = true
 	}
 	for _, o := range opts {
 		o(r)
@@ -102,6 +153,9 @@ func (r *ReaderAt) Size() int64 {
 	return n
 }
 
+// Key returns the key of the object read.
+func (r *ReaderAt) Key() string { return r.key }
+
 // Requests returns the number of requests the reader has made.
 func (r *ReaderAt) Requests() int64 { return r.requests.Load() }
 
@@ -110,6 +164,7 @@ func (r *ReaderAt) BytesFetched() int64 { return r.fetched.Load() }
 
 // ReadAt implements io.ReaderAt.
 func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
+	r.waitTail()
 	size, err := r.objectSize()
 	if err != nil {
 		return 0, err
@@ -174,6 +229,7 @@ func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
 // The bytes are shared: the caller must not modify them. At the end of
 // the object the slice is shorter than n and the error is io.EOF.
 func (r *ReaderAt) View(off, n int64) ([]byte, error) {
+	r.waitTail()
 	size, err := r.objectSize()
 	if err != nil {
 		return nil, err
