@@ -268,6 +268,8 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 	// and operator metrics (Store.status); its end comes whole.
 	brief := r.URL.Query().Get("view") == "progress"
 	deadline := time.Now().Add(wait)
+	ended, release := a.c.endings.wait(job) // this coordinator's end of the job, heard at once
+	defer release()
 	if since != "" {
 		// Hold while the job runs: until it ends (until=done), or for
 		// progressEvery before progress is looked at.
@@ -282,6 +284,8 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 			select {
 			case <-ctx.Done():
 				return
+			case <-ended:
+				ended = nil // heard once: the state read next is terminal
 			case <-time.After(min(statusRecheck, time.Until(hold))):
 			}
 		}
@@ -301,6 +305,8 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 				select {
 				case <-ctx.Done():
 					return
+				case <-ended:
+					ended = nil // heard once: the state read next is terminal
 				case <-time.After(min(statusRecheck, time.Until(deadline))):
 				}
 				continue
@@ -342,6 +348,8 @@ func (a *API) status(w http.ResponseWriter, r *http.Request) {
 		select {
 		case <-ctx.Done():
 			return
+		case <-ended:
+			ended = nil // heard once: the state read next is terminal
 		case <-time.After(min(statusRecheck, time.Until(deadline))):
 		}
 	}

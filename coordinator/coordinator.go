@@ -233,6 +233,7 @@ type Coordinator struct {
 	stores   storeWatch  // whether the bucket answers (stall.go)
 	drivingM sync.Mutex
 	driving  map[string]bool // jobs this coordinator drives now
+	endings  endings         // wakes the API's long-polls of a job it finished
 	wg       sync.WaitGroup
 	ctx      context.Context
 	cancel   context.CancelFunc

@@ -211,6 +211,7 @@ func (c *Coordinator) finish(ctx context.Context, run *jobRun, state JobState, c
 	err := c.store.FinishJob(context.WithoutCancel(ctx), run.id, run.fence, state, c.cfg.RecordRetention,
 		"error", msg, "code", code, "class", class, "finished", time.Now().UTC().Format(time.RFC3339Nano))
 	if err == nil {
+		c.endings.ended(run.id)
 		c.metrics.JobsFinished.WithLabelValues(string(state)).Inc()
 		if state == StateFailed {
 			c.metrics.JobFailures.WithLabelValues(class).Inc()
