@@ -173,8 +173,7 @@ func (c *Coordinator) chargeAttempt(ctx context.Context, job string, res *functi
 }
 
 // chargeDriver records the object store requests the job's driver made.
-func (c *Coordinator) chargeDriver(ctx context.Context, job string, ctr *objstore.Counter) {
-	s3 := ctr.Snapshot()
+func (c *Coordinator) chargeDriver(ctx context.Context, job string, s3 objstore.RequestStats) {
 	if s3.Requests() == 0 {
 		return
 	}

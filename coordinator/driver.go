@@ -130,7 +130,13 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	// to the job's cost; in-process functions count their own.
 	var s3 objstore.Counter
 	ctx = objstore.WithCounter(ctx, &s3)
-	defer c.chargeDriver(ctx, job, &s3)
+	var charged objstore.RequestStats
+	charge := func() { // what the driver requested since the last charge
+		now := s3.Snapshot()
+		c.chargeDriver(ctx, job, now.Sub(charged))
+		charged = now
+	}
+	defer charge()
 
 	log := c.log.With("job", job)
 	if err := c.admitJob(ctx, job, fence); err != nil {
@@ -161,6 +167,9 @@ func (c *Coordinator) Drive(ctx context.Context, job string) error {
 	err = c.loop(ctx, run)
 	stopWatch()
 	<-watched // its field is gone before the job's end is recorded
+	// The job's cost is whole before its end is recorded: a client that
+	// hears of the end (at once, through endings) reads it complete.
+	charge()
 	switch {
 	case err == nil:
 		log.Info("job succeeded")
