@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
+
+	"golang.org/x/sync/errgroup"
 
 	"github.com/sluicedb/sluice/shuffle"
 	"github.com/sluicedb/sluice/shuffle/objstore"
@@ -45,34 +46,13 @@ func resultSource(ctx context.Context, b objstore.Bucket, refs []shuffle.ObjectR
 		return b, CheckObjects(ctx, b, refs)
 	}
 	held := objstore.NewMem("result")
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-		sem   = make(chan struct{}, 8)
-	)
+	g, gctx := errgroup.WithContext(ctx) // the first error cancels the other fetches
+	g.SetLimit(8)
 	for _, key := range order {
-		wg.Add(1)
-		sem <- struct{}{}
-		go func(key string) {
-			defer wg.Done()
-			defer func() { <-sem }()
-			err := fetchHeld(ctx, b, held, key, ends[key], whole[key])
-			if err != nil {
-				mu.Lock()
-				if first == nil || errors.Is(first, context.Canceled) {
-					first = err
-				}
-				mu.Unlock()
-				cancel()
-			}
-		}(key)
+		g.Go(func() error { return fetchHeld(gctx, b, held, key, ends[key], whole[key]) })
 	}
-	wg.Wait()
-	if first != nil {
-		return nil, first
+	if err := g.Wait(); err != nil {
+		return nil, err
 	}
 	return held, nil
 }

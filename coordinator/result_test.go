@@ -58,24 +58,27 @@ func (b *failingBucket) Stat(ctx context.Context, key string) (objstore.ObjectIn
 	return b.Mem.Stat(ctx, key)
 }
 
-func (b *failingBucket) Get(ctx context.Context, key string) ([]byte, error) {
+// read counts a read of key and fails it when key is to fail.
+func (b *failingBucket) read(key string) error {
 	b.requests.Add(1)
 	b.mu.Lock()
-	f := b.fail[key]
-	b.mu.Unlock()
-	if f {
-		return nil, errors.New("injected: connection reset by peer")
+	defer b.mu.Unlock()
+	if b.fail[key] {
+		return errors.New("injected: connection reset by peer")
+	}
+	return nil
+}
+
+func (b *failingBucket) Get(ctx context.Context, key string) ([]byte, error) {
+	if err := b.read(key); err != nil {
+		return nil, err
 	}
 	return b.Mem.Get(ctx, key)
 }
 
 func (b *failingBucket) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
-	b.requests.Add(1)
-	b.mu.Lock()
-	f := b.fail[key]
-	b.mu.Unlock()
-	if f {
-		return nil, errors.New("injected: connection reset by peer")
+	if err := b.read(key); err != nil {
+		return nil, err
 	}
 	return b.Mem.GetRange(ctx, key, off, n)
 }

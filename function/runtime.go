@@ -887,6 +887,12 @@ func (s *splitScan) reader(ctx context.Context, sp Split) *objstore.ReaderAt {
 		}
 		r.Close()
 	}
+	return s.newReader(ctx, sp)
+}
+
+// newReader returns a new reader of a split's file, reading ahead within
+// the task's budget.
+func (s *splitScan) newReader(ctx context.Context, sp Split) *objstore.ReaderAt {
 	return objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
 		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))}))
 }
@@ -903,9 +909,7 @@ func (s *splitScan) warmNext(ctx context.Context) {
 	default:
 		return
 	}
-	sp := s.splits[0]
-	s.next = objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
-		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))}))
+	s.next = s.newReader(ctx, s.splits[0])
 	s.next.FetchTail()
 }
 
