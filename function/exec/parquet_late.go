@@ -159,6 +159,8 @@ type lateCol struct {
 	maxDef int16
 	rd     file.ColumnChunkReader
 	own    pageReaderOwner // instead of rd: the chunk's pages decoded by pageDecoder (parquet_pages.go)
+	ownPR  bool            // own's page reader is one of ours (chunkPageReader), reusable
+	spare  pageReaderOwner // a finished chunk's decoder, reused for the next (closeOwn)
 	rgi    int             // index in the scan's row groups of the one rd reads (-1: none yet)
 	rgLeft int64           // rows of it left
 	// closed: the chunk of row group rgi is not opened yet, and skipped
@@ -607,6 +609,7 @@ type lateState struct {
 	decoded, skipped int64 // rows whose other columns were decoded, skipped
 	dictEvals        int   // dictionaries a conjunct was evaluated on
 	ownChunks        int   // column chunks read by pageDecoder rather than arrow-go's column readers
+	reusedReaders    int   // of them, read by a page reader reset from an earlier chunk of the column
 	unopened         int   // column chunks never opened: every row of them was dropped
 
 	left int64 // rows still to read, when no column is read by the record reader
@@ -1325,43 +1328,46 @@ func (s *ParquetScan) lateNextRowGroup(c *lateCol) error {
 func (s *ParquetScan) lateOpen(c *lateCol) error {
 	c.closed = false
 	rg := s.pf.RowGroup(s.rowGroups[c.rgi])
+	spare, sparePR := c.takeSpare()
 	if c.kind == lkDictStr {
-		// planLate checked every chunk: dictionary-only, ownDecodable
-		pr, err := s.chunkPageReader(rg, c.leaf)
+		// planLate checked every chunk: dictionary-only, ownDecodable.
+		// Only the spare's page reader is reused: the batch may still
+		// hold the decoder (c.dicts).
+		pr, own, err := s.chunkPageReader(rg, c.leaf, sparePR)
 		if err != nil {
 			return s.lateErr(c, err)
 		}
-		c.own = newBytesDecoder(pr, c.maxDef)
-		if s.late != nil {
-			s.late.ownChunks++
-		}
+		c.own, c.ownPR = newBytesDecoder(pr, c.maxDef), own
+		s.countOwn(sparePR != nil && own)
 		return nil
 	}
 	if !s.opts.arrowPages {
 		col := s.md.Schema.Column(c.leaf)
 		cc, err := rg.MetaData().ColumnChunk(c.leaf)
 		if err == nil && c.kind != lkBool && ownDecodable(cc, col.MaxDefinitionLevel(), col.MaxRepetitionLevel()) {
-			pr, err := s.chunkPageReader(rg, c.leaf)
+			pr, own, err := s.chunkPageReader(rg, c.leaf, sparePR)
 			if err != nil {
 				return s.lateErr(c, err)
 			}
 			switch cc.Type() {
 			case parquet.Types.ByteArray:
-				c.own = newBytesDecoder(pr, c.maxDef)
+				c.own = reuseBytesDecoder(spare, pr, c.maxDef)
 			case parquet.Types.Int32:
-				c.own = newPageDecoder[int32](pr, c.maxDef)
+				c.own = reusePageDecoder[int32](spare, pr, c.maxDef)
 			case parquet.Types.Int64:
-				c.own = newPageDecoder[int64](pr, c.maxDef)
+				c.own = reusePageDecoder[int64](spare, pr, c.maxDef)
 			case parquet.Types.Float:
-				c.own = newPageDecoder[float32](pr, c.maxDef)
+				c.own = reusePageDecoder[float32](spare, pr, c.maxDef)
 			default:
-				c.own = newPageDecoder[float64](pr, c.maxDef)
+				c.own = reusePageDecoder[float64](spare, pr, c.maxDef)
 			}
-			if s.late != nil {
-				s.late.ownChunks++
-			}
+			c.ownPR = own
+			s.countOwn(sparePR != nil && own)
 			return nil
 		}
+	}
+	if spare != nil {
+		c.spare = spare // kept for a later chunk this reader may decode
 	}
 	rd, err := s.chunkColumnReader(rg, c.leaf)
 	if err != nil {
@@ -1369,6 +1375,18 @@ func (s *ParquetScan) lateOpen(c *lateCol) error {
 	}
 	c.rd = rd
 	return nil
+}
+
+// countOwn counts a chunk opened for pageDecoder, and whether its page
+// reader was reused.
+func (s *ParquetScan) countOwn(reused bool) {
+	if s.late == nil {
+		return
+	}
+	s.late.ownChunks++
+	if reused {
+		s.late.reusedReaders++
+	}
 }
 
 // lateErr classes a failure of a late column: the storage's when a read

@@ -326,6 +326,9 @@ func TestLateMaterialization(t *testing.T) {
 					if own := ps.late.ownChunks; (own > 0) == o.arrowPages && (own > 0 || len(want) > 0) {
 						t.Errorf("arrowPages=%v: %d column chunks went through pageDecoder", o.arrowPages, own)
 					}
+					if ps.late.ownChunks > 0 && lf.rowGroup < lf.rows && fc.f == nil && ps.late.reusedReaders == 0 {
+						t.Errorf("%d column chunks through pageDecoder over %d row groups, none by a reused page reader", ps.late.ownChunks, len(ps.rowGroups))
+					}
 					if len(want) == 0 && lf.rowGroup < lf.rows && ps.late.unopened == 0 {
 						t.Error("no row kept, yet every column chunk was opened")
 					}

@@ -64,19 +64,70 @@ func ownDecodable(cc *metadata.ColumnChunkMetaData, maxDef, maxRep int16) bool {
 type pageReaderOwner interface {
 	skip(k int64) error
 	close()
+	pages() file.PageReader
 }
 
-// closeOwn closes the column's page decoder, if it has one, and drops
-// the dictionary array made of its chunk.
+// closeOwn is done with the column's page decoder, if it has one, and
+// drops the dictionary array made of its chunk. A decoder over a page
+// reader of ours is kept as the column's spare, for the next chunk
+// (reuseDecoder); any other is closed.
 func (c *lateCol) closeOwn() {
 	if c.chunkArr != nil && c.chunkOf == c.own {
 		c.chunkArr.Release()
 		c.chunkArr, c.chunkOf = nil, nil
 	}
-	if c.own != nil {
-		c.own.close()
-		c.own = nil
+	if c.own == nil {
+		return
 	}
+	if c.ownPR {
+		c.closeSpare()
+		c.spare = c.own
+	} else {
+		c.own.close()
+	}
+	c.own, c.ownPR = nil, false
+}
+
+// closeSpare closes the column's spare decoder and its page reader.
+func (c *lateCol) closeSpare() {
+	if c.spare != nil {
+		c.spare.close()
+		c.spare = nil
+	}
+}
+
+// takeSpare returns the column's spare decoder and its page reader (nil
+// when it has none), no longer the column's.
+func (c *lateCol) takeSpare() (pageReaderOwner, file.PageReader) {
+	d := c.spare
+	c.spare = nil
+	if d == nil {
+		return nil, nil
+	}
+	return d, d.pages()
+}
+
+// reusePageDecoder is spare, reset onto pr, when it decodes the same
+// type; else a new decoder over pr.
+func reusePageDecoder[T fixedPhys](spare pageReaderOwner, pr file.PageReader, maxDef int16) *pageDecoder[T] {
+	if d, ok := spare.(*pageDecoder[T]); ok {
+		d.pageCursor = pageCursor{pr: pr, maxDef: maxDef, idxBuf: d.idxBuf}
+		d.dict = d.dict[:0]
+		return d
+	}
+	return newPageDecoder[T](pr, maxDef)
+}
+
+// reuseBytesDecoder is reusePageDecoder for byte arrays. Not for
+// lkDictStr columns: their batch keeps each chunk's decoder (lateCol.
+// dicts) and tells chunks apart by it (chunkOf).
+func reuseBytesDecoder(spare pageReaderOwner, pr file.PageReader, maxDef int16) *bytesDecoder {
+	if d, ok := spare.(*bytesDecoder); ok {
+		d.pageCursor = pageCursor{pr: pr, maxDef: maxDef, idxBuf: d.idxBuf}
+		d.dict, d.dictData = d.dict[:0], d.dictData[:0]
+		return d
+	}
+	return newBytesDecoder(pr, maxDef)
 }
 
 // errPageCorrupt is a page the decoder cannot make sense of.
@@ -272,7 +323,8 @@ func newPageDecoder[T fixedPhys](pr file.PageReader, maxDef int16) *pageDecoder[
 	return &pageDecoder[T]{pageCursor: pageCursor{pr: pr, maxDef: maxDef}}
 }
 
-func (d *pageDecoder[T]) close() { d.pr.Close() }
+func (d *pageDecoder[T]) close()                 { d.pr.Close() }
+func (d *pageDecoder[T]) pages() file.PageReader { return d.pr }
 
 // setDict decodes a PLAIN dictionary page of n values.
 func (d *pageDecoder[T]) setDict(n int, data []byte) error {
@@ -280,7 +332,10 @@ func (d *pageDecoder[T]) setDict(n int, data []byte) error {
 	if len(data) < n*size {
 		return fmt.Errorf("dictionary page of %d values in %d bytes: %w", n, len(data), errPageCorrupt)
 	}
-	d.dict = make([]T, n)
+	if cap(d.dict) < n {
+		d.dict = make([]T, n)
+	}
+	d.dict = d.dict[:n]
 	copy(unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d.dict))), n*size), data)
 	return nil
 }
@@ -353,7 +408,8 @@ func newBytesDecoder(pr file.PageReader, maxDef int16) *bytesDecoder {
 	return &bytesDecoder{pageCursor: pageCursor{pr: pr, maxDef: maxDef}}
 }
 
-func (d *bytesDecoder) close() { d.pr.Close() }
+func (d *bytesDecoder) close()                 { d.pr.Close() }
+func (d *bytesDecoder) pages() file.PageReader { return d.pr }
 
 // setDict decodes a PLAIN dictionary page of n byte arrays, copying its
 // bytes (the page reader reuses its buffer for the next page).
@@ -362,7 +418,10 @@ func (d *bytesDecoder) setDict(n int, data []byte) error {
 		return fmt.Errorf("dictionary page of %d values in %d bytes: %w", n, len(data), errPageCorrupt)
 	}
 	d.dictData = append(d.dictData[:0], data...)
-	d.dict = make([]parquet.ByteArray, n)
+	if cap(d.dict) < n {
+		d.dict = make([]parquet.ByteArray, n)
+	}
+	d.dict = d.dict[:n]
 	rest, err := plainByteArrays(d.dict, d.dictData)
 	_ = rest
 	return err

@@ -812,6 +812,7 @@ func (s *ParquetScan) Close() error {
 		for _, c := range s.late.cols {
 			c.release()
 			c.closeOwn()
+			c.closeSpare()
 		}
 	}
 	if s.pf != nil {
