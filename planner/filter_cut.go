@@ -133,26 +133,49 @@ const selectiveBuildRatio = 8
 // and NOT EXISTS are semi and anti joined to; held for its keys, those
 // scans shuffle the rows of its orders only.)
 func (l *lowerer) markSelectiveBuild(n *joinNode, j *plan.Node) {
-	if j == nil || j.Kind != plan.KindHashJoin || j.Join == nil || j.Join.NullAware || len(j.Inputs) != 2 ||
-		!j.Join.Type.DropsUnmatchedProbe() || j.Join.Type == plan.JoinRight {
+	if j == nil || j.Kind != plan.KindHashJoin || j.Join == nil || j.Join.NullAware || len(j.Inputs) != 2 {
 		return
 	}
-	build := j.Inputs[1]
-	if build.Kind != plan.KindExchange || build.Whole {
+	if j.Join.Type.DropsUnmatchedProbe() && j.Join.Type != plan.JoinRight {
+		buildSide, probeSide := n.right, n.left
+		if j.Join.Type.BuildOnly() {
+			buildSide, probeSide = n.left, n.right
+		}
+		l.markSelective(j, j.Inputs[1], buildSide, probeSide)
+	}
+	// The other way (adaptive.RuntimeFilter's reverse edges): the outer
+	// side of a semi or anti join, few rows, filters a big scan of its
+	// subquery side (TPC-H Q4: one quarter's orders, and lineitem).
+	if j.Join.Type == plan.JoinSemi || j.Join.Type == plan.JoinAnti {
+		l.markSelective(j, j.Inputs[0], n.left, n.right)
+	}
+}
+
+// markSelective marks the stage writing src, the exchange that feeds join
+// j the side small (of the logical plan), a selective filter source
+// (plan.Stage.FilterBuild) when a scan of the other side, big, is
+// estimated at least selectiveBuildRatio times small's rows and
+// Options.FilterCutBytes, and the stage filters, joins or aggregates.
+func (l *lowerer) markSelective(j, src *plan.Node, small, big node) {
+	if src.Kind != plan.KindExchange || src.Whole {
 		return
 	}
-	bs := l.stages[build.Stage]
-	if bs == nil {
+	bs := l.stages[src.Stage]
+	if bs == nil || bs.FilterBuild {
 		return
 	}
 	switch bs.Output.Kind {
 	case plan.PartitionHash:
 	case plan.PartitionBroadcast:
-		// The probe side's scans in the join's own stage wait for a
-		// broadcast build side anyway: only a probe side that reads
-		// another stage (an aggregation's, say) can use the mark.
+		// The other side's scans in the join's own stage wait for a
+		// broadcast anyway: only one that reads another stage (an
+		// aggregation's, say) can use the mark.
+		other := j.Inputs[0]
+		if src == j.Inputs[0] {
+			other = j.Inputs[1]
+		}
 		inStage := false
-		plan.Walk(j.Inputs[0], func(x *plan.Node) { inStage = inStage || x.Kind == plan.KindScan })
+		plan.Walk(other, func(x *plan.Node) { inStage = inStage || x.Kind == plan.KindScan })
 		if inStage {
 			return
 		}
@@ -168,10 +191,6 @@ func (l *lowerer) markSelectiveBuild(n *joinNode, j *plan.Node) {
 		// hold weighs that (adaptive.State.FilterHolds).
 		return
 	}
-	buildSide, probeSide := n.right, n.left
-	if j.Join.Type.BuildOnly() {
-		buildSide, probeSide = n.left, n.right
-	}
 	minBytes := l.opts.FilterCutBytes
 	switch {
 	case minBytes < 0:
@@ -179,8 +198,8 @@ func (l *lowerer) markSelectiveBuild(n *joinNode, j *plan.Node) {
 	case minBytes == 0:
 		minBytes = DefaultFilterCutBytes
 	}
-	rows := l.est.rows(buildSide)
-	walkLogical(probeSide, func(x node) {
+	rows := l.est.rows(small)
+	walkLogical(big, func(x node) {
 		if s, ok := x.(*scanNode); ok && !bs.FilterBuild {
 			bs.FilterBuild = l.est.bytes(s) >= float64(minBytes) && l.est.rows(s) >= selectiveBuildRatio*rows
 		}

@@ -36,6 +36,14 @@ var runtimeFilterQueries = []struct {
 		where o_orderkey in (select f_key from fo group by f_key having sum(f_qty) > 250) and o_orderkey = f_key
 		group by o_custkey, o_orderkey, o_orderdate, o_totalprice order by o_totalprice desc, o_orderdate, o_orderkey limit 100`, true}, false, false},
 	{query{"semi-in", `select count(*) as n, sum(f_price) as p from fo where f_key in (select o_orderkey from orders where o_orderdate = date '1995-03-15')`, false}, false, false},
+	// The outer side of EXISTS / NOT EXISTS is the few rows (TPC-H Q4's
+	// shape): the rule asks it for its keys to filter the subquery's scan
+	// (the reverse edge). At SF 0.01 nothing holds that scan for them, so
+	// these check the answers whichever side finishes first.
+	{query{"exists-outer-few", `select count(*) as n, sum(o_totalprice) as p from orders where o_orderdate >= date '1995-03-01' and o_orderdate < date '1995-03-08'
+		and exists (select 1 from fo where f_key = o_orderkey and f_qty > 40)`, false}, false, false},
+	{query{"not-exists-outer-few", `select count(*) as n, sum(o_totalprice) as p from orders where o_orderdate >= date '1995-03-01' and o_orderdate < date '1995-03-08'
+		and not exists (select 1 from fo where f_key = o_orderkey and f_qty > 40)`, false}, false, false},
 	{query{"left-join-kept", `select count(*) as n, count(p_partkey) as matched from fp left join part on f_part = p_partkey and p_brand = 'Brand#23'`, false}, false, false},
 	{query{"anti-kept", `select count(*) as n from fp where not exists (select 1 from part where p_partkey = f_part and p_brand = 'Brand#23')`, false}, false, false},
 	{query{"string-key", `select count(*) as n from fp join (select distinct p_type from part where p_brand = 'Brand#23' and p_size < 5) t on f_type = t.p_type`, false}, false, false},

@@ -22,7 +22,11 @@ import (
 // a column of a scan in a pending stage T (through filters, plain
 // projections, the probe side of per-probe-row joins, plain-column group
 // keys of aggregations, and exchanges from stages read by that exchange
-// alone).
+// alone). A semi or anti join (EXISTS, IN, NOT EXISTS; not NOT IN) has
+// the reverse edge too (FilterEdge.Reverse): its probe side, the outer
+// query, is B, and the scans of its build side, the subquery, are T,
+// since a subquery row whose key no outer row has marks nothing (TPC-H
+// Q4: the orders of one quarter, and the lineitem rows of those orders).
 //  1. B pending, and T's scan measured at least
 //     Config.RuntimeFilterProbeBytes (or not measured): B's tasks are asked
 //     to summarize the column (plan.Stage.Summarize): min, max, NULL count
@@ -116,7 +120,8 @@ type FilterEdge struct {
 	// Join is the stage holding the join.
 	Join int
 	// Build and BuildColumn: the stage whose output is the join's build
-	// side, and the column holding the key.
+	// side (its probe side for a Reverse edge), and the column holding
+	// the key.
 	Build       int
 	BuildColumn int
 	// Probe and ScanColumn: the stage holding the scan the probe key
@@ -125,6 +130,9 @@ type FilterEdge struct {
 	ScanColumn int
 	Type       plan.DataType
 	JoinType   plan.JoinType
+	// Reverse: Build is the join's probe side (the outer side of a semi
+	// or anti join) and the scan is under its build side.
+	Reverse bool
 
 	scan *plan.Node
 	slot **plan.Node // where the scan (or a filter above it) hangs
@@ -143,7 +151,20 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 			for _, c := range n.Inputs {
 				walk(c)
 			}
-			if n.Kind != plan.KindHashJoin || n.Join == nil || len(n.Inputs) != 2 || !n.Join.Type.DropsUnmatchedProbe() {
+			if n.Kind != plan.KindHashJoin || n.Join == nil || len(n.Inputs) != 2 {
+				return
+			}
+			// The build side's keys filter the probe side; and the outer
+			// side's keys of a semi or anti join (EXISTS, IN, NOT EXISTS;
+			// not NOT IN) filter its subquery side, whose rows only mark
+			// outer rows: TPC-H Q4's orders of one quarter and the
+			// lineitem rows of those orders. Inner and left joins, which
+			// also ignore unmatched build rows, are left one way: the
+			// planner builds them on the smaller side already, and a
+			// summary of the larger side costs more than it saves.
+			forward := n.Join.Type.DropsUnmatchedProbe()
+			reverse := (n.Join.Type == plan.JoinSemi || n.Join.Type == plan.JoinAnti) && !n.Join.NullAware
+			if !forward && !reverse {
 				return
 			}
 			for i := range min(len(n.Join.LeftKeys), len(n.Join.RightKeys)) {
@@ -151,15 +172,23 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 				if lk.Op != plan.OpColumn || rk.Op != plan.OpColumn || lk.Type != rk.Type || !plan.SummaryType(lk.Type) {
 					continue // an expression key (a cast on one side, say)
 				}
-				b, bc, ok := buildSource(n.Inputs[1], rk.Col)
-				if !ok {
-					continue
-				}
-				e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type}
-				for _, t := range probeTargets(g, st.ID, &n.Inputs[0], lk.Col, e) {
-					if t.Probe != b {
-						out = append(out, t)
+				edges := func(from, to int, fromCol, toCol int) {
+					b, bc, ok := buildSource(n.Inputs[from], fromCol)
+					if !ok {
+						return
 					}
+					e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type, Reverse: from == 0}
+					for _, t := range probeTargets(g, st.ID, &n.Inputs[to], toCol, e) {
+						if t.Probe != b {
+							out = append(out, t)
+						}
+					}
+				}
+				if forward {
+					edges(1, 0, rk.Col, lk.Col)
+				}
+				if reverse {
+					edges(0, 1, lk.Col, rk.Col)
 				}
 			}
 		}

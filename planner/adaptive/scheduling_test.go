@@ -374,6 +374,12 @@ func TestFilterHoldsSelectiveBuild(t *testing.T) {
 			}
 			holds := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})
 			for pr := range probes {
+				// Not selective, f1 is the outer side of the semi and
+				// anti joins: its keys may filter the fact scans (the
+				// reverse edges), but nothing says to wait for them.
+				if !c.selective {
+					break
+				}
 				if h, ok := holds[pr]; !ok || h.Build != b {
 					t.Errorf("probe stage %d: hold %+v (%v), want held for stage %d", pr, h, ok, b)
 				}

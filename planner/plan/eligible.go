@@ -20,6 +20,21 @@ func (t JoinType) PerProbeRow() bool {
 	return false
 }
 
+// DropsUnmatchedBuild reports whether a join of type t ignores the build
+// rows that match no probe row: inner and left joins drop them, and the
+// build side of a semi or anti join only marks probe rows. A NOT IN anti
+// join (Join.NullAware) is the exception the caller checks: a NULL build
+// key there changes the answer of every probe row. Build rows whose key is
+// none of the probe side's keys may then be filtered out before the join,
+// as a runtime filter from the probe side does.
+func (t JoinType) DropsUnmatchedBuild() bool {
+	switch t {
+	case JoinInner, JoinLeft, JoinSemi, JoinAnti:
+		return true
+	}
+	return false
+}
+
 // DropsUnmatchedProbe reports whether a join of type t drops the probe
 // rows that match no build row: inner, semi and right joins (a right
 // join's probe side is its null-supplying side), and right semi and
