@@ -146,7 +146,7 @@ func (l *lowerer) markSelectiveBuild(n *joinNode, j *plan.Node) {
 	// The other way (adaptive.RuntimeFilter's reverse edges): the outer
 	// side of a semi or anti join, few rows, filters a big scan of its
 	// subquery side (TPC-H Q4: one quarter's orders, and lineitem).
-	if j.Join.Type == plan.JoinSemi || j.Join.Type == plan.JoinAnti {
+	if j.Join.Type.BuildOnlyMarks() {
 		l.markSelective(j, j.Inputs[0], n.left, n.right)
 	}
 }

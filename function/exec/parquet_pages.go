@@ -70,7 +70,7 @@ type pageReaderOwner interface {
 // closeOwn is done with the column's page decoder, if it has one, and
 // drops the dictionary array made of its chunk. A decoder over a page
 // reader of ours is kept as the column's spare, for the next chunk
-// (reuseDecoder); any other is closed.
+// (reusePageDecoder, reuseBytesDecoder); any other is closed.
 func (c *lateCol) closeOwn() {
 	if c.chunkArr != nil && c.chunkOf == c.own {
 		c.chunkArr.Release()

@@ -23,7 +23,7 @@ import (
 // projections, the probe side of per-probe-row joins, plain-column group
 // keys of aggregations, and exchanges from stages read by that exchange
 // alone). A semi or anti join (EXISTS, IN, NOT EXISTS; not NOT IN) has
-// the reverse edge too (FilterEdge.Reverse): its probe side, the outer
+// the reverse edge too: its probe side, the outer
 // query, is B, and the scans of its build side, the subquery, are T,
 // since a subquery row whose key no outer row has marks nothing (TPC-H
 // Q4: the orders of one quarter, and the lineitem rows of those orders).
@@ -120,7 +120,8 @@ type FilterEdge struct {
 	// Join is the stage holding the join.
 	Join int
 	// Build and BuildColumn: the stage whose output is the join's build
-	// side (its probe side for a Reverse edge), and the column holding
+	// side (its probe side for the reverse edge of a semi or anti join),
+	// and the column holding
 	// the key.
 	Build       int
 	BuildColumn int
@@ -130,9 +131,6 @@ type FilterEdge struct {
 	ScanColumn int
 	Type       plan.DataType
 	JoinType   plan.JoinType
-	// Reverse: Build is the join's probe side (the outer side of a semi
-	// or anti join) and the scan is under its build side.
-	Reverse bool
 
 	scan *plan.Node
 	slot **plan.Node // where the scan (or a filter above it) hangs
@@ -163,7 +161,7 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 			// planner builds them on the smaller side already, and a
 			// summary of the larger side costs more than it saves.
 			forward := n.Join.Type.DropsUnmatchedProbe()
-			reverse := (n.Join.Type == plan.JoinSemi || n.Join.Type == plan.JoinAnti) && !n.Join.NullAware
+			reverse := n.Join.Type.BuildOnlyMarks() && !n.Join.NullAware
 			if !forward && !reverse {
 				return
 			}
@@ -177,7 +175,7 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 					if !ok {
 						return
 					}
-					e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type, Reverse: from == 0}
+					e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type}
 					for _, t := range probeTargets(g, st.ID, &n.Inputs[to], toCol, e) {
 						if t.Probe != b {
 							out = append(out, t)

@@ -20,19 +20,14 @@ func (t JoinType) PerProbeRow() bool {
 	return false
 }
 
-// DropsUnmatchedBuild reports whether a join of type t ignores the build
-// rows that match no probe row: inner and left joins drop them, and the
-// build side of a semi or anti join only marks probe rows. A NOT IN anti
-// join (Join.NullAware) is the exception the caller checks: a NULL build
-// key there changes the answer of every probe row. Build rows whose key is
-// none of the probe side's keys may then be filtered out before the join,
-// as a runtime filter from the probe side does.
-func (t JoinType) DropsUnmatchedBuild() bool {
-	switch t {
-	case JoinInner, JoinLeft, JoinSemi, JoinAnti:
-		return true
-	}
-	return false
+// BuildOnlyMarks reports whether a join of type t uses its build rows
+// only to mark probe rows, never emitting them: semi and anti joins. A
+// build row whose key no probe row has then changes nothing, unless a
+// NULL build key changes every probe row's answer (a NOT IN anti join,
+// Join.NullAware, which the caller checks): the runtime filter's reverse
+// edge filters such a build side by the probe side's keys.
+func (t JoinType) BuildOnlyMarks() bool {
+	return t == JoinSemi || t == JoinAnti
 }
 
 // DropsUnmatchedProbe reports whether a join of type t drops the probe
