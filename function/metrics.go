@@ -109,6 +109,7 @@ func AggregateMetrics(results []*TaskResult) *StageMetrics {
 			a.ComputeNanos += o.ComputeNanos
 			a.WallNanos += o.WallNanos
 			a.Bytes += o.Bytes
+			a.CachedBytes += o.CachedBytes
 			a.PartialSkippedRows += o.PartialSkippedRows
 			a.LateRowsDecoded += o.LateRowsDecoded
 			a.LateRowsSkipped += o.LateRowsSkipped
@@ -153,6 +154,9 @@ func (o *StageOperator) Format() string {
 		fmt.Fprintf(&b, ", bytes_written=%d", o.Bytes)
 	case o.Leaf:
 		fmt.Fprintf(&b, ", bytes_read=%d", o.Bytes)
+		if o.CachedBytes > 0 {
+			fmt.Fprintf(&b, ", bytes_cached=%d", o.CachedBytes)
+		}
 	}
 	if o.PartialSkippedRows > 0 {
 		fmt.Fprintf(&b, ", partial_skipped_rows=%d", o.PartialSkippedRows)

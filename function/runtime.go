@@ -10,6 +10,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"os"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -51,6 +52,10 @@ type Runtime struct {
 	// SpillLimit bounds the bytes one task spills to disk at once (0:
 	// DefaultSpillLimit).
 	SpillLimit int64
+	// Files keeps the table bytes this process's tasks fetched, by file
+	// version, for the tasks after them (nil: none; see
+	// objstore.RangeCache and DefaultFileCache).
+	Files *objstore.RangeCache
 
 	mu    sync.Mutex
 	plans map[string]*plan.Stage // plan fragments are immutable: cache by key, at most maxCachedPlans
@@ -65,6 +70,33 @@ const maxCachedPlans = 256
 // operators may hold (1/OperatorMemoryShare): the rest is left to decoded
 // input batches, output buffers and the Go runtime.
 const OperatorMemoryShare = 2
+
+// DefaultFileCache is the range cache of table bytes an embedded stack's
+// functions share (local.Options.FileCache, --file-cache) and a function
+// process's when its memory is not known.
+const DefaultFileCache int64 = 512 << 20
+
+// FileCacheShare is the fraction of a function process's memory its range
+// cache of table bytes may hold (1/FileCacheShare): what is left beside
+// its tasks' operators (1/OperatorMemoryShare) and their batches.
+const FileCacheShare = 8
+
+// FileCacheFor returns the range-cache budget of a function process of
+// memory bytes (0: not known): SLUICE_FILE_CACHE when set (bytes; 0 turns
+// the cache off), else memory/FileCacheShare, else DefaultFileCache.
+func FileCacheFor(memory int64, getenv func(string) string) (int64, error) {
+	if v := getenv("SLUICE_FILE_CACHE"); v != "" {
+		n, err := strconv.ParseInt(v, 10, 64)
+		if err != nil || n < 0 {
+			return 0, fmt.Errorf("SLUICE_FILE_CACHE=%q: want a number of bytes (0: no cache)", v)
+		}
+		return n, nil
+	}
+	if memory > 0 {
+		return memory / FileCacheShare, nil
+	}
+	return DefaultFileCache, nil
+}
 
 // DefaultSpillLimit is Runtime.SpillLimit when 0: Lambda's default /tmp
 // is 512 MiB, and the pool of a local stack shares one disk.
@@ -560,7 +592,7 @@ func (l *leaves) Scan(ctx context.Context, n *plan.Node) (exec.Operator, error) 
 		// all of its files, listed in the plan.
 		splits = make([]Split, len(n.Scan.Files))
 		for i, f := range n.Scan.Files {
-			splits[i] = Split{Key: f.Key, Size: f.Size, Partition: f.Partition}
+			splits[i] = Split{Key: f.Key, Size: f.Size, ETag: f.ETag, Partition: f.Partition}
 		}
 	}
 	return &splitScan{l: l, n: n, splits: splits, schema: n.Schema.Arrow()}, nil
@@ -602,6 +634,11 @@ type splitScan struct {
 	// next is the reader of the next split's Parquet file, its footer
 	// fetched in the background while the current split is decoded.
 	next *objstore.ReaderAt
+	// curRA is the reader of the current split's Parquet file.
+	curRA *objstore.ReaderAt
+	// cached counts the bytes of the files read from the runtime's range
+	// cache instead of the bucket (included in read).
+	cached int64
 }
 
 // JoinRangePruned is the row groups of the scan's files a join's range
@@ -703,6 +740,16 @@ func (s *splitScan) FoldStats(f *exec.StatsFold) bool {
 // BytesRead is the bytes the scan read of its files (exec.BytesReader).
 func (s *splitScan) BytesRead() int64 { return s.read.Load() }
 
+// BytesCached is the part of BytesRead the runtime's range cache held
+// (exec.CacheReader).
+func (s *splitScan) BytesCached() int64 {
+	n := s.cached
+	if s.curRA != nil {
+		n += s.curRA.BytesCached()
+	}
+	return n
+}
+
 func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	for {
 		if s.cur == nil {
@@ -713,6 +760,9 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			s.splits = s.splits[1:]
 			op, err := s.open(ctx, sp)
 			if err != nil {
+				if s.changed(err) {
+					return nil, s.fileErr(sp.Key, err)
+				}
 				return nil, fmt.Errorf("scan %s: %w", sp.Key, err)
 			}
 			s.warmNext(ctx)
@@ -733,11 +783,12 @@ func (s *splitScan) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			}
 			s.cur.Close()
 			s.cur = nil
+			s.closeCur()
 			continue
 		}
 		if err != nil {
 			if ctx.Err() == nil {
-				err = fmt.Errorf("file %s: %w", s.curKey, err)
+				err = s.fileErr(s.curKey, err)
 			}
 			return nil, err
 		}
@@ -837,7 +888,9 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 		}
 		return exec.NewCSVScan(ctx, r, n, s.l.rt.Exec)
 	}
-	ra := &countingReaderAt{ReaderAt: s.reader(ctx, sp), n: &s.read}
+	s.closeCur()
+	s.curRA = s.reader(ctx, sp)
+	ra := &countingReaderAt{ReaderAt: s.curRA, n: &s.read}
 	op, err := exec.NewParquetScan(ctx, ra, n, sp.RowGroups, s.l.rt.Exec)
 	if err == nil && s.l.fold != nil && len(sp.Deletes) == 0 {
 		op.(*exec.ParquetScan).FoldStats(s.l.fold)
@@ -893,7 +946,7 @@ func (s *splitScan) reader(ctx context.Context, sp Split) *objstore.ReaderAt {
 // newReader returns a new reader of a split's file, reading ahead within
 // the task's budget.
 func (s *splitScan) newReader(ctx context.Context, sp Split) *objstore.ReaderAt {
-	return objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size,
+	return objstore.NewReaderAt(ctx, s.l.rt.Bucket, sp.Key, sp.Size, objstore.WithVersion(sp.ETag, s.l.rt.Files),
 		objstore.WithPrefetch(objstore.PrefetchOptions{Ahead: prefetchAhead(s.l.rt.operatorBudget(s.l.spec))}))
 }
 
@@ -939,14 +992,44 @@ func (c *countingReaderAt) View(off, n int64) ([]byte, error) {
 	return b, err
 }
 
+// changed reports whether err comes of the current file having been
+// replaced since the plan listed it.
+func (s *splitScan) changed(err error) bool {
+	return errors.Is(err, objstore.ErrChanged) || s.curRA != nil && s.curRA.Changed()
+}
+
+// fileErr names the file in an error of reading it: a file replaced since
+// the query was planned is the user's error SL107 (another attempt reads
+// the same other version), anything else keeps its class.
+func (s *splitScan) fileErr(key string, err error) error {
+	if s.changed(err) {
+		return plan.WithCode(plan.CodeFileChanged, fmt.Errorf(
+			"table %s: file %s was replaced after the query was planned: run the query again (an external table is listed anew by each query; register any other table again): %w",
+			s.n.Scan.Table, key, err))
+	}
+	return fmt.Errorf("file %s: %w", key, err)
+}
+
+// closeCur ends the current split: what its reader took from the cache
+// is counted.
+func (s *splitScan) closeCur() {
+	if s.curRA != nil {
+		s.cached += s.curRA.BytesCached()
+		s.curRA = nil
+	}
+}
+
 func (s *splitScan) Close() error {
 	if s.next != nil {
 		s.next.Close()
 		s.next = nil
 	}
 	if s.cur != nil {
-		return s.cur.Close()
+		err := s.cur.Close()
+		s.closeCur()
+		return err
 	}
+	s.closeCur()
 	return nil
 }
 

@@ -71,8 +71,11 @@ type TaskSpec struct {
 
 // Split is one table file and the row groups of it a task reads (nil: all).
 type Split struct {
-	Key       string `json:"key"`
-	Size      int64  `json:"size"`
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+	// ETag is the version of the file the plan was made with (""
+	// unknown): the scan reads only that version (objstore.WithVersion).
+	ETag      string `json:"etag,omitempty"`
 	RowGroups []int  `json:"row_groups,omitempty"`
 	// Partition holds the file's hive partition values, one per
 	// Scan.Partitions column.

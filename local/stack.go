@@ -67,6 +67,11 @@ type Options struct {
 	// IcebergCatalog, when set, is an Iceberg catalog whose tables are
 	// queried as namespace.table (catalog.OpenIcebergCatalog).
 	IcebergCatalog string
+	// FileCache is the budget of the range cache of table bytes the
+	// in-process functions share (function.Runtime.Files): a query reads
+	// from memory what an earlier one fetched of the same file versions.
+	// 0: no cache. DefaultOptions sets function.DefaultFileCache.
+	FileCache int64
 	// WrapInvoker, when set, wraps the in-process function pool (fault
 	// injection in tests: coordinator.NewFaultInvoker).
 	WrapInvoker func(coordinator.Invoker) coordinator.Invoker
@@ -99,7 +104,8 @@ func DefaultFunctions() int { return runtime.GOMAXPROCS(0) }
 
 // DefaultOptions returns the embedded stack's defaults.
 func DefaultOptions() Options {
-	return Options{Functions: DefaultFunctions(), FunctionMemory: planner.DefaultFunctionMemory, Coordinator: coordinator.DefaultConfig()}
+	return Options{Functions: DefaultFunctions(), FunctionMemory: planner.DefaultFunctionMemory, Coordinator: coordinator.DefaultConfig(),
+		FileCache: function.DefaultFileCache}
 }
 
 // Stack is a running embedded stack.
@@ -215,6 +221,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		}
 	}
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
+	s.Runtime.Files = objstore.NewRangeCache(opts.FileCache)
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
 	if opts.FunctionMemory > 0 {

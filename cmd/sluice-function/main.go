@@ -90,6 +90,12 @@ func run() error {
 	// let the heap grow within it instead of collecting every few MiB.
 	function.TuneGC(function.MemoryLimit())
 	rt := function.NewRuntime(bucket, sig, log)
+	cacheBytes, err := function.FileCacheFor(function.MemoryLimit(), os.Getenv)
+	if err != nil {
+		return err
+	}
+	rt.Files = objstore.NewRangeCache(cacheBytes)
+	log.Info("file cache", "bytes", cacheBytes)
 	// Spill to the local disk the platform gives (Lambda: /tmp, sized by
 	// the function's ephemeral storage), within its free space: one task
 	// at a time under Lambda, the HTTP slots otherwise.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/sluicedb/sluice/coordinator"
 	"github.com/sluicedb/sluice/coordinator/pgwire"
+	"github.com/sluicedb/sluice/function"
 	"github.com/sluicedb/sluice/planner/adaptive"
 	"github.com/sluicedb/sluice/shuffle"
 )
@@ -40,8 +41,10 @@ type settings struct {
 	PlanBroadcastBytes int64
 	// Functions is the in-process pool's size or the invoker's
 	// concurrency.
-	Functions          int
-	FunctionTimeout    time.Duration
+	Functions       int
+	FunctionTimeout time.Duration
+	// FileCache is the in-process functions' range cache of table bytes.
+	FileCache          int64
 	LambdaTimeout      time.Duration
 	LambdaPayloadLimit int
 	// The Postgres wire protocol server's limits.
@@ -68,6 +71,7 @@ func defaultSettings() settings {
 	return settings{
 		Config:             cfg,
 		Functions:          0, // local: one per core (local.DefaultFunctions); serve: knob.serveDefault
+		FileCache:          function.DefaultFileCache,
 		FunctionTimeout:    15 * time.Minute,
 		LambdaTimeout:      15 * time.Minute,
 		LambdaPayloadLimit: coordinator.LambdaPayloadLimit,
@@ -160,6 +164,9 @@ var knobs = []knob{
 	{name: "functions", env: "SLUICE_FUNCTIONS", scope: onEngine, serveDefault: 4,
 		usage: "concurrent functions: the in-process pool's size, or the HTTP or Lambda concurrency of coordinator serve (embedded stack: 0 is one per core, GOMAXPROCS)",
 		field: func(s *settings) any { return &s.Functions }},
+	{name: "file-cache", env: "SLUICE_FILE_CACHE", scope: onEngine, bytes: true,
+		usage: "in-process functions: memory kept for table bytes already fetched, by file and version, so the next query over the same files reads them from memory (0: no cache)",
+		field: func(s *settings) any { return &s.FileCache }},
 	{name: "partitions", env: "SLUICE_PARTITIONS", scope: onEngine,
 		usage: "hash partitions per shuffle exchange (0: from the estimated data and --function-memory)",
 		field: func(s *settings) any { return &s.Partitions }},

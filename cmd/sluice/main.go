@@ -293,6 +293,7 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	}
 	opts.Coordinator = set.Config
 	opts.Functions = set.Functions
+	opts.FileCache = set.FileCache
 	opts.Partitions, opts.FunctionMemory, opts.BroadcastBytes = set.Partitions, set.Config.FunctionMemory, set.PlanBroadcastBytes
 	opts.APIAddr = c.String("addr")
 	opts.IcebergCatalog = c.String("iceberg-catalog")

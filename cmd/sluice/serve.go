@@ -134,6 +134,7 @@ func coordinatorCommand() *cli.Command {
 					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
+					rt.Files = objstore.NewRangeCache(set.FileCache)
 					if err := applySpillLimit(rt, set.Functions, log); err != nil {
 						return err
 					}
@@ -246,6 +247,11 @@ func functionCommand() *cli.Command {
 					return fmt.Errorf("listen on %s: %w", addr, err)
 				}
 				rt := function.NewRuntime(bucket, sig, log)
+				cacheBytes, err := function.FileCacheFor(function.MemoryLimit(), os.Getenv)
+				if err != nil {
+					return err
+				}
+				rt.Files = objstore.NewRangeCache(cacheBytes)
 				tasks := c.Int("concurrency")
 				if tasks <= 0 {
 					tasks = runtime.GOMAXPROCS(0) // function.HTTPOptions' default slots

@@ -30,6 +30,9 @@ type OpMetrics struct {
 	// Bytes is what a leaf read: file bytes of a scan, shuffle object
 	// bytes of an exchange (0 for the others).
 	Bytes int64 `json:"bytes,omitempty"`
+	// CachedBytes are the bytes of Bytes a scan found in its function's
+	// range cache instead of fetching them (CacheReader).
+	CachedBytes int64 `json:"cached_bytes,omitempty"`
 	// Leaf says the operator reads the task's inputs (scan or exchange).
 	Leaf bool `json:"leaf,omitempty"`
 	// PartialSkippedRows are the input rows a partial aggregation passed
@@ -62,6 +65,12 @@ type LateMaterializer interface {
 // read; the metrics of the leaf report them.
 type BytesReader interface {
 	BytesRead() int64
+}
+
+// CacheReader is implemented by scans whose reads may come from a range
+// cache of file bytes: BytesCached is the part of BytesRead that did.
+type CacheReader interface {
+	BytesCached() int64
 }
 
 // NodeIDs numbers the nodes of a fragment in pre-order from root (0), the
@@ -177,6 +186,9 @@ func (o *opMeter) snapshot() OpMetrics {
 	}
 	if br, ok := o.op.(BytesReader); ok {
 		m.Bytes = br.BytesRead()
+	}
+	if cr, ok := o.op.(CacheReader); ok {
+		m.CachedBytes = cr.BytesCached()
 	}
 	if ps, ok := o.op.(PartialSkipper); ok {
 		m.PartialSkippedRows = ps.PartialSkippedRows()

@@ -18,6 +18,7 @@ import (
 type ScanSplit struct {
 	Key       string
 	Size      int64
+	ETag      string
 	RowGroups []int
 	Partition []plan.Value
 	Deletes   []string
@@ -70,7 +71,7 @@ func MeasureScan(files []layout.File, values map[string][]plan.Value, splitBytes
 	if len(files) <= MaxInlineFiles && size.Bytes <= inlineBytes && !hasDeletes(files) {
 		size.Files = make([]plan.ScanFile, len(files))
 		for i, f := range files {
-			size.Files[i] = plan.ScanFile{Key: f.Key, Size: f.Size, Partition: values[f.Key]}
+			size.Files[i] = plan.ScanFile{Key: f.Key, Size: f.Size, ETag: f.ETag, Partition: values[f.Key]}
 		}
 	}
 	return size
@@ -142,7 +143,7 @@ func cutRowGroups(files []layout.File, newTask func(b int64) bool) [][]ScanSplit
 				cur, sp = nil, nil
 			}
 			if sp == nil {
-				cur = append(cur, ScanSplit{Key: f.Key, Size: f.Size, Deletes: f.Deletes})
+				cur = append(cur, ScanSplit{Key: f.Key, Size: f.Size, ETag: f.ETag, Deletes: f.Deletes})
 				sp = &cur[len(cur)-1]
 			}
 			sp.RowGroups = append(sp.RowGroups, i)

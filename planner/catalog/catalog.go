@@ -326,7 +326,7 @@ func (t *Table) SkippedText() string {
 // columns, and (into distinct, when not nil, by top-level column name)
 // each plain column's distinct-value bounds.
 func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo, distinct map[string]*distinctAcc) (layout.File, []plan.Field, []planner.SkippedColumn, error) {
-	ra := objstore.NewReaderAt(ctx, b, o.Key, o.Size)
+	ra := objstore.NewReaderAt(ctx, b, o.Key, o.Size, objstore.WithVersion(o.ETag, nil))
 	pf, err := file.NewParquetReader(ra)
 	if err != nil {
 		return layout.File{}, nil, nil, fmt.Errorf("read parquet footer of %s: %w", o.Key, err)
@@ -347,7 +347,7 @@ func inspectFile(ctx context.Context, b objstore.Bucket, o objstore.ObjectInfo, 
 		}
 		cols = append(cols, plan.Field{Name: f.Name, Type: t, Nullable: f.Nullable}) // as written: lookups ignore case
 	}
-	out := layout.File{Key: o.Key, Size: o.Size}
+	out := layout.File{Key: o.Key, Size: o.Size, ETag: o.ETag}
 	for i := 0; i < md.NumRowGroups(); i++ {
 		rg := md.RowGroup(i)
 		var compressed int64

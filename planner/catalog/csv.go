@@ -71,7 +71,7 @@ func InspectCSV(ctx context.Context, b objstore.Bucket, name, prefix string, opt
 		if err := checkCompression(opts.Compression, o.Key); err != nil {
 			return nil, fmt.Errorf("table %s: %w", name, err)
 		}
-		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size,
+		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size, ETag: o.ETag,
 			RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
 		t.Bytes += o.Size
 	}

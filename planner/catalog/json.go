@@ -24,7 +24,7 @@ func InspectJSON(ctx context.Context, b objstore.Bucket, name, prefix string, no
 	}
 	t := &Table{Name: name, Format: "json", Location: prefix, JSON: &plan.JSONFormat{}, NoHive: noHive}
 	for _, o := range objs {
-		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size, RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
+		t.Files = append(t.Files, layout.File{Key: o.Key, Size: o.Size, ETag: o.ETag, RowGroups: []layout.RowGroup{{Bytes: o.Size}}})
 		t.Bytes += o.Size
 	}
 	if len(t.Files) == 0 {

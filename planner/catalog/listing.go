@@ -188,7 +188,10 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 	}
 	for _, o := range objs {
 		f, ok := known[o.Key]
-		if !ok || f.Size != o.Size {
+		if !ok || f.Size != o.Size || f.ETag != o.ETag {
+			// New, or rewritten (another size, or another version of the
+			// same size; a file listed before versions were recorded is
+			// inspected once more to learn its version).
 			changed = true
 			switch t.Format {
 			case "parquet":
@@ -201,7 +204,7 @@ func Relist(ctx context.Context, b objstore.Bucket, t *Table) (bool, error) {
 				}
 				f = nf
 			default:
-				f = layout.File{Key: o.Key, Size: o.Size, RowGroups: []layout.RowGroup{{Bytes: o.Size}}}
+				f = layout.File{Key: o.Key, Size: o.Size, ETag: o.ETag, RowGroups: []layout.RowGroup{{Bytes: o.Size}}}
 				if avgRow > 0 {
 					f.RowGroups[0].Rows = int64(float64(o.Size) / avgRow)
 				}

@@ -72,6 +72,7 @@ const (
 	CodeMemoryLimit     = "SL104"
 	CodeBadInput        = "SL105"
 	CodeCorruptInput    = "SL106"
+	CodeFileChanged     = "SL107"
 
 	CodeRetriesExhausted = "SL200"
 	CodeTaskTimeout      = "SL201"
@@ -117,6 +118,8 @@ var registry = []CodeInfo{
 	{CodeBadInput, ClassUser, "bad_input_data", "A table file cannot be read as its format says (a malformed CSV line, a value that does not parse as its column's type)."},
 
 	{CodeCorruptInput, ClassUser, "corrupt_input", "A table file is not valid in its format (a damaged Parquet footer or page): every read of it succeeded, its contents do not decode."},
+
+	{CodeFileChanged, ClassUser, "table_file_changed", "A table file was replaced after the catalog listed it (its ETag is no longer the one the query was planned with): the scan stops rather than mix the bytes of two versions. An external table is listed again by its next query; run the query again (a table registered with CREATE TABLE ... AS or INSERT is rewritten only by sluice)."},
 
 	{CodeRetriesExhausted, ClassTransient, "retries_exhausted", "A task failed with retryable errors on every attempt of its budget (--max-attempts); the message gives the last error."},
 	{CodeTaskTimeout, ClassTransient, "task_timeout", "A task attempt ran past its deadline (--task-timeout) on every attempt."},

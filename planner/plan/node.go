@@ -123,6 +123,7 @@ type Scan struct {
 type ScanFile struct {
 	Key  string `json:"key"`
 	Size int64  `json:"size"`
+	ETag string `json:"etag,omitempty"` // the version listed (layout.File.ETag)
 	// Partition holds the file's hive partition values, one per
 	// Scan.Partitions column.
 	Partition []Value `json:"partition,omitempty"`

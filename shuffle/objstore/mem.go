@@ -3,6 +3,8 @@ package objstore
 import (
 	"bytes"
 	"context"
+	"crypto/md5"
+	"encoding/hex"
 	"fmt"
 	"io"
 	"sort"
@@ -14,15 +16,18 @@ import (
 // objstoretest.AcceptanceTest) and is meant for unit tests of code above the bucket and
 // for single-process tools; it is not durable.
 type Mem struct {
-	name string
-	mu   sync.RWMutex
-	objs map[string][]byte
+	name  string
+	mu    sync.RWMutex
+	objs  map[string][]byte
+	etags map[string]string // of objs: the MD5 of the bytes, as S3's single-part PUT
 }
 
 var _ Bucket = (*Mem)(nil)
 
 // NewMem returns an empty in-memory bucket.
-func NewMem(name string) *Mem { return &Mem{name: name, objs: map[string][]byte{}} }
+func NewMem(name string) *Mem {
+	return &Mem{name: name, objs: map[string][]byte{}, etags: map[string]string{}}
+}
 
 // Name returns "mem://<name>".
 func (m *Mem) Name() string { return "mem://" + m.name }
@@ -39,8 +44,10 @@ func (m *Mem) Put(ctx context.Context, key string, data []byte) error {
 	if err := ctx.Err(); err != nil {
 		return err
 	}
+	sum := md5.Sum(data)
 	m.mu.Lock()
 	m.objs[key] = bytes.Clone(data)
+	m.etags[key] = hex.EncodeToString(sum[:])
 	m.mu.Unlock()
 	count(ctx, RequestStats{Put: 1, BytesWritten: int64(len(data))})
 	return nil
@@ -72,6 +79,15 @@ func (m *Mem) Get(ctx context.Context, key string) ([]byte, error) {
 
 // GetRange implements Bucket.
 func (m *Mem) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	return m.getRange(ctx, key, "", off, n)
+}
+
+// GetRangeMatch implements MatchGetter.
+func (m *Mem) GetRangeMatch(ctx context.Context, key, etag string, off, n int64) ([]byte, error) {
+	return m.getRange(ctx, key, etag, off, n)
+}
+
+func (m *Mem) getRange(ctx context.Context, key, etag string, off, n int64) ([]byte, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
@@ -80,10 +96,14 @@ func (m *Mem) GetRange(ctx context.Context, key string, off, n int64) ([]byte, e
 	}
 	m.mu.RLock()
 	data, ok := m.objs[key]
+	tag := m.etags[key]
 	m.mu.RUnlock()
 	count(ctx, RequestStats{Get: 1})
 	if !ok {
 		return nil, m.notFound(key)
+	}
+	if etag != "" && etag != tag {
+		return nil, fmt.Errorf("objstore: GET %s/%s: ETag %s, not %s: %w", m.Name(), key, tag, etag, ErrChanged)
 	}
 	size := int64(len(data))
 	if off < 0 || off > size {
@@ -104,11 +124,12 @@ func (m *Mem) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	}
 	m.mu.RLock()
 	data, ok := m.objs[key]
+	tag := m.etags[key]
 	m.mu.RUnlock()
 	if !ok {
 		return ObjectInfo{}, m.notFound(key)
 	}
-	return ObjectInfo{Key: key, Size: int64(len(data))}, nil
+	return ObjectInfo{Key: key, Size: int64(len(data)), ETag: tag}, nil
 }
 
 // List implements Bucket.
@@ -124,7 +145,7 @@ func (m *Mem) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 	var out []ObjectInfo
 	for k, v := range m.objs {
 		if strings.HasPrefix(k, prefix) {
-			out = append(out, ObjectInfo{Key: k, Size: int64(len(v))})
+			out = append(out, ObjectInfo{Key: k, Size: int64(len(v)), ETag: m.etags[k]})
 		}
 	}
 	m.mu.RUnlock()

@@ -28,10 +28,38 @@ var ErrInvalidKey = errors.New("invalid object key")
 // end of the object or off or n is negative.
 var ErrInvalidRange = errors.New("invalid range")
 
+// ErrChanged is matched by the error of a read of one version of an
+// object (GetRangeMatch) when the object stored under the key is no longer
+// that version: it was replaced since it was listed.
+var ErrChanged = errors.New("object changed since it was listed")
+
 // ObjectInfo describes a stored object.
 type ObjectInfo struct {
 	Key  string
 	Size int64
+	// ETag names the version of the object (S3's entity tag, quotes
+	// removed); "" when the store does not say. Two listings of a key
+	// with equal ETags saw the same bytes.
+	ETag string
+}
+
+// MatchGetter is a Bucket that reads a range of one version of an object:
+// GetRangeMatch is GetRange, except that it fails with an error matching
+// ErrChanged, and returns no bytes, when the object's ETag is not etag
+// (S3's If-Match). Reads that must not mix the bytes of two versions (a
+// Parquet file's footer and its pages, or a cache of ranges) use it.
+type MatchGetter interface {
+	GetRangeMatch(ctx context.Context, key, etag string, off, n int64) ([]byte, error)
+}
+
+// GetRangeMatch reads [off, off+n) of the version etag of key from b: with
+// b's GetRangeMatch when it has one and etag is known, else with a plain
+// GetRange (the version is then not checked).
+func GetRangeMatch(ctx context.Context, b Bucket, key, etag string, off, n int64) ([]byte, error) {
+	if m, ok := b.(MatchGetter); ok && etag != "" {
+		return m.GetRangeMatch(ctx, key, etag, off, n)
+	}
+	return b.GetRange(ctx, key, off, n)
 }
 
 // Bucket is one bucket of an object store. Implementations are safe for

@@ -75,6 +75,12 @@ func (o *Observed) GetRange(ctx context.Context, key string, off, n int64) ([]by
 	return o.Bucket.GetRange(o.ctx(ctx), key, off, n)
 }
 
+// GetRangeMatch implements MatchGetter when the wrapped bucket does (see
+// GetRangeMatch for one that does not).
+func (o *Observed) GetRangeMatch(ctx context.Context, key, etag string, off, n int64) ([]byte, error) {
+	return GetRangeMatch(o.ctx(ctx), o.Bucket, key, etag, off, n)
+}
+
 // Stat implements Bucket.
 func (o *Observed) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 	return o.Bucket.Stat(o.ctx(ctx), key)

@@ -40,6 +40,11 @@ type ReaderAt struct {
 
 	requests atomic.Int64
 	fetched  atomic.Int64
+	cached   atomic.Int64 // bytes read from the range cache instead
+	changed  atomic.Bool  // a GET found another version than etag
+
+	etag  string      // the version read (WithVersion); "" any
+	cache *RangeCache // WithVersion's cache, nil none
 
 	prefetchOpts PrefetchOptions
 	pf           *prefetcher // read-ahead of planned ranges (Prefetch); under mu
@@ -120,6 +125,21 @@ func WithCacheBlocks(n int) ReaderAtOption {
 	}
 }
 
+// WithVersion makes the reader read only the version etag of the object
+// (from the listing the reader's caller planned with): every GET asks for
+// it (MatchGetter) and fails with ErrChanged when the object was replaced
+// since, so the reader never mixes the bytes of two versions. With a
+// cache, ranges of that version are read from it and fetched ranges are
+// kept in it. An empty etag changes nothing.
+func WithVersion(etag string, cache *RangeCache) ReaderAtOption {
+	return func(r *ReaderAt) {
+		r.etag = etag
+		if etag != "" {
+			r.cache = cache
+		}
+	}
+}
+
 // NewReaderAt returns a reader of the object key of the given size (from a
 // List or Stat; a negative size makes the reader Stat the object on first
 // use). ctx bounds every request the reader makes.
@@ -161,6 +181,15 @@ func (r *ReaderAt) Requests() int64 { return r.requests.Load() }
 
 // BytesFetched returns the number of bytes the reader has downloaded.
 func (r *ReaderAt) BytesFetched() int64 { return r.fetched.Load() }
+
+// Changed reports whether a read found the object replaced by another
+// version than the one WithVersion named (the error may reach the caller
+// re-worded by a decoder that does not wrap it).
+func (r *ReaderAt) Changed() bool { return r.changed.Load() }
+
+// BytesCached returns the number of bytes the reader found in its range
+// cache (WithVersion) instead of downloading them.
+func (r *ReaderAt) BytesCached() int64 { return r.cached.Load() }
 
 // ReadAt implements io.ReaderAt.
 func (r *ReaderAt) ReadAt(p []byte, off int64) (int, error) {
@@ -286,9 +315,22 @@ func (r *ReaderAt) fromCache(p []byte, off int64) (int, bool) {
 }
 
 func (r *ReaderAt) fetch(off, n int64) ([]byte, error) {
+	if r.cache == nil {
+		return r.get(off, n)
+	}
+	data, mem, err := r.cache.Read(r.b.Name(), r.key, r.etag, off, n, r.get)
+	r.cached.Add(mem)
+	return data, err
+}
+
+// get fetches [off, off+n) of the reader's version from the bucket.
+func (r *ReaderAt) get(off, n int64) ([]byte, error) {
 	r.requests.Add(1)
-	data, err := r.b.GetRange(r.ctx, r.key, off, n)
+	data, err := GetRangeMatch(r.ctx, r.b, r.key, r.etag, off, n)
 	if err != nil {
+		if errors.Is(err, ErrChanged) {
+			r.changed.Store(true)
+		}
 		return nil, err
 	}
 	r.fetched.Add(int64(len(data)))

@@ -370,8 +370,21 @@ func (s *S3) Get(ctx context.Context, key string) ([]byte, error) {
 	return s.get(ctx, key, minio.GetObjectOptions{})
 }
 
+// trimETag removes the quotes S3 puts around an ETag.
+func trimETag(e string) string { return strings.Trim(e, `"`) }
+
 // GetRange implements Bucket.
 func (s *S3) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	return s.getRange(ctx, key, "", off, n)
+}
+
+// GetRangeMatch implements MatchGetter: the GET carries If-Match, which
+// S3 answers with 412 Precondition Failed when the object's ETag differs.
+func (s *S3) GetRangeMatch(ctx context.Context, key, etag string, off, n int64) ([]byte, error) {
+	return s.getRange(ctx, key, etag, off, n)
+}
+
+func (s *S3) getRange(ctx context.Context, key, etag string, off, n int64) ([]byte, error) {
 	if err := ValidateKey(key); err != nil {
 		return nil, err
 	}
@@ -389,6 +402,11 @@ func (s *S3) GetRange(ctx context.Context, key string, off, n int64) ([]byte, er
 		return []byte{}, nil
 	}
 	var opts minio.GetObjectOptions
+	if etag != "" {
+		if err := opts.SetMatchETag(etag); err != nil {
+			return nil, fmt.Errorf("objstore: GET %s/%s: %w", s.Name(), key, err)
+		}
+	}
 	switch {
 	case n > 0:
 		opts.SetRange(off, off+n-1)
@@ -451,7 +469,7 @@ func (s *S3) Stat(ctx context.Context, key string) (ObjectInfo, error) {
 		if err != nil {
 			return err
 		}
-		out = ObjectInfo{Key: key, Size: info.Size}
+		out = ObjectInfo{Key: key, Size: info.Size, ETag: trimETag(info.ETag)}
 		return nil
 	})
 	return out, err
@@ -474,7 +492,7 @@ func (s *S3) List(ctx context.Context, prefix string) ([]ObjectInfo, error) {
 			if strings.HasSuffix(obj.Key, "/") && obj.Size == 0 {
 				continue // a "directory marker", not an object of ours
 			}
-			out = append(out, ObjectInfo{Key: obj.Key, Size: obj.Size})
+			out = append(out, ObjectInfo{Key: obj.Key, Size: obj.Size, ETag: trimETag(obj.ETag)})
 		}
 		return nil
 	})
@@ -616,6 +634,8 @@ func (s *S3) wrap(op, key string, _ int, err error) error {
 		return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, ErrNotFound)
 	case resp.Code == "InvalidRange" || resp.StatusCode == http.StatusRequestedRangeNotSatisfiable:
 		return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, ErrInvalidRange)
+	case resp.Code == "PreconditionFailed" || resp.StatusCode == http.StatusPreconditionFailed:
+		return fmt.Errorf("objstore: %s %s (endpoint %s): %w", op, where, s.endpoint, ErrChanged)
 	}
 	if resp.Code != "" {
 		return fmt.Errorf("objstore: %s %s (endpoint %s): %s (HTTP %d): %w", op, where, s.endpoint, resp.Code, resp.StatusCode, err)
@@ -644,7 +664,7 @@ const statusClientClosedRequest = 499
 // retrying later (the store was unreachable, slow or overloaded), as
 // opposed to final (not found, access denied, invalid key, bad request).
 func Transient(err error) bool {
-	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidRange) || errors.Is(err, ErrInvalidKey) {
+	if err == nil || errors.Is(err, ErrNotFound) || errors.Is(err, ErrInvalidRange) || errors.Is(err, ErrInvalidKey) || errors.Is(err, ErrChanged) {
 		return false
 	}
 	if errors.Is(err, context.Canceled) {

@@ -23,8 +23,12 @@ type RowGroup struct {
 
 // File is one table file.
 type File struct {
-	Key       string     `json:"key"`
-	Size      int64      `json:"size"`
+	Key  string `json:"key"`
+	Size int64  `json:"size"`
+	// ETag names the version of the file the row groups describe (from
+	// the listing; "" when the store gave none): scans read that version
+	// only, and a warm function's range cache keys its bytes by it.
+	ETag      string     `json:"etag,omitempty"`
 	RowGroups []RowGroup `json:"row_groups"`
 	// Partition holds the file's hive partition values (its key=value
 	// folders), URL-decoded, by column name; a key whose value is NULL

@@ -230,6 +230,55 @@ func AcceptanceTest(t *testing.T, b objstore.Bucket) {
 		})
 	})
 
+	t.Run("Versions", func(t *testing.T) {
+		// A bucket that names versions (ETag) names the same bytes the
+		// same way in Stat and List; one that reads by version
+		// (MatchGetter) refuses a version that is no longer stored.
+		key := k("ver/obj")
+		v1, v2 := randomBytes(1000), randomBytes(1000)
+		mustPut(t, key, v1)
+		st, err := b.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		ls, err := b.List(ctx, k("ver/"))
+		if err != nil || len(ls) != 1 {
+			t.Fatalf("List = %v, %v", ls, err)
+		}
+		if st.ETag != ls[0].ETag {
+			t.Fatalf("Stat ETag %q, List ETag %q", st.ETag, ls[0].ETag)
+		}
+		mg, ok := b.(objstore.MatchGetter)
+		if !ok {
+			return
+		}
+		if st.ETag == "" {
+			t.Fatal("a MatchGetter's Stat gives no ETag")
+		}
+		got, err := mg.GetRangeMatch(ctx, key, st.ETag, 10, 20)
+		if err != nil || !bytes.Equal(got, v1[10:30]) {
+			t.Fatalf("GetRangeMatch of the stored version = %d bytes, %v", len(got), err)
+		}
+		mustPut(t, key, v2)
+		st2, err := b.Stat(ctx, key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st2.ETag == st.ETag {
+			t.Fatalf("ETag %q unchanged after the object was replaced by other bytes", st.ETag)
+		}
+		if got, err := mg.GetRangeMatch(ctx, key, st.ETag, 10, 20); !errors.Is(err, objstore.ErrChanged) {
+			t.Fatalf("GetRangeMatch of a replaced version = %d bytes, %v; want ErrChanged", len(got), err)
+		}
+		if objstore.Transient(fmt.Errorf("wrapped: %w", objstore.ErrChanged)) {
+			t.Fatal("ErrChanged is not transient: retrying reads the same other version")
+		}
+		got, err = mg.GetRangeMatch(ctx, key, st2.ETag, 0, -1)
+		if err != nil || !bytes.Equal(got, v2) {
+			t.Fatalf("GetRangeMatch of the new version = %d bytes, %v", len(got), err)
+		}
+	})
+
 	t.Run("List", func(t *testing.T) {
 		keys := []string{
 			k("ls/a"), k("ls/b/1"), k("ls/b/2/x"), k("ls/b/2/y"), k("ls/b10"), k("ls/c.arrow"),
