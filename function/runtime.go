@@ -874,7 +874,7 @@ func (d *decompressed) Read(p []byte) (int, error) {
 // node without partition columns).
 func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.Operator, error) {
 	if f := s.n.Scan.Format; f == "csv" || f == "json" {
-		body, err := s.l.rt.Bucket.Get(ctx, sp.Key)
+		body, err := s.wholeFile(ctx, sp)
 		if err != nil {
 			return nil, err
 		}
@@ -928,6 +928,25 @@ func (s *splitScan) openFile(ctx context.Context, sp Split, n *plan.Node) (exec.
 		}
 	}
 	return op, err
+}
+
+// wholeFile returns the bytes of a split's text file: of the version the
+// plan listed, from the runtime's range cache where it holds them (one
+// range, the whole file), else by one GET.
+func (s *splitScan) wholeFile(ctx context.Context, sp Split) ([]byte, error) {
+	if sp.ETag == "" || sp.Size <= 0 {
+		return s.l.rt.Bucket.Get(ctx, sp.Key)
+	}
+	b := s.l.rt.Bucket
+	body, mem, err := s.l.rt.Files.Read(b.Name(), sp.Key, sp.ETag, 0, sp.Size, func(off, n int64) ([]byte, error) {
+		data, err := objstore.GetRangeMatch(ctx, b, sp.Key, sp.ETag, off, n)
+		if err == nil && int64(len(data)) != n {
+			err = fmt.Errorf("objstore: GET %s: got %d bytes, want %d (object changed?): %w", sp.Key, len(data), n, io.ErrUnexpectedEOF)
+		}
+		return data, err
+	})
+	s.cached += mem
+	return body, err
 }
 
 // reader returns the reader of a split's Parquet file: the one warmNext
