@@ -70,7 +70,8 @@ type Options struct {
 	// FileCache is the budget of the range cache of table bytes the
 	// in-process functions share (function.Runtime.Files): a query reads
 	// from memory what an earlier one fetched of the same file versions.
-	// 0: no cache. DefaultOptions sets function.DefaultFileCache.
+	// 0: no cache; at most a quarter of the functions' memory
+	// (FileCacheBudget). DefaultOptions sets function.DefaultFileCache.
 	FileCache int64
 	// WrapInvoker, when set, wraps the in-process function pool (fault
 	// injection in tests: coordinator.NewFaultInvoker).
@@ -94,6 +95,12 @@ func GCLimit(opts Options) int64 {
 		limit = min(limit, m)
 	}
 	return limit
+}
+
+// FileCacheBudget is the in-process functions' range cache: opts.FileCache,
+// at most a quarter of their memory (GCLimit), which their tasks need.
+func FileCacheBudget(opts Options) int64 {
+	return min(opts.FileCache, GCLimit(opts)/4)
 }
 
 // DefaultFunctions is the default size of the in-process function pool:
@@ -221,7 +228,7 @@ func Start(ctx context.Context, opts Options) (_ *Stack, err error) {
 		}
 	}
 	s.Runtime = function.NewRuntime(s.Bucket, function.RedisSignals{RDB: s.RDB}, opts.Log)
-	s.Runtime.Files = objstore.NewRangeCache(opts.FileCache)
+	s.Runtime.Files = objstore.NewRangeCache(FileCacheBudget(opts))
 	s.Pool = function.NewPool(s.Runtime, opts.Functions)
 	store := coordinator.NewStore(s.RDB)
 	if opts.FunctionMemory > 0 {

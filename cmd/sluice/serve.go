@@ -134,7 +134,9 @@ func coordinatorCommand() *cli.Command {
 					inv = hi
 				} else {
 					rt := function.NewRuntime(bucket, function.RedisSignals{RDB: rdb}, log)
-					rt.Files = objstore.NewRangeCache(set.FileCache)
+					// At most a quarter of the pool's memory, as on the
+					// embedded stack (local.FileCacheBudget).
+					rt.Files = objstore.NewRangeCache(min(set.FileCache, int64(max(set.Functions, 1))*set.Config.FunctionMemory/4))
 					if err := applySpillLimit(rt, set.Functions, log); err != nil {
 						return err
 					}

@@ -196,6 +196,9 @@ func (c *RangeCache) insert(v cacheVersion, ps []piece) {
 		o.exts[i] = e
 		c.used += int64(len(p.data))
 	}
+	if o != nil && len(o.exts) == 0 {
+		delete(c.objs, v)
+	}
 	for c.used > c.budget {
 		back := c.lru.Back()
 		if back == nil {
