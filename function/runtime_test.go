@@ -3,6 +3,7 @@ package function
 import (
 	"context"
 	"encoding/json"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -100,5 +101,45 @@ func TestPrefetchAhead(t *testing.T) {
 		if got := prefetchAhead(c.budget); got != c.want {
 			t.Errorf("prefetchAhead(%d) = %d, want %d", c.budget, got, c.want)
 		}
+	}
+}
+
+// TestFileCacheFor: a function process's range cache is an eighth of its
+// memory, DefaultFileCache when the memory is not known, and
+// SLUICE_FILE_CACHE (bytes, 0 off) when set; anything else in it is an
+// error naming the variable.
+func TestFileCacheFor(t *testing.T) {
+	cases := []struct {
+		name    string
+		memory  int64
+		env     string
+		want    int64
+		wantErr bool
+	}{
+		{"an eighth of the memory", 1 << 30, "", 128 << 20, false},
+		{"memory not known", 0, "", DefaultFileCache, false},
+		{"set", 1 << 30, "1000", 1000, false},
+		{"off", 1 << 30, "0", 0, false},
+		{"not a number", 1 << 30, "64MiB", 0, true},
+		{"negative", 1 << 30, "-1", 0, true},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, err := FileCacheFor(c.memory, func(k string) string {
+				if k == "SLUICE_FILE_CACHE" {
+					return c.env
+				}
+				return ""
+			})
+			if c.wantErr {
+				if err == nil || !strings.Contains(err.Error(), "SLUICE_FILE_CACHE") {
+					t.Fatalf("FileCacheFor = %d, %v; want an error naming SLUICE_FILE_CACHE", got, err)
+				}
+				return
+			}
+			if err != nil || got != c.want {
+				t.Fatalf("FileCacheFor = %d, %v; want %d", got, err, c.want)
+			}
+		})
 	}
 }

@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/sluicedb/sluice/coordinator"
@@ -139,4 +141,43 @@ func TestFileCache(t *testing.T) {
 			}
 		})
 	}
+
+	// A file replaced after the query was planned, before its scan read
+	// it: SL107 naming the table and the file, not an answer mixing two
+	// versions (the invoker puts the new bytes before the first task).
+	t.Run("replaced mid-query", func(t *testing.T) {
+		key := "ext/fc/part-0.parquet"
+		var st *local.Stack
+		var once sync.Once
+		st = startStack(t, "", func(o *local.Options) {
+			o.FileCache = 0
+			o.WrapInvoker = func(inv coordinator.Invoker) coordinator.Invoker {
+				return invokeFunc(func(ctx context.Context, spec []byte) ([]byte, error) {
+					once.Do(func() {
+						if err := st.Bucket.Put(ctx, key, v2); err != nil {
+							t.Error(err)
+						}
+					})
+					return inv.Invoke(ctx, spec)
+				})
+			}
+		})
+		if err := st.Bucket.Put(ctx, key, v1); err != nil {
+			t.Fatal(err)
+		}
+		stmt(t, st, fmt.Sprintf("create external table fc stored as parquet location 's3://%s/ext/fc/'", st.S3.Bucket))
+		adaptive := true
+		res, err := st.Query(ctx, q, &adaptive, nil)
+		if err == nil {
+			res.Release()
+		}
+		if err == nil || !strings.Contains(err.Error(), "SL107") || !strings.Contains(err.Error(), key) || !strings.Contains(err.Error(), "table fc") {
+			t.Fatalf("query over a file replaced after planning: %v; want SL107 naming table fc and %s", err, key)
+		}
+	})
 }
+
+// invokeFunc is an Invoker of a function.
+type invokeFunc func(ctx context.Context, spec []byte) ([]byte, error)
+
+func (f invokeFunc) Invoke(ctx context.Context, spec []byte) ([]byte, error) { return f(ctx, spec) }
