@@ -29,17 +29,15 @@ type RangeCache struct {
 	lru  list.List // of *extent, most recently used first
 	used int64
 
-	hits, misses         atomic.Int64 // reads served wholly from memory / needing a fetch
-	hitBytes, fetchBytes atomic.Int64
-	evicted              atomic.Int64 // bytes dropped for the budget
+	hitBytes atomic.Int64 // bytes served from memory
+	evicted  atomic.Int64 // bytes dropped for the budget
 }
 
 // RangeCacheStats is what a RangeCache holds and has done.
 type RangeCacheStats struct {
-	Budget, Bytes          int64 // bytes allowed, bytes held
-	Hits, Misses           int64 // reads served wholly from memory, reads that fetched
-	HitBytes, FetchedBytes int64 // bytes served from memory, bytes fetched through it
-	EvictedBytes           int64
+	Budget, Bytes int64 // bytes allowed, bytes held
+	HitBytes      int64 // bytes served from memory
+	EvictedBytes  int64 // bytes dropped for the budget
 }
 
 // maxCacheGaps bounds the fetches of one read: a read with more
@@ -79,8 +77,7 @@ func (c *RangeCache) Stats() RangeCacheStats {
 	c.mu.Lock()
 	used := c.used
 	c.mu.Unlock()
-	return RangeCacheStats{Budget: c.budget, Bytes: used, Hits: c.hits.Load(), Misses: c.misses.Load(),
-		HitBytes: c.hitBytes.Load(), FetchedBytes: c.fetchBytes.Load(), EvictedBytes: c.evicted.Load()}
+	return RangeCacheStats{Budget: c.budget, Bytes: used, HitBytes: c.hitBytes.Load(), EvictedBytes: c.evicted.Load()}
 }
 
 type piece struct {
@@ -111,7 +108,6 @@ func (c *RangeCache) Read(bucket, key, etag string, off, n int64, fetch func(off
 			if e.off <= off && end <= e.end() { // one range holds it all
 				c.lru.MoveToFront(e.el)
 				c.mu.Unlock()
-				c.hits.Add(1)
 				c.hitBytes.Add(n)
 				return e.data[off-e.off : end-e.off : end-e.off], n, nil
 			}
@@ -130,7 +126,6 @@ func (c *RangeCache) Read(bucket, key, etag string, off, n int64, fetch func(off
 		gaps = [][2]int64{{off, end}}
 	}
 	c.mu.Unlock()
-	c.misses.Add(1)
 
 	if len(gaps) > maxCacheGaps {
 		gaps = [][2]int64{{gaps[0][0], gaps[len(gaps)-1][1]}}
@@ -141,7 +136,6 @@ func (c *RangeCache) Read(bucket, key, etag string, off, n int64, fetch func(off
 		if err != nil {
 			return nil, 0, err
 		}
-		c.fetchBytes.Add(int64(len(b)))
 		got = append(got, piece{g[0], b})
 	}
 	c.insert(v, got)
