@@ -107,8 +107,15 @@ func NewRuntime(bucket objstore.Bucket, sig Signals, log *slog.Logger) *Runtime 
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return &Runtime{Bucket: bucket, Signals: sig, Log: log, plans: map[string]*plan.Stage{}}
+	rt := &Runtime{Bucket: bucket, Signals: sig, Log: log, plans: map[string]*plan.Stage{}}
+	rt.Exec.PoisonFreed = os.Getenv(PoisonFreedEnv) != ""
+	return rt
 }
+
+// PoisonFreedEnv, when set in a function process's environment, turns on
+// exec.Options.PoisonFreed: the Makefile's test targets set it, so every
+// test's answers are checked with released scan buffers overwritten.
+const PoisonFreedEnv = "SLUICE_POISON_FREED"
 
 // Handle is the core every adapter calls: encoded TaskSpec in, encoded
 // TaskResult out. It never fails: errors are reported in the result.

@@ -87,8 +87,14 @@ type Options struct {
 	// (default 0.7) of them.
 	Late          LateMode
 	LateKeepRatio float64
-	lateGap       int  // tests: the late path's lateGap (0: the default)
-	arrowPages    bool // tests: the late path decodes with arrow-go's column readers only (no pageDecoder)
+	// PoisonFreed overwrites the column buffers a scan recycles when
+	// their batch is released (see recycler): a debugging switch, on in
+	// every test run (SLUICE_POISON_FREED), so that an operator reading a
+	// batch after releasing it gives wrong answers instead of ones that
+	// are right by luck.
+	PoisonFreed bool
+	lateGap     int  // tests: the late path's lateGap (0: the default)
+	arrowPages  bool // tests: the late path decodes with arrow-go's column readers only (no pageDecoder)
 }
 
 func (o Options) withDefaults() Options {

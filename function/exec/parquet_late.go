@@ -199,23 +199,24 @@ type lateCol struct {
 	chunkOf  *bytesDecoder
 }
 
-// begin starts a batch of rows rows.
-func (c *lateCol) begin(mem memory.Allocator, rows int) {
+// begin starts a batch of rows rows: its string bytes from mem, its
+// fixed-width values and indices from fixed.
+func (c *lateCol) begin(mem, fixed memory.Allocator, rows int) {
 	c.n, c.cap, c.valid, c.validBuf = 0, rows, nil, nil
 	switch c.kind {
 	case lkBool:
-		c.buf, c.obits = newBitmap(mem, rows)
+		c.buf, c.obits = newBitmap(fixed, rows)
 	case lkInt32, lkUint32, lkDec32, lkInt64:
-		c.buf, c.o64 = newFixed[int64](mem, rows)
+		c.buf, c.o64 = newFixed[int64](fixed, rows)
 	case lkDate:
-		c.buf, c.o32 = newFixed[int32](mem, rows)
+		c.buf, c.o32 = newFixed[int32](fixed, rows)
 	case lkDictStr:
-		c.buf, c.o32 = newFixed[int32](mem, rows)
+		c.buf, c.o32 = newFixed[int32](fixed, rows)
 		clear(c.o32) // a NULL row's index stays 0
 		c.dicts, c.dictBase = c.dicts[:0], 0
 	case lkFloat32, lkFloat64:
-		c.buf, c.of64 = newFixed[float64](mem, rows)
-	case lkByteText:
+		c.buf, c.of64 = newFixed[float64](fixed, rows)
+	case lkByteText: // string bytes are never recycled (recycler)
 		c.str = newStrBuilder(mem, rows, rows*8)
 	}
 }
@@ -615,6 +616,10 @@ type lateState struct {
 	left int64 // rows still to read, when no column is read by the record reader
 	pick []int32
 	gap  int // lateGap
+
+	// fixed allocates the batches' fixed-width columns, recycling the
+	// buffers of released batches (recycle.go).
+	fixed *recycler
 }
 
 // lateConj is a conjunct of the filter, over its own columns.
@@ -681,7 +686,8 @@ func (s *ParquetScan) planLate() *lateState {
 		walk(e)
 		return out
 	}
-	l := &lateState{byOut: make([]int, nout), auto: s.opts.Late == LateAuto, ratio: s.opts.LateKeepRatio}
+	l := &lateState{byOut: make([]int, nout), auto: s.opts.Late == LateAuto, ratio: s.opts.LateKeepRatio,
+		fixed: newRecycler(s.opts.Mem, s.opts.PoisonFreed, recycleLimit)}
 	if l.ratio <= 0 {
 		l.ratio = 0.7
 	}
@@ -930,7 +936,7 @@ func (s *ParquetScan) lateDecode(c *lateCol, sel []int32, nrows int) (arrow.Arra
 	if sel != nil {
 		n = len(sel)
 	}
-	c.begin(s.opts.Mem, n)
+	c.begin(s.opts.Mem, s.late.fixed, n)
 	if err := s.lateReadCol(c, sel, nrows, true); err != nil {
 		c.release()
 		return nil, err

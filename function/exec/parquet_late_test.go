@@ -239,28 +239,66 @@ func scanRowsFrom(t *testing.T, f parquet.ReaderAtSeeker, n *plan.Node, opts Opt
 	op.Close()
 	var out [][]any
 	for _, rec := range recs {
-		cols := make([][]any, rec.NumCols())
-		for j, c := range rec.Columns() {
-			if l, ok := c.(*array.List); ok {
-				cols[j] = make([]any, l.Len())
-				for i := range cols[j] {
-					if !l.IsNull(i) {
-						cols[j][i] = l.ValueStr(i)
-					}
-				}
-				continue
-			}
-			cols[j] = goVals(c)
-		}
-		for i := 0; i < int(rec.NumRows()); i++ {
-			r := make([]any, len(cols))
-			for j := range cols {
-				r[j] = cols[j][i]
-			}
-			out = append(out, r)
-		}
+		out = appendRows(out, rec)
 	}
 	return out, ps
+}
+
+// scanRowsStreamed is scanRows (without a Filter above) that releases
+// each batch as soon as its rows are copied out, as an aggregation does:
+// the scan's recycler hands the released buffers to its next batches.
+func scanRowsStreamed(t *testing.T, path string, n *plan.Node, opts Options) ([][]any, *ParquetScan) {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	op, err := NewParquetScan(context.Background(), f, n, nil, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][]any
+	for {
+		rec, err := op.Next(context.Background())
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = appendRows(out, rec)
+		rec.Release()
+	}
+	if err := op.Close(); err != nil {
+		t.Fatal(err)
+	}
+	return out, op.(*ParquetScan)
+}
+
+// appendRows appends rec's rows to out as Go values (copies).
+func appendRows(out [][]any, rec arrow.RecordBatch) [][]any {
+	cols := make([][]any, rec.NumCols())
+	for j, c := range rec.Columns() {
+		if l, ok := c.(*array.List); ok {
+			cols[j] = make([]any, l.Len())
+			for i := range cols[j] {
+				if !l.IsNull(i) {
+					cols[j][i] = l.ValueStr(i)
+				}
+			}
+			continue
+		}
+		cols[j] = goVals(c)
+	}
+	for i := 0; i < int(rec.NumRows()); i++ {
+		r := make([]any, len(cols))
+		for j := range cols {
+			r[j] = cols[j][i]
+		}
+		out = append(out, r)
+	}
+	return out
 }
 
 // TestLateMaterialization checks the late path against the record reader
@@ -347,7 +385,17 @@ func TestLateMaterialization(t *testing.T) {
 						t.Errorf("nothing decoded or skipped")
 					}
 				}
-				got, _ := scanRows(t, path, n, Options{Late: LateAuto, BatchRows: 500}, true)
+				// Each batch released before the next is read, as an
+				// aggregation does: the late columns' buffers come back
+				// recycled, released ones poisoned.
+				got, ps := scanRowsStreamed(t, path, n, Options{Mem: checkedMem(t), Late: LateAlways, BatchRows: 97, PoisonFreed: true})
+				if !reflect.DeepEqual(got, want) {
+					t.Fatalf("streamed late scan gave %d rows, want %d; first difference at %d", len(got), len(want), firstRowDiff(got, want))
+				}
+				if len(want) > 4*97 && ps.late.fixed.reused == 0 {
+					t.Errorf("%d rows in batches of 97 released as they came, no buffer recycled", len(want))
+				}
+				got, _ = scanRows(t, path, n, Options{Late: LateAuto, BatchRows: 500}, true)
 				if !reflect.DeepEqual(got, want) {
 					t.Fatalf("adaptive scan gave %d rows, want %d", len(got), len(want))
 				}

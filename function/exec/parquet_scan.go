@@ -814,6 +814,7 @@ func (s *ParquetScan) Close() error {
 			c.closeOwn()
 			c.closeSpare()
 		}
+		s.late.fixed.close()
 	}
 	if s.pf != nil {
 		return s.pf.Close()
