@@ -1,8 +1,10 @@
 package function
 
 import (
+	"runtime"
 	"runtime/debug"
 	"testing"
+	"time"
 )
 
 func TestTuneGC(t *testing.T) {
@@ -23,7 +25,7 @@ func TestTuneGC(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			restore := TuneGC(c.limit)
+			restore := TuneGC(c.limit, nil)
 			p := debug.SetGCPercent(-1)
 			debug.SetGCPercent(p)
 			l := debug.SetMemoryLimit(-1)
@@ -41,7 +43,7 @@ func TestTuneGC(t *testing.T) {
 	t.Run("user settings win", func(t *testing.T) {
 		t.Setenv("GOGC", "150")
 		t.Setenv("GOMEMLIMIT", "1GiB")
-		restore := TuneGC(1 << 30)
+		restore := TuneGC(1<<30, func() int64 { return 1 << 40 })
 		defer restore()
 		p := debug.SetGCPercent(-1)
 		debug.SetGCPercent(p)
@@ -49,6 +51,68 @@ func TestTuneGC(t *testing.T) {
 			t.Fatalf("TuneGC overrode GOGC/GOMEMLIMIT set by the user")
 		}
 	})
+}
+
+func TestGCPercentFor(t *testing.T) {
+	const mib = 1 << 20
+	cases := []struct {
+		name       string
+		live, held int64
+		want       int
+	}{
+		{"nothing held", 100 * mib, 0, GCPercent},
+		{"unknown live heap", 0, 10 * mib, GCPercent},
+		{"held is a small part", 1000 * mib, 100 * mib, GCPercent * 900 / 1000},
+		{"held is most: headroom four times the rest", 400 * mib, 250 * mib, GCPercent * 150 / 400},
+		{"all held: the task floor", 512 * mib, 512 * mib, GCPercent * 64 / 512},
+		{"small live heap under the floor", 48 * mib, 40 * mib, GCPercent},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			if got := gcPercentFor(c.live, c.held); got != c.want {
+				t.Fatalf("gcPercentFor(%d MiB, %d MiB) = %d, want %d", c.live/mib, c.held/mib, got, c.want)
+			}
+		})
+	}
+}
+
+// TestTuneGCHeld checks that the growth target follows the held memory
+// after collections, and that restore stops it.
+func TestTuneGCHeld(t *testing.T) {
+	t.Setenv("GOGC", "")
+	t.Setenv("GOMEMLIMIT", "")
+	before := debug.SetGCPercent(-1)
+	debug.SetGCPercent(before)
+	percent := func() int {
+		p := debug.SetGCPercent(-1)
+		debug.SetGCPercent(p)
+		return p
+	}
+	// 128 MiB live and held, as a full file cache: the task floor rules,
+	// so the target drops below GCPercent after the next collection.
+	cache := make([]byte, 128<<20)
+	defer runtime.KeepAlive(cache)
+	restore := TuneGC(1<<30, func() int64 { return int64(len(cache)) })
+	deadline := time.Now().Add(5 * time.Second)
+	for percent() >= GCPercent && time.Now().Before(deadline) {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := percent(); p >= GCPercent {
+		restore()
+		t.Fatalf("GC percent %d after collections with held memory, want below %d", p, GCPercent)
+	}
+	restore()
+	if p := percent(); p != before {
+		t.Fatalf("restore left percent %d, want %d", p, before)
+	}
+	for i := 0; i < 3; i++ {
+		runtime.GC()
+		time.Sleep(10 * time.Millisecond)
+	}
+	if p := percent(); p != before {
+		t.Fatalf("a stopped tuner set percent %d, want %d", p, before)
+	}
 }
 
 func TestMemoryLimitLambda(t *testing.T) {

@@ -98,7 +98,7 @@ func benchStack(b testing.TB, mod func(*local.Options)) *local.Stack {
 		}
 		opts = *o
 	})
-	b.Cleanup(function.TuneGC(local.GCLimit(opts)))
+	b.Cleanup(function.TuneGC(local.GCLimit(opts), st.Runtime.Files.Bytes))
 	return st
 }
 

@@ -86,15 +86,16 @@ func run() error {
 		defer rdb.Close()
 		sig = function.RedisSignals{RDB: rdb}
 	}
-	// A function process runs tasks in the memory the platform gives:
-	// let the heap grow within it instead of collecting every few MiB.
-	function.TuneGC(function.MemoryLimit())
 	rt := function.NewRuntime(bucket, sig, log)
 	cacheBytes, err := function.FileCacheFor(function.MemoryLimit(), os.Getenv)
 	if err != nil {
 		return err
 	}
 	rt.Files = objstore.NewRangeCache(cacheBytes)
+	// A function process runs tasks in the memory the platform gives:
+	// let the heap grow within it instead of collecting every few MiB,
+	// the file cache left out of the growth target.
+	function.TuneGC(function.MemoryLimit(), rt.Files.Bytes)
 	log.Info("file cache", "bytes", cacheBytes)
 	// Spill to the local disk the platform gives (Lambda: /tmp, sized by
 	// the function's ephemeral storage), within its free space: one task

@@ -298,9 +298,14 @@ func startStack(c *cli.Context, _ []cli.Flag) (*local.Stack, error) {
 	opts.APIAddr = c.String("addr")
 	opts.IcebergCatalog = c.String("iceberg-catalog")
 	opts.Log = logger(c)
-	// The process runs the functions: tune its collector to their memory.
-	function.TuneGC(local.GCLimit(opts))
-	return local.Start(c.Context, opts)
+	st, err := local.Start(c.Context, opts)
+	if err != nil {
+		return nil, err
+	}
+	// The process runs the functions: tune its collector to their
+	// memory, their file cache left out of the growth target.
+	function.TuneGC(local.GCLimit(opts), st.Runtime.Files.Bytes)
+	return st, nil
 }
 
 func submitCommand() *cli.Command {

@@ -69,6 +69,16 @@ func NewRangeCache(budget int64) *RangeCache {
 	return &RangeCache{budget: budget, objs: map[cacheVersion]*cachedObject{}}
 }
 
+// Bytes is the memory the cache holds now (0 for a nil cache).
+func (c *RangeCache) Bytes() int64 {
+	if c == nil {
+		return 0
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.used
+}
+
 // Stats reports the cache's figures (zero for a nil cache).
 func (c *RangeCache) Stats() RangeCacheStats {
 	if c == nil {
