@@ -7,7 +7,7 @@ import (
 	"runtime/metrics"
 	"strconv"
 	"strings"
-	"sync/atomic"
+	"sync"
 )
 
 // GCPercent is the garbage collector's growth target TuneGC sets where the
@@ -93,9 +93,13 @@ func gcPercentFor(live, held int64) int {
 // a finalizer on a sentinel object runs after each cycle and arms itself
 // again, as the gctuner libraries do.
 type gcTuner struct {
-	held    func() int64
-	sample  []metrics.Sample // only the finalizer goroutine reads it
-	stopped atomic.Bool
+	held   func() int64
+	sample []metrics.Sample // only the finalizer goroutine reads it
+
+	// mu makes stop wait for a collection's setting in flight, so the
+	// settings TuneGC's restore puts back are the last.
+	mu      sync.Mutex
+	stopped bool
 }
 
 // gcSentinel is the object whose finalizer marks a collection: larger
@@ -108,7 +112,9 @@ type gcSentinel struct {
 func (g *gcTuner) arm() { runtime.SetFinalizer(&gcSentinel{}, g.onGC) }
 
 func (g *gcTuner) onGC(s *gcSentinel) {
-	if g.stopped.Load() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.stopped {
 		return
 	}
 	metrics.Read(g.sample)
@@ -118,7 +124,11 @@ func (g *gcTuner) onGC(s *gcSentinel) {
 	runtime.SetFinalizer(s, g.onGC)
 }
 
-func (g *gcTuner) stop() { g.stopped.Store(true) }
+func (g *gcTuner) stop() {
+	g.mu.Lock()
+	g.stopped = true
+	g.mu.Unlock()
+}
 
 // MemoryLimit returns the memory this process may use, as the platform
 // tells it: AWS Lambda's AWS_LAMBDA_FUNCTION_MEMORY_SIZE (MiB), else the
