@@ -285,6 +285,10 @@ func New(cfg Config, store *Store, bucket objstore.Bucket, p Planner, t Tables, 
 		// function held more than its budget (issue 28).
 		cfg.AQE.TargetPartitionBytes = cfg.FunctionMemory / 4
 	}
+	if cfg.AQE.FunctionMemory == 0 {
+		// Coalescing bounds what a task holds in memory by it.
+		cfg.AQE.FunctionMemory = cfg.FunctionMemory
+	}
 	if cfg.FunctionMemory > 0 && cfg.PackBytes > cfg.FunctionMemory/8 {
 		// The tasks of a pack run at once and share the function's
 		// operator budget (function.Batch): their input together stays

@@ -120,6 +120,13 @@ type Config struct {
 	RuntimeFilterProbeBytes int64 `json:"runtime_filter_probe_bytes"`
 	// Sizing configures size-functions (no sizes: off).
 	Sizing Sizing `json:"sizing"`
+	// FunctionMemory is each function's memory (the coordinator's
+	// --function-memory; 0: unknown). Coalescing keeps the rows a task
+	// holds in memory (an aggregate's groups, a join's build side) within
+	// a quarter of it, half the task's operator budget, so that packing
+	// partitions by their compressed shuffle bytes does not make a task
+	// spill.
+	FunctionMemory int64 `json:"function_memory,omitempty"`
 }
 
 // coalesceTarget is the bytes coalescing packs into a task for a stage

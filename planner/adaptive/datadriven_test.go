@@ -41,7 +41,7 @@ var update = flag.Bool("update", false, "rewrite testdata/*.txt with the re-plan
 //	                                inline-scan-bytes, runtime-filters,
 //	                                runtime-filter-probe-bytes, sizes (MiB,
 //	                                comma-separated), default-size (MiB),
-//	                                optimize
+//	                                optimize, function-memory (MiB)
 //	finish stage=N rows=R bytes=B [objects=O] [maps=M]
 //	                                the stage finished with R rows and B bytes
 //	                                spread evenly over its partitions (O map
@@ -299,6 +299,7 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		cfg.MaxSplitBytes = d.int(t, "max-split-bytes", cfg.MaxSplitBytes)
 		cfg.InlineScanBytes = d.int(t, "inline-scan-bytes", cfg.InlineScanBytes)
 		cfg.RuntimeFilterProbeBytes = d.int(t, "runtime-filter-probe-bytes", cfg.RuntimeFilterProbeBytes)
+		cfg.FunctionMemory = d.int(t, "function-memory", cfg.FunctionMemory>>20) << 20
 		if v, ok := d.args["runtime-filters"]; ok {
 			cfg.RuntimeFilters = v == "true"
 		}
@@ -331,6 +332,9 @@ func (env *goldenEnv) run(t *testing.T, d *directive, fired, notFired map[string
 		if len(cfg.Sizing.Sizes) == 0 {
 			// The goldens from before size-functions print no sizing.
 			out = out[:strings.Index(out, " Sizing:")] + "}"
+			if cfg.FunctionMemory > 0 {
+				out += fmt.Sprintf(" function memory %d MiB", cfg.FunctionMemory>>20)
+			}
 		}
 		return out, nil
 	case "scan":
