@@ -36,16 +36,20 @@ func TuneGC(limitBytes int64, held func() int64) (restore func()) {
 		return func() {}
 	}
 	prevLimit, prevPercent := int64(-1), -1
+	soft := limitBytes / 10 * 9
 	if os.Getenv("GOMEMLIMIT") == "" {
-		prevLimit = debug.SetMemoryLimit(limitBytes / 10 * 9)
+		prevLimit = debug.SetMemoryLimit(soft)
+	} else {
+		soft = 0 // the user's limit: the tuner leaves the goal to it
 	}
 	var tuner *gcTuner
 	if os.Getenv("GOGC") == "" {
 		prevPercent = debug.SetGCPercent(GCPercent)
-		if held != nil {
-			tuner = &gcTuner{held: held, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
-			tuner.arm()
+		if held == nil {
+			held = func() int64 { return 0 }
 		}
+		tuner = &gcTuner{held: held, limit: soft, sample: []metrics.Sample{{Name: "/gc/heap/live:bytes"}}}
+		tuner.arm()
 	}
 	return func() {
 		if tuner != nil {
@@ -78,22 +82,46 @@ const gcTaskFloor = 64 << 20
 // The cache's bytes cost the collector almost nothing to mark (no
 // pointers), so collecting more often is cheap; what 400% was for
 // (session 20: a small live heap collected every few MiB) stays.
-func gcPercentFor(live, held int64) int {
-	if live <= 0 || held <= 0 {
+//
+// Below the memory limit: when limit (the soft memory limit TuneGC set;
+// 0: none) is known, the target also keeps the heap's goal within
+// gcGoalShare of it. A goal at the limit itself (where GCPercent alone
+// puts a large live heap) leaves the runtime's scavenger, which holds the
+// process's memory under 95% of the limit, returning freed pages to the
+// kernel while the heap grows back into them: TPC-H Q18 at SF 10 on four
+// 512 MiB functions released 4.6 GB (3 GB of it eagerly, on allocation)
+// and took 1.77 M page faults and 45 s of system CPU in a 62 s run.
+func gcPercentFor(live, held, limit int64) int {
+	if live <= 0 {
 		return GCPercent
 	}
-	task := max(live-held, gcTaskFloor)
-	if task >= live {
-		return GCPercent
+	pct := GCPercent
+	if held > 0 {
+		if task := max(live-held, gcTaskFloor); task < live {
+			pct = max(int(int64(GCPercent)*task/live), 1)
+		}
 	}
-	return max(int(int64(GCPercent)*task/live), 1)
+	if limit > 0 {
+		room := int64(float64(limit)*gcGoalShare) - live
+		pct = min(pct, max(int(100*room/live), gcMinPercent))
+	}
+	return pct
 }
+
+// gcGoalShare is the share of the soft memory limit gcPercentFor keeps the
+// heap's goal within, and gcMinPercent the least target it sets when the
+// live heap leaves less room than that (the limit then bounds the heap).
+const (
+	gcGoalShare  = 0.8
+	gcMinPercent = 10
+)
 
 // gcTuner sets the growth target after every collection (gcPercentFor):
 // a finalizer on a sentinel object runs after each cycle and arms itself
 // again, as the gctuner libraries do.
 type gcTuner struct {
 	held   func() int64
+	limit  int64            // the soft memory limit, 0 when the user set it
 	sample []metrics.Sample // only the finalizer goroutine reads it
 
 	// mu makes stop wait for a collection's setting in flight, so the
@@ -119,7 +147,7 @@ func (g *gcTuner) onGC(s *gcSentinel) {
 	}
 	metrics.Read(g.sample)
 	if g.sample[0].Value.Kind() == metrics.KindUint64 {
-		debug.SetGCPercent(gcPercentFor(int64(g.sample[0].Value.Uint64()), g.held()))
+		debug.SetGCPercent(gcPercentFor(int64(g.sample[0].Value.Uint64()), g.held(), g.limit))
 	}
 	runtime.SetFinalizer(s, g.onGC)
 }

@@ -56,21 +56,26 @@ func TestTuneGC(t *testing.T) {
 func TestGCPercentFor(t *testing.T) {
 	const mib = 1 << 20
 	cases := []struct {
-		name       string
-		live, held int64
-		want       int
+		name              string
+		live, held, limit int64
+		want              int
 	}{
-		{"nothing held", 100 * mib, 0, GCPercent},
-		{"unknown live heap", 0, 10 * mib, GCPercent},
-		{"held is a small part", 1000 * mib, 100 * mib, GCPercent * 900 / 1000},
-		{"held is most: headroom four times the rest", 400 * mib, 250 * mib, GCPercent * 150 / 400},
-		{"all held: the task floor", 512 * mib, 512 * mib, GCPercent * 64 / 512},
-		{"small live heap under the floor", 48 * mib, 40 * mib, GCPercent},
+		{"nothing held", 100 * mib, 0, 0, GCPercent},
+		{"unknown live heap", 0, 10 * mib, 0, GCPercent},
+		{"held is a small part", 1000 * mib, 100 * mib, 0, GCPercent * 900 / 1000},
+		{"held is most: headroom four times the rest", 400 * mib, 250 * mib, 0, GCPercent * 150 / 400},
+		{"all held: the task floor", 512 * mib, 512 * mib, 0, GCPercent * 64 / 512},
+		{"small live heap under the floor", 48 * mib, 40 * mib, 0, GCPercent},
+		{"limit far above the goal", 100 * mib, 0, 4000 * mib, GCPercent},
+		{"goal kept within 0.8 of the limit", 500 * mib, 0, 1000 * mib, 60},
+		{"live heap past 0.8 of the limit: the least target", 900 * mib, 0, 1000 * mib, gcMinPercent},
+		{"held and limit: the lower target", 400 * mib, 250 * mib, 1000 * mib, 100},
+		{"held and limit: held decides", 400 * mib, 350 * mib, 1000 * mib, GCPercent * 64 / 400},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := gcPercentFor(c.live, c.held); got != c.want {
-				t.Fatalf("gcPercentFor(%d MiB, %d MiB) = %d, want %d", c.live/mib, c.held/mib, got, c.want)
+			if got := gcPercentFor(c.live, c.held, c.limit); got != c.want {
+				t.Fatalf("gcPercentFor(%d MiB, %d MiB, %d MiB) = %d, want %d", c.live/mib, c.held/mib, c.limit/mib, got, c.want)
 			}
 		})
 	}

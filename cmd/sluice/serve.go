@@ -254,6 +254,9 @@ func functionCommand() *cli.Command {
 					return err
 				}
 				rt.Files = objstore.NewRangeCache(cacheBytes)
+				// As sluice-function does: the heap grows within the
+				// function's memory, the file cache left out of the target.
+				function.TuneGC(function.MemoryLimit(), rt.Files.Bytes)
 				tasks := c.Int("concurrency")
 				if tasks <= 0 {
 					tasks = runtime.GOMAXPROCS(0) // function.HTTPOptions' default slots
