@@ -78,7 +78,13 @@ func TestSingleAggregatesSpill(t *testing.T) {
 	db := openDuck(t, dir)
 	fnMem := int64(512<<10) * max(1, int64(math.Round(*sfFlag/0.01)))
 	spillDir := t.TempDir()
-	st := startStack(t, "", func(o *local.Options) { o.FunctionMemory = fnMem })
+	st := startStack(t, "", func(o *local.Options) {
+		o.FunctionMemory = fnMem
+		// Coalescing by bytes alone, as before its memory bound: the
+		// bound spreads the groups over more tasks, which then fit their
+		// budget and leave nothing here to spill.
+		o.Coordinator.AQE.FunctionMemory = -1
+	})
 	st.Runtime.SpillDir = spillDir
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)

@@ -121,7 +121,8 @@ type Config struct {
 	// Sizing configures size-functions (no sizes: off).
 	Sizing Sizing `json:"sizing"`
 	// FunctionMemory is each function's memory (the coordinator's
-	// --function-memory; 0: unknown). Coalescing keeps the rows a task
+	// --function-memory; 0: unknown, negative: no memory bound; the
+	// coordinator fills in 0 from its own). Coalescing keeps the rows a task
 	// holds in memory (an aggregate's groups, a join's build side) within
 	// a quarter of it, half the task's operator budget, so that packing
 	// partitions by their compressed shuffle bytes does not make a task
