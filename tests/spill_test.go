@@ -111,6 +111,20 @@ func TestSingleAggregatesSpill(t *testing.T) {
 		})
 	}
 
+	// With the memory bound on, the string_agg's stage runs one partition
+	// a task: a task whose ORDER BY sort fit in 3/4 of its budget left the
+	// aggregation above it the rest and failed with SL104 (and so did the
+	// same query with more tasks, as its hint advised); the sort now
+	// hands its rows to disk when it holds more than half.
+	bound := startStack(t, "", func(o *local.Options) { o.FunctionMemory = fnMem })
+	bound.Runtime.SpillDir = spillDir
+	if _, err := bound.LoadDir(context.Background(), dir); err != nil {
+		t.Fatal(err)
+	}
+	agg := `select l_suppkey, string_agg(l_shipmode, ',' order by l_orderkey, l_linenumber) as modes, count(distinct l_shipinstruct) as i
+		from lineitem group by l_suppkey`
+	compareRows(t, sluiceRows(run(t, bound, agg, true)), duckRows(t, db, agg), false)
+
 	// A window with PARTITION BY over all of lineitem in one task of a
 	// 2 MiB function (1 MiB for operators, a fraction of the rows): its
 	// sort spills, and it computes the partitions it holds a piece at a

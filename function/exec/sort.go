@@ -100,6 +100,22 @@ func (s *sortOp) releaseBuffered() {
 
 func (s *sortOp) topK() bool { return s.limit >= 0 }
 
+// handOff reports whether a full sort that fit in memory should still
+// write its rows to disk before it emits them: when it holds more than
+// half of the task's budget and spilling is possible. An in-memory sort
+// holds every input row until its last output row is out, so the
+// operator above it (a string_agg's or a window's aggregation, a merge)
+// would get only what is left: a single-mode aggregate over a sort of
+// 250 KB under a 256 KiB budget failed with SL104 while the same rows
+// with more beside them, which made the sort spill, passed. A run on
+// disk is read back a batch at a time.
+func (s *sortOp) handOff() bool {
+	if s.topK() || s.res == nil || s.res.p == nil || !s.res.p.CanSpill() {
+		return false
+	}
+	return s.res.held > s.res.p.Limit()/2
+}
+
 func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 	if !s.sorted {
 		if s.topK() && s.limit == 0 {
@@ -109,6 +125,13 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		s.sorted = true
+		if len(s.runs) == 0 && s.handOff() {
+			// Leave the budget to the operators reading the output:
+			// the buffer goes to disk as one run, streamed back.
+			if err := s.spillRun(); err != nil {
+				return nil, err
+			}
+		}
 		if len(s.runs) > 0 {
 			if err := s.spillRun(); err != nil {
 				return nil, err

@@ -453,3 +453,68 @@ func TestWindowOverBudgetEqualsInMemory(t *testing.T) {
 	t.Logf("one partition: peak %d of a 256 KiB budget, %d spill files", pool2.Peak(), pool2.SpillCount())
 	check2()
 }
+
+// TestSortHandsOffBudget: a full sort that fits its budget but holds more
+// than half of it writes its rows to disk as one run before it emits them,
+// so the operator reading its output has the budget (a string_agg's
+// aggregation over a 250 KB sort under 256 KiB failed with SL104); under
+// half, or without a spill directory, it stays in memory. The rows and
+// their order are the in-memory sort's either way.
+func TestSortHandsOffBudget(t *testing.T) {
+	rng := rand.New(rand.NewSource(5))
+	batches := randomSortInput(rng, 20000, 2000)
+	schema := schemaOf(batches[0])
+	keys := []plan.SortKey{{Expr: cref(0, i64T)}, {Expr: cref(1, strT), Desc: true}}
+	// What the sort holds when it has read everything: the peak of an
+	// unbounded pool.
+	big := NewMemoryPool(1<<30, t.TempDir(), 0)
+	op, err := NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, keys...), Options{Mem: checkedMem(t), Pool: big})
+	want := runOp(t, op, err)
+	held := big.Peak()
+	if big.SpillCount() != 0 || held == 0 {
+		t.Fatalf("unbounded sort: %d spills, peak %d", big.SpillCount(), held)
+	}
+	for _, c := range []struct {
+		name     string
+		limit    int64
+		spillDir bool
+		runs     int64
+	}{
+		{"two thirds of the budget: one run on disk", held * 3 / 2, true, 1},
+		{"a third of the budget: in memory", held * 3, true, 0},
+		{"no spill directory: in memory", held * 3 / 2, false, 0},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			pool, check := spillPool(t, c.limit)
+			if !c.spillDir {
+				pool, check = NewMemoryPool(c.limit, "", 0), func() {}
+			}
+			op, err := NewSort(newSource(schema.Arrow(), recsOf(t, batches)...), sortNode(schema, -1, keys...),
+				Options{Mem: checkedMem(t), Pool: pool, BatchRows: 1000})
+			if err != nil {
+				t.Fatal(err)
+			}
+			first, err := op.Next(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			// While it emits, a sort that handed off holds at most what
+			// its merge reads; one in memory holds everything.
+			used := pool.used.Load()
+			if c.runs > 0 && used > c.limit/2 {
+				t.Errorf("sort holds %d of %d bytes while emitting after handing off", used, c.limit)
+			}
+			got := rows([]arrow.RecordBatch{first})
+			first.Release()
+			rest := runOp(t, op, nil)
+			got = append(got, rest...)
+			if !reflect.DeepEqual(got, want) {
+				t.Fatalf("rows differ from the in-memory sort (%d vs %d rows)", len(got), len(want))
+			}
+			if pool.SpillCount() != c.runs {
+				t.Fatalf("%d runs spilled, want %d", pool.SpillCount(), c.runs)
+			}
+			check()
+		})
+	}
+}

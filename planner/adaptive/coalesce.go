@@ -111,7 +111,7 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 			}
 			if km := (totalMem + memCap - 1) / memCap; km > k && km > 1 {
 				balance, k, total, weight = true, km, totalMem, mem
-				memNote = fmt.Sprintf(", held rows ~%d MiB in memory, at most %d MiB a task", totalMem>>20, memCap>>20)
+				memNote = fmt.Sprintf(", held rows ~%d bytes in memory, at most %d a task", totalMem, memCap)
 			}
 		}
 		var seen, curGroup int64
