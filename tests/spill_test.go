@@ -280,7 +280,12 @@ func TestGlobalAggregatesSpill(t *testing.T) {
 	db := openDuck(t, dir)
 	fnMem := int64(512<<10) * max(1, int64(math.Round(*sfFlag/0.01)))
 	spillDir := t.TempDir()
-	st := startStack(t, "", func(o *local.Options) { o.FunctionMemory = fnMem })
+	st := startStack(t, "", func(o *local.Options) {
+		o.FunctionMemory = fnMem
+		// Coalescing by bytes alone: the DISTINCT aggregates' grouping
+		// stage would otherwise run on enough tasks to fit its budget.
+		o.Coordinator.AQE.FunctionMemory = -1
+	})
 	st.Runtime.SpillDir = spillDir
 	if _, err := st.LoadDir(context.Background(), dir); err != nil {
 		t.Fatal(err)
