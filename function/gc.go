@@ -20,10 +20,10 @@ const GCPercent = 400
 // TuneGC sets the process's garbage collector for running tasks in
 // limitBytes of memory: a soft memory limit at nine tenths of it, and a
 // growth target of GCPercent of what the tasks hold, so the heap may grow
-// to five times that while it stays under the limit. held, when not nil,
-// reports memory the process keeps across tasks without pointers in it
-// (the range cache of table bytes): after every collection the target is
-// set so that this memory is not multiplied (gcPercentFor). It does
+// to five times that while its goal stays within 0.8 of the limit (after
+// every collection: gcPercentFor). held, when not nil, reports memory the
+// process keeps across tasks without pointers in it (the range cache of
+// table bytes), which the target then does not multiply. It does
 // nothing when limitBytes is not positive (without a limit a larger
 // growth target could pass the memory the platform gives), and leaves
 // settings the user made through GOGC or GOMEMLIMIT alone. It returns a

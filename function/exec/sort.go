@@ -125,14 +125,10 @@ func (s *sortOp) Next(ctx context.Context) (arrow.RecordBatch, error) {
 			return nil, err
 		}
 		s.sorted = true
-		if len(s.runs) == 0 && s.handOff() {
-			// Leave the budget to the operators reading the output:
-			// the buffer goes to disk as one run, streamed back.
-			if err := s.spillRun(); err != nil {
-				return nil, err
-			}
-		}
-		if len(s.runs) > 0 {
+		// A sort that spilled merges its runs; one that fit but holds
+		// more than half the budget (handOff) writes its buffer as the
+		// one run, so the operators reading its output have the rest.
+		if len(s.runs) > 0 || s.handOff() {
 			if err := s.spillRun(); err != nil {
 				return nil, err
 			}

@@ -84,13 +84,7 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 		// The memory bound (see the type's comment): weigh partitions by
 		// the memory their held rows take when that needs more groups.
 		held := heldRowBytes(st, ins)
-		weight := func(p int) int64 {
-			var b int64
-			for _, in := range ins {
-				b += s.Done[in].Partition(p).Bytes
-			}
-			return b
-		}
+		var weigh func(p int) int64 // nil: partitions weigh their bytes
 		memNote := ""
 		if memCap := s.Config.FunctionMemory / 4; memCap > 0 && len(held) > 0 {
 			mem := func(p int) int64 {
@@ -110,7 +104,7 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 				}
 			}
 			if km := (totalMem + memCap - 1) / memCap; km > k && km > 1 {
-				balance, k, total, weight = true, km, totalMem, mem
+				balance, k, total, weigh = true, km, totalMem, mem
 				memNote = fmt.Sprintf(", held rows ~%d bytes in memory, at most %d a task", totalMem, memCap)
 			}
 		}
@@ -135,7 +129,9 @@ func (CoalescePartitions) Apply(s *State) (string, error) {
 				// Group by where the partition's middle weight falls
 				// among k equal shares of the total: k contiguous groups
 				// of about total/k each.
-				b := weight(p)
+				if weigh != nil {
+					b = weigh(p)
+				}
 				g := min(k-1, (seen+b/2)*k/max(total, 1))
 				if len(cur) > 0 && g != curGroup {
 					groups = append(groups, cur)
