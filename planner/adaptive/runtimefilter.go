@@ -18,7 +18,9 @@ import (
 // rows are dropped (inner, semi, or right: plan.JoinType.DropsUnmatchedProbe)
 // with a key that is a plain column on both sides, of one summarizable
 // type (plan.SummaryType), whose build key is an output column of a stage
-// B (through filters, plain projections and joins) and whose probe key is
+// B (through filters, plain projections and joins, and on into the stages
+// B reads and across inner joins' equal keys into their build sides:
+// buildSources, one edge per source, nearest first) and whose probe key is
 // a column of a scan in a pending stage T (through filters, plain
 // projections, the probe side of per-probe-row joins, plain-column group
 // keys of aggregations, and exchanges from stages read by that exchange
@@ -84,8 +86,8 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 			continue
 		}
 		sum := done.Summary(e.BuildColumn)
-		if sum == nil || sum.Rows == 0 || sum.Type != e.Type || hasRuntimeFilter(e.scan.Scan, e) {
-			continue // no summary; an empty build side (propagate-empty's); added already
+		if sum == nil || sum.Rows == 0 || sum.Type != e.Type || hasRuntimeFilter(e.scan.Scan, e) || hasNearerFilter(s.Graph, e.scan.Scan, e) {
+			continue // no summary; an empty build side (propagate-empty's); added already, or a tighter one
 		}
 		if err := sum.Validate(); err != nil {
 			return "", fmt.Errorf("runtime-filter: stage %d: %w", e.Build, err)
@@ -171,14 +173,12 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 					continue // an expression key (a cast on one side, say)
 				}
 				edges := func(from, to int, fromCol, toCol int) {
-					b, bc, ok := buildSource(n.Inputs[from], fromCol)
-					if !ok {
-						return
-					}
-					e := FilterEdge{Join: st.ID, Build: b, BuildColumn: bc, Type: lk.Type, JoinType: n.Join.Type}
-					for _, t := range probeTargets(g, st.ID, &n.Inputs[to], toCol, e) {
-						if t.Probe != b {
-							out = append(out, t)
+					for _, src := range buildSources(g, n.Inputs[from], fromCol) {
+						e := FilterEdge{Join: st.ID, Build: src.stage, BuildColumn: src.col, Type: lk.Type, JoinType: n.Join.Type}
+						for _, t := range probeTargets(g, st.ID, &n.Inputs[to], toCol, e) {
+							if t.Probe != src.stage && !dependsOn(g, src.stage, t.Probe) {
+								out = append(out, t)
+							}
 						}
 					}
 				}
@@ -195,41 +195,145 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 	return out
 }
 
-// buildSource follows build column c of a join down through filters,
-// plain projections and joins to the exchange it comes from: the upstream
-// stage and its output column. Each of these passes on values of the
-// column below it (a join's output column is a column of one of its
-// sides, or NULL where an outer join pads), so the upstream column's
+// buildSources follows build column c of a join down to the upstream
+// stages whose output columns bound its keys, nearest first. Each step
+// passes on values of the column below it, so the upstream column's
 // summary covers every non-NULL key the join builds on: a superset, which
 // filters less but never drops a row that matches.
-func buildSource(n *plan.Node, c int) (stage, col int, ok bool) {
-	for {
-		switch n.Kind {
-		case plan.KindExchange:
-			return n.Stage, c, c >= 0 && c < len(n.Schema)
-		case plan.KindFilter:
-			n = n.Inputs[0]
-		case plan.KindProject:
-			if c < 0 || c >= len(n.Exprs) || n.Exprs[c].Op != plan.OpColumn {
-				return 0, 0, false
-			}
-			c, n = n.Exprs[c].Col, n.Inputs[0]
-		case plan.KindHashJoin:
-			if n.Join == nil || len(n.Inputs) != 2 || c < 0 {
-				return 0, 0, false
-			}
-			switch nl := len(n.Inputs[0].Schema); {
-			case n.Join.Type.BuildOnly():
-				n = n.Inputs[1]
-			case n.Join.Type == plan.JoinSemi || n.Join.Type == plan.JoinAnti || c < nl:
+//   - Filters, plain projections and plain-column group keys of
+//     aggregations pass values on; a join's output column is a column of
+//     one of its sides (or NULL where an outer join pads).
+//   - The first exchange is a source: the stage it reads and its column.
+//     The walk then goes on into that stage's plan, up to maxSourceHops
+//     stages, where an exchange is a source only once the walk has gone
+//     into a join's build side (across the equality below, or because the
+//     column is the build side's): elsewhere it leads to the unfiltered
+//     rows the nearer source was made from (TPC-H Q18's HAVING reads the
+//     partial sums of every order), a summary that costs and bounds
+//     nothing.
+//   - Where the column is a plain key of an inner join (or the outer key
+//     of a semi join, or the build key of a right semi join), every output
+//     row's key equals a key of the other side too, so the other side's
+//     sources bound it as well (transitive filters, as Trino's dynamic
+//     filters follow join equalities): TPC-H Q17's subquery scan of
+//     lineitem is filtered by the part scan that the outer lineitem scan's
+//     join reads, which is done long before that join's own stage.
+func buildSources(g *plan.Graph, n *plan.Node, c int) []filterSource {
+	var out []filterSource
+	var walk func(n *plan.Node, c, hops int, crossed bool)
+	walk = func(n *plan.Node, c, hops int, crossed bool) {
+		for n != nil && c >= 0 && c < len(n.Schema) {
+			switch n.Kind {
+			case plan.KindExchange:
+				if up := g.Stage(n.Stage); up != nil && up.Root != nil && up.Root.Kind == plan.KindExchange && up.Root.SplitObjects && len(up.Root.Schema) == len(n.Schema) {
+					// combine-objects' stage passes a finished stage's rows
+					// on as they are: that stage is the source.
+					n = up.Root
+					continue
+				}
+				src := filterSource{stage: n.Stage, col: c}
+				if slices.Contains(out, src) {
+					return
+				}
+				if hops == 0 || crossed {
+					out = append(out, src)
+				}
+				up := g.Stage(n.Stage)
+				if hops >= maxSourceHops || up == nil || up.Root == nil || len(up.Root.Schema) != len(n.Schema) {
+					return
+				}
+				n, hops = up.Root, hops+1
+			case plan.KindFilter:
 				n = n.Inputs[0]
+			case plan.KindProject:
+				if c >= len(n.Exprs) || n.Exprs[c].Op != plan.OpColumn {
+					return
+				}
+				c, n = n.Exprs[c].Col, n.Inputs[0]
+			case plan.KindAggregate:
+				a := n.Aggregate
+				if a == nil || len(n.Inputs) != 1 || c >= len(a.GroupBy) || a.GroupBy[c].Op != plan.OpColumn {
+					return
+				}
+				c, n = a.GroupBy[c].Col, n.Inputs[0]
+			case plan.KindHashJoin:
+				if n.Join == nil || len(n.Inputs) != 2 {
+					return
+				}
+				side, col := 0, c
+				switch nl := len(n.Inputs[0].Schema); {
+				case n.Join.Type.BuildOnly():
+					side = 1
+				case n.Join.Type == plan.JoinSemi || n.Join.Type == plan.JoinAnti || c < nl:
+				default:
+					side, col = 1, c-nl
+				}
+				if other, ok := equalKey(n.Join, side, col); ok && side == 0 {
+					// Only into the build side, the side the planner found
+					// smaller: a summary of the probe side would cost more
+					// than it saves.
+					walk(n.Inputs[1], other, hops, true)
+				}
+				c, n = col, n.Inputs[side]
+				crossed = crossed || side == 1
 			default:
-				c, n = c-nl, n.Inputs[1]
+				return
 			}
-		default:
-			return 0, 0, false
 		}
 	}
+	walk(n, c, 0, false)
+	return out
+}
+
+// maxSourceHops bounds how many stages buildSources walks into past the
+// first exchange.
+const maxSourceHops = 3
+
+type filterSource struct{ stage, col int }
+
+// equalKey returns the other side's key column that column col of side
+// side of join j equals in every output row, when there is one: col is
+// a plain key of an inner join (either side), of a semi join's outer side
+// or of a right semi join's build side, equal to a plain key of the other
+// side of the same type.
+func equalKey(j *plan.Join, side, col int) (int, bool) {
+	switch {
+	case j.NullAware:
+		return 0, false
+	case j.Type == plan.JoinInner:
+	case j.Type == plan.JoinSemi && side == 0:
+	case j.Type == plan.JoinRightSemi && side == 1:
+	default:
+		return 0, false
+	}
+	for i := range min(len(j.LeftKeys), len(j.RightKeys)) {
+		k := [2]*plan.Expr{j.LeftKeys[i], j.RightKeys[i]}
+		if k[0].Op == plan.OpColumn && k[1].Op == plan.OpColumn && k[0].Type == k[1].Type && k[side].Col == col {
+			return k[1-side].Col, true
+		}
+	}
+	return 0, false
+}
+
+// dependsOn reports whether stage s reads stage p's output, directly or
+// through other stages: a summary of s cannot come before p has run.
+func dependsOn(g *plan.Graph, s, p int) bool {
+	seen := map[int]bool{}
+	var visit func(id int) bool
+	visit = func(id int) bool {
+		st := g.Stage(id)
+		if st == nil || seen[id] {
+			return false
+		}
+		seen[id] = true
+		for _, in := range st.Inputs {
+			if in == p || visit(in) {
+				return true
+			}
+		}
+		return false
+	}
+	return visit(s)
 }
 
 // probeTargets follows probe column c of the node at *slot (in stage st)
@@ -333,6 +437,18 @@ func exchangeLeaves(root *plan.Node, stage int) int {
 func hasRuntimeFilter(sc *plan.Scan, e FilterEdge) bool {
 	for _, f := range sc.RuntimeFilters {
 		if f.Stage == e.Build && f.BuildColumn == e.BuildColumn && f.Column == e.ScanColumn {
+			return true
+		}
+	}
+	return false
+}
+
+// hasNearerFilter reports whether the scan has a runtime filter on e's
+// column already from a stage that reads e's build stage: a nearer source
+// of the same key (buildSources), whose keys are a subset of e's.
+func hasNearerFilter(g *plan.Graph, sc *plan.Scan, e FilterEdge) bool {
+	for _, f := range sc.RuntimeFilters {
+		if f.Column == e.ScanColumn && dependsOn(g, f.Stage, e.Build) {
 			return true
 		}
 	}

@@ -119,6 +119,14 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		if _, done := s.Done[b]; done {
 			continue
 		}
+		if filteredFrom(s.Graph, e.scan.Scan, e.ScanColumn, b) {
+			// A farther source of the key (buildSources) filtered the
+			// scan already: b's keys may be fewer still, but waiting for
+			// them costs the wall time of b (TPC-H Q17's subquery scan,
+			// filtered by the part scan, would wait for the outer
+			// lineitem scan's join with it, for the same 206 parts).
+			continue
+		}
 		if bs := s.Graph.Stage(b); bs == nil || !slices.Contains(bs.Summarize, e.BuildColumn) {
 			continue // the rule did not ask b for a summary: no filter will come
 		}
@@ -313,4 +321,16 @@ func sortedIDs[V any](m map[int]V) []int {
 	}
 	sort.Ints(ids)
 	return ids
+}
+
+// filteredFrom reports whether scan sc has a runtime filter on its output
+// column col from a stage that stage b reads: a farther source of the
+// keys b would summarize.
+func filteredFrom(g *plan.Graph, sc *plan.Scan, col, b int) bool {
+	for _, f := range sc.RuntimeFilters {
+		if f.Column == col && dependsOn(g, b, f.Stage) {
+			return true
+		}
+	}
+	return false
 }

@@ -443,8 +443,8 @@ func TestFilterEdgesThroughAggregate(t *testing.T) {
 			}
 			var edge *FilterEdge
 			for _, e := range FilterEdges(p.Graph) {
-				if e.Probe == a {
-					edge = &e
+				if e.Probe == a && edge == nil {
+					edge = &e // the nearest source (transitive ones follow)
 				}
 			}
 			if (edge != nil) != c.edge {
@@ -468,6 +468,22 @@ func TestFilterEdgesThroughAggregate(t *testing.T) {
 			}
 			if h, ok := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})[a]; !ok || h.Build != edge.Build {
 				t.Fatalf("stage %d: hold %+v (%v), want held for stage %d", a, h, ok, edge.Build)
+			}
+			// A farther source of the key (the dimension's stage, across
+			// the build stage's join) is an edge too; once its filter is
+			// on the scan, the scan no longer waits for the nearer one.
+			var far *FilterEdge
+			for _, e := range FilterEdges(p.Graph) {
+				if e.Probe == a && slices.Contains(b.Inputs, e.Build) {
+					far = &e
+				}
+			}
+			if far == nil {
+				t.Fatalf("no edge into stage %d from an input of build stage %d:\n%s", a, edge.Build, plan.FormatGraph(p.Graph, nil))
+			}
+			far.scan.Scan.RuntimeFilters = append(far.scan.Scan.RuntimeFilters, plan.RuntimeFilter{Stage: far.Build, BuildColumn: far.BuildColumn, Column: far.ScanColumn, Kind: "set"})
+			if h, ok := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})[a]; ok {
+				t.Fatalf("stage %d filtered by stage %d still held: %+v", a, far.Build, h)
 			}
 		})
 	}
