@@ -225,7 +225,9 @@ func buildSources(g *plan.Graph, n *plan.Node, c int) []filterSource {
 		for n != nil && c >= 0 && c < len(n.Schema) {
 			switch n.Kind {
 			case plan.KindExchange:
-				if up := g.Stage(n.Stage); up != nil && up.Root != nil && up.Root.Kind == plan.KindExchange && up.Root.SplitObjects && len(up.Root.Schema) == len(n.Schema) {
+				up := g.Stage(n.Stage)
+				into := up != nil && up.Root != nil && len(up.Root.Schema) == len(n.Schema)
+				if into && up.Root.Kind == plan.KindExchange && up.Root.SplitObjects {
 					// combine-objects' stage passes a finished stage's rows
 					// on as they are: that stage is the source.
 					n = up.Root
@@ -238,8 +240,7 @@ func buildSources(g *plan.Graph, n *plan.Node, c int) []filterSource {
 				if hops == 0 || crossed {
 					out = append(out, src)
 				}
-				up := g.Stage(n.Stage)
-				if hops >= maxSourceHops || up == nil || up.Root == nil || len(up.Root.Schema) != len(n.Schema) {
+				if !into || hops >= maxSourceHops {
 					return
 				}
 				n, hops = up.Root, hops+1
@@ -378,13 +379,8 @@ func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) 
 				side, col = 1, c-nl
 			}
 			out := probeTargets(g, st, &n.Inputs[side], col, e)
-			for i := range min(len(n.Join.LeftKeys), len(n.Join.RightKeys)) {
-				k := [2]*plan.Expr{n.Join.LeftKeys[i], n.Join.RightKeys[i]}
-				if k[0].Op != plan.OpColumn || k[1].Op != plan.OpColumn || k[0].Type != k[1].Type || k[side].Col != col {
-					continue
-				}
-				out = append(out, probeTargets(g, st, &n.Inputs[1-side], k[1-side].Col, e)...)
-				break
+			if other, ok := equalKey(n.Join, side, col); ok {
+				out = append(out, probeTargets(g, st, &n.Inputs[1-side], other, e)...)
 			}
 			return out
 		}
