@@ -76,6 +76,7 @@ func newApp() *cli.App {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "log-level", Value: "warn", EnvVars: []string{"SLUICE_LOG_LEVEL"}, Usage: "debug, info, warn or error (JSON logs on stderr)"},
 			&cli.StringFlag{Name: "cpuprofile", Usage: "write a Go CPU profile of the whole process to this file (for `go tool pprof`)"},
+			&cli.StringFlag{Name: "memprofile", Usage: "write a Go heap profile (allocations since the start, and memory in use) to this file at exit (for `go tool pprof`)"},
 		},
 		Before: startCPUProfile,
 		After:  stopCPUProfile,
@@ -115,13 +116,33 @@ func startCPUProfile(c *cli.Context) error {
 	return nil
 }
 
-// stopCPUProfile ends the --cpuprofile profile and closes its file.
+// stopCPUProfile ends the --cpuprofile profile and closes its file, and
+// writes the --memprofile profile, if asked for.
 func stopCPUProfile(c *cli.Context) error {
+	if path := c.String("memprofile"); path != "" {
+		if err := writeHeapProfile(path); err != nil {
+			return err
+		}
+	}
 	f, ok := c.App.Metadata["cpuprofile"].(*os.File)
 	if !ok {
 		return nil
 	}
 	pprof.StopCPUProfile()
+	return f.Close()
+}
+
+// writeHeapProfile writes the heap profile (alloc_space covers the whole
+// run) to path.
+func writeHeapProfile(path string) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("--memprofile: %w", err)
+	}
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return fmt.Errorf("--memprofile: %w", err)
+	}
 	return f.Close()
 }
 
