@@ -10,6 +10,7 @@ import (
 	"log/slog"
 	"os"
 	"os/signal"
+	"runtime"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -79,7 +80,7 @@ func newApp() *cli.App {
 			&cli.StringFlag{Name: "memprofile", Usage: "write a Go heap profile (allocations since the start, and memory in use) to this file at exit (for `go tool pprof`)"},
 		},
 		Before: startCPUProfile,
-		After:  stopCPUProfile,
+		After:  stopProfiles,
 		Commands: []*cli.Command{
 			tpchCommand(),
 			localCommand(),
@@ -116,9 +117,9 @@ func startCPUProfile(c *cli.Context) error {
 	return nil
 }
 
-// stopCPUProfile ends the --cpuprofile profile and closes its file, and
-// writes the --memprofile profile, if asked for.
-func stopCPUProfile(c *cli.Context) error {
+// stopProfiles writes the --memprofile profile, and ends the --cpuprofile
+// profile and closes its file, each if asked for.
+func stopProfiles(c *cli.Context) error {
 	if path := c.String("memprofile"); path != "" {
 		if err := writeHeapProfile(path); err != nil {
 			return err
@@ -133,8 +134,10 @@ func stopCPUProfile(c *cli.Context) error {
 }
 
 // writeHeapProfile writes the heap profile (alloc_space covers the whole
-// run) to path.
+// run) to path, after a collection so that it is up to date (the profile
+// is as of the last one).
 func writeHeapProfile(path string) error {
+	runtime.GC()
 	f, err := os.Create(path)
 	if err != nil {
 		return fmt.Errorf("--memprofile: %w", err)
