@@ -118,19 +118,18 @@ func startCPUProfile(c *cli.Context) error {
 }
 
 // stopProfiles writes the --memprofile profile, and ends the --cpuprofile
-// profile and closes its file, each if asked for.
+// profile and closes its file, each if asked for; a failure of one does
+// not lose the other.
 func stopProfiles(c *cli.Context) error {
+	var errs []error
 	if path := c.String("memprofile"); path != "" {
-		if err := writeHeapProfile(path); err != nil {
-			return err
-		}
+		errs = append(errs, writeHeapProfile(path))
 	}
-	f, ok := c.App.Metadata["cpuprofile"].(*os.File)
-	if !ok {
-		return nil
+	if f, ok := c.App.Metadata["cpuprofile"].(*os.File); ok {
+		pprof.StopCPUProfile()
+		errs = append(errs, f.Close())
 	}
-	pprof.StopCPUProfile()
-	return f.Close()
+	return errors.Join(errs...)
 }
 
 // writeHeapProfile writes the heap profile (alloc_space covers the whole
