@@ -114,6 +114,7 @@ func AggregateMetrics(results []*TaskResult) *StageMetrics {
 			a.LateRowsDecoded += o.LateRowsDecoded
 			a.LateRowsSkipped += o.LateRowsSkipped
 			a.JoinPrunedRowGroups += o.JoinPrunedRowGroups
+			a.FilteredRows += o.FilteredRows
 			a.MaxComputeNanos = max(a.MaxComputeNanos, o.ComputeNanos)
 			a.MaxWallNanos = max(a.MaxWallNanos, o.WallNanos)
 		}
@@ -166,6 +167,9 @@ func (o *StageOperator) Format() string {
 	}
 	if o.JoinPrunedRowGroups > 0 {
 		fmt.Fprintf(&b, ", row_groups_pruned_by_join=%d", o.JoinPrunedRowGroups)
+	}
+	if o.FilteredRows > 0 {
+		fmt.Fprintf(&b, ", rows_dropped_by_runtime_filter=%d", o.FilteredRows)
 	}
 	fmt.Fprintf(&b, ", tasks=%d", o.Tasks)
 	return b.String()

@@ -176,7 +176,11 @@ func buildNode(ctx context.Context, n *plan.Node, leaves Leaves, opts Options) (
 		if leaves == nil {
 			return nil, errors.New("exec: build exchange: no leaf provider")
 		}
-		return leaves.Exchange(ctx, n)
+		op, err := leaves.Exchange(ctx, n)
+		if err != nil || n.Predicate == nil {
+			return op, err
+		}
+		return newExchangeFilter(op, n, opts)
 	case plan.KindEmpty:
 		return NewEmpty(n), nil
 	case plan.KindValues:

@@ -47,6 +47,9 @@ type OpMetrics struct {
 	// row groups it left unread because their statistics lie outside the
 	// range of the join's build keys (JoinRangePruner).
 	JoinPrunedRowGroups int64 `json:"join_pruned_row_groups,omitempty"`
+	// FilteredRows are, for an exchange with runtime filters
+	// (RuntimeFilterer), the rows read that they dropped.
+	FilteredRows int64 `json:"filtered_rows,omitempty"`
 }
 
 // JoinRangePruner is implemented by scans that count the row groups a
@@ -195,6 +198,9 @@ func (o *opMeter) snapshot() OpMetrics {
 	}
 	if lm, ok := o.op.(LateMaterializer); ok {
 		m.LateRowsDecoded, m.LateRowsSkipped = lm.LateRows()
+	}
+	if rf, ok := o.op.(RuntimeFilterer); ok {
+		m.FilteredRows = rf.FilteredRows()
 	}
 	if jp, ok := o.op.(JoinRangePruner); ok {
 		m.JoinPrunedRowGroups = jp.JoinRangePruned()

@@ -70,23 +70,26 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		if s.Skipped(e.Build) {
 			continue
 		}
+		if e.onExchange() && !s.exchangeTakes(e) {
+			continue // the stages it reads take the filter, or took it
+		}
 		b := s.Graph.Stage(e.Build)
 		done, ok := s.Done[e.Build]
 		if !ok {
 			if s.Running[e.Build] || slices.Contains(b.Summarize, e.BuildColumn) {
 				continue // too late to ask, or asked already
 			}
-			if size, measured := s.Scans[e.Probe]; measured && size.Bytes < s.Config.RuntimeFilterProbeBytes {
-				continue // a small probe scan: not worth a stage inline-scans could save
+			if size, measured := s.probeBytes(e); measured && size < s.Config.RuntimeFilterProbeBytes {
+				continue // a small probe side: not worth a stage inline-scans could save
 			}
 			b.Summarize = append(b.Summarize, e.BuildColumn)
 			slices.Sort(b.Summarize)
-			notes = append(notes, fmt.Sprintf("stage %d summarizes %s for the scan of %s in stage %d",
-				e.Build, b.Root.Schema[e.BuildColumn].Name, e.scan.Scan.Table, e.Probe))
+			notes = append(notes, fmt.Sprintf("stage %d summarizes %s for %s in stage %d",
+				e.Build, b.Root.Schema[e.BuildColumn].Name, e.describeTarget(), e.Probe))
 			continue
 		}
 		sum := done.Summary(e.BuildColumn)
-		if sum == nil || sum.Rows == 0 || sum.Type != e.Type || hasRuntimeFilter(e.scan.Scan, e) || hasNearerFilter(s.Graph, e.scan.Scan, e) {
+		if sum == nil || sum.Rows == 0 || sum.Type != e.Type || hasRuntimeFilter(e) || hasNearerFilter(s.Graph, e) {
 			continue // no summary; an empty build side (propagate-empty's); added already, or a tighter one
 		}
 		if err := sum.Validate(); err != nil {
@@ -96,7 +99,29 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		if rows == nil {
 			continue // no range known: nothing to filter by
 		}
-		sc := e.scan.Scan
+		if e.onExchange() {
+			// Rows dropped as the shuffle is read (the stages writing it
+			// run or ran already): the filter goes on the exchange leaf,
+			// which stays where join rules look for it. Only a set of
+			// keys: a range or a Bloom filter of more keys than a set
+			// holds rarely drops rows its join does not drop as cheaply
+			// (TPC-H Q18's 1.5 M customers filtered every order, and
+			// dropped none), and the shuffle is read whole either way.
+			if rf.Kind != "set" && rf.Kind != "none" {
+				continue
+			}
+			x := e.target
+			if x.Predicate == nil {
+				x.Predicate = rows
+			} else {
+				x.Predicate = plan.Call(plan.OpAnd, plan.BoolType, x.Predicate, rows)
+			}
+			x.RuntimeFilters = append(x.RuntimeFilters, rf)
+			notes = append(notes, fmt.Sprintf("stage %d read of stage %d: %s %s from stage %d (%d build rows)",
+				e.Probe, x.Stage, x.Schema[e.ScanColumn].Name, describeFilter(rf, sum), e.Build, sum.Rows))
+			continue
+		}
+		sc := e.target.Scan
 		if sc.Filter == nil {
 			sc.Filter = prune
 		} else {
@@ -105,19 +130,21 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		sc.RuntimeFilters = append(sc.RuntimeFilters, rf)
 		// Above whatever hangs there now: an earlier filter of this round
 		// stays below.
-		f := &plan.Node{Kind: plan.KindFilter, Schema: e.scan.Schema, Inputs: []*plan.Node{*e.slot}, Predicate: rows, Limit: -1}
+		f := &plan.Node{Kind: plan.KindFilter, Schema: e.target.Schema, Inputs: []*plan.Node{*e.slot}, Predicate: rows, Limit: -1}
 		if rf.Kind == "bloom" {
 			f.Bloom = &plan.BloomProbe{Column: e.ScanColumn, Bits: sum.Bloom}
 		}
 		*e.slot = f
 		notes = append(notes, fmt.Sprintf("stage %d scan %s: %s %s from stage %d (%d build rows)",
-			e.Probe, sc.Table, e.scan.Schema[e.ScanColumn].Name, describeFilter(rf, sum), e.Build, sum.Rows))
+			e.Probe, sc.Table, e.target.Schema[e.ScanColumn].Name, describeFilter(rf, sum), e.Build, sum.Rows))
 	}
 	return strings.Join(notes, "; "), nil
 }
 
 // FilterEdge is one join key a runtime filter can carry from a build
-// stage's output column to a scan column of a probe-side stage.
+// stage's output column to a column of a probe-side stage: of a scan, or
+// of an exchange leaf (a shuffle read, filtered when the stages writing
+// it run already).
 type FilterEdge struct {
 	// Join is the stage holding the join.
 	Join int
@@ -127,15 +154,63 @@ type FilterEdge struct {
 	// the key.
 	Build       int
 	BuildColumn int
-	// Probe and ScanColumn: the stage holding the scan the probe key
-	// comes from, and the scan's output column.
+	// Probe and ScanColumn: the stage holding the scan (or exchange leaf)
+	// the probe key comes from, and the leaf's output column.
 	Probe      int
 	ScanColumn int
 	Type       plan.DataType
 	JoinType   plan.JoinType
 
-	scan *plan.Node
-	slot **plan.Node // where the scan (or a filter above it) hangs
+	target *plan.Node  // the scan or the exchange leaf
+	slot   **plan.Node // where a scan (or a filter above it) hangs
+	// below are, for an exchange leaf, the edges to the leaves of the
+	// stages it reads that the key reaches (probeTargets).
+	below []FilterEdge
+}
+
+// onExchange reports whether the edge's target is an exchange leaf.
+func (e FilterEdge) onExchange() bool { return e.target.Kind == plan.KindExchange }
+
+// records are the runtime filters the target carries.
+func (e FilterEdge) records() []plan.RuntimeFilter {
+	if e.onExchange() {
+		return e.target.RuntimeFilters
+	}
+	return e.target.Scan.RuntimeFilters
+}
+
+// describeTarget names the target for the round record.
+func (e FilterEdge) describeTarget() string {
+	if e.onExchange() {
+		return fmt.Sprintf("the read of stage %d", e.target.Stage)
+	}
+	return "the scan of " + e.target.Scan.Table
+}
+
+// exchangeTakes reports whether exchange edge e may take its filter: no
+// leaf below it (in the stages it reads) is in a pending stage, where the
+// filter drops the rows earlier, or has the filter (or a nearer one)
+// already, so that the rows come filtered.
+func (s *State) exchangeTakes(e FilterEdge) bool {
+	for _, b := range e.below {
+		if s.Pending(b.Probe) || hasRuntimeFilter(b) || hasNearerFilter(s.Graph, b) {
+			return false
+		}
+	}
+	return true
+}
+
+// probeBytes is what the probe side of e was measured to read: the scan's
+// table bytes, or the shuffle bytes the stage read by an exchange wrote.
+func (s *State) probeBytes(e FilterEdge) (int64, bool) {
+	if e.onExchange() {
+		if d := s.Done[e.target.Stage]; d != nil {
+			return d.Bytes, true
+		}
+		return 0, false
+	}
+	size, ok := s.Scans[e.Probe]
+	return size.Bytes, ok
 }
 
 // FilterEdges lists the runtime filter edges of g, whatever state its
@@ -176,6 +251,9 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 					for _, src := range buildSources(g, n.Inputs[from], fromCol) {
 						e := FilterEdge{Join: st.ID, Build: src.stage, BuildColumn: src.col, Type: lk.Type, JoinType: n.Join.Type}
 						for _, t := range probeTargets(g, st.ID, &n.Inputs[to], toCol, e) {
+							if t.onExchange() && t.Probe == st.ID {
+								continue // the join's own stage: the join drops the rows as cheaply
+							}
 							if t.Probe != src.stage && !dependsOn(g, src.stage, t.Probe) {
 								out = append(out, t)
 							}
@@ -359,7 +437,7 @@ func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) 
 			// the rule fire again on its own output.
 			return nil
 		}
-		e.Probe, e.ScanColumn, e.scan, e.slot = st, c, n, slot
+		e.Probe, e.ScanColumn, e.target, e.slot = st, c, n, slot
 		return []FilterEdge{e}
 	case plan.KindFilter:
 		return probeTargets(g, st, &n.Inputs[0], c, e)
@@ -410,12 +488,20 @@ func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) 
 		return out
 	case plan.KindExchange:
 		// Into the producing stage, when this exchange is its only reader
-		// (a stage reused by several readers keeps all its rows).
+		// (a stage reused by several readers keeps all its rows); and the
+		// exchange leaf itself, after those: its reads can drop the rows
+		// when the producing stages run already.
+		var below []FilterEdge
 		up := g.Stage(n.Stage)
-		if up == nil || up.Root == nil || !slices.Equal(g.Consumers(up.ID), []int{st}) || exchangeLeaves(g.Stage(st).Root, up.ID) != 1 {
-			return nil
+		if up != nil && up.Root != nil && slices.Equal(g.Consumers(up.ID), []int{st}) && exchangeLeaves(g.Stage(st).Root, up.ID) == 1 {
+			below = probeTargets(g, up.ID, &up.Root, c, e)
 		}
-		return probeTargets(g, up.ID, &up.Root, c, e)
+		if n.SplitObjects {
+			return below // combine-objects' stage passes rows on as they are
+		}
+		x := e
+		x.Probe, x.ScanColumn, x.target, x.slot, x.below = st, c, n, slot, below
+		return append(below, x)
 	}
 	return nil
 }
@@ -430,8 +516,8 @@ func exchangeLeaves(root *plan.Node, stage int) int {
 	return k
 }
 
-func hasRuntimeFilter(sc *plan.Scan, e FilterEdge) bool {
-	for _, f := range sc.RuntimeFilters {
+func hasRuntimeFilter(e FilterEdge) bool {
+	for _, f := range e.records() {
 		if f.Stage == e.Build && f.BuildColumn == e.BuildColumn && f.Column == e.ScanColumn {
 			return true
 		}
@@ -439,11 +525,11 @@ func hasRuntimeFilter(sc *plan.Scan, e FilterEdge) bool {
 	return false
 }
 
-// hasNearerFilter reports whether the scan has a runtime filter on e's
+// hasNearerFilter reports whether e's target has a runtime filter on e's
 // column already from a stage that reads e's build stage: a nearer source
 // of the same key (buildSources), whose keys are a subset of e's.
-func hasNearerFilter(g *plan.Graph, sc *plan.Scan, e FilterEdge) bool {
-	for _, f := range sc.RuntimeFilters {
+func hasNearerFilter(g *plan.Graph, e FilterEdge) bool {
+	for _, f := range e.records() {
 		if f.Column == e.ScanColumn && dependsOn(g, f.Stage, e.Build) {
 			return true
 		}
@@ -455,7 +541,7 @@ func hasNearerFilter(g *plan.Graph, sc *plan.Scan, e FilterEdge) bool {
 // row predicate of the Filter node above the scan, and the scan's pruning
 // conjunct. rows is nil when the summary bounds nothing.
 func filterOf(sum *plan.ColumnSummary, e FilterEdge) (rf plan.RuntimeFilter, rows, prune *plan.Expr) {
-	col := plan.Column(e.ScanColumn, e.scan.Schema[e.ScanColumn].Name, e.Type)
+	col := plan.Column(e.ScanColumn, e.target.Schema[e.ScanColumn].Name, e.Type)
 	rf = plan.RuntimeFilter{Stage: e.Build, BuildColumn: e.BuildColumn, Column: e.ScanColumn}
 	switch {
 	case sum.Exact && len(sum.Values) == 0:

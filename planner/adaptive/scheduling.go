@@ -119,7 +119,10 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		if _, done := s.Done[b]; done {
 			continue
 		}
-		if filteredFrom(s.Graph, e.scan.Scan, e.ScanColumn, b) {
+		if e.onExchange() && !s.exchangeTakes(e) {
+			continue // the rows it reads come filtered, or the stages it reads take the filter
+		}
+		if filteredFrom(s.Graph, e.records(), e.ScanColumn, b) {
 			// A farther source of the key (buildSources) filtered the
 			// scan already: b's keys may be fewer still, but waiting for
 			// them costs the wall time of b (TPC-H Q17's subquery scan,
@@ -130,12 +133,24 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		if bs := s.Graph.Stage(b); bs == nil || !slices.Contains(bs.Summarize, e.BuildColumn) {
 			continue // the rule did not ask b for a summary: no filter will come
 		}
+		// A stage reading shuffles that the planner's selective build
+		// side filters (Q18's join of lineitem and orders, and the
+		// HAVING stage's keys) waits however much b reads: its inputs are
+		// written already, so the wait (at most the hold's timeout) costs
+		// no scan, and the filtered join saves shuffling them on.
+		// Any other exchange waits for nothing: its filter is a set of
+		// keys only (RuntimeFilter), which nothing but the planner's
+		// estimates promise.
+		shuffled := e.onExchange() && s.Graph.Stage(b).FilterBuild
+		if e.onExchange() && !shuffled {
+			continue
+		}
 		bRunning, bStarting := l.active(b)
 		if !bRunning && !bStarting {
 			// b waits for its own inputs: holding a would wait on them
 			// too, unless the planner cut b for this filter and its inputs
 			// run now (none waits on a).
-			if bb, ok := s.filterBuildComing(b, a, l); ok && bb <= p.FilterBuildBytes {
+			if bb, ok := s.filterBuildComing(b, a, l); ok && (bb <= p.FilterBuildBytes || shuffled) {
 				holds[a] = FilterHold{Build: b, Reason: fmt.Sprintf("runtime filter from build stage %d (a selective build side cut for it; its inputs read %d bytes)", b, bb)}
 			}
 			continue
@@ -144,7 +159,7 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 			continue // b itself waits: it would not run while a is held
 		}
 		pb, bb := l.Bytes[a], l.Bytes[b]
-		if bb > p.FilterBuildBytes {
+		if bb > p.FilterBuildBytes && !shuffled {
 			continue
 		}
 		if bs := s.Graph.Stage(b); bs.FilterBuild {
@@ -323,11 +338,11 @@ func sortedIDs[V any](m map[int]V) []int {
 	return ids
 }
 
-// filteredFrom reports whether scan sc has a runtime filter on its output
-// column col from a stage that stage b reads: a farther source of the
-// keys b would summarize.
-func filteredFrom(g *plan.Graph, sc *plan.Scan, col, b int) bool {
-	for _, f := range sc.RuntimeFilters {
+// filteredFrom reports whether a leaf with runtime filters fs has one on
+// its output column col from a stage that stage b reads: a farther source
+// of the keys b would summarize.
+func filteredFrom(g *plan.Graph, fs []plan.RuntimeFilter, col, b int) bool {
+	for _, f := range fs {
 		if f.Column == col && dependsOn(g, b, f.Stage) {
 			return true
 		}

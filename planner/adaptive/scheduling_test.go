@@ -298,8 +298,8 @@ func TestFilterEdgesInnerJoinSides(t *testing.T) {
 	}
 	got := map[string]bool{}
 	for _, e := range FilterEdges(p.Graph) {
-		if p.Graph.Stage(e.Build).FilterBuild {
-			got[e.scan.Scan.Table] = true
+		if p.Graph.Stage(e.Build).FilterBuild && !e.onExchange() {
+			got[e.target.Scan.Table] = true
 		}
 	}
 	if !got["fact"] || !got["ord"] || got["cust"] || got["other"] {
@@ -349,7 +349,7 @@ func TestFilterHoldsSelectiveBuild(t *testing.T) {
 			}
 			probes := map[int]bool{}
 			for _, e := range FilterEdges(s.Graph) {
-				if e.Build == b && e.scan.Scan.Table == "fact" {
+				if e.Build == b && !e.onExchange() && e.target.Scan.Table == "fact" {
 					probes[e.Probe] = true
 					if bs := s.Graph.Stage(b); !slices.Contains(bs.Summarize, e.BuildColumn) {
 						bs.Summarize = append(bs.Summarize, e.BuildColumn)
@@ -443,7 +443,7 @@ func TestFilterEdgesThroughAggregate(t *testing.T) {
 			}
 			var edge *FilterEdge
 			for _, e := range FilterEdges(p.Graph) {
-				if e.Probe == a && edge == nil {
+				if e.Probe == a && !e.onExchange() && edge == nil {
 					edge = &e // the nearest source (transitive ones follow)
 				}
 			}
@@ -474,14 +474,14 @@ func TestFilterEdgesThroughAggregate(t *testing.T) {
 			// on the scan, the scan no longer waits for the nearer one.
 			var far *FilterEdge
 			for _, e := range FilterEdges(p.Graph) {
-				if e.Probe == a && slices.Contains(b.Inputs, e.Build) {
+				if e.Probe == a && !e.onExchange() && slices.Contains(b.Inputs, e.Build) {
 					far = &e
 				}
 			}
 			if far == nil {
 				t.Fatalf("no edge into stage %d from an input of build stage %d:\n%s", a, edge.Build, plan.FormatGraph(p.Graph, nil))
 			}
-			far.scan.Scan.RuntimeFilters = append(far.scan.Scan.RuntimeFilters, plan.RuntimeFilter{Stage: far.Build, BuildColumn: far.BuildColumn, Column: far.ScanColumn, Kind: "set"})
+			far.target.Scan.RuntimeFilters = append(far.target.Scan.RuntimeFilters, plan.RuntimeFilter{Stage: far.Build, BuildColumn: far.BuildColumn, Column: far.ScanColumn, Kind: "set"})
 			if h, ok := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})[a]; ok {
 				t.Fatalf("stage %d filtered by stage %d still held: %+v", a, far.Build, h)
 			}

@@ -84,12 +84,15 @@ func FormatPartitioning(p Partitioning, root *Node) string {
 
 func writeNode(b *strings.Builder, g *Graph, n *Node, depth int, exprName func(*Expr) string) {
 	b.WriteString(strings.Repeat("  ", depth))
-	b.WriteString(describeNode(n, exprName))
+	d := describeNode(n, exprName)
 	if n.Kind == KindExchange {
 		if up := g.Stage(n.Stage); up != nil {
-			b.WriteString(" " + FormatPartitioning(up.Output, up.Root))
+			// The partitioning read, before the filters on the read.
+			f := exchangeFilters(n)
+			d = d[:len(d)-len(f)] + " " + FormatPartitioning(up.Output, up.Root) + f
 		}
 	}
+	b.WriteString(d)
 	b.WriteString(" schema=[")
 	for i, f := range n.Schema {
 		if i > 0 {
@@ -126,24 +129,21 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 			s += " pruning=" + shortExpr(n.Scan.Filter)
 		}
 		if len(n.Scan.RuntimeFilters) > 0 {
-			parts := make([]string, len(n.Scan.RuntimeFilters))
-			for i, f := range n.Scan.RuntimeFilters {
-				parts[i] = f.String()
-			}
-			s += " runtime_filters=[" + strings.Join(parts, "; ") + "]"
+			s += " runtime_filters=[" + runtimeFilters(n.Scan.RuntimeFilters) + "]"
 		}
 		if n.Scan.Inline {
 			s += fmt.Sprintf(" inline files=%d (every task reads them)", len(n.Scan.Files))
 		}
 		return s
 	case KindExchange:
-		if n.SplitObjects {
-			return fmt.Sprintf("Exchange: stage=%d whole, objects split among tasks", n.Stage)
+		s := fmt.Sprintf("Exchange: stage=%d", n.Stage)
+		switch {
+		case n.SplitObjects:
+			s += " whole, objects split among tasks"
+		case n.Whole:
+			s += " whole"
 		}
-		if n.Whole {
-			return fmt.Sprintf("Exchange: stage=%d whole", n.Stage)
-		}
-		return fmt.Sprintf("Exchange: stage=%d", n.Stage)
+		return s + exchangeFilters(n)
 	case KindEmpty:
 		return "Empty:"
 	case KindValues:
@@ -321,4 +321,28 @@ func shortExpr(e *Expr) string {
 		return &c
 	}
 	return strings.ReplaceAll(cut(e).String(), "@-1", "")
+}
+
+func runtimeFilters(fs []RuntimeFilter) string {
+	parts := make([]string, len(fs))
+	for i, f := range fs {
+		parts[i] = f.String()
+	}
+	return strings.Join(parts, "; ")
+}
+
+// exchangeFilters describes the runtime filters on an exchange leaf's
+// read ("" when it has none).
+func exchangeFilters(n *Node) string {
+	var s string
+	if n.Predicate != nil {
+		s += " filter=" + shortExpr(n.Predicate)
+	}
+	if n.Bloom != nil {
+		s += fmt.Sprintf(" bloom=#%d", n.Bloom.Column)
+	}
+	if len(n.RuntimeFilters) > 0 {
+		s += " runtime_filters=[" + runtimeFilters(n.RuntimeFilters) + "]"
+	}
+	return s
 }

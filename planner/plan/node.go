@@ -52,6 +52,13 @@ type Node struct {
 	// Bloom, on a KindFilter node, also keeps only rows whose column may
 	// be in a Bloom filter (a runtime filter's keys; BloomProbe).
 	Bloom *BloomProbe `json:"bloom,omitempty"`
+	// Predicate and Bloom, on a KindExchange leaf, drop the rows read
+	// that do not pass them, as a Filter node above would: the runtime
+	// filters the adaptive rule runtime-filter put on a shuffle read
+	// (RuntimeFilters records them), whose rows a join above drops anyway.
+	// They stay on the leaf so that rules matching a join's exchange
+	// inputs (select-join, DeferProbe) still see the exchange.
+	RuntimeFilters []RuntimeFilter `json:"runtime_filters,omitempty"`
 	// Rows are the rows of a KindValues leaf: one constant expression
 	// (no column references) per column of Schema, already of its type.
 	Rows [][]*Expr `json:"rows,omitempty"`

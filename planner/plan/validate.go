@@ -343,6 +343,20 @@ func validateNode(n *Node) error {
 			return errors.New("files listed on a scan that is not inline")
 		}
 		return exprOver(n.Scan.Filter, n.Schema, "pruning filter")
+	case KindExchange:
+		if n.Predicate == nil {
+			if n.Bloom != nil {
+				return errors.New("a Bloom filter on an exchange without a predicate")
+			}
+			return nil
+		}
+		if n.SplitObjects {
+			return errors.New("a runtime filter on an exchange that splits objects")
+		}
+		if n.Predicate.Type.ID != Bool && n.Predicate.Type.ID != Null {
+			return fmt.Errorf("exchange predicate of type %s", n.Predicate.Type)
+		}
+		return exprOver(n.Predicate, n.Schema, "exchange predicate")
 	case KindFilter:
 		if n.Predicate == nil {
 			return errors.New("no Predicate")

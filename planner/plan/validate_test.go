@@ -38,6 +38,17 @@ func TestValidate(t *testing.T) {
 	if err := validGraph().Validate(); err != nil {
 		t.Fatalf("valid graph: %v", err)
 	}
+	// A runtime filter on a shuffle read (the adaptive rule's).
+	g := validGraph()
+	x := join(g).Inputs[0]
+	x.Predicate = Call(OpIn, BoolType, Column(0, "k", Int64Type), Literal(Value{I: 1}, Int64Type), Literal(Value{I: 5}, Int64Type))
+	x.RuntimeFilters = []RuntimeFilter{{Stage: 1, Column: 0, Kind: "set", Values: 2}}
+	if err := g.Validate(); err != nil {
+		t.Fatalf("graph with a filtered exchange: %v", err)
+	}
+	if got := FormatGraph(g, nil); !strings.Contains(got, "Exchange: stage=0 hash(k) x4 filter=(k@0 IN (1, 5)) runtime_filters=[#0 from stage 1: set of 2] schema=") {
+		t.Errorf("EXPLAIN of the filtered exchange:\n%s", got)
+	}
 	cases := []struct {
 		name   string
 		break_ func(g *Graph)
@@ -99,6 +110,15 @@ func TestValidate(t *testing.T) {
 			r := g.Stage(3).Root
 			g.Stage(3).Root = &Node{Kind: KindFilter, Schema: r.Schema, Inputs: []*Node{r}, Predicate: Column(0, "k", Int64Type)}
 		}, "predicate of type int64"},
+		{"exchange filter not boolean", func(g *Graph) {
+			join(g).Inputs[0].Predicate = Column(0, "k", Int64Type)
+		}, "exchange predicate of type int64"},
+		{"exchange filter column", func(g *Graph) {
+			join(g).Inputs[1].Predicate = Call(OpEq, BoolType, Column(1, "v", StringType), Literal(Value{S: "x"}, StringType))
+		}, "outside the 1 input columns"},
+		{"exchange bloom without predicate", func(g *Graph) {
+			join(g).Inputs[0].Bloom = &BloomProbe{Column: 0, Bits: make([]byte, 32)}
+		}, "Bloom filter on an exchange without a predicate"},
 		{"project width", func(g *Graph) { g.Stage(2).Root.Exprs = g.Stage(2).Root.Exprs[:1] }, "1 exprs for 2 schema fields"},
 		{"project type", func(g *Graph) { g.Stage(2).Root.Schema[1].Type = Int64Type }, "expr 1 has type string"},
 		{"column out of range", func(g *Graph) { g.Stage(3).Root.SortKeys[0].Expr = Column(5, "x", Int64Type) }, "outside the 2 input columns"},
