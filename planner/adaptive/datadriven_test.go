@@ -544,6 +544,15 @@ func summaryLines(t *testing.T, d *directive, st *plan.Stage) []plan.ColumnSumma
 		if v, ok := o.args["min"]; ok {
 			sum.HasRange, sum.Min, sum.Max = true, val(v), val(o.args["max"])
 		}
+		if kib, ok := o.args["bloom"]; ok {
+			// A Bloom filter of that many KiB (its bits do not matter to
+			// a plan).
+			n, err := strconv.Atoi(kib)
+			if err != nil {
+				t.Fatalf("line %d: bloom=%s: %v", d.line, kib, err)
+			}
+			sum.Bloom = make([]byte, n<<10)
+		}
 		if vs, ok := o.args["values"]; ok {
 			sum.Exact = true
 			for _, v := range splitList(vs) {

@@ -102,19 +102,26 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 		if e.onExchange() {
 			// Rows dropped as the shuffle is read (the stages writing it
 			// run or ran already): the filter goes on the exchange leaf,
-			// which stays where join rules look for it. Only a set of
-			// keys: a range or a Bloom filter of more keys than a set
-			// holds rarely drops rows its join does not drop as cheaply
+			// which stays where join rules look for it. A set of keys;
+			// a range or a Bloom filter of more keys only from a build
+			// side the planner called selective (FilterBuild): otherwise
+			// it rarely drops rows its join does not drop as cheaply
 			// (TPC-H Q18's 1.5 M customers filtered every order, and
 			// dropped none), and the shuffle is read whole either way.
-			if rf.Kind != "set" && rf.Kind != "none" {
+			if rf.Kind != "set" && rf.Kind != "none" && !b.FilterBuild {
 				continue
 			}
 			x := e.target
+			if rf.Kind == "bloom" && x.Bloom != nil {
+				rf.Kind = "range" // one Bloom filter a leaf: this one filters by its range
+			}
 			if x.Predicate == nil {
 				x.Predicate = rows
 			} else {
 				x.Predicate = plan.Call(plan.OpAnd, plan.BoolType, x.Predicate, rows)
+			}
+			if rf.Kind == "bloom" {
+				x.Bloom = &plan.BloomProbe{Column: e.ScanColumn, Bits: sum.Bloom}
 			}
 			x.RuntimeFilters = append(x.RuntimeFilters, rf)
 			notes = append(notes, fmt.Sprintf("stage %d read of stage %d: %s %s from stage %d (%d build rows)",
@@ -251,8 +258,8 @@ func FilterEdges(g *plan.Graph) []FilterEdge {
 					for _, src := range buildSources(g, n.Inputs[from], fromCol) {
 						e := FilterEdge{Join: st.ID, Build: src.stage, BuildColumn: src.col, Type: lk.Type, JoinType: n.Join.Type}
 						for _, t := range probeTargets(g, st.ID, &n.Inputs[to], toCol, e) {
-							if t.onExchange() && t.Probe == st.ID {
-								continue // the join's own stage: the join drops the rows as cheaply
+							if t.onExchange() && t.Probe == st.ID && passesRows(n.Inputs[to], t.target) {
+								continue // the join's own input: it drops those rows as cheaply
 							}
 							if t.Probe != src.stage && !dependsOn(g, src.stage, t.Probe) {
 								out = append(out, t)
@@ -504,6 +511,19 @@ func probeTargets(g *plan.Graph, st int, slot **plan.Node, c int, e FilterEdge) 
 		return append(below, x)
 	}
 	return nil
+}
+
+// passesRows reports whether leaf is n or hangs below it through filters
+// and projections only: every row of leaf reaches n's consumer as it is
+// or not at all, with no join or aggregation between to save work on.
+func passesRows(n, leaf *plan.Node) bool {
+	for n != leaf {
+		if (n.Kind != plan.KindFilter && n.Kind != plan.KindProject) || len(n.Inputs) != 1 {
+			return false
+		}
+		n = n.Inputs[0]
+	}
+	return true
 }
 
 func exchangeLeaves(root *plan.Node, stage int) int {

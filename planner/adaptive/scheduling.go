@@ -138,8 +138,8 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		// HAVING stage's keys) waits however much b reads: its inputs are
 		// written already, so the wait (at most the hold's timeout) costs
 		// no scan, and the filtered join saves shuffling them on.
-		// Any other exchange waits for nothing: its filter is a set of
-		// keys only (RuntimeFilter), which nothing but the planner's
+		// Any other exchange waits for nothing: it takes only a set of
+		// keys (RuntimeFilter), which nothing but the planner's
 		// estimates promise.
 		shuffled := e.onExchange() && s.Graph.Stage(b).FilterBuild
 		if e.onExchange() && !shuffled {

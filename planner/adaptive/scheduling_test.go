@@ -276,6 +276,77 @@ func TestFilterHoldsCutBuild(t *testing.T) {
 	}
 }
 
+// TestFilterHoldsShuffleRead: a stage whose join reads shuffles that a
+// build side the planner cut for a runtime filter would filter (TPC-H
+// Q18's join of orders, after the orders scan ran, and the HAVING's keys)
+// waits for that build side however much it and its input read; not once
+// the scan below has the filter (its rows come filtered), and not for a
+// build side the planner did not call selective (a shuffle read takes
+// only a set of keys from it, which nothing promises).
+func TestFilterHoldsShuffleRead(t *testing.T) {
+	cat := goldenCatalog{
+		"ord":  {Name: "ord", Format: "parquet", Rows: 1.5e8, Bytes: 4e9, Columns: []plan.Field{{Name: "o_key", Type: plan.Int64Type}, {Name: "o_cust", Type: plan.Int64Type}}},
+		"cust": {Name: "cust", Format: "parquet", Rows: 1.5e5, Bytes: 1e7, Columns: []plan.Field{{Name: "c_key", Type: plan.Int64Type}, {Name: "c_name", Type: plan.StringType}}},
+		"fact": {Name: "fact", Format: "parquet", Rows: 1e7, Bytes: 4e8, Columns: []plan.Field{{Name: "f_key", Type: plan.Int64Type}, {Name: "f_v", Type: plan.Float64Type}}},
+	}
+	q := "SELECT c_name, o_key FROM ord JOIN cust ON o_cust = c_key WHERE o_key IN (SELECT f_key FROM fact GROUP BY f_key HAVING sum(f_v) > 300)"
+	for _, c := range []struct {
+		name     string
+		build    func(s *State, b int) Launch // the launch, after any change to s
+		notCut   bool
+		filtered bool // the ord scan has the build side's filter
+		holding  bool
+	}{
+		{"cut build's input runs, reading more than FilterBuildBytes", func(s *State, b int) Launch {
+			in := s.Graph.Stage(b).Inputs[0]
+			return Launch{Running: map[int]bool{in: true}, Bytes: map[int]int64{in: 2 << 30}}
+		}, false, false, true},
+		{"cut build runs, reading more than FilterBuildBytes", func(s *State, b int) Launch {
+			return Launch{Running: map[int]bool{b: true}, Bytes: map[int]int64{b: 2 << 30}}
+		}, false, false, true},
+		{"scan below filtered", func(s *State, b int) Launch {
+			return Launch{Running: map[int]bool{b: true}, Bytes: map[int]int64{b: 100}}
+		}, false, true, false},
+		{"build not cut", func(s *State, b int) Launch {
+			return Launch{Running: map[int]bool{b: true}, Bytes: map[int]int64{b: 100}}
+		}, true, false, false},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			p, err := planner.Plan(context.Background(), q, cat, planner.Options{Partitions: 4, BroadcastBytes: -1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			s := &State{Graph: p.Graph, Done: map[int]*StageStats{}, Running: map[int]bool{}, Tasks: InitialTaskPlans(p.Graph), Config: DefaultConfig()}
+			var read *FilterEdge
+			for _, e := range FilterEdges(s.Graph) {
+				if e.onExchange() && s.Graph.Stage(e.Build).FilterBuild && len(e.below) == 1 && e.below[0].target.Scan.Table == "ord" {
+					read = &e
+				}
+			}
+			if read == nil {
+				t.Fatalf("no shuffle read of the ord scan filtered by a cut build side:\n%s", plan.FormatGraph(p.Graph, nil))
+			}
+			b, a := read.Build, read.Probe
+			s.Graph.Stage(b).Summarize = []int{read.BuildColumn}
+			s.Graph.Stage(b).FilterBuild = !c.notCut
+			for _, in := range s.Graph.Stage(a).Inputs {
+				s.Done[in] = &StageStats{Rows: 1e6, Bytes: 1e8}
+			}
+			if c.filtered {
+				sc := read.below[0].target.Scan
+				sc.RuntimeFilters = append(sc.RuntimeFilters, plan.RuntimeFilter{Stage: b, BuildColumn: read.BuildColumn, Column: read.below[0].ScanColumn, Kind: "set"})
+			}
+			l := c.build(s, b)
+			l.Starting = map[int]bool{a: true}
+			l.Bytes[a] = 2e8
+			h, ok := s.FilterHolds(l, HoldPolicy{FilterRatio: 8, FilterBuildBytes: 1 << 30})[a]
+			if ok != c.holding || (ok && h.Build != b) {
+				t.Fatalf("stage %d: hold %+v (%v), want held=%v for stage %d\n%s", a, h, ok, c.holding, b, plan.FormatGraph(p.Graph, nil))
+			}
+		})
+	}
+}
+
 // TestFilterEdgesInnerJoinSides: the keys of a semi join's build side
 // reach the scans of both sides of an inner join below it on the same key
 // (TPC-H Q18's orders and lineitem), and not the scan of a join on
