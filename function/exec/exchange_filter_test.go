@@ -8,6 +8,7 @@ import (
 	"github.com/apache/arrow-go/v18/arrow"
 
 	"github.com/sluicedb/sluice/planner/plan"
+	"github.com/sluicedb/sluice/shuffle/kernel"
 )
 
 // bytesLeaves hands out in-memory exchange readers that report a byte
@@ -46,16 +47,21 @@ func TestExchangeRuntimeFilter(t *testing.T) {
 		}
 		return plan.Call(plan.OpIn, plan.BoolType, args...)
 	}
+	between := func(lo, hi int64) *plan.Expr {
+		return plan.Call(plan.OpAnd, plan.BoolType, plan.Call(plan.OpGe, plan.BoolType, key, litI(lo)), plan.Call(plan.OpLe, plan.BoolType, key, litI(hi)))
+	}
 	cases := []struct {
 		name    string
 		pred    *plan.Expr
+		bloom   []int64 // keys of a Bloom filter on k, with pred
 		want    [][]any
 		dropped int64
 	}{
-		{"none", nil, [][]any{{int64(1), "a"}, {int64(2), "b"}, {nil, "c"}, {int64(4), "d"}, {int64(2), "e"}, {int64(9), "f"}}, 0},
-		{"set", in(2, 9), [][]any{{int64(2), "b"}, {int64(2), "e"}, {int64(9), "f"}}, 3},
-		{"one batch dropped whole", in(4), [][]any{{int64(4), "d"}}, 5},
-		{"nothing matches", litB(false), nil, 6},
+		{"none", nil, nil, [][]any{{int64(1), "a"}, {int64(2), "b"}, {nil, "c"}, {int64(4), "d"}, {int64(2), "e"}, {int64(9), "f"}}, 0},
+		{"set", in(2, 9), nil, [][]any{{int64(2), "b"}, {int64(2), "e"}, {int64(9), "f"}}, 3},
+		{"range and bloom", between(2, 9), []int64{2, 9}, [][]any{{int64(2), "b"}, {int64(2), "e"}, {int64(9), "f"}}, 3},
+		{"one batch dropped whole", in(4), nil, [][]any{{int64(4), "d"}}, 5},
+		{"nothing matches", litB(false), nil, nil, 6},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -66,6 +72,21 @@ func TestExchangeRuntimeFilter(t *testing.T) {
 			x := &plan.Node{Kind: plan.KindExchange, Stage: 0, Schema: schemaOf([]col{ints("k"), strs("v")}), Limit: -1, Predicate: c.pred}
 			if c.pred != nil {
 				x.RuntimeFilters = []plan.RuntimeFilter{{Stage: 1, Column: 0, Kind: "set"}}
+			}
+			if c.bloom != nil {
+				f, err := kernel.NewBloom(1 << 10)
+				if err != nil {
+					t.Fatal(err)
+				}
+				var vals []plan.Value
+				for _, k := range c.bloom {
+					vals = append(vals, plan.Value{I: k})
+				}
+				if err := BloomAddValues(f, plan.Int64Type, vals); err != nil {
+					t.Fatal(err)
+				}
+				x.Bloom = &plan.BloomProbe{Column: 0, Bits: f.Bytes()}
+				x.RuntimeFilters[0].Kind = "bloom"
 			}
 			// A projection above, as a join's input would be.
 			root := &plan.Node{Kind: plan.KindProject, Schema: schemaOf([]col{strs("v"), ints("k")}), Inputs: []*plan.Node{x},
