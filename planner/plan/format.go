@@ -84,15 +84,12 @@ func FormatPartitioning(p Partitioning, root *Node) string {
 
 func writeNode(b *strings.Builder, g *Graph, n *Node, depth int, exprName func(*Expr) string) {
 	b.WriteString(strings.Repeat("  ", depth))
-	d := describeNode(n, exprName)
-	if n.Kind == KindExchange {
-		if up := g.Stage(n.Stage); up != nil {
-			// The partitioning read, before the filters on the read.
-			f := exchangeFilters(n)
-			d = d[:len(d)-len(f)] + " " + FormatPartitioning(up.Output, up.Root) + f
-		}
+	if up := g.Stage(n.Stage); n.Kind == KindExchange && up != nil {
+		// The partitioning read, before the filters on the read.
+		b.WriteString(exchangeHead(n) + " " + FormatPartitioning(up.Output, up.Root) + exchangeFilters(n))
+	} else {
+		b.WriteString(describeNode(n, exprName))
 	}
-	b.WriteString(d)
 	b.WriteString(" schema=[")
 	for i, f := range n.Schema {
 		if i > 0 {
@@ -136,14 +133,7 @@ func describeNode(n *Node, exprName func(*Expr) string) string {
 		}
 		return s
 	case KindExchange:
-		s := fmt.Sprintf("Exchange: stage=%d", n.Stage)
-		switch {
-		case n.SplitObjects:
-			s += " whole, objects split among tasks"
-		case n.Whole:
-			s += " whole"
-		}
-		return s + exchangeFilters(n)
+		return exchangeHead(n) + exchangeFilters(n)
 	case KindEmpty:
 		return "Empty:"
 	case KindValues:
@@ -329,6 +319,18 @@ func runtimeFilters(fs []RuntimeFilter) string {
 		parts[i] = f.String()
 	}
 	return strings.Join(parts, "; ")
+}
+
+// exchangeHead describes an exchange leaf: the stage it reads, and how.
+func exchangeHead(n *Node) string {
+	s := fmt.Sprintf("Exchange: stage=%d", n.Stage)
+	switch {
+	case n.SplitObjects:
+		s += " whole, objects split among tasks"
+	case n.Whole:
+		s += " whole"
+	}
+	return s
 }
 
 // exchangeFilters describes the runtime filters on an exchange leaf's

@@ -356,6 +356,9 @@ func validateNode(n *Node) error {
 		if n.Predicate.Type.ID != Bool && n.Predicate.Type.ID != Null {
 			return fmt.Errorf("exchange predicate of type %s", n.Predicate.Type)
 		}
+		if n.Bloom != nil && (n.Bloom.Column < 0 || n.Bloom.Column >= len(n.Schema)) {
+			return fmt.Errorf("a Bloom filter on column %d of an exchange of %d columns", n.Bloom.Column, len(n.Schema))
+		}
 		return exprOver(n.Predicate, n.Schema, "exchange predicate")
 	case KindFilter:
 		if n.Predicate == nil {

@@ -116,6 +116,11 @@ func TestValidate(t *testing.T) {
 		{"exchange filter column", func(g *Graph) {
 			join(g).Inputs[1].Predicate = Call(OpEq, BoolType, Column(1, "v", StringType), Literal(Value{S: "x"}, StringType))
 		}, "outside the 1 input columns"},
+		{"exchange bloom column", func(g *Graph) {
+			x := join(g).Inputs[1]
+			x.Predicate = Literal(Value{B: true}, BoolType)
+			x.Bloom = &BloomProbe{Column: 1, Bits: make([]byte, 32)}
+		}, "Bloom filter on column 1 of an exchange of 1 columns"},
 		{"exchange bloom without predicate", func(g *Graph) {
 			join(g).Inputs[0].Bloom = &BloomProbe{Column: 0, Bits: make([]byte, 32)}
 		}, "Bloom filter on an exchange without a predicate"},
