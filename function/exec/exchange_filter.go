@@ -21,9 +21,8 @@ type RuntimeFilterer interface {
 // batch, the rows whose key none of the build side's keys can match,
 // before the operators above see them.
 type exchangeFilter struct {
-	read   Operator // the exchange reader
-	filter Operator // the filter over read
-	in     *rowCounter
+	in     *rowCounter // the exchange reader, its rows counted
+	filter Operator    // the filter over in
 	out    int64
 }
 
@@ -36,7 +35,7 @@ func newExchangeFilter(read Operator, n *plan.Node, opts Options) (Operator, err
 		read.Close()
 		return nil, fmt.Errorf("exec: exchange of stage %d: runtime filter: %w", n.Stage, err)
 	}
-	return &exchangeFilter{read: read, filter: f, in: in}, nil
+	return &exchangeFilter{in: in, filter: f}, nil
 }
 
 func (e *exchangeFilter) Schema() *arrow.Schema { return e.filter.Schema() }
@@ -56,7 +55,7 @@ func (e *exchangeFilter) FilteredRows() int64 { return e.in.rows - e.out }
 
 // BytesRead are the shuffle bytes the reader read.
 func (e *exchangeFilter) BytesRead() int64 {
-	if br, ok := e.read.(BytesReader); ok {
+	if br, ok := e.in.Operator.(BytesReader); ok {
 		return br.BytesRead()
 	}
 	return 0

@@ -115,11 +115,7 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 			if rf.Kind == "bloom" && x.Bloom != nil {
 				rf.Kind = "range" // one Bloom filter a leaf: this one filters by its range
 			}
-			if x.Predicate == nil {
-				x.Predicate = rows
-			} else {
-				x.Predicate = plan.Call(plan.OpAnd, plan.BoolType, x.Predicate, rows)
-			}
+			x.Predicate = and(x.Predicate, rows)
 			if rf.Kind == "bloom" {
 				x.Bloom = &plan.BloomProbe{Column: e.ScanColumn, Bits: sum.Bloom}
 			}
@@ -129,11 +125,7 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 			continue
 		}
 		sc := e.target.Scan
-		if sc.Filter == nil {
-			sc.Filter = prune
-		} else {
-			sc.Filter = plan.Call(plan.OpAnd, plan.BoolType, sc.Filter, prune)
-		}
+		sc.Filter = and(sc.Filter, prune)
 		sc.RuntimeFilters = append(sc.RuntimeFilters, rf)
 		// Above whatever hangs there now: an earlier filter of this round
 		// stays below.
@@ -146,6 +138,14 @@ func (RuntimeFilter) Apply(s *State) (string, error) {
 			e.Probe, sc.Table, e.target.Schema[e.ScanColumn].Name, describeFilter(rf, sum), e.Build, sum.Rows))
 	}
 	return strings.Join(notes, "; "), nil
+}
+
+// and returns a AND b, or b alone when a is nil.
+func and(a, b *plan.Expr) *plan.Expr {
+	if a == nil {
+		return b
+	}
+	return plan.Call(plan.OpAnd, plan.BoolType, a, b)
 }
 
 // FilterEdge is one join key a runtime filter can carry from a build

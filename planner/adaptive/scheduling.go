@@ -141,8 +141,8 @@ func (s *State) FilterHolds(l Launch, p HoldPolicy) map[int]FilterHold {
 		// Any other exchange waits for nothing: it takes only a set of
 		// keys (RuntimeFilter), which nothing but the planner's
 		// estimates promise.
-		shuffled := e.onExchange() && s.Graph.Stage(b).FilterBuild
-		if e.onExchange() && !shuffled {
+		shuffled := e.onExchange()
+		if shuffled && !s.Graph.Stage(b).FilterBuild {
 			continue
 		}
 		bRunning, bStarting := l.active(b)
