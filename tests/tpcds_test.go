@@ -87,6 +87,21 @@ type scanWork struct {
 	bytes          int64
 	rowGroupsSkip  int
 	partialSkipped int64
+	// byTable splits bytes by the table each scan read.
+	byTable map[string]int64
+}
+
+// add adds o's figures to w.
+func (w *scanWork) add(o scanWork) {
+	w.bytes += o.bytes
+	w.rowGroupsSkip += o.rowGroupsSkip
+	w.partialSkipped += o.partialSkipped
+	for t, n := range o.byTable {
+		if w.byTable == nil {
+			w.byTable = map[string]int64{}
+		}
+		w.byTable[t] += n
+	}
 }
 
 func scanWorkOf(js *coordinator.JobStatus) scanWork {
@@ -94,19 +109,76 @@ func scanWorkOf(js *coordinator.JobStatus) scanWork {
 	if js == nil {
 		return w
 	}
+	w.byTable = map[string]int64{}
 	for _, st := range js.Stages {
 		w.rowGroupsSkip += st.RowGroupsPruned
 		if st.Metrics == nil {
 			continue
 		}
+		// The metrics number a stage's nodes in pre-order (exec.NodeIDs).
+		var tables []string
+		var walk func(n *plan.Node)
+		walk = func(n *plan.Node) {
+			if n == nil {
+				return
+			}
+			t := ""
+			if n.Kind == plan.KindScan && n.Scan != nil {
+				t = n.Scan.Table
+			}
+			tables = append(tables, t)
+			for _, c := range n.Inputs {
+				walk(c)
+			}
+		}
+		walk(st.Plan)
 		for _, op := range st.Metrics.Operators {
 			if op.Kind == string(plan.KindScan) {
 				w.bytes += op.Bytes
+				t := "?"
+				if op.Node >= 0 && op.Node < len(tables) && tables[op.Node] != "" {
+					t = tables[op.Node]
+				}
+				w.byTable[t] += op.Bytes
 			}
 			w.partialSkipped += op.PartialSkippedRows
 		}
 	}
 	return w
+}
+
+// tableBytesReport splits the total bytes scanned by table, with and
+// without runtime filters, largest first: where the filters saved bytes
+// and which tables they could not.
+func tableBytesReport(on, off scanWork, mb func(int64) float64) string {
+	var names []string
+	for t := range off.byTable {
+		names = append(names, t)
+	}
+	for t := range on.byTable {
+		if _, ok := off.byTable[t]; !ok {
+			names = append(names, t)
+		}
+	}
+	sort.Slice(names, func(i, j int) bool {
+		if off.byTable[names[i]] != off.byTable[names[j]] {
+			return off.byTable[names[i]] > off.byTable[names[j]]
+		}
+		return names[i] < names[j]
+	})
+	r := fmt.Sprintf("by table, summed over the queries:\n%-24s %10s %10s %6s %8s\n", "table", "MB rf", "MB no rf", "x", "share")
+	for _, t := range names {
+		x := "-"
+		if off.byTable[t] > 0 {
+			x = fmt.Sprintf("%.2f", float64(on.byTable[t])/float64(off.byTable[t]))
+		}
+		share := 0.0
+		if off.bytes > 0 {
+			share = float64(off.byTable[t]) / float64(off.bytes)
+		}
+		r += fmt.Sprintf("%-24s %10.1f %10.1f %6s %8.3f\n", t, mb(on.byTable[t]), mb(off.byTable[t]), x, share)
+	}
+	return r
 }
 
 func firstLine(s string) string {
@@ -270,10 +342,8 @@ func benchTPCDSLayout(b *testing.B, dir string, qs []tpcdsQuery, layout string) 
 		w, w2 := scanWorkOf(js), scanWorkOf(js2)
 		totS += sl
 		totD += dk
-		totOn.bytes += w.bytes
-		totOn.rowGroupsSkip += w.rowGroupsSkip
-		totOn.partialSkipped += w.partialSkipped
-		totOff.bytes += w2.bytes
+		totOn.add(w)
+		totOff.add(w2)
 		x := "-"
 		if w2.bytes > 0 {
 			x = fmt.Sprintf("%.2f", float64(w.bytes)/float64(w2.bytes))
@@ -288,6 +358,7 @@ func benchTPCDSLayout(b *testing.B, dir string, qs []tpcdsQuery, layout string) 
 		}
 		report += fmt.Sprintf("%-6s %10.3f %10.3f %8.1f %10.1f %10.1f %6s %8d %10d  (queries sluice ran)\n", "total", totS.Seconds(), totD.Seconds(), totS.Seconds()/totD.Seconds(),
 			mb(totOn.bytes), mb(totOff.bytes), x, totOn.rowGroupsSkip, totOn.partialSkipped)
+		report += tableBytesReport(totOn, totOff, mb)
 	}
 	return report
 }
