@@ -5,6 +5,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"sort"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	"github.com/sluicedb/sluice/coordinator"
+	"github.com/sluicedb/sluice/function"
+	"github.com/sluicedb/sluice/function/exec"
 	"github.com/sluicedb/sluice/local"
 	"github.com/sluicedb/sluice/planner/plan"
 )
@@ -115,29 +118,19 @@ func scanWorkOf(js *coordinator.JobStatus) scanWork {
 		if st.Metrics == nil {
 			continue
 		}
-		// The metrics number a stage's nodes in pre-order (exec.NodeIDs).
-		var tables []string
-		var walk func(n *plan.Node)
-		walk = func(n *plan.Node) {
-			if n == nil {
-				return
-			}
-			t := ""
+		// The metrics number a stage's nodes as exec.NodeIDs does.
+		tables := map[int]string{}
+		for n, id := range exec.NodeIDs(st.Plan) {
 			if n.Kind == plan.KindScan && n.Scan != nil {
-				t = n.Scan.Table
-			}
-			tables = append(tables, t)
-			for _, c := range n.Inputs {
-				walk(c)
+				tables[id] = n.Scan.Table
 			}
 		}
-		walk(st.Plan)
 		for _, op := range st.Metrics.Operators {
 			if op.Kind == string(plan.KindScan) {
 				w.bytes += op.Bytes
-				t := "?"
-				if op.Node >= 0 && op.Node < len(tables) && tables[op.Node] != "" {
-					t = tables[op.Node]
+				t, ok := tables[op.Node]
+				if !ok {
+					t = "?"
 				}
 				w.byTable[t] += op.Bytes
 			}
@@ -281,7 +274,8 @@ func TestTPCDS(t *testing.T) {
 // are checked against DuckDB's. Per query and in total it prints the table
 // bytes the scans read with and without runtime filters, the row groups
 // skipped from statistics with them, and the rows partial aggregations
-// passed on unaggregated. The times are the runs with filters.
+// passed on unaggregated, and after the total the bytes split by table.
+// The times are the runs with filters.
 func BenchmarkTPCDS(b *testing.B) {
 	dir, qs := tpcdsData(b, *tpcdsSF)
 	qs = selectTPCDS(qs)
@@ -361,4 +355,53 @@ func benchTPCDSLayout(b *testing.B, dir string, qs []tpcdsQuery, layout string) 
 		report += tableBytesReport(totOn, totOff, mb)
 	}
 	return report
+}
+
+// TestScanWorkByTable checks that the bench's split of scanned bytes by
+// table names each scan operator's table, by the node ids the metrics
+// use, and adds up over queries.
+func TestScanWorkByTable(t *testing.T) {
+	scan := func(table string) *plan.Node {
+		return &plan.Node{Kind: plan.KindScan, Scan: &plan.Scan{Table: table}}
+	}
+	// Join(Filter(Scan a), Scan b): ids 0 join, 1 filter, 2 scan a, 3 scan b.
+	root := &plan.Node{Kind: plan.KindHashJoin, Inputs: []*plan.Node{
+		{Kind: plan.KindFilter, Inputs: []*plan.Node{scan("a")}},
+		scan("b"),
+	}}
+	op := func(node int, kind plan.Kind, bytes int64) function.StageOperator {
+		return function.StageOperator{OpMetrics: exec.OpMetrics{Node: node, Kind: string(kind), Bytes: bytes}}
+	}
+	js := &coordinator.JobStatus{Stages: []coordinator.StageStatus{
+		{ID: 0, Plan: root, RowGroupsPruned: 2, Metrics: &function.StageMetrics{Operators: []function.StageOperator{
+			op(0, plan.KindHashJoin, 0), op(2, plan.KindScan, 100), op(3, plan.KindScan, 7), op(9, plan.KindScan, 1),
+		}}},
+		{ID: 1, Plan: &plan.Node{Kind: plan.KindExchange}, Metrics: &function.StageMetrics{Operators: []function.StageOperator{
+			op(0, plan.KindExchange, 500),
+		}}},
+	}}
+	tests := []struct {
+		name  string
+		times int
+		want  map[string]int64
+		bytes int64
+	}{
+		{"one query", 1, map[string]int64{"a": 100, "b": 7, "?": 1}, 108},
+		{"two queries", 2, map[string]int64{"a": 200, "b": 14, "?": 2}, 216},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var tot scanWork
+			for range tc.times {
+				tot.add(scanWorkOf(js))
+			}
+			if tot.bytes != tc.bytes || tot.rowGroupsSkip != 2*tc.times || !maps.Equal(tot.byTable, tc.want) {
+				t.Fatalf("got bytes %d, row groups %d, by table %v; want %d, %d, %v", tot.bytes, tot.rowGroupsSkip, tot.byTable, tc.bytes, 2*tc.times, tc.want)
+			}
+			r := tableBytesReport(tot, tot, func(n int64) float64 { return float64(n) })
+			if i, j := strings.Index(r, "\na "), strings.Index(r, "\nb "); i < 0 || j < i {
+				t.Fatalf("report lists a (largest) before b:\n%s", r)
+			}
+		})
+	}
 }
