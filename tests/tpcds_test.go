@@ -2,12 +2,14 @@ package tests
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
 	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -144,20 +146,15 @@ func scanWorkOf(js *coordinator.JobStatus) scanWork {
 // without runtime filters, largest first: where the filters saved bytes
 // and which tables they could not.
 func tableBytesReport(on, off scanWork, mb func(int64) float64) string {
-	var names []string
+	all := map[string]bool{} // the tables either run read
 	for t := range off.byTable {
-		names = append(names, t)
+		all[t] = true
 	}
 	for t := range on.byTable {
-		if _, ok := off.byTable[t]; !ok {
-			names = append(names, t)
-		}
+		all[t] = true
 	}
-	sort.Slice(names, func(i, j int) bool {
-		if off.byTable[names[i]] != off.byTable[names[j]] {
-			return off.byTable[names[i]] > off.byTable[names[j]]
-		}
-		return names[i] < names[j]
+	names := slices.SortedFunc(maps.Keys(all), func(a, b string) int {
+		return cmp.Or(cmp.Compare(off.byTable[b], off.byTable[a]), strings.Compare(a, b))
 	})
 	r := fmt.Sprintf("by table, summed over the queries:\n%-24s %10s %10s %6s %8s\n", "table", "MB rf", "MB no rf", "x", "share")
 	for _, t := range names {

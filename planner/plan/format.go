@@ -84,7 +84,11 @@ func FormatPartitioning(p Partitioning, root *Node) string {
 
 func writeNode(b *strings.Builder, g *Graph, n *Node, depth int, exprName func(*Expr) string) {
 	b.WriteString(strings.Repeat("  ", depth))
-	if up := g.Stage(n.Stage); n.Kind == KindExchange && up != nil {
+	var up *Stage
+	if n.Kind == KindExchange {
+		up = g.Stage(n.Stage)
+	}
+	if up != nil {
 		// The partitioning read, before the filters on the read.
 		b.WriteString(exchangeHead(n) + " " + FormatPartitioning(up.Output, up.Root) + exchangeFilters(n))
 	} else {
